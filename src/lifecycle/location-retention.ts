@@ -1,0 +1,222 @@
+import type { Clock, Timer } from "./clock.js";
+import type { ActiveExecution, Executions, InterruptReason, Settlement } from "./executions.js";
+import type { RecordSink } from "./lifecycle-records.js";
+import {
+  capOf,
+  freshActivity,
+  isExpired,
+  keepAlive,
+  touchActivity,
+  type LocationActivity,
+  type RetentionWindows,
+} from "./location-activity.js";
+import type { LocationKey } from "./location-key.js";
+import type { LocationEntry, LocationServicesCache } from "./location-services-cache.js";
+
+/**
+ * A cached location's retention state:
+ * - `retained`: kept by its idle TTL, refreshed by durable events and (up to the cap) by active execution;
+ * - `interrupting`: it reached the max active hold; its sessions are being interrupted and settled;
+ * - `evicting`: its services are being stopped.
+ */
+export type RetentionState = "retained" | "interrupting" | "evicting";
+
+export interface RetentionOptions<S> extends RetentionWindows {
+  readonly clock: Clock;
+  readonly executions: Executions;
+  readonly cache: LocationServicesCache<S>;
+  readonly sweepIntervalMs: number;
+  /** Cancels the location's pending questions when the cap interrupts its sessions. */
+  readonly cancelPendingQuestions: (key: LocationKey, services: S, reason: InterruptReason) => Promise<void> | void;
+  readonly record: RecordSink;
+  /** Reports a failure of a cleanup step; the sweep carries on. */
+  readonly onError?: (error: unknown, key: LocationKey) => void;
+}
+
+export interface LocationStatus {
+  readonly key: LocationKey;
+  readonly state: RetentionState;
+  readonly activeAt: number;
+  readonly expiresAt: number;
+  /** When active execution stops counting as activity, unless a durable event comes first. */
+  readonly capAt: number;
+  readonly activeSessions: readonly ActiveExecution[];
+}
+
+interface Tracked<S> extends LocationActivity {
+  readonly key: LocationKey;
+  readonly cacheEntry: LocationEntry<S>;
+  state: RetentionState;
+  /** A turn began here while the capped location was being cleaned up. */
+  admittedDuringCleanup: boolean;
+}
+
+/**
+ * Applies the location-retention rules on every sweep: idle TTL, keep-alive by active
+ * execution up to the max active hold, then interrupt → cancel questions → settle →
+ * re-check for admitted work → evict.
+ */
+export class LocationRetention<S> {
+  private readonly tracked = new Map<string, Tracked<S>>();
+  private readonly cleanups = new Set<Promise<void>>();
+  private timer: Timer | undefined;
+  private readonly unsubscribe: Array<() => void>;
+
+  constructor(private readonly options: RetentionOptions<S>) {
+    this.unsubscribe = [
+      options.executions.onBegan((execution) => this.onTurnBegan(execution)),
+      options.executions.onSettled((settlement) => this.onTurnSettled(settlement)),
+    ];
+  }
+
+  /** The services of `key`, booting them if needed. This is "real need", never a read. */
+  async open(key: LocationKey): Promise<S> {
+    const cacheEntry = this.options.cache.open(key);
+    const services = await cacheEntry.ready;
+    if (this.options.cache.entry(key) === cacheEntry && this.tracked.get(key.id)?.cacheEntry !== cacheEntry) {
+      this.tracked.set(key.id, {
+        key,
+        cacheEntry,
+        state: "retained",
+        admittedDuringCleanup: false,
+        ...freshActivity(this.options.clock.now(), this.options),
+      });
+      this.options.record({ kind: "location_booted", directory: key.directory, workspace: key.workspace });
+    }
+    return services;
+  }
+
+  /** Booted services of `key`, or undefined. Never boots. */
+  peek(key: LocationKey): S | undefined {
+    return this.options.cache.peek(key);
+  }
+
+  /** A durable event happened at `key`. Returns false if the location is not cached (nothing to refresh). */
+  touch(key: LocationKey): boolean {
+    const tracked = this.tracked.get(key.id);
+    if (!tracked) return false;
+    touchActivity(tracked, this.options.clock.now(), this.options);
+    return true;
+  }
+
+  status(key: LocationKey): LocationStatus | undefined {
+    const tracked = this.tracked.get(key.id);
+    return tracked && this.describe(tracked);
+  }
+
+  list(): LocationStatus[] {
+    return [...this.tracked.values()].map((tracked) => this.describe(tracked));
+  }
+
+  /** One pass of the rules. Cleanups it starts run on; `whenSettled()` awaits them. */
+  sweep(): void {
+    const now = this.options.clock.now();
+    for (const locationId of this.options.executions.activeLocationIds()) {
+      const tracked = this.tracked.get(locationId);
+      if (tracked?.state === "retained") keepAlive(tracked, now, this.options);
+    }
+    for (const tracked of this.tracked.values()) {
+      if (tracked.state !== "retained" || !isExpired(tracked, now)) continue;
+      const cleanup = this.options.executions.hasActiveAt(tracked.key.id)
+        ? this.interruptThenEvict(tracked)
+        : this.evict(tracked, "idle");
+      this.follow(cleanup);
+    }
+  }
+
+  /** Sweeps every `sweepIntervalMs` until `stop()`. */
+  start(): void {
+    if (this.timer) return;
+    const loop = () => {
+      this.sweep();
+      this.timer = this.options.clock.setTimeout(loop, this.options.sweepIntervalMs);
+    };
+    this.timer = this.options.clock.setTimeout(loop, this.options.sweepIntervalMs);
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+    for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
+  }
+
+  /** Resolves when every cleanup started so far has finished. */
+  async whenSettled(): Promise<void> {
+    while (this.cleanups.size > 0) await Promise.allSettled([...this.cleanups]);
+  }
+
+  private async interruptThenEvict(tracked: Tracked<S>): Promise<void> {
+    tracked.state = "interrupting";
+    tracked.admittedDuringCleanup = false;
+    const { executions } = this.options;
+    const settled = executions
+      .activeAt(tracked.key.id)
+      .map((execution) => executions.interrupt(execution.sessionId, { reason: "inactivity", awaitSettlement: true }));
+    // ACP asks clients to answer outstanding requests as cancelled; a turn waiting on a question settles only then.
+    try {
+      const services = tracked.cacheEntry.services;
+      if (services !== undefined) await this.options.cancelPendingQuestions(tracked.key, services, "inactivity");
+    } catch (error) {
+      this.options.onError?.(error, tracked.key);
+    }
+    await Promise.all(settled);
+    if (this.tracked.get(tracked.key.id) !== tracked) return;
+    if (tracked.admittedDuringCleanup || executions.hasActiveAt(tracked.key.id)) {
+      tracked.state = "retained";
+      touchActivity(tracked, this.options.clock.now(), this.options);
+      this.options.record({
+        kind: "location_kept",
+        directory: tracked.key.directory,
+        workspace: tracked.key.workspace,
+        reason: "work_admitted",
+      });
+      return;
+    }
+    await this.evict(tracked, "inactivity");
+  }
+
+  private async evict(tracked: Tracked<S>, reason: "idle" | "inactivity"): Promise<void> {
+    tracked.state = "evicting";
+    try {
+      await this.options.cache.invalidate(tracked.cacheEntry);
+    } catch (error) {
+      this.options.onError?.(error, tracked.key);
+    }
+    if (this.tracked.get(tracked.key.id) === tracked) this.tracked.delete(tracked.key.id);
+    this.options.record({
+      kind: "location_evicted",
+      directory: tracked.key.directory,
+      workspace: tracked.key.workspace,
+      reason,
+    });
+  }
+
+  private onTurnBegan(execution: ActiveExecution): void {
+    const tracked = this.tracked.get(execution.location.id);
+    if (!tracked) return;
+    if (tracked.state === "interrupting") tracked.admittedDuringCleanup = true;
+    touchActivity(tracked, this.options.clock.now(), this.options);
+  }
+
+  /** A settle is a terminal event: the location gets a full idle TTL from it. */
+  private onTurnSettled(settlement: Settlement): void {
+    this.touch(settlement.location);
+  }
+
+  private follow(cleanup: Promise<void>): void {
+    this.cleanups.add(cleanup);
+    const done = () => this.cleanups.delete(cleanup);
+    cleanup.then(done, done);
+  }
+
+  private describe(tracked: Tracked<S>): LocationStatus {
+    return {
+      key: tracked.key,
+      state: tracked.state,
+      activeAt: tracked.activeAt,
+      expiresAt: tracked.expiresAt,
+      capAt: capOf(tracked, this.options),
+      activeSessions: this.options.executions.activeAt(tracked.key.id),
+    };
+  }
+}
