@@ -223,11 +223,11 @@ export class SessionHolds<C extends object> {
 
   private acquireFor(record: SessionRecord<C>, incarnation: Incarnation<C>): void {
     record.acquisitions++;
-    const previous = record.slot.name === "releasing" ? record.slot.done : Promise.resolve();
+    const start = () => this.options.acquire(record.sessionId);
     // A new child starts only once the previous one is stopped: one agent process per session.
-    void previous
-      .then(() => this.options.acquire(record.sessionId))
-      .then(
+    const acquisition =
+      record.slot.name === "releasing" ? record.slot.done.then(start) : new Promise<C>((resolve) => resolve(start()));
+    void acquisition.then(
         (child) => this.acquired(record, incarnation, child),
         (error: unknown) => this.acquisitionFailed(record, incarnation, error),
       );

@@ -1,0 +1,226 @@
+import { describe, expect, it } from "vitest";
+import { deferred } from "../../src/lifecycle/deferred.js";
+import { Executions } from "../../src/lifecycle/executions.js";
+import type { LifecycleRecord } from "../../src/lifecycle/lifecycle-records.js";
+import { InvalidLocationError, canonicalDirectory, describeLocation, locationKey } from "../../src/lifecycle/location-key.js";
+import { LocationServicesCache } from "../../src/lifecycle/location-services-cache.js";
+import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
+import { PendingQuestions } from "../../src/location/pending-questions.js";
+
+describe("virtual clock", () => {
+  it("runs due timers in deadline order, ties in creation order, and lets promise work settle between them", async () => {
+    const clock = new VirtualClock(0);
+    const log: string[] = [];
+    clock.setTimeout(() => log.push("b@20"), 20);
+    clock.setTimeout(() => {
+      log.push("a@10");
+      void Promise.resolve().then(() => clock.setTimeout(() => log.push("c@15 (scheduled by a)"), 5));
+    }, 10);
+    clock.setTimeout(() => log.push("d@20"), 20);
+    const cancelled = clock.setTimeout(() => log.push("never"), 5);
+    cancelled.cancel();
+    await clock.advance(19);
+    expect(log).toEqual(["a@10", "c@15 (scheduled by a)"]);
+    expect(clock.now()).toBe(19);
+    await clock.advance(1);
+    expect(log).toEqual(["a@10", "c@15 (scheduled by a)", "b@20", "d@20"]);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it("reports the time of each timer while it runs", async () => {
+    const clock = new VirtualClock(1_000);
+    const seen: number[] = [];
+    clock.setTimeout(() => seen.push(clock.now()), 500);
+    await clock.advance(10_000);
+    expect(seen).toEqual([1_500]);
+    expect(clock.now()).toBe(11_000);
+  });
+});
+
+describe("location keys", () => {
+  it("spells one directory one way", () => {
+    for (const spelling of ["/w/app/", "/w/./app", "/w//app", "/w/x/../app", "/w/app"]) {
+      expect(locationKey(spelling).id).toBe(locationKey("/w/app").id);
+      expect(canonicalDirectory(spelling)).toBe("/w/app");
+    }
+    expect(canonicalDirectory("/")).toBe("/");
+    expect(canonicalDirectory("//")).toBe("/");
+  });
+
+  it("keeps workspaces of one directory apart", () => {
+    const a = locationKey("/w/app", "a");
+    const b = locationKey("/w/app", "b");
+    expect(a.id).not.toBe(b.id);
+    expect(a.id).not.toBe(locationKey("/w/app").id);
+    expect(a.directory).toBe(b.directory);
+    expect(describeLocation(a)).toBe("/w/app [workspace a]");
+    expect(locationKey("/w/app", null).workspace).toBeUndefined();
+  });
+
+  it("refuses relative and empty paths with a clear error", () => {
+    expect(() => locationKey("w/app")).toThrow(new InvalidLocationError('location directory must be absolute, got relative path "w/app"'));
+    expect(() => locationKey("./app")).toThrow(InvalidLocationError);
+    expect(() => locationKey("")).toThrow(/non-empty absolute path/);
+    expect(() => locationKey("/w/app", "")).toThrow(/workspace id/);
+  });
+});
+
+describe("executions", () => {
+  const app = locationKey("/w/app");
+
+  it("admits one turn per session and lists active ones by location", () => {
+    const ex = new Executions(new VirtualClock(0));
+    ex.begin("s1", app, () => undefined);
+    ex.begin("s2", locationKey("/w/other"), () => undefined);
+    expect(() => ex.begin("s1", app, () => undefined)).toThrow(/already has a turn in flight/);
+    expect(ex.active().map((e) => e.sessionId)).toEqual(["s1", "s2"]);
+    expect(ex.activeAt(app.id).map((e) => e.sessionId)).toEqual(["s1"]);
+    expect([...ex.activeLocationIds()]).toEqual([app.id, locationKey("/w/other").id]);
+  });
+
+  it("records the interruption reason and reports it with the settlement", async () => {
+    const clock = new VirtualClock(0);
+    const records: LifecycleRecord[] = [];
+    const ex = new Executions(clock, (r) => records.push(r));
+    const asked: string[] = [];
+    const turn = ex.begin("s1", app, (reason) => asked.push(reason));
+    const interrupted = ex.interrupt("s1", { reason: "user", awaitSettlement: true });
+    // A second interruption does not change the first reason or ask twice.
+    await ex.interrupt("s1", { reason: "shutdown" });
+    expect(asked).toEqual(["user"]);
+    await clock.advance(1_000);
+    const settlement = turn.settle("completed");
+    expect(await interrupted).toBe(true);
+    expect(settlement).toMatchObject({ sessionId: "s1", outcome: "interrupted", reason: "user", startedAt: 0, settledAt: 1_000 });
+    expect(records).toEqual([{ kind: "session_interrupted", sessionId: "s1", directory: "/w/app", workspace: undefined, reason: "user" }]);
+    expect(await ex.interrupt("s1", { reason: "inactivity" })).toBe(false);
+  });
+
+  it("a stale turn handle cannot settle a newer turn", () => {
+    const ex = new Executions(new VirtualClock(0));
+    const first = ex.begin("s1", app, () => undefined);
+    first.settle("failed");
+    ex.begin("s1", app, () => undefined);
+    expect(first.settle("completed")).toBeUndefined();
+    expect(ex.isActive("s1")).toBe(true);
+  });
+});
+
+describe("location services cache", () => {
+  const app = locationKey("/w/app");
+
+  function cacheWith(boot: () => Promise<{ n: number }>) {
+    const closed: number[] = [];
+    const cache = new LocationServicesCache<{ n: number }>({
+      boot,
+      close: async (_key, services) => {
+        closed.push(services.n);
+      },
+    });
+    return { cache, closed };
+  }
+
+  it("single-flight: concurrent first users share one boot", async () => {
+    let boots = 0;
+    const gate = deferred<void>();
+    const { cache } = cacheWith(async () => {
+      boots++;
+      await gate.promise;
+      return { n: boots };
+    });
+    const a = cache.get(app);
+    const b = cache.get(locationKey("/w/./app/"));
+    expect(cache.peek(app)).toBeUndefined();
+    gate.resolve();
+    expect(await a).toBe(await b);
+    expect(boots).toBe(1);
+    expect(cache.peek(app)).toBe(await a);
+  });
+
+  it("peek never boots", () => {
+    let boots = 0;
+    const { cache } = cacheWith(async () => ({ n: ++boots }));
+    expect(cache.peek(app)).toBeUndefined();
+    expect(cache.entry(app)).toBeUndefined();
+    expect(boots).toBe(0);
+  });
+
+  it("invalidation is by identity: a stale entry never closes its replacement, and closing happens once", async () => {
+    let boots = 0;
+    const { cache, closed } = cacheWith(async () => ({ n: ++boots }));
+    const first = cache.open(app);
+    await first.ready;
+    const closing = cache.invalidate(first);
+    const second = cache.open(app);
+    await closing;
+    await second.ready;
+    await cache.invalidate(first);
+    await cache.invalidate(first);
+    expect(closed).toEqual([1]);
+    expect(cache.peek(app)).toEqual({ n: 2 });
+    expect(first.state).toBe("closed");
+    expect(second.state).toBe("ready");
+  });
+
+  it("a replacement boots only after its predecessor has closed", async () => {
+    const order: string[] = [];
+    const closeGate = deferred<void>();
+    let boots = 0;
+    const cache = new LocationServicesCache<{ n: number }>({
+      boot: async () => {
+        order.push(`boot ${++boots}`);
+        return { n: boots };
+      },
+      close: async (_key, services) => {
+        await closeGate.promise;
+        order.push(`closed ${services.n}`);
+      },
+    });
+    const first = cache.open(app);
+    await first.ready;
+    const closing = cache.invalidate(first);
+    const second = cache.open(app);
+    await Promise.resolve();
+    expect(order).toEqual(["boot 1"]);
+    closeGate.resolve();
+    await closing;
+    await second.ready;
+    expect(order).toEqual(["boot 1", "closed 1", "boot 2"]);
+  });
+
+  it("a failed boot is reported to its users and the next user boots afresh", async () => {
+    let attempt = 0;
+    const { cache } = cacheWith(async () => {
+      if (++attempt === 1) throw new Error("port in use");
+      return { n: attempt };
+    });
+    await expect(cache.get(app)).rejects.toThrow("port in use");
+    expect(cache.entry(app)).toBeUndefined();
+    await expect(cache.get(app)).resolves.toEqual({ n: 2 });
+  });
+});
+
+describe("pending questions", () => {
+  it("the first answer wins and reaches the waiting request; later answers learn it is resolved", async () => {
+    const questions = new PendingQuestions<string, string>();
+    const waiting = questions.ask("q1", "s1", "may I?", 0);
+    expect(questions.answer("q1", "allow")).toBe("answered");
+    expect(questions.answer("q1", "deny")).toBe("unknown");
+    expect(await waiting).toEqual({ outcome: "answered", answer: "allow" });
+  });
+
+  it("cancels by session and all, with a reason", async () => {
+    const questions = new PendingQuestions<string, string>();
+    const a = questions.ask("a", "s1", "?", 0);
+    const b = questions.ask("b", "s2", "?", 0);
+    expect(questions.cancelForSession("s1", "user")).toEqual(["a"]);
+    expect(questions.list().map((q) => q.id)).toEqual(["b"]);
+    expect(questions.cancelAll("inactivity")).toEqual(["b"]);
+    expect(await a).toEqual({ outcome: "cancelled", reason: "user" });
+    expect(await b).toEqual({ outcome: "cancelled", reason: "inactivity" });
+    expect(() => {
+      questions.ask("c", "s1", "?", 0);
+      questions.ask("c", "s1", "?", 0);
+    }).toThrow(/already pending/);
+  });
+});
