@@ -1,0 +1,118 @@
+import type { SqliteDatabase } from "./database.js";
+import { StoreSchemaError } from "./errors.js";
+
+export interface Migration {
+  /** The `user_version` the database has once this step is applied; steps are numbered 1, 2, 3... */
+  version: number;
+  description: string;
+  sql: string;
+}
+
+// Append new steps at the end; never edit a step that has shipped.
+export const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    description: "sessions, journal, questions, location activity, process groups, lifecycle records",
+    sql: `
+      CREATE TABLE sessions (
+        id               TEXT PRIMARY KEY,
+        agent            TEXT NOT NULL,
+        cwd              TEXT NOT NULL,
+        workspace        TEXT,
+        title            TEXT,
+        agent_session_id TEXT,
+        created_at       INTEGER NOT NULL,
+        updated_at       INTEGER NOT NULL,
+        -- the seq the next journal event gets; advanced in the same transaction as the insert
+        next_seq         INTEGER NOT NULL DEFAULT 1
+      ) STRICT;
+      CREATE INDEX sessions_by_recency ON sessions (updated_at DESC, created_at DESC);
+      CREATE INDEX sessions_by_cwd ON sessions (cwd, updated_at DESC, created_at DESC);
+
+      CREATE TABLE events (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq        INTEGER NOT NULL,
+        kind       TEXT NOT NULL,
+        payload    TEXT NOT NULL,
+        at         INTEGER NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TABLE questions (
+        id          TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        kind        TEXT NOT NULL CHECK (kind IN ('permission', 'elicitation')),
+        request     TEXT NOT NULL,
+        asked_at    INTEGER NOT NULL,
+        state       TEXT NOT NULL DEFAULT 'pending'
+                    CHECK (state IN ('pending', 'answered', 'cancelled', 'orphaned')),
+        answer      TEXT,
+        reason      TEXT,
+        resolved_at INTEGER
+      ) STRICT;
+      CREATE INDEX questions_by_session ON questions (session_id, asked_at);
+      CREATE INDEX questions_pending ON questions (asked_at) WHERE state = 'pending';
+
+      -- '' stands for "no workspace": NULLs are all distinct, so they cannot be part of a primary key.
+      CREATE TABLE location_activity (
+        directory  TEXT NOT NULL,
+        workspace  TEXT NOT NULL,
+        active_at  INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (directory, workspace)
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TABLE process_groups (
+        pgid        INTEGER PRIMARY KEY,
+        kind        TEXT NOT NULL CHECK (kind IN ('agent', 'terminal', 'service')),
+        label       TEXT NOT NULL,
+        start_ticks INTEGER NOT NULL,
+        boot_id     TEXT NOT NULL,
+        started_at  INTEGER NOT NULL
+      ) STRICT;
+
+      CREATE TABLE lifecycle_records (
+        id      INTEGER PRIMARY KEY AUTOINCREMENT,
+        at      INTEGER NOT NULL,
+        kind    TEXT NOT NULL,
+        payload TEXT NOT NULL
+      ) STRICT;
+    `,
+  },
+];
+
+export const latestSchemaVersion = migrations.length;
+
+export function schemaVersion(db: SqliteDatabase): number {
+  return db.pragma("user_version", { simple: true }) as number;
+}
+
+/**
+ * Brings the database up to {@link latestSchemaVersion}, one step per transaction so a crash leaves a
+ * numbered, consistent version. Returns the versions before and after.
+ */
+export function migrate(db: SqliteDatabase): { from: number; to: number } {
+  const from = schemaVersion(db);
+  if (from > latestSchemaVersion) {
+    throw new StoreSchemaError(
+      `database ${db.name} has schema version ${from}, newer than the latest this Berth knows ` +
+        `(${latestSchemaVersion}); upgrade Berth or use another database file`,
+    );
+  }
+  if (from === latestSchemaVersion) return { from, to: from };
+  if (db.readonly) {
+    throw new StoreSchemaError(
+      `database ${db.name} has schema version ${from} and needs migrating to ${latestSchemaVersion}, ` +
+        `but it is open read-only`,
+    );
+  }
+  for (const step of migrations.slice(from)) {
+    // IMMEDIATE takes the write lock before re-reading the version, so two hosts never apply one step twice.
+    db.transaction(() => {
+      if (schemaVersion(db) >= step.version) return;
+      db.exec(step.sql);
+      db.pragma(`user_version = ${step.version}`);
+    }).immediate();
+  }
+  return { from, to: latestSchemaVersion };
+}

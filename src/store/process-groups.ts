@@ -1,0 +1,73 @@
+import type { SqliteDatabase } from "./database.js";
+import { StoreInputError } from "./errors.js";
+import { requireCount, requireOneOf, requireText, requireTimestamp } from "./input.js";
+import { guardWrite } from "./write-guard.js";
+
+/** A live process group the host started; what the reaper needs to recognise it after a crash. */
+export type GroupRecord = {
+  pgid: number;
+  kind: "agent" | "terminal" | "service";
+  label: string;
+  /** The leader's start time in clock ticks since boot (field 22 of /proc/<pid>/stat): tells a reused pgid apart. */
+  startTicks: number;
+  /** /proc/sys/kernel/random/boot_id at start: a group from an earlier boot is gone. */
+  bootId: string;
+  startedAt: number;
+};
+
+const processGroupKinds: readonly GroupRecord["kind"][] = ["agent", "terminal", "service"];
+
+export interface ProcessGroupLedger {
+  record(group: GroupRecord): void;
+  forget(pgid: number): void;
+  list(): GroupRecord[];
+}
+
+export class SqliteProcessGroupLedger implements ProcessGroupLedger {
+  readonly #record;
+  readonly #forget;
+  readonly #list;
+
+  constructor(db: SqliteDatabase) {
+    // A pgid can only belong to one live group: recording it again replaces the stale record.
+    this.#record = db.prepare<[number, string, string, number, string, number]>(
+      `INSERT OR REPLACE INTO process_groups (pgid, kind, label, start_ticks, boot_id, started_at)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    this.#forget = db.prepare<[number]>("DELETE FROM process_groups WHERE pgid = ?");
+    this.#list = db.prepare<[], GroupRecord>(
+      `SELECT pgid, kind, label, start_ticks AS startTicks, boot_id AS bootId, started_at AS startedAt
+       FROM process_groups ORDER BY started_at, pgid`,
+    );
+  }
+
+  record(group: GroupRecord): void {
+    const op = "processGroups.record";
+    const pgid = requirePgid(op, group.pgid);
+    const kind = requireOneOf(op, "kind", group.kind, processGroupKinds);
+    const label = requireText(op, "label", group.label);
+    const startTicks = requireCount(op, "startTicks", group.startTicks);
+    const bootId = requireText(op, "bootId", group.bootId);
+    const startedAt = requireTimestamp(op, "startedAt", group.startedAt);
+    guardWrite(op, () => this.#record.run(pgid, kind, label, startTicks, bootId, startedAt));
+  }
+
+  /** Forgetting a pgid that is not recorded is a no-op: a group may be stopped twice. */
+  forget(pgid: number): void {
+    const op = "processGroups.forget";
+    const id = requirePgid(op, pgid);
+    guardWrite(op, () => this.#forget.run(id));
+  }
+
+  /** Oldest first. */
+  list(): GroupRecord[] {
+    return this.#list.all();
+  }
+}
+
+/** pgid 0 and 1 would make `kill(-pgid)` hit the caller's own group or every process. */
+function requirePgid(op: string, pgid: unknown): number {
+  const value = requireCount(op, "pgid", pgid);
+  if (value < 2) throw new StoreInputError(op, `pgid must be greater than 1, got ${value}`);
+  return value;
+}

@@ -1,0 +1,115 @@
+import type { SqliteDatabase } from "./database.js";
+import { StoreNotFoundError } from "./errors.js";
+import { requireAbsolutePath, requireNullableText, requireText, requireTimestamp } from "./input.js";
+import { guardWrite } from "./write-guard.js";
+
+export interface Session {
+  /** Berth's own id. */
+  id: string;
+  /** The agent id from the configuration. */
+  agent: string;
+  /** Canonical absolute directory. */
+  cwd: string;
+  workspace: string | null;
+  title: string | null;
+  /** The agent's own session id, once the agent has given one. */
+  agentSessionId: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewSession {
+  id: string;
+  agent: string;
+  cwd: string;
+  workspace?: string | null;
+  title?: string | null;
+  agentSessionId?: string | null;
+  createdAt: number;
+}
+
+const COLUMNS = `id, agent, cwd, workspace, title, agent_session_id AS agentSessionId,
+  created_at AS createdAt, updated_at AS updatedAt`;
+const NEWEST_FIRST = "ORDER BY updated_at DESC, created_at DESC, id";
+
+export class SessionStore {
+  readonly #insert;
+  readonly #get;
+  readonly #listAll;
+  readonly #listByCwd;
+  readonly #setTitle;
+  readonly #setAgentSessionId;
+  readonly #touch;
+  readonly #delete;
+
+  constructor(db: SqliteDatabase) {
+    this.#insert = db.prepare<[string, string, string, string | null, string | null, string | null, number, number]>(
+      `INSERT INTO sessions (id, agent, cwd, workspace, title, agent_session_id, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#get = db.prepare<[string], Session>(`SELECT ${COLUMNS} FROM sessions WHERE id = ?`);
+    this.#listAll = db.prepare<[], Session>(`SELECT ${COLUMNS} FROM sessions ${NEWEST_FIRST}`);
+    this.#listByCwd = db.prepare<[string], Session>(`SELECT ${COLUMNS} FROM sessions WHERE cwd = ? ${NEWEST_FIRST}`);
+    this.#setTitle = db.prepare<[string | null, string]>("UPDATE sessions SET title = ? WHERE id = ?");
+    this.#setAgentSessionId = db.prepare<[string | null, string]>(
+      "UPDATE sessions SET agent_session_id = ? WHERE id = ?",
+    );
+    // Never backwards: a late, out-of-order touch must not make a session look older than it is.
+    this.#touch = db.prepare<[number, string]>("UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ?");
+    this.#delete = db.prepare<[string]>("DELETE FROM sessions WHERE id = ?");
+  }
+
+  create(session: NewSession): Session {
+    const op = "sessions.create";
+    const row: Session = {
+      id: requireText(op, "id", session.id),
+      agent: requireText(op, "agent", session.agent),
+      cwd: requireAbsolutePath(op, "cwd", session.cwd),
+      workspace: requireNullableText(op, "workspace", session.workspace),
+      title: requireNullableText(op, "title", session.title),
+      agentSessionId: requireNullableText(op, "agentSessionId", session.agentSessionId),
+      createdAt: requireTimestamp(op, "createdAt", session.createdAt),
+      updatedAt: session.createdAt,
+    };
+    guardWrite(op, () =>
+      this.#insert.run(row.id, row.agent, row.cwd, row.workspace, row.title, row.agentSessionId, row.createdAt, row.updatedAt),
+    );
+    return row;
+  }
+
+  get(id: string): Session | undefined {
+    return this.#get.get(id);
+  }
+
+  /** Newest (most recently updated) first; only those in `cwd` if given. */
+  list(filter: { cwd?: string } = {}): Session[] {
+    return filter.cwd === undefined ? this.#listAll.all() : this.#listByCwd.all(filter.cwd);
+  }
+
+  setTitle(id: string, title: string | null): void {
+    const op = "sessions.setTitle";
+    const value = requireNullableText(op, "title", title);
+    this.#update(op, id, () => this.#setTitle.run(value, id).changes);
+  }
+
+  setAgentSessionId(id: string, agentSessionId: string | null): void {
+    const op = "sessions.setAgentSessionId";
+    const value = requireNullableText(op, "agentSessionId", agentSessionId);
+    this.#update(op, id, () => this.#setAgentSessionId.run(value, id).changes);
+  }
+
+  touch(id: string, updatedAt: number): void {
+    const op = "sessions.touch";
+    const at = requireTimestamp(op, "updatedAt", updatedAt);
+    this.#update(op, id, () => this.#touch.run(at, id).changes);
+  }
+
+  /** Deletes the session with its journal and questions; returns whether it existed. */
+  delete(id: string): boolean {
+    return guardWrite("sessions.delete", () => this.#delete.run(id).changes) === 1;
+  }
+
+  #update(op: string, id: string, update: () => number): void {
+    if (guardWrite(op, update) === 0) throw new StoreNotFoundError(op, "session", id);
+  }
+}

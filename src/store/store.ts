@@ -1,0 +1,72 @@
+import { openDatabase, type OpenOptions, type SqliteDatabase } from "./database.js";
+import { StoreInputError } from "./errors.js";
+import { EventJournal } from "./events.js";
+import { LifecycleRecordLog } from "./lifecycle-records.js";
+import { LocationActivityStore } from "./location-activity.js";
+import { migrate } from "./migrations.js";
+import { SqliteProcessGroupLedger } from "./process-groups.js";
+import { QuestionStore } from "./questions.js";
+import { SessionStore } from "./sessions.js";
+import { guardWrite } from "./write-guard.js";
+
+/** Everything Berth persists, in one SQLite file. Synchronous: every call is one short SQLite transaction. */
+export class Store {
+  readonly sessions: SessionStore;
+  readonly events: EventJournal;
+  readonly questions: QuestionStore;
+  readonly locationActivity: LocationActivityStore;
+  readonly processGroups: SqliteProcessGroupLedger;
+  readonly lifecycleRecords: LifecycleRecordLog;
+  readonly #db: SqliteDatabase;
+
+  private constructor(db: SqliteDatabase) {
+    this.#db = db;
+    this.sessions = new SessionStore(db);
+    this.events = new EventJournal(db);
+    this.questions = new QuestionStore(db);
+    this.locationActivity = new LocationActivityStore(db);
+    this.processGroups = new SqliteProcessGroupLedger(db);
+    this.lifecycleRecords = new LifecycleRecordLog(db);
+  }
+
+  /** Opens or creates the file and brings its schema up to date. */
+  static open(path: string, options: OpenOptions = {}): Store {
+    return Store.fromDatabase(openDatabase(path, options));
+  }
+
+  /** Composes a store over a database opened with `openDatabase`, migrating it; the store now owns it. */
+  static fromDatabase(db: SqliteDatabase): Store {
+    try {
+      guardWrite("store.migrate", () => migrate(db));
+      return new Store(db);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  get path(): string {
+    return this.#db.name;
+  }
+
+  /**
+   * Runs `work` as one transaction: every write inside it is stored, or none is. Nests. `work` must be
+   * synchronous; a failure inside it rolls back and is rethrown.
+   */
+  transaction<T>(work: () => T): T {
+    return guardWrite("store.transaction", () =>
+      this.#db.transaction(() => {
+        const result = work();
+        if (result instanceof Promise) {
+          throw new StoreInputError("store.transaction", "work must be synchronous, it returned a promise");
+        }
+        return result;
+      })(),
+    );
+  }
+
+  /** Idempotent. */
+  close(): void {
+    this.#db.close();
+  }
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import type { GroupRecord, ProcessGroupLedger } from "../../src/store/process-groups.js";
+import { T0, useStoreFiles } from "./fixture.js";
+
+const files = useStoreFiles();
+
+const agent: GroupRecord = { pgid: 4242, kind: "agent", label: "opencode acp", startTicks: 123456, bootId: "boot-a", startedAt: T0 };
+const terminal: GroupRecord = { pgid: 5150, kind: "terminal", label: "npm test", startTicks: 123999, bootId: "boot-a", startedAt: T0 + 1 };
+
+describe("the process group ledger", () => {
+  it("round-trips records through a re-open, oldest first", () => {
+    const path = files.path();
+    const ledger: ProcessGroupLedger = files.open(path).processGroups;
+    ledger.record(terminal);
+    ledger.record(agent);
+
+    const reopened: ProcessGroupLedger = files.open(path).processGroups;
+    expect(reopened.list()).toEqual([agent, terminal]);
+  });
+
+  it("replaces the record of a reused pgid and forgets idempotently", () => {
+    const ledger = files.open(files.path()).processGroups;
+    ledger.record(agent);
+    const reused: GroupRecord = { ...agent, kind: "service", label: "mcp server", startTicks: 999999, startedAt: T0 + 50 };
+    ledger.record(reused);
+    expect(ledger.list()).toEqual([reused]);
+    ledger.forget(agent.pgid);
+    ledger.forget(agent.pgid);
+    expect(ledger.list()).toEqual([]);
+  });
+
+  it("refuses a pgid that would signal the caller's own group or every process", () => {
+    const ledger = files.open(files.path()).processGroups;
+    expect(() => ledger.record({ ...agent, pgid: 0 })).toThrow("processGroups.record: pgid must be greater than 1, got 0");
+    expect(() => ledger.record({ ...agent, pgid: -7 })).toThrow("processGroups.record: pgid must be a non-negative integer, got -7");
+    expect(() => ledger.record({ ...agent, kind: "daemon" as "agent" })).toThrow("kind must be one of agent, terminal, service");
+    expect(ledger.list()).toEqual([]);
+  });
+});
