@@ -91,10 +91,10 @@ export class LocationRetention<S> {
     return this.options.cache.peek(key);
   }
 
-  /** A durable event happened at `key`. Returns false if the location is not cached (nothing to refresh). */
+  /** A durable event happened at `key`. Returns false if the location is not cached or already going away. */
   touch(key: LocationKey): boolean {
     const tracked = this.tracked.get(key.id);
-    if (!tracked) return false;
+    if (!tracked || tracked.state === "evicting") return false;
     touchActivity(tracked, this.options.clock.now(), this.options);
     return true;
   }
@@ -193,9 +193,8 @@ export class LocationRetention<S> {
 
   private onTurnBegan(execution: ActiveExecution): void {
     const tracked = this.tracked.get(execution.location.id);
-    if (!tracked) return;
-    if (tracked.state === "interrupting") tracked.admittedDuringCleanup = true;
-    touchActivity(tracked, this.options.clock.now(), this.options);
+    if (tracked?.state === "interrupting") tracked.admittedDuringCleanup = true;
+    this.touch(execution.location);
   }
 
   /** A settle is a terminal event: the location gets a full idle TTL from it. */
