@@ -1,0 +1,39 @@
+import type { StopReason } from "@agentclientprotocol/sdk";
+import type { PromptCommand } from "../prompt-command.js";
+import type { Turn } from "../turn.js";
+import { ask } from "./ask.js";
+import { crash } from "./crash.js";
+import { echo } from "./echo.js";
+import { elicit } from "./elicit.js";
+import { flood } from "./flood.js";
+import { mcpServers } from "./mcp-servers.js";
+import { runShell } from "./run-shell.js";
+import { sleep } from "./sleep.js";
+import { spawnOrphan } from "./spawn-orphan.js";
+
+/** Runs one parsed command as the body of a turn. */
+export async function runCommand(turn: Turn, command: PromptCommand): Promise<StopReason> {
+  switch (command.name) {
+    case "echo":
+      return echo(turn, command.text);
+    case "run":
+      return runShell(turn, command.shellCommand);
+    case "ask":
+      return ask(turn, command.question);
+    case "elicit":
+      return elicit(turn, command.message);
+    case "sleep":
+      return sleep(turn, command.durationMs, command.spelled);
+    case "spawn-orphan":
+      return spawnOrphan(turn);
+    case "crash":
+      return crash(turn);
+    case "flood":
+      return flood(turn, command.count, command.bytes);
+    case "mcp-servers":
+      return mcpServers(turn);
+    case "reply":
+      await turn.say(command.text);
+      return "end_turn";
+  }
+}

@@ -1,0 +1,88 @@
+import { randomUUID } from "node:crypto";
+import { isAbsolute } from "node:path";
+import { RequestError, type McpServer } from "@agentclientprotocol/sdk";
+import type { Conversation, ConversationEntry, ConversationStore } from "./conversation-store.js";
+
+/** A session has at most one turn; `running` carries what cancels it. */
+export type TurnState = { name: "idle" } | { name: "running"; cancel: AbortController };
+
+/** A session this agent process currently serves. */
+export interface DemoSession {
+  readonly id: string;
+  readonly conversation: Conversation;
+  /** As received in the latest `session/new`, `session/load` or `session/resume`. */
+  mcpServers: McpServer[];
+  turn: TurnState;
+}
+
+/**
+ * The sessions open in this process, backed by the conversation store so that a
+ * new process can load or resume them.
+ */
+export class SessionRegistry {
+  private readonly open = new Map<string, DemoSession>();
+
+  constructor(private readonly store: ConversationStore) {}
+
+  create(cwd: string, mcpServers: McpServer[]): DemoSession {
+    requireAbsolute(cwd);
+    const conversation: Conversation = { version: 1, sessionId: randomUUID(), cwd, entries: [] };
+    this.store.save(conversation);
+    return this.remember(conversation, mcpServers);
+  }
+
+  /** Opens a known session (in memory or on disk) for `session/load` or `session/resume`. */
+  reopen(sessionId: string, cwd: string, mcpServers: McpServer[]): DemoSession {
+    requireAbsolute(cwd);
+    const session = this.open.get(sessionId);
+    if (session) {
+      session.mcpServers = mcpServers;
+      this.moveTo(session.conversation, cwd);
+      return session;
+    }
+    const conversation = this.store.read(sessionId);
+    if (!conversation) throw RequestError.sessionNotFound(sessionId);
+    this.moveTo(conversation, cwd);
+    return this.remember(conversation, mcpServers);
+  }
+
+  /** A session open in this process; anything else is "not found", as ACP requires. */
+  get(sessionId: string): DemoSession {
+    const session = this.open.get(sessionId);
+    if (!session) throw RequestError.sessionNotFound(sessionId);
+    return session;
+  }
+
+  /** Cancels the session's turn, if any, and forgets it in memory (its file stays). */
+  close(sessionId: string): void {
+    const session = this.get(sessionId);
+    if (session.turn.name === "running") session.turn.cancel.abort();
+    this.open.delete(sessionId);
+  }
+
+  record(session: DemoSession, entry: ConversationEntry): void {
+    session.conversation.entries.push(entry);
+    this.store.save(session.conversation);
+  }
+
+  private remember(conversation: Conversation, mcpServers: McpServer[]): DemoSession {
+    const session: DemoSession = {
+      id: conversation.sessionId,
+      conversation,
+      mcpServers,
+      turn: { name: "idle" },
+    };
+    this.open.set(session.id, session);
+    return session;
+  }
+
+  private moveTo(conversation: Conversation, cwd: string): void {
+    if (conversation.cwd === cwd) return;
+    conversation.cwd = cwd;
+    this.store.save(conversation);
+  }
+}
+
+function requireAbsolute(cwd: string): void {
+  if (!isAbsolute(cwd)) throw RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got "${cwd}"`);
+}

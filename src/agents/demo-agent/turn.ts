@@ -1,0 +1,94 @@
+import { randomUUID } from "node:crypto";
+import {
+  methods,
+  RequestError,
+  type AgentContext,
+  type ClientCapabilities,
+  type McpServer,
+  type SessionUpdate,
+  type StopReason,
+} from "@agentclientprotocol/sdk";
+import type { ConversationEntry } from "./conversation-store.js";
+import type { DemoSession, SessionRegistry } from "./session-registry.js";
+
+/** One `session/prompt` in flight: what a command needs to talk to the client. */
+export class Turn {
+  constructor(
+    private readonly session: DemoSession,
+    private readonly sessions: SessionRegistry,
+    /** Calls client-side methods (`terminal/*`, permissions, elicitations). */
+    readonly client: AgentContext,
+    readonly clientCapabilities: ClientCapabilities,
+    /** Aborted by `session/cancel` or `session/close`. */
+    readonly cancelled: AbortSignal,
+  ) {}
+
+  get sessionId(): string {
+    return this.session.id;
+  }
+
+  get cwd(): string {
+    return this.session.conversation.cwd;
+  }
+
+  get mcpServers(): McpServer[] {
+    return this.session.mcpServers;
+  }
+
+  send(update: SessionUpdate): Promise<void> {
+    return this.client.notify(methods.client.session.update, { sessionId: this.session.id, update });
+  }
+
+  /** Streams `text` as one agent message of `pieces` chunks, and records it. */
+  async say(text: string, pieces = 1): Promise<void> {
+    const messageId = randomUUID();
+    for (const piece of splitText(text, pieces)) {
+      await this.send({
+        sessionUpdate: "agent_message_chunk",
+        messageId,
+        content: { type: "text", text: piece },
+      });
+    }
+    this.record({ kind: "agent_message", messageId, text });
+  }
+
+  record(entry: ConversationEntry): void {
+    this.sessions.record(this.session, entry);
+  }
+}
+
+/**
+ * Runs `work` as the session's only turn: `idle → running → idle`. A second
+ * prompt while one runs is refused rather than interleaved.
+ */
+export async function runTurn(
+  session: DemoSession,
+  start: (cancelled: AbortSignal) => Turn,
+  work: (turn: Turn) => Promise<StopReason>,
+): Promise<StopReason> {
+  if (session.turn.name === "running") {
+    throw RequestError.invalidRequest(
+      { sessionId: session.id },
+      "a prompt turn is already running in this session; cancel it or wait for it to end",
+    );
+  }
+  const cancel = new AbortController();
+  session.turn = { name: "running", cancel };
+  try {
+    const stopReason = await work(start(cancel.signal));
+    return cancel.signal.aborted ? "cancelled" : stopReason;
+  } finally {
+    session.turn = { name: "idle" };
+  }
+}
+
+/** Splits by code point (never inside a surrogate pair) into at most `pieces` non-empty parts. */
+export function splitText(text: string, pieces: number): string[] {
+  const chars = Array.from(text);
+  const size = Math.max(1, Math.ceil(chars.length / Math.max(1, pieces)));
+  const parts: string[] = [];
+  for (let start = 0; start < chars.length; start += size) {
+    parts.push(chars.slice(start, start + size).join(""));
+  }
+  return parts;
+}

@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { defaultStateDir, parseDemoAgentOptions } from "../../src/agents/demo-agent/cli-options.js";
+import { ConversationStore } from "../../src/agents/demo-agent/conversation-store.js";
+import { parseDuration } from "../../src/agents/demo-agent/duration.js";
+import { parsePromptCommand } from "../../src/agents/demo-agent/prompt-command.js";
+import { splitText } from "../../src/agents/demo-agent/turn.js";
+
+describe("parseDuration", () => {
+  it.each([
+    ["500ms", 500],
+    ["2s", 2_000],
+    ["3m", 180_000],
+    ["1h", 3_600_000],
+    [" 0s ", 0],
+  ])("reads %s as %d ms", (spelled, ms) => expect(parseDuration(spelled)).toBe(ms));
+
+  it.each(["", "2", "1.5s", "-1s", "2 s", "3d", "s"])("rejects %j naming it", (spelled) => {
+    expect(() => parseDuration(spelled)).toThrow(`invalid duration "${spelled}"`);
+  });
+
+  it("rejects durations a timer cannot wait for", () => {
+    expect(() => parseDuration("1000h")).toThrow(/longer than the maximum/);
+  });
+});
+
+describe("parsePromptCommand", () => {
+  it.each([
+    ["hello", { name: "echo", text: "hello" }],
+    ["/usr/bin is a directory", { name: "echo", text: "/usr/bin is a directory" }],
+    ["/run ls -la | wc -l", { name: "run", shellCommand: "ls -la | wc -l" }],
+    ["/run echo a\necho b", { name: "run", shellCommand: "echo a\necho b" }],
+    ["/ask Deploy now?", { name: "ask", question: "Deploy now?" }],
+    ["/elicit Your name", { name: "elicit", message: "Your name" }],
+    ["/sleep 2s", { name: "sleep", durationMs: 2_000, spelled: "2s" }],
+    ["/spawn-orphan", { name: "spawn-orphan" }],
+    ["  /crash  ", { name: "crash" }],
+    ["/flood 10 1024", { name: "flood", count: 10, bytes: 1024 }],
+    ["/mcp-servers", { name: "mcp-servers" }],
+  ])("reads %j", (text, command) => expect(parsePromptCommand(text)).toEqual(command));
+
+  it.each([
+    ["/run", "/run: missing argument. Usage: /run <shell command>"],
+    ["/crash now", '/crash: takes no argument, got "now"'],
+    ["/flood 10", '/flood: invalid arguments "10"'],
+    ["/flood 1 99999999", '/flood: invalid arguments "1 99999999"'],
+    ["/flood 1.5 2", '/flood: invalid arguments "1.5 2"'],
+    ["/nope", "Unknown command: /nope."],
+  ])("answers %j with a clear message", (text, message) => {
+    const command = parsePromptCommand(text);
+    expect(command.name).toBe("reply");
+    expect(command.name === "reply" && command.text).toContain(message);
+  });
+});
+
+describe("splitText", () => {
+  it("splits into at most the given number of non-empty pieces", () => {
+    expect(splitText("abcdefgh", 3)).toEqual(["abc", "def", "gh"]);
+    expect(splitText("ab", 3)).toEqual(["a", "b"]);
+    expect(splitText("", 3)).toEqual([]);
+  });
+
+  it("never splits a surrogate pair", () => {
+    expect(splitText("😀😀😀", 3)).toEqual(["😀", "😀", "😀"]);
+  });
+});
+
+describe("parseDemoAgentOptions", () => {
+  it("prefers --state-dir, then BERTH_DEMO_STATE_DIR, then the shared temp dir", () => {
+    const env = { BERTH_DEMO_STATE_DIR: "/from/env" };
+    expect(parseDemoAgentOptions(["--state-dir", "/from/flag"], env)).toEqual({
+      stateDir: "/from/flag",
+      loadSessions: true,
+    });
+    expect(parseDemoAgentOptions(["--no-load"], env)).toEqual({ stateDir: "/from/env", loadSessions: false });
+    expect(parseDemoAgentOptions([], {}).stateDir).toBe(defaultStateDir);
+  });
+
+  it("rejects unknown options and stray arguments, naming them", () => {
+    expect(() => parseDemoAgentOptions(["--verbose"], {})).toThrow(/--verbose/);
+    expect(() => parseDemoAgentOptions(["extra"], {})).toThrow(/extra/);
+    expect(() => parseDemoAgentOptions(["--state-dir", ""], {})).toThrow(/must not be empty/);
+  });
+});
+
+describe("ConversationStore", () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "berth-demo-store-"))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("round-trips a conversation and knows nothing of other sessions", () => {
+    const store = new ConversationStore(dir);
+    const conversation = {
+      version: 1 as const,
+      sessionId: "s-1",
+      cwd: "/work",
+      entries: [{ kind: "user_message" as const, messageId: "m", text: "hi" }],
+    };
+    store.save(conversation);
+    expect(new ConversationStore(dir).read("s-1")).toEqual(conversation);
+    expect(store.read("s-2")).toBeUndefined();
+    expect(store.read("../escape")).toBeUndefined();
+  });
+
+  it("names the file and the problem when a conversation file is corrupt", () => {
+    writeFileSync(join(dir, "bad.json"), JSON.stringify({ version: 1, sessionId: "bad", entries: [] }));
+    expect(() => new ConversationStore(dir).read("bad")).toThrow(/corrupt conversation file .*bad\.json.*cwd/s);
+  });
+});
