@@ -1,0 +1,56 @@
+import { readProcStat, runningGroupMembers } from "./proc-stat.js";
+
+/**
+ * Refuses process group ids that would hit more than one group Berth started:
+ * `kill(-1)` signals every process, `kill(0)` the caller's own group.
+ */
+export function assertSignalableGroup(pgid: number): void {
+  if (!Number.isInteger(pgid) || pgid <= 1) {
+    throw new Error(`refusing to signal process group ${String(pgid)}: not a process group id of a child`);
+  }
+  if (pgid === ownProcessGroup()) {
+    throw new Error(`refusing to signal process group ${pgid}: it is the host's own process group`);
+  }
+}
+
+/** Sends `signal` to every process of the group; "gone" when the group no longer exists. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): "sent" | "gone" {
+  assertSignalableGroup(pgid);
+  try {
+    process.kill(-pgid, signal);
+    return "sent";
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return "gone";
+    throw new Error(`cannot send ${signal} to process group ${pgid}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
+ * True while some process of the group still runs. Zombies do not count: they
+ * have exited, and an orphaned one waits on whatever init reaps it, on its own schedule.
+ */
+export function groupIsAlive(pgid: number): boolean {
+  assertSignalableGroup(pgid);
+  if (probeGroup(pgid) === "gone") return false;
+  return runningGroupMembers(pgid).length > 0;
+}
+
+function probeGroup(pgid: number): "present" | "gone" {
+  try {
+    process.kill(-pgid, 0);
+    return "present";
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ESRCH") return "gone";
+    // EPERM: the group exists but is not ours to signal; it is still present.
+    if (code === "EPERM") return "present";
+    throw error;
+  }
+}
+
+let ownPgid: number | undefined;
+
+function ownProcessGroup(): number {
+  ownPgid ??= readProcStat(process.pid)?.pgid ?? 0;
+  return ownPgid;
+}

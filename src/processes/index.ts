@@ -1,0 +1,11 @@
+export { assertSignalableGroup, groupIsAlive, signalGroup } from "./group-signals.js";
+export { InMemoryProcessGroupLedger } from "./ledger.js";
+export type { GroupIdentity, GroupRecord, ProcessGroupLedger, ProcessKind } from "./ledger.js";
+export { readBootId, readProcStat } from "./proc-stat.js";
+export type { ProcStat } from "./proc-stat.js";
+export { reapLeftoverGroups } from "./reap.js";
+export type { ReapedGroup, ReapOutcome } from "./reap.js";
+export { spawnGroup } from "./spawn-group.js";
+export type { ExitStatus, SpawnedGroup, SpawnGroupOptions } from "./spawn-group.js";
+export { DEFAULT_STOP_GRACE_MS, stopGroup } from "./stop-group.js";
+export type { StopOptions, StopOutcome } from "./stop-group.js";

@@ -1,0 +1,59 @@
+import type { GroupRecord, ProcessGroupLedger } from "./ledger.js";
+import { isRunning, readBootId, readProcStat } from "./proc-stat.js";
+import { stopGroup, type StopOptions, type StopOutcome } from "./stop-group.js";
+
+/**
+ * What start-up did with one recorded group of a previous run:
+ * - `stopped`: its leader still ran, so the group was stopped;
+ * - `gone`: nothing runs under its pid any more;
+ * - `pid-reused`: another process (or another boot) owns the pid now, so it was left alone;
+ * - `failed`: stopping or forgetting it threw.
+ * The record is forgotten in every case.
+ */
+export type ReapOutcome =
+  | { readonly kind: "stopped"; readonly stop: StopOutcome }
+  | { readonly kind: "gone" }
+  | { readonly kind: "pid-reused" }
+  | { readonly kind: "failed"; readonly error: Error };
+
+export interface ReapedGroup {
+  readonly record: GroupRecord;
+  readonly outcome: ReapOutcome;
+}
+
+/**
+ * Reaps the process groups a previous run of the host recorded and left
+ * behind. Only a leader with the recorded boot id and start ticks is the
+ * process that was recorded; any other process under that pid is not ours and
+ * is never signalled. Groups are stopped concurrently; one failure does not
+ * stop the others, and this never throws for a single group.
+ */
+export async function reapLeftoverGroups(ledger: ProcessGroupLedger, options: StopOptions = {}): Promise<ReapedGroup[]> {
+  return Promise.all(
+    ledger.list().map(async (record) => {
+      let outcome: ReapOutcome;
+      try {
+        outcome = await reapOne(record, options);
+      } catch (error) {
+        outcome = failed(error);
+      }
+      try {
+        ledger.forget(record.pgid);
+      } catch (error) {
+        outcome = failed(error);
+      }
+      return { record, outcome };
+    }),
+  );
+}
+
+async function reapOne(record: GroupRecord, options: StopOptions): Promise<ReapOutcome> {
+  const leader = readProcStat(record.pgid);
+  if (!isRunning(leader)) return { kind: "gone" };
+  if (record.bootId !== readBootId() || leader.startTicks !== record.startTicks) return { kind: "pid-reused" };
+  return { kind: "stopped", stop: await stopGroup(record.pgid, options) };
+}
+
+function failed(error: unknown): ReapOutcome {
+  return { kind: "failed", error: error instanceof Error ? error : new Error(String(error)) };
+}

@@ -1,0 +1,147 @@
+import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
+import { once } from "node:events";
+import { statSync } from "node:fs";
+import { groupIsAlive } from "./group-signals.js";
+import type { GroupRecord, ProcessGroupLedger, ProcessKind } from "./ledger.js";
+import { readBootId, readProcStat } from "./proc-stat.js";
+import { stopGroup, type StopOptions, type StopOutcome } from "./stop-group.js";
+
+export interface SpawnGroupOptions {
+  readonly command: string;
+  readonly args?: readonly string[];
+  /** Must be an existing directory; defaults to the host's working directory. */
+  readonly cwd?: string;
+  /** The child's whole environment; defaults to the host's. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Defaults to no stdin and piped stdout and stderr. */
+  readonly stdio?: StdioOptions;
+  readonly kind: ProcessKind;
+  /** For log lines; defaults to the command line. */
+  readonly label?: string;
+  /** Told about the group when it starts and when it is gone. */
+  readonly ledger?: ProcessGroupLedger;
+  /** How {@link SpawnedGroup.stop} stops the group. */
+  readonly stop?: StopOptions;
+}
+
+/** How the group leader ended: an exit code, or the signal that ended it. */
+export interface ExitStatus {
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+/** A child that leads its own process group, with the identity the ledger keeps for it. */
+export interface SpawnedGroup {
+  readonly child: ChildProcess;
+  readonly record: GroupRecord;
+  /** Settles when the group leader exits; other members may outlive it. */
+  readonly exited: Promise<ExitStatus>;
+  /** Stops the whole group once; later calls return the same outcome. */
+  stop(): Promise<StopOutcome>;
+}
+
+/**
+ * Starts `command` (no shell) as the leader of a new process group: its pgid
+ * is its pid, and everything it starts belongs to the group unless it leaves.
+ * Rejects with an error naming the command or directory when it cannot start.
+ */
+export async function spawnGroup(options: SpawnGroupOptions): Promise<SpawnedGroup> {
+  const args = options.args ?? [];
+  if (options.cwd !== undefined) assertDirectory(options.cwd);
+  const child = spawn(options.command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: options.stdio ?? ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  if (child.pid === undefined) {
+    const [error] = (await once(child, "error")) as [NodeJS.ErrnoException];
+    throw new Error(`cannot start command ${JSON.stringify(options.command)}: ${describeSpawnError(error)}`, {
+      cause: error,
+    });
+  }
+  // Read now: the child cannot have been reaped yet, so this pid is still ours.
+  const stat = readProcStat(child.pid);
+  if (!stat) throw new Error(`process ${child.pid} of ${JSON.stringify(options.command)} vanished before it was recorded`);
+  const record: GroupRecord = {
+    pgid: child.pid,
+    startTicks: stat.startTicks,
+    bootId: readBootId(),
+    kind: options.kind,
+    label: options.label ?? [options.command, ...args].join(" "),
+    startedAt: Date.now(),
+  };
+  return new LiveGroup(child, record, options.ledger, options.stop ?? {});
+}
+
+/**
+ * `running` → `leader-exited` (members may remain) → `gone`. Once gone the pgid
+ * is never signalled again: the kernel may hand the number to someone else.
+ */
+type GroupState = "running" | "leader-exited" | "gone";
+
+class LiveGroup implements SpawnedGroup {
+  readonly exited: Promise<ExitStatus>;
+  private state: GroupState = "running";
+  private stopping: Promise<StopOutcome> | undefined;
+
+  constructor(
+    readonly child: ChildProcess,
+    readonly record: GroupRecord,
+    private readonly ledger: ProcessGroupLedger | undefined,
+    private readonly stopOptions: StopOptions,
+  ) {
+    ledger?.record(record);
+    this.exited = new Promise((resolve) => {
+      child.once("exit", (exitCode, signal) => {
+        this.onLeaderExit();
+        resolve({ exitCode, signal });
+      });
+    });
+  }
+
+  stop(): Promise<StopOutcome> {
+    this.stopping ??= this.runStop();
+    return this.stopping;
+  }
+
+  private async runStop(): Promise<StopOutcome> {
+    if (this.state === "gone") return "already-gone";
+    const outcome = await stopGroup(this.record.pgid, this.stopOptions);
+    this.markGone();
+    return outcome;
+  }
+
+  private onLeaderExit(): void {
+    if (this.state !== "running") return;
+    this.state = "leader-exited";
+    if (!groupIsAlive(this.record.pgid)) this.markGone();
+  }
+
+  private markGone(): void {
+    if (this.state === "gone") return;
+    this.state = "gone";
+    this.ledger?.forget(this.record.pgid);
+  }
+}
+
+function assertDirectory(cwd: string): void {
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(cwd).isDirectory();
+  } catch {
+    throw new Error(`working directory does not exist: ${cwd}`);
+  }
+  if (!isDirectory) throw new Error(`working directory is not a directory: ${cwd}`);
+}
+
+function describeSpawnError(error: NodeJS.ErrnoException): string {
+  switch (error.code) {
+    case "ENOENT":
+      return "no such command (ENOENT)";
+    case "EACCES":
+      return "not executable (EACCES)";
+    default:
+      return error.message;
+  }
+}

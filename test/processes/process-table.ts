@@ -1,0 +1,67 @@
+import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+
+/**
+ * Whether `pid` still runs, judged from the process table: `kill(pid, 0)`
+ * throwing ESRCH means gone. An exited orphan stays a zombie (state Z) until
+ * init reaps it, on init's schedule; it runs nothing, so it counts as gone.
+ */
+export function processIsRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
+    throw error;
+  }
+  return stateOf(pid) !== "Z";
+}
+
+/** Polls until `condition` holds; fails naming `what` if it does not within `timeoutMs`. */
+export async function waitUntil(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await sleep(10);
+  }
+}
+
+/** A process a test started, remembered with its start time so clean-up never hits a reused pid. */
+export interface StartedProcess {
+  readonly pid: number;
+  readonly startTicks: string;
+}
+
+export function startedProcess(pid: number): StartedProcess {
+  return { pid, startTicks: startTicksOf(pid) ?? "" };
+}
+
+/** SIGKILLs the group of each process a failed test left running, if the pid is still that process. */
+export function killLeftovers(processes: Iterable<StartedProcess>): void {
+  for (const { pid, startTicks } of processes) {
+    if (startTicks === "" || startTicksOf(pid) !== startTicks || !processIsRunning(pid)) continue;
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      process.kill(pid, "SIGKILL");
+    }
+  }
+}
+
+function fieldsAfterName(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/** Field 3 of `/proc/<pid>/stat`. */
+function stateOf(pid: number): string | undefined {
+  return fieldsAfterName(pid)?.[0];
+}
+
+/** Field 22 of `/proc/<pid>/stat`. */
+function startTicksOf(pid: number): string | undefined {
+  return fieldsAfterName(pid)?.[19];
+}

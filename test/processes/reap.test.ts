@@ -1,0 +1,123 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { InMemoryProcessGroupLedger, type GroupRecord } from "../../src/processes/ledger.js";
+import { readBootId, readProcStat } from "../../src/processes/proc-stat.js";
+import { reapLeftoverGroups } from "../../src/processes/reap.js";
+import { spawnGroup, type SpawnedGroup } from "../../src/processes/spawn-group.js";
+import { killLeftovers, processIsRunning, startedProcess, type StartedProcess } from "./process-table.js";
+
+const started: StartedProcess[] = [];
+const groups: SpawnedGroup[] = [];
+const neverAllocated = Number(readFileSync("/proc/sys/kernel/pid_max", "utf8")) + 1;
+
+afterEach(async () => {
+  await Promise.all(groups.splice(0).map((group) => group.stop()));
+  killLeftovers(started.splice(0));
+});
+
+function recordOf(pgid: number, overrides: Partial<GroupRecord> = {}): GroupRecord {
+  return {
+    pgid,
+    startTicks: readProcStat(pgid)?.startTicks ?? 0,
+    bootId: readBootId(),
+    kind: "terminal",
+    label: `group ${pgid}`,
+    startedAt: Date.now(),
+    ...overrides,
+  };
+}
+
+/**
+ * Plays a previous run of the host: a process that starts a shell in its own
+ * group (the shell starts a background sleep), prints both pids and dies,
+ * leaving the group behind as an orphan.
+ */
+async function leaveGroupBehind(): Promise<{ leader: number; member: number }> {
+  const script = `
+    const { spawn } = require("node:child_process");
+    const group = spawn("sh", ["-c", "sleep 3600 & echo $!; wait"], { detached: true, stdio: ["ignore", "pipe", "ignore"] });
+    group.stdout.once("data", (line) => {
+      process.stdout.write(group.pid + " " + String(line).trim() + "\\n", () => process.exit(0));
+    });`;
+  const host = spawn(process.execPath, ["-e", script], { detached: true, stdio: ["ignore", "pipe", "inherit"] });
+  let text = "";
+  host.stdout.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  await once(host, "close");
+  const [leader, member] = text.trim().split(" ").map(Number) as [number, number];
+  started.push(startedProcess(leader), startedProcess(member));
+  return { leader, member };
+}
+
+async function startOwnGroup(): Promise<SpawnedGroup> {
+  const group = await spawnGroup({ command: "sleep", args: ["3600"], kind: "service" });
+  started.push(startedProcess(group.record.pgid));
+  groups.push(group);
+  return group;
+}
+
+describe("reapLeftoverGroups", () => {
+  it("stops a group a dead previous run left behind, grandchildren included, and forgets it", async () => {
+    const { leader, member } = await leaveGroupBehind();
+    expect(processIsRunning(leader)).toBe(true);
+    expect(processIsRunning(member)).toBe(true);
+    const ledger = new InMemoryProcessGroupLedger();
+    const record = recordOf(leader);
+    ledger.record(record);
+
+    const reaped = await reapLeftoverGroups(ledger, { graceMs: 5_000 });
+
+    expect(reaped).toEqual([{ record, outcome: { kind: "stopped", stop: "exited" } }]);
+    expect(processIsRunning(leader)).toBe(false);
+    expect(processIsRunning(member)).toBe(false);
+    expect(ledger.list()).toEqual([]);
+  });
+
+  it("leaves alone a live process whose start ticks or boot differ from the record, and forgets the record", async () => {
+    const laterStart = await startOwnGroup();
+    const otherBoot = await startOwnGroup();
+    const ledger = new InMemoryProcessGroupLedger();
+    const stale = [
+      recordOf(laterStart.record.pgid, { startTicks: laterStart.record.startTicks - 1 }),
+      recordOf(otherBoot.record.pgid, { bootId: "00000000-0000-0000-0000-000000000000" }),
+    ];
+    for (const record of stale) ledger.record(record);
+
+    const reaped = await reapLeftoverGroups(ledger, { graceMs: 200 });
+
+    expect(reaped).toEqual(stale.map((record) => ({ record, outcome: { kind: "pid-reused" } })));
+    expect(processIsRunning(laterStart.record.pgid)).toBe(true);
+    expect(processIsRunning(otherBoot.record.pgid)).toBe(true);
+    expect(ledger.list()).toEqual([]);
+  });
+
+  it("just forgets a record whose pid no longer exists", async () => {
+    const ledger = new InMemoryProcessGroupLedger();
+    const record = recordOf(neverAllocated, { startTicks: 12345 });
+    ledger.record(record);
+
+    expect(await reapLeftoverGroups(ledger)).toEqual([{ record, outcome: { kind: "gone" } }]);
+    expect(ledger.list()).toEqual([]);
+  });
+
+  it("reports a group that failed and still handles the others", async () => {
+    const failing = neverAllocated;
+    const ledger = new (class extends InMemoryProcessGroupLedger {
+      override forget(pgid: number): void {
+        super.forget(pgid);
+        if (pgid === failing) throw new Error("ledger is read-only");
+      }
+    })();
+    ledger.record(recordOf(failing, { startTicks: 1 }));
+    ledger.record(recordOf(failing + 1, { startTicks: 1 }));
+
+    const reaped = await reapLeftoverGroups(ledger);
+
+    expect(reaped.map(({ record, outcome }) => [record.pgid, outcome.kind])).toEqual([
+      [failing, "failed"],
+      [failing + 1, "gone"],
+    ]);
+    expect(reaped[0]?.outcome).toMatchObject({ error: new Error("ledger is read-only") });
+  });
+});

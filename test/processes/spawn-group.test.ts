@@ -1,0 +1,109 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { InMemoryProcessGroupLedger } from "../../src/processes/ledger.js";
+import { readBootId, readProcStat } from "../../src/processes/proc-stat.js";
+import { spawnGroup, type SpawnedGroup } from "../../src/processes/spawn-group.js";
+import { killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "./process-table.js";
+
+const started: StartedProcess[] = [];
+const groups: SpawnedGroup[] = [];
+
+async function start(command: string, args: string[], ledger?: InMemoryProcessGroupLedger): Promise<SpawnedGroup> {
+  const group = await spawnGroup({ command, args, kind: "service", ledger, stop: { graceMs: 2_000 } });
+  started.push(startedProcess(group.record.pgid));
+  groups.push(group);
+  return group;
+}
+
+/** Reads lines the group's leader prints, until `count` have arrived. */
+async function readLines(group: SpawnedGroup, count: number): Promise<string[]> {
+  let text = "";
+  group.child.stdout!.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  await waitUntil(() => text.split("\n").length > count, `${count} line(s) were printed`);
+  return text.split("\n").slice(0, count);
+}
+
+afterEach(async () => {
+  await Promise.all(groups.splice(0).map((group) => group.stop()));
+  killLeftovers(started.splice(0));
+});
+
+describe("spawnGroup", () => {
+  it("starts the child as the leader of its own process group and identifies it", async () => {
+    const group = await start("sleep", ["3600"]);
+    const { pgid, startTicks, bootId } = group.record;
+    expect(pgid).toBe(group.child.pid);
+    const stat = readProcStat(pgid);
+    expect(stat?.pgid).toBe(pgid);
+    expect(stat?.startTicks).toBe(startTicks);
+    expect(bootId).toBe(readBootId());
+    expect(readProcStat(process.pid)?.pgid).not.toBe(pgid);
+    expect(group.record).toMatchObject({ kind: "service", label: "sleep 3600" });
+  });
+
+  it("records the group in the ledger on start and forgets it once stopped", async () => {
+    const ledger = new InMemoryProcessGroupLedger();
+    const group = await start("sleep", ["3600"], ledger);
+    expect(ledger.list()).toEqual([group.record]);
+    expect(await group.stop()).toBe("exited");
+    expect(ledger.list()).toEqual([]);
+  });
+
+  it("forgets a group whose leader exited with no member left", async () => {
+    const ledger = new InMemoryProcessGroupLedger();
+    const group = await start("sh", ["-c", "exit 4"], ledger);
+    expect(await group.exited).toEqual({ exitCode: 4, signal: null });
+    expect(ledger.list()).toEqual([]);
+    // Gone already: the pgid may belong to someone else by now, so it is not signalled.
+    expect(await group.stop()).toBe("already-gone");
+  });
+
+  it("keeps recording a group whose leader exited while a background member still runs", async () => {
+    const ledger = new InMemoryProcessGroupLedger();
+    const group = await start("sh", ["-c", "sleep 3600 >/dev/null & echo $!"], ledger);
+    const [line] = await readLines(group, 1);
+    const member = Number(line);
+    started.push(startedProcess(member));
+    await group.exited;
+    expect(processIsRunning(member)).toBe(true);
+    expect(ledger.list()).toEqual([group.record]);
+
+    expect(await group.stop()).toBe("exited");
+    expect(processIsRunning(member)).toBe(false);
+    expect(ledger.list()).toEqual([]);
+  });
+
+  it("stops the group once: a second stop awaits the first and gets the same outcome", async () => {
+    const group = await start("sleep", ["3600"]);
+    const first = group.stop();
+    const second = group.stop();
+    expect(second).toBe(first);
+    expect(await first).toBe("exited");
+    expect(await group.stop()).toBe("exited");
+  });
+
+  it("names a command that does not exist", async () => {
+    await expect(spawnGroup({ command: "berth-no-such-command", kind: "terminal" })).rejects.toThrow(
+      /cannot start command "berth-no-such-command": no such command/,
+    );
+  });
+
+  it("names a working directory that does not exist or is not a directory", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "berth-spawn-"));
+    try {
+      const missing = join(dir, "missing");
+      await expect(spawnGroup({ command: "true", cwd: missing, kind: "terminal" })).rejects.toThrow(
+        `working directory does not exist: ${missing}`,
+      );
+      const file = join(dir, "file");
+      writeFileSync(file, "");
+      await expect(spawnGroup({ command: "true", cwd: file, kind: "terminal" })).rejects.toThrow(
+        `working directory is not a directory: ${file}`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
