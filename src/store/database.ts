@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { StoreOpenError } from "./errors.js";
 import { requireCount } from "./input.js";
 
 export type SqliteDatabase = Database.Database;
@@ -16,8 +17,9 @@ const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 export function openDatabase(path: string, options: OpenOptions = {}): SqliteDatabase {
   const readonly = options.readonly ?? false;
   const busyTimeoutMs = requireCount("store.open", "busyTimeoutMs", options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
-  const db = new Database(path, { readonly, fileMustExist: readonly });
+  let db: SqliteDatabase | undefined;
   try {
+    db = new Database(path, { readonly, fileMustExist: readonly });
     // WAL: readers never block the writer. The mode is stored in the file, so a read-only open inherits it.
     if (!readonly) db.pragma("journal_mode = WAL");
     // NORMAL under WAL survives a crash of the process (not of the machine) with no lost commit.
@@ -26,7 +28,9 @@ export function openDatabase(path: string, options: OpenOptions = {}): SqliteDat
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     return db;
   } catch (error) {
-    db.close();
-    throw error;
+    db?.close();
+    const reason = error instanceof Database.SqliteError ? `${error.code}: ${error.message}` : (error as Error).message;
+    const mode = readonly ? " read-only" : "";
+    throw new StoreOpenError(`cannot open database ${path}${mode}: ${reason}`, { cause: error });
   }
 }

@@ -37,7 +37,7 @@ export class StoreNotFoundError extends Error {
   }
 }
 
-/** The database file's schema cannot be used by this build (too new, or needs migrating but read-only). */
-export class StoreSchemaError extends Error {
-  override readonly name = "StoreSchemaError";
+/** The database file cannot be opened or used by this build: missing, unreadable, schema too new... */
+export class StoreOpenError extends Error {
+  override readonly name = "StoreOpenError";
 }

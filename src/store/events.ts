@@ -38,46 +38,44 @@ interface EventRow {
 const DEFAULT_PAGE_SIZE = 1_000;
 
 export class EventJournal {
-  readonly #claimSeq;
-  readonly #insert;
+  readonly #append;
   readonly #read;
   readonly #lastSeq;
-  readonly #appendInTransaction;
 
   constructor(db: SqliteDatabase) {
-    // Appending is durable progress, so the session's updatedAt follows its newest event.
-    this.#claimSeq = db
-      .prepare<[number, string], number>(
-        `UPDATE sessions SET next_seq = next_seq + 1, updated_at = max(updated_at, ?)
-         WHERE id = ? RETURNING next_seq - 1`,
+    // One statement claims the next seq and inserts, so it is atomic without a transaction of its own
+    // (cheaper than BEGIN/COMMIT or a savepoint per event). No row from sessions: unknown session.
+    this.#append = db
+      .prepare<[string, string, number, string], number>(
+        `INSERT INTO events (session_id, seq, kind, payload, at)
+         SELECT id, (SELECT coalesce(max(seq), 0) + 1 FROM events WHERE session_id = sessions.id), ?, ?, ?
+         FROM sessions WHERE id = ?
+         RETURNING seq`,
       )
       .pluck();
-    this.#insert = db.prepare<[string, number, string, string, number]>(
-      "INSERT INTO events (session_id, seq, kind, payload, at) VALUES (?, ?, ?, ?, ?)",
-    );
     this.#read = db.prepare<[string, number, number], EventRow>(
       `SELECT session_id AS sessionId, seq, kind, payload, at FROM events
        WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
     );
-    this.#lastSeq = db.prepare<[string], number>("SELECT next_seq - 1 FROM sessions WHERE id = ?").pluck();
-    this.#appendInTransaction = db.transaction((sessionId: string, kind: string, payload: string, at: number) => {
-      const seq = this.#claimSeq.get(at, sessionId);
-      if (seq === undefined) throw new StoreNotFoundError("events.append", "session", sessionId);
-      this.#insert.run(sessionId, seq, kind, payload, at);
-      return seq;
-    });
+    this.#lastSeq = db
+      .prepare<[string], number>(
+        "SELECT (SELECT coalesce(max(seq), 0) FROM events WHERE session_id = sessions.id) FROM sessions WHERE id = ?",
+      )
+      .pluck();
   }
 
-  /** Appends one event and returns its seq. Group several appends atomically with `Store.transaction`. */
+  /**
+   * Appends one event and returns its seq. Does not touch the session's `updatedAt`: that is the caller's
+   * decision. Group several appends atomically with `Store.transaction`.
+   */
   append(sessionId: string, kind: string, payload: unknown, at: number): number {
     const op = "events.append";
-    const args = [
-      requireText(op, "sessionId", sessionId),
-      requireText(op, "kind", kind),
-      encodeJson(op, "payload", payload),
-      requireTimestamp(op, "at", at),
-    ] as const;
-    return guardWrite(op, () => this.#appendInTransaction(...args));
+    const id = requireText(op, "sessionId", sessionId);
+    const text = encodeJson(op, "payload", payload);
+    const args = [requireText(op, "kind", kind), text, requireTimestamp(op, "at", at), id] as const;
+    const seq = guardWrite(op, () => this.#append.get(...args));
+    if (seq === undefined) throw new StoreNotFoundError(op, "session", id);
+    return seq;
   }
 
   /** Events in seq order; throws `StoreNotFoundError` for an unknown session. */

@@ -28,7 +28,8 @@ export function requireAbsolutePath(operation: string, field: string, value: unk
 /** Milliseconds since the epoch. */
 export function requireTimestamp(operation: string, field: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-    throw new StoreInputError(operation, `${field} must be a non-negative integer of milliseconds, got ${describe(value)}`);
+    const problem = `${field} must be a non-negative integer of milliseconds, got ${describe(value)}`;
+    throw new StoreInputError(operation, problem);
   }
   return value;
 }

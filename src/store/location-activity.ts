@@ -28,7 +28,8 @@ export class LocationActivityStore {
   constructor(db: SqliteDatabase) {
     this.#upsert = db.prepare<[string, string, number, number]>(
       `INSERT INTO location_activity (directory, workspace, active_at, expires_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (directory, workspace) DO UPDATE SET active_at = excluded.active_at, expires_at = excluded.expires_at`,
+       ON CONFLICT (directory, workspace)
+       DO UPDATE SET active_at = excluded.active_at, expires_at = excluded.expires_at`,
     );
     this.#get = db.prepare<[string, string], ActivityRow>(
       `SELECT ${COLUMNS} FROM location_activity WHERE directory = ? AND workspace = ?`,

@@ -1,5 +1,5 @@
 import type { SqliteDatabase } from "./database.js";
-import { StoreSchemaError } from "./errors.js";
+import { StoreOpenError } from "./errors.js";
 
 export interface Migration {
   /** The `user_version` the database has once this step is applied; steps are numbered 1, 2, 3... */
@@ -22,9 +22,7 @@ export const migrations: readonly Migration[] = [
         title            TEXT,
         agent_session_id TEXT,
         created_at       INTEGER NOT NULL,
-        updated_at       INTEGER NOT NULL,
-        -- the seq the next journal event gets; advanced in the same transaction as the insert
-        next_seq         INTEGER NOT NULL DEFAULT 1
+        updated_at       INTEGER NOT NULL
       ) STRICT;
       CREATE INDEX sessions_by_recency ON sessions (updated_at DESC, created_at DESC);
       CREATE INDEX sessions_by_cwd ON sessions (cwd, updated_at DESC, created_at DESC);
@@ -94,14 +92,14 @@ export function schemaVersion(db: SqliteDatabase): number {
 export function migrate(db: SqliteDatabase): { from: number; to: number } {
   const from = schemaVersion(db);
   if (from > latestSchemaVersion) {
-    throw new StoreSchemaError(
+    throw new StoreOpenError(
       `database ${db.name} has schema version ${from}, newer than the latest this Berth knows ` +
         `(${latestSchemaVersion}); upgrade Berth or use another database file`,
     );
   }
   if (from === latestSchemaVersion) return { from, to: from };
   if (db.readonly) {
-    throw new StoreSchemaError(
+    throw new StoreOpenError(
       `database ${db.name} has schema version ${from} and needs migrating to ${latestSchemaVersion}, ` +
         `but it is open read-only`,
     );

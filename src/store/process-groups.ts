@@ -30,9 +30,9 @@ export class SqliteProcessGroupLedger implements ProcessGroupLedger {
 
   constructor(db: SqliteDatabase) {
     // A pgid can only belong to one live group: recording it again replaces the stale record.
-    this.#record = db.prepare<[number, string, string, number, string, number]>(
+    this.#record = db.prepare<GroupRecord>(
       `INSERT OR REPLACE INTO process_groups (pgid, kind, label, start_ticks, boot_id, started_at)
-       VALUES (?, ?, ?, ?, ?, ?)`,
+       VALUES (@pgid, @kind, @label, @startTicks, @bootId, @startedAt)`,
     );
     this.#forget = db.prepare<[number]>("DELETE FROM process_groups WHERE pgid = ?");
     this.#list = db.prepare<[], GroupRecord>(
@@ -43,13 +43,15 @@ export class SqliteProcessGroupLedger implements ProcessGroupLedger {
 
   record(group: GroupRecord): void {
     const op = "processGroups.record";
-    const pgid = requirePgid(op, group.pgid);
-    const kind = requireOneOf(op, "kind", group.kind, processGroupKinds);
-    const label = requireText(op, "label", group.label);
-    const startTicks = requireCount(op, "startTicks", group.startTicks);
-    const bootId = requireText(op, "bootId", group.bootId);
-    const startedAt = requireTimestamp(op, "startedAt", group.startedAt);
-    guardWrite(op, () => this.#record.run(pgid, kind, label, startTicks, bootId, startedAt));
+    const row: GroupRecord = {
+      pgid: requirePgid(op, group.pgid),
+      kind: requireOneOf(op, "kind", group.kind, processGroupKinds),
+      label: requireText(op, "label", group.label),
+      startTicks: requireCount(op, "startTicks", group.startTicks),
+      bootId: requireText(op, "bootId", group.bootId),
+      startedAt: requireTimestamp(op, "startedAt", group.startedAt),
+    };
+    guardWrite(op, () => this.#record.run(row));
   }
 
   /** Forgetting a pgid that is not recorded is a no-op: a group may be stopped twice. */

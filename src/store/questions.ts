@@ -84,7 +84,8 @@ export class QuestionStore {
     const askedAt = requireTimestamp(op, "askedAt", question.askedAt);
     const inserted = guardWrite(op, () => this.#insert.run(id, kind, request, askedAt, sessionId).changes);
     if (inserted === 0) throw new StoreNotFoundError(op, "session", sessionId);
-    return toQuestion({ id, sessionId, kind, request, askedAt, state: "pending", answer: null, reason: null, resolvedAt: null });
+    const pending = { state: "pending", answer: null, reason: null, resolvedAt: null } as const;
+    return toQuestion({ id, sessionId, kind, request, askedAt, ...pending });
   }
 
   get(id: string): Question | undefined {

@@ -43,9 +43,9 @@ export class SessionStore {
   readonly #delete;
 
   constructor(db: SqliteDatabase) {
-    this.#insert = db.prepare<[string, string, string, string | null, string | null, string | null, number, number]>(
+    this.#insert = db.prepare<Session>(
       `INSERT INTO sessions (id, agent, cwd, workspace, title, agent_session_id, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (@id, @agent, @cwd, @workspace, @title, @agentSessionId, @createdAt, @updatedAt)`,
     );
     this.#get = db.prepare<[string], Session>(`SELECT ${COLUMNS} FROM sessions WHERE id = ?`);
     this.#listAll = db.prepare<[], Session>(`SELECT ${COLUMNS} FROM sessions ${NEWEST_FIRST}`);
@@ -71,9 +71,7 @@ export class SessionStore {
       createdAt: requireTimestamp(op, "createdAt", session.createdAt),
       updatedAt: session.createdAt,
     };
-    guardWrite(op, () =>
-      this.#insert.run(row.id, row.agent, row.cwd, row.workspace, row.title, row.agentSessionId, row.createdAt, row.updatedAt),
-    );
+    guardWrite(op, () => this.#insert.run(row));
     return row;
   }
 

@@ -50,8 +50,9 @@ export class Store {
   }
 
   /**
-   * Runs `work` as one transaction: every write inside it is stored, or none is. Nests. `work` must be
-   * synchronous; a failure inside it rolls back and is rethrown.
+   * Runs `work` as one write transaction: every write inside it is stored, or none is. Nests. It takes the
+   * write lock up front (IMMEDIATE), so another connection's lock is waited for, not a deadlock.
+   * `work` must be synchronous; a failure inside it rolls back and is rethrown.
    */
   transaction<T>(work: () => T): T {
     return guardWrite("store.transaction", () =>
@@ -61,7 +62,7 @@ export class Store {
           throw new StoreInputError("store.transaction", "work must be synchronous, it returned a promise");
         }
         return result;
-      })(),
+      }).immediate(),
     );
   }
 

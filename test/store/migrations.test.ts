@@ -1,6 +1,7 @@
+import { writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/store/database.js";
-import { StoreSchemaError, StoreWriteError } from "../../src/store/errors.js";
+import { StoreOpenError, StoreWriteError } from "../../src/store/errors.js";
 import { latestSchemaVersion, migrate, migrations } from "../../src/store/migrations.js";
 import { Store } from "../../src/store/store.js";
 import { catchError, newSession, useStoreFiles } from "./fixture.js";
@@ -50,7 +51,7 @@ describe("migrations", () => {
     raw.pragma(`user_version = ${latestSchemaVersion + 1}`);
     raw.close();
 
-    expect(() => Store.open(path)).toThrow(StoreSchemaError);
+    expect(() => Store.open(path)).toThrow(StoreOpenError);
     expect(() => Store.open(path)).toThrow(`schema version ${latestSchemaVersion + 1}, newer than`);
     expect(files.raw(path).pragma("user_version", { simple: true })).toBe(latestSchemaVersion + 1);
   });
@@ -83,6 +84,17 @@ describe("openDatabase", () => {
     expect(db.pragma("synchronous", { simple: true })).toBe(1);
     expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
     expect(db.pragma("busy_timeout", { simple: true })).toBe(1234);
+  });
+
+  it("names the file it cannot open", () => {
+    const missing = `${files.path()}.missing`;
+    expect(() => openDatabase(missing, { readonly: true })).toThrow(
+      `cannot open database ${missing} read-only: SQLITE_CANTOPEN`,
+    );
+    expect(() => openDatabase("/nonexistent-dir/berth.db")).toThrow(StoreOpenError);
+    const notSqlite = files.path();
+    writeFileSync(notSqlite, "this is not a database, just a long enough line of plain text to be read as a header");
+    expect(() => openDatabase(notSqlite)).toThrow(`cannot open database ${notSqlite}: SQLITE_NOTADB`);
   });
 
   it("rejects a bad busy timeout by name", () => {
