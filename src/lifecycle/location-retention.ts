@@ -12,6 +12,7 @@ import {
 } from "./location-activity.js";
 import type { LocationKey } from "./location-key.js";
 import type { LocationEntry, LocationServicesCache } from "./location-services-cache.js";
+import { MinHeap } from "./min-heap.js";
 
 /**
  * A cached location's retention state:
@@ -49,6 +50,8 @@ interface Tracked<S> extends LocationActivity {
   state: RetentionState;
   /** A turn began here while the capped location was being cleaned up. */
   admittedDuringCleanup: boolean;
+  /** The deadline this entry is queued under, or undefined when not queued. Never later than `expiresAt`. */
+  queuedDeadline: number | undefined;
 }
 
 /**
@@ -58,6 +61,12 @@ interface Tracked<S> extends LocationActivity {
  */
 export class LocationRetention<S> {
   private readonly tracked = new Map<string, Tracked<S>>();
+  /**
+   * Retained entries by the deadline they were queued under. Deadlines only move later, so a
+   * sweep pops what may have expired and re-queues what was refreshed since: touches stay O(1)
+   * and a sweep costs the active locations plus the expired ones, not every cached location.
+   */
+  private readonly deadlines = new MinHeap<Tracked<S>>((a, b) => a.queuedDeadline! < b.queuedDeadline!);
   private readonly cleanups = new Set<Promise<void>>();
   private timer: Timer | undefined;
   private readonly unsubscribe: Array<() => void>;
@@ -74,13 +83,18 @@ export class LocationRetention<S> {
     const cacheEntry = this.options.cache.open(key);
     const services = await cacheEntry.ready;
     if (this.options.cache.entry(key) === cacheEntry && this.tracked.get(key.id)?.cacheEntry !== cacheEntry) {
-      this.tracked.set(key.id, {
+      const { activeAt, expiresAt } = freshActivity(this.options.clock.now(), this.options);
+      const tracked: Tracked<S> = {
         key,
         cacheEntry,
         state: "retained",
         admittedDuringCleanup: false,
-        ...freshActivity(this.options.clock.now(), this.options),
-      });
+        activeAt,
+        expiresAt,
+        queuedDeadline: undefined,
+      };
+      this.tracked.set(key.id, tracked);
+      this.enqueue(tracked);
       this.options.record({ kind: "location_booted", directory: key.directory, workspace: key.workspace });
     }
     return services;
@@ -115,8 +129,15 @@ export class LocationRetention<S> {
       const tracked = this.tracked.get(locationId);
       if (tracked?.state === "retained") keepAlive(tracked, now, this.options);
     }
-    for (const tracked of this.tracked.values()) {
-      if (tracked.state !== "retained" || !isExpired(tracked, now)) continue;
+    for (let next = this.deadlines.peek(); next && next.queuedDeadline! <= now; next = this.deadlines.peek()) {
+      const tracked = this.deadlines.pop()!;
+      tracked.queuedDeadline = undefined;
+      // Evicted, replaced, or being cleaned up (re-queued if kept): nothing to decide here.
+      if (this.tracked.get(tracked.key.id) !== tracked || tracked.state !== "retained") continue;
+      if (!isExpired(tracked, now)) {
+        this.enqueue(tracked);
+        continue;
+      }
       const cleanup = this.options.executions.hasActiveAt(tracked.key.id)
         ? this.interruptThenEvict(tracked)
         : this.evict(tracked, "idle");
@@ -164,6 +185,7 @@ export class LocationRetention<S> {
     if (tracked.admittedDuringCleanup || executions.hasActiveAt(tracked.key.id)) {
       tracked.state = "retained";
       touchActivity(tracked, this.options.clock.now(), this.options);
+      this.enqueue(tracked);
       this.options.record({
         kind: "location_kept",
         directory: tracked.key.directory,
@@ -200,6 +222,12 @@ export class LocationRetention<S> {
   /** A settle is a terminal event: the location gets a full idle TTL from it. */
   private onTurnSettled(settlement: Settlement): void {
     this.touch(settlement.location);
+  }
+
+  private enqueue(tracked: Tracked<S>): void {
+    if (tracked.queuedDeadline !== undefined) return;
+    tracked.queuedDeadline = tracked.expiresAt;
+    this.deadlines.push(tracked);
   }
 
   private follow(cleanup: Promise<void>): void {

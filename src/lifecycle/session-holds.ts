@@ -81,11 +81,66 @@ export class HoldsDisposedError extends Error {
   }
 }
 
-interface Incarnation<C> extends HoldTicket<C> {
-  readonly outcome: Deferred<C>;
+/** The outcome of one incarnation's wait for a child; its promise is only made if someone asks. */
+type TicketOutcome<C> =
+  | { readonly name: "pending"; waiter: Deferred<C> | undefined }
+  | { readonly name: "resolved"; readonly child: C }
+  | { readonly name: "rejected"; readonly error: Error };
+
+interface IncarnationOwner<C extends object> {
+  isCurrent(incarnation: Incarnation<C>): boolean;
+  leave(incarnation: Incarnation<C>): boolean;
 }
 
-interface SessionRecord<C> {
+/** A class rather than closures: holds and releases are hot, and each incarnation stays small. */
+class Incarnation<C extends object> implements HoldTicket<C> {
+  private outcome: TicketOutcome<C> = { name: "pending", waiter: undefined };
+
+  constructor(
+    private readonly owner: IncarnationOwner<C>,
+    readonly record: SessionRecord<C>,
+    readonly holderId: string,
+    readonly incarnation: number,
+  ) {}
+
+  get sessionId(): string {
+    return this.record.sessionId;
+  }
+
+  get child(): Promise<C> {
+    const outcome = this.outcome;
+    if (outcome.name === "resolved") return Promise.resolve(outcome.child);
+    if (outcome.name === "rejected") return Promise.reject(outcome.error);
+    if (!outcome.waiter) {
+      outcome.waiter = deferred<C>();
+      // Holders that never await their ticket must not surface as unhandled rejections.
+      outcome.waiter.promise.catch(() => undefined);
+    }
+    return outcome.waiter.promise;
+  }
+
+  settle(result: { child: C } | { error: Error }): void {
+    const outcome = this.outcome;
+    if (outcome.name !== "pending") return;
+    if ("child" in result) {
+      this.outcome = { name: "resolved", child: result.child };
+      outcome.waiter?.resolve(result.child);
+    } else {
+      this.outcome = { name: "rejected", error: result.error };
+      outcome.waiter?.reject(result.error);
+    }
+  }
+
+  isCurrent(): boolean {
+    return this.owner.isCurrent(this);
+  }
+
+  release(): boolean {
+    return this.owner.leave(this);
+  }
+}
+
+interface SessionRecord<C extends object> {
   readonly sessionId: string;
   readonly holders: Map<string, Incarnation<C>>;
   slot: ChildSlot<C>;
@@ -104,6 +159,16 @@ export class SessionHolds<C extends object> {
   private nextIncarnation = 1;
   private disposed = false;
   private readonly unsubscribeTurns: () => void;
+  private readonly owner: IncarnationOwner<C> = {
+    isCurrent: (incarnation) =>
+      this.sessions.get(incarnation.sessionId) === incarnation.record && incarnation.record.holders.get(incarnation.holderId) === incarnation,
+    leave: (incarnation) => {
+      if (!this.owner.isCurrent(incarnation)) return false;
+      incarnation.record.holders.delete(incarnation.holderId);
+      this.recheck(incarnation.record);
+      return true;
+    },
+  };
 
   constructor(private readonly options: SessionHoldsOptions<C>) {
     this.unsubscribeTurns = options.turns.onSettled(({ sessionId }) => this.onTurnSettled(sessionId));
@@ -122,7 +187,7 @@ export class SessionHolds<C extends object> {
     const incarnation = this.newIncarnation(record, holderId);
     record.holders.set(holderId, incarnation);
     this.cancelClock(record);
-    if (record.slot.name === "live") incarnation.outcome.resolve(record.slot.child);
+    if (record.slot.name === "live") incarnation.settle({ child: record.slot.child });
     else this.acquireFor(record, incarnation);
     return incarnation;
   }
@@ -201,24 +266,7 @@ export class SessionHolds<C extends object> {
   }
 
   private newIncarnation(record: SessionRecord<C>, holderId: string): Incarnation<C> {
-    const outcome = deferred<C>();
-    // Holders that never await their ticket must not surface as unhandled rejections.
-    outcome.promise.catch(() => undefined);
-    const incarnation: Incarnation<C> = {
-      sessionId: record.sessionId,
-      holderId,
-      incarnation: this.nextIncarnation++,
-      child: outcome.promise,
-      outcome,
-      isCurrent: () => this.sessions.get(record.sessionId)?.holders.get(holderId) === incarnation,
-      release: () => {
-        if (!incarnation.isCurrent()) return false;
-        record.holders.delete(holderId);
-        this.recheck(record);
-        return true;
-      },
-    };
-    return incarnation;
+    return new Incarnation(this.owner, record, holderId, this.nextIncarnation++);
   }
 
   private acquireFor(record: SessionRecord<C>, incarnation: Incarnation<C>): void {
@@ -236,7 +284,7 @@ export class SessionHolds<C extends object> {
   private acquired(record: SessionRecord<C>, incarnation: Incarnation<C>, child: C): void {
     record.acquisitions--;
     if (this.disposed) {
-      incarnation.outcome.reject(new HoldsDisposedError());
+      incarnation.settle({ error: new HoldsDisposedError() });
       return;
     }
     if (this.released.has(child)) {
@@ -251,14 +299,14 @@ export class SessionHolds<C extends object> {
       record.slot = { name: "live", child };
     }
     const live = record.slot.name === "live" ? record.slot.child : child;
-    if (incarnation.isCurrent()) incarnation.outcome.resolve(live);
-    else incarnation.outcome.reject(new StaleHoldError(record.sessionId, incarnation.holderId));
+    if (incarnation.isCurrent()) incarnation.settle({ child: live });
+    else incarnation.settle({ error: new StaleHoldError(record.sessionId, incarnation.holderId) });
     this.recheck(record);
   }
 
   private acquisitionFailed(record: SessionRecord<C>, incarnation: Incarnation<C>, error: unknown, count = true): void {
     if (count) record.acquisitions--;
-    incarnation.outcome.reject(new AcquisitionFailedError(record.sessionId, error));
+    incarnation.settle({ error: new AcquisitionFailedError(record.sessionId, error) });
     if (this.disposed) return;
     // Only the incarnation that relied on this acquisition goes; a replacement of the same id stays.
     if (incarnation.isCurrent()) record.holders.delete(incarnation.holderId);

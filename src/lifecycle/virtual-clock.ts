@@ -1,4 +1,5 @@
 import type { Clock, Timer } from "./clock.js";
+import { MinHeap } from "./min-heap.js";
 
 interface PendingTimer {
   readonly dueAt: number;
@@ -25,8 +26,8 @@ export class VirtualClock implements Clock {
   private current: number;
   private nextOrder = 0;
   private live = 0;
-  /** Binary min-heap; cancelled timers are dropped lazily when they surface. */
-  private readonly heap: PendingTimer[] = [];
+  /** Cancelled timers are dropped lazily when they surface. */
+  private readonly heap = new MinHeap<PendingTimer>(earlier);
 
   constructor(start = Date.UTC(2026, 0, 1)) {
     this.current = start;
@@ -43,7 +44,7 @@ export class VirtualClock implements Clock {
       callback,
       cancelled: false,
     };
-    this.push(timer);
+    this.heap.push(timer);
     this.live++;
     return {
       cancel: () => {
@@ -88,46 +89,13 @@ export class VirtualClock implements Clock {
 
   private popDue(limit: number): PendingTimer | undefined {
     for (;;) {
-      const top = this.heap[0];
+      const top = this.heap.peek();
       if (!top) return undefined;
       if (top.cancelled) {
-        this.pop();
+        this.heap.pop();
         continue;
       }
-      return top.dueAt <= limit ? this.pop() : undefined;
+      return top.dueAt <= limit ? this.heap.pop() : undefined;
     }
-  }
-
-  private push(timer: PendingTimer): void {
-    const heap = this.heap;
-    heap.push(timer);
-    let i = heap.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!earlier(heap[i]!, heap[parent]!)) break;
-      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
-      i = parent;
-    }
-  }
-
-  private pop(): PendingTimer | undefined {
-    const heap = this.heap;
-    const top = heap[0];
-    const last = heap.pop();
-    if (heap.length > 0 && last) {
-      heap[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < heap.length && earlier(heap[l]!, heap[m]!)) m = l;
-        if (r < heap.length && earlier(heap[r]!, heap[m]!)) m = r;
-        if (m === i) break;
-        [heap[i], heap[m]] = [heap[m]!, heap[i]!];
-        i = m;
-      }
-    }
-    return top;
   }
 }

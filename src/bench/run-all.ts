@@ -1,0 +1,6 @@
+#!/usr/bin/env node
+/** `npm run bench`: every benchmark, figures printed. */
+import { runLifecycleBench } from "./lifecycle-bench.js";
+
+console.log(`Berth benchmarks — node ${process.version}, ${new Date().toISOString()}`);
+await runLifecycleBench();
