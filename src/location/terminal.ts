@@ -90,10 +90,6 @@ export class Terminal {
     return this.spec.sessionId;
   }
 
-  get pgid(): number {
-    return this.group.record.pgid;
-  }
-
   snapshot(): TerminalOutputResult {
     const exitStatus = this.state.name === "exited" ? { ...this.state.status } : null;
     return { ...this.output.snapshot(this.pipesClosed), exitStatus };

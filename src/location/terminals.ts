@@ -44,8 +44,8 @@ export interface CreateTerminalParams {
 export class Terminals {
   private state: "open" | "closed" = "open";
   private readonly terminals = new Map<string, Terminal>();
-  /** Creations under way, each including the stop it does if the terminals close meanwhile. */
-  private readonly starting = new Set<Promise<string>>();
+  /** Creations under way, by the session asking; each includes the stop it does if the terminals close meanwhile. */
+  private readonly starting = new Map<Promise<string>, string>();
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: TerminalsOptions) {
@@ -56,7 +56,7 @@ export class Terminals {
   async create(params: CreateTerminalParams): Promise<string> {
     this.assertOpen();
     const admission = this.admit(this.specFor(params));
-    this.starting.add(admission);
+    this.starting.set(admission, params.sessionId);
     try {
       return await admission;
     } finally {
@@ -85,8 +85,10 @@ export class Terminals {
     await terminal.release();
   }
 
-  /** Releases every terminal of a session, awaiting each stop. */
+  /** Releases every terminal of a session, including ones still starting, awaiting each stop. */
   async releaseForSession(sessionId: string): Promise<void> {
+    const admissions = [...this.starting].filter(([, owner]) => owner === sessionId);
+    await Promise.allSettled(admissions.map(([admission]) => admission));
     await this.releaseAll([...this.terminals.values()].filter((terminal) => terminal.sessionId === sessionId));
   }
 
@@ -94,7 +96,7 @@ export class Terminals {
   closeAll(): Promise<void> {
     this.state = "closed";
     this.closing ??= (async () => {
-      await Promise.allSettled([...this.starting]);
+      await Promise.allSettled([...this.starting.keys()]);
       await this.releaseAll([...this.terminals.values()]);
     })();
     return this.closing;

@@ -6,6 +6,7 @@ import { outputFilePath } from "../../src/location/terminal-output-files.js";
 import { Terminals, type TerminalsOptions } from "../../src/location/terminals.js";
 import { InMemoryProcessGroupLedger, type GroupRecord } from "../../src/processes/ledger.js";
 import {
+  groupMembers,
   killLeftovers,
   processIsRunning,
   startedProcess,
@@ -37,6 +38,17 @@ function terminalsWith(options: Partial<TerminalsOptions> = {}): { terminals: Te
   return { terminals, ledger };
 }
 
+/**
+ * The running processes of a terminal's group, checked to include its leader
+ * and the grandchild it reported, and remembered for clean-up.
+ */
+function runningMembers(pgid: number, grandchild: number): StartedProcess[] {
+  const members = groupMembers(pgid);
+  started.push(...members);
+  expect(members.map(({ pid }) => pid)).toEqual(expect.arrayContaining([pgid, grandchild]));
+  return members;
+}
+
 /** Waits until the terminal printed `lines` full lines and returns them. */
 async function printedLines(terminals: Terminals, terminalId: string, lines: number): Promise<string[]> {
   await waitUntil(
@@ -64,18 +76,14 @@ describe("Terminals: stopping process groups", () => {
   it("kill stops the shell and its background grandchild, and keeps the output readable", async () => {
     const { terminals, ledger } = terminalsWith();
     const id = await terminals.create({ sessionId: "s1", command: "sh", args: ["-c", script] });
-    const [line] = await printedLines(terminals, id, 1);
-    const grandchild = Number(line);
-    started.push(startedProcess(grandchild));
+    const grandchild = Number((await printedLines(terminals, id, 1))[0]);
     const [group] = ledger.list();
     expect(group).toMatchObject({ kind: "terminal", label: `sh -c ${script}` });
-    const shell = group!.pgid;
-    expect(processIsRunning(shell) && processIsRunning(grandchild)).toBe(true);
+    const members = runningMembers(group!.pgid, grandchild);
 
     expect(await terminals.kill(id)).toEqual({ exitCode: null, signal: "SIGTERM" });
 
-    expect(processIsRunning(shell)).toBe(false);
-    expect(processIsRunning(grandchild)).toBe(false);
+    for (const { pid } of members) expect(processIsRunning(pid)).toBe(false);
     expect(terminals.output(id)).toEqual({
       output: `${grandchild}\n`,
       truncated: false,
@@ -89,13 +97,11 @@ describe("Terminals: stopping process groups", () => {
     const { terminals, ledger } = terminalsWith();
     const id = await terminals.create({ sessionId: "s1", command: "sh", args: ["-c", script] });
     const grandchild = Number((await printedLines(terminals, id, 1))[0]);
-    started.push(startedProcess(grandchild));
-    const shell = ledger.list()[0]!.pgid;
+    const members = runningMembers(ledger.list()[0]!.pgid, grandchild);
 
     await terminals.release(id);
 
-    expect(processIsRunning(shell)).toBe(false);
-    expect(processIsRunning(grandchild)).toBe(false);
+    for (const { pid } of members) expect(processIsRunning(pid)).toBe(false);
     expect(ledger.list()).toEqual([]);
     expect(() => terminals.output(id)).toThrow(`unknown terminal: "${id}"`);
     await expect(terminals.waitForExit(id)).rejects.toThrow(`unknown terminal: "${id}"`);
@@ -142,6 +148,22 @@ describe("Terminals: stopping process groups", () => {
     await expect(terminals.create({ sessionId: "theirs", command: "true" })).rejects.toThrow(
       `terminals of ${directory} are closed`,
     );
+  });
+
+  it("releaseForSession also stops a command of that session that was still starting", async () => {
+    const { terminals, ledger } = terminalsWith();
+    const creating = terminals.create({ sessionId: "leaving", command: "sleep", args: ["3600"] });
+    const other = terminals.create({ sessionId: "staying", command: "sleep", args: ["3600"] });
+
+    await terminals.releaseForSession("leaving");
+
+    const id = await creating;
+    expect(() => terminals.output(id)).toThrow(/unknown terminal/);
+    const otherId = await other;
+    expect(terminals.ids()).toEqual([otherId]);
+    const leaving = ledger.everRecorded.find((group) => !ledger.list().includes(group));
+    expect(ledger.list()).toHaveLength(1);
+    expect(processIsRunning(leaving!.pgid)).toBe(false);
   });
 
   it("closeAll stops a command that was still starting, and its creation fails", async () => {

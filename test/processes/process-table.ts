@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 
 /**
@@ -35,14 +35,31 @@ export function startedProcess(pid: number): StartedProcess {
   return { pid, startTicks: startTicksOf(pid) ?? "" };
 }
 
-/** SIGKILLs the group of each process a failed test left running, if the pid is still that process. */
+/** Every running process whose process group is `pgid`, read from the process table. */
+export function groupMembers(pgid: number): StartedProcess[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => fieldsAfterName(pid)?.[2] === String(pgid) && processIsRunning(pid))
+    .map(startedProcess);
+}
+
+/**
+ * SIGKILLs each process a failed test left running, and the members of its
+ * group started after it (they outlive a leader that died), if each pid is
+ * still the process it was.
+ */
 export function killLeftovers(processes: Iterable<StartedProcess>): void {
-  for (const { pid, startTicks } of processes) {
-    if (startTicks === "" || startTicksOf(pid) !== startTicks || !processIsRunning(pid)) continue;
-    try {
-      process.kill(-pid, "SIGKILL");
-    } catch {
-      process.kill(pid, "SIGKILL");
+  for (const started of processes) {
+    if (started.startTicks === "") continue;
+    const members = groupMembers(started.pid).filter((member) => Number(member.startTicks) >= Number(started.startTicks));
+    for (const target of [started, ...members]) {
+      if (startTicksOf(target.pid) !== target.startTicks || !processIsRunning(target.pid)) continue;
+      try {
+        process.kill(target.pid, "SIGKILL");
+      } catch {
+        // It exited meanwhile.
+      }
     }
   }
 }

@@ -6,7 +6,7 @@ import { InMemoryProcessGroupLedger, type GroupRecord } from "../../src/processe
 import { readBootId, readProcStat } from "../../src/processes/proc-stat.js";
 import { reapLeftoverGroups } from "../../src/processes/reap.js";
 import { spawnGroup, type SpawnedGroup } from "../../src/processes/spawn-group.js";
-import { killLeftovers, processIsRunning, startedProcess, type StartedProcess } from "./process-table.js";
+import { groupMembers, killLeftovers, processIsRunning, startedProcess, type StartedProcess } from "./process-table.js";
 
 const started: StartedProcess[] = [];
 const groups: SpawnedGroup[] = [];
@@ -60,8 +60,9 @@ async function startOwnGroup(): Promise<SpawnedGroup> {
 describe("reapLeftoverGroups", () => {
   it("stops a group a dead previous run left behind, grandchildren included, and forgets it", async () => {
     const { leader, member } = await leaveGroupBehind();
-    expect(processIsRunning(leader)).toBe(true);
-    expect(processIsRunning(member)).toBe(true);
+    const members = groupMembers(leader);
+    started.push(...members);
+    expect(members.map(({ pid }) => pid).sort()).toEqual([leader, member].sort());
     const ledger = new InMemoryProcessGroupLedger();
     const record = recordOf(leader);
     ledger.record(record);
@@ -69,8 +70,7 @@ describe("reapLeftoverGroups", () => {
     const reaped = await reapLeftoverGroups(ledger, { graceMs: 5_000 });
 
     expect(reaped).toEqual([{ record, outcome: { kind: "stopped", stop: "exited" } }]);
-    expect(processIsRunning(leader)).toBe(false);
-    expect(processIsRunning(member)).toBe(false);
+    for (const { pid } of members) expect(processIsRunning(pid)).toBe(false);
     expect(ledger.list()).toEqual([]);
   });
 

@@ -4,20 +4,25 @@ import { assertSignalableGroup, groupIsAlive } from "../../src/processes/group-s
 import { readProcStat } from "../../src/processes/proc-stat.js";
 import { spawnGroup, type SpawnedGroup } from "../../src/processes/spawn-group.js";
 import { stopGroup } from "../../src/processes/stop-group.js";
-import { killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "./process-table.js";
+import { groupMembers, killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "./process-table.js";
 
 const started: StartedProcess[] = [];
 
-/** Starts `sh -c script` in its own group and waits for the first `lines` lines it prints. */
-async function startShell(script: string, lines: number): Promise<{ group: SpawnedGroup; printed: number[] }> {
+/**
+ * Starts `sh -c script` in its own group, waits for the first `lines` lines it
+ * prints (pids of processes it started) and returns the group's running members.
+ */
+async function startShell(script: string, lines: number): Promise<{ group: SpawnedGroup; members: StartedProcess[] }> {
   const group = await spawnGroup({ command: "sh", args: ["-c", script], kind: "service" });
   started.push(startedProcess(group.record.pgid));
   let text = "";
   group.child.stdout!.on("data", (chunk: Buffer) => (text += chunk.toString()));
   await waitUntil(() => text.split("\n").length > lines, `the shell printed ${lines} line(s)`);
   const printed = text.split("\n").slice(0, lines).map(Number);
-  for (const pid of printed) started.push(startedProcess(pid));
-  return { group, printed };
+  const members = groupMembers(group.record.pgid);
+  started.push(...members);
+  expect(members.map(({ pid }) => pid)).toEqual(expect.arrayContaining([group.record.pgid, ...printed]));
+  return { group, members };
 }
 
 afterEach(() => {
@@ -26,30 +31,30 @@ afterEach(() => {
 
 describe("stopGroup", () => {
   it("stops the leader and its grandchildren with the polite signal", async () => {
-    const { group, printed } = await startShell("sleep 3600 & echo $!; sleep 3600 & echo $!; wait", 2);
+    const { group, members } = await startShell("sleep 3600 & echo $!; sleep 3600 & echo $!; wait", 2);
     const pgid = group.record.pgid;
-    for (const pid of printed) expect(readProcStat(pid)?.pgid).toBe(pgid);
+    expect(members).toHaveLength(3);
 
     expect(await stopGroup(pgid, { graceMs: 5_000 })).toBe("exited");
 
     expect(groupIsAlive(pgid)).toBe(false);
-    for (const pid of [pgid, ...printed]) expect(processIsRunning(pid)).toBe(false);
+    for (const { pid } of members) expect(processIsRunning(pid)).toBe(false);
     expect(await group.exited).toEqual({ exitCode: null, signal: "SIGTERM" });
   });
 
   it("kills a group whose leader ignores SIGTERM after the bounded wait", async () => {
     // The shell ignores TERM and so does the sleep it starts, which inherits the disposition.
-    const { group, printed } = await startShell("trap '' TERM; sleep 3600 & echo $!; wait; wait", 1);
+    const { group, members } = await startShell("trap '' TERM; sleep 3600 & echo $!; wait; wait", 1);
     const pgid = group.record.pgid;
 
     expect(await stopGroup(pgid, { graceMs: 200 })).toBe("killed");
 
-    for (const pid of [pgid, ...printed]) expect(processIsRunning(pid)).toBe(false);
+    for (const { pid } of members) expect(processIsRunning(pid)).toBe(false);
     expect(await group.exited).toEqual({ exitCode: null, signal: "SIGKILL" });
   });
 
   it("makes a second concurrent stop of the same group await the first", async () => {
-    const { group } = await startShell("trap '' TERM; echo ready; while :; do sleep 1; done", 1);
+    const { group } = await startShell("trap '' TERM; echo $$; while :; do sleep 1; done", 1);
     const pgid = group.record.pgid;
 
     const first = stopGroup(pgid, { graceMs: 200 });
