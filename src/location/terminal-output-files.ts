@@ -77,6 +77,7 @@ export async function cleanupExpiredOutput(
   for (const name of names) {
     if (!name.startsWith(FILE_PREFIX) || !name.endsWith(FILE_SUFFIX)) continue;
     const path = join(outputDir, name);
+    // Undefined when another clean-up removed it meanwhile.
     const info = await stat(path).catch(() => undefined);
     if (!info?.isFile() || now - info.mtimeMs <= retentionMs) continue;
     await rm(path, { force: true });

@@ -121,8 +121,9 @@ export class Terminals {
   }
 
   private async admit(spec: TerminalSpec): Promise<string> {
-    await mkdir(this.options.outputDir, { recursive: true }).catch((error: Error) => {
-      throw new Error(`cannot create terminal output directory ${this.options.outputDir}: ${error.message}`, { cause: error });
+    const { outputDir } = this.options;
+    await mkdir(outputDir, { recursive: true }).catch((error: Error) => {
+      throw new Error(`cannot create terminal output directory ${outputDir}: ${error.message}`, { cause: error });
     });
     const terminal = await Terminal.start(spec);
     if (this.state === "closed") {

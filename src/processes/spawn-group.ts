@@ -62,7 +62,9 @@ export async function spawnGroup(options: SpawnGroupOptions): Promise<SpawnedGro
   }
   // Read now: the child cannot have been reaped yet, so this pid is still ours.
   const stat = readProcStat(child.pid);
-  if (!stat) throw new Error(`process ${child.pid} of ${JSON.stringify(options.command)} vanished before it was recorded`);
+  if (!stat) {
+    throw new Error(`process ${child.pid} of ${JSON.stringify(options.command)} vanished before it was recorded`);
+  }
   const record: GroupRecord = {
     pgid: child.pid,
     startTicks: stat.startTicks,

@@ -111,7 +111,8 @@ describe("Terminals: stopping process groups", () => {
 
   it("kill after the shell exited still stops the background job it left in the group", async () => {
     const { terminals, ledger } = terminalsWith();
-    const id = await terminals.create({ sessionId: "s1", command: "sh", args: ["-c", "sleep 3600 >/dev/null & echo $!"] });
+    const args = ["-c", "sleep 3600 >/dev/null & echo $!"];
+    const id = await terminals.create({ sessionId: "s1", command: "sh", args });
     const grandchild = Number((await printedLines(terminals, id, 1))[0]);
     started.push(startedProcess(grandchild));
     expect(await terminals.waitForExit(id)).toEqual({ exitCode: 0, signal: null });
@@ -203,7 +204,11 @@ describe("Terminals: exit statuses", () => {
     const id2 = await terminals.create({ sessionId: "s", command: "echo", args: ["done"] });
     const first = await terminals.waitForExit(id2);
     expect(await terminals.waitForExit(id2)).toEqual(first);
-    expect(terminals.output(id2)).toEqual({ output: "done\n", truncated: false, exitStatus: { exitCode: 0, signal: null } });
+    expect(terminals.output(id2)).toEqual({
+      output: "done\n",
+      truncated: false,
+      exitStatus: { exitCode: 0, signal: null },
+    });
   });
 });
 

@@ -52,7 +52,8 @@ export function groupMembers(pgid: number): StartedProcess[] {
 export function killLeftovers(processes: Iterable<StartedProcess>): void {
   for (const started of processes) {
     if (started.startTicks === "") continue;
-    const members = groupMembers(started.pid).filter((member) => Number(member.startTicks) >= Number(started.startTicks));
+    const after = Number(started.startTicks);
+    const members = groupMembers(started.pid).filter((member) => Number(member.startTicks) >= after);
     for (const target of [started, ...members]) {
       if (startTicksOf(target.pid) !== target.startTicks || !processIsRunning(target.pid)) continue;
       try {

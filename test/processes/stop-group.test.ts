@@ -4,7 +4,14 @@ import { assertSignalableGroup, groupIsAlive } from "../../src/processes/group-s
 import { readProcStat } from "../../src/processes/proc-stat.js";
 import { spawnGroup, type SpawnedGroup } from "../../src/processes/spawn-group.js";
 import { stopGroup } from "../../src/processes/stop-group.js";
-import { groupMembers, killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "./process-table.js";
+import {
+  groupMembers,
+  killLeftovers,
+  processIsRunning,
+  startedProcess,
+  waitUntil,
+  type StartedProcess,
+} from "./process-table.js";
 
 const started: StartedProcess[] = [];
 
