@@ -5,7 +5,7 @@ export type { Json } from "./input.js";
 export type { LifecycleRecord, LifecycleRecordLog } from "./lifecycle-records.js";
 export type { LocationActivity, LocationActivityStore } from "./location-activity.js";
 export { latestSchemaVersion } from "./migrations.js";
-export type { GroupRecord, ProcessGroupLedger, SqliteProcessGroupLedger } from "./process-groups.js";
+export type { SqliteProcessGroupLedger } from "./process-groups.js";
 export type {
   NewQuestion,
   Question,

@@ -1,27 +1,10 @@
+import type { GroupRecord, ProcessGroupLedger, ProcessKind } from "../processes/ledger.js";
 import type { SqliteDatabase } from "./database.js";
 import { StoreInputError } from "./errors.js";
 import { requireCount, requireOneOf, requireText, requireTimestamp } from "./input.js";
 import { guardWrite } from "./write-guard.js";
 
-/** A live process group the host started; what the reaper needs to recognise it after a crash. */
-export type GroupRecord = {
-  pgid: number;
-  kind: "agent" | "terminal" | "service";
-  label: string;
-  /** The leader's start time in clock ticks since boot (field 22 of /proc/<pid>/stat): tells a reused pgid apart. */
-  startTicks: number;
-  /** /proc/sys/kernel/random/boot_id at start: a group from an earlier boot is gone. */
-  bootId: string;
-  startedAt: number;
-};
-
-const processGroupKinds: readonly GroupRecord["kind"][] = ["agent", "terminal", "service"];
-
-export interface ProcessGroupLedger {
-  record(group: GroupRecord): void;
-  forget(pgid: number): void;
-  list(): GroupRecord[];
-}
+const processGroupKinds: readonly ProcessKind[] = ["agent", "terminal", "service"];
 
 export class SqliteProcessGroupLedger implements ProcessGroupLedger {
   readonly #record;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { GroupRecord, ProcessGroupLedger } from "../../src/store/process-groups.js";
+import type { GroupRecord, ProcessGroupLedger } from "../../src/processes/ledger.js";
 import { T0, useStoreFiles } from "./fixture.js";
 
 const files = useStoreFiles();

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import {
   agent,
   methods,
@@ -9,6 +8,7 @@ import {
   type ClientCapabilities,
   type ContentBlock,
 } from "@agentclientprotocol/sdk";
+import { berthVersion } from "../../version.js";
 import { runCommand } from "./commands/index.js";
 import { ConversationStore } from "./conversation-store.js";
 import { parsePromptCommand } from "./prompt-command.js";
@@ -25,11 +25,6 @@ export interface DemoAgentOptions {
   loadSessions: boolean;
 }
 
-/** Same depth under `src/` and `dist/`, so this finds the package file from either. */
-const packageVersion = (
-  JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }
-).version;
-
 /**
  * The demo agent as an SDK app: deterministic, driven only by prompt text.
  * One app serves one connection (it remembers that client's capabilities).
@@ -43,7 +38,7 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
       clientCapabilities = params.clientCapabilities ?? {};
       return {
         protocolVersion: PROTOCOL_VERSION,
-        agentInfo: { name: demoAgentName, title: "Berth demo agent", version: packageVersion },
+        agentInfo: { name: demoAgentName, title: "Berth demo agent", version: berthVersion },
         agentCapabilities: capabilities(options.loadSessions),
       };
     })

@@ -1,0 +1,271 @@
+import { Readable, Writable } from "node:stream";
+import {
+  client,
+  methods,
+  ndJsonStream,
+  PROTOCOL_VERSION,
+  type AgentCapabilities,
+  type ClientConnection,
+  type Implementation,
+  type LoadSessionRequest,
+  type NewSessionRequest,
+  type PromptRequest,
+  type PromptResponse,
+  type ResumeSessionRequest,
+} from "@agentclientprotocol/sdk";
+import { TerminalOutput } from "../location/terminal-output.js";
+import { spawnGroup, type ExitStatus, type ProcessGroupLedger, type SpawnedGroup } from "../processes/index.js";
+import type { AgentClientHandlers } from "./agent-client-handlers.js";
+import { berthVersion } from "../version.js";
+
+export interface AgentCommand {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export interface AgentChildOptions {
+  readonly agentId: string;
+  readonly sessionId: string;
+  readonly command: AgentCommand;
+  readonly cwd: string;
+  readonly handlers: AgentClientHandlers;
+  readonly initializeTimeoutMs: number;
+  readonly stopTimeoutMs: number;
+  readonly ledger?: ProcessGroupLedger;
+  /** One line of the agent's stderr, with its session. */
+  readonly onStderrLine?: (line: string) => void;
+}
+
+export class AgentStartError extends Error {
+  override readonly name = "AgentStartError";
+}
+
+/**
+ * One ACP agent process serving one Berth session:
+ * `starting` → `ready` → `stopping` → `stopped`, or → `exited` when it dies on its own.
+ */
+export type AgentChildState = "starting" | "ready" | "stopping" | "stopped" | "exited";
+
+const STDERR_TAIL_BYTES = 64 * 1024;
+const CLOSE_REQUEST_TIMEOUT_MS = 2_000;
+
+export class AgentChild {
+  state: AgentChildState = "starting";
+  capabilities: AgentCapabilities = {};
+  agentInfo: Implementation | undefined;
+  /** Settles once the child is gone, whether it was stopped or died on its own. */
+  readonly gone: Promise<ExitStatus>;
+  private stopping: Promise<void> | undefined;
+  private agentSessionId: string | undefined;
+  private readonly exitListeners = new Set<(status: ExitStatus) => void>();
+
+  private constructor(
+    private readonly options: AgentChildOptions,
+    private readonly group: SpawnedGroup,
+    private readonly connection: ClientConnection,
+    private readonly stderr: TerminalOutput,
+  ) {
+    // A closed stdio is as final as an exit: the protocol is gone either way.
+    const lost = Promise.race([
+      group.exited,
+      connection.closed.then(() => group.exited),
+    ]);
+    this.gone = lost.then((status) => {
+      if (this.state === "starting" || this.state === "ready") {
+        this.state = "exited";
+        for (const listener of this.exitListeners) listener(status);
+      }
+      return status;
+    });
+  }
+
+  static async start(options: AgentChildOptions): Promise<AgentChild> {
+    const group = await spawnGroup({
+      command: options.command.command,
+      args: options.command.args,
+      cwd: options.cwd,
+      env: { ...process.env, ...options.command.env },
+      stdio: ["pipe", "pipe", "pipe"],
+      kind: "agent",
+      label: `agent ${options.agentId} for session ${options.sessionId}`,
+      ledger: options.ledger,
+      stop: { graceMs: options.stopTimeoutMs },
+    }).catch((error: unknown) => {
+      throw new AgentStartError(`cannot start agent "${options.agentId}": ${error instanceof Error ? error.message : String(error)}`);
+    });
+    const stderr = new TerminalOutput(STDERR_TAIL_BYTES);
+    forwardStderr(group, stderr, options.onStderrLine);
+    // Writes to a child that already died surface as EPIPE on stdin; its exit is handled elsewhere.
+    group.child.stdin!.on("error", () => undefined);
+    const stream = ndJsonStream(
+      Writable.toWeb(group.child.stdin!) as WritableStream<Uint8Array>,
+      Readable.toWeb(group.child.stdout!) as ReadableStream<Uint8Array>,
+    );
+    const connection = berthClient(options.handlers).connect(stream);
+    const child = new AgentChild(options, group, connection, stderr);
+    await child.initialize();
+    return child;
+  }
+
+  get pid(): number {
+    return this.group.record.pgid;
+  }
+
+  get agentId(): string {
+    return this.options.agentId;
+  }
+
+  /** The agent's own id for this session, once it gave one. */
+  get remoteSessionId(): string | undefined {
+    return this.agentSessionId;
+  }
+
+  get canLoad(): boolean {
+    return this.capabilities.loadSession === true;
+  }
+
+  get canResume(): boolean {
+    return this.capabilities.sessionCapabilities?.resume != null;
+  }
+
+  get canClose(): boolean {
+    return this.capabilities.sessionCapabilities?.close != null;
+  }
+
+  get supportsHttpMcp(): boolean {
+    return this.capabilities.mcpCapabilities?.http === true;
+  }
+
+  stderrTail(): string {
+    return this.stderr.snapshot(false).output;
+  }
+
+  onExit(listener: (status: ExitStatus) => void): () => void {
+    this.exitListeners.add(listener);
+    return () => this.exitListeners.delete(listener);
+  }
+
+  async newSession(params: NewSessionRequest): Promise<string> {
+    const response = await this.connection.agent.request(methods.agent.session.new, params);
+    this.agentSessionId = response.sessionId;
+    return response.sessionId;
+  }
+
+  async loadSession(params: LoadSessionRequest): Promise<void> {
+    await this.connection.agent.request(methods.agent.session.load, params);
+    this.agentSessionId = params.sessionId;
+  }
+
+  async resumeSession(params: ResumeSessionRequest): Promise<void> {
+    await this.connection.agent.request(methods.agent.session.resume, params);
+    this.agentSessionId = params.sessionId;
+  }
+
+  prompt(params: Omit<PromptRequest, "sessionId">): Promise<PromptResponse> {
+    return this.connection.agent.request(methods.agent.session.prompt, { ...params, sessionId: this.requireSession() });
+  }
+
+  async cancel(): Promise<void> {
+    if (this.state !== "ready" || !this.agentSessionId) return;
+    await this.connection.agent.notify(methods.agent.session.cancel, { sessionId: this.agentSessionId }).catch(() => undefined);
+  }
+
+  /** `session/close` when the agent supports it, then the whole process group; exactly once. */
+  stop(): Promise<void> {
+    this.stopping ??= this.runStop();
+    return this.stopping;
+  }
+
+  private async runStop(): Promise<void> {
+    const wasReady = this.state === "ready";
+    if (this.state === "starting" || this.state === "ready") this.state = "stopping";
+    if (wasReady && this.canClose && this.agentSessionId) {
+      const closing = this.connection.agent.request(methods.agent.session.close, { sessionId: this.agentSessionId });
+      await withTimeout(closing, CLOSE_REQUEST_TIMEOUT_MS).catch(() => undefined);
+    }
+    this.connection.close();
+    await this.group.stop();
+    if (this.state === "stopping") this.state = "stopped";
+  }
+
+  private async initialize(): Promise<void> {
+    const { agentId, initializeTimeoutMs } = this.options;
+    const initializing = this.connection.agent.request(methods.agent.initialize, {
+      protocolVersion: PROTOCOL_VERSION,
+      clientCapabilities: {
+        fs: { readTextFile: true, writeTextFile: true },
+        terminal: true,
+        elicitation: { form: {} },
+      },
+      clientInfo: { name: "berth", title: "Berth", version: berthVersion },
+    });
+    const died = this.group.exited.then((status) => {
+      throw new AgentStartError(`agent "${agentId}" exited during initialize (${describeExit(status)})${this.stderrSuffix()}`);
+    });
+    try {
+      const response = await withTimeout(Promise.race([initializing, died]), initializeTimeoutMs);
+      this.capabilities = response.agentCapabilities ?? {};
+      this.agentInfo = response.agentInfo ?? undefined;
+      this.state = "ready";
+    } catch (error) {
+      await this.stop();
+      if (error instanceof TimeoutError) {
+        throw new AgentStartError(`agent "${agentId}" did not answer initialize within ${initializeTimeoutMs} ms${this.stderrSuffix()}`);
+      }
+      if (error instanceof AgentStartError) throw error;
+      throw new AgentStartError(`agent "${agentId}" failed to initialize: ${error instanceof Error ? error.message : String(error)}${this.stderrSuffix()}`);
+    }
+  }
+
+  private stderrSuffix(): string {
+    const tail = this.stderrTail().trim();
+    return tail ? `; stderr: ${tail.slice(-2_000)}` : "";
+  }
+
+  private requireSession(): string {
+    if (!this.agentSessionId) throw new Error(`agent "${this.options.agentId}" has no session yet`);
+    return this.agentSessionId;
+  }
+}
+
+function berthClient(handlers: AgentClientHandlers) {
+  return client({ name: "berth" })
+    .onNotification(methods.client.session.update, ({ params }) => handlers.sessionUpdate(params))
+    .onRequest(methods.client.session.requestPermission, ({ params, signal }) => handlers.requestPermission(params, signal))
+    .onRequest(methods.client.elicitation.create, ({ params, signal }) => handlers.createElicitation(params, signal))
+    .onRequest(methods.client.fs.readTextFile, ({ params }) => handlers.readTextFile(params))
+    .onRequest(methods.client.fs.writeTextFile, ({ params }) => handlers.writeTextFile(params))
+    .onRequest(methods.client.terminal.create, ({ params }) => handlers.createTerminal(params))
+    .onRequest(methods.client.terminal.output, ({ params }) => handlers.terminalOutput(params))
+    .onRequest(methods.client.terminal.waitForExit, ({ params }) => handlers.waitForTerminalExit(params))
+    .onRequest(methods.client.terminal.kill, ({ params }) => handlers.killTerminal(params))
+    .onRequest(methods.client.terminal.release, ({ params }) => handlers.releaseTerminal(params));
+}
+
+function forwardStderr(group: SpawnedGroup, tail: TerminalOutput, onLine?: (line: string) => void): void {
+  let partial = "";
+  group.child.stderr!.on("data", (chunk: Buffer) => {
+    tail.append(chunk);
+    if (!onLine) return;
+    const lines = (partial + chunk.toString("utf8")).split("\n");
+    partial = lines.pop() ?? "";
+    // Bound a single runaway line as well.
+    if (partial.length > STDERR_TAIL_BYTES) partial = partial.slice(-STDERR_TAIL_BYTES);
+    for (const line of lines) if (line.trim()) onLine(line);
+  });
+}
+
+class TimeoutError extends Error {}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError()), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export function describeExit(status: ExitStatus): string {
+  return status.signal ? `killed by ${status.signal}` : `exit code ${status.exitCode}`;
+}

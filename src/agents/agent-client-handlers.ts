@@ -1,0 +1,39 @@
+import type {
+  CreateElicitationRequest,
+  CreateElicitationResponse,
+  CreateTerminalRequest,
+  CreateTerminalResponse,
+  KillTerminalRequest,
+  KillTerminalResponse,
+  ReadTextFileRequest,
+  ReadTextFileResponse,
+  ReleaseTerminalRequest,
+  ReleaseTerminalResponse,
+  RequestPermissionRequest,
+  RequestPermissionResponse,
+  SessionNotification,
+  TerminalOutputRequest,
+  TerminalOutputResponse,
+  WaitForTerminalExitRequest,
+  WaitForTerminalExitResponse,
+  WriteTextFileRequest,
+  WriteTextFileResponse,
+} from "@agentclientprotocol/sdk";
+
+/**
+ * What Berth answers, as the ACP client, to one agent child on behalf of its session:
+ * updates are journaled, questions persisted, files and terminals served on the host.
+ */
+export interface AgentClientHandlers {
+  /** Called synchronously, in arrival order. */
+  sessionUpdate(notification: SessionNotification): void;
+  requestPermission(params: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse>;
+  createElicitation(params: CreateElicitationRequest, signal: AbortSignal): Promise<CreateElicitationResponse>;
+  readTextFile(params: ReadTextFileRequest): Promise<ReadTextFileResponse>;
+  writeTextFile(params: WriteTextFileRequest): Promise<WriteTextFileResponse>;
+  createTerminal(params: CreateTerminalRequest): Promise<CreateTerminalResponse>;
+  terminalOutput(params: TerminalOutputRequest): Promise<TerminalOutputResponse>;
+  waitForTerminalExit(params: WaitForTerminalExitRequest): Promise<WaitForTerminalExitResponse>;
+  killTerminal(params: KillTerminalRequest): Promise<KillTerminalResponse>;
+  releaseTerminal(params: ReleaseTerminalRequest): Promise<ReleaseTerminalResponse>;
+}

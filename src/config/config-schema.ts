@@ -1,0 +1,77 @@
+import { z } from "zod";
+import { lifecycleDefaults } from "../lifecycle/defaults.js";
+import { parseByteSize, parseDuration } from "./durations.js";
+
+const duration = z
+  .string({ error: 'expected a duration such as "500ms", "15s", "60m", "24h" or "7d"' })
+  .transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === undefined) {
+      ctx.addIssue({ code: "custom", message: `expected a duration such as "500ms", "15s", "60m", "24h" or "7d", got "${text}"` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const byteSize = z
+  .union([z.number().int().positive(), z.string()], { error: 'expected a size such as "1MiB" or a number of bytes' })
+  .transform((value, ctx) => {
+    if (typeof value === "number") return value;
+    const bytes = parseByteSize(value);
+    if (bytes === undefined || bytes <= 0) {
+      ctx.addIssue({ code: "custom", message: `expected a size such as "64KiB" or "1MiB", got "${value}"` });
+      return z.NEVER;
+    }
+    return bytes;
+  });
+
+const nonEmpty = z.string({ error: "expected a non-empty string" }).min(1, "expected a non-empty string");
+const env = z.record(z.string(), z.string({ error: "expected a string value" })).default({});
+
+const agentSchema = z.strictObject({
+  command: nonEmpty,
+  args: z.array(z.string({ error: "expected a string" })).default([]),
+  env,
+});
+
+const serviceSchema = z.strictObject({
+  command: nonEmpty,
+  /** `{port}` in args and env values is replaced by the allocated port. */
+  args: z.array(z.string({ error: "expected a string" })).default([]),
+  env,
+  port: z.literal("auto", { error: 'expected "auto" (Berth allocates the port)' }).optional(),
+  /** An MCP server over HTTP at this path, passed to agents that support HTTP MCP. */
+  mcp: z.strictObject({ type: z.literal("http", { error: 'expected "http"' }), path: z.string().default("/mcp") }).optional(),
+  readyTimeout: duration.prefault("30s"),
+});
+
+export const configSchema = z
+  .strictObject({
+    defaultAgent: nonEmpty.default("demo"),
+    agents: z.record(z.string(), agentSchema).default({}),
+    services: z.record(z.string(), serviceSchema).default({}),
+    releaseGrace: duration.prefault(`${lifecycleDefaults.releaseGraceMs}ms`),
+    idleTtl: duration.prefault(`${lifecycleDefaults.idleTtlMs}ms`),
+    maxActiveHold: duration.prefault(`${lifecycleDefaults.maxActiveHoldMs}ms`),
+    sweepInterval: duration.prefault(`${lifecycleDefaults.sweepIntervalMs}ms`),
+    terminalOutputLimit: byteSize.default(1024 * 1024),
+    outputRetention: duration.prefault("7d"),
+    initializeTimeout: duration.prefault("30s"),
+    interruptTimeout: duration.prefault("10s"),
+    stopTimeout: duration.prefault("3s"),
+    dataDir: nonEmpty.optional(),
+    server: z
+      .strictObject({
+        host: nonEmpty.default("127.0.0.1"),
+        port: z.number({ error: "expected a port number" }).int().min(0).max(65535).default(7420),
+      })
+      .default({ host: "127.0.0.1", port: 7420 }),
+  })
+  .refine((config) => config.sweepInterval > 0, { message: "must be more than 0", path: ["sweepInterval"] });
+
+/** The configuration file as written (durations as text). */
+export type ConfigInput = z.input<typeof configSchema>;
+/** The validated configuration (durations in milliseconds, sizes in bytes). */
+export type Config = z.output<typeof configSchema>;
+export type AgentConfig = Config["agents"][string];
+export type ServiceConfig = Config["services"][string];
