@@ -12,7 +12,7 @@ import {
   killGroup,
   type StartOptions,
 } from "./demo-agent-process.js";
-import { isGone, processGroupOf, waitUntilGone } from "./process-table.js";
+import { processGroupOf, processIsRunning, waitUntilGone } from "../support/process-table.js";
 
 let stateDir: string;
 let workDir: string;
@@ -313,7 +313,7 @@ describe("/spawn-orphan", () => {
     expect(match).not.toBeNull();
     const orphanPid = Number(match![1]);
     otherPids.push(orphanPid);
-    expect(isGone(orphanPid)).toBe(false);
+    expect(processIsRunning(orphanPid)).toBe(true);
     expect(processGroupOf(orphanPid)).toBe(agent.pid);
 
     killGroup(agent.pid, "SIGKILL");

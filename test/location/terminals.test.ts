@@ -12,7 +12,7 @@ import {
   startedProcess,
   waitUntil,
   type StartedProcess,
-} from "../processes/process-table.js";
+} from "../support/process-table.js";
 
 let root: string;
 let directory: string;

@@ -6,7 +6,7 @@ import { InMemoryProcessGroupLedger, type GroupRecord } from "../../src/processe
 import { readBootId, readProcStat } from "../../src/processes/proc-stat.js";
 import { reapLeftoverGroups } from "../../src/processes/reap.js";
 import { spawnGroup, type SpawnedGroup } from "../../src/processes/spawn-group.js";
-import { groupMembers, killLeftovers, processIsRunning, startedProcess, type StartedProcess } from "./process-table.js";
+import { groupMembers, killLeftovers, processIsRunning, startedProcess, type StartedProcess } from "../support/process-table.js";
 
 const started: StartedProcess[] = [];
 const groups: SpawnedGroup[] = [];

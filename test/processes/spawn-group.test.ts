@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { InMemoryProcessGroupLedger } from "../../src/processes/ledger.js";
 import { readBootId, readProcStat } from "../../src/processes/proc-stat.js";
 import { spawnGroup, type SpawnedGroup } from "../../src/processes/spawn-group.js";
-import { killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "./process-table.js";
+import { killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "../support/process-table.js";
 
 const started: StartedProcess[] = [];
 const groups: SpawnedGroup[] = [];

@@ -11,7 +11,7 @@ import {
   startedProcess,
   waitUntil,
   type StartedProcess,
-} from "./process-table.js";
+} from "../support/process-table.js";
 
 const started: StartedProcess[] = [];
 

@@ -83,3 +83,19 @@ function stateOf(pid: number): string | undefined {
 function startTicksOf(pid: number): string | undefined {
   return fieldsAfterName(pid)?.[19];
 }
+
+/** The process group of a live `pid`, from `/proc/<pid>/stat`. */
+export function processGroupOf(pid: number): number {
+  return Number(fieldsAfterName(pid)?.[2]);
+}
+
+/** Waits until every pid is gone, or `boundMs` passed; returns the pids still running. */
+export async function waitUntilGone(pids: readonly number[], boundMs = 5_000): Promise<number[]> {
+  const deadline = Date.now() + boundMs;
+  let running = pids.filter(processIsRunning);
+  while (running.length > 0 && Date.now() < deadline) {
+    await sleep(20);
+    running = running.filter(processIsRunning);
+  }
+  return running;
+}

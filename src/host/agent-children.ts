@@ -1,0 +1,236 @@
+import {
+  RequestError,
+  type CreateElicitationResponse,
+  type McpServer,
+  type RequestPermissionResponse,
+} from "@agentclientprotocol/sdk";
+import { AgentChild, describeExit } from "../agents/agent-child.js";
+import type { AgentClientHandlers } from "../agents/agent-client-handlers.js";
+import type { AgentRegistry } from "../agents/agent-registry.js";
+import type { Clock } from "../lifecycle/clock.js";
+import { locationKey, type LocationKey } from "../lifecycle/location-key.js";
+import { FileAccessError } from "../location/file-access.js";
+import type { LocationServices } from "../location/location-services.js";
+import type { ProcessGroupLedger } from "../processes/index.js";
+import type { Store } from "../store/store.js";
+import type { HostRecord } from "./host-records.js";
+import type { Journal } from "./journal.js";
+import type { Logger } from "./logger.js";
+import type { QuestionDesk } from "./question-desk.js";
+
+export interface AgentChildrenDeps {
+  readonly store: Store;
+  readonly registry: AgentRegistry;
+  readonly journal: Journal;
+  readonly desk: QuestionDesk;
+  readonly clock: Clock;
+  readonly ledger: ProcessGroupLedger;
+  readonly log: Logger;
+  readonly record: (record: HostRecord) => void;
+  readonly initializeTimeoutMs: number;
+  readonly stopTimeoutMs: number;
+  /** Boots (or finds) the services of a location: acquiring a child is a real need. */
+  readonly openLocation: (key: LocationKey) => Promise<LocationServices>;
+  readonly peekLocation: (key: LocationKey) => LocationServices | undefined;
+  /** The child died on its own. */
+  readonly onChildLost: (sessionId: string, child: AgentChild) => void;
+  /** The agent can neither load nor resume: its child must live as long as its location. */
+  readonly onChildWithoutReload: (sessionId: string) => void;
+}
+
+export class SessionNotFoundError extends Error {
+  override readonly name = "SessionNotFoundError";
+  constructor(readonly sessionId: string) {
+    super(`no session "${sessionId}"`);
+  }
+}
+
+/** Consecutive crashes within this window count towards the backoff. */
+const CRASH_WINDOW_MS = 60_000;
+const BACKOFF_BASE_MS = 500;
+const BACKOFF_MAX_MS = 30_000;
+
+/**
+ * Starts and stops the agent children of sessions. Acquisition is single-flight per session;
+ * a child that keeps crashing is restarted with exponential backoff, never in a tight loop.
+ */
+export class AgentChildren {
+  private readonly inflight = new Map<string, Promise<AgentChild>>();
+  private readonly crashes = new Map<string, { count: number; lastAt: number }>();
+  /** Children replaying history for `session/load`: their updates are history, not new events. */
+  private readonly replaying = new WeakSet<AgentChild>();
+  /** Every child started and not yet gone, for shutdown. */
+  private readonly live = new Set<AgentChild>();
+
+  constructor(private readonly deps: AgentChildrenDeps) {}
+
+  acquire(sessionId: string): Promise<AgentChild> {
+    let acquisition = this.inflight.get(sessionId);
+    if (!acquisition) {
+      acquisition = this.start(sessionId);
+      this.inflight.set(sessionId, acquisition);
+      const done = () => {
+        if (this.inflight.get(sessionId) === acquisition) this.inflight.delete(sessionId);
+      };
+      acquisition.then(done, done);
+    }
+    return acquisition;
+  }
+
+  async release(sessionId: string, child: AgentChild, why: "grace" | "evicted" | "surplus" | "deleted" | "shutdown"): Promise<void> {
+    await child.stop();
+    const session = this.deps.store.sessions.get(sessionId);
+    if (session) await this.deps.peekLocation(locationKey(session.cwd, session.workspace))?.terminals.releaseForSession(sessionId);
+    this.deps.record({ kind: "child_released", sessionId, pid: child.pid, why });
+  }
+
+  /** Host shutdown: every child still running is stopped as a group. */
+  async stopAll(): Promise<void> {
+    await Promise.allSettled([...this.inflight.values()]);
+    await Promise.allSettled([...this.live].map((child) => child.stop()));
+  }
+
+  /** Seconds of backoff before the next start, after repeated crashes. */
+  backoffMs(sessionId: string): number {
+    const crashes = this.crashes.get(sessionId);
+    if (!crashes || this.deps.clock.now() - crashes.lastAt > CRASH_WINDOW_MS || crashes.count < 2) return 0;
+    return Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (crashes.count - 2));
+  }
+
+  private async start(sessionId: string): Promise<AgentChild> {
+    const { store, registry, clock, record } = this.deps;
+    const session = store.sessions.get(sessionId);
+    if (!session) throw new SessionNotFoundError(sessionId);
+    const wait = this.backoffMs(sessionId);
+    if (wait > 0) await new Promise<void>((resolve) => clock.setTimeout(resolve, wait));
+
+    const key = locationKey(session.cwd, session.workspace);
+    const startedAt = clock.now();
+    const located = await this.deps.openLocation(key);
+    const child = await AgentChild.start({
+      agentId: session.agent,
+      sessionId,
+      command: registry.resolve(session.agent),
+      cwd: key.directory,
+      handlers: this.handlersFor(sessionId, key, located, () => child),
+      initializeTimeoutMs: this.deps.initializeTimeoutMs,
+      stopTimeoutMs: this.deps.stopTimeoutMs,
+      ledger: this.deps.ledger,
+      onStderrLine: (line) => this.deps.log.info({ sessionId, agent: session.agent, stderr: line }, "agent stderr"),
+    });
+    try {
+      await this.openAgentSession(child, session.id, session.agentSessionId, key, located);
+    } catch (error) {
+      await child.stop();
+      throw error;
+    }
+    this.live.add(child);
+    void child.gone.then(() => this.live.delete(child));
+    child.onExit((status) => this.childExited(sessionId, key, child, describeExit(status)));
+    if (!child.canLoad && !child.canResume) this.deps.onChildWithoutReload(sessionId);
+    record({ kind: "child_acquired", sessionId, agent: session.agent, pid: child.pid, ms: clock.now() - startedAt });
+    return child;
+  }
+
+  /** `session/load` or `session/resume` when the agent already has this conversation, else `session/new`. */
+  private async openAgentSession(
+    child: AgentChild,
+    sessionId: string,
+    agentSessionId: string | null,
+    key: LocationKey,
+    located: LocationServices,
+  ): Promise<void> {
+    const mcpServers: McpServer[] = child.supportsHttpMcp ? located.services.mcpServers() : [];
+    const cwd = key.directory;
+    if (agentSessionId && child.canLoad) {
+      this.replaying.add(child);
+      try {
+        await child.loadSession({ sessionId: agentSessionId, cwd, mcpServers });
+      } finally {
+        this.replaying.delete(child);
+      }
+      return;
+    }
+    if (agentSessionId && child.canResume) {
+      await child.resumeSession({ sessionId: agentSessionId, cwd, mcpServers });
+      return;
+    }
+    if (agentSessionId) {
+      this.deps.journal.notice(sessionId, key, "Berth: this agent can neither load nor resume sessions; it starts a fresh conversation.", {
+        kind: "conversation_restarted",
+      });
+    }
+    const newId = await child.newSession({ cwd, mcpServers });
+    this.deps.store.sessions.setAgentSessionId(sessionId, newId);
+  }
+
+  private childExited(sessionId: string, key: LocationKey, child: AgentChild, exit: string): void {
+    const previous = this.crashes.get(sessionId);
+    const now = this.deps.clock.now();
+    const count = previous && now - previous.lastAt <= CRASH_WINDOW_MS ? previous.count + 1 : 1;
+    this.crashes.set(sessionId, { count, lastAt: now });
+    const stderr = child.stderrTail().trim().slice(-2_000);
+    this.deps.journal.append(sessionId, key, "agent_exited", { pid: child.pid, exit, stderr });
+    this.deps.journal.notice(sessionId, key, `Berth: the agent process exited unexpectedly (${exit}).`, { kind: "agent_exited", exit });
+    this.deps.log.warn({ sessionId, pid: child.pid, exit, stderr }, "agent child exited unexpectedly");
+    this.deps.record({ kind: "child_exited", sessionId, pid: child.pid, exit });
+    void this.deps.peekLocation(key)?.terminals.releaseForSession(sessionId);
+    this.deps.onChildLost(sessionId, child);
+  }
+
+  private handlersFor(
+    sessionId: string,
+    key: LocationKey,
+    located: LocationServices,
+    currentChild: () => AgentChild,
+  ): AgentClientHandlers {
+    const { journal, desk } = this.deps;
+    return {
+      sessionUpdate: (notification) => {
+        if (this.replaying.has(currentChild())) return;
+        journal.update(sessionId, key, notification.update);
+      },
+      requestPermission: async (params, signal): Promise<RequestPermissionResponse> => {
+        const result = await desk.ask(sessionId, key, located, { kind: "permission", request: params }, signal);
+        if (result.outcome === "answered" && "optionId" in result.answer) {
+          return { outcome: { outcome: "selected", optionId: result.answer.optionId } };
+        }
+        return { outcome: { outcome: "cancelled" } };
+      },
+      createElicitation: async (params, signal): Promise<CreateElicitationResponse> => {
+        const result = await desk.ask(sessionId, key, located, { kind: "elicitation", request: params }, signal);
+        if (result.outcome !== "answered" || !("action" in result.answer)) return { action: "cancel" };
+        const answer = result.answer;
+        return answer.action === "accept" ? { action: "accept", content: answer.content as never } : { action: answer.action };
+      },
+      readTextFile: (params) => fileCall(() => located.files.readTextFile(params)),
+      writeTextFile: async (params) => {
+        await fileCall(() => located.files.writeTextFile(params));
+        return {};
+      },
+      createTerminal: async (params) => ({
+        terminalId: await located.terminals.create({ ...params, sessionId }),
+      }),
+      terminalOutput: async (params) => located.terminals.output(params.terminalId),
+      waitForTerminalExit: (params) => located.terminals.waitForExit(params.terminalId),
+      killTerminal: async (params) => {
+        await located.terminals.kill(params.terminalId);
+        return {};
+      },
+      releaseTerminal: async (params) => {
+        await located.terminals.release(params.terminalId);
+        return {};
+      },
+    };
+  }
+}
+
+/** File access refusals reach the agent as invalid params, naming the path and why. */
+async function fileCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof FileAccessError) throw RequestError.invalidParams({ code: error.code }, error.message);
+    throw error;
+  }
+}

@@ -1,0 +1,422 @@
+import { randomUUID } from "node:crypto";
+import { mkdirSync, statSync } from "node:fs";
+import type { ContentBlock, StopReason } from "@agentclientprotocol/sdk";
+import type { AgentChild } from "../agents/agent-child.js";
+import { AgentRegistry } from "../agents/agent-registry.js";
+import type { Config } from "../config/config-schema.js";
+import { dataPaths } from "../config/paths.js";
+import { systemClock, type Clock, type Timer } from "../lifecycle/clock.js";
+import { ConnectionCleanups } from "../lifecycle/connection-cleanups.js";
+import { Executions } from "../lifecycle/executions.js";
+import { InvalidLocationError, locationKey, type LocationKey } from "../lifecycle/location-key.js";
+import { LocationRetention } from "../lifecycle/location-retention.js";
+import { LocationServicesCache } from "../lifecycle/location-services-cache.js";
+import { SessionHolds, type HoldTicket } from "../lifecycle/session-holds.js";
+import { bootLocationServices, closeLocationServices, type LocationServices } from "../location/location-services.js";
+import type { QuestionAnswer } from "../location/question-types.js";
+import { cleanupExpiredOutput } from "../location/terminal-output-files.js";
+import type { JournalEvent } from "../store/events.js";
+import type { Session } from "../store/sessions.js";
+import { Store } from "../store/store.js";
+import { AgentChildren, SessionNotFoundError } from "./agent-children.js";
+import { messageOf, type HostRecord, type StampedRecord } from "./host-records.js";
+import { Journal } from "./journal.js";
+import { silentLogger, type Logger } from "./logger.js";
+import { QuestionDesk } from "./question-desk.js";
+import { SessionBus, type SessionListener } from "./session-bus.js";
+import { restoreAfterRestart } from "./startup.js";
+import { Turns } from "./turns.js";
+import type { LocationView, QuestionView, SessionView } from "./views.js";
+
+export interface HostOptions {
+  readonly config: Config;
+  /** Overrides `config.dataDir`. */
+  readonly dataDir: string;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+}
+
+export interface NewSessionParams {
+  readonly cwd: string;
+  readonly agent?: string;
+  readonly workspace?: string | null;
+}
+
+/** The holder that keeps a child that cannot be reloaded for as long as its location is retained. */
+const LOCATION_HOLDER = "berth:location";
+const OUTPUT_CLEANUP_INTERVAL_MS = 60 * 60_000;
+const SHUTDOWN_SETTLE_MS = 5_000;
+
+type RecordListener = (record: StampedRecord) => void;
+
+/**
+ * Berth's host: sessions, turns, holds, questions, terminals and services of real ACP
+ * agents, with a journal that survives restarts. The server puts this on the network.
+ */
+export class Host {
+  readonly connections: ConnectionCleanups;
+  private readonly bus = new SessionBus();
+  private readonly recordListeners = new Set<RecordListener>();
+  private readonly executions: Executions;
+  private readonly cache: LocationServicesCache<LocationServices>;
+  private readonly retention: LocationRetention<LocationServices>;
+  private readonly journal: Journal;
+  private readonly desk: QuestionDesk;
+  private readonly children: AgentChildren;
+  private readonly holds: SessionHolds<AgentChild>;
+  private readonly turns: Turns;
+  private readonly registry: AgentRegistry;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private nextRecordId = 1;
+  private outputCleanup: Timer | undefined;
+  private state: "running" | "stopping" | "stopped" = "running";
+
+  private constructor(
+    readonly config: Config,
+    readonly dataDir: string,
+    private readonly store: Store,
+    clock: Clock,
+    log: Logger,
+  ) {
+    this.clock = clock;
+    this.log = log;
+    const paths = dataPaths(dataDir);
+    const record = (r: HostRecord) => this.record(r);
+    this.connections = new ConnectionCleanups((error, id) => log.error({ err: error, cleanup: id }, "connection cleanup failed"));
+    this.registry = new AgentRegistry(config.agents, config.defaultAgent, paths.agentState);
+    this.executions = new Executions(clock, record);
+    this.cache = new LocationServicesCache<LocationServices>({
+      boot: (key) =>
+        bootLocationServices(key, {
+          services: config.services,
+          terminalOutputDir: paths.terminalOutput,
+          terminalOutputLimit: config.terminalOutputLimit,
+          stopTimeoutMs: config.stopTimeout,
+          ledger: store.processGroups,
+          log: (line, fields) => log.info({ ...fields, directory: key.directory, workspace: key.workspace }, line),
+        }),
+      close: (key, located) => this.closeLocation(key, located),
+    });
+    this.retention = new LocationRetention<LocationServices>({
+      clock,
+      executions: this.executions,
+      cache: this.cache,
+      idleTtlMs: config.idleTtl,
+      maxActiveHoldMs: config.maxActiveHold,
+      sweepIntervalMs: config.sweepInterval,
+      cancelPendingQuestions: (key) => {
+        for (const session of this.sessionsAt(key)) this.desk.cancelForSession(session.id, "inactivity");
+      },
+      record,
+      onError: (error, key) => log.error({ err: error, directory: key.directory, workspace: key.workspace }, "location cleanup step failed"),
+    });
+    this.journal = new Journal(store, this.bus, (key) => this.retention.touch(key), clock, log);
+    this.desk = new QuestionDesk({
+      store,
+      journal: this.journal,
+      bus: this.bus,
+      clock,
+      record,
+      peekLocation: (sessionId) => {
+        const key = this.keyOf(sessionId);
+        return key && this.retention.peek(key);
+      },
+      keyOf: (sessionId) => this.keyOf(sessionId),
+    });
+    this.children = new AgentChildren({
+      store,
+      registry: this.registry,
+      journal: this.journal,
+      desk: this.desk,
+      clock,
+      ledger: store.processGroups,
+      log,
+      record,
+      initializeTimeoutMs: config.initializeTimeout,
+      stopTimeoutMs: config.stopTimeout,
+      openLocation: (key) => this.retention.open(key),
+      peekLocation: (key) => this.retention.peek(key),
+      onChildLost: (sessionId, child) => this.holds.childLost(sessionId, child),
+      onChildWithoutReload: (sessionId) => void this.holds.hold(sessionId, LOCATION_HOLDER),
+    });
+    this.holds = new SessionHolds<AgentChild>({
+      clock,
+      releaseGraceMs: config.releaseGrace,
+      acquire: (sessionId) =>
+        this.children.acquire(sessionId).catch((error: unknown) => {
+          record({ kind: "acquisition_failed", sessionId, error: error instanceof Error ? error.message : String(error) });
+          throw error;
+        }),
+      release: (sessionId, child) => this.children.release(sessionId, child, "grace"),
+      turns: this.executions,
+      onError: (error, sessionId) => log.error({ err: error, sessionId }, "agent child release failed"),
+    });
+    this.turns = new Turns({
+      store,
+      holds: this.holds,
+      executions: this.executions,
+      journal: this.journal,
+      bus: this.bus,
+      desk: this.desk,
+      clock,
+      record,
+      interruptTimeoutMs: config.interruptTimeout,
+      maxActiveHoldMs: config.maxActiveHold,
+    });
+  }
+
+  /** Opens the journal, reaps what a dead previous run left behind, and starts the sweeps. */
+  static async start(options: HostOptions): Promise<Host> {
+    const paths = dataPaths(options.dataDir);
+    for (const dir of [paths.dataDir, paths.terminalOutput, paths.agentState]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const store = Store.open(paths.database);
+    const host = new Host(options.config, options.dataDir, store, options.clock ?? systemClock, options.logger ?? silentLogger());
+    await restoreAfterRestart({ store, clock: host.clock, record: (r) => host.record(r), log: host.log });
+    host.retention.start();
+    host.scheduleOutputCleanup();
+    host.log.info({ dataDir: options.dataDir, sessions: store.sessions.list().length }, "host started");
+    return host;
+  }
+
+  // ── sessions ──────────────────────────────────────────────────────────
+
+  createSession(params: NewSessionParams): SessionView {
+    this.assertRunning();
+    const agent = params.agent ?? this.registry.defaultAgent;
+    this.registry.resolve(agent);
+    const key = locationKey(params.cwd, params.workspace);
+    assertDirectory(key.directory);
+    const id = randomUUID();
+    this.store.sessions.create({ id, agent, cwd: key.directory, workspace: key.workspace ?? null, createdAt: this.clock.now() });
+    return this.sessionView(this.requireSession(id));
+  }
+
+  getSession(sessionId: string): SessionView | undefined {
+    const session = this.store.sessions.get(sessionId);
+    return session && this.sessionView(session);
+  }
+
+  listSessions(filter: { cwd?: string } = {}): SessionView[] {
+    const cwd = filter.cwd === undefined ? undefined : locationKey(filter.cwd).directory;
+    return this.store.sessions.list(cwd === undefined ? {} : { cwd }).map((session) => this.sessionView(session));
+  }
+
+  events(sessionId: string, options: { after?: number; limit?: number } = {}): JournalEvent[] {
+    this.requireSession(sessionId);
+    return this.store.events.read(sessionId, options);
+  }
+
+  /** Iterates a session's whole journal without loading it into memory. */
+  replay(sessionId: string): IterableIterator<JournalEvent> {
+    this.requireSession(sessionId);
+    return this.store.events.replay(sessionId);
+  }
+
+  /** Closes and deletes a session: its turn is interrupted, its child stopped, its journal removed. */
+  async deleteSession(sessionId: string): Promise<void> {
+    this.requireSession(sessionId);
+    await this.executions.interrupt(sessionId, { reason: "user", awaitSettlement: true });
+    this.desk.cancelForSession(sessionId, "session deleted");
+    this.holds.forget(sessionId);
+    const child = this.holds.child(sessionId);
+    if (child) {
+      this.holds.childLost(sessionId, child);
+      await this.children.release(sessionId, child, "deleted");
+    }
+    this.store.sessions.delete(sessionId);
+  }
+
+  // ── holds, turns, subscriptions ──────────────────────────────────────
+
+  /** Registers `holderId` on the session at once; `ticket.child` settles when its agent is ready. */
+  hold(sessionId: string, holderId: string): HoldTicket<AgentChild> {
+    this.assertRunning();
+    this.requireSession(sessionId);
+    return this.holds.hold(sessionId, holderId);
+  }
+
+  prompt(sessionId: string, prompt: ContentBlock[]): Promise<{ stopReason: StopReason }> {
+    this.assertRunning();
+    return this.turns.prompt(sessionId, prompt);
+  }
+
+  cancel(sessionId: string): Promise<boolean> {
+    return this.turns.cancel(sessionId);
+  }
+
+  subscribe(sessionId: string, listener: SessionListener): () => void {
+    return this.bus.subscribe(sessionId, listener);
+  }
+
+  // ── questions ────────────────────────────────────────────────────────
+
+  pendingQuestions(sessionId?: string): QuestionView[] {
+    return this.desk.pending(sessionId);
+  }
+
+  question(questionId: string): QuestionView | undefined {
+    return this.desk.get(questionId);
+  }
+
+  answerQuestion(questionId: string, answer: QuestionAnswer): QuestionView {
+    return this.desk.answer(questionId, answer);
+  }
+
+  // ── locations and records ────────────────────────────────────────────
+
+  /** Cached locations only: listing never boots one. */
+  locations(): LocationView[] {
+    return this.retention.list().map((status) => {
+      const located = this.cache.peek(status.key);
+      const sessions = this.sessionsAt(status.key);
+      return {
+        directory: status.key.directory,
+        workspace: status.key.workspace ?? null,
+        state: status.state,
+        activeAt: status.activeAt,
+        expiresAt: status.expiresAt,
+        capAt: status.capAt,
+        keptBy: status.activeSessions.length > 0 ? "active-execution" : "idle-ttl",
+        sessions: sessions.map((session) => session.id),
+        activeSessions: status.activeSessions.map((execution) => execution.sessionId),
+        services: located?.services.list().map(({ name, state, pid, port }) => ({ name, state, pid: pid ?? null, port: port ?? null })) ?? [],
+        terminals: located?.terminals.ids().length ?? 0,
+        pendingQuestions: located?.questions.list().length ?? 0,
+      };
+    });
+  }
+
+  onRecord(listener: RecordListener): () => void {
+    this.recordListeners.add(listener);
+    return () => this.recordListeners.delete(listener);
+  }
+
+  recentRecords(limit = 100): StampedRecord[] {
+    return this.store.lifecycleRecords.recent(limit).map((row) => ({
+      id: row.id,
+      at: row.at,
+      message: messageOf(row.payload as unknown as HostRecord),
+      record: row.payload as unknown as HostRecord,
+    }));
+  }
+
+  agents(): string[] {
+    return this.registry.ids();
+  }
+
+  /** Waits for every location cleanup the sweeps started (tests, shutdown). */
+  whenSettled(): Promise<void> {
+    return this.retention.whenSettled();
+  }
+
+  /**
+   * Stops accepting work, interrupts running turns with reason `shutdown`, stops every
+   * child and location service as a process group, and closes the journal.
+   */
+  async shutdown(): Promise<void> {
+    if (this.state !== "running") return;
+    this.state = "stopping";
+    this.retention.stop();
+    this.outputCleanup?.cancel();
+    const interrupted = this.executions
+      .active()
+      .map((execution) => this.executions.interrupt(execution.sessionId, { reason: "shutdown", awaitSettlement: true }));
+    await Promise.race([Promise.all(interrupted), new Promise((resolve) => setTimeout(resolve, SHUTDOWN_SETTLE_MS))]);
+    this.holds.dispose();
+    await this.children.stopAll();
+    await this.cache.closeAll();
+    this.store.close();
+    this.state = "stopped";
+    this.log.info({}, "host stopped");
+  }
+
+  // ── internals ────────────────────────────────────────────────────────
+
+  private sessionView(session: Session): SessionView {
+    const execution = this.executions.get(session.id);
+    const child = this.holds.child(session.id);
+    return {
+      id: session.id,
+      agent: session.agent,
+      cwd: session.cwd,
+      workspace: session.workspace,
+      title: session.title,
+      state: this.holds.state(session.id),
+      pid: child?.pid ?? null,
+      holders: this.holds.holderIds(session.id).filter((id) => id !== LOCATION_HOLDER && !id.startsWith("turn:")).length,
+      turnActive: execution !== undefined,
+      turnStartedAt: execution?.startedAt ?? null,
+      pendingQuestions: this.store.questions.listPending(session.id).length,
+      releaseAt: this.holds.releaseAt(session.id) ?? null,
+      createdAt: session.createdAt,
+      updatedAt: session.updatedAt,
+    };
+  }
+
+  private record(record: HostRecord): void {
+    const at = this.clock.now();
+    const message = messageOf(record);
+    let id = this.nextRecordId++;
+    try {
+      id = this.store.lifecycleRecords.append(record.kind, record, at);
+    } catch (error) {
+      this.log.error({ err: error, record: record.kind }, "lifecycle record write failed");
+    }
+    this.log.info({ ...record }, message);
+    const stamped: StampedRecord = { id, at, message, record };
+    for (const listener of this.recordListeners) listener(stamped);
+  }
+
+  /** Eviction: the location's agent children, terminals, questions and services are stopped; each stop awaited. */
+  private async closeLocation(key: LocationKey, located: LocationServices): Promise<void> {
+    const stops = this.sessionsAt(key).map(async (session) => {
+      this.holds.release(session.id, LOCATION_HOLDER);
+      const child = this.holds.child(session.id);
+      if (!child) return;
+      this.holds.childLost(session.id, child);
+      await this.children.release(session.id, child, "evicted");
+    });
+    await Promise.allSettled(stops);
+    await closeLocationServices(located, "location evicted");
+  }
+
+  private sessionsAt(key: LocationKey): Session[] {
+    return this.store.sessions.list({ cwd: key.directory }).filter((session) => (session.workspace ?? undefined) === key.workspace);
+  }
+
+  private keyOf(sessionId: string): LocationKey | undefined {
+    const session = this.store.sessions.get(sessionId);
+    return session && locationKey(session.cwd, session.workspace);
+  }
+
+  private requireSession(sessionId: string): Session {
+    const session = this.store.sessions.get(sessionId);
+    if (!session) throw new SessionNotFoundError(sessionId);
+    return session;
+  }
+
+  private assertRunning(): void {
+    if (this.state !== "running") throw new Error("the host is shutting down");
+  }
+
+  private scheduleOutputCleanup(): void {
+    const run = () => {
+      void cleanupExpiredOutput(dataPaths(this.dataDir).terminalOutput, this.config.outputRetention, this.clock.now()).catch(
+        (error: unknown) => this.log.warn({ err: error }, "terminal output cleanup failed"),
+      );
+      this.outputCleanup = this.clock.setTimeout(run, OUTPUT_CLEANUP_INTERVAL_MS);
+    };
+    run();
+  }
+}
+
+function assertDirectory(directory: string): void {
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(directory).isDirectory();
+  } catch {
+    throw new InvalidLocationError(`directory does not exist: ${directory}`);
+  }
+  if (!isDirectory) throw new InvalidLocationError(`not a directory: ${directory}`);
+}

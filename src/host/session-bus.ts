@@ -1,0 +1,44 @@
+import type { SessionNotification } from "@agentclientprotocol/sdk";
+import type { QuestionView } from "./views.js";
+
+/** What a session's subscribers (the server's clients) receive, live and in order. */
+export type SessionEvent =
+  | { readonly type: "update"; readonly seq: number; readonly notification: SessionNotification }
+  | { readonly type: "question_asked"; readonly question: QuestionView }
+  | { readonly type: "question_resolved"; readonly questionId: string; readonly state: "answered" | "cancelled" | "orphaned" }
+  | { readonly type: "turn_started"; readonly seq: number }
+  | { readonly type: "turn_ended"; readonly seq: number; readonly stopReason: string | null; readonly error: string | null };
+
+export type SessionListener = (event: SessionEvent) => void;
+
+/** Fan-out of each session's events to its subscribers. */
+export class SessionBus {
+  private readonly listeners = new Map<string, Set<SessionListener>>();
+
+  subscribe(sessionId: string, listener: SessionListener): () => void {
+    let set = this.listeners.get(sessionId);
+    if (!set) this.listeners.set(sessionId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.listeners.get(sessionId) === set) this.listeners.delete(sessionId);
+    };
+  }
+
+  publish(sessionId: string, event: SessionEvent): void {
+    const set = this.listeners.get(sessionId);
+    if (!set) return;
+    // A failing subscriber must not stop the others or the agent's stream.
+    for (const listener of [...set]) {
+      try {
+        listener(event);
+      } catch {
+        set.delete(listener);
+      }
+    }
+  }
+
+  subscriberCount(sessionId: string): number {
+    return this.listeners.get(sessionId)?.size ?? 0;
+  }
+}

@@ -1,0 +1,113 @@
+import { randomUUID } from "node:crypto";
+import type { ContentBlock, StopReason } from "@agentclientprotocol/sdk";
+import type { AgentChild } from "../agents/agent-child.js";
+import type { Clock, Timer } from "../lifecycle/clock.js";
+import type { Executions, InterruptReason } from "../lifecycle/executions.js";
+import { locationKey, type LocationKey } from "../lifecycle/location-key.js";
+import type { SessionHolds } from "../lifecycle/session-holds.js";
+import { formatDuration } from "../config/durations.js";
+import type { Store } from "../store/store.js";
+import { SessionNotFoundError } from "./agent-children.js";
+import type { HostRecord } from "./host-records.js";
+import type { Journal } from "./journal.js";
+import type { QuestionDesk } from "./question-desk.js";
+import type { SessionBus } from "./session-bus.js";
+
+export class TurnFailedError extends Error {
+  override readonly name = "TurnFailedError";
+}
+
+export interface TurnsDeps {
+  readonly store: Store;
+  readonly holds: SessionHolds<AgentChild>;
+  readonly executions: Executions;
+  readonly journal: Journal;
+  readonly bus: SessionBus;
+  readonly desk: QuestionDesk;
+  readonly clock: Clock;
+  readonly record: (record: HostRecord) => void;
+  /** How long an interrupted turn may take to settle before its agent is stopped. */
+  readonly interruptTimeoutMs: number;
+  readonly maxActiveHoldMs: number;
+}
+
+const TITLE_LENGTH = 80;
+
+/** Runs prompts as turns: acquire the child, journal start, every update and end, settle. */
+export class Turns {
+  constructor(private readonly deps: TurnsDeps) {}
+
+  async prompt(sessionId: string, prompt: ContentBlock[]): Promise<{ stopReason: StopReason }> {
+    const { store, holds, executions, journal, bus, clock, record } = this.deps;
+    const session = store.sessions.get(sessionId);
+    if (!session) throw new SessionNotFoundError(sessionId);
+    const key = locationKey(session.cwd, session.workspace);
+    // The turn itself holds the child while it runs; holders come and go around it.
+    const ticket = holds.hold(sessionId, `turn:${randomUUID()}`);
+    try {
+      const child = await ticket.child;
+      const turn = executions.begin(sessionId, key, (reason) => this.interrupted(sessionId, key, child, reason));
+      journal.append(sessionId, key, "turn_started", { prompt });
+      store.sessions.touch(sessionId, clock.now());
+      if (session.title === null) store.sessions.setTitle(sessionId, titleOf(prompt));
+      bus.publish(sessionId, { type: "turn_started", seq: store.events.lastSeq(sessionId) });
+      record({ kind: "turn_started", sessionId });
+
+      let stopReason: StopReason | null = null;
+      let error: string | null = null;
+      try {
+        stopReason = (await child.prompt({ prompt })).stopReason;
+      } catch (failure) {
+        error = failure instanceof Error ? failure.message : String(failure);
+      }
+      const seq = journal.append(sessionId, key, "turn_ended", { stopReason, error });
+      store.sessions.touch(sessionId, clock.now());
+      turn.settle(error === null ? "completed" : "failed");
+      bus.publish(sessionId, { type: "turn_ended", seq, stopReason, error });
+      record({ kind: "turn_ended", sessionId, stopReason, error });
+      if (error !== null) throw new TurnFailedError(`the turn failed: ${error}`);
+      return { stopReason: stopReason! };
+    } finally {
+      ticket.release();
+    }
+  }
+
+  /** `session/cancel` from a client: interrupts the running turn; false if none runs. */
+  cancel(sessionId: string): Promise<boolean> {
+    return this.deps.executions.interrupt(sessionId, { reason: "user" });
+  }
+
+  private interrupted(sessionId: string, key: LocationKey, child: AgentChild, reason: InterruptReason): void {
+    const { journal, desk, clock, executions } = this.deps;
+    journal.append(sessionId, key, "interrupted", { reason });
+    const notice = noticeFor(reason, this.deps.maxActiveHoldMs);
+    if (notice) journal.notice(sessionId, key, notice, { kind: "interrupted", reason });
+    // ACP: a client that cancels answers the agent's outstanding requests as cancelled.
+    desk.cancelForSession(sessionId, reason);
+    void child.cancel();
+    // An agent that ignores the cancel is stopped, so the turn settles and nothing waits forever.
+    const settled = executions.settled(sessionId);
+    let timer: Timer | undefined = clock.setTimeout(() => {
+      timer = undefined;
+      if (executions.isActive(sessionId)) void child.stop();
+    }, this.deps.interruptTimeoutMs);
+    void settled?.then(() => timer?.cancel());
+  }
+}
+
+function noticeFor(reason: InterruptReason, maxActiveHoldMs: number): string | undefined {
+  if (reason === "inactivity") {
+    return `Berth interrupted this turn (reason: inactivity): nothing was recorded for ${formatDuration(maxActiveHoldMs)}, the longest a silent session may hold its location. Its resources are being released.`;
+  }
+  if (reason === "shutdown") return "Berth interrupted this turn (reason: shutdown): the host is shutting down.";
+  return undefined;
+}
+
+function titleOf(prompt: ContentBlock[]): string {
+  const text = prompt
+    .map((block) => (block.type === "text" ? block.text : ""))
+    .join(" ")
+    .replace(/\s+/g, " ")
+    .trim();
+  return text.length > TITLE_LENGTH ? `${text.slice(0, TITLE_LENGTH - 1)}…` : text || "untitled";
+}

@@ -1,0 +1,56 @@
+import type { SessionChildState } from "../lifecycle/session-holds.js";
+
+/** A session as operators and clients see it. */
+export interface SessionView {
+  readonly id: string;
+  readonly agent: string;
+  readonly cwd: string;
+  readonly workspace: string | null;
+  readonly title: string | null;
+  readonly state: SessionChildState;
+  readonly pid: number | null;
+  readonly holders: number;
+  readonly turnActive: boolean;
+  readonly turnStartedAt: number | null;
+  readonly pendingQuestions: number;
+  /** When the armed release clock fires, if the child is unheld. */
+  readonly releaseAt: number | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export type QuestionKind = "permission" | "elicitation";
+
+export interface QuestionView {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly kind: QuestionKind;
+  /** The agent's request: `{ toolCall, options }` for a permission, `{ message, requestedSchema }` for a form. */
+  readonly request: unknown;
+  readonly askedAt: number;
+  readonly state: "pending" | "answered" | "cancelled" | "orphaned";
+}
+
+export interface ServiceView {
+  readonly name: string;
+  readonly state: string;
+  readonly pid: number | null;
+  readonly port: number | null;
+}
+
+export interface LocationView {
+  readonly directory: string;
+  readonly workspace: string | null;
+  /** `retained`, `interrupting` or `evicting` for a cached location. */
+  readonly state: string;
+  readonly activeAt: number;
+  readonly expiresAt: number;
+  readonly capAt: number;
+  /** Why it is kept: `active-execution` while a turn runs, else `idle-ttl`. */
+  readonly keptBy: "active-execution" | "idle-ttl";
+  readonly sessions: readonly string[];
+  readonly activeSessions: readonly string[];
+  readonly services: readonly ServiceView[];
+  readonly terminals: number;
+  readonly pendingQuestions: number;
+}

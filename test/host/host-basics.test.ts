@@ -1,0 +1,69 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { closeAllHosts, collect, processIsRunning, startHost, text, waitUntilGone } from "./host-harness.js";
+
+afterEach(closeAllHosts);
+
+describe("host with the demo agent (real processes, real SQLite)", () => {
+  it("prompts a session: streams the reply to subscribers in order and journals the turn", async () => {
+    const { host, workDir } = await startHost();
+    const session = host.createSession({ cwd: workDir });
+    expect(session).toMatchObject({ agent: "demo", cwd: workDir, state: "childless", pid: null, holders: 0 });
+    const live = collect(host, session.id);
+
+    const ticket = host.hold(session.id, "client-1");
+    const child = await ticket.child;
+    expect(host.getSession(session.id)).toMatchObject({ state: "live", pid: child.pid, holders: 1 });
+
+    const result = await host.prompt(session.id, text("hello there, demo agent"));
+    expect(result.stopReason).toBe("end_turn");
+    expect(live.texts().join("")).toBe("hello there, demo agent");
+    expect(live.texts().length).toBeGreaterThanOrEqual(3);
+
+    const kinds = host.events(session.id).map((event) => event.kind);
+    expect(kinds[0]).toBe("turn_started");
+    expect(kinds.at(-1)).toBe("turn_ended");
+    expect(kinds.filter((kind) => kind === "update").length).toBeGreaterThanOrEqual(3);
+    const seqs = live.events.flatMap((event) => (event.type === "update" ? [event.seq] : []));
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(host.getSession(session.id)?.title).toBe("hello there, demo agent");
+
+    ticket.release();
+  });
+
+  it("refuses bad input with clear errors and keeps running", async () => {
+    const { host, workDir } = await startHost();
+    expect(() => host.createSession({ cwd: "relative/dir" })).toThrow(/must be absolute, got relative path "relative\/dir"/);
+    expect(() => host.createSession({ cwd: `${workDir}/missing` })).toThrow(`directory does not exist: ${workDir}/missing`);
+    expect(() => host.createSession({ cwd: workDir, agent: "nope" })).toThrow('unknown agent "nope" (configured agents: demo)');
+    await expect(host.prompt("no-such-session", text("hi"))).rejects.toThrow('no session "no-such-session"');
+    const session = host.createSession({ cwd: workDir });
+    expect((await host.prompt(session.id, text("still fine"))).stopReason).toBe("end_turn");
+  });
+
+  it("an agent command that does not exist: a clear acquisition error, nothing held", async () => {
+    const { host, workDir } = await startHost({ config: { agents: { ghost: { command: "/nonexistent/agent-binary" } } } });
+    const session = host.createSession({ cwd: workDir, agent: "ghost" });
+    const ticket = host.hold(session.id, "client-1");
+    await expect(ticket.child).rejects.toThrow(/could not start the agent for session .*: cannot start agent "ghost": cannot start command "\/nonexistent\/agent-binary"/);
+    expect(host.getSession(session.id)).toMatchObject({ state: "childless", holders: 0 });
+  });
+
+  it("an agent that never answers initialize times out with a clear error and is stopped", async () => {
+    const { host, workDir } = await startHost({
+      config: { initializeTimeout: "300ms", agents: { mute: { command: "sleep", args: ["3600"] } } },
+    });
+    const session = host.createSession({ cwd: workDir, agent: "mute" });
+    await expect(host.prompt(session.id, text("hi"))).rejects.toThrow('agent "mute" did not answer initialize within 300 ms');
+    const reaped = host.recentRecords().filter((r) => r.record.kind === "acquisition_failed");
+    expect(reaped).toHaveLength(1);
+  });
+
+  it("shutdown stops every child as a group", async () => {
+    const fixture = await startHost();
+    const session = fixture.host.createSession({ cwd: fixture.workDir });
+    const child = await fixture.host.hold(session.id, "c").child;
+    expect(processIsRunning(child.pid)).toBe(true);
+    await fixture.host.shutdown();
+    expect(await waitUntilGone([child.pid])).toEqual([]);
+  });
+});
