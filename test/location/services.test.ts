@@ -4,7 +4,11 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ServiceConfig } from "../../src/config/config-schema.js";
 import { InMemoryProcessGroupLedger, type GroupRecord } from "../../src/processes/ledger.js";
-import { ServiceProcesses, ServicesClosedError, type ServiceProcessesOptions } from "../../src/location/service-processes.js";
+import {
+  ServiceProcesses,
+  ServicesClosedError,
+  type ServiceProcessesOptions,
+} from "../../src/location/service-processes.js";
 import {
   groupMembers,
   killLeftovers,
@@ -131,7 +135,7 @@ afterEach(async () => {
 });
 
 describe("ServiceProcesses: an HTTP service on an allocated port", () => {
-  it("waits until it listens, gives its MCP URL, and runs it with {port} and PORT filled in, in the location", async () => {
+  it("waits until it listens, gives its MCP URL, and runs it in the location with {port} and PORT set", async () => {
     const { services } = servicesWith({ tools: httpService() });
     await services.ensureStarted();
 
@@ -182,7 +186,7 @@ describe("ServiceProcesses: an HTTP service on an allocated port", () => {
     expect(ledger.everRecorded).toHaveLength(1);
   });
 
-  it("notices a service that exits after it was ready, stops what it left behind, and restarts it on the next start", async () => {
+  it("notices a service that exits once ready, stops what it left, and restarts it on the next start", async () => {
     const { services, ledger, logs } = servicesWith({ tools: httpService() });
     await services.ensureStarted();
     const first = services.list()[0]!;
@@ -218,11 +222,23 @@ describe("ServiceProcesses: services that do not become ready", () => {
       () => undefined,
       (reason: unknown) => reason as Error,
     );
-    expect(error?.message).toMatch(/^service "broken" exited with code 3 before it accepted connections on 127\.0\.0\.1:\d+/);
+    expect(error?.message).toMatch(/^service "broken" exited with code 3 before it accepted connections on [\d.:]+;/);
     expect(error?.message).toContain("stderr ends with:\nreading config\nfatal: no such key: api_token");
     expect(services.list()).toMatchObject([{ name: "broken", state: "failed" }]);
     expect(groupMembers(onlyGroup(ledger).pgid)).toEqual([]);
     expect(ledger.list()).toEqual([]);
+  });
+
+  it("quotes only the end of a long stderr", async () => {
+    const noise = "head -c 200000 /dev/zero | tr '\\0' x >&2; echo >&2";
+    const chatty = shellService(`${noise}; echo 'the real reason' >&2; exit 2`, { port: "auto" });
+    const { services } = servicesWith({ chatty });
+    const error = await services.ensureStarted().then(
+      () => undefined,
+      (reason: unknown) => reason as Error,
+    );
+    expect(error?.message).toMatch(/^service "chatty" exited with code 2 [^]*\nthe real reason$/);
+    expect(error?.message.length).toBeLessThan(2_500);
   });
 
   it("a service that never listens fails after its ready timeout, and its whole group is stopped", async () => {
@@ -250,13 +266,16 @@ describe("ServiceProcesses: services that do not become ready", () => {
   });
 
   it("a failed service is started again by the next start, while a healthy one stays as it is", async () => {
-    const flaky = shellService(
-      "if [ -e second-attempt ]; then exec \"$NODE\" http-service.mjs; fi; touch second-attempt; echo 'first attempt fails' >&2; exit 1",
-      { port: "auto", env: { NODE: process.execPath, PIDS_FILE: pidsFile } },
-    );
+    const secondAttempt = 'if [ -e second-attempt ]; then exec "$NODE" http-service.mjs; fi';
+    const firstAttempt = "touch second-attempt; echo 'first attempt fails' >&2; exit 1";
+    const flaky = shellService(`${secondAttempt}; ${firstAttempt}`, {
+      port: "auto",
+      env: { NODE: process.execPath, PIDS_FILE: pidsFile },
+    });
     const { services, ledger } = servicesWith({ tools: httpService(), flaky });
 
-    await expect(services.ensureStarted()).rejects.toThrow(/^service "flaky" exited with code 1[^]*first attempt fails/);
+    const firstError = /^service "flaky" exited with code 1 [^]*first attempt fails$/;
+    await expect(services.ensureStarted()).rejects.toThrow(firstError);
     const tools = services.list().find(({ name }) => name === "tools")!;
     expect(tools.state).toBe("ready");
 
@@ -265,7 +284,8 @@ describe("ServiceProcesses: services that do not become ready", () => {
       { ...tools },
       { name: "flaky", pid: expect.any(Number), port: expect.any(Number), state: "ready" },
     ]);
-    expect(ledger.everRecorded.map((group) => group.label).sort()).toEqual(["service flaky", "service flaky", "service tools"]);
+    const labels = ledger.everRecorded.map((group) => group.label).sort();
+    expect(labels).toEqual(["service flaky", "service flaky", "service tools"]);
     startsOfHttpService();
   });
 
@@ -287,10 +307,11 @@ describe("ServiceProcesses: services that do not become ready", () => {
   it("a service without a port is ready once spawned and offers no MCP server", async () => {
     const { services, ledger } = servicesWith({ browser: shellService("sleep 3600") });
     await services.ensureStarted();
-    expect(services.list()).toEqual([{ name: "browser", pid: onlyGroup(ledger).pgid, port: undefined, state: "ready" }]);
+    const { pgid } = onlyGroup(ledger);
+    expect(services.list()).toEqual([{ name: "browser", pid: pgid, port: undefined, state: "ready" }]);
     expect(services.mcpServers()).toEqual([]);
     await services.stopAll();
-    expect(processIsRunning(onlyGroup(ledger).pgid)).toBe(false);
+    expect(processIsRunning(pgid)).toBe(false);
   });
 });
 
@@ -299,9 +320,10 @@ describe("ServiceProcesses: configuration it cannot run", () => {
     [{ args: ["--port={port}"] }, /service "bad": uses \{port\} in its args or env but has no port: "auto"/],
     [{ env: { URL: "http://127.0.0.1:{port}" } }, /service "bad": uses \{port\}/],
     [{ mcp: { type: "http" as const, path: "/mcp" } }, /service "bad": mcp needs port: "auto"/],
-    [{ port: "auto" as const, mcp: { type: "http" as const, path: "mcp" } }, /service "bad": mcp path must start with "\/"/],
+    [{ port: "auto" as const, mcp: { type: "http" as const, path: "mcp" } }, /"bad": mcp path must start with "\/"/],
     [{ readyTimeout: 0 }, /service "bad": readyTimeout must be a positive number/],
   ])("refuses %j", (overrides, message) => {
-    expect(() => new ServiceProcesses({ services: { bad: shellService("true", overrides) }, cwd: directory })).toThrow(message);
+    const services = { bad: shellService("true", overrides) };
+    expect(() => new ServiceProcesses({ services, cwd: directory })).toThrow(message);
   });
 });

@@ -1,0 +1,227 @@
+import type { ReadTextFileRequest, ReadTextFileResponse, WriteTextFileRequest } from "@agentclientprotocol/sdk";
+import { constants, realpathSync, statSync } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
+import { isAbsolute, resolve, sep } from "node:path";
+import { realLocation } from "./real-location.js";
+
+export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024;
+
+export type FileAccessErrorCode =
+  | "not_absolute"
+  | "invalid_request"
+  | "outside_roots"
+  | "not_found"
+  | "is_directory"
+  | "not_a_file"
+  | "too_large"
+  | "permission_denied"
+  | "io_error";
+
+/** A refused or failed `fs/*` request; `code` says which rule or failure, the message names the path. */
+export class FileAccessError extends Error {
+  constructor(
+    readonly code: FileAccessErrorCode,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = "FileAccessError";
+  }
+}
+
+export interface FileAccessOptions {
+  /** The session's location directory and its additional directories; absolute, existing. */
+  readonly roots: readonly string[];
+  /** The largest file read or written (default 16 MiB). */
+  readonly maxFileBytes?: number;
+}
+
+export type ReadTextFileParams = Pick<ReadTextFileRequest, "path" | "line" | "limit">;
+export type WriteTextFileParams = Pick<WriteTextFileRequest, "path" | "content">;
+
+// No symlink as the last component (one swapped in after the check), and no blocking open of a FIFO.
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * ACP's `fs/read_text_file` and `fs/write_text_file` answered on the host,
+ * confined to the session's directories: a path is followed through `..` and
+ * every symlink, and refused unless where it really leads is inside a root.
+ */
+export class FileAccess {
+  /** The roots with their symlinks resolved, as paths are compared against them. */
+  private readonly roots: readonly string[];
+  private readonly maxFileBytes: number;
+
+  constructor(options: FileAccessOptions) {
+    if (options.roots.length === 0) throw new Error("file access needs at least one root directory");
+    this.roots = options.roots.map(realRoot);
+    this.maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+    if (!Number.isSafeInteger(this.maxFileBytes) || this.maxFileBytes <= 0) {
+      throw new Error(`maxFileBytes must be a positive integer, got ${JSON.stringify(options.maxFileBytes)}`);
+    }
+  }
+
+  /** The file's text, or `limit` lines of it from the 1-based `line`, each with its line ending. */
+  async readTextFile(params: ReadTextFileParams): Promise<ReadTextFileResponse> {
+    const line = optionalCount(params.line, "line", 1);
+    const limit = optionalCount(params.limit, "limit", 0);
+    const real = await this.confine(params.path);
+    const handle = await openFile(params.path, real, READ_FLAGS);
+    try {
+      await this.assertReadableSize(handle, params.path);
+      const bytes = await handle.readFile();
+      if (bytes.length > this.maxFileBytes) throw this.tooLarge(params.path, bytes.length);
+      return { content: selectLines(bytes.toString("utf8"), line, limit) };
+    } catch (error) {
+      throw asFileAccessError(error, params.path);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Creates or overwrites the file; its directory must exist and be inside. */
+  async writeTextFile(params: WriteTextFileParams): Promise<void> {
+    if (typeof params.content !== "string") {
+      throw new FileAccessError("invalid_request", `content for ${JSON.stringify(params.path)} must be a string`);
+    }
+    const size = Buffer.byteLength(params.content, "utf8");
+    if (size > this.maxFileBytes) throw this.tooLarge(params.path, size);
+    const real = await this.confine(params.path);
+    const handle = await openFile(params.path, real, WRITE_FLAGS).catch((error: unknown) => {
+      // With O_CREAT only a missing directory is missing.
+      if (error instanceof FileAccessError && error.code === "not_found") {
+        const message = `the directory of ${JSON.stringify(params.path)} does not exist`;
+        throw new FileAccessError("not_found", message, { cause: error.cause });
+      }
+      throw error;
+    });
+    try {
+      assertRegularFile(await handle.stat(), params.path);
+      // Truncated only once it is known to be a file inside: a refused request changes nothing.
+      await handle.truncate(0);
+      await handle.writeFile(params.content, "utf8");
+    } catch (error) {
+      throw asFileAccessError(error, params.path);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Where `path` really leads, if that is inside a root. */
+  private async confine(path: unknown): Promise<string> {
+    if (typeof path !== "string" || path.length === 0) {
+      throw new FileAccessError("invalid_request", `path must be a non-empty string, got ${JSON.stringify(path)}`);
+    }
+    const named = JSON.stringify(path);
+    if (path.includes("\0")) throw new FileAccessError("invalid_request", `path ${named} contains a NUL byte`);
+    if (!isAbsolute(path)) {
+      throw new FileAccessError("not_absolute", `path ${named} is not absolute; file requests need an absolute path`);
+    }
+    const absolute = resolve(path);
+    let real: string;
+    try {
+      real = await realLocation(absolute);
+    } catch (error) {
+      throw asFileAccessError(error, path);
+    }
+    if (!this.roots.some((root) => isInside(real, root))) {
+      const leadsTo = real === path ? "" : ` (it leads to ${real})`;
+      throw new FileAccessError(
+        "outside_roots",
+        `path ${named} is outside the session's directories (${this.roots.join(", ")})${leadsTo}`,
+      );
+    }
+    return real;
+  }
+
+  private async assertReadableSize(handle: FileHandle, path: string): Promise<void> {
+    const stats = await handle.stat();
+    assertRegularFile(stats, path);
+    if (stats.size > this.maxFileBytes) throw this.tooLarge(path, stats.size);
+  }
+
+  private tooLarge(path: string, size: number): FileAccessError {
+    const message = `file ${JSON.stringify(path)} is too large: ${size} bytes, the limit is ${this.maxFileBytes}`;
+    return new FileAccessError("too_large", message);
+  }
+}
+
+function realRoot(root: string): string {
+  if (!isAbsolute(root)) throw new Error(`root directory must be an absolute path, got ${JSON.stringify(root)}`);
+  let real: string;
+  try {
+    real = realpathSync(root);
+  } catch {
+    throw new Error(`root directory does not exist: ${root}`);
+  }
+  if (!statSync(real).isDirectory()) throw new Error(`root directory is not a directory: ${root}`);
+  return real;
+}
+
+function isInside(path: string, root: string): boolean {
+  return root === sep || path === root || path.startsWith(root + sep);
+}
+
+async function openFile(path: string, real: string, flags: number): Promise<FileHandle> {
+  try {
+    return await open(real, flags, 0o666);
+  } catch (error) {
+    throw asFileAccessError(error, path);
+  }
+}
+
+function assertRegularFile(stats: { isDirectory(): boolean; isFile(): boolean }, path: string): void {
+  const named = JSON.stringify(path);
+  if (stats.isDirectory()) throw new FileAccessError("is_directory", `path ${named} is a directory, not a file`);
+  if (!stats.isFile()) throw new FileAccessError("not_a_file", `path ${named} is not a regular file`);
+}
+
+/** A system error as a {@link FileAccessError} naming the path; refusals pass through unchanged. */
+function asFileAccessError(error: unknown, path: string): FileAccessError {
+  if (error instanceof FileAccessError) return error;
+  const { code, message } = error as NodeJS.ErrnoException;
+  const named = JSON.stringify(path);
+  switch (code) {
+    case "ENOENT":
+      return new FileAccessError("not_found", `file ${named} does not exist`, { cause: error });
+    case "ENOTDIR":
+      return new FileAccessError("not_found", `a parent of ${named} is not a directory`, { cause: error });
+    case "EISDIR":
+      return new FileAccessError("is_directory", `path ${named} is a directory, not a file`, { cause: error });
+    case "ENXIO":
+      return new FileAccessError("not_a_file", `path ${named} is not a regular file`, { cause: error });
+    case "EACCES":
+    case "EPERM":
+      return new FileAccessError("permission_denied", `permission denied for ${named}`, { cause: error });
+    default:
+      return new FileAccessError("io_error", `cannot access ${named}: ${message}`, { cause: error });
+  }
+}
+
+function optionalCount(value: number | null | undefined, name: string, min: number): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Number.isSafeInteger(value) || value < min) {
+    const message = `${name} must be a whole number of at least ${min}, got ${JSON.stringify(value)}`;
+    throw new FileAccessError("invalid_request", message);
+  }
+  return value;
+}
+
+/** Lines `line ..< line + limit` (1-based), each keeping its line ending; empty past the end. */
+function selectLines(text: string, line: number | undefined, limit: number | undefined): string {
+  let start = 0;
+  for (let skipped = 1; skipped < (line ?? 1); skipped++) {
+    const newline = text.indexOf("\n", start);
+    if (newline === -1) return "";
+    start = newline + 1;
+  }
+  if (limit === undefined) return text.slice(start);
+  let end = start;
+  for (let taken = 0; taken < limit; taken++) {
+    const newline = text.indexOf("\n", end);
+    if (newline === -1) return text.slice(start);
+    end = newline + 1;
+  }
+  return text.slice(start, end);
+}
