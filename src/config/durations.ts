@@ -8,8 +8,10 @@ export function parseDuration(text: string): number | undefined {
   return Math.round(Number(match[1]) * UNITS[match[2]!]!);
 }
 
+/** The largest whole unit, as people say it: `24h` rather than `1d`, `7d`. */
 export function formatDuration(ms: number): string {
-  for (const [unit, size] of [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000], ["s", 1_000]] as const) {
+  if (ms >= 2 * 86_400_000 && ms % 86_400_000 === 0) return `${ms / 86_400_000}d`;
+  for (const [unit, size] of [["h", 3_600_000], ["m", 60_000], ["s", 1_000]] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;

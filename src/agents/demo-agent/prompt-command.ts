@@ -11,6 +11,8 @@ export type PromptCommand =
   | { name: "crash" }
   | { name: "flood"; count: number; bytes: number }
   | { name: "mcp-servers" }
+  | { name: "read"; path: string }
+  | { name: "write"; path: string; content: string }
   /** A bad or unknown command: the agent answers with `text` and ends the turn. */
   | { name: "reply"; text: string };
 
@@ -26,6 +28,8 @@ const usage: Record<string, string> = {
   crash: "/crash",
   flood: "/flood <count> <bytes>",
   "mcp-servers": "/mcp-servers",
+  read: "/read <absolute path>",
+  write: "/write <absolute path> <content>",
 };
 
 const knownCommands = Object.values(usage);
@@ -47,6 +51,10 @@ export function parsePromptCommand(text: string): PromptCommand {
       return rest ? { name, message: rest } : missingArgument(name);
     case "sleep":
       return parseSleep(rest);
+    case "read":
+      return rest ? { name, path: rest } : missingArgument(name);
+    case "write":
+      return parseWrite(rest);
     case "flood":
       return parseFlood(rest);
     case "spawn-orphan":
@@ -59,6 +67,11 @@ export function parsePromptCommand(text: string): PromptCommand {
         text: `Unknown command: /${name}. Known commands: ${knownCommands.join(", ")}.`,
       };
   }
+}
+
+function parseWrite(rest: string): PromptCommand {
+  const match = /^(\S+)\s+([\s\S]+)$/.exec(rest);
+  return match ? { name: "write", path: match[1]!, content: match[2]! } : missingArgument("write");
 }
 
 function parseSleep(rest: string): PromptCommand {

@@ -5,6 +5,7 @@ import { ask } from "./ask.js";
 import { crash } from "./crash.js";
 import { echo } from "./echo.js";
 import { elicit } from "./elicit.js";
+import { readFile, writeFile } from "./files.js";
 import { flood } from "./flood.js";
 import { mcpServers } from "./mcp-servers.js";
 import { runShell } from "./run-shell.js";
@@ -32,6 +33,10 @@ export async function runCommand(turn: Turn, command: PromptCommand): Promise<St
       return flood(turn, command.count, command.bytes);
     case "mcp-servers":
       return mcpServers(turn);
+    case "read":
+      return readFile(turn, command.path);
+    case "write":
+      return writeFile(turn, command.path, command.content);
     case "reply":
       await turn.say(command.text);
       return "end_turn";
