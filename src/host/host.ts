@@ -48,6 +48,7 @@ const OUTPUT_CLEANUP_INTERVAL_MS = 60 * 60_000;
 const SHUTDOWN_SETTLE_MS = 5_000;
 
 type RecordListener = (record: StampedRecord) => void;
+type ChangeListener = (sessionId: string) => void;
 
 /**
  * Berth's host: sessions, turns, holds, questions, terminals and services of real ACP
@@ -57,6 +58,7 @@ export class Host {
   readonly connections: ConnectionCleanups;
   private readonly bus = new SessionBus();
   private readonly recordListeners = new Set<RecordListener>();
+  private readonly changeListeners = new Set<ChangeListener>();
   private readonly executions: Executions;
   private readonly cache: LocationServicesCache<LocationServices>;
   private readonly retention: LocationRetention<LocationServices>;
@@ -233,7 +235,26 @@ export class Host {
   hold(sessionId: string, holderId: string): HoldTicket<AgentChild> {
     this.assertRunning();
     this.requireSession(sessionId);
-    return this.holds.hold(sessionId, holderId);
+    const ticket = this.holds.hold(sessionId, holderId);
+    this.changed(sessionId);
+    const changed = () => this.changed(sessionId);
+    void ticket.child.then(changed, changed);
+    return {
+      get sessionId() {
+        return ticket.sessionId;
+      },
+      holderId: ticket.holderId,
+      incarnation: ticket.incarnation,
+      get child() {
+        return ticket.child;
+      },
+      isCurrent: () => ticket.isCurrent(),
+      release: () => {
+        const released = ticket.release();
+        if (released) changed();
+        return released;
+      },
+    };
   }
 
   prompt(sessionId: string, prompt: ContentBlock[]): Promise<{ stopReason: StopReason }> {
@@ -285,6 +306,12 @@ export class Host {
         pendingQuestions: located?.questions.list().length ?? 0,
       };
     });
+  }
+
+  /** Something about a session changed (holders, child, turn, questions): views should be re-read. */
+  onSessionChanged(listener: ChangeListener): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
   }
 
   onRecord(listener: RecordListener): () => void {
@@ -366,6 +393,11 @@ export class Host {
     this.log.info({ ...record }, message);
     const stamped: StampedRecord = { id, at, message, record };
     for (const listener of this.recordListeners) listener(stamped);
+    if ("sessionId" in record) this.changed(record.sessionId);
+  }
+
+  private changed(sessionId: string): void {
+    for (const listener of this.changeListeners) listener(sessionId);
   }
 
   /** Eviction: the location's agent children, terminals, questions and services are stopped; each stop awaited. */
