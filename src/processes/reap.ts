@@ -1,5 +1,5 @@
 import type { GroupRecord, ProcessGroupLedger } from "./ledger.js";
-import { isRunning, readBootId, readProcStat } from "./proc-stat.js";
+import { isRunning, readBootId, readProcStat, runningGroupMembers } from "./proc-stat.js";
 import { stopGroup, type StopOptions, type StopOutcome } from "./stop-group.js";
 
 /**
@@ -51,9 +51,15 @@ export async function reapLeftoverGroups(
 }
 
 async function reapOne(record: GroupRecord, options: StopOptions): Promise<ReapOutcome> {
+  if (record.bootId !== readBootId()) return { kind: "gone" };
   const leader = readProcStat(record.pgid);
-  if (!isRunning(leader)) return { kind: "gone" };
-  if (record.bootId !== readBootId() || leader.startTicks !== record.startTicks) return { kind: "pid-reused" };
+  if (isRunning(leader)) {
+    if (leader.startTicks !== record.startTicks) return { kind: "pid-reused" };
+    return { kind: "stopped", stop: await stopGroup(record.pgid, options) };
+  }
+  // The leader died but members may remain (an MCP server behind `npx`, a `sleep &`). The kernel
+  // never hands out a pid that is still some live group's id, so members of this group are ours.
+  if (runningGroupMembers(record.pgid).length === 0) return { kind: "gone" };
   return { kind: "stopped", stop: await stopGroup(record.pgid, options) };
 }
 

@@ -6,7 +6,7 @@ import { InMemoryProcessGroupLedger, type GroupRecord } from "../../src/processe
 import { readBootId, readProcStat } from "../../src/processes/proc-stat.js";
 import { reapLeftoverGroups } from "../../src/processes/reap.js";
 import { spawnGroup, type SpawnedGroup } from "../../src/processes/spawn-group.js";
-import { groupMembers, killLeftovers, processIsRunning, startedProcess, type StartedProcess } from "../support/process-table.js";
+import { groupMembers, killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "../support/process-table.js";
 
 const started: StartedProcess[] = [];
 const groups: SpawnedGroup[] = [];
@@ -74,6 +74,21 @@ describe("reapLeftoverGroups", () => {
     expect(ledger.list()).toEqual([]);
   });
 
+  it("stops what is left of a group whose leader already died (the kernel never reuses a live group's id)", async () => {
+    const { leader, member } = await leaveGroupBehind();
+    const record = recordOf(leader);
+    process.kill(leader, "SIGKILL");
+    await waitUntil(() => !processIsRunning(leader), "the leader is gone");
+    expect(processIsRunning(member)).toBe(true);
+    const ledger = new InMemoryProcessGroupLedger();
+    ledger.record(record);
+
+    const reaped = await reapLeftoverGroups(ledger, { graceMs: 5_000 });
+
+    expect(reaped).toEqual([{ record, outcome: { kind: "stopped", stop: "exited" } }]);
+    expect(processIsRunning(member)).toBe(false);
+  });
+
   it("leaves alone a live process whose start ticks or boot differ from the record, and forgets the record", async () => {
     const laterStart = await startOwnGroup();
     const otherBoot = await startOwnGroup();
@@ -86,7 +101,11 @@ describe("reapLeftoverGroups", () => {
 
     const reaped = await reapLeftoverGroups(ledger, { graceMs: 200 });
 
-    expect(reaped).toEqual(stale.map((record) => ({ record, outcome: { kind: "pid-reused" } })));
+    // A record from another boot describes a group that died with that boot, whatever now runs under its pid.
+    expect(reaped).toEqual([
+      { record: stale[0], outcome: { kind: "pid-reused" } },
+      { record: stale[1], outcome: { kind: "gone" } },
+    ]);
     expect(processIsRunning(laterStart.record.pgid)).toBe(true);
     expect(processIsRunning(otherBoot.record.pgid)).toBe(true);
     expect(ledger.list()).toEqual([]);

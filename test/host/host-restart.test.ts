@@ -1,0 +1,83 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { afterEach, describe, expect, it } from "vitest";
+import { demoAgentMain } from "../../src/agents/agent-registry.js";
+import { loadConfigFile, parseConfig } from "../../src/config/load-config.js";
+import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
+import { closeAllHosts, collect, processIsRunning, startHost, text, waitUntilGone } from "./host-harness.js";
+
+afterEach(closeAllHosts);
+
+const hostProcess = new URL("./fixtures/host-process.mjs", import.meta.url).pathname;
+
+describe("restart: a host that died leaves nothing behind for long", () => {
+  it("a second host on the same data directory lists the sessions, replays their events, reaps leftover groups and orphans questions", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "berth-restart-"));
+    const workDir = realpathSync(mkdtempSync(join(tmpdir(), "berth-work-")));
+    const dead = spawn(process.execPath, [hostProcess, dataDir, workDir], { stdio: ["ignore", "pipe", "inherit"], detached: true });
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: dead.stdout! }).once("line", resolve);
+      dead.once("exit", (code) => reject(new Error(`host process exited early (${code})`)));
+    });
+    const { sessionId, agentPid, orphanPid } = JSON.parse(line) as { sessionId: string; agentPid: number; orphanPid: number };
+    // The host dies abruptly. Its agent sees stdin close and exits; the agent's grandchild is left behind.
+    process.kill(dead.pid!, "SIGKILL");
+    expect(await waitUntilGone([dead.pid!, agentPid])).toEqual([]);
+    expect(processIsRunning(orphanPid)).toBe(true);
+
+    const { host } = await startHost({ dataDir });
+    expect(await waitUntilGone([orphanPid])).toEqual([]);
+    expect(host.recentRecords().filter((r) => r.record.kind === "group_reaped")).toMatchObject([
+      { message: "leftover process group reaped", record: { pgid: agentPid, outcome: "stopped (exited)" } },
+    ]);
+    expect(host.listSessions()).toMatchObject([{ id: sessionId, state: "childless", pid: null, holders: 0 }]);
+    const kinds = host.events(sessionId).map((event) => event.kind);
+    expect(kinds.slice(0, 2)).toEqual(["turn_started", "update"]);
+    expect(kinds).toContain("question_asked");
+    expect(host.pendingQuestions()).toEqual([]);
+
+    // The restored session is resumable: the agent reloads its conversation and works on.
+    const live = collect(host, sessionId);
+    expect((await host.prompt(sessionId, text("and now?"))).stopReason).toBe("end_turn");
+    expect(live.texts().join("")).toBe("and now?");
+  });
+});
+
+describe("agents that can neither load nor resume", () => {
+  it("keep their child while the location is retained instead of releasing it after the grace", async () => {
+    const clock = new VirtualClock();
+    const { host, workDir } = await startHost({
+      clock,
+      config: { agents: { forgetful: { command: process.execPath, args: [demoAgentMain, "--no-load"] } } },
+    });
+    const session = host.createSession({ cwd: workDir, agent: "forgetful" });
+    const ticket = host.hold(session.id, "client");
+    const { pid } = await ticket.child;
+    await host.prompt(session.id, text("remember me"));
+    ticket.release();
+    await clock.advance(10 * 60_000);
+    expect(host.getSession(session.id)).toMatchObject({ state: "live", pid, holders: 0 });
+    await clock.advance(51 * 60_000);
+    await host.whenSettled();
+    expect(await waitUntilGone([pid])).toEqual([]);
+    expect(host.getSession(session.id)).toMatchObject({ state: "childless" });
+  });
+});
+
+describe("configuration", () => {
+  it("a bad file is refused with every bad key named, before anything starts", () => {
+    expect(() => parseConfig({ releaseGrace: 15, agents: { x: { command: "" } }, services: { s: { command: "y", port: 80 } } }, "berth.json")).toThrow(
+      [
+        "invalid configuration in berth.json:",
+        '  agents.x.command: expected a non-empty string',
+        '  services.s.port: expected "auto" (Berth allocates the port)',
+        '  releaseGrace: expected a duration such as "500ms", "15s", "60m", "24h" or "7d"',
+      ].join("\n"),
+    );
+    expect(() => loadConfigFile("/nonexistent/berth.json", { required: true })).toThrow("configuration file not found: /nonexistent/berth.json");
+    expect(loadConfigFile("/nonexistent/berth.json", { required: false }).releaseGrace).toBe(15_000);
+  });
+});
