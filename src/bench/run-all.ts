@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /** `npm run bench`: every benchmark, figures printed. */
+import { runHostBench } from "./host-bench.js";
 import { runJournalBench } from "./journal-bench.js";
 import { runLifecycleBench } from "./lifecycle-bench.js";
 
 console.log(`Berth benchmarks — node ${process.version}, ${new Date().toISOString()}`);
 await runLifecycleBench();
 await runJournalBench();
+await runHostBench();
