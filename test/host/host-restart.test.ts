@@ -28,16 +28,23 @@ describe("restart: a host that died leaves nothing behind for long", () => {
     expect(await waitUntilGone([dead.pid!, agentPid])).toEqual([]);
     expect(processIsRunning(orphanPid)).toBe(true);
 
+    const restartedAt = Date.now();
     const { host } = await startHost({ dataDir });
     expect(await waitUntilGone([orphanPid])).toEqual([]);
     expect(host.recentRecords().filter((r) => r.record.kind === "group_reaped")).toMatchObject([
       { message: "leftover process group reaped", record: { pgid: agentPid, outcome: "stopped (exited)" } },
     ]);
     expect(host.listSessions()).toMatchObject([{ id: sessionId, state: "childless", pid: null, holders: 0 }]);
-    const kinds = host.events(sessionId).map((event) => event.kind);
-    expect(kinds.slice(0, 2)).toEqual(["turn_started", "update"]);
-    expect(kinds).toContain("question_asked");
+    const events = host.events(sessionId);
+    expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.slice(0, 2).map((event) => event.kind)).toEqual(["turn_started", "update"]);
+    const asked = events.find((event) => event.kind === "question_asked")!.payload as { questionId: string };
     expect(host.pendingQuestions()).toEqual([]);
+    expect(host.question(asked.questionId)).toMatchObject({ state: "orphaned" });
+    // Reading never boots: nothing above started a location or an agent.
+    expect(host.locations()).toEqual([]);
+    const sinceRestart = host.recentRecords().filter((r) => r.at >= restartedAt);
+    expect(sinceRestart.filter((r) => r.record.kind === "child_acquired" || r.record.kind === "location_booted")).toEqual([]);
 
     // The restored session is resumable: the agent reloads its conversation and works on.
     const live = collect(host, sessionId);
