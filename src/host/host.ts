@@ -206,12 +206,14 @@ export class Host {
 
   events(sessionId: string, options: { after?: number; limit?: number } = {}): JournalEvent[] {
     this.requireSession(sessionId);
+    this.journal.flush();
     return this.store.events.read(sessionId, options);
   }
 
   /** Iterates a session's whole journal without loading it into memory. */
   replay(sessionId: string): IterableIterator<JournalEvent> {
     this.requireSession(sessionId);
+    this.journal.flush();
     return this.store.events.replay(sessionId);
   }
 
@@ -226,6 +228,7 @@ export class Host {
       this.holds.childLost(sessionId, child);
       await this.children.release(sessionId, child, "deleted");
     }
+    this.journal.forget(sessionId);
     this.store.sessions.delete(sessionId);
   }
 
@@ -353,6 +356,7 @@ export class Host {
     this.holds.dispose();
     await this.children.stopAll();
     await this.cache.closeAll();
+    this.journal.flush();
     this.store.close();
     this.state = "stopped";
     this.log.info({}, "host stopped");

@@ -15,12 +15,26 @@ export type JournalKind =
   | "interrupted"
   | "agent_exited";
 
+interface PendingEvent {
+  readonly sessionId: string;
+  readonly seq: number;
+  readonly kind: JournalKind;
+  readonly payload: unknown;
+  readonly at: number;
+}
+
 /**
  * Records durable events: appended to the session's journal, counted as progress for its
- * location, and (for updates) streamed to its subscribers. A failed write is logged and the
- * live stream carries on; what is stored stays intact.
+ * location, and (for updates) streamed to its subscribers at once. Writes are grouped into one
+ * transaction per turn of the event loop, so a fast stream of updates costs one commit, not one
+ * per update; `flush()` makes them readable immediately. A failed write is logged and the live
+ * stream carries on; what is stored stays intact.
  */
 export class Journal {
+  private readonly nextSeq = new Map<string, number>();
+  private pending: PendingEvent[] = [];
+  private flushScheduled = false;
+
   constructor(
     private readonly store: Store,
     private readonly bus: SessionBus,
@@ -30,11 +44,12 @@ export class Journal {
   ) {}
 
   append(sessionId: string, key: LocationKey, kind: JournalKind, payload: unknown): number {
-    let seq = 0;
-    try {
-      seq = this.store.events.append(sessionId, kind, payload, this.clock.now());
-    } catch (error) {
-      this.log.error({ sessionId, kind, err: error }, "journal write failed");
+    const seq = this.nextSeq.get(sessionId) ?? this.store.events.lastSeq(sessionId) + 1;
+    this.nextSeq.set(sessionId, seq + 1);
+    this.pending.push({ sessionId, seq, kind, payload, at: this.clock.now() });
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
     }
     this.touchLocation(key);
     return seq;
@@ -53,5 +68,31 @@ export class Journal {
       content: { type: "text", text },
       _meta: { "berth/notice": meta },
     });
+  }
+
+  /** Writes every pending event now, in one transaction. */
+  flush(): void {
+    this.flushScheduled = false;
+    const batch = this.pending;
+    if (batch.length === 0) return;
+    this.pending = [];
+    try {
+      this.store.transaction(() => {
+        for (const event of batch) {
+          const stored = this.store.events.append(event.sessionId, event.kind, event.payload, event.at);
+          if (stored !== event.seq) throw new Error(`journal of session ${event.sessionId} out of step: wrote seq ${stored}, expected ${event.seq}`);
+        }
+      });
+    } catch (error) {
+      // Nothing of the batch is stored; re-read the sequence so later events stay contiguous with the journal.
+      for (const { sessionId } of batch) this.nextSeq.delete(sessionId);
+      this.log.error({ err: error, events: batch.length }, "journal write failed");
+    }
+  }
+
+  /** The session is gone: forget its sequence. */
+  forget(sessionId: string): void {
+    this.flush();
+    this.nextSeq.delete(sessionId);
   }
 }

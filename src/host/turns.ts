@@ -47,10 +47,10 @@ export class Turns {
     try {
       const child = await ticket.child;
       const turn = executions.begin(sessionId, key, (reason) => this.interrupted(sessionId, key, child, reason));
-      journal.append(sessionId, key, "turn_started", { prompt });
+      const startSeq = journal.append(sessionId, key, "turn_started", { prompt });
       store.sessions.touch(sessionId, clock.now());
       if (session.title === null) store.sessions.setTitle(sessionId, titleOf(prompt));
-      bus.publish(sessionId, { type: "turn_started", seq: store.events.lastSeq(sessionId) });
+      bus.publish(sessionId, { type: "turn_started", seq: startSeq });
       record({ kind: "turn_started", sessionId });
 
       let stopReason: StopReason | null = null;
