@@ -1,0 +1,71 @@
+import type { Command } from "commander";
+import { ConfigError } from "../../config/load-config.js";
+import { defaultConfigPath, defaultDataDir } from "../../config/paths.js";
+import { createLogger } from "../../host/logger.js";
+import { startBerth } from "../../server/serve.js";
+import { FAILURE_EXIT_CODE, INTERRUPTED_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "../exit-codes.js";
+import { isLoopback, resolveServeSettings, type ServeFlags } from "../serve-options.js";
+
+export function register(program: Command): void {
+  program
+    .command("serve")
+    .description("run the Berth host: agents, sessions, the API, the dashboard and ACP over WebSocket")
+    .option("--host <address>", "address to listen on (config server.host, default 127.0.0.1)")
+    .option("--port <port>", "port to listen on, 0 for any free port (config server.port, default 7420)")
+    .option("--config <file>", `configuration file (default ${defaultConfigPath()}; a missing default file means all defaults)`)
+    .option("--data-dir <dir>", `data directory (config dataDir, default ${defaultDataDir()})`)
+    .option("--release-grace <duration>", "how long an unheld agent child is kept warm (default 15s)")
+    .option("--idle-ttl <duration>", "how long an idle location is kept (default 60m)")
+    .option("--max-active-hold <duration>", "how long a silent running turn may keep its location (default 24h)")
+    .option("--sweep-interval <duration>", "how often locations are swept (default 1m)")
+    .action(async (flags: ServeFlags) => {
+      // Everything is stopped by now: a stray timer must not keep a stopped Berth around.
+      process.exit(await serve(flags));
+    });
+}
+
+async function serve(flags: ServeFlags): Promise<number> {
+  let settings;
+  try {
+    settings = resolveServeSettings(flags);
+  } catch (error) {
+    if (!(error instanceof ConfigError || error instanceof UsageError)) throw error;
+    process.stderr.write(`berth serve: ${error.message}\n`);
+    return USAGE_EXIT_CODE;
+  }
+  const log = createLogger();
+  if (!isLoopback(settings.listenHost)) {
+    log.warn({ host: settings.listenHost }, "listening on a non-loopback address: anyone who can reach it and has the token can run agents on this machine");
+  }
+  let running;
+  try {
+    running = await startBerth({ ...settings, log });
+  } catch (error) {
+    process.stderr.write(`berth serve: ${error instanceof Error ? error.message : String(error)}\n`);
+    return FAILURE_EXIT_CODE;
+  }
+  process.stdout.write(`${running.startupLine}\n`);
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        log.warn({ signal }, "second signal while stopping: exiting at once");
+        process.exit(INTERRUPTED_EXIT_CODE);
+      }
+      stopping = true;
+      log.info({ signal }, "stopping: interrupting turns and stopping agents");
+      running
+        .stop()
+        .then(
+          () => 0,
+          (error: unknown) => {
+            log.error({ err: error }, "stopping failed");
+            return FAILURE_EXIT_CODE;
+          },
+        )
+        .then((code) => log.flush(() => resolve(code)));
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+  });
+}

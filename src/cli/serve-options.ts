@@ -1,0 +1,74 @@
+import { isIPv4 } from "node:net";
+import { resolve } from "node:path";
+import type { Config } from "../config/config-schema.js";
+import { parseDuration } from "../config/durations.js";
+import { loadConfigFile } from "../config/load-config.js";
+import { defaultConfigPath, defaultDataDir } from "../config/paths.js";
+import { UsageError } from "./exit-codes.js";
+
+/** `berth serve` flags as commander hands them over (all text). */
+export interface ServeFlags {
+  readonly host?: string;
+  readonly port?: string;
+  readonly config?: string;
+  readonly dataDir?: string;
+  readonly releaseGrace?: string;
+  readonly idleTtl?: string;
+  readonly maxActiveHold?: string;
+  readonly sweepInterval?: string;
+}
+
+export interface ServeSettings {
+  readonly config: Config;
+  readonly configPath: string;
+  readonly dataDir: string;
+  readonly listenHost: string;
+  readonly port: number;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const durationFlags = [
+  ["releaseGrace", "--release-grace"],
+  ["idleTtl", "--idle-ttl"],
+  ["maxActiveHold", "--max-active-hold"],
+  ["sweepInterval", "--sweep-interval"],
+] as const;
+
+/**
+ * The configuration file (the default one may be missing; one named by `--config` may not),
+ * with the flags laid over it. Throws ConfigError or UsageError naming what is wrong.
+ */
+export function resolveServeSettings(flags: ServeFlags, env: Env = process.env, cwd = process.cwd()): ServeSettings {
+  const configPath = flags.config === undefined ? defaultConfigPath(env) : resolve(cwd, flags.config);
+  let config = loadConfigFile(configPath, { required: flags.config !== undefined });
+  for (const [key, flag] of durationFlags) {
+    const text = flags[key];
+    if (text === undefined) continue;
+    const ms = parseDuration(text);
+    if (ms === undefined) throw new UsageError(`${flag}: expected a duration such as "500ms", "15s", "60m", "24h" or "7d", got "${text}"`);
+    if (key === "sweepInterval" && ms === 0) throw new UsageError(`${flag}: must be more than 0`);
+    config = { ...config, [key]: ms };
+  }
+  const listenHost = flags.host ?? config.server.host;
+  if (listenHost.trim() === "") throw new UsageError("--host: expected an address such as 127.0.0.1");
+  return {
+    config,
+    configPath,
+    dataDir: resolve(cwd, flags.dataDir ?? config.dataDir ?? defaultDataDir(env)),
+    listenHost,
+    port: flags.port === undefined ? config.server.port : parsePort(flags.port),
+  };
+}
+
+function parsePort(text: string): number {
+  const port = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!(port >= 0 && port <= 65535)) throw new UsageError(`--port: expected a port number from 0 to 65535, got "${text}"`);
+  return port;
+}
+
+/** Loopback only: 127.0.0.0/8, ::1 and localhost. */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "");
+  return bare === "localhost" || bare === "::1" || (isIPv4(bare) && bare.startsWith("127."));
+}

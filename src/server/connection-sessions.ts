@@ -1,0 +1,67 @@
+import type { AgentContext, ClientCapabilities } from "@agentclientprotocol/sdk";
+import type { Host } from "../host/host.js";
+import type { Logger } from "../host/logger.js";
+import type { CleanupRegistration } from "../lifecycle/connection-cleanups.js";
+import { SessionFeed } from "./session-feed.js";
+
+interface OpenSession {
+  readonly feed: SessionFeed;
+  readonly registration: CleanupRegistration;
+  readonly leave: () => void;
+}
+
+/**
+ * The sessions one client connection holds. Opening one registers its cleanup with the
+ * host *before* awaiting the agent child, so a socket that closes mid-acquisition still
+ * lets go; the connection's close runs every cleanup at once.
+ */
+export class ConnectionSessions {
+  private readonly open = new Map<string, OpenSession>();
+  private readonly holderId: string;
+
+  constructor(
+    private readonly host: Host,
+    private readonly connectionId: string,
+    private readonly log: Logger,
+  ) {
+    this.holderId = `acp:${connectionId}`;
+  }
+
+  /** Holds the session for this connection, feeds it (replaying the journal if asked) and waits for its agent. */
+  async hold(sessionId: string, client: AgentContext, capabilities: ClientCapabilities, { replay }: { replay: boolean }): Promise<void> {
+    const { host } = this;
+    let ticket: { release(): boolean } | undefined;
+    let feed: SessionFeed | undefined;
+    const leave = () => {
+      ticket?.release();
+      feed?.close();
+      if (this.open.get(sessionId)?.leave === leave) this.open.delete(sessionId);
+    };
+    // Replaces (and runs) the cleanup of an earlier hold of this session by this connection.
+    const registration = host.connections.register(`${this.holderId}:${sessionId}`, leave, this.connectionId);
+    try {
+      const held = host.hold(sessionId, this.holderId);
+      ticket = held;
+      feed = new SessionFeed({ host, sessionId, client, capabilities, log: this.log });
+      this.open.set(sessionId, { feed, registration, leave });
+      await feed.start({ replay });
+      await held.child;
+    } catch (error) {
+      // Only this registration's own cleanup: a newer hold of the same session stays.
+      if (registration.releaseIfCurrent()) leave();
+      throw error;
+    }
+  }
+
+  /** `session/close`: this connection lets go; the session and its other holders stay. */
+  release(sessionId: string): boolean {
+    const entry = this.open.get(sessionId);
+    if (!entry?.registration.releaseIfCurrent()) return false;
+    entry.leave();
+    return true;
+  }
+
+  feedOf(sessionId: string): SessionFeed | undefined {
+    return this.open.get(sessionId)?.feed;
+  }
+}

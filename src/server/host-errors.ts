@@ -1,0 +1,38 @@
+import { UnknownAgentError } from "../agents/agent-registry.js";
+import { SessionNotFoundError } from "../host/agent-children.js";
+import { QuestionError } from "../host/question-desk.js";
+import { TurnAlreadyRunningError } from "../lifecycle/executions.js";
+import { InvalidLocationError } from "../lifecycle/location-key.js";
+import { HoldsDisposedError } from "../lifecycle/session-holds.js";
+
+/** What kind of failure a host error is, whichever protocol reports it. */
+export type ErrorClass = "bad_input" | "not_found" | "conflict" | "unavailable" | "internal";
+
+export interface ClassifiedError {
+  readonly class: ErrorClass;
+  /** A machine code such as `session_not_found`. */
+  readonly code: string;
+  readonly message: string;
+}
+
+const questionCodes: Readonly<Record<QuestionError["code"], readonly [ErrorClass, string]>> = {
+  not_found: ["not_found", "question_not_found"],
+  already_resolved: ["conflict", "question_already_resolved"],
+  invalid_answer: ["bad_input", "invalid_answer"],
+};
+
+export function classifyError(error: unknown): ClassifiedError {
+  const message = error instanceof Error ? error.message : String(error);
+  const as = (errorClass: ErrorClass, code: string): ClassifiedError => ({ class: errorClass, code, message });
+  if (error instanceof SessionNotFoundError) return as("not_found", "session_not_found");
+  if (error instanceof QuestionError) {
+    const [errorClass, code] = questionCodes[error.code];
+    return as(errorClass, code);
+  }
+  if (error instanceof UnknownAgentError) return as("bad_input", "unknown_agent");
+  if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");
+  if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");
+  // The host refuses new work with a plain Error once shutdown began.
+  if (error instanceof HoldsDisposedError || message === "the host is shutting down") return as("unavailable", "shutting_down");
+  return as("internal", "internal");
+}

@@ -1,0 +1,134 @@
+import { z } from "zod";
+import type { Host } from "../host/host.js";
+import type { QuestionAnswer } from "../location/question-types.js";
+import { berthVersion } from "../version.js";
+import { HttpError, readJsonBody } from "./http-io.js";
+import type { BerthMetrics } from "./metrics.js";
+import { empty, json, type Route } from "./router.js";
+import type { OperatorEvents } from "./sse.js";
+
+export interface RestDeps {
+  readonly host: Host;
+  readonly events: OperatorEvents;
+  readonly metrics: BerthMetrics;
+}
+
+const MAX_EVENTS = 10_000;
+const MAX_RECORDS = 1_000;
+
+const newSessionBody = z.strictObject({
+  cwd: z.string({ error: "expected an absolute directory path" }),
+  agent: z.string({ error: "expected an agent id" }).min(1, "expected an agent id").optional(),
+  workspace: z.string({ error: "expected a workspace id or null" }).min(1, "expected a non-empty workspace id").nullable().optional(),
+});
+
+const answerBody = z.union(
+  [
+    z.strictObject({ optionId: z.string().min(1) }),
+    z.strictObject({ action: z.literal("accept"), content: z.record(z.string(), z.unknown()) }),
+    z.strictObject({ action: z.enum(["decline", "cancel"]) }),
+  ],
+  { error: 'expected { "optionId": "..." }, { "action": "accept", "content": {...} }, { "action": "decline" } or { "action": "cancel" }' },
+);
+
+/** The REST API of the contract in docs/api.md; each route is listed in docs/openapi.json. */
+export function restRoutes({ host, events, metrics }: RestDeps): Route[] {
+  return [
+    { method: "GET", path: "/healthz", public: true, handle: () => json({ status: "ok", version: berthVersion }) },
+    { method: "GET", path: "/api/agents", handle: () => json({ agents: host.agents(), default: host.config.defaultAgent }) },
+    { method: "GET", path: "/api/locations", handle: () => json({ locations: host.locations() }) },
+    {
+      method: "GET",
+      path: "/api/sessions",
+      handle: ({ url }) => {
+        const cwd = url.searchParams.get("cwd");
+        return json({ sessions: host.listSessions(cwd === null ? {} : { cwd }) });
+      },
+    },
+    {
+      method: "POST",
+      path: "/api/sessions",
+      handle: async ({ req }) => json(host.createSession(parse(newSessionBody, await readJsonBody(req))), 201),
+    },
+    { method: "GET", path: "/api/sessions/:id", handle: ({ params }) => json(requireSession(host, params.id!)) },
+    {
+      method: "GET",
+      path: "/api/sessions/:id/events",
+      handle: ({ url, params }) => {
+        const after = countParam(url, "after", 0);
+        const limit = countParam(url, "limit", 1_000);
+        if (limit > MAX_EVENTS) throw new HttpError(400, "invalid_query", `limit must be at most ${MAX_EVENTS}, got ${limit}`);
+        return json({ events: host.events(params.id!, { after, limit }) });
+      },
+    },
+    {
+      method: "DELETE",
+      path: "/api/sessions/:id",
+      handle: async ({ params }) => {
+        await host.deleteSession(params.id!);
+        events.sessionDeleted(params.id!);
+        return empty(204);
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/questions",
+      handle: ({ url }) => json({ questions: host.pendingQuestions(url.searchParams.get("sessionId") ?? undefined) }),
+    },
+    {
+      method: "POST",
+      path: "/api/questions/:id/answer",
+      handle: async ({ req, params }) => {
+        const body = await readJsonBody(req);
+        if (!host.question(params.id!)) throw new HttpError(404, "question_not_found", `no question "${params.id}"`);
+        return json(host.answerQuestion(params.id!, parse(answerBody, body) as QuestionAnswer));
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/records",
+      handle: ({ url }) => {
+        const limit = countParam(url, "limit", 100);
+        if (limit > MAX_RECORDS) throw new HttpError(400, "invalid_query", `limit must be at most ${MAX_RECORDS}, got ${limit}`);
+        return json({ records: host.recentRecords(limit) });
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/events",
+      handle: ({ res }) => {
+        events.attach(res);
+        return undefined;
+      },
+    },
+    {
+      method: "GET",
+      path: "/metrics",
+      handle: async () => ({ kind: "text", status: 200, contentType: metrics.contentType, text: await metrics.render() }),
+    },
+  ];
+}
+
+function requireSession(host: Host, id: string) {
+  const session = host.getSession(id);
+  if (!session) throw new HttpError(404, "session_not_found", `no session "${id}"`);
+  return session;
+}
+
+function countParam(url: URL, name: string, fallback: number): number {
+  const value = url.searchParams.get(name);
+  if (value === null) return fallback;
+  if (!/^\d+$/.test(value)) throw new HttpError(400, "invalid_query", `${name} must be a whole number of 0 or more, got "${value}"`);
+  return Number(value);
+}
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const where = issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
+    const what = issue.code === "unrecognized_keys" ? `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((key) => `"${key}"`).join(", ")}` : issue.message;
+    return `${where}${what}`;
+  });
+  throw new HttpError(400, "invalid_body", `invalid request body: ${problems.join("; ")}`);
+}

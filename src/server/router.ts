@@ -1,0 +1,97 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { HttpError, sendJson } from "./http-io.js";
+
+export type Method = "GET" | "POST" | "DELETE";
+
+/** What a route answers; `undefined` when it wrote the response itself (a stream). */
+export type Reply =
+  | { readonly kind: "json"; readonly status: number; readonly body: unknown }
+  | { readonly kind: "text"; readonly status: number; readonly contentType: string; readonly text: string }
+  | { readonly kind: "empty"; readonly status: number };
+
+export interface RouteContext {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly url: URL;
+  /** The `:name` segments of the route's path, decoded. */
+  readonly params: Readonly<Record<string, string>>;
+}
+
+export interface Route {
+  readonly method: Method;
+  /** e.g. `/api/sessions/:id/events`. */
+  readonly path: string;
+  /** Answered without a token (only `/healthz`). */
+  readonly public?: boolean;
+  readonly handle: (context: RouteContext) => Reply | undefined | Promise<Reply | undefined>;
+}
+
+export const json = (body: unknown, status = 200): Reply => ({ kind: "json", status, body });
+export const empty = (status = 204): Reply => ({ kind: "empty", status });
+
+/** A route for the method and path, another method's route on that path (405), or none. */
+export type Match =
+  | { readonly name: "route"; readonly route: Route; readonly params: Record<string, string> }
+  | { readonly name: "wrong-method"; readonly allowed: readonly Method[] }
+  | { readonly name: "none" };
+
+/** A route table matched segment by segment; enough for a dozen fixed routes. */
+export class Router {
+  constructor(readonly routes: readonly Route[]) {}
+
+  match(method: string, pathname: string): Match {
+    const segments = pathname.split("/");
+    const allowed: Method[] = [];
+    for (const route of this.routes) {
+      const params = matchPath(route.path, segments);
+      if (!params) continue;
+      if (route.method === method) return { name: "route", route, params };
+      allowed.push(route.method);
+    }
+    return allowed.length > 0 ? { name: "wrong-method", allowed } : { name: "none" };
+  }
+
+  /** Answers a matched request: the route's reply, or 405 naming the allowed methods. */
+  async run(match: Exclude<Match, { name: "none" }>, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    if (match.name === "wrong-method") {
+      throw new HttpError(405, "method_not_allowed", `${req.method} is not allowed on ${url.pathname} (allowed: ${match.allowed.join(", ")})`);
+    }
+    const reply = await match.route.handle({ req, res, url, params: match.params });
+    if (reply) write(res, reply);
+  }
+}
+
+function matchPath(pattern: string, segments: readonly string[]): Record<string, string> | undefined {
+  const parts = pattern.split("/");
+  if (parts.length !== segments.length) return undefined;
+  const params: Record<string, string> = {};
+  for (const [index, part] of parts.entries()) {
+    const segment = segments[index]!;
+    if (part.startsWith(":")) {
+      if (segment === "") return undefined;
+      params[part.slice(1)] = decodeSegment(segment);
+    } else if (part !== segment) {
+      return undefined;
+    }
+  }
+  return params;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, "invalid_path", `the path segment "${segment}" is not valid percent-encoding`);
+  }
+}
+
+function write(res: ServerResponse, reply: Reply): void {
+  if (reply.kind === "json") return sendJson(res, reply.status, reply.body);
+  if (reply.kind === "text") {
+    res.writeHead(reply.status, { "Content-Type": reply.contentType, "Content-Length": Buffer.byteLength(reply.text), "Cache-Control": "no-store" });
+    res.end(reply.text);
+    return;
+  }
+  res.writeHead(reply.status);
+  res.end();
+}
