@@ -13,6 +13,7 @@ import {
   type PromptResponse,
   type ResumeSessionRequest,
 } from "@agentclientprotocol/sdk";
+import { Listeners } from "../lifecycle/listeners.js";
 import { TerminalOutput } from "../location/terminal-output.js";
 import { spawnGroup, type ExitStatus, type ProcessGroupLedger, type SpawnedGroup } from "../processes/index.js";
 import type { AgentClientHandlers } from "./agent-client-handlers.js";
@@ -58,7 +59,7 @@ export class AgentChild {
   readonly gone: Promise<ExitStatus>;
   private stopping: Promise<void> | undefined;
   private agentSessionId: string | undefined;
-  private readonly exitListeners = new Set<(status: ExitStatus) => void>();
+  private readonly exitListeners = new Listeners<ExitStatus>();
 
   private constructor(
     private readonly options: AgentChildOptions,
@@ -74,7 +75,7 @@ export class AgentChild {
     this.gone = lost.then((status) => {
       if (this.state === "starting" || this.state === "ready") {
         this.state = "exited";
-        for (const listener of this.exitListeners) listener(status);
+        this.exitListeners.emit(status);
       }
       return status;
     });
@@ -142,8 +143,7 @@ export class AgentChild {
   }
 
   onExit(listener: (status: ExitStatus) => void): () => void {
-    this.exitListeners.add(listener);
-    return () => this.exitListeners.delete(listener);
+    return this.exitListeners.add(listener);
   }
 
   async newSession(params: NewSessionRequest): Promise<string> {

@@ -8,6 +8,7 @@ import { dataPaths } from "../config/paths.js";
 import { systemClock, type Clock, type Timer } from "../lifecycle/clock.js";
 import { ConnectionCleanups } from "../lifecycle/connection-cleanups.js";
 import { Executions } from "../lifecycle/executions.js";
+import { Listeners } from "../lifecycle/listeners.js";
 import { InvalidLocationError, locationKey, type LocationKey } from "../lifecycle/location-key.js";
 import { LocationRetention } from "../lifecycle/location-retention.js";
 import { LocationServicesCache } from "../lifecycle/location-services-cache.js";
@@ -47,8 +48,6 @@ const LOCATION_HOLDER = "berth:location";
 const OUTPUT_CLEANUP_INTERVAL_MS = 60 * 60_000;
 const SHUTDOWN_SETTLE_MS = 5_000;
 
-type RecordListener = (record: StampedRecord) => void;
-type ChangeListener = (sessionId: string) => void;
 
 /**
  * Berth's host: sessions, turns, holds, questions, terminals and services of real ACP
@@ -57,8 +56,8 @@ type ChangeListener = (sessionId: string) => void;
 export class Host {
   readonly connections: ConnectionCleanups;
   private readonly bus = new SessionBus();
-  private readonly recordListeners = new Set<RecordListener>();
-  private readonly changeListeners = new Set<ChangeListener>();
+  private readonly recordListeners = new Listeners<StampedRecord>();
+  private readonly changeListeners = new Listeners<string>();
   private readonly executions: Executions;
   private readonly cache: LocationServicesCache<LocationServices>;
   private readonly retention: LocationRetention<LocationServices>;
@@ -312,14 +311,12 @@ export class Host {
   }
 
   /** Something about a session changed (holders, child, turn, questions): views should be re-read. */
-  onSessionChanged(listener: ChangeListener): () => void {
-    this.changeListeners.add(listener);
-    return () => this.changeListeners.delete(listener);
+  onSessionChanged(listener: (sessionId: string) => void): () => void {
+    return this.changeListeners.add(listener);
   }
 
-  onRecord(listener: RecordListener): () => void {
-    this.recordListeners.add(listener);
-    return () => this.recordListeners.delete(listener);
+  onRecord(listener: (record: StampedRecord) => void): () => void {
+    return this.recordListeners.add(listener);
   }
 
   recentRecords(limit = 100): StampedRecord[] {
@@ -396,12 +393,12 @@ export class Host {
     }
     this.log.info({ ...record }, message);
     const stamped: StampedRecord = { id, at, message, record };
-    for (const listener of this.recordListeners) listener(stamped);
+    this.recordListeners.emit(stamped);
     if ("sessionId" in record) this.changed(record.sessionId);
   }
 
   private changed(sessionId: string): void {
-    for (const listener of this.changeListeners) listener(sessionId);
+    this.changeListeners.emit(sessionId);
   }
 
   /** Eviction: the location's agent children, terminals, questions and services are stopped; each stop awaited. */

@@ -1,6 +1,7 @@
 import type { Clock } from "./clock.js";
 import { deferred, type Deferred } from "./deferred.js";
 import type { RecordSink } from "./lifecycle-records.js";
+import { Listeners } from "./listeners.js";
 import type { LocationKey } from "./location-key.js";
 
 /** Why a turn was interrupted. Recorded and reported with its settlement. */
@@ -48,15 +49,13 @@ export class TurnAlreadyRunningError extends Error {
   }
 }
 
-type SettledListener = (settlement: Settlement) => void;
-type BeganListener = (execution: ActiveExecution) => void;
 
 /** Which sessions are running a turn, and where. The only authority on "active execution". */
 export class Executions {
   private readonly bySession = new Map<string, Execution>();
   private readonly byLocation = new Map<string, Set<Execution>>();
-  private readonly settledListeners = new Set<SettledListener>();
-  private readonly beganListeners = new Set<BeganListener>();
+  private readonly settledListeners = new Listeners<Settlement>();
+  private readonly beganListeners = new Listeners<ActiveExecution>();
 
   constructor(
     private readonly clock: Clock,
@@ -81,7 +80,7 @@ export class Executions {
     let atLocation = this.byLocation.get(location.id);
     if (!atLocation) this.byLocation.set(location.id, (atLocation = new Set()));
     atLocation.add(execution);
-    for (const listener of this.beganListeners) listener(execution);
+    this.beganListeners.emit(execution);
     return { sessionId, settle: (outcome = "completed") => this.settle(execution, outcome) };
   }
 
@@ -137,14 +136,12 @@ export class Executions {
     return this.bySession.get(sessionId)?.settlement.promise;
   }
 
-  onSettled(listener: SettledListener): () => void {
-    this.settledListeners.add(listener);
-    return () => this.settledListeners.delete(listener);
+  onSettled(listener: (settlement: Settlement) => void): () => void {
+    return this.settledListeners.add(listener);
   }
 
-  onBegan(listener: BeganListener): () => void {
-    this.beganListeners.add(listener);
-    return () => this.beganListeners.delete(listener);
+  onBegan(listener: (execution: ActiveExecution) => void): () => void {
+    return this.beganListeners.add(listener);
   }
 
   private settle(execution: Execution, outcome: Exclude<TurnOutcome, "interrupted">): Settlement | undefined {
@@ -164,7 +161,7 @@ export class Executions {
       settledAt: this.clock.now(),
     };
     execution.settlement.resolve(settlement);
-    for (const listener of this.settledListeners) listener(settlement);
+    this.settledListeners.emit(settlement);
     return settlement;
   }
 }

@@ -6,6 +6,7 @@ import { locationKey, type LocationKey } from "../../src/lifecycle/location-key.
 import { LocationRetention } from "../../src/lifecycle/location-retention.js";
 import { LocationServicesCache } from "../../src/lifecycle/location-services-cache.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
+import { modelStep } from "../support/model-step.js";
 
 // The rules are scale-free; small windows keep a thousand runs fast.
 const MINUTE = 60_000;
@@ -76,16 +77,7 @@ class Real {
   }
 }
 
-type Cmd = fc.AsyncCommand<Record<string, never>, Real>;
-const step = (name: string, run: (real: Real) => unknown | Promise<unknown>): Cmd => ({
-  check: () => true,
-  async run(_model, real) {
-    await run(real);
-    await real.clock.advance(0);
-    real.check();
-  },
-  toString: () => name,
-});
+const step = (name: string, run: (real: Real) => unknown) => modelStep<Real>(name, run);
 
 const locationArb = fc.constantFrom(...LOCATIONS);
 const sessionArb = fc.constantFrom(...SESSIONS);

@@ -5,6 +5,7 @@ import { Executions, type TurnHandle } from "../../src/lifecycle/executions.js";
 import { locationKey } from "../../src/lifecycle/location-key.js";
 import { SessionHolds } from "../../src/lifecycle/session-holds.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
+import { modelStep } from "../support/model-step.js";
 
 const GRACE = 15_000;
 const SESSIONS = ["s1", "s2"] as const;
@@ -86,18 +87,7 @@ class Real {
   }
 }
 
-type Model = Record<string, never>;
-type Cmd = fc.AsyncCommand<Model, Real>;
-
-const step = (name: string, run: (real: Real) => unknown | Promise<unknown>): Cmd => ({
-  check: () => true,
-  async run(_model, real) {
-    await run(real);
-    await real.clock.advance(0);
-    real.check();
-  },
-  toString: () => name,
-});
+const step = (name: string, run: (real: Real) => unknown) => modelStep<Real>(name, run);
 
 const sessionArb = fc.constantFrom<SessionId>(...SESSIONS);
 const connectionArb = fc.constantFrom<ConnectionId>(...CONNECTIONS);
