@@ -1,3 +1,7 @@
 import { render } from "preact";
+import { adoptTokenFromAddress } from "./auth/token.js";
+import { LiveOverview } from "./live/overview.js";
+import { App } from "./ui/App.js";
 
-render(<h1>Berth</h1>, document.getElementById("app")!);
+adoptTokenFromAddress();
+render(<App overview={new LiveOverview()} />, document.getElementById("app")!);

@@ -1,0 +1,130 @@
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { client, methods, PROTOCOL_VERSION, type ClientConnection } from "@agentclientprotocol/sdk";
+import { createWebSocketStream, type WebSocketConstructor } from "@agentclientprotocol/sdk/experimental/ws-client";
+import { chromium, type Browser, type BrowserContextOptions, type Page } from "playwright-core";
+import { WebSocket } from "ws";
+import type { ConfigInput } from "../../src/config/config-schema.js";
+import { parseConfig } from "../../src/config/load-config.js";
+import { silentLogger } from "../../src/host/logger.js";
+import { startBerth, type RunningBerth } from "../../src/server/serve.js";
+
+export { processIsRunning, waitUntil, waitUntilGone } from "../support/process-table.js";
+
+/** What `npm run build` produced: the dashboard as `berth serve` serves it. */
+export const webDir = new URL("../../dist/web/", import.meta.url).pathname;
+export const artifactsDir = new URL("../../test-artifacts/", import.meta.url).pathname;
+
+export interface DashboardServer {
+  readonly berth: RunningBerth;
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly token: string;
+  /** A real directory for sessions to work in. */
+  readonly workDir: string;
+  /** Every agent child the host started, for the leak check. */
+  readonly childPids: () => number[];
+  close(): Promise<void>;
+}
+
+/** A real Berth (host, REST, SSE, ACP over WebSocket, the built dashboard) on 127.0.0.1, any free port. */
+export async function startDashboardServer(config: ConfigInput = {}): Promise<DashboardServer> {
+  if (!existsSync(join(webDir, "index.html"))) throw new Error(`the dashboard is not built (no ${webDir}index.html): run npm run build`);
+  const dataDir = mkdtempSync(join(tmpdir(), "berth-web-data-"));
+  const workDir = realpathSync(mkdtempSync(join(tmpdir(), "berth-web-work-")));
+  const berth = await startBerth({ config: parseConfig(config), dataDir, listenHost: "127.0.0.1", port: 0, log: silentLogger(), webDir });
+  const pids = new Set<number>();
+  berth.host.onRecord(({ record }) => {
+    if (record.kind === "child_acquired") pids.add(record.pid);
+  });
+  return {
+    berth,
+    url: berth.server.url,
+    token: berth.token,
+    workDir,
+    childPids: () => [...pids],
+    async close() {
+      await berth.stop();
+      rmSync(workDir, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface LaunchedBrowser {
+  readonly browser: Browser;
+  /** The browser's own processes (browser, renderers, GPU...), for the leak check. */
+  readonly pids: () => Promise<number[]>;
+}
+
+/** Debian's Chromium, headless, driven by playwright-core (never a downloaded browser). */
+export async function launchBrowser(): Promise<LaunchedBrowser> {
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  const seen = new Set<number>();
+  return {
+    browser,
+    async pids() {
+      const cdp = await browser.newBrowserCDPSession();
+      const { processInfo } = (await cdp.send("SystemInfo.getProcessInfo")) as { processInfo: { id: number }[] };
+      await cdp.detach();
+      for (const { id } of processInfo) seen.add(id);
+      return [...seen];
+    },
+  };
+}
+
+export interface OpenedPage {
+  readonly page: Page;
+  /** Uncaught errors of the page: a test fails if there are any. */
+  readonly errors: string[];
+  close(): Promise<void>;
+}
+
+export const desktop: BrowserContextOptions = { viewport: { width: 1366, height: 900 }, colorScheme: "light" };
+export const phone: BrowserContextOptions = {
+  viewport: { width: 390, height: 844 },
+  deviceScaleFactor: 2,
+  isMobile: true,
+  hasTouch: true,
+  colorScheme: "light",
+};
+
+/** A fresh browser context (no cookies, no storage) at `path` of the server. */
+export async function openPage(browser: Browser, url: string, path: string, options: BrowserContextOptions = desktop): Promise<OpenedPage> {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  await page.goto(`${url}${path}`);
+  return { page, errors, close: () => context.close() };
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(artifactsDir, { recursive: true });
+  const path = join(artifactsDir, `${name}.png`);
+  await page.screenshot({ path, fullPage: false });
+  return path;
+}
+
+/** An ACP client of Berth from Node (like an editor would be), on the server's `/acp`. */
+export async function connectAcpClient(server: DashboardServer): Promise<ClientConnection> {
+  const url = `${server.url.replace("http", "ws")}/acp?token=${encodeURIComponent(server.token)}`;
+  const connection = client({ name: "dashboard-test-client" })
+    .onNotification(methods.client.session.update, () => undefined)
+    .connect(createWebSocketStream(url, { WebSocket: WebSocket as unknown as WebSocketConstructor }));
+  await connection.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+  return connection;
+}

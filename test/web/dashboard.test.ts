@@ -1,0 +1,312 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { methods } from "@agentclientprotocol/sdk";
+import type { Page } from "playwright-core";
+import {
+  connectAcpClient,
+  desktop,
+  launchBrowser,
+  openPage,
+  phone,
+  screenshot,
+  startDashboardServer,
+  waitUntilGone,
+  type DashboardServer,
+  type LaunchedBrowser,
+  type OpenedPage,
+} from "./dashboard-harness.js";
+
+const POLL = { timeout: 15_000, interval: 50 };
+
+let server: DashboardServer;
+let launched: LaunchedBrowser;
+/** The page the main flow runs in: desktop, light. */
+let main: OpenedPage;
+let sessionId: string;
+
+beforeAll(async () => {
+  // A long grace keeps the release countdown on screen while the test looks at it.
+  server = await startDashboardServer({ releaseGrace: "60s" });
+  launched = await launchBrowser();
+});
+
+afterAll(async () => {
+  const browserPids = launched ? await launched.pids().catch(() => []) : [];
+  await launched?.browser.close();
+  await server?.close();
+  // Every agent child and every browser process is gone.
+  expect(await waitUntilGone([...(server?.childPids() ?? []), ...browserPids])).toEqual([]);
+});
+
+function card(page: Page, id: string) {
+  return page.locator(`li.session[data-session-id="${id}"]`);
+}
+
+function fact(page: Page, id: string, name: string) {
+  return card(page, id).locator(`dt:text-is("${name}") + dd`);
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  const box = page.getByLabel("Message to the agent");
+  await box.fill(text);
+  await box.press("Enter");
+}
+
+const transcript = (page: Page) => page.getByRole("log", { name: "Conversation" });
+
+describe("the dashboard in a real browser against a real Berth", () => {
+  it("takes the token from the link once, keeps it out of the address bar and goes live", async () => {
+    main = await openPage(launched.browser, server.url, `/?token=${server.token}`);
+    const { page } = main;
+    await page.getByRole("heading", { name: "Sessions" }).waitFor();
+    expect(page.url()).toBe(`${server.url}/`);
+    expect(await page.evaluate("sessionStorage.getItem('berth.token')")).toBe(server.token);
+    await expect.poll(() => page.getByRole("status").filter({ hasText: "Live" }).count(), POLL).toBe(1);
+    expect(await page.content()).not.toContain(server.token);
+    for (const landmark of ["banner", "main"] as const) expect(await page.getByRole(landmark).count()).toBe(1);
+  });
+
+  it("starts a demo session in a directory and opens its chat", async () => {
+    const { page } = main;
+    await page.getByRole("button", { name: "New session" }).click();
+    const dialog = page.getByRole("dialog", { name: "New session" });
+    await dialog.getByLabel("Agent").selectOption("demo");
+    await dialog.getByLabel("Directory").fill("relative/dir");
+    await dialog.getByRole("button", { name: "Start session" }).click();
+    await dialog.getByText("must be an absolute path").waitFor();
+
+    await dialog.getByLabel("Directory").fill(server.workDir);
+    await dialog.getByRole("button", { name: "Start session" }).click();
+    await page.waitForURL(/#\/sessions\//);
+    sessionId = decodeURIComponent(new URL(page.url()).hash.slice("#/sessions/".length));
+    expect(server.berth.host.getSession(sessionId)).toMatchObject({ agent: "demo", cwd: server.workDir });
+
+    await expect.poll(() => fact(page, sessionId, "Holders").textContent(), POLL).toBe("1");
+    await expect.poll(() => card(page, sessionId).locator(".badge").textContent(), POLL).toBe("live");
+    expect(await fact(page, sessionId, "PID").textContent()).toBe(String(server.berth.host.getSession(sessionId)!.pid));
+  });
+
+  it("sends a prompt with Enter and shows the streamed reply", async () => {
+    const { page } = main;
+    await send(page, "Hello from the browser");
+    await transcript(page).locator(".message.user", { hasText: "Hello from the browser" }).waitFor();
+    await transcript(page).locator(".message.agent", { hasText: "Hello from the browser" }).waitFor();
+    // The prompt became the session's title, shown live.
+    await expect.poll(() => page.locator("#chat-title").textContent(), POLL).toBe("Hello from the browser");
+    await expect.poll(() => page.getByRole("list", { name: /lifecycle/i }).textContent(), POLL).toContain("turn ended");
+  });
+
+  it("Shift+Enter makes a new line instead of sending", async () => {
+    const box = main.page.getByLabel("Message to the agent");
+    await box.fill("first line");
+    await box.press("Shift+Enter");
+    await box.pressSequentially("second line");
+    expect(await box.inputValue()).toBe("first line\nsecond line");
+    await box.fill("");
+  });
+
+  it("shows a /run tool call with its terminal output", async () => {
+    const { page } = main;
+    await send(page, "/run echo shell-says-hi");
+    const tool = transcript(page).getByRole("article", { name: "Tool call: echo shell-says-hi" });
+    await expect.poll(() => tool.locator(".badge").textContent(), POLL).toBe("completed");
+    expect(await tool.locator("pre.output").textContent()).toContain("shell-says-hi");
+    expect(await tool.textContent()).toContain("exit 0");
+  });
+
+  it("answers /ask from the Questions panel (REST); the chat's copy is withdrawn", async () => {
+    const { page } = main;
+    await send(page, "/ask Deploy to production?");
+    const panel = page.getByRole("region", { name: /Questions/ });
+    const question = panel.getByRole("listitem").filter({ hasText: "Deploy to production?" });
+    await question.waitFor();
+    // The same question arrived over ACP in the chat.
+    const ask = page.locator(".asks").getByRole("group").filter({ hasText: "Deploy to production?" });
+    await ask.waitFor();
+    await screenshot(page, "desktop-light-question");
+
+    await question.getByRole("button", { name: "Allow" }).click();
+    await transcript(page).locator(".message.agent", { hasText: "You chose: allow" }).waitFor();
+    await ask.waitFor({ state: "detached" });
+    await expect.poll(() => panel.getByRole("listitem").count(), POLL).toBe(0);
+  });
+
+  it("answers /ask in the chat (ACP)", async () => {
+    const { page } = main;
+    await send(page, "/ask Drop the database?");
+    const ask = page.locator(".asks").getByRole("group").filter({ hasText: "Drop the database?" });
+    await ask.getByRole("button", { name: "Deny" }).click();
+    await transcript(page).locator(".message.agent", { hasText: "You chose: deny" }).waitFor();
+    await expect.poll(() => page.getByRole("region", { name: /Questions/ }).getByRole("listitem").count(), POLL).toBe(0);
+  });
+
+  it("answers an /elicit form", async () => {
+    const { page } = main;
+    await send(page, "/elicit What is your name?");
+    const ask = page.locator(".asks").getByRole("group").filter({ hasText: "What is your name?" });
+    await ask.getByLabel("Answer").fill("Ada");
+    await ask.getByRole("button", { name: "Submit" }).click();
+    await transcript(page).locator(".message.agent", { hasText: 'Elicitation action: accept, content: {"answer":"Ada"}' }).waitFor();
+  });
+
+  it("cancels a running turn", async () => {
+    const { page } = main;
+    await send(page, "/sleep 1h");
+    const cancel = page.getByRole("button", { name: "Cancel turn" });
+    await expect.poll(() => cancel.isEnabled(), POLL).toBe(true);
+    await expect.poll(() => fact(page, sessionId, "Turn").textContent(), POLL).toMatch(/running for \d+s/);
+    await cancel.click();
+    await transcript(page).locator(".stop", { hasText: "Turn ended: cancelled" }).waitFor();
+    await expect.poll(() => fact(page, sessionId, "Turn").textContent(), POLL).toBe("idle");
+  });
+
+  it("replays the transcript when the session is opened again", async () => {
+    const { page } = main;
+    await page.getByRole("button", { name: "Close" }).click();
+    await page.waitForURL(`${server.url}/#/`);
+    await expect.poll(() => page.locator(".chat").count(), POLL).toBe(0);
+    await card(page, sessionId).getByRole("link", { name: /^Open/ }).click();
+    await transcript(page).locator(".message.user", { hasText: "Hello from the browser" }).waitFor();
+    await transcript(page).locator(".message.agent", { hasText: "You chose: deny" }).waitFor();
+    expect(await transcript(page).getByRole("article", { name: "Tool call: echo shell-says-hi" }).count()).toBe(1);
+  });
+
+  it("shows the holder count drop when another client disconnects, and the release countdown start", async () => {
+    const { page } = main;
+    await page.getByRole("button", { name: "Close" }).click();
+    await expect.poll(() => fact(page, sessionId, "Holders").textContent(), POLL).toBe("0");
+
+    const other = await connectAcpClient(server);
+    const { cwd } = server.berth.host.getSession(sessionId)!;
+    await other.agent.request(methods.agent.session.resume, { sessionId, cwd, mcpServers: [] });
+    await expect.poll(() => fact(page, sessionId, "Holders").textContent(), POLL).toBe("1");
+    expect(await fact(page, sessionId, "Release").count()).toBe(0);
+
+    other.close();
+    await expect.poll(() => fact(page, sessionId, "Holders").textContent(), POLL).toBe("0");
+    const release = fact(page, sessionId, "Release");
+    await expect.poll(() => release.textContent(), POLL).toMatch(/child released in \d+s/);
+    // It counts down locally.
+    const first = Number(/in (\d+)s/.exec((await release.textContent())!)![1]);
+    await expect.poll(async () => Number(/in (\d+)s/.exec((await release.textContent()) ?? "")?.[1]), POLL).toBeLessThan(first);
+    await screenshot(page, "desktop-light-overview");
+  });
+
+  it("shows locations with why they are kept, their deadlines and services", async () => {
+    const { page } = main;
+    const location = page.getByRole("region", { name: /Locations/ }).locator("li.location", { hasText: server.workDir });
+    await location.waitFor();
+    expect(await location.locator("dt:text-is('Kept by') + dd").textContent()).toBe("idle TTL");
+    expect(await location.locator("dt:text-is('Idle deadline') + dd").textContent()).toMatch(/^in \d+m/);
+    expect(await location.locator("dt:text-is('Cap') + dd").textContent()).toMatch(/^in \d+h/);
+  });
+
+  it("deletes a session after a confirmation", async () => {
+    const { page } = main;
+    await card(page, sessionId).getByRole("button", { name: /^Delete/ }).click();
+    const dialog = page.getByRole("dialog", { name: "Delete this session?" });
+    await dialog.getByRole("button", { name: "Keep it" }).click();
+    await dialog.waitFor({ state: "detached" });
+    expect(server.berth.host.getSession(sessionId)).toBeDefined();
+
+    // From its open chat this time: the chat closes with it.
+    await card(page, sessionId).getByRole("link", { name: /^Open/ }).click();
+    await transcript(page).locator(".message").first().waitFor();
+    await page.locator(".chat").getByRole("button", { name: "Delete" }).click();
+    await dialog.getByRole("button", { name: "Delete session" }).click();
+    await card(page, sessionId).waitFor({ state: "detached" });
+    await page.waitForURL(`${server.url}/#/`);
+    expect(await page.locator(".chat").count()).toBe(0);
+    expect(server.berth.host.getSession(sessionId)).toBeUndefined();
+    expect(main.errors).toEqual([]);
+    await main.close();
+  });
+
+  it("refuses a wrong token: the server answers 401, and a page whose token is refused says how to get in", async () => {
+    const wrong = await openPage(launched.browser, server.url, "/?token=wrong-token");
+    const response = await wrong.page.reload();
+    expect(response?.status()).toBe(401);
+    expect(await wrong.page.textContent("body")).toBe('{"error":"unauthorized"}');
+    await wrong.close();
+
+    // A page that loaded (its cookie was good) but whose token the API refuses, e.g. after the token changed.
+    const stale = await openPage(launched.browser, server.url, `/?token=${server.token}`);
+    await stale.page.getByRole("heading", { name: "Sessions" }).waitFor();
+    await stale.page.evaluate("sessionStorage.setItem('berth.token', 'a-token-that-is-no-longer-valid')");
+    await stale.page.reload();
+    await stale.page.getByRole("heading", { name: "Open the link printed by berth serve" }).waitFor();
+    expect(await stale.page.content()).not.toContain("a-token-that-is-no-longer-valid");
+    await screenshot(stale.page, "refused-token");
+    await stale.close();
+  });
+});
+
+describe("eviction history", () => {
+  it("shows a location that went idle being evicted, in the feed and the history", async () => {
+    const quick = await startDashboardServer({ idleTtl: "1s", sweepInterval: "200ms", releaseGrace: "200ms" });
+    try {
+      const opened = await openPage(launched.browser, quick.url, `/?token=${quick.token}`);
+      const { page } = opened;
+      await page.getByRole("heading", { name: "Locations" }).waitFor();
+      const session = quick.berth.host.createSession({ cwd: quick.workDir });
+      await quick.berth.host.prompt(session.id, [{ type: "text", text: "one durable event" }]);
+
+      const history = page.getByRole("region", { name: /Locations/ }).locator("ul.history");
+      await expect.poll(() => history.textContent(), POLL).toContain(quick.workDir);
+      expect(await history.textContent()).toContain("idle");
+      await expect.poll(() => page.getByRole("list", { name: /lifecycle/i }).textContent(), POLL).toContain("location services evicted");
+      expect(await page.getByRole("region", { name: /Locations/ }).locator("li.location").count()).toBe(0);
+      expect(opened.errors).toEqual([]);
+      await opened.close();
+    } finally {
+      const pids = quick.childPids();
+      await quick.close();
+      expect(await waitUntilGone(pids)).toEqual([]);
+    }
+  });
+});
+
+describe("looks", () => {
+  /** A session with some history, a pending question and a chat open: what a person typically sees. */
+  async function busyDashboard(page: Page): Promise<void> {
+    await page.getByRole("button", { name: "New session" }).click();
+    const dialog = page.getByRole("dialog", { name: "New session" });
+    await dialog.getByLabel("Directory").fill(server.workDir);
+    await dialog.getByRole("button", { name: "Start session" }).click();
+    await page.waitForURL(/#\/sessions\//);
+    await send(page, "Summarise the build status");
+    await transcript(page).locator(".message.agent", { hasText: "Summarise the build status" }).waitFor();
+    await send(page, "/run printf 'compiling...\\nall 42 tests passed\\n'");
+    await transcript(page).getByRole("article").locator(".badge", { hasText: "completed" }).waitFor();
+    await send(page, "/ask Push the release tag v1.4.0?");
+    await page.locator(".asks .ask").waitFor();
+  }
+
+  for (const scheme of ["light", "dark"] as const) {
+    it(`desktop, ${scheme}`, async () => {
+      const opened = await openPage(launched.browser, server.url, `/?token=${server.token}`, { ...desktop, colorScheme: scheme });
+      await busyDashboard(opened.page);
+      await screenshot(opened.page, `desktop-${scheme}-chat`);
+      await opened.page.getByRole("button", { name: "Cancel turn" }).click();
+      expect(opened.errors).toEqual([]);
+      await opened.close();
+    });
+
+    it(`phone width (390 px), ${scheme}: nothing overflows sideways`, async () => {
+      const opened = await openPage(launched.browser, server.url, `/?token=${server.token}`, { ...phone, colorScheme: scheme });
+      const { page } = opened;
+      await page.getByRole("heading", { name: "Sessions" }).waitFor();
+      await page.locator("li.session").first().waitFor();
+      const overflow = () => page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+      expect(await overflow()).toBe(0);
+      await screenshot(page, `phone-${scheme}-overview`);
+      await page.locator("li.session").first().getByRole("link", { name: /^Open/ }).click();
+      await transcript(page).locator(".message").first().waitFor();
+      expect(await overflow()).toBe(0);
+      // On a phone the chat takes the whole page.
+      expect(await page.getByRole("region", { name: /Sessions/ }).isVisible()).toBe(false);
+      await screenshot(page, `phone-${scheme}-chat`);
+      expect(opened.errors).toEqual([]);
+      await opened.close();
+    });
+  }
+});

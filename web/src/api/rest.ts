@@ -1,0 +1,51 @@
+import { authHeaders } from "../auth/token.js";
+import type { AgentsList, LocationView, QuestionAnswer, QuestionView, SessionView, StampedRecord } from "./types.js";
+
+/** A refused REST call, with the server's machine code and human message. */
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function isUnauthorized(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 401;
+}
+
+async function request<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Accept: "application/json", ...authHeaders() };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  // Relative paths keep the dashboard working behind a reverse proxy that mounts Berth under a prefix.
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (response.status === 204) return undefined as T;
+  const data: unknown = await response.json().catch(() => null);
+  if (!response.ok) {
+    const error = (data ?? {}) as { error?: unknown; message?: unknown };
+    throw new ApiError(
+      response.status,
+      typeof error.error === "string" ? error.error : `http_${response.status}`,
+      typeof error.message === "string" ? error.message : `${method} ${path} failed with HTTP ${response.status}`,
+    );
+  }
+  return data as T;
+}
+
+const id = encodeURIComponent;
+
+export const api = {
+  agents: () => request<AgentsList>("GET", "api/agents"),
+  sessions: () => request<{ sessions: SessionView[] }>("GET", "api/sessions").then((r) => r.sessions),
+  session: (sessionId: string) => request<SessionView>("GET", `api/sessions/${id(sessionId)}`),
+  deleteSession: (sessionId: string) => request<void>("DELETE", `api/sessions/${id(sessionId)}`),
+  locations: () => request<{ locations: LocationView[] }>("GET", "api/locations").then((r) => r.locations),
+  questions: () => request<{ questions: QuestionView[] }>("GET", "api/questions").then((r) => r.questions),
+  answerQuestion: (questionId: string, answer: QuestionAnswer) =>
+    request<QuestionView>("POST", `api/questions/${id(questionId)}/answer`, answer),
+  records: (limit: number) =>
+    request<{ records: StampedRecord[] }>("GET", `api/records?limit=${limit}`).then((r) => r.records),
+};

@@ -1,0 +1,14 @@
+// The server's own types are the source of truth; only types cross into the bundle.
+export type { SessionView, QuestionView, LocationView, ServiceView } from "../../../src/host/views.js";
+export type { StampedRecord, HostRecord } from "../../../src/host/host-records.js";
+
+export interface AgentsList {
+  readonly agents: readonly string[];
+  readonly default: string;
+}
+
+/** The REST answer to a question: a permission option, or a form action. */
+export type QuestionAnswer =
+  | { readonly optionId: string }
+  | { readonly action: "accept"; readonly content: Record<string, unknown> }
+  | { readonly action: "decline" };

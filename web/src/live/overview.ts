@@ -1,0 +1,176 @@
+import { api, isUnauthorized } from "../api/rest.js";
+import type { AgentsList, HostRecord, LocationView, QuestionView, SessionView, StampedRecord } from "../api/types.js";
+import { coalesced } from "./coalesced.js";
+import { openEventStream } from "./event-stream.js";
+import { Observable } from "./observable.js";
+
+/** The page's link to the server's event stream. */
+export type LinkState =
+  | { readonly name: "connecting" }
+  | { readonly name: "live" }
+  | { readonly name: "reconnecting" }
+  | { readonly name: "unauthorized" };
+
+export interface OverviewState {
+  readonly link: LinkState;
+  readonly agents: AgentsList | null;
+  /** Newest first. */
+  readonly sessions: readonly SessionView[];
+  readonly locations: readonly LocationView[];
+  /** Pending only. */
+  readonly questions: readonly QuestionView[];
+  /** Oldest first, the most recent `RECORDS_KEPT`. */
+  readonly records: readonly StampedRecord[];
+  /** Sessions deleted while this page is open (a chat open on one of them closes). */
+  readonly deleted: readonly string[];
+}
+
+const RECORDS_KEPT = 200;
+/** The server's `retry:` hint; used when the browser gave up on the stream and we reopen it ourselves. */
+const REOPEN_AFTER_MS = 2000;
+
+type RecordKind = HostRecord["kind"];
+const changesLocations: ReadonlySet<RecordKind> = new Set<RecordKind>([
+  "location_booted",
+  "location_evicted",
+  "location_kept",
+  "session_interrupted",
+  "child_acquired",
+  "child_released",
+  "child_exited",
+  "turn_started",
+  "turn_ended",
+  "question_asked",
+  "question_answered",
+  "question_cancelled",
+]);
+const changesQuestions: ReadonlySet<RecordKind> = new Set<RecordKind>([
+  "question_asked",
+  "question_answered",
+  "question_cancelled",
+  "session_interrupted",
+]);
+
+const initial: OverviewState = {
+  link: { name: "connecting" },
+  agents: null,
+  sessions: [],
+  locations: [],
+  questions: [],
+  records: [],
+  deleted: [],
+};
+
+/**
+ * Everything the overview shows, kept current by the event stream: a snapshot on (re)connect, then
+ * records and session changes as they come. Locations and questions are refetched when a record says
+ * they changed (never on a timer).
+ */
+export class LiveOverview {
+  readonly state = new Observable<OverviewState>(initial);
+  private readonly refetchLocations = coalesced(() => this.fetchInto("locations", api.locations));
+  private readonly refetchQuestions = coalesced(() => this.fetchInto("questions", api.questions));
+  private closeStream: (() => void) | undefined;
+  private reopenTimer: number | undefined;
+
+  start(): () => void {
+    this.open();
+    return () => {
+      window.clearTimeout(this.reopenTimer);
+      this.closeStream?.();
+    };
+  }
+
+  /** Applies a deletion made from this page at once, without waiting for the stream to echo it. */
+  sessionDeleted(sessionId: string): void {
+    const { sessions, questions, deleted } = this.state.value;
+    if (deleted.includes(sessionId)) return;
+    this.patch({
+      sessions: sessions.filter((s) => s.id !== sessionId),
+      questions: questions.filter((q) => q.sessionId !== sessionId),
+      deleted: [...deleted, sessionId],
+    });
+    this.refetchLocations();
+  }
+
+  questionResolved(questionId: string): void {
+    this.patch({ questions: this.state.value.questions.filter((q) => q.id !== questionId) });
+  }
+
+  /** A REST call made elsewhere on the page was refused. */
+  unauthorized(): void {
+    this.closeStream?.();
+    this.patch({ link: { name: "unauthorized" } });
+  }
+
+  private open(): void {
+    this.closeStream = openEventStream({
+      opened: () => {
+        this.patch({ link: { name: "live" } });
+        void this.resync();
+      },
+      record: (record) => this.record(record),
+      session: (session) => this.patch({ sessions: upsertSession(this.state.value.sessions, session) }),
+      sessionDeleted: (sessionId) => this.sessionDeleted(sessionId),
+      retrying: () => this.patch({ link: { name: "reconnecting" } }),
+      closed: () => void this.streamRefused(),
+    });
+  }
+
+  /** The browser stopped retrying: find out whether the token was refused, else reopen ourselves. */
+  private async streamRefused(): Promise<void> {
+    this.closeStream?.();
+    try {
+      await api.agents();
+    } catch (error) {
+      if (isUnauthorized(error)) return this.unauthorized();
+    }
+    this.patch({ link: { name: "reconnecting" } });
+    this.reopenTimer = window.setTimeout(() => this.open(), REOPEN_AFTER_MS);
+  }
+
+  private async resync(): Promise<void> {
+    try {
+      const [agents, sessions, locations, questions, records] = await Promise.all([
+        api.agents(),
+        api.sessions(),
+        api.locations(),
+        api.questions(),
+        api.records(RECORDS_KEPT),
+      ]);
+      this.patch({ agents, sessions, locations, questions, records: mergeRecords(records, this.state.value.records) });
+    } catch (error) {
+      if (isUnauthorized(error)) this.unauthorized();
+    }
+  }
+
+  private record(stamped: StampedRecord): void {
+    this.patch({ records: mergeRecords(this.state.value.records, [stamped]) });
+    if (changesLocations.has(stamped.record.kind)) this.refetchLocations();
+    if (changesQuestions.has(stamped.record.kind)) this.refetchQuestions();
+  }
+
+  private async fetchInto<K extends "locations" | "questions">(key: K, fetch: () => Promise<OverviewState[K]>): Promise<void> {
+    try {
+      this.patch({ [key]: await fetch() });
+    } catch (error) {
+      if (isUnauthorized(error)) this.unauthorized();
+    }
+  }
+
+  private patch(change: Partial<OverviewState>): void {
+    this.state.set({ ...this.state.value, ...change });
+  }
+}
+
+function upsertSession(sessions: readonly SessionView[], session: SessionView): SessionView[] {
+  const others = sessions.filter((s) => s.id !== session.id);
+  return [session, ...others].sort((a, b) => b.createdAt - a.createdAt);
+}
+
+/** Records by id, oldest first, without duplicates (a snapshot and the live stream overlap). */
+function mergeRecords(a: readonly StampedRecord[], b: readonly StampedRecord[]): StampedRecord[] {
+  const byId = new Map<number, StampedRecord>();
+  for (const record of [...a, ...b]) byId.set(record.id, record);
+  return [...byId.values()].sort((x, y) => x.id - y.id).slice(-RECORDS_KEPT);
+}

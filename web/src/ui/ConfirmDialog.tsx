@@ -1,0 +1,46 @@
+import { useState } from "preact/hooks";
+import { Modal } from "./Modal.js";
+
+type Confirming = { readonly name: "asking" } | { readonly name: "working" } | { readonly name: "failed"; readonly message: string };
+
+/** Asks before something that cannot be undone; shows why it failed if it did. */
+export function ConfirmDialog({
+  title,
+  body,
+  confirmLabel,
+  onConfirm,
+  onClose,
+}: {
+  title: string;
+  body: string;
+  confirmLabel: string;
+  onConfirm: () => Promise<void>;
+  onClose: () => void;
+}) {
+  const [state, setState] = useState<Confirming>({ name: "asking" });
+  const confirm = (): void => {
+    setState({ name: "working" });
+    onConfirm().then(onClose, (error: unknown) =>
+      setState({ name: "failed", message: error instanceof Error ? error.message : String(error) }),
+    );
+  };
+  return (
+    <Modal labelledBy="confirm-title" onClose={onClose}>
+      <h2 id="confirm-title">{title}</h2>
+      <p>{body}</p>
+      {state.name === "failed" ? (
+        <p class="error" role="alert">
+          {state.message}
+        </p>
+      ) : null}
+      <div class="dialog-actions">
+        <button type="button" onClick={onClose}>
+          Keep it
+        </button>
+        <button type="button" class="danger" disabled={state.name === "working"} onClick={confirm}>
+          {state.name === "working" ? "Deleting…" : confirmLabel}
+        </button>
+      </div>
+    </Modal>
+  );
+}

@@ -1,0 +1,102 @@
+import { useState } from "preact/hooks";
+import type { AgentsList } from "../api/types.js";
+import { Modal } from "./Modal.js";
+
+export interface NewSessionParams {
+  readonly agent: string;
+  readonly cwd: string;
+  readonly workspace: string | null;
+}
+
+type Starting = { readonly name: "editing" } | { readonly name: "starting" } | { readonly name: "failed"; readonly message: string };
+
+const LAST_DIRECTORY_KEY = "berth.lastDirectory";
+
+/** Starts a session: an agent and the absolute directory it works in (plus an optional workspace). */
+export function NewSessionDialog({
+  agents,
+  onStart,
+  onClose,
+}: {
+  agents: AgentsList | null;
+  onStart: (params: NewSessionParams) => Promise<void>;
+  onClose: () => void;
+}) {
+  const [agent, setAgent] = useState(agents?.default ?? "");
+  const [cwd, setCwd] = useState(() => window.localStorage.getItem(LAST_DIRECTORY_KEY) ?? "");
+  const [workspace, setWorkspace] = useState("");
+  const [state, setState] = useState<Starting>({ name: "editing" });
+
+  const submit = (event: Event): void => {
+    event.preventDefault();
+    const directory = cwd.trim();
+    if (!directory.startsWith("/")) {
+      setState({ name: "failed", message: `The directory must be an absolute path (starting with /), not “${directory}”.` });
+      return;
+    }
+    setState({ name: "starting" });
+    window.localStorage.setItem(LAST_DIRECTORY_KEY, directory);
+    onStart({ agent, cwd: directory, workspace: workspace.trim() || null }).then(onClose, (error: unknown) =>
+      setState({ name: "failed", message: error instanceof Error ? error.message : String(error) }),
+    );
+  };
+
+  return (
+    <Modal labelledBy="new-session-title" onClose={onClose}>
+      <form class="stack" onSubmit={submit}>
+        <h2 id="new-session-title">New session</h2>
+        <div class="field">
+          <label for="new-agent">Agent</label>
+          <select id="new-agent" value={agent} onChange={(e) => setAgent(e.currentTarget.value)} required>
+            {(agents?.agents ?? []).map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="new-cwd">Directory</label>
+          <input
+            id="new-cwd"
+            type="text"
+            required
+            spellcheck={false}
+            autocomplete="off"
+            placeholder="/home/you/project"
+            aria-describedby="new-cwd-hint"
+            value={cwd}
+            onInput={(e) => setCwd(e.currentTarget.value)}
+          />
+          <small id="new-cwd-hint">An absolute path on the machine Berth runs on.</small>
+        </div>
+        <div class="field">
+          <label for="new-workspace">Workspace (optional)</label>
+          <input
+            id="new-workspace"
+            type="text"
+            spellcheck={false}
+            autocomplete="off"
+            aria-describedby="new-workspace-hint"
+            value={workspace}
+            onInput={(e) => setWorkspace(e.currentTarget.value)}
+          />
+          <small id="new-workspace-hint">Sessions in one directory and workspace share its services.</small>
+        </div>
+        {state.name === "failed" ? (
+          <p class="error" role="alert">
+            {state.message}
+          </p>
+        ) : null}
+        <div class="dialog-actions">
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="primary" disabled={state.name === "starting" || agent === ""}>
+            {state.name === "starting" ? "Starting…" : "Start session"}
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+}

@@ -1,0 +1,55 @@
+import type { PermissionOption } from "@agentclientprotocol/sdk";
+import type { QuestionAnswer } from "../api/types.js";
+import { ElicitationForm } from "./ElicitationForm.js";
+import { PermissionChoices } from "./PermissionChoices.js";
+
+interface PermissionRequest {
+  readonly toolCall?: { readonly title?: string | null; readonly kind?: string | null };
+  readonly options?: readonly PermissionOption[];
+}
+
+interface FormRequest {
+  readonly message?: string;
+  readonly requestedSchema?: unknown;
+}
+
+/**
+ * What an agent asked and the controls to answer it. The same for a question that arrived over ACP
+ * (in a chat) and one listed over REST (the Questions panel): both carry the agent's request as is.
+ */
+export function QuestionBody({
+  kind,
+  request,
+  idPrefix,
+  busy,
+  onAnswer,
+}: {
+  kind: "permission" | "elicitation";
+  request: unknown;
+  idPrefix: string;
+  busy: boolean;
+  onAnswer: (answer: QuestionAnswer) => void;
+}) {
+  if (kind === "permission") {
+    const { toolCall, options = [] } = (request ?? {}) as PermissionRequest;
+    return (
+      <>
+        <p class="question-text">{toolCall?.title ?? "The agent asks for permission to go ahead."}</p>
+        <PermissionChoices options={options} disabled={busy} onChoose={(optionId) => onAnswer({ optionId })} />
+      </>
+    );
+  }
+  const { message, requestedSchema } = (request ?? {}) as FormRequest;
+  return (
+    <>
+      <p class="question-text">{message ?? "The agent asks for some information."}</p>
+      <ElicitationForm
+        idPrefix={idPrefix}
+        schema={requestedSchema}
+        disabled={busy}
+        onAccept={(content) => onAnswer({ action: "accept", content })}
+        onDecline={() => onAnswer({ action: "decline" })}
+      />
+    </>
+  );
+}

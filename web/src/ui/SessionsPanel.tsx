@@ -1,0 +1,118 @@
+import type { SessionView, StampedRecord } from "../api/types.js";
+import { locationName, shortId } from "../util/format.js";
+import { Ago, Countdown, Elapsed } from "./Countdown.js";
+import { recordSessionId } from "./record-text.js";
+import { sessionHref } from "./route.js";
+import { SessionStateBadge } from "./StateBadge.js";
+
+/** Every session: its agent child, who holds it, what it is doing, what waits. */
+export function SessionsPanel({
+  sessions,
+  records,
+  openSessionId,
+  onDelete,
+}: {
+  sessions: readonly SessionView[];
+  records: readonly StampedRecord[];
+  openSessionId: string | null;
+  onDelete: (session: SessionView) => void;
+}) {
+  const lastRecord = new Map<string, StampedRecord>();
+  for (const stamped of records) {
+    const sessionId = recordSessionId(stamped.record);
+    if (sessionId !== null) lastRecord.set(sessionId, stamped);
+  }
+  return (
+    <section class="panel" aria-labelledby="sessions-heading">
+      <h2 id="sessions-heading">
+        Sessions <span class="count">{sessions.length}</span>
+      </h2>
+      {sessions.length === 0 ? (
+        <p class="empty">No sessions yet. Start one with “New session”.</p>
+      ) : (
+        <ul class="cards">
+          {sessions.map((session) => (
+            <SessionCard
+              key={session.id}
+              session={session}
+              last={lastRecord.get(session.id)}
+              open={session.id === openSessionId}
+              onDelete={() => onDelete(session)}
+            />
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function SessionCard({ session, last, open, onDelete }: { session: SessionView; last: StampedRecord | undefined; open: boolean; onDelete: () => void }) {
+  const headingId = `session-${session.id}`;
+  const title = session.title ?? `Untitled session ${shortId(session.id)}`;
+  return (
+    <li class={`card session${open ? " current" : ""}`} aria-labelledby={headingId} data-session-id={session.id}>
+      <div class="card-head">
+        <h3 id={headingId}>
+          <a href={sessionHref(session.id)} aria-current={open ? "page" : undefined}>
+            {title}
+          </a>
+        </h3>
+        <SessionStateBadge state={session.state} />
+      </div>
+      <dl class="facts">
+        <dt>Agent</dt>
+        <dd>{session.agent}</dd>
+        <dt>Location</dt>
+        <dd class="path">{locationName(session.cwd, session.workspace)}</dd>
+        <dt>PID</dt>
+        <dd class="mono">{session.pid ?? "—"}</dd>
+        <dt>Holders</dt>
+        <dd class="holders">{session.holders}</dd>
+        <dt>Turn</dt>
+        <dd>
+          {session.turnActive && session.turnStartedAt !== null ? (
+            <span class="running">
+              running for <Elapsed since={session.turnStartedAt} />
+            </span>
+          ) : (
+            "idle"
+          )}
+        </dd>
+        {session.pendingQuestions > 0 ? (
+          <>
+            <dt>Questions</dt>
+            <dd class="attention">{session.pendingQuestions} waiting</dd>
+          </>
+        ) : null}
+        {session.releaseAt !== null && session.holders === 0 ? (
+          <>
+            <dt>Release</dt>
+            <dd class="release">
+              unheld; child released <Countdown at={session.releaseAt} expired="any moment" />
+            </dd>
+          </>
+        ) : null}
+        <dt>Last event</dt>
+        <dd>
+          {last ? (
+            <>
+              {last.message} · <Ago at={last.at} />
+            </>
+          ) : (
+            <>
+              updated <Ago at={session.updatedAt} />
+            </>
+          )}
+        </dd>
+      </dl>
+      <div class="actions">
+        <a class="button" href={sessionHref(session.id)} aria-label={`Open ${title}`}>
+          Open
+        </a>
+        <button type="button" class="danger quiet" onClick={onDelete} aria-label={`Delete ${title}`}>
+          Delete
+        </button>
+      </div>
+    </li>
+  );
+}

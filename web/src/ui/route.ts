@@ -1,0 +1,29 @@
+import { useEffect, useState } from "preact/hooks";
+
+/** What the page shows, from the address's hash: `#/` the overview, `#/sessions/<id>` a chat. */
+export type Route = { readonly name: "overview" } | { readonly name: "session"; readonly sessionId: string };
+
+const sessionPattern = /^#\/sessions\/([^/]+)$/;
+
+function parse(hash: string): Route {
+  const match = sessionPattern.exec(hash);
+  return match ? { name: "session", sessionId: decodeURIComponent(match[1]!) } : { name: "overview" };
+}
+
+export function sessionHref(sessionId: string): string {
+  return `#/sessions/${encodeURIComponent(sessionId)}`;
+}
+
+export function navigate(href: string): void {
+  window.location.hash = href;
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parse(window.location.hash));
+  useEffect(() => {
+    const changed = (): void => setRoute(parse(window.location.hash));
+    window.addEventListener("hashchange", changed);
+    return () => window.removeEventListener("hashchange", changed);
+  }, []);
+  return route;
+}
