@@ -1,0 +1,42 @@
+import type { Command } from "commander";
+import type { LocationView, SessionView } from "../../host/views.js";
+import { formatTable, relativeTime } from "../format-table.js";
+import { callHost, runClientCommand, withHostFlags, type HostFlags } from "../host-client.js";
+import { sessionRows } from "./sessions.js";
+
+function locationRows(locations: readonly LocationView[], now: number): string {
+  return formatTable(
+    ["LOCATION", "STATE", "KEPT BY", "SESSIONS", "ACTIVE", "SERVICES", "IDLE DEADLINE", "CAP"],
+    locations.map((l) => [
+      l.workspace ? `${l.directory} [${l.workspace}]` : l.directory,
+      l.state,
+      l.keptBy,
+      String(l.sessions.length),
+      String(l.activeSessions.length),
+      l.services.map((s) => `${s.name}:${s.state}`).join(",") || "-",
+      relativeTime(l.expiresAt, now),
+      relativeTime(l.capAt, now),
+    ]),
+  );
+}
+
+export function register(program: Command): void {
+  withHostFlags(program.command("status").description("show the running host: locations, sessions, holders, deadlines"))
+    .option("--json", "print JSON")
+    .action((flags: HostFlags & { json?: boolean }) =>
+      runClientCommand("status", async () => {
+        const [{ locations }, { sessions }] = await Promise.all([
+          callHost<{ locations: LocationView[] }>(flags, "/api/locations"),
+          callHost<{ sessions: SessionView[] }>(flags, "/api/sessions"),
+        ]);
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify({ locations, sessions }, null, 2)}\n`);
+          return;
+        }
+        const now = Date.now();
+        process.stdout.write(
+          `Locations (${locations.length} cached)\n${locationRows(locations, now)}\n\nSessions (${sessions.length})\n${sessionRows(sessions)}\n`,
+        );
+      }),
+    );
+}

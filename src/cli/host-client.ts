@@ -1,0 +1,78 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { loadConfigFile } from "../config/load-config.js";
+import { dataPaths, defaultConfigPath, defaultDataDir } from "../config/paths.js";
+import { runningHost } from "../server/host-file.js";
+import { FAILURE_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "./exit-codes.js";
+
+/** Flags every command that talks to a running host takes. */
+export interface HostFlags {
+  readonly url?: string;
+  readonly token?: string;
+  readonly dataDir?: string;
+  readonly config?: string;
+}
+
+export function withHostFlags(command: Command): Command {
+  return command
+    .option("--url <url>", "the host's base URL (default: the host running on the data directory)")
+    .option("--token <token>", "the access token (default: <data-dir>/token)")
+    .option("--data-dir <dir>", "data directory of the running host (default: from the config, else ~/.local/share/berth)")
+    .option("--config <file>", "configuration file, for its dataDir");
+}
+
+/** A failure to report on stderr with exit code 1. */
+export class HostClientError extends Error {
+  override readonly name = "HostClientError";
+}
+
+/** Finds the host: `--url`/`--token`, else the `host.json` and `token` files in the data directory. */
+export function locateHost(flags: HostFlags, env = process.env): { url: string; token: string } {
+  const configPath = flags.config === undefined ? defaultConfigPath(env) : resolve(flags.config);
+  const dataDir = resolve(flags.dataDir ?? loadConfigFile(configPath, { required: flags.config !== undefined }).dataDir ?? defaultDataDir(env));
+  const paths = dataPaths(dataDir);
+  const url = flags.url ?? runningHost(paths.hostFile)?.url;
+  if (!url) throw new HostClientError(`no Berth host is running on ${dataDir} (no live ${paths.hostFile}); start one with \`berth serve\` or pass --url`);
+  let token = flags.token;
+  if (token === undefined) {
+    try {
+      token = readFileSync(paths.token, "utf8").trim();
+    } catch {
+      throw new HostClientError(`cannot read the access token from ${paths.token}; pass --token`);
+    }
+  }
+  return { url: url.replace(/\/$/, ""), token };
+}
+
+/** Calls the host's REST API; errors name the route and what the host said. */
+export async function callHost<T>(flags: HostFlags, path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  const { url, token } = locateHost(flags);
+  let response: Response;
+  try {
+    response = await fetch(`${url}${path}`, {
+      method: init.method ?? "GET",
+      headers: { authorization: `Bearer ${token}`, ...(init.body === undefined ? {} : { "content-type": "application/json" }) },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+  } catch (error) {
+    throw new HostClientError(`cannot reach the Berth host at ${url}: ${error instanceof Error ? (error.cause as Error | undefined)?.message ?? error.message : String(error)}`);
+  }
+  if (response.status === 204) return undefined as T;
+  const body = (await response.json().catch(() => ({}))) as { message?: string; error?: string };
+  if (response.status === 401) throw new HostClientError(`the host at ${url} refused the token`);
+  if (!response.ok) throw new HostClientError(body.message ?? `${init.method ?? "GET"} ${path} failed with HTTP ${response.status}`);
+  return body as T;
+}
+
+/** Runs a client command: prints its failure on stderr with exit code 2 (usage, config) or 1 (the host). */
+export async function runClientCommand(name: string, action: () => Promise<void>): Promise<void> {
+  try {
+    await action();
+  } catch (error) {
+    const usage = error instanceof UsageError || (error instanceof Error && error.name === "ConfigError");
+    if (!usage && !(error instanceof HostClientError)) throw error;
+    process.stderr.write(`berth ${name}: ${(error as Error).message}\n`);
+    process.exitCode = usage ? USAGE_EXIT_CODE : FAILURE_EXIT_CODE;
+  }
+}
