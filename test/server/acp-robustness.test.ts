@@ -1,0 +1,94 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanUp, initializeParams, RawSocket, startFixture, upgradeOutcome, waitUntil } from "./server-harness.js";
+
+afterEach(cleanUp);
+
+describe("ACP endpoint: refusals and bad input", () => {
+  it("refuses upgrades without the token, with a wrong token, or from a foreign origin", async () => {
+    const fixture = await startFixture();
+    const port = new URL(fixture.url).port;
+    const bearer = { authorization: `Bearer ${fixture.token}` };
+    expect(await upgradeOutcome(fixture.acpUrl, {})).toBe(401);
+    expect(await upgradeOutcome(fixture.acpUrl, { authorization: "Bearer wrong-token-of-some-length" })).toBe(401);
+    expect(await upgradeOutcome(`${fixture.acpUrl}?token=nope`, {})).toBe(401);
+    expect(await upgradeOutcome(fixture.acpUrl, { ...bearer, origin: "http://evil.example" })).toBe(403);
+    expect(await upgradeOutcome(fixture.acpUrl, { ...bearer, origin: `http://localhost:${Number(port) + 1}` })).toBe(403);
+    expect(await upgradeOutcome(`${fixture.url.replace("http", "ws")}/elsewhere`, bearer)).toBe(404);
+
+    // The server's own pages, the token in the query or the cookie, and clients that send no Origin are let in.
+    expect(await upgradeOutcome(fixture.acpUrl, { ...bearer, origin: `http://127.0.0.1:${port}` })).toBe("open");
+    expect(await upgradeOutcome(fixture.acpUrl, { ...bearer, origin: `http://localhost:${port}` })).toBe("open");
+    expect(await upgradeOutcome(`${fixture.acpUrl}?token=${fixture.token}`, {})).toBe("open");
+    expect(await upgradeOutcome(fixture.acpUrl, { cookie: `berth_token=${fixture.token}` })).toBe("open");
+    expect(fixture.berth.host.listSessions()).toEqual([]);
+  });
+
+  it("answers malformed frames, unknown methods, oversized messages and unknown sessions with JSON-RPC errors and keeps the connection", async () => {
+    const fixture = await startFixture({ maxMessageBytes: 64 * 1024 });
+    const raw = await RawSocket.open(fixture.acpUrl, fixture.token);
+    raw.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
+    expect(await raw.response(1)).toMatchObject({ result: { protocolVersion: 1, agentInfo: { name: "berth" } } });
+
+    raw.send("{ this is not json");
+    await waitUntil(() => raw.messages.some((m) => (m.error as { code?: number } | undefined)?.code === -32700), "a parse error");
+    expect(raw.messages.find((m) => m.id === null)).toMatchObject({ error: { code: -32700 } });
+
+    raw.send({ jsonrpc: "2.0", id: 2, method: "session/teleport", params: {} });
+    expect(await raw.response(2)).toMatchObject({ error: { code: -32601 } });
+
+    raw.send({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text: "x".repeat(100 * 1024) }] } });
+    const oversized = await raw.response(3);
+    expect(oversized).toMatchObject({ error: { code: -32600, data: { limit: 64 * 1024 } } });
+    expect((oversized.error as { message: string }).message).toMatch(/more than the limit of 65536 bytes/);
+
+    raw.send({ jsonrpc: "2.0", id: 4, method: "session/load", params: { sessionId: "no-such-session", cwd: fixture.workDir, mcpServers: [] } });
+    expect(await raw.response(4)).toMatchObject({ error: { code: -32002 } });
+    raw.send({ jsonrpc: "2.0", id: 5, method: "session/prompt", params: { sessionId: "no-such-session", prompt: [] } });
+    expect(await raw.response(5)).toMatchObject({ error: { code: -32002 } });
+    raw.send({ jsonrpc: "2.0", id: 6, method: "session/new", params: { cwd: "relative/dir", mcpServers: [] } });
+    expect(await raw.response(6)).toMatchObject({ error: { code: -32602, message: expect.stringContaining('relative path "relative/dir"') } });
+    raw.send({ jsonrpc: "2.0", id: 7, method: "session/new", params: { cwd: fixture.workDir, mcpServers: [], _meta: { "berth/agent": "nope" } } });
+    expect(await raw.response(7)).toMatchObject({ error: { code: -32602, message: expect.stringContaining('unknown agent "nope"') } });
+    expect(fixture.berth.host.listSessions()).toEqual([]);
+
+    // The same connection still works, and so does the host.
+    raw.send({ jsonrpc: "2.0", id: 8, method: "session/new", params: { cwd: fixture.workDir, mcpServers: [] } });
+    const created = await raw.response(8);
+    const sessionId = (created.result as { sessionId: string }).sessionId;
+    raw.send({ jsonrpc: "2.0", id: 9, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "still alive" }] } });
+    expect(await raw.response(9)).toMatchObject({ result: { stopReason: "end_turn" } });
+    expect((await fetch(`${fixture.url}/healthz`)).status).toBe(200);
+    await raw.close();
+  });
+
+  it("refuses a second session/prompt while a turn runs, naming why", async () => {
+    const fixture = await startFixture();
+    const raw = await RawSocket.open(fixture.acpUrl, fixture.token);
+    raw.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
+    await raw.response(1);
+    raw.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: fixture.workDir, mcpServers: [] } });
+    const sessionId = ((await raw.response(2)).result as { sessionId: string }).sessionId;
+    raw.send({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "/sleep 1h" }] } });
+    await waitUntil(() => fixture.berth.host.getSession(sessionId)!.turnActive, "the first turn runs");
+    raw.send({ jsonrpc: "2.0", id: 4, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "me too" }] } });
+    expect(await raw.response(4)).toMatchObject({ error: { code: -32600, data: { code: "turn_in_flight" } } });
+    raw.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
+    expect(await raw.response(3)).toMatchObject({ result: { stopReason: "cancelled" } });
+    await raw.close();
+  });
+
+  it("a socket closed while its agent is still starting releases its hold", async () => {
+    const fixture = await startFixture({ config: { releaseGrace: "200ms" } });
+    const sessionId = fixture.berth.host.createSession({ cwd: fixture.workDir }).id;
+    const raw = await RawSocket.open(fixture.acpUrl, fixture.token);
+    raw.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
+    await raw.response(1);
+    raw.send({ jsonrpc: "2.0", id: 2, method: "session/load", params: { sessionId, cwd: fixture.workDir, mcpServers: [] } });
+    await waitUntil(() => fixture.berth.host.getSession(sessionId)!.state === "acquiring", "the agent is being started");
+    await raw.close();
+    // The child arrives with no holder left: the release clock takes it away.
+    await waitUntil(() => fixture.berth.host.recentRecords().some((r) => r.record.kind === "child_acquired"), "the agent started");
+    await waitUntil(() => fixture.berth.host.getSession(sessionId)!.state === "childless", "the unheld agent was released");
+    expect(fixture.berth.host.connections.size()).toBe(0);
+  });
+});

@@ -1,0 +1,68 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { waitUntil } from "../support/process-table.js";
+
+export const cliMain = new URL("../../dist/cli/main.js", import.meta.url).pathname;
+
+/** `berth serve` (or any `berth` command) as a real child process in its own process group. */
+export class BerthProcess {
+  stdout = "";
+  stderr = "";
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private readonly child: ChildProcess;
+
+  constructor(args: readonly string[], env: Readonly<Record<string, string>>) {
+    this.child = spawn(process.execPath, [cliMain, ...args], { detached: true, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    this.child.stdout!.on("data", (chunk: Buffer) => (this.stdout += chunk.toString()));
+    this.child.stderr!.on("data", (chunk: Buffer) => (this.stderr += chunk.toString()));
+    this.exited = new Promise((resolve) => this.child.once("exit", (code, signal) => resolve({ code, signal })));
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** The start-up line, once printed. */
+  async startupLine(): Promise<{ line: string; url: string; token: string; acpUrl: string }> {
+    await waitUntil(() => this.stdout.includes("\n") || this.child.exitCode !== null, "berth serve printed its start-up line", 20_000);
+    const line = this.stdout.split("\n")[0]!;
+    const match = /^Berth is running: (http:\/\/[^/]+)\/\?token=([\w-]+) \(ACP: (ws:\/\/[^ ]+\/acp)\)$/.exec(line);
+    if (!match) throw new Error(`unexpected start-up line ${JSON.stringify(line)}; stderr: ${this.stderr}`);
+    return { line, url: match[1]!, token: match[2]!, acpUrl: match[3]! };
+  }
+
+  /** The JSON log lines on stderr. */
+  logLines(): Array<Record<string, unknown>> {
+    return this.stderr
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    process.kill(this.pid, signal);
+  }
+
+  /** After a test: anything of this process group still running is killed. */
+  killGroup(): void {
+    try {
+      process.kill(-this.pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+/** Processes whose command line contains `marker` (a unique word a test put there). */
+export function pidsWithArgument(marker: string): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
