@@ -1,0 +1,139 @@
+import { execFile, spawn } from "node:child_process";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable, Writable } from "node:stream";
+import { promisify } from "node:util";
+import { client, methods, ndJsonStream, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BerthProcess, cliMain } from "../server/serve-process.js";
+import { processIsRunning, waitUntil, waitUntilGone } from "../support/process-table.js";
+
+const run = promisify(execFile);
+let dataDir: string;
+let workDir: string;
+let server: BerthProcess;
+let base: { url: string; token: string };
+
+async function berth(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [cliMain, ...args, "--data-dir", dataDir], { env: { ...process.env, XDG_CONFIG_HOME: dataDir } });
+    return { stdout, stderr, code: 0 };
+  } catch (error) {
+    const failed = error as { stdout: string; stderr: string; code: number };
+    return { stdout: failed.stdout, stderr: failed.stderr, code: failed.code };
+  }
+}
+
+async function rest<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const response = await fetch(`${base.url}${path}`, { ...init, headers: { authorization: `Bearer ${base.token}`, "content-type": "application/json" } });
+  return (await response.json()) as T;
+}
+
+/** An editor that launched `berth connect` as its agent command, speaking ACP on the bridge's stdio. */
+function editorThroughBridge(agent?: string) {
+  const bridge = spawn(process.execPath, [cliMain, "connect", "--data-dir", dataDir, ...(agent ? ["--agent", agent] : [])], {
+    env: { ...process.env, XDG_CONFIG_HOME: dataDir },
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const updates: SessionNotification[] = [];
+  const connection = client({ name: "test-editor" })
+    .onNotification(methods.client.session.update, ({ params }) => void updates.push(params))
+    .connect(
+      ndJsonStream(Writable.toWeb(bridge.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(bridge.stdout!) as ReadableStream<Uint8Array>),
+    );
+  const exited = new Promise<number | null>((resolve) => bridge.once("exit", resolve));
+  return { bridge, agent: connection.agent, updates, exited, close: () => bridge.stdin!.end() };
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "berth-cli-"));
+  workDir = realpathSync(mkdtempSync(join(tmpdir(), "berth-cli-work-")));
+  server = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--release-grace", "2s"], { XDG_CONFIG_HOME: dataDir });
+  base = await server.startupLine();
+});
+
+afterAll(async () => {
+  server.signal("SIGTERM");
+  await server.exited;
+  server.killGroup();
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(workDir, { recursive: true, force: true });
+});
+
+describe("berth client commands against a running `berth serve`", () => {
+  it("berth connect bridges an editor's stdio to the host; closing the editor leaves the agent warm for the grace", async () => {
+    const editor = editorThroughBridge();
+    await editor.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+    const { sessionId } = await editor.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
+    const { stopReason } = await editor.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "through the bridge" }] });
+    expect(stopReason).toBe("end_turn");
+    await waitUntil(() => editor.updates.length >= 3, "the streamed reply arrives");
+    const { pid } = await rest<{ pid: number }>(`/api/sessions/${sessionId}`);
+
+    editor.close();
+    expect(await editor.exited).toBe(0);
+    const afterClose = await rest<{ pid: number; holders: number }>(`/api/sessions/${sessionId}`);
+    expect(afterClose).toMatchObject({ pid, holders: 0 });
+
+    const again = editorThroughBridge();
+    await again.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+    await again.agent.request(methods.agent.session.load, { sessionId, cwd: workDir, mcpServers: [] });
+    expect((await rest<{ pid: number }>(`/api/sessions/${sessionId}`)).pid).toBe(pid);
+    expect(JSON.stringify(again.updates)).toContain("through the bridge");
+    again.close();
+    await again.exited;
+    expect(await waitUntilGone([pid], 10_000)).toEqual([]);
+  });
+
+  it("berth connect --agent picks the agent of new sessions", async () => {
+    const editor = editorThroughBridge("nope");
+    await editor.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+    await expect(editor.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] })).rejects.toThrow(/unknown agent "nope"/);
+    editor.close();
+    await editor.exited;
+  });
+
+  it("berth sessions, status, questions and answer work against the running host", async () => {
+    const created = await rest<{ id: string }>("/api/sessions", { method: "POST", body: JSON.stringify({ cwd: workDir }) });
+    const editor = editorThroughBridge();
+    await editor.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+    await editor.agent.request(methods.agent.session.resume, { sessionId: created.id, cwd: workDir, mcpServers: [] });
+    const turn = editor.agent.request(methods.agent.session.prompt, { sessionId: created.id, prompt: [{ type: "text", text: "/ask Ship it?" }] });
+
+    for (let asked = 0; asked === 0; ) {
+      asked = (await rest<{ questions: unknown[] }>("/api/questions")).questions.length;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const questions = (await berth("questions")).stdout;
+    expect(questions).toContain("Ship it?");
+    expect(questions).toMatch(/^QUESTION\s+SESSION\s+KIND\s+ASKED\s+ASKS\s+ANSWERS$/m);
+    expect(questions).toContain("allow | deny");
+    const questionId = questions.split("\n")[1]!.split(/\s+/)[0]!;
+
+    const sessions = await berth("sessions");
+    expect(sessions.code).toBe(0);
+    expect(sessions.stdout).toMatch(new RegExp(`^${created.id}\\s+demo\\s+live\\s+\\d+\\s+1\\s+running\\s+1\\s+${workDir}`, "m"));
+    const status = await berth("status");
+    expect(status.stdout).toContain("Locations (1 cached)");
+    expect(status.stdout).toMatch(new RegExp(`^${workDir}\\s+retained\\s+active-execution`, "m"));
+
+    expect(await berth("answer", questionId, "maybe")).toMatchObject({ code: 1, stderr: expect.stringContaining('has no option "maybe" (options: allow, deny)') });
+    expect(await berth("answer", questionId, "allow")).toMatchObject({ code: 0, stdout: `answered ${questionId} (session ${created.id})\n` });
+    expect((await turn).stopReason).toBe("end_turn");
+    expect(await berth("answer", questionId, "deny")).toMatchObject({ code: 1, stderr: expect.stringContaining("was already answered") });
+    expect(JSON.parse((await berth("sessions", "--json")).stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ id: created.id })]));
+    editor.close();
+    await editor.exited;
+  });
+
+  it("clear errors and exit codes without a host or with a wrong token", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), "berth-cli-none-"));
+    const none = await run(process.execPath, [cliMain, "status", "--data-dir", elsewhere]).catch((e: { code: number; stderr: string }) => e);
+    expect(none).toMatchObject({ code: 1, stderr: expect.stringContaining(`no Berth host is running on ${elsewhere}`) });
+    expect(await berth("sessions", "--token", "wrong")).toMatchObject({ code: 1, stderr: expect.stringContaining("refused the token") });
+    expect(await berth("answer", "q", "accept", "--content", "{oops")).toMatchObject({ code: 2, stderr: expect.stringContaining("--content: expected a JSON object") });
+    expect(processIsRunning(server.pid)).toBe(true);
+    rmSync(elsewhere, { recursive: true, force: true });
+  });
+});
