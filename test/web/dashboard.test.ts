@@ -146,6 +146,13 @@ describe("the dashboard in a real browser against a real Berth", () => {
     await ask.getByLabel("Answer").fill("Ada");
     await ask.getByRole("button", { name: "Submit" }).click();
     await transcript(page).locator(".message.agent", { hasText: 'Elicitation action: accept, content: {"answer":"Ada"}' }).waitFor();
+
+    // The same kind of form, answered from the Questions panel over REST.
+    await send(page, "/elicit Favourite colour?");
+    const question = page.getByRole("region", { name: /Questions/ }).getByRole("listitem").filter({ hasText: "Favourite colour?" });
+    await question.getByLabel("Answer").fill("blue");
+    await question.getByRole("button", { name: "Submit" }).click();
+    await transcript(page).locator(".message.agent", { hasText: 'Elicitation action: accept, content: {"answer":"blue"}' }).waitFor();
   });
 
   it("cancels a running turn", async () => {
@@ -285,6 +292,7 @@ describe("looks", () => {
     it(`desktop, ${scheme}`, async () => {
       const opened = await openPage(launched.browser, server.url, `/?token=${server.token}`, { ...desktop, colorScheme: scheme });
       await busyDashboard(opened.page);
+      await opened.page.evaluate("document.activeElement.blur()");
       await screenshot(opened.page, `desktop-${scheme}-chat`);
       await opened.page.getByRole("button", { name: "Cancel turn" }).click();
       expect(opened.errors).toEqual([]);

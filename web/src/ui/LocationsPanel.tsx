@@ -69,12 +69,12 @@ function LocationCard({ location, evictions }: { location: LocationView; evictio
         <dt>Idle deadline</dt>
         <dd>
           <Countdown at={location.expiresAt} expired="due now" />
-          {active ? <span class="muted"> · pushed on while work runs</span> : null}
+          {active ? <span class="muted"> · extended while work runs</span> : null}
         </dd>
         <dt>Cap</dt>
         <dd>
           <Countdown at={location.capAt} expired="due now" />
-          <span class="muted"> · silent work is interrupted then</span>
+          <span class="muted"> · then silent work is interrupted</span>
         </dd>
         <dt>Sessions</dt>
         <dd>{location.sessions.length}</dd>

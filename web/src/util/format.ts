@@ -1,8 +1,9 @@
-/** `1h 02m`, `3m 05s`, `12s`: a duration for a countdown or an elapsed time; negative reads as `0s`. */
+/** `3d 04h`, `23h 59m`, `3m 05s`, `12s`: a countdown or an elapsed time; negative reads as `0s`. */
 export function formatDuration(ms: number): string {
   const total = Math.max(0, Math.floor(ms / 1000));
-  const days = Math.floor(total / 86_400);
-  const hours = Math.floor((total % 86_400) / 3600);
+  // Up to two days in hours: a 24 h cap reads `24h 00m`, not `1d 00h`.
+  const days = total >= 2 * 86_400 ? Math.floor(total / 86_400) : 0;
+  const hours = Math.floor((total - days * 86_400) / 3600);
   const minutes = Math.floor((total % 3600) / 60);
   const seconds = total % 60;
   const pad = (n: number): string => String(n).padStart(2, "0");
