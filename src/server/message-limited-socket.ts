@@ -10,6 +10,7 @@ type Listener = (...args: unknown[]) => void;
  */
 export class MessageLimitedSocket implements WebSocketLike {
   private readonly wrapped = new Map<Listener, Listener>();
+  private corked = false;
 
   constructor(
     private readonly ws: WebSocket,
@@ -25,7 +26,21 @@ export class MessageLimitedSocket implements WebSocketLike {
     return this.ws.bufferedAmount;
   }
 
+  /**
+   * Frames sent in one turn of the event loop leave in one write: a streaming turn sends
+   * thousands of small updates, and a system call per frame would cost more than the frame.
+   */
   send(data: string): void {
+    // `_socket` is ws's underlying TCP socket; cork/uncork only batch writes, they never drop any.
+    const socket = (this.ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+    if (socket && !this.corked) {
+      this.corked = true;
+      socket.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        socket.uncork();
+      });
+    }
     this.ws.send(data);
   }
 

@@ -66,12 +66,14 @@ export class SessionFeed {
     for (const question of this.options.host.pendingQuestions(this.options.sessionId)) this.ask(question);
   }
 
+  /** Runs this connection's prompt; it answers only after the turn's updates were sent, as ACP clients expect. */
   async ownPrompt<T>(run: () => Promise<T>): Promise<T> {
     this.ownPrompts++;
     try {
       return await run();
     } finally {
       this.ownPrompts--;
+      await this.outbox;
     }
   }
 

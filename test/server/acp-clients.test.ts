@@ -69,6 +69,7 @@ describe("ACP over WebSocket: clients sharing sessions", () => {
 
     await again.close();
     expect(await waitUntilGone([pid!], 15_000)).toEqual([]);
+    await waitUntil(() => fixture.berth.host.getSession(sessionId)!.state === "childless", "the release finished");
     expect(await view(fixture, sessionId)).toMatchObject({ state: "childless", pid: null, holders: 0 });
   });
 
