@@ -1,6 +1,7 @@
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Clock } from "../lifecycle/clock.js";
 import type { LocationKey } from "../lifecycle/location-key.js";
+import type { SequencedEvent } from "../store/events.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
 import type { SessionBus } from "./session-bus.js";
@@ -15,13 +16,6 @@ export type JournalKind =
   | "interrupted"
   | "agent_exited";
 
-interface PendingEvent {
-  readonly sessionId: string;
-  readonly seq: number;
-  readonly kind: JournalKind;
-  readonly payload: unknown;
-  readonly at: number;
-}
 
 /**
  * Records durable events: appended to the session's journal, counted as progress for its
@@ -32,7 +26,7 @@ interface PendingEvent {
  */
 export class Journal {
   private readonly nextSeq = new Map<string, number>();
-  private pending: PendingEvent[] = [];
+  private pending: SequencedEvent[] = [];
   private flushScheduled = false;
 
   constructor(
@@ -77,12 +71,7 @@ export class Journal {
     if (batch.length === 0) return;
     this.pending = [];
     try {
-      this.store.transaction(() => {
-        for (const event of batch) {
-          const stored = this.store.events.append(event.sessionId, event.kind, event.payload, event.at);
-          if (stored !== event.seq) throw new Error(`journal of session ${event.sessionId} out of step: wrote seq ${stored}, expected ${event.seq}`);
-        }
-      });
+      this.store.events.appendSequenced(batch);
     } catch (error) {
       // Nothing of the batch is stored; re-read the sequence so later events stay contiguous with the journal.
       for (const { sessionId } of batch) this.nextSeq.delete(sessionId);

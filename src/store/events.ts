@@ -37,12 +37,27 @@ interface EventRow {
 
 const DEFAULT_PAGE_SIZE = 1_000;
 
+/** An event whose seq the writer already assigned (it keeps the next seq of each session it writes). */
+export interface SequencedEvent {
+  readonly sessionId: string;
+  readonly seq: number;
+  readonly kind: string;
+  readonly payload: unknown;
+  readonly at: number;
+}
+
 export class EventJournal {
+  readonly #db;
   readonly #append;
+  readonly #insert;
   readonly #read;
   readonly #lastSeq;
 
   constructor(db: SqliteDatabase) {
+    this.#db = db;
+    this.#insert = db.prepare<[string, number, string, string, number]>(
+      "INSERT INTO events (session_id, seq, kind, payload, at) VALUES (?, ?, ?, ?, ?)",
+    );
     // One statement claims the next seq and inserts, so it is atomic without a transaction of its own
     // (cheaper than BEGIN/COMMIT or a savepoint per event). No row from sessions: unknown session.
     this.#append = db
@@ -76,6 +91,31 @@ export class EventJournal {
     const seq = guardWrite(op, () => this.#append.get(...args));
     if (seq === undefined) throw new StoreNotFoundError(op, "session", id);
     return seq;
+  }
+
+  /**
+   * Appends events whose seqs the caller assigned, all or none, in one transaction. A seq that is
+   * taken or a session that does not exist fails the whole batch (primary and foreign keys).
+   */
+  appendSequenced(events: readonly SequencedEvent[]): void {
+    const op = "events.appendSequenced";
+    const rows = events.map(
+      (event) =>
+        [
+          requireText(op, "sessionId", event.sessionId),
+          requireCount(op, "seq", event.seq),
+          requireText(op, "kind", event.kind),
+          encodeJson(op, "payload", event.payload),
+          requireTimestamp(op, "at", event.at),
+        ] as const,
+    );
+    guardWrite(op, () =>
+      this.#db
+        .transaction(() => {
+          for (const row of rows) this.#insert.run(...row);
+        })
+        .immediate(),
+    );
   }
 
   /** Events in seq order; throws `StoreNotFoundError` for an unknown session. */

@@ -23,7 +23,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     host.hold(session.id, "client");
     const live = collect(host, session.id);
     const turn = host.prompt(session.id, text("/run while [ ! -e go ]; do sleep 0.05; done; echo build finished"));
-    await waitUntil(() => host.locations()[0]?.terminals === 1, "the command runs in a terminal");
+    await waitUntil(() => live.events.some((e) => e.type === "update" && e.notification.update.sessionUpdate === "tool_call"), "the command runs in a terminal");
     const pid = host.getSession(session.id)!.pid!;
 
     for (const at of [63 * MINUTE, 119 * MINUTE, 3 * HOUR]) {
@@ -79,7 +79,8 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     host.hold(session.id, "client");
     const live = collect(host, session.id);
     const turn = host.prompt(session.id, text("/run sleep 86400"));
-    await waitUntil(() => host.locations()[0]?.terminals === 1, "the command runs");
+    // The tool call's report is the last durable event: the cap counts from it, so wait until it is in.
+    await waitUntil(() => live.events.some((e) => e.type === "update" && e.notification.update.sessionUpdate === "tool_call"), "the tool call is reported");
     const agentPid = host.getSession(session.id)!.pid!;
     const servicePids = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
     expect(servicePids.every(processIsRunning)).toBe(true);

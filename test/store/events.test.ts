@@ -11,6 +11,28 @@ function seqs(store: Store, sessionId: string): number[] {
 }
 
 describe("the journal", () => {
+  it("appends pre-sequenced batches all or nothing: a taken seq or an unknown session stores none of the batch", () => {
+    const store = files.open(files.path());
+    newSession(store, "a");
+    newSession(store, "b");
+    store.events.appendSequenced([
+      { sessionId: "a", seq: 1, kind: "turn_started", payload: {}, at: T0 },
+      { sessionId: "b", seq: 1, kind: "turn_started", payload: {}, at: T0 },
+      { sessionId: "a", seq: 2, kind: "update", payload: { n: 1 }, at: T0 },
+    ]);
+    expect(seqs(store, "a")).toEqual([1, 2]);
+    expect(() =>
+      store.events.appendSequenced([
+        { sessionId: "a", seq: 3, kind: "update", payload: {}, at: T0 },
+        { sessionId: "b", seq: 1, kind: "update", payload: {}, at: T0 },
+      ]),
+    ).toThrow(/events.appendSequenced failed with SQLITE_CONSTRAINT/);
+    expect(() => store.events.appendSequenced([{ sessionId: "ghost", seq: 1, kind: "update", payload: {}, at: T0 }])).toThrow(/SQLITE_CONSTRAINT/);
+    expect(seqs(store, "a")).toEqual([1, 2]);
+    expect(seqs(store, "b")).toEqual([1]);
+    expect(store.events.append("a", "turn_ended", {}, T0)).toBe(3);
+  });
+
   it("numbers each session's events 1, 2, 3... independently of other sessions", () => {
     const store = files.open(files.path());
     newSession(store, "a");

@@ -1,0 +1,199 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { Readable, Writable } from "node:stream";
+import { client, methods, ndJsonStream, PROTOCOL_VERSION, type ClientConnection, type Stream } from "@agentclientprotocol/sdk";
+import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+import { WebSocket } from "ws";
+import { demoAgentMain } from "../agents/agent-registry.js";
+import { fmt, percentile, table } from "./measure.js";
+
+const cliMain = new URL("../cli/main.js", import.meta.url).pathname;
+const FLOOD_CHUNKS = 20_000;
+const FLOOD_BYTES = 256;
+const ECHO_TURNS = 200;
+
+/** A client that counts what arrives and notes when the first chunk of a turn did. */
+class CountingClient {
+  chunks = 0;
+  bytes = 0;
+  firstChunkAt = 0;
+  readonly connection: ClientConnection;
+
+  constructor(stream: Stream) {
+    this.connection = client({ name: "berth-bench" })
+      .onNotification(methods.client.session.update, ({ params }) => {
+        const update = params.update;
+        if (update.sessionUpdate !== "agent_message_chunk" || update.content.type !== "text") return;
+        if (this.chunks === 0) this.firstChunkAt = performance.now();
+        this.chunks++;
+        this.bytes += update.content.text.length;
+      })
+      .connect(stream);
+  }
+
+  get agent() {
+    return this.connection.agent;
+  }
+
+  reset(): void {
+    this.chunks = 0;
+    this.bytes = 0;
+  }
+
+  async initialize(): Promise<void> {
+    await this.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+  }
+}
+
+interface RelayFigures {
+  messagesPerSecond: number;
+  bytesPerSecond: number;
+  roundTrips: number[];
+}
+
+/** Floods once and times echo turns (prompt → first chunk) for one client on one session. */
+async function measure(clientSide: CountingClient, sessionId: string): Promise<RelayFigures> {
+  await clientSide.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "/flood 100 16" }] });
+  clientSide.reset();
+  const start = performance.now();
+  await clientSide.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `/flood ${FLOOD_CHUNKS} ${FLOOD_BYTES}` }] });
+  const seconds = (performance.now() - start) / 1000;
+  const figures = { messagesPerSecond: clientSide.chunks / seconds, bytesPerSecond: clientSide.bytes / seconds, roundTrips: [] as number[] };
+  for (let i = 0; i < ECHO_TURNS; i++) {
+    clientSide.reset();
+    const sent = performance.now();
+    await clientSide.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "ping" }] });
+    figures.roundTrips.push(clientSide.firstChunkAt - sent);
+  }
+  figures.roundTrips.sort((a, b) => a - b);
+  return figures;
+}
+
+async function direct(workDir: string, stateDir: string): Promise<RelayFigures> {
+  const agent = spawn(process.execPath, [demoAgentMain, "--state-dir", stateDir], { stdio: ["pipe", "pipe", "inherit"], detached: true });
+  try {
+    const stream = ndJsonStream(Writable.toWeb(agent.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(agent.stdout!) as ReadableStream<Uint8Array>);
+    const side = new CountingClient(stream);
+    await side.initialize();
+    const { sessionId } = await side.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
+    const figures = await measure(side, sessionId);
+    side.connection.close();
+    return figures;
+  } finally {
+    process.kill(-agent.pid!, "SIGKILL");
+  }
+}
+
+interface ServeProcess {
+  readonly child: ChildProcess;
+  readonly acpUrl: string;
+  readonly token: string;
+}
+
+async function startServe(dataDir: string): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [cliMain, "serve", "--port", "0", "--data-dir", dataDir, "--release-grace", "1h"], {
+    stdio: ["ignore", "pipe", "ignore"],
+    detached: true,
+    env: { ...process.env, XDG_CONFIG_HOME: dataDir },
+  });
+  const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once("line", resolve));
+  const match = /\?token=([\w-]+) \(ACP: (ws:\/\/[^ ]+)\)$/.exec(line);
+  if (!match) throw new Error(`unexpected start-up line: ${line}`);
+  return { child, token: match[1]!, acpUrl: match[2]! };
+}
+
+function wsClient(serve: ServeProcess): CountingClient {
+  return new CountingClient(createWebSocketStream(serve.acpUrl, { WebSocket: WebSocket as never, headers: { authorization: `Bearer ${serve.token}` } }));
+}
+
+async function stopServe(serve: ServeProcess): Promise<void> {
+  const exited = new Promise((resolve) => serve.child.once("exit", resolve));
+  serve.child.kill("SIGTERM");
+  await exited;
+}
+
+async function fanOut(serve: ServeProcess, workDir: string, clients: number): Promise<[string, string]> {
+  const owner = wsClient(serve);
+  await owner.initialize();
+  const { sessionId } = await owner.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
+  const watchers = await Promise.all(
+    Array.from({ length: clients - 1 }, async () => {
+      const watcher = wsClient(serve);
+      await watcher.initialize();
+      await watcher.agent.request(methods.agent.session.resume, { sessionId, cwd: workDir, mcpServers: [] });
+      return watcher;
+    }),
+  );
+  const all = [owner, ...watchers];
+  const chunks = 2_000;
+  for (const side of all) side.reset();
+  const start = performance.now();
+  await owner.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `/flood ${chunks} ${FLOOD_BYTES}` }] });
+  while (all.some((side) => side.chunks < chunks)) await new Promise((resolve) => setTimeout(resolve, 1));
+  const seconds = (performance.now() - start) / 1000;
+  for (const side of all) side.connection.close();
+  return [`fan-out to ${clients} client${clients > 1 ? "s" : ""}: ${chunks} chunks each`, `${fmt.ms(seconds * 1000)} (${fmt.int((chunks * clients) / seconds)} deliveries/s)`];
+}
+
+async function reattach(serve: ServeProcess, workDir: string): Promise<Array<[string, string]>> {
+  const cold: number[] = [];
+  const warm: number[] = [];
+  for (let i = 0; i < 8; i++) {
+    const first = wsClient(serve);
+    await first.initialize();
+    let start = performance.now();
+    const { sessionId } = await first.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
+    await first.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello" }] });
+    cold.push(performance.now() - start);
+    first.connection.close();
+    await first.connection.closed;
+    const again = wsClient(serve);
+    await again.initialize();
+    start = performance.now();
+    await again.agent.request(methods.agent.session.load, { sessionId, cwd: workDir, mcpServers: [] });
+    await again.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello" }] });
+    warm.push(performance.now() - start);
+    again.connection.close();
+  }
+  cold.sort((a, b) => a - b);
+  warm.sort((a, b) => a - b);
+  return [
+    ["cold: session/new + first prompt, median", fmt.ms(percentile(cold, 50))],
+    ["warm: re-attach (session/load within the grace) + prompt, median", fmt.ms(percentile(warm, 50))],
+  ];
+}
+
+/** Relay through Berth vs the same agent driven directly; fan-out; re-attach vs cold start. */
+export async function runRelayBench(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), "berth-relay-"));
+  const workDir = mkdtempSync(join(tmpdir(), "berth-relay-work-"));
+  const serve = await startServe(dataDir);
+  try {
+    const straight = await direct(workDir, join(dataDir, "direct-agent"));
+    const viaBerth = wsClient(serve);
+    await viaBerth.initialize();
+    const { sessionId } = await viaBerth.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
+    const relayed = await measure(viaBerth, sessionId);
+    viaBerth.connection.close();
+    const added = (p: number) => percentile(relayed.roundTrips, p) - percentile(straight.roundTrips, p);
+    table(`Relay: /flood ${FLOOD_CHUNKS} × ${FLOOD_BYTES} B and ${ECHO_TURNS} echo turns, direct stdio vs through Berth (WebSocket)`, [
+      ["direct: messages/s", fmt.int(straight.messagesPerSecond)],
+      ["through Berth: messages/s", fmt.int(relayed.messagesPerSecond)],
+      ["direct: bytes/s", fmt.int(straight.bytesPerSecond)],
+      ["through Berth: bytes/s", fmt.int(relayed.bytesPerSecond)],
+      ["Berth / direct", `${((100 * relayed.messagesPerSecond) / straight.messagesPerSecond).toFixed(1)} %`, "≥ 70 %"],
+      ["echo turn, prompt → first chunk, direct p50 / p99", `${fmt.ms(percentile(straight.roundTrips, 50))} / ${fmt.ms(percentile(straight.roundTrips, 99))}`],
+      ["echo turn, prompt → first chunk, Berth p50 / p99", `${fmt.ms(percentile(relayed.roundTrips, 50))} / ${fmt.ms(percentile(relayed.roundTrips, 99))}`],
+      ["added latency per message p50 / p99", `${fmt.ms(added(50))} / ${fmt.ms(added(99))}`],
+    ]);
+    table("Fan-out: one session's stream to many clients", [await fanOut(serve, workDir, 1), await fanOut(serve, workDir, 10), await fanOut(serve, workDir, 100)]);
+    table("Re-attach within the grace vs a cold session start (through Berth)", await reattach(serve, workDir));
+  } finally {
+    await stopServe(serve);
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
