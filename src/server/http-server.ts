@@ -89,7 +89,13 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     acp.handleUpgrade(req, socket, head);
   });
 
-  port = await listen(server, options.listenHost, options.port);
+  try {
+    port = await listen(server, options.listenHost, options.port);
+  } catch (error) {
+    events.close();
+    metrics.close();
+    throw error;
+  }
   const base = `${hostForUrl(options.listenHost)}:${port}`;
   log.info({ host: options.listenHost, port }, "server listening");
 

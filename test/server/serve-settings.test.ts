@@ -1,0 +1,67 @@
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { isLoopback, resolveServeSettings } from "../../src/cli/serve-options.js";
+import { loadOrCreateToken, originAllowed } from "../../src/server/auth.js";
+import { cleanUp, tempDir } from "./server-harness.js";
+
+afterEach(cleanUp);
+
+describe("berth serve settings", () => {
+  it("lays flags over the configuration file over the defaults", () => {
+    const configDir = tempDir("berth-settings-");
+    const env = { XDG_CONFIG_HOME: configDir, XDG_DATA_HOME: join(configDir, "data-home") };
+    const defaults = resolveServeSettings({}, env, "/work");
+    expect(defaults).toMatchObject({ listenHost: "127.0.0.1", port: 7420, dataDir: join(configDir, "data-home", "berth"), configPath: join(configDir, "berth", "config.json") });
+    expect(defaults.config.releaseGrace).toBe(15_000);
+
+    const file = join(configDir, "custom.json");
+    writeFileSync(file, JSON.stringify({ releaseGrace: "5s", idleTtl: "10m", dataDir: "/srv/berth", server: { host: "::1", port: 9000 } }));
+    const fromFile = resolveServeSettings({ config: file }, env, "/work");
+    expect(fromFile).toMatchObject({ listenHost: "::1", port: 9000, dataDir: "/srv/berth" });
+    expect(fromFile.config).toMatchObject({ releaseGrace: 5_000, idleTtl: 600_000 });
+
+    const flagged = resolveServeSettings({ config: file, port: "0", host: "127.0.0.2", dataDir: "rel/data", releaseGrace: "300ms", maxActiveHold: "2h", sweepInterval: "1s" }, env, "/work");
+    expect(flagged).toMatchObject({ listenHost: "127.0.0.2", port: 0, dataDir: "/work/rel/data" });
+    expect(flagged.config).toMatchObject({ releaseGrace: 300, idleTtl: 600_000, maxActiveHold: 7_200_000, sweepInterval: 1_000 });
+  });
+
+  it("names the flag that is wrong", () => {
+    const env = { XDG_CONFIG_HOME: tempDir("berth-settings-") };
+    expect(() => resolveServeSettings({ port: "65536" }, env)).toThrow('--port: expected a port number from 0 to 65535, got "65536"');
+    expect(() => resolveServeSettings({ port: "-1" }, env)).toThrow("--port");
+    expect(() => resolveServeSettings({ sweepInterval: "0s" }, env)).toThrow("--sweep-interval: must be more than 0");
+    expect(() => resolveServeSettings({ maxActiveHold: "a day" }, env)).toThrow('--max-active-hold: expected a duration such as "500ms", "15s", "60m", "24h" or "7d", got "a day"');
+    expect(() => resolveServeSettings({ host: " " }, env)).toThrow("--host: expected an address");
+  });
+
+  it("knows loopback addresses", () => {
+    for (const host of ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"]) expect(isLoopback(host), host).toBe(true);
+    for (const host of ["0.0.0.0", "::", "192.168.1.5", "berth.example", "128.0.0.1"]) expect(isLoopback(host), host).toBe(false);
+  });
+});
+
+describe("access token and origins", () => {
+  it("makes the token once, readable by its owner only, and keeps it", () => {
+    const path = join(tempDir("berth-token-"), "token");
+    const token = loadOrCreateToken(path);
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(loadOrCreateToken(path)).toBe(token);
+    expect(readFileSync(path, "utf8")).toBe(token);
+    writeFileSync(path, "short");
+    expect(() => loadOrCreateToken(path)).toThrow(`the access token in ${path} is too short (5 characters): delete the file to make a new one`);
+  });
+
+  it("lets in no Origin, this server's own and the loopback names of its port only", () => {
+    expect(originAllowed(undefined, "127.0.0.1", 7420)).toBe(true);
+    expect(originAllowed("http://127.0.0.1:7420", "127.0.0.1", 7420)).toBe(true);
+    expect(originAllowed("http://localhost:7420", "127.0.0.1", 7420)).toBe(true);
+    expect(originAllowed("http://[::1]:7420", "::1", 7420)).toBe(true);
+    expect(originAllowed("http://berth.lan:7420", "berth.lan", 7420)).toBe(true);
+    expect(originAllowed("http://localhost:7421", "127.0.0.1", 7420)).toBe(false);
+    expect(originAllowed("https://127.0.0.1:7420", "127.0.0.1", 7420)).toBe(false);
+    expect(originAllowed("http://evil.example", "127.0.0.1", 7420)).toBe(false);
+    expect(originAllowed("null", "127.0.0.1", 7420)).toBe(false);
+  });
+});
