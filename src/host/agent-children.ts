@@ -191,14 +191,15 @@ export class AgentChildren {
         journal.update(sessionId, key, notification.update);
       },
       requestPermission: async (params, signal): Promise<RequestPermissionResponse> => {
-        const result = await desk.ask(sessionId, key, located, { kind: "permission", request: params }, signal);
+        // Questions carry Berth's session id; the agent's own id means nothing to clients.
+        const result = await desk.ask(sessionId, key, located, { kind: "permission", request: { ...params, sessionId } }, signal);
         if (result.outcome === "answered" && "optionId" in result.answer) {
           return { outcome: { outcome: "selected", optionId: result.answer.optionId } };
         }
         return { outcome: { outcome: "cancelled" } };
       },
       createElicitation: async (params, signal): Promise<CreateElicitationResponse> => {
-        const result = await desk.ask(sessionId, key, located, { kind: "elicitation", request: params }, signal);
+        const result = await desk.ask(sessionId, key, located, { kind: "elicitation", request: { ...params, sessionId } as typeof params }, signal);
         if (result.outcome !== "answered" || !("action" in result.answer)) return { action: "cancel" };
         const answer = result.answer;
         return answer.action === "accept" ? { action: "accept", content: answer.content as never } : { action: answer.action };

@@ -12,7 +12,8 @@ export type HostOnlyRecord =
   | { readonly kind: "question_asked"; readonly sessionId: string; readonly questionId: string; readonly questionKind: string }
   | { readonly kind: "question_answered"; readonly sessionId: string; readonly questionId: string }
   | { readonly kind: "question_cancelled"; readonly sessionId: string; readonly questionId: string; readonly reason: string }
-  | { readonly kind: "group_reaped"; readonly pgid: number; readonly label: string; readonly outcome: string };
+  | { readonly kind: "group_reaped"; readonly pgid: number; readonly label: string; readonly outcome: string }
+  | { readonly kind: "session_deleted"; readonly sessionId: string };
 
 export type HostRecord = LifecycleRecord | HostOnlyRecord;
 export type HostRecordKind = HostRecord["kind"];
@@ -28,6 +29,7 @@ const hostMessages: Readonly<Record<HostOnlyRecord["kind"], string>> = {
   question_answered: "question answered",
   question_cancelled: "question cancelled",
   group_reaped: "leftover process group reaped",
+  session_deleted: "session deleted",
 };
 
 /** The one log line's text for each record. */

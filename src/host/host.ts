@@ -29,6 +29,14 @@ import { restoreAfterRestart } from "./startup.js";
 import { Turns } from "./turns.js";
 import type { LocationView, QuestionView, SessionView } from "./views.js";
 
+/** The host is stopping or stopped: it admits no new work. */
+export class HostStoppedError extends Error {
+  override readonly name = "HostStoppedError";
+  constructor() {
+    super("the host is shutting down");
+  }
+}
+
 export interface HostOptions {
   readonly config: Config;
   /** Overrides `config.dataDir`. */
@@ -229,6 +237,7 @@ export class Host {
     }
     this.journal.forget(sessionId);
     this.store.sessions.delete(sessionId);
+    this.record({ kind: "session_deleted", sessionId });
   }
 
   // ── holds, turns, subscriptions ──────────────────────────────────────
@@ -349,7 +358,10 @@ export class Host {
     const interrupted = this.executions
       .active()
       .map((execution) => this.executions.interrupt(execution.sessionId, { reason: "shutdown", awaitSettlement: true }));
-    await Promise.race([Promise.all(interrupted), new Promise((resolve) => setTimeout(resolve, SHUTDOWN_SETTLE_MS))]);
+    let settleTimer: NodeJS.Timeout | undefined;
+    const settleBound = new Promise((resolve) => (settleTimer = setTimeout(resolve, SHUTDOWN_SETTLE_MS)));
+    await Promise.race([Promise.all(interrupted), settleBound]);
+    clearTimeout(settleTimer);
     this.holds.dispose();
     await this.children.stopAll();
     await this.cache.closeAll();
@@ -430,7 +442,7 @@ export class Host {
   }
 
   private assertRunning(): void {
-    if (this.state !== "running") throw new Error("the host is shutting down");
+    if (this.state !== "running") throw new HostStoppedError();
   }
 
   private scheduleOutputCleanup(): void {

@@ -1,5 +1,6 @@
 import { UnknownAgentError } from "../agents/agent-registry.js";
 import { SessionNotFoundError } from "../host/agent-children.js";
+import { HostStoppedError } from "../host/host.js";
 import { QuestionError } from "../host/question-desk.js";
 import { TurnAlreadyRunningError } from "../lifecycle/executions.js";
 import { InvalidLocationError } from "../lifecycle/location-key.js";
@@ -33,6 +34,6 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");
   if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");
   // The host refuses new work with a plain Error once shutdown began.
-  if (error instanceof HoldsDisposedError || message === "the host is shutting down") return as("unavailable", "shutting_down");
+  if (error instanceof HoldsDisposedError || error instanceof HostStoppedError) return as("unavailable", "shutting_down");
   return as("internal", "internal");
 }

@@ -73,7 +73,12 @@ describe("berth client commands against a running `berth serve`", () => {
 
     editor.close();
     expect(await editor.exited).toBe(0);
-    const afterClose = await rest<{ pid: number; holders: number }>(`/api/sessions/${sessionId}`);
+    // The host learns of the closed socket a moment after the bridge exits.
+    let afterClose = await rest<{ pid: number; holders: number }>(`/api/sessions/${sessionId}`);
+    for (let i = 0; i < 200 && afterClose.holders > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      afterClose = await rest(`/api/sessions/${sessionId}`);
+    }
     expect(afterClose).toMatchObject({ pid, holders: 0 });
 
     const again = editorThroughBridge();
