@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { locateHost, runClientCommand, withHostFlags, type HostFlags } from "../host-client.js";
-import { bridgeStdio } from "../stdio-bridge.js";
 
 export function register(program: Command): void {
   withHostFlags(
@@ -13,6 +12,7 @@ export function register(program: Command): void {
       runClientCommand("connect", async () => {
         const { url, token } = locateHost(flags);
         const acpUrl = `${url.replace(/^http/, "ws")}/acp`;
+        const { bridgeStdio } = await import("../stdio-bridge.js");
         await bridgeStdio({ url: acpUrl, token, agent: flags.agent, input: process.stdin, output: process.stdout });
       }),
     );

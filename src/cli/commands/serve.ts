@@ -1,8 +1,6 @@
 import type { Command } from "commander";
 import { ConfigError } from "../../config/load-config.js";
 import { defaultConfigPath, defaultDataDir } from "../../config/paths.js";
-import { createLogger } from "../../host/logger.js";
-import { startBerth } from "../../server/serve.js";
 import { FAILURE_EXIT_CODE, INTERRUPTED_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "../exit-codes.js";
 import { isLoopback, resolveServeSettings, type ServeFlags } from "../serve-options.js";
 
@@ -33,6 +31,8 @@ async function serve(flags: ServeFlags): Promise<number> {
     process.stderr.write(`berth serve: ${error.message}\n`);
     return USAGE_EXIT_CODE;
   }
+  // Loaded here, not at the top: every `berth` command registers this one, and only serve needs the server.
+  const [{ createLogger }, { startBerth }] = await Promise.all([import("../../host/logger.js"), import("../../server/serve.js")]);
   const log = createLogger();
   if (!isLoopback(settings.listenHost)) {
     log.warn({ host: settings.listenHost }, "listening on a non-loopback address: anyone who can reach it and has the token can run agents on this machine");
