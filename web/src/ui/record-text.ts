@@ -39,6 +39,8 @@ export function recordDetails(record: HostRecord, titleOf: (sessionId: string) =
       return `${session(record.sessionId)} · ${record.reason}`;
     case "group_reaped":
       return `${record.label} · group ${record.pgid} · ${record.outcome}`;
+    case "session_deleted":
+      return session(record.sessionId);
   }
 }
 
@@ -57,6 +59,7 @@ const tones: Record<HostRecord["kind"], RecordTone> = {
   question_answered: "ok",
   question_cancelled: "muted",
   group_reaped: "warn",
+  session_deleted: "muted",
 };
 
 export function recordTone(record: HostRecord): RecordTone {
