@@ -6,13 +6,13 @@ import { Readable, Writable } from "node:stream";
 import { promisify } from "node:util";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BerthProcess, cliMain } from "../server/serve-process.js";
+import { cliMain, serveOnTempDir } from "../server/serve-process.js";
 import { processIsRunning, waitUntil, waitUntilGone } from "../support/process-table.js";
 
 const run = promisify(execFile);
 let dataDir: string;
 let workDir: string;
-let server: BerthProcess;
+let serve: Awaited<ReturnType<typeof serveOnTempDir>>;
 let base: { url: string; token: string };
 
 async function berth(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
@@ -47,17 +47,14 @@ function editorThroughBridge(agent?: string) {
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), "berth-cli-"));
   workDir = realpathSync(mkdtempSync(join(tmpdir(), "berth-cli-work-")));
-  server = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--release-grace", "2s"], { XDG_CONFIG_HOME: dataDir });
-  base = await server.startupLine();
+  serve = await serveOnTempDir(["--release-grace", "2s"]);
+  dataDir = serve.dataDir;
+  base = serve;
 });
 
 afterAll(async () => {
-  server.signal("SIGTERM");
-  await server.exited;
-  server.killGroup();
-  rmSync(dataDir, { recursive: true, force: true });
+  await serve.stop();
   rmSync(workDir, { recursive: true, force: true });
 });
 
@@ -138,7 +135,7 @@ describe("berth client commands against a running `berth serve`", () => {
     expect(none).toMatchObject({ code: 1, stderr: expect.stringContaining(`no Berth host is running on ${elsewhere}`) });
     expect(await berth("sessions", "--token", "wrong")).toMatchObject({ code: 1, stderr: expect.stringContaining("refused the token") });
     expect(await berth("answer", "q", "accept", "--content", "{oops")).toMatchObject({ code: 2, stderr: expect.stringContaining("--content: expected a JSON object") });
-    expect(processIsRunning(server.pid)).toBe(true);
+    expect(processIsRunning(serve.server.pid)).toBe(true);
     rmSync(elsewhere, { recursive: true, force: true });
   });
 });

@@ -4,25 +4,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { BerthProcess } from "../server/serve-process.js";
+import { serveOnTempDir } from "../server/serve-process.js";
 
 const walkthrough = new URL("../../dist/examples/walkthrough.js", import.meta.url).pathname;
-const dataDir = mkdtempSync(join(tmpdir(), "berth-walkthrough-"));
 const workDir = realpathSync(mkdtempSync(join(tmpdir(), "berth-walkthrough-work-")));
-const server = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir], { XDG_CONFIG_HOME: dataDir });
+let serve: Awaited<ReturnType<typeof serveOnTempDir>> | undefined;
 
 afterAll(async () => {
-  server.signal("SIGTERM");
-  await server.exited;
-  server.killGroup();
-  rmSync(dataDir, { recursive: true, force: true });
+  await serve?.stop();
   rmSync(workDir, { recursive: true, force: true });
 });
 
 describe("the README walkthrough", () => {
   it("really runs: prompt, disconnect, reconnect to the same warm process, answer from another client", async () => {
-    await server.startupLine();
-    const { stdout } = await promisify(execFile)(process.execPath, [walkthrough, "--data-dir", dataDir], { cwd: workDir });
+    serve = await serveOnTempDir();
+    const { stdout } = await promisify(execFile)(process.execPath, [walkthrough, "--data-dir", serve.dataDir], { cwd: workDir });
     expect(stdout).toContain("   agent: Hello, Berth!\n");
     expect(stdout).toMatch(/pid (\d+): the very same process, warm/);
     expect(stdout).toContain("the waiting turn completed (end_turn); it was answered by the other client:\n   agent: You chose: allow");

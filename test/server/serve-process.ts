@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { waitUntil } from "../support/process-table.js";
 
 export const cliMain = new URL("../../dist/cli/main.js", import.meta.url).pathname;
@@ -65,4 +67,22 @@ export function pidsWithArgument(marker: string): number[] {
       }
     })
     .map(Number);
+}
+
+/** `berth serve` on a fresh data directory (also its XDG config home, so no user config leaks in). */
+export async function serveOnTempDir(extraArgs: readonly string[] = []) {
+  const dataDir = mkdtempSync(join(tmpdir(), "berth-serve-"));
+  const server = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, ...extraArgs], { XDG_CONFIG_HOME: dataDir });
+  const started = await server.startupLine();
+  return {
+    server,
+    dataDir,
+    ...started,
+    async stop(): Promise<void> {
+      server.signal("SIGTERM");
+      await server.exited;
+      server.killGroup();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
