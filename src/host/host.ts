@@ -79,6 +79,7 @@ export class Host {
   private readonly clock: Clock;
   private nextRecordId = 1;
   private outputCleanup: Timer | undefined;
+  private activitySnapshot: Timer | undefined;
   private state: "running" | "stopping" | "stopped" = "running";
 
   private constructor(
@@ -184,6 +185,7 @@ export class Host {
     await restoreAfterRestart({ store, clock: host.clock, record: (r) => host.record(r), log: host.log });
     host.retention.start();
     host.scheduleOutputCleanup();
+    host.scheduleActivitySnapshot();
     host.log.info({ dataDir: options.dataDir, sessions: store.sessions.list().length }, "host started");
     return host;
   }
@@ -355,6 +357,7 @@ export class Host {
     this.state = "stopping";
     this.retention.stop();
     this.outputCleanup?.cancel();
+    this.activitySnapshot?.cancel();
     const interrupted = this.executions
       .active()
       .map((execution) => this.executions.interrupt(execution.sessionId, { reason: "shutdown", awaitSettlement: true }));
@@ -443,6 +446,33 @@ export class Host {
 
   private assertRunning(): void {
     if (this.state !== "running") throw new HostStoppedError();
+  }
+
+  /**
+   * Writes the retention state of every cached location to the journal once per sweep, so an
+   * operator can see what was loaded, and until when, even after the host died. Locations are
+   * not reloaded at start-up (reading never boots), so what a previous run left is cleared then.
+   */
+  private scheduleActivitySnapshot(): void {
+    const table = this.store.locationActivity;
+    for (const stale of table.list()) table.delete(stale.directory, stale.workspace);
+    const snapshot = () => {
+      try {
+        const cached = new Set<string>();
+        for (const status of this.retention.list()) {
+          const workspace = status.key.workspace ?? null;
+          table.upsert({ directory: status.key.directory, workspace, activeAt: status.activeAt, expiresAt: status.expiresAt });
+          cached.add(status.key.id);
+        }
+        for (const row of table.list()) {
+          if (!cached.has(locationKey(row.directory, row.workspace).id)) table.delete(row.directory, row.workspace);
+        }
+      } catch (error) {
+        this.log.error({ err: error }, "location activity snapshot failed");
+      }
+      this.activitySnapshot = this.clock.setTimeout(snapshot, this.config.sweepInterval);
+    };
+    this.activitySnapshot = this.clock.setTimeout(snapshot, this.config.sweepInterval);
   }
 
   private scheduleOutputCleanup(): void {

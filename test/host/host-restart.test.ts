@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { loadConfigFile, parseConfig } from "../../src/config/load-config.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
+import { Store } from "../../src/store/store.js";
 import { closeAllHosts, collect, processIsRunning, startHost, text, waitUntilGone } from "./host-harness.js";
 
 afterEach(closeAllHosts);
@@ -86,5 +87,31 @@ describe("configuration", () => {
     );
     expect(() => loadConfigFile("/nonexistent/berth.json", { required: true })).toThrow("configuration file not found: /nonexistent/berth.json");
     expect(loadConfigFile("/nonexistent/berth.json", { required: false }).releaseGrace).toBe(15_000);
+  });
+});
+
+describe("location activity in the journal", () => {
+  it("is written once per sweep for every cached location and removed at eviction", async () => {
+    const clock = new VirtualClock();
+    const { host, workDir, dataDir } = await startHost({ clock });
+    const session = host.createSession({ cwd: workDir });
+    await host.prompt(session.id, text("hi"));
+    const snapshot = () => {
+      const store = Store.open(join(dataDir, "berth.sqlite"), { readonly: true });
+      try {
+        return store.locationActivity.list();
+      } finally {
+        store.close();
+      }
+    };
+    expect(snapshot()).toEqual([]);
+    await clock.advance(60_000);
+    const [row] = snapshot();
+    expect(row).toMatchObject({ directory: workDir, workspace: null });
+    expect(row!.expiresAt).toBe(host.locations()[0]!.expiresAt);
+    await clock.advance(61 * 60_000);
+    await host.whenSettled();
+    await clock.advance(60_000);
+    expect(snapshot()).toEqual([]);
   });
 });
