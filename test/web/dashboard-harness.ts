@@ -88,6 +88,8 @@ export async function launchBrowser(): Promise<LaunchedBrowser> {
 
 export interface OpenedPage {
   readonly page: Page;
+  /** The HTTP status of the first load. */
+  readonly status: number | undefined;
   /** Uncaught errors of the page: a test fails if there are any. */
   readonly errors: string[];
   close(): Promise<void>;
@@ -108,8 +110,8 @@ export async function openPage(browser: Browser, url: string, path: string, opti
   const page = await context.newPage();
   const errors: string[] = [];
   page.on("pageerror", (error) => errors.push(error.message));
-  await page.goto(`${url}${path}`);
-  return { page, errors, close: () => context.close() };
+  const response = await page.goto(`${url}${path}`);
+  return { page, status: response?.status(), errors, close: () => context.close() };
 }
 
 export async function screenshot(page: Page, name: string): Promise<string> {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { methods } from "@agentclientprotocol/sdk";
 import type { Page } from "playwright-core";
 import {
@@ -35,6 +35,13 @@ afterAll(async () => {
   await server?.close();
   // Every agent child and every browser process is gone.
   expect(await waitUntilGone([...(server?.childPids() ?? []), ...browserPids])).toEqual([]);
+});
+
+// What the main page showed when a test failed, to see why.
+afterEach(async ({ task }) => {
+  if (task.result?.state === "fail" && main && !main.page.isClosed()) {
+    await screenshot(main.page, `failed-${task.name.replace(/\W+/g, "-").slice(0, 60)}`);
+  }
 });
 
 function card(page: Page, id: string) {
@@ -230,8 +237,7 @@ describe("the dashboard in a real browser against a real Berth", () => {
 
   it("refuses a wrong token: the server answers 401, and a page whose token is refused says how to get in", async () => {
     const wrong = await openPage(launched.browser, server.url, "/?token=wrong-token");
-    const response = await wrong.page.reload();
-    expect(response?.status()).toBe(401);
+    expect(wrong.status).toBe(401);
     expect(await wrong.page.textContent("body")).toBe('{"error":"unauthorized"}');
     await wrong.close();
 
@@ -261,7 +267,7 @@ describe("eviction history", () => {
       await expect.poll(() => history.textContent(), POLL).toContain(quick.workDir);
       expect(await history.textContent()).toContain("idle");
       await expect.poll(() => page.getByRole("list", { name: /lifecycle/i }).textContent(), POLL).toContain("location services evicted");
-      expect(await page.getByRole("region", { name: /Locations/ }).locator("li.location").count()).toBe(0);
+      await expect.poll(() => page.getByRole("region", { name: /Locations/ }).locator("li.location").count(), POLL).toBe(0);
       expect(opened.errors).toEqual([]);
       await opened.close();
     } finally {

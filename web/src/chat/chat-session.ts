@@ -45,7 +45,7 @@ export type ChatOpening =
   | { readonly mode: "load"; readonly sessionId: string }
   | { readonly mode: "new"; readonly agent: string; readonly cwd: string; readonly workspace: string | null };
 
-const CLIENT_INFO = { name: "berth-dashboard", title: "Berth dashboard", version: "0.1.0" };
+const CLIENT_INFO = { name: "berth-dashboard", title: "Berth dashboard", version: __BERTH_VERSION__ };
 
 /**
  * One session opened over ACP (WebSocket `/acp`): Berth is the agent, this page the client. Opening

@@ -1,0 +1,2 @@
+/** Replaced at build time by `web/vite.config.ts`. */
+declare const __BERTH_VERSION__: string;
