@@ -11,6 +11,8 @@ interface PermissionRequest {
 interface FormRequest {
   readonly message?: string;
   readonly requestedSchema?: unknown;
+  /** URL-mode elicitations send the person to a page instead of asking for fields. */
+  readonly url?: unknown;
 }
 
 /**
@@ -39,10 +41,17 @@ export function QuestionBody({
       </>
     );
   }
-  const { message, requestedSchema } = (request ?? {}) as FormRequest;
+  const { message, requestedSchema, url } = (request ?? {}) as FormRequest;
   return (
     <>
       <p class="question-text">{message ?? "The agent asks for some information."}</p>
+      {typeof url === "string" ? (
+        <p>
+          <a href={url} target="_blank" rel="noreferrer noopener">
+            {url}
+          </a>
+        </p>
+      ) : null}
       <ElicitationForm
         idPrefix={idPrefix}
         schema={requestedSchema}
