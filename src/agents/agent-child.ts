@@ -1,4 +1,4 @@
-import { Readable, Writable } from "node:stream";
+import { Writable } from "node:stream";
 import {
   client,
   methods,
@@ -12,13 +12,12 @@ import {
   type PromptRequest,
   type PromptResponse,
   type ResumeSessionRequest,
-  RequestError,
-  type SessionNotification,
 } from "@agentclientprotocol/sdk";
 import { Listeners } from "../lifecycle/listeners.js";
 import { TerminalOutput } from "../location/terminal-output.js";
 import { spawnGroup, type ExitStatus, type ProcessGroupLedger, type SpawnedGroup } from "../processes/index.js";
 import type { AgentClientHandlers } from "./agent-client-handlers.js";
+import { divertSessionUpdates } from "./session-update-fast-path.js";
 import { berthVersion } from "../version.js";
 
 export interface AgentCommand {
@@ -103,7 +102,11 @@ export class AgentChild {
     group.child.stdin!.on("error", () => undefined);
     const stream = ndJsonStream(
       Writable.toWeb(group.child.stdin!) as WritableStream<Uint8Array>,
-      Readable.toWeb(group.child.stdout!) as ReadableStream<Uint8Array>,
+      divertSessionUpdates(
+        group.child.stdout!,
+        (notification) => options.handlers.sessionUpdate(notification),
+        (reason) => options.onStderrLine?.(`[berth] refused a message from the agent: ${reason}`),
+      ),
     );
     const connection = berthClient(options.handlers).connect(stream);
     const child = new AgentChild(options, group, connection, stderr);
@@ -231,23 +234,8 @@ export class AgentChild {
   }
 }
 
-/**
- * `session/update` is the hot path: a streaming agent sends thousands a second. Berth journals
- * and relays updates verbatim (every client validates what it receives), so it checks only the
- * envelope it relies on — a session id and an update kind — instead of the whole schema, which
- * cost about a sixth of the relay's time.
- */
-function sessionNotificationEnvelope(params: unknown): SessionNotification {
-  const candidate = params as { sessionId?: unknown; update?: { sessionUpdate?: unknown } } | null;
-  if (typeof candidate?.sessionId !== "string" || typeof candidate.update?.sessionUpdate !== "string") {
-    throw RequestError.invalidParams(params, "session/update needs a sessionId and an update with a sessionUpdate kind");
-  }
-  return candidate as SessionNotification;
-}
-
 function berthClient(handlers: AgentClientHandlers) {
   return client({ name: "berth" })
-    .onNotification(methods.client.session.update, sessionNotificationEnvelope, ({ params }) => handlers.sessionUpdate(params))
     .onRequest(methods.client.session.requestPermission, ({ params, signal }) => handlers.requestPermission(params, signal))
     .onRequest(methods.client.elicitation.create, ({ params, signal }) => handlers.createElicitation(params, signal))
     .onRequest(methods.client.fs.readTextFile, ({ params }) => handlers.readTextFile(params))
