@@ -122,6 +122,11 @@ export class AgentChild {
     return this.options.agentId;
   }
 
+  /** The Berth session this child serves. */
+  get sessionId(): string {
+    return this.options.sessionId;
+  }
+
   /** The agent's own id for this session, once it gave one. */
   get remoteSessionId(): string | undefined {
     return this.agentSessionId;

@@ -38,6 +38,8 @@ export interface AgentChildrenDeps {
   readonly onChildWithoutReload: (sessionId: string) => void;
 }
 
+export type ChildReleaseReason = Extract<HostRecord, { kind: "child_released" }>["why"];
+
 export class SessionNotFoundError extends Error {
   override readonly name = "SessionNotFoundError";
   constructor(readonly sessionId: string) {
@@ -77,7 +79,7 @@ export class AgentChildren {
     return acquisition;
   }
 
-  async release(sessionId: string, child: AgentChild, why: "grace" | "evicted" | "surplus" | "deleted" | "shutdown"): Promise<void> {
+  async release(sessionId: string, child: AgentChild, why: ChildReleaseReason): Promise<void> {
     await child.stop();
     const session = this.deps.store.sessions.get(sessionId);
     if (session) await this.deps.peekLocation(locationKey(session.cwd, session.workspace))?.terminals.releaseForSession(sessionId);
@@ -87,7 +89,7 @@ export class AgentChildren {
   /** Host shutdown: every child still running is stopped as a group. */
   async stopAll(): Promise<void> {
     await Promise.allSettled([...this.inflight.values()]);
-    await Promise.allSettled([...this.live].map((child) => child.stop()));
+    await Promise.allSettled([...this.live].map((child) => this.release(child.sessionId, child, "shutdown")));
   }
 
   /** Seconds of backoff before the next start, after repeated crashes. */

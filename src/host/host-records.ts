@@ -4,7 +4,7 @@ import { recordMessages } from "../lifecycle/lifecycle-records.js";
 /** Records the host adds to the kernel's: children, turns, questions, reaping. */
 export type HostOnlyRecord =
   | { readonly kind: "child_acquired"; readonly sessionId: string; readonly agent: string; readonly pid: number; readonly ms: number }
-  | { readonly kind: "child_released"; readonly sessionId: string; readonly pid: number; readonly why: "grace" | "evicted" | "surplus" | "deleted" | "shutdown" }
+  | { readonly kind: "child_released"; readonly sessionId: string; readonly pid: number; readonly why: "grace" | "evicted" | "deleted" | "shutdown" | "unresponsive" }
   | { readonly kind: "child_exited"; readonly sessionId: string; readonly pid: number; readonly exit: string }
   | { readonly kind: "acquisition_failed"; readonly sessionId: string; readonly error: string }
   | { readonly kind: "turn_started"; readonly sessionId: string }

@@ -173,6 +173,10 @@ export class Host {
       record,
       interruptTimeoutMs: config.interruptTimeout,
       maxActiveHoldMs: config.maxActiveHold,
+      stopUnresponsive: async (sessionId, child) => {
+        this.holds.childLost(sessionId, child);
+        await this.children.release(sessionId, child, "unresponsive");
+      },
     });
   }
 

@@ -28,6 +28,8 @@ export interface TurnsDeps {
   readonly record: (record: HostRecord) => void;
   /** How long an interrupted turn may take to settle before its agent is stopped. */
   readonly interruptTimeoutMs: number;
+  /** Stops a child that did not settle its interrupted turn (the session becomes childless). */
+  readonly stopUnresponsive: (sessionId: string, child: AgentChild) => Promise<void>;
   readonly maxActiveHoldMs: number;
 }
 
@@ -89,7 +91,7 @@ export class Turns {
     const settled = executions.settled(sessionId);
     let timer: Timer | undefined = clock.setTimeout(() => {
       timer = undefined;
-      if (executions.isActive(sessionId)) void child.stop();
+      if (executions.isActive(sessionId)) void this.deps.stopUnresponsive(sessionId, child);
     }, this.deps.interruptTimeoutMs);
     void settled?.then(() => timer?.cancel());
   }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { closeAllHosts, collect, processIsRunning, startHost, text, waitUntilGone } from "./host-harness.js";
+import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
+import { closeAllHosts, collect, processIsRunning, startHost, text, waitUntil, waitUntilGone } from "./host-harness.js";
 
 afterEach(closeAllHosts);
 
@@ -80,5 +81,44 @@ describe("an agent that misbehaves", () => {
     const kinds = live.events.flatMap((e) => (e.type === "update" ? [e.notification.update.sessionUpdate] : []));
     expect(kinds).toEqual(["some_future_kind", "agent_message_chunk"]);
     expect((await host.prompt(session.id, text("again"))).stopReason).toBe("end_turn");
+  });
+});
+
+describe("agents that do not cooperate", () => {
+  it("an agent that ignores session/cancel is stopped after the interrupt timeout, and the turn settles", async () => {
+    const misbehaving = new URL("./fixtures/misbehaving-agent.mjs", import.meta.url).pathname;
+    const clock = new VirtualClock();
+    const { host, workDir } = await startHost({ clock, config: { agents: { raw: { command: process.execPath, args: [misbehaving] } } } });
+    const session = host.createSession({ cwd: workDir, agent: "raw" });
+    const turn = host.prompt(session.id, text("hang"));
+    const settled = turn.catch((error: unknown) => error);
+    await waitUntil(() => host.getSession(session.id)!.turnActive, "the turn runs");
+    const { pid } = host.getSession(session.id)!;
+    expect(await host.cancel(session.id)).toBe(true);
+    await clock.advance(9_999);
+    expect(host.getSession(session.id)!.turnActive).toBe(true);
+    await clock.advance(1);
+    expect(await settled).toMatchObject({ message: expect.stringMatching(/the turn failed/) });
+    expect(await waitUntilGone([pid!])).toEqual([]);
+    expect(host.getSession(session.id)).toMatchObject({ turnActive: false, state: "childless" });
+  });
+
+  it("an agent that keeps crashing is restarted with backoff, never in a tight loop", async () => {
+    const clock = new VirtualClock();
+    const { host, workDir } = await startHost({ clock });
+    const session = host.createSession({ cwd: workDir });
+    const acquired = () => host.recentRecords().filter((r) => r.record.kind === "child_acquired").length;
+    for (let crash = 1; crash <= 2; crash++) {
+      await expect(host.prompt(session.id, text("/crash"))).rejects.toThrow(/the turn failed/);
+      await waitUntil(() => host.getSession(session.id)!.state === "childless", "the crash is noticed");
+    }
+    expect(acquired()).toBe(2);
+    // Second crash within a minute: the next start waits 500 ms (then 1 s, 2 s, ... up to 30 s).
+    const next = host.prompt(session.id, text("hello again"));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(acquired()).toBe(2);
+    await clock.advance(500);
+    expect((await next).stopReason).toBe("end_turn");
+    expect(acquired()).toBe(3);
   });
 });
