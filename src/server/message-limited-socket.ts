@@ -36,7 +36,8 @@ export class MessageLimitedSocket implements WebSocketLike {
     if (socket && !this.corked) {
       this.corked = true;
       socket.cork();
-      process.nextTick(() => {
+      // After this turn's promise work too: the session feed sends each update a microtask after the last.
+      setImmediate(() => {
         this.corked = false;
         socket.uncork();
       });
