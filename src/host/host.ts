@@ -372,7 +372,7 @@ export class Host {
     this.holds.dispose();
     await this.children.stopAll();
     await this.cache.closeAll();
-    this.journal.flush();
+    await this.journal.close();
     this.store.close();
     this.state = "stopped";
     this.log.info({}, "host stopped");

@@ -2,6 +2,7 @@ import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Clock } from "../lifecycle/clock.js";
 import type { LocationKey } from "../lifecycle/location-key.js";
 import type { SequencedEvent } from "../store/events.js";
+import { JournalWriter } from "../store/journal-writer.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "./logger.js";
 import type { SessionBus } from "./session-bus.js";
@@ -20,14 +21,15 @@ export type JournalKind =
 /**
  * Records durable events: appended to the session's journal, counted as progress for its
  * location, and (for updates) streamed to its subscribers at once. Writes are grouped into one
- * transaction per turn of the event loop, so a fast stream of updates costs one commit, not one
- * per update; `flush()` makes them readable immediately. A failed write is logged and the live
- * stream carries on; what is stored stays intact.
+ * transaction per turn of the event loop and stored by a writer thread, so a fast stream of
+ * updates never stalls the relay; `flush()` makes them readable. A failed write is logged and
+ * the live stream carries on; what is stored stays intact.
  */
 export class Journal {
   private readonly nextSeq = new Map<string, number>();
   private pending: SequencedEvent[] = [];
   private flushScheduled = false;
+  private readonly writer: JournalWriter;
 
   constructor(
     private readonly store: Store,
@@ -35,15 +37,21 @@ export class Journal {
     private readonly touchLocation: (key: LocationKey) => void,
     private readonly clock: Clock,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.writer = new JournalWriter(store.path, (failure) => {
+      // Nothing of the batch is stored; re-read the sequence so later events stay contiguous with the journal.
+      for (const sessionId of failure.sessionIds) this.nextSeq.delete(sessionId);
+      this.log.error({ err: failure.error, events: failure.events }, "journal write failed");
+    });
+  }
 
   append(sessionId: string, key: LocationKey, kind: JournalKind, payload: unknown): number {
-    const seq = this.nextSeq.get(sessionId) ?? this.store.events.lastSeq(sessionId) + 1;
+    const seq = this.nextSeq.get(sessionId) ?? this.storedLastSeq(sessionId) + 1;
     this.nextSeq.set(sessionId, seq + 1);
     this.pending.push({ sessionId, seq, kind, payload, at: this.clock.now() });
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      setImmediate(() => this.flush());
+      setImmediate(() => this.hand());
     }
     this.touchLocation(key);
     return seq;
@@ -64,24 +72,41 @@ export class Journal {
     });
   }
 
-  /** Writes every pending event now, in one transaction. */
+  /** Stores every pending event now and waits until it is readable. */
   flush(): void {
-    this.flushScheduled = false;
-    const batch = this.pending;
-    if (batch.length === 0) return;
-    this.pending = [];
-    try {
-      this.store.events.appendSequenced(batch);
-    } catch (error) {
-      // Nothing of the batch is stored; re-read the sequence so later events stay contiguous with the journal.
-      for (const { sessionId } of batch) this.nextSeq.delete(sessionId);
-      this.log.error({ err: error, events: batch.length }, "journal write failed");
-    }
+    this.hand();
+    this.writer.sync();
   }
 
   /** The session is gone: forget its sequence. */
   forget(sessionId: string): void {
     this.flush();
     this.nextSeq.delete(sessionId);
+  }
+
+  /** Stores what is pending and stops the writer thread. */
+  async close(): Promise<void> {
+    this.hand();
+    await this.writer.close();
+  }
+
+  /** Hands the pending batch to the writer thread (one transaction). */
+  private hand(): void {
+    this.flushScheduled = false;
+    const batch = this.pending;
+    if (batch.length === 0) return;
+    this.pending = [];
+    try {
+      this.writer.write(batch);
+    } catch (error) {
+      for (const { sessionId } of batch) this.nextSeq.delete(sessionId);
+      this.log.error({ err: error, events: batch.length }, "journal write failed");
+    }
+  }
+
+  /** The last stored seq of a session this journal has not numbered yet (after in-flight writes land). */
+  private storedLastSeq(sessionId: string): number {
+    this.writer.sync();
+    return this.store.events.lastSeq(sessionId);
   }
 }

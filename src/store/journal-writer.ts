@@ -1,0 +1,61 @@
+import { Worker } from "node:worker_threads";
+import type { SequencedEvent } from "./events.js";
+
+/** Resolves from both `src/store` and `dist/store`: the worker always runs compiled. */
+const workerFile = new URL("../../dist/store/journal-writer-worker.js", import.meta.url);
+const SYNC_TIMEOUT_MS = 30_000;
+
+export interface JournalWriteFailure {
+  readonly error: string;
+  readonly events: number;
+  readonly sessionIds: readonly string[];
+}
+
+/**
+ * Appends pre-sequenced journal batches on a worker thread. `write` returns at once;
+ * `sync` blocks until every batch written so far is stored (or failed), so reads see them.
+ */
+export class JournalWriter {
+  private readonly worker: Worker;
+  /** [0]: batches the worker has finished. */
+  private readonly written = new Int32Array(new SharedArrayBuffer(4));
+  private posted = 0;
+  private state: "running" | "stopped" = "running";
+
+  constructor(path: string, onFailure: (failure: JournalWriteFailure) => void) {
+    this.worker = new Worker(workerFile, { workerData: { path, progress: this.written.buffer } });
+    this.worker.on("message", (failure: JournalWriteFailure) => onFailure(failure));
+    const died = (error: unknown) => {
+      if (this.state === "stopped") return;
+      this.state = "stopped";
+      // Nothing more will be written: release anyone waiting in `sync`.
+      Atomics.store(this.written, 0, this.posted);
+      onFailure({ error: `journal writer stopped: ${error instanceof Error ? error.message : String(error)}`, events: 0, sessionIds: [] });
+    };
+    this.worker.on("error", died);
+    this.worker.on("exit", (code) => died(`exit code ${code}`));
+  }
+
+  write(batch: readonly SequencedEvent[]): void {
+    if (this.state !== "running") throw new Error("the journal writer is stopped");
+    this.posted++;
+    this.worker.postMessage(batch);
+  }
+
+  /** Blocks until everything written so far is stored. */
+  sync(): void {
+    for (;;) {
+      const done = Atomics.load(this.written, 0);
+      if (done >= this.posted) return;
+      if (Atomics.wait(this.written, 0, done, SYNC_TIMEOUT_MS) === "timed-out") {
+        throw new Error(`the journal writer did not finish within ${SYNC_TIMEOUT_MS} ms`);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.state === "running") this.sync();
+    this.state = "stopped";
+    await this.worker.terminate();
+  }
+}
