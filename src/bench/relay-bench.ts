@@ -11,7 +11,7 @@ import { demoAgentMain } from "../agents/agent-registry.js";
 import { fmt, percentile, table } from "./measure.js";
 
 const cliMain = new URL("../cli/main.js", import.meta.url).pathname;
-const FLOOD_CHUNKS = 20_000;
+const FLOOD_CHUNKS = 50_000;
 const FLOOD_BYTES = 256;
 const ECHO_TURNS = 200;
 

@@ -11,6 +11,8 @@ export interface AcpAgentOptions {
   /** Names this connection's holds and cleanups. */
   readonly connectionId: string;
   readonly log: Logger;
+  /** Sends a notification to this client straight to its socket (the updates' fast path). */
+  readonly notify: (method: string, params: unknown) => void;
 }
 
 /** `_meta` keys of `session/new` that pick the agent and the workspace. */
@@ -21,8 +23,8 @@ export const WORKSPACE_META = "berth/workspace";
  * Berth as the ACP agent of one client connection: sessions are created, listed, loaded,
  * resumed, prompted, cancelled and closed on the host, which runs the real agents.
  */
-export function createAcpAgent({ host, connectionId, log }: AcpAgentOptions): AgentApp {
-  const sessions = new ConnectionSessions(host, connectionId, log);
+export function createAcpAgent({ host, connectionId, log, notify }: AcpAgentOptions): AgentApp {
+  const sessions = new ConnectionSessions(host, connectionId, log, notify);
   let capabilities: ClientCapabilities = {};
 
   const requireSession = (sessionId: string) => {

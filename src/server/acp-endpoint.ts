@@ -81,7 +81,8 @@ export class AcpEndpoint {
     const limited = new MessageLimitedSocket(ws, this.maxMessageBytes, (size) =>
       log.warn({ connectionId, size, limit: this.maxMessageBytes }, "oversized ACP message refused"),
     );
-    const upgrade = this.acp.prepareWebSocketUpgrade({ createAgent: () => createAcpAgent({ host, connectionId, log }) });
+    const notify = (method: string, params: unknown) => limited.notify(method, params);
+    const upgrade = this.acp.prepareWebSocketUpgrade({ createAgent: () => createAcpAgent({ host, connectionId, log, notify }) });
     upgrade.accept(limited);
   }
 }

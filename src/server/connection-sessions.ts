@@ -23,6 +23,7 @@ export class ConnectionSessions {
     private readonly host: Host,
     private readonly connectionId: string,
     private readonly log: Logger,
+    private readonly notify: (method: string, params: unknown) => void,
   ) {
     this.holderId = `acp:${connectionId}`;
   }
@@ -42,7 +43,7 @@ export class ConnectionSessions {
     try {
       const held = host.hold(sessionId, this.holderId);
       ticket = held;
-      feed = new SessionFeed({ host, sessionId, client, capabilities, log: this.log });
+      feed = new SessionFeed({ host, sessionId, client, capabilities, log: this.log, notify: this.notify });
       this.open.set(sessionId, { feed, registration, leave });
       await feed.start({ replay });
       await held.child;

@@ -45,6 +45,15 @@ export class MessageLimitedSocket implements WebSocketLike {
     this.ws.send(data);
   }
 
+  /**
+   * Sends a JSON-RPC notification straight to the socket, beside the SDK's own writer: used for
+   * `session/update`, the hot path, whose order among itself is kept by the caller.
+   */
+  notify(method: string, params: unknown): void {
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    this.send(JSON.stringify({ jsonrpc: "2.0", method, params }));
+  }
+
   close(code?: number, reason?: string): void {
     this.ws.close(code, reason);
   }

@@ -23,6 +23,11 @@ export interface SessionFeedOptions {
   readonly client: AgentContext;
   readonly capabilities: ClientCapabilities;
   readonly log: Logger;
+  /**
+   * Sends a notification straight to the client's socket. Updates are the hot path of a
+   * streaming turn; the SDK's writer costs a stream write and two promise hops per message.
+   */
+  readonly notify: (method: string, params: unknown) => void;
 }
 
 /**
@@ -166,8 +171,8 @@ export class SessionFeed {
     controller?.abort();
   }
 
-  private notify(update: SessionUpdate): Promise<void> {
-    return this.options.client.notify(methods.client.session.update, { sessionId: this.options.sessionId, update });
+  private async notify(update: SessionUpdate): Promise<void> {
+    this.options.notify(methods.client.session.update, { sessionId: this.options.sessionId, update });
   }
 
   private enqueue(send: () => Promise<void>): void {
