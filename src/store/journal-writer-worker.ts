@@ -9,7 +9,14 @@ const written = new Int32Array(progress);
 const db = openDatabase(path);
 const journal = new EventJournal(db);
 
-parentPort!.on("message", (batch: SequencedEvent[]) => {
+/** A batch to append, or `"close"`: the host is stopping (the connection is closed cleanly, checkpointing its WAL). */
+parentPort!.on("message", (message: SequencedEvent[] | "close") => {
+  if (message === "close") {
+    db.close();
+    parentPort!.close();
+    return;
+  }
+  const batch = message;
   try {
     journal.appendSequenced(batch);
   } catch (error) {

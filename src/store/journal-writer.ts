@@ -54,8 +54,11 @@ export class JournalWriter {
   }
 
   async close(): Promise<void> {
-    if (this.state === "running") this.sync();
+    if (this.state !== "running") return;
+    this.sync();
     this.state = "stopped";
-    await this.worker.terminate();
+    const exited = new Promise((resolve) => this.worker.once("exit", resolve));
+    this.worker.postMessage("close");
+    await exited;
   }
 }
