@@ -6,12 +6,12 @@ import {
   PROTOCOL_VERSION,
   type AgentCapabilities,
   type ClientConnection,
-  type Implementation,
   type LoadSessionRequest,
   type NewSessionRequest,
   type PromptRequest,
   type PromptResponse,
   type ResumeSessionRequest,
+  type SessionNotification,
 } from "@agentclientprotocol/sdk";
 import { Listeners } from "../lifecycle/listeners.js";
 import { TerminalOutput } from "../location/terminal-output.js";
@@ -55,11 +55,12 @@ const CLOSE_REQUEST_TIMEOUT_MS = 2_000;
 export class AgentChild {
   state: AgentChildState = "starting";
   capabilities: AgentCapabilities = {};
-  agentInfo: Implementation | undefined;
   /** Settles once the child is gone, whether it was stopped or died on its own. */
   readonly gone: Promise<ExitStatus>;
   private stopping: Promise<void> | undefined;
   private agentSessionId: string | undefined;
+  /** While `session/load` runs, the agent replays history: those updates are not new events. */
+  private replaying = false;
   private readonly exitListeners = new Listeners<ExitStatus>();
 
   private constructor(
@@ -68,18 +69,24 @@ export class AgentChild {
     private readonly connection: ClientConnection,
     private readonly stderr: TerminalOutput,
   ) {
-    // A closed stdio is as final as an exit: the protocol is gone either way.
-    const lost = Promise.race([
-      group.exited,
-      connection.closed.then(() => group.exited),
-    ]);
-    this.gone = lost.then((status) => {
+    this.gone = group.exited.then((status) => {
       if (this.state === "starting" || this.state === "ready") {
         this.state = "exited";
+        // Whatever it left in its group (an MCP server behind `npx`, a `sleep &`) goes with it.
+        void group.stop();
         this.exitListeners.emit(status);
       }
       return status;
     });
+    // A closed stdout is as final as an exit: the protocol is gone. Stopping the group makes the exit follow.
+    void connection.closed.then(() => {
+      if (this.state === "starting" || this.state === "ready") void group.stop();
+    });
+  }
+
+  /** An update from the agent's stdout, in order; history replayed by `session/load` is dropped. */
+  private received(notification: SessionNotification): void {
+    if (!this.replaying) this.options.handlers.sessionUpdate(notification);
   }
 
   static async start(options: AgentChildOptions): Promise<AgentChild> {
@@ -102,14 +109,15 @@ export class AgentChild {
     group.child.stdin!.on("error", () => undefined);
     const stream = ndJsonStream(
       Writable.toWeb(group.child.stdin!) as WritableStream<Uint8Array>,
-      divertSessionUpdates(
-        group.child.stdout!,
-        (notification) => options.handlers.sessionUpdate(notification),
-        (reason) => options.onStderrLine?.(`[berth] refused a message from the agent: ${reason}`),
-      ),
+      divertSessionUpdates(group.child.stdout!, {
+        onUpdate: (notification) => child.received(notification),
+        // The agent answers session/load after replaying; updates after that answer are new, even in the same read.
+        onResponse: () => (child.replaying = false),
+        onRefused: (reason) => options.onStderrLine?.(`[berth] refused a message from the agent: ${reason}`),
+      }),
     );
     const connection = berthClient(options.handlers).connect(stream);
-    const child = new AgentChild(options, group, connection, stderr);
+    const child: AgentChild = new AgentChild(options, group, connection, stderr);
     await child.initialize();
     return child;
   }
@@ -125,11 +133,6 @@ export class AgentChild {
   /** The Berth session this child serves. */
   get sessionId(): string {
     return this.options.sessionId;
-  }
-
-  /** The agent's own id for this session, once it gave one. */
-  get remoteSessionId(): string | undefined {
-    return this.agentSessionId;
   }
 
   get canLoad(): boolean {
@@ -162,8 +165,14 @@ export class AgentChild {
     return response.sessionId;
   }
 
+  /** Loads the agent's conversation; the history it replays is not journaled again. */
   async loadSession(params: LoadSessionRequest): Promise<void> {
-    await this.connection.agent.request(methods.agent.session.load, params);
+    this.replaying = true;
+    try {
+      await this.connection.agent.request(methods.agent.session.load, params);
+    } finally {
+      this.replaying = false;
+    }
     this.agentSessionId = params.sessionId;
   }
 
@@ -216,7 +225,6 @@ export class AgentChild {
     try {
       const response = await withTimeout(Promise.race([initializing, died]), initializeTimeoutMs);
       this.capabilities = response.agentCapabilities ?? {};
-      this.agentInfo = response.agentInfo ?? undefined;
       this.state = "ready";
     } catch (error) {
       await this.stop();

@@ -1,8 +1,17 @@
 import type { Readable } from "node:stream";
-import type { SessionNotification } from "@agentclientprotocol/sdk";
+import { DEFAULT_MAX_MESSAGE_BYTES, type SessionNotification } from "@agentclientprotocol/sdk";
 
 const UPDATE_METHOD = '"session/update"';
 const encoder = new TextEncoder();
+
+export interface FastPathHandlers {
+  /** A `session/update` notification, in the order the agent sent it. */
+  onUpdate(notification: SessionNotification): void;
+  /** A response line passed on to the SDK (it tells replay of `session/load` from live updates). */
+  onResponse(): void;
+  /** A message refused here, with the reason. */
+  onRefused(reason: string): void;
+}
 
 /**
  * The agent's stdout, with `session/update` notifications taken out and handed to `onUpdate`
@@ -13,33 +22,53 @@ const encoder = new TextEncoder();
  * Berth does with an update. Berth checks the envelope it relies on (a session id and an update
  * kind) and relays updates verbatim to clients, which validate them. Updates are therefore
  * handled a little earlier than the requests and responses around them, never out of order
- * among themselves.
+ * among themselves. A line longer than the SDK's message limit is refused, not buffered.
  */
-export function divertSessionUpdates(
-  stdout: Readable,
-  onUpdate: (notification: SessionNotification) => void,
-  onRefused: (reason: string) => void,
-): ReadableStream<Uint8Array> {
-  let partial = "";
+export function divertSessionUpdates(stdout: Readable, handlers: FastPathHandlers, maxLineLength = DEFAULT_MAX_MESSAGE_BYTES): ReadableStream<Uint8Array> {
+  /** The start of the current line, in pieces: joined only once its newline arrives. */
+  let pieces: string[] = [];
+  let pending = 0;
+  let oversized = false;
   // The SDK cancels its side when the connection closes; output arriving after that is dropped.
   let open = true;
   return new ReadableStream<Uint8Array>({
     start(controller) {
       stdout.setEncoding("utf8");
       stdout.on("data", (chunk: string) => {
-        const lines = (partial + chunk).split("\n");
-        partial = lines.pop() ?? "";
         let rest = "";
-        for (const line of lines) {
-          if (line.includes(UPDATE_METHOD) && divert(line, onUpdate, onRefused)) continue;
+        let from = 0;
+        for (let newline = chunk.indexOf("\n"); newline >= 0; newline = chunk.indexOf("\n", from)) {
+          const tail = chunk.slice(from, newline);
+          from = newline + 1;
+          const line = pieces.length === 0 ? tail : pieces.join("") + tail;
+          const refused = oversized || pending + tail.length > maxLineLength;
+          pieces = [];
+          pending = 0;
+          oversized = false;
+          if (refused) {
+            handlers.onRefused(`a message longer than ${maxLineLength} characters`);
+            continue;
+          }
+          if (line.includes(UPDATE_METHOD) && divert(line, handlers)) continue;
+          if (isResponse(line)) handlers.onResponse();
           rest += `${line}\n`;
+        }
+        const tail = chunk.slice(from);
+        if (tail && !oversized) {
+          pending += tail.length;
+          if (pending > maxLineLength) {
+            oversized = true;
+            pieces = [];
+          } else {
+            pieces.push(tail);
+          }
         }
         if (rest && open) controller.enqueue(encoder.encode(rest));
       });
       stdout.on("end", () => {
         if (!open) return;
         open = false;
-        if (partial) controller.enqueue(encoder.encode(partial));
+        if (pieces.length > 0) controller.enqueue(encoder.encode(pieces.join("")));
         controller.close();
       });
       stdout.on("error", (error) => {
@@ -54,8 +83,13 @@ export function divertSessionUpdates(
   });
 }
 
+/** A JSON-RPC response starts with its id or result and carries no method (cheap test, no parse). */
+function isResponse(line: string): boolean {
+  return !line.includes('"method"') && (line.includes('"result"') || line.includes('"error"'));
+}
+
 /** True if the line was a `session/update` notification (handled or refused here). */
-function divert(line: string, onUpdate: (notification: SessionNotification) => void, onRefused: (reason: string) => void): boolean {
+function divert(line: string, handlers: FastPathHandlers): boolean {
   let message: { method?: unknown; id?: unknown; params?: { sessionId?: unknown; update?: { sessionUpdate?: unknown } } };
   try {
     message = JSON.parse(line) as typeof message;
@@ -65,9 +99,9 @@ function divert(line: string, onUpdate: (notification: SessionNotification) => v
   if (message?.method !== "session/update" || "id" in message) return false;
   const params = message.params;
   if (typeof params?.sessionId !== "string" || typeof params.update?.sessionUpdate !== "string") {
-    onRefused("session/update without a sessionId and an update kind");
+    handlers.onRefused("session/update without a sessionId and an update kind");
     return true;
   }
-  onUpdate(params as SessionNotification);
+  handlers.onUpdate(params as SessionNotification);
   return true;
 }

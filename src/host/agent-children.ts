@@ -59,8 +59,6 @@ const BACKOFF_MAX_MS = 30_000;
 export class AgentChildren {
   private readonly inflight = new Map<string, Promise<AgentChild>>();
   private readonly crashes = new Map<string, { count: number; lastAt: number }>();
-  /** Children replaying history for `session/load`: their updates are history, not new events. */
-  private readonly replaying = new WeakSet<AgentChild>();
   /** Every child started and not yet gone, for shutdown. */
   private readonly live = new Set<AgentChild>();
 
@@ -114,7 +112,7 @@ export class AgentChildren {
       sessionId,
       command: registry.resolve(session.agent),
       cwd: key.directory,
-      handlers: this.handlersFor(sessionId, key, located, () => child),
+      handlers: this.handlersFor(sessionId, key, located),
       initializeTimeoutMs: this.deps.initializeTimeoutMs,
       stopTimeoutMs: this.deps.stopTimeoutMs,
       ledger: this.deps.ledger,
@@ -145,12 +143,7 @@ export class AgentChildren {
     const mcpServers: McpServer[] = child.supportsHttpMcp ? located.services.mcpServers() : [];
     const cwd = key.directory;
     if (agentSessionId && child.canLoad) {
-      this.replaying.add(child);
-      try {
-        await child.loadSession({ sessionId: agentSessionId, cwd, mcpServers });
-      } finally {
-        this.replaying.delete(child);
-      }
+      await child.loadSession({ sessionId: agentSessionId, cwd, mcpServers });
       return;
     }
     if (agentSessionId && child.canResume) {
@@ -184,14 +177,10 @@ export class AgentChildren {
     sessionId: string,
     key: LocationKey,
     located: LocationServices,
-    currentChild: () => AgentChild,
   ): AgentClientHandlers {
     const { journal, desk } = this.deps;
     return {
-      sessionUpdate: (notification) => {
-        if (this.replaying.has(currentChild())) return;
-        journal.update(sessionId, key, notification.update);
-      },
+      sessionUpdate: (notification) => journal.update(sessionId, key, notification.update),
       requestPermission: async (params, signal): Promise<RequestPermissionResponse> => {
         // Questions carry Berth's session id; the agent's own id means nothing to clients.
         const result = await desk.ask(sessionId, key, located, { kind: "permission", request: { ...params, sessionId } }, signal);

@@ -18,7 +18,8 @@ describe("the session/update fast path", () => {
     const stdout = new PassThrough();
     const updates: SessionNotification[] = [];
     const refused: string[] = [];
-    const rest = divertSessionUpdates(stdout, (n) => updates.push(n), (reason) => refused.push(reason));
+    let responses = 0;
+    const rest = divertSessionUpdates(stdout, { onUpdate: (n) => void updates.push(n), onResponse: () => void responses++, onRefused: (reason) => void refused.push(reason) });
     const response = line({ id: 1, result: { stopReason: "end_turn" } });
     const request = line({ id: 7, method: "session/request_permission", params: { sessionId: "s" } });
     const all = line(update("a")) + request + line(update("b")) + "not json\n" + line({ id: 9, method: "session/update", params: {} }) + line({ method: "session/update", params: { update: {} } }) + response;
@@ -29,11 +30,25 @@ describe("the session/update fast path", () => {
     expect(updates.map((n) => (n.update as { content: { text: string } }).content.text)).toEqual(["a", "b"]);
     expect(refused).toEqual(["session/update without a sessionId and an update kind"]);
     expect(passed).toBe(request + "not json\n" + line({ id: 9, method: "session/update", params: {} }) + response);
+    expect(responses).toBe(1);
+  });
+
+  it("refuses a line longer than the limit without buffering it, and carries on with the next", async () => {
+    const stdout = new PassThrough();
+    const updates: SessionNotification[] = [];
+    const refused: string[] = [];
+    const rest = divertSessionUpdates(stdout, { onUpdate: (n) => void updates.push(n), onResponse: () => undefined, onRefused: (r) => void refused.push(r) }, 300);
+    for (let i = 0; i < 50; i++) stdout.write("x".repeat(40));
+    stdout.write("\n");
+    stdout.end(line(update("after")));
+    expect(await readAll(rest)).toBe("");
+    expect(refused).toEqual(["a message longer than 300 characters"]);
+    expect(updates).toHaveLength(1);
   });
 
   it("drops what arrives after the SDK let go of the stream, without throwing", async () => {
     const stdout = new PassThrough();
-    const rest = divertSessionUpdates(stdout, () => undefined, () => undefined);
+    const rest = divertSessionUpdates(stdout, { onUpdate: () => undefined, onResponse: () => undefined, onRefused: () => undefined });
     await rest.cancel();
     // 'data' is emitted inside write(): a throwing listener would surface right here.
     expect(() => stdout.write(line({ id: 1, result: {} }))).not.toThrow();

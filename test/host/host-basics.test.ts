@@ -103,6 +103,17 @@ describe("agents that do not cooperate", () => {
     expect(host.getSession(session.id)).toMatchObject({ turnActive: false, state: "childless" });
   });
 
+  it("an agent that crashes takes what it left in its process group with it", async () => {
+    const { host, workDir } = await startHost();
+    const session = host.createSession({ cwd: workDir });
+    const live = collect(host, session.id);
+    await host.prompt(session.id, text("/spawn-orphan"));
+    const orphanPid = Number(/orphan pid: (\d+)/.exec(live.texts().join(""))![1]);
+    expect(processIsRunning(orphanPid)).toBe(true);
+    await expect(host.prompt(session.id, text("/crash"))).rejects.toThrow(/the turn failed/);
+    expect(await waitUntilGone([orphanPid])).toEqual([]);
+  });
+
   it("an agent that keeps crashing is restarted with backoff, never in a tight loop", async () => {
     const clock = new VirtualClock();
     const { host, workDir } = await startHost({ clock });
