@@ -61,10 +61,13 @@ export class AgentChildren {
   private readonly crashes = new Map<string, { count: number; lastAt: number }>();
   /** Every child started and not yet gone, for shutdown. */
   private readonly live = new Set<AgentChild>();
+  /** Shutdown began: no new child starts. */
+  private closed = false;
 
   constructor(private readonly deps: AgentChildrenDeps) {}
 
   acquire(sessionId: string): Promise<AgentChild> {
+    if (this.closed) return Promise.reject(new Error("the host is shutting down"));
     let acquisition = this.inflight.get(sessionId);
     if (!acquisition) {
       acquisition = this.start(sessionId);
@@ -84,10 +87,26 @@ export class AgentChildren {
     this.deps.record({ kind: "child_released", sessionId, pid: child.pid, why });
   }
 
-  /** Host shutdown: every child still running is stopped as a group. */
+  /** Host shutdown: no new child starts; every child still running is stopped as a group, once. */
   async stopAll(): Promise<void> {
+    this.closed = true;
     await Promise.allSettled([...this.inflight.values()]);
-    await Promise.allSettled([...this.live].map((child) => this.release(child.sessionId, child, "shutdown")));
+    await Promise.allSettled(
+      [...this.live].map((child) => {
+        this.deps.onChildLost(child.sessionId, child);
+        return this.release(child.sessionId, child, "shutdown");
+      }),
+    );
+  }
+
+  /** Settles when the session's acquisition in flight (if any) has succeeded or failed. */
+  async whenAcquired(sessionId: string): Promise<void> {
+    await this.inflight.get(sessionId)?.catch(() => undefined);
+  }
+
+  /** The session is gone: forget its crash history. */
+  forget(sessionId: string): void {
+    this.crashes.delete(sessionId);
   }
 
   /** Seconds of backoff before the next start, after repeated crashes. */
@@ -107,6 +126,8 @@ export class AgentChildren {
     const key = locationKey(session.cwd, session.workspace);
     const startedAt = clock.now();
     const located = await this.deps.openLocation(key);
+    // A service that exited since the location booted is started again before an agent is told of it.
+    await located.services.ensureStarted();
     const child = await AgentChild.start({
       agentId: session.agent,
       sessionId,
@@ -120,6 +141,9 @@ export class AgentChildren {
     });
     try {
       await this.openAgentSession(child, session.id, session.agentSessionId, key, located);
+      // The services the agent was given must still be the location's: never run against closed ones.
+      if (this.deps.peekLocation(key) !== located) throw new Error("its location was evicted while the agent started; try again");
+      if (!this.deps.store.sessions.get(sessionId)) throw new SessionNotFoundError(sessionId);
     } catch (error) {
       await child.stop();
       throw error;

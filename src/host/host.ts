@@ -236,12 +236,15 @@ export class Host {
     await this.executions.interrupt(sessionId, { reason: "user", awaitSettlement: true });
     this.desk.cancelForSession(sessionId, "session deleted");
     this.holds.forget(sessionId);
+    // A child still starting would otherwise come up for a session that no longer exists.
+    await this.children.whenAcquired(sessionId);
     const child = this.holds.child(sessionId);
     if (child) {
       this.holds.childLost(sessionId, child);
       await this.children.release(sessionId, child, "deleted");
     }
     this.journal.forget(sessionId);
+    this.children.forget(sessionId);
     this.store.sessions.delete(sessionId);
     this.record({ kind: "session_deleted", sessionId });
   }

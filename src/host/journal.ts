@@ -38,15 +38,28 @@ export class Journal {
     private readonly clock: Clock,
     private readonly log: Logger,
   ) {
-    this.writer = new JournalWriter(store.path, (failure) => {
-      // Nothing of the batch is stored; re-read the sequence so later events stay contiguous with the journal.
-      for (const sessionId of failure.sessionIds) this.nextSeq.delete(sessionId);
-      this.log.error({ err: failure.error, events: failure.events }, "journal write failed");
-    });
+    this.writer = new JournalWriter(
+      store.path,
+      // Clients already saw these events with their seqs: numbering goes on (a gap marks the loss), never reuses one.
+      (failure) => this.log.error({ err: failure.error, events: failure.events, sessions: failure.sessionIds }, "journal write failed"),
+      (batch) => store.events.appendSequenced(batch),
+    );
   }
 
+  /**
+   * Numbers and queues one event; returns its seq, or 0 when it cannot be journaled (the session
+   * was deleted meanwhile, the journal is failing). Never throws: it runs inside agents' streams.
+   */
   append(sessionId: string, key: LocationKey, kind: JournalKind, payload: unknown): number {
-    const seq = this.nextSeq.get(sessionId) ?? this.storedLastSeq(sessionId) + 1;
+    let seq = this.nextSeq.get(sessionId);
+    if (seq === undefined) {
+      try {
+        seq = this.storedLastSeq(sessionId) + 1;
+      } catch (error) {
+        this.log.warn({ err: error, sessionId, kind }, "event not journaled");
+        return 0;
+      }
+    }
     this.nextSeq.set(sessionId, seq + 1);
     this.pending.push({ sessionId, seq, kind, payload, at: this.clock.now() });
     if (!this.flushScheduled) {
@@ -99,7 +112,6 @@ export class Journal {
     try {
       this.writer.write(batch);
     } catch (error) {
-      for (const { sessionId } of batch) this.nextSeq.delete(sessionId);
       this.log.error({ err: error, events: batch.length }, "journal write failed");
     }
   }

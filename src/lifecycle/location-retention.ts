@@ -96,6 +96,12 @@ export class LocationRetention<S> {
       this.tracked.set(key.id, tracked);
       this.enqueue(tracked);
       this.options.record({ kind: "location_booted", directory: key.directory, workspace: key.workspace });
+    } else {
+      // A real need (an agent starting here) must not find the location evicted under it.
+      const tracked = this.tracked.get(key.id);
+      if (tracked?.cacheEntry === cacheEntry && tracked.state === "retained") {
+        tracked.expiresAt = Math.max(tracked.expiresAt, this.options.clock.now() + this.options.idleTtlMs);
+      }
     }
     return services;
   }

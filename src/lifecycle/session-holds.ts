@@ -271,7 +271,8 @@ export class SessionHolds<C extends object> {
 
   private acquireFor(record: SessionRecord<C>, incarnation: Incarnation<C>): void {
     record.acquisitions++;
-    const start = () => this.options.acquire(record.sessionId);
+    // After disposal nothing new may start, even an acquisition that waited for a release.
+    const start = () => (this.disposed ? Promise.reject(new HoldsDisposedError()) : this.options.acquire(record.sessionId));
     // A new child starts only once the previous one is stopped: one agent process per session.
     const acquisition =
       record.slot.name === "releasing" ? record.slot.done.then(start) : new Promise<C>((resolve) => resolve(start()));

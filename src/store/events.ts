@@ -6,9 +6,9 @@ import { guardWrite } from "./write-guard.js";
 /** One durable event of a session's journal. */
 export interface JournalEvent {
   sessionId: string;
-  /** 1, 2, 3... per session, without gaps. */
+  /** 1, 2, 3... per session; a gap marks events a failed write lost (disk full), never a reused number. */
   seq: number;
-  /** e.g. `turn_started`, `update`, `turn_ended`, `question_asked`, `question_answered`, `interrupted`, `prompt`. */
+  /** `turn_started`, `update`, `turn_ended`, `question_asked`, `question_resolved`, `interrupted`, `agent_exited` (see docs/host.md). */
   kind: string;
   payload: Json;
   at: number;

@@ -8,7 +8,7 @@ import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { loadConfigFile, parseConfig } from "../../src/config/load-config.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
 import { Store } from "../../src/store/store.js";
-import { closeAllHosts, collect, processIsRunning, startHost, text, waitUntilGone } from "./host-harness.js";
+import { closeAllHosts, collect, processIsRunning, startHost, text, waitUntil, waitUntilGone } from "./host-harness.js";
 
 afterEach(closeAllHosts);
 
@@ -113,5 +113,42 @@ describe("location activity in the journal", () => {
     await host.whenSettled();
     await clock.advance(60_000);
     expect(snapshot()).toEqual([]);
+  });
+});
+
+describe("acquisitions racing with eviction and deletion", () => {
+  const slowDemo = { command: "sh", args: ["-c", `sleep 0.5; exec "${process.execPath}" "${demoAgentMain}" --state-dir "$STATE"`] };
+
+  it("an agent still starting keeps its location: it is never handed services that were closed", async () => {
+    const clock = new VirtualClock();
+    const stateDir = mkdtempSync(join(tmpdir(), "berth-slow-state-"));
+    const { host, workDir } = await startHost({ clock, config: { agents: { slow: { ...slowDemo, env: { STATE: stateDir } } } } });
+    const first = host.createSession({ cwd: workDir });
+    await host.prompt(first.id, text("hi"));
+    await clock.advance(59 * 60_000);
+    const late = host.createSession({ cwd: workDir, agent: "slow" });
+    const ticket = host.hold(late.id, "client");
+    await waitUntil(() => host.recentRecords().some((r) => r.record.kind === "location_booted") && host.getSession(late.id)!.state === "acquiring", "the slow agent is starting");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await clock.advance(2 * 60_000);
+    const child = await ticket.child;
+    expect(host.locations()).toMatchObject([{ directory: workDir, state: "retained" }]);
+    expect(host.recentRecords().filter((r) => r.record.kind === "location_evicted")).toEqual([]);
+    expect(host.getSession(late.id)).toMatchObject({ state: "live", pid: child.pid });
+    expect((await host.prompt(late.id, text("/run echo still served"))).stopReason).toBe("end_turn");
+  });
+
+  it("deleting a session while its agent is starting leaves no process and no error behind", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "berth-slow-state-"));
+    const { host, workDir } = await startHost({ config: { agents: { slow: { ...slowDemo, env: { STATE: stateDir } } } } });
+    const session = host.createSession({ cwd: workDir, agent: "slow" });
+    const ticket = host.hold(session.id, "client");
+    const outcome = ticket.child.catch((error: unknown) => error);
+    await host.deleteSession(session.id);
+    expect(await outcome).toBeInstanceOf(Error);
+    expect(host.getSession(session.id)).toBeUndefined();
+    const started = host.recentRecords().flatMap((r) => (r.record.kind === "child_acquired" ? [r.record.pid] : []));
+    expect(await waitUntilGone(started)).toEqual([]);
+    expect(host.listSessions()).toEqual([]);
   });
 });

@@ -10,7 +10,7 @@ describe("the journal writer thread", () => {
     const path = files.path();
     const store = files.open(path);
     newSession(store, "a");
-    const writer = new JournalWriter(path, () => undefined);
+    const writer = new JournalWriter(path, () => undefined, (batch) => store.events.appendSequenced(batch));
     for (let batch = 0; batch < 20; batch++) writer.write([event("a", 2 * batch + 1), event("a", 2 * batch + 2)]);
     writer.sync();
     expect(store.events.read("a").map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
@@ -22,7 +22,7 @@ describe("the journal writer thread", () => {
     const store = files.open(path);
     newSession(store, "a");
     const failures: JournalWriteFailure[] = [];
-    const writer = new JournalWriter(path, (failure) => failures.push(failure));
+    const writer = new JournalWriter(path, (failure) => failures.push(failure), (batch) => store.events.appendSequenced(batch));
     writer.write([event("a", 1), event("ghost", 1)]);
     writer.write([event("a", 1), event("a", 2)]);
     writer.sync();
@@ -31,5 +31,24 @@ describe("the journal writer thread", () => {
     expect(failures).toMatchObject([{ events: 2, sessionIds: ["a", "ghost"], error: expect.stringContaining("SQLITE_CONSTRAINT") }]);
     await writer.close();
     expect(() => writer.write([event("a", 3)])).toThrow("the journal writer is stopped");
+  });
+});
+
+describe("the journal writer when its thread dies", () => {
+  it("writes on the caller's thread from then on, losing nothing later", async () => {
+    const path = files.path();
+    const store = files.open(path);
+    newSession(store, "a");
+    const failures: JournalWriteFailure[] = [];
+    const writer = new JournalWriter(path, (failure) => failures.push(failure), (batch) => store.events.appendSequenced(batch));
+    writer.write([event("a", 1)]);
+    writer.sync();
+    await (writer as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    writer.write([event("a", 2), event("a", 3)]);
+    writer.sync();
+    expect(store.events.read("a").map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(failures).toMatchObject([{ error: expect.stringContaining("writing on the main thread"), events: 0 }]);
+    await writer.close();
   });
 });
