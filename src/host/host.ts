@@ -64,8 +64,8 @@ const SHUTDOWN_SETTLE_MS = 5_000;
 export class Host {
   readonly connections: ConnectionCleanups;
   private readonly bus = new SessionBus();
-  private readonly recordListeners = new Listeners<StampedRecord>();
-  private readonly changeListeners = new Listeners<string>();
+  private readonly recordListeners: Listeners<StampedRecord>;
+  private readonly changeListeners: Listeners<string>;
   private readonly executions: Executions;
   private readonly cache: LocationServicesCache<LocationServices>;
   private readonly retention: LocationRetention<LocationServices>;
@@ -91,6 +91,9 @@ export class Host {
   ) {
     this.clock = clock;
     this.log = log;
+    // A failing observer (an event stream, a metric) must never break the lifecycle that notifies it.
+    this.recordListeners = new Listeners((error) => log.error({ err: error }, "lifecycle record listener failed"));
+    this.changeListeners = new Listeners((error) => log.error({ err: error }, "session change listener failed"));
     const paths = dataPaths(dataDir);
     const record = (r: HostRecord) => this.record(r);
     this.connections = new ConnectionCleanups((error, id) => log.error({ err: error, cleanup: id }, "connection cleanup failed"));

@@ -49,24 +49,29 @@ export class Turns {
     try {
       const child = await ticket.child;
       const turn = executions.begin(sessionId, key, (reason) => this.interrupted(sessionId, key, child, reason));
-      const startSeq = journal.append(sessionId, key, "turn_started", { prompt });
-      store.sessions.touch(sessionId, clock.now());
-      if (session.title === null) store.sessions.setTitle(sessionId, titleOf(prompt));
-      bus.publish(sessionId, { type: "turn_started", seq: startSeq });
-      record({ kind: "turn_started", sessionId });
-
       let stopReason: StopReason | null = null;
       let error: string | null = null;
       try {
+        const startSeq = journal.append(sessionId, key, "turn_started", { prompt });
+        store.sessions.touch(sessionId, clock.now());
+        if (session.title === null) store.sessions.setTitle(sessionId, titleOf(prompt));
+        bus.publish(sessionId, { type: "turn_started", seq: startSeq });
+        record({ kind: "turn_started", sessionId });
         stopReason = (await child.prompt({ prompt })).stopReason;
       } catch (failure) {
         error = failure instanceof Error ? failure.message : String(failure);
+      } finally {
+        // Whatever failed above (the agent, a full disk), the turn settles: nothing may stay active forever.
+        const seq = journal.append(sessionId, key, "turn_ended", { stopReason, error });
+        turn.settle(error === null ? "completed" : "failed");
+        bus.publish(sessionId, { type: "turn_ended", seq, stopReason, error });
+        record({ kind: "turn_ended", sessionId, stopReason, error });
       }
-      const seq = journal.append(sessionId, key, "turn_ended", { stopReason, error });
-      store.sessions.touch(sessionId, clock.now());
-      turn.settle(error === null ? "completed" : "failed");
-      bus.publish(sessionId, { type: "turn_ended", seq, stopReason, error });
-      record({ kind: "turn_ended", sessionId, stopReason, error });
+      try {
+        store.sessions.touch(sessionId, clock.now());
+      } catch {
+        // Only the listing order suffers; the failure was reported with the journal's.
+      }
       if (error !== null) throw new TurnFailedError(`the turn failed: ${error}`);
       return { stopReason: stopReason! };
     } finally {

@@ -15,12 +15,21 @@ export interface Clock {
   setTimeout(callback: () => void, delayMs: number): Timer;
 }
 
+/** Node fires longer timeouts at once (after a warning): longer waits are chained. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout(callback, delayMs) {
-    const handle = setTimeout(callback, Math.max(0, delayMs));
-    // Lifecycle timers must never be what keeps the host process alive.
-    handle.unref();
+    const dueAt = Date.now() + Math.max(0, delayMs);
+    let handle: NodeJS.Timeout;
+    const arm = () => {
+      const wait = dueAt - Date.now();
+      handle = setTimeout(wait > MAX_TIMEOUT_MS ? arm : callback, Math.min(Math.max(0, wait), MAX_TIMEOUT_MS));
+      // Lifecycle timers must never be what keeps the host process alive.
+      handle.unref();
+    };
+    arm();
     return { cancel: () => clearTimeout(handle) };
   },
 };

@@ -125,7 +125,11 @@ export class Executions {
         workspace: execution.location.workspace,
         reason: options.reason,
       });
-      execution.onInterrupt(options.reason);
+      try {
+        execution.onInterrupt(options.reason);
+      } catch {
+        // The runner failed to ask its turn to stop; the turn is still interrupting and settles as such.
+      }
     }
     if (options.awaitSettlement) await execution.settlement.promise;
     return true;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { systemClock } from "../../src/lifecycle/clock.js";
 import { deferred } from "../../src/lifecycle/deferred.js";
 import { Executions } from "../../src/lifecycle/executions.js";
 import type { LifecycleRecord } from "../../src/lifecycle/lifecycle-records.js";
@@ -34,6 +35,16 @@ describe("virtual clock", () => {
     await clock.advance(10_000);
     expect(seen).toEqual([1_500]);
     expect(clock.now()).toBe(11_000);
+  });
+});
+
+describe("system clock", () => {
+  it("waits longer than Node's 24.8-day timer limit instead of firing at once", async () => {
+    let fired = false;
+    const timer = systemClock.setTimeout(() => (fired = true), 30 * 24 * 3_600_000);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    timer.cancel();
+    expect(fired).toBe(false);
   });
 });
 
@@ -94,6 +105,16 @@ describe("executions", () => {
     expect(settlement).toMatchObject({ sessionId: "s1", outcome: "interrupted", reason: "user", startedAt: 0, settledAt: 1_000 });
     expect(records).toEqual([{ kind: "session_interrupted", sessionId: "s1", directory: "/w/app", workspace: undefined, reason: "user" }]);
     expect(await ex.interrupt("s1", { reason: "inactivity" })).toBe(false);
+  });
+
+  it("a runner that fails to stop its turn still leaves it interrupting, settled as interrupted", async () => {
+    const ex = new Executions(new VirtualClock(0));
+    const turn = ex.begin("s1", app, () => {
+      throw new Error("agent pipe broken");
+    });
+    expect(await ex.interrupt("s1", { reason: "inactivity" })).toBe(true);
+    expect(ex.get("s1")?.state).toEqual({ name: "interrupting", reason: "inactivity" });
+    expect(turn.settle("failed")).toMatchObject({ outcome: "interrupted", reason: "inactivity" });
   });
 
   it("a stale turn handle cannot settle a newer turn", () => {
