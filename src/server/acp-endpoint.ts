@@ -78,8 +78,11 @@ export class AcpEndpoint {
       log.info({ connectionId, code, reason: reason.toString() }, "client disconnected");
       void host.connections.cleanupForConnection(connectionId);
     });
-    const limited = new MessageLimitedSocket(ws, this.maxMessageBytes, (size) =>
-      log.warn({ connectionId, size, limit: this.maxMessageBytes }, "oversized ACP message refused"),
+    const limited = new MessageLimitedSocket(
+      ws,
+      this.maxMessageBytes,
+      (size) => log.warn({ connectionId, size, limit: this.maxMessageBytes }, "oversized ACP message refused"),
+      (buffered) => log.warn({ connectionId, buffered }, "client disconnected: too far behind the stream"),
     );
     const notify = (method: string, params: unknown) => limited.notify(method, params);
     const upgrade = this.acp.prepareWebSocketUpgrade({ createAgent: () => createAcpAgent({ host, connectionId, log, notify }) });

@@ -1,4 +1,5 @@
 import type { WebSocketLike } from "@agentclientprotocol/sdk/experimental/ws-client";
+import { DEFAULT_MAX_BUFFERED_BYTES } from "@agentclientprotocol/sdk/experimental/server";
 import type { RawData, WebSocket } from "ws";
 
 type Listener = (...args: unknown[]) => void;
@@ -16,6 +17,7 @@ export class MessageLimitedSocket implements WebSocketLike {
     private readonly ws: WebSocket,
     private readonly limit: number,
     private readonly onOversized: (size: number) => void,
+    private readonly onStalled: (buffered: number) => void,
   ) {}
 
   get readyState(): number {
@@ -51,6 +53,13 @@ export class MessageLimitedSocket implements WebSocketLike {
    */
   notify(method: string, params: unknown): void {
     if (this.ws.readyState !== this.ws.OPEN) return;
+    // A client that stopped reading (a laptop asleep, TCP not yet dead) must not pile a whole stream up in
+    // the host's memory: it is disconnected, as the SDK does with its own writes; its holds are released.
+    if (this.ws.bufferedAmount > DEFAULT_MAX_BUFFERED_BYTES) {
+      this.onStalled(this.ws.bufferedAmount);
+      this.ws.close(1008, "client is too far behind");
+      return;
+    }
     this.send(JSON.stringify({ jsonrpc: "2.0", method, params }));
   }
 

@@ -30,6 +30,9 @@ export interface SessionFeedOptions {
   readonly notify: (method: string, params: unknown) => void;
 }
 
+/** Journal events replayed between two yields to the event loop. */
+const REPLAY_SLICE = 500;
+
 /**
  * `starting`: live events wait while the journal is replayed; `live`: they are sent as they
  * come; `closed`: the connection let go of the session.
@@ -58,10 +61,16 @@ export class SessionFeed {
   async start({ replay }: { replay: boolean }): Promise<void> {
     let replayedUpTo = 0;
     if (replay) {
+      let sinceYield = 0;
       for (const event of this.options.host.replay(this.options.sessionId)) {
         if (this.state.name === "closed") return;
         replayedUpTo = event.seq;
         for (const update of historyOf(event)) await this.notify(update);
+        // A long journal must not hold up every other stream this host relays.
+        if (++sinceYield === REPLAY_SLICE) {
+          sinceYield = 0;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
       }
     }
     if (this.state.name !== "starting") return;
