@@ -39,7 +39,7 @@ export class HostStoppedError extends Error {
 
 export interface HostOptions {
   readonly config: Config;
-  /** Overrides `config.dataDir`. */
+  /** Where the journal, terminal output and agent state live (the caller resolves `config.dataDir` and flags). */
   readonly dataDir: string;
   readonly clock?: Clock;
   readonly logger?: Logger;
@@ -63,7 +63,7 @@ const SHUTDOWN_SETTLE_MS = 5_000;
  */
 export class Host {
   readonly connections: ConnectionCleanups;
-  private readonly bus = new SessionBus();
+  private readonly bus: SessionBus;
   private readonly recordListeners: Listeners<StampedRecord>;
   private readonly changeListeners: Listeners<string>;
   private readonly executions: Executions;
@@ -94,6 +94,7 @@ export class Host {
     // A failing observer (an event stream, a metric) must never break the lifecycle that notifies it.
     this.recordListeners = new Listeners((error) => log.error({ err: error }, "lifecycle record listener failed"));
     this.changeListeners = new Listeners((error) => log.error({ err: error }, "session change listener failed"));
+    this.bus = new SessionBus((sessionId, error) => log.error({ err: error, sessionId }, "session subscriber failed and was dropped"));
     const paths = dataPaths(dataDir);
     const record = (r: HostRecord) => this.record(r);
     this.connections = new ConnectionCleanups((error, id) => log.error({ err: error, cleanup: id }, "connection cleanup failed"));
@@ -189,7 +190,14 @@ export class Host {
     for (const dir of [paths.dataDir, paths.terminalOutput, paths.agentState]) mkdirSync(dir, { recursive: true, mode: 0o700 });
     const store = Store.open(paths.database);
     const host = new Host(options.config, options.dataDir, store, options.clock ?? systemClock, options.logger ?? silentLogger());
-    await restoreAfterRestart({ store, clock: host.clock, record: (r) => host.record(r), log: host.log });
+    try {
+      await restoreAfterRestart({ store, clock: host.clock, record: (r) => host.record(r), log: host.log, stopTimeoutMs: options.config.stopTimeout });
+    } catch (error) {
+      // Nothing half-started stays behind: the journal thread and the database are closed.
+      await host.journal.close();
+      store.close();
+      throw error;
+    }
     host.retention.start();
     host.scheduleOutputCleanup();
     host.scheduleActivitySnapshot();

@@ -5,7 +5,7 @@ import type { QuestionView } from "./views.js";
 export type SessionEvent =
   | { readonly type: "update"; readonly seq: number; readonly notification: SessionNotification }
   | { readonly type: "question_asked"; readonly question: QuestionView }
-  | { readonly type: "question_resolved"; readonly questionId: string; readonly state: "answered" | "cancelled" | "orphaned" }
+  | { readonly type: "question_resolved"; readonly questionId: string; readonly state: "answered" | "cancelled" }
   | { readonly type: "turn_started"; readonly seq: number }
   | { readonly type: "turn_ended"; readonly seq: number; readonly stopReason: string | null; readonly error: string | null };
 
@@ -14,6 +14,8 @@ export type SessionListener = (event: SessionEvent) => void;
 /** Fan-out of each session's events to its subscribers. */
 export class SessionBus {
   private readonly listeners = new Map<string, Set<SessionListener>>();
+
+  constructor(private readonly onDropped: (sessionId: string, error: unknown) => void) {}
 
   subscribe(sessionId: string, listener: SessionListener): () => void {
     let set = this.listeners.get(sessionId);
@@ -28,17 +30,15 @@ export class SessionBus {
   publish(sessionId: string, event: SessionEvent): void {
     const set = this.listeners.get(sessionId);
     if (!set) return;
-    // A failing subscriber must not stop the others or the agent's stream.
+    // A failing subscriber must not stop the others or the agent's stream; it is dropped, and that is reported.
     for (const listener of [...set]) {
       try {
         listener(event);
-      } catch {
+      } catch (error) {
         set.delete(listener);
+        this.onDropped(sessionId, error);
       }
     }
   }
 
-  subscriberCount(sessionId: string): number {
-    return this.listeners.get(sessionId)?.size ?? 0;
-  }
 }

@@ -14,9 +14,10 @@ export async function restoreAfterRestart(deps: {
   clock: Clock;
   record: (record: HostRecord) => void;
   log: Logger;
+  stopTimeoutMs: number;
 }): Promise<void> {
   const { store, clock, record, log } = deps;
-  for (const { record: group, outcome } of await reapLeftoverGroups(store.processGroups)) {
+  for (const { record: group, outcome } of await reapLeftoverGroups(store.processGroups, { graceMs: deps.stopTimeoutMs })) {
     const described = outcome.kind === "stopped" ? `stopped (${outcome.stop})` : outcome.kind === "failed" ? `failed: ${outcome.error.message}` : outcome.kind;
     record({ kind: "group_reaped", pgid: group.pgid, label: group.label, outcome: described });
   }

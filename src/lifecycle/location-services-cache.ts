@@ -44,11 +44,6 @@ export class LocationServicesCache<S> {
 
   constructor(private readonly hooks: LocationServicesHooks<S>) {}
 
-  /** The services of `key`, booting them if this location is not cached. */
-  get(key: LocationKey): Promise<S> {
-    return this.open(key).ready;
-  }
-
   /** The cache entry of `key`, booting a new one if there is none. */
   open(key: LocationKey): LocationEntry<S> {
     const existing = this.current.get(key.id);

@@ -71,14 +71,6 @@ export class VirtualClock implements Clock {
     this.current = Math.max(this.current, target);
   }
 
-  /** Fires the earliest pending timer, whatever its deadline; false if there is none. */
-  async runNext(): Promise<boolean> {
-    const next = this.popDue(Number.POSITIVE_INFINITY);
-    if (!next) return false;
-    await this.fire(next);
-    return true;
-  }
-
   private async fire(timer: PendingTimer): Promise<void> {
     this.current = Math.max(this.current, timer.dueAt);
     timer.cancelled = true;

@@ -55,8 +55,10 @@ export async function bootLocationServices(key: LocationKey, deps: LocationServi
   return located;
 }
 
-/** Stops everything a location runs; each stop is awaited. */
+/** Stops everything a location runs; each stop is awaited, and what failed is reported after all were tried. */
 export async function closeLocationServices(located: LocationServices, reason: string): Promise<void> {
   located.questions.cancelAll(reason);
-  await Promise.allSettled([located.terminals.closeAll(), located.services.stopAll()]);
+  const results = await Promise.allSettled([located.terminals.closeAll(), located.services.stopAll()]);
+  const failures = results.flatMap((result) => (result.status === "rejected" ? [result.reason as unknown] : []));
+  if (failures.length > 0) throw new AggregateError(failures, `stopping the services of ${located.key.directory} failed`);
 }

@@ -5,8 +5,6 @@ export type QuestionOutcome<A> =
   | { readonly outcome: "answered"; readonly answer: A }
   | { readonly outcome: "cancelled"; readonly reason: string };
 
-export type AnswerResult = "answered" | "already-resolved" | "unknown";
-
 interface Waiting<Q, A> {
   readonly id: string;
   readonly sessionId: string;
@@ -37,13 +35,13 @@ export class PendingQuestions<Q, A> {
     return resolution.promise;
   }
 
-  /** The first answer wins; later ones learn the question is already resolved. */
-  answer(id: string, answer: A): AnswerResult {
+  /** The first answer wins (the journal decides which is first); false if nothing waits on `id` here. */
+  answer(id: string, answer: A): boolean {
     const waiting = this.waiting.get(id);
-    if (!waiting) return "unknown";
+    if (!waiting) return false;
     this.waiting.delete(id);
     waiting.resolution.resolve({ outcome: "answered", answer });
-    return "answered";
+    return true;
   }
 
   cancel(id: string, reason: string): boolean {
@@ -54,28 +52,14 @@ export class PendingQuestions<Q, A> {
     return true;
   }
 
-  /** Cancels a session's questions; returns the ids cancelled. */
-  cancelForSession(sessionId: string, reason: string): string[] {
-    return this.cancelWhere((w) => w.sessionId === sessionId, reason);
-  }
-
+  /** Cancels every waiting question (the location is going away); returns their ids. */
   cancelAll(reason: string): string[] {
-    return this.cancelWhere(() => true, reason);
-  }
-
-  isPending(id: string): boolean {
-    return this.waiting.has(id);
-  }
-
-  list(sessionId?: string): PendingQuestion<Q>[] {
-    return [...this.waiting.values()]
-      .filter((w) => sessionId === undefined || w.sessionId === sessionId)
-      .map(({ id, sessionId: session, question, askedAt }) => ({ id, sessionId: session, question, askedAt }));
-  }
-
-  private cancelWhere(match: (waiting: Waiting<Q, A>) => boolean, reason: string): string[] {
-    const ids = [...this.waiting.values()].filter(match).map((w) => w.id);
+    const ids = [...this.waiting.keys()];
     for (const id of ids) this.cancel(id, reason);
     return ids;
+  }
+
+  list(): PendingQuestion<Q>[] {
+    return [...this.waiting.values()].map(({ id, sessionId, question, askedAt }) => ({ id, sessionId, question, askedAt }));
   }
 }

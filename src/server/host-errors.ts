@@ -1,10 +1,11 @@
 import { UnknownAgentError } from "../agents/agent-registry.js";
 import { SessionNotFoundError } from "../host/agent-children.js";
 import { HostStoppedError } from "../host/host.js";
+import { TurnFailedError } from "../host/turns.js";
 import { QuestionError } from "../host/question-desk.js";
 import { TurnAlreadyRunningError } from "../lifecycle/executions.js";
 import { InvalidLocationError } from "../lifecycle/location-key.js";
-import { HoldsDisposedError } from "../lifecycle/session-holds.js";
+import { AcquisitionFailedError, HoldsDisposedError } from "../lifecycle/session-holds.js";
 
 /** What kind of failure a host error is, whichever protocol reports it. */
 export type ErrorClass = "bad_input" | "not_found" | "conflict" | "unavailable" | "internal";
@@ -33,7 +34,9 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof UnknownAgentError) return as("bad_input", "unknown_agent");
   if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");
   if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");
-  // The host refuses new work with a plain Error once shutdown began.
+  // The agent failed or crashed mid-turn: not Berth's bug, and the session carries on.
+  if (error instanceof TurnFailedError || error instanceof AcquisitionFailedError) return as("unavailable", "agent_failed");
+  // The host refuses new work once shutdown began.
   if (error instanceof HoldsDisposedError || error instanceof HostStoppedError) return as("unavailable", "shutting_down");
   return as("internal", "internal");
 }

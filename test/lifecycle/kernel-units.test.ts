@@ -149,8 +149,8 @@ describe("location services cache", () => {
       await gate.promise;
       return { n: boots };
     });
-    const a = cache.get(app);
-    const b = cache.get(locationKey("/w/./app/"));
+    const a = cache.open(app).ready;
+    const b = cache.open(locationKey("/w/./app/")).ready;
     expect(cache.peek(app)).toBeUndefined();
     gate.resolve();
     expect(await a).toBe(await b);
@@ -215,9 +215,9 @@ describe("location services cache", () => {
       if (++attempt === 1) throw new Error("port in use");
       return { n: attempt };
     });
-    await expect(cache.get(app)).rejects.toThrow("port in use");
+    await expect(cache.open(app).ready).rejects.toThrow("port in use");
     expect(cache.entry(app)).toBeUndefined();
-    await expect(cache.get(app)).resolves.toEqual({ n: 2 });
+    await expect(cache.open(app).ready).resolves.toEqual({ n: 2 });
   });
 });
 
@@ -225,16 +225,17 @@ describe("pending questions", () => {
   it("the first answer wins and reaches the waiting request; later answers learn it is resolved", async () => {
     const questions = new PendingQuestions<string, string>();
     const waiting = questions.ask("q1", "s1", "may I?", 0);
-    expect(questions.answer("q1", "allow")).toBe("answered");
-    expect(questions.answer("q1", "deny")).toBe("unknown");
+    expect(questions.answer("q1", "allow")).toBe(true);
+    expect(questions.answer("q1", "deny")).toBe(false);
     expect(await waiting).toEqual({ outcome: "answered", answer: "allow" });
   });
 
-  it("cancels by session and all, with a reason", async () => {
+  it("cancels one or all, with a reason", async () => {
     const questions = new PendingQuestions<string, string>();
     const a = questions.ask("a", "s1", "?", 0);
     const b = questions.ask("b", "s2", "?", 0);
-    expect(questions.cancelForSession("s1", "user")).toEqual(["a"]);
+    expect(questions.cancel("a", "user")).toBe(true);
+    expect(questions.cancel("a", "user")).toBe(false);
     expect(questions.list().map((q) => q.id)).toEqual(["b"]);
     expect(questions.cancelAll("inactivity")).toEqual(["b"]);
     expect(await a).toEqual({ outcome: "cancelled", reason: "user" });
