@@ -15,7 +15,7 @@ import {
 } from "@agentclientprotocol/sdk";
 import { Listeners } from "../lifecycle/listeners.js";
 import { TerminalOutput } from "../location/terminal-output.js";
-import { spawnGroup, type ExitStatus, type ProcessGroupLedger, type SpawnedGroup } from "../processes/index.js";
+import { describeExit, spawnGroup, type ExitStatus, type ProcessGroupLedger, type SpawnedGroup } from "../processes/index.js";
 import type { AgentClientHandlers } from "./agent-client-handlers.js";
 import { divertSessionUpdates } from "./session-update-fast-path.js";
 import { berthVersion } from "../version.js";
@@ -281,8 +281,4 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new TimeoutError()), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-export function describeExit(status: ExitStatus): string {
-  return status.signal ? `killed by ${status.signal}` : `exit code ${status.exitCode}`;
 }

@@ -4,14 +4,14 @@ import {
   type McpServer,
   type RequestPermissionResponse,
 } from "@agentclientprotocol/sdk";
-import { AgentChild, describeExit } from "../agents/agent-child.js";
+import { AgentChild } from "../agents/agent-child.js";
 import type { AgentClientHandlers } from "../agents/agent-client-handlers.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
 import type { Clock } from "../lifecycle/clock.js";
 import { locationKey, type LocationKey } from "../lifecycle/location-key.js";
 import { FileAccessError } from "../location/file-access.js";
 import type { LocationServices } from "../location/location-services.js";
-import type { ProcessGroupLedger } from "../processes/index.js";
+import { describeExit, type ProcessGroupLedger } from "../processes/index.js";
 import type { Store } from "../store/store.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";

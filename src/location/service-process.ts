@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ServiceConfig } from "../config/config-schema.js";
 import type { ProcessGroupLedger } from "../processes/ledger.js";
-import { spawnGroup, type ExitStatus, type SpawnedGroup } from "../processes/spawn-group.js";
+import { describeExit, spawnGroup, type ExitStatus, type SpawnedGroup } from "../processes/spawn-group.js";
 import type { StopOptions, StopOutcome } from "../processes/stop-group.js";
 import { allocatePort, LOOPBACK_HOST } from "./port-allocation.js";
 import { launchArguments } from "./service-launch.js";
@@ -131,7 +131,7 @@ export class ServiceProcess {
       return new Error(`${service} did not accept connections on ${where} within ${config.readyTimeout} ms`);
     }
     if (outcome === "aborted" && this.leaderExit) {
-      return new Error(`${service} ${describeExit(this.leaderExit)} before it accepted connections on ${where}`);
+      return new Error(`${service} exited (${describeExit(this.leaderExit)}) before it accepted connections on ${where}`);
     }
     return undefined;
   }
@@ -182,7 +182,7 @@ export class ServiceProcess {
   /** A ready service ended on its own: whatever it left in its group is stopped too. */
   private noticeExit(status: ExitStatus): void {
     this.current = "exited";
-    this.log(`service ${describeExit(status)}`, { ...status, pid: this.pid, stderr: this.quoted(this.stderr) });
+    this.log(`service exited (${describeExit(status)})`, { ...status, pid: this.pid, stderr: this.quoted(this.stderr) });
     this.releaseGroup().catch((error: unknown) => {
       this.log("service process group could not be stopped", { pid: this.pid, error: (error as Error).message });
     });
@@ -220,8 +220,4 @@ export class ServiceProcess {
   private log(line: string, fields: Record<string, unknown>): void {
     this.options.log(line, { service: this.name, directory: this.options.cwd, ...fields });
   }
-}
-
-function describeExit(status: ExitStatus): string {
-  return status.signal ? `was ended by ${status.signal}` : `exited with code ${String(status.exitCode)}`;
 }

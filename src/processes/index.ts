@@ -5,7 +5,7 @@ export { readBootId, readProcStat } from "./proc-stat.js";
 export type { ProcStat } from "./proc-stat.js";
 export { reapLeftoverGroups } from "./reap.js";
 export type { ReapedGroup, ReapOutcome } from "./reap.js";
-export { spawnGroup } from "./spawn-group.js";
+export { describeExit, spawnGroup } from "./spawn-group.js";
 export type { ExitStatus, SpawnedGroup, SpawnGroupOptions } from "./spawn-group.js";
 export { DEFAULT_STOP_GRACE_MS, stopGroup } from "./stop-group.js";
 export type { StopOptions, StopOutcome } from "./stop-group.js";

@@ -30,6 +30,11 @@ export interface ExitStatus {
   readonly signal: NodeJS.Signals | null;
 }
 
+/** `exit code 3` or `signal SIGKILL`, for messages and log lines. */
+export function describeExit(status: ExitStatus): string {
+  return status.signal ? `signal ${status.signal}` : `exit code ${String(status.exitCode)}`;
+}
+
 /** A child that leads its own process group, with the identity the ledger keeps for it. */
 export interface SpawnedGroup {
   readonly child: ChildProcess;

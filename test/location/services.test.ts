@@ -195,7 +195,7 @@ describe("ServiceProcesses: an HTTP service on an allocated port", () => {
     await fetch(`http://127.0.0.1:${first.port}/exit`).then((response) => response.text());
     await waitUntil(() => services.list()[0]?.state === "exited", "the service is seen to exit");
     expect(logs).toContainEqual({
-      line: "service exited with code 7",
+      line: "service exited (exit code 7)",
       fields: expect.objectContaining({ service: "tools", directory, exitCode: 7, signal: null, pid: first.pid }),
     });
     expect(services.mcpServers()).toEqual([]);
@@ -222,7 +222,7 @@ describe("ServiceProcesses: services that do not become ready", () => {
       () => undefined,
       (reason: unknown) => reason as Error,
     );
-    expect(error?.message).toMatch(/^service "broken" exited with code 3 before it accepted connections on [\d.:]+;/);
+    expect(error?.message).toMatch(/^service "broken" exited \(exit code 3\) before it accepted connections on [\d.:]+;/);
     expect(error?.message).toContain("stderr ends with:\nreading config\nfatal: no such key: api_token");
     expect(services.list()).toMatchObject([{ name: "broken", state: "failed" }]);
     expect(groupMembers(onlyGroup(ledger).pgid)).toEqual([]);
@@ -237,7 +237,7 @@ describe("ServiceProcesses: services that do not become ready", () => {
       () => undefined,
       (reason: unknown) => reason as Error,
     );
-    expect(error?.message).toMatch(/^service "chatty" exited with code 2 [^]*\nthe real reason$/);
+    expect(error?.message).toMatch(/^service "chatty" exited \(exit code 2\) [^]*\nthe real reason$/);
     expect(error?.message.length).toBeLessThan(2_500);
   });
 
@@ -274,7 +274,7 @@ describe("ServiceProcesses: services that do not become ready", () => {
     });
     const { services, ledger } = servicesWith({ tools: httpService(), flaky });
 
-    const firstError = /^service "flaky" exited with code 1 [^]*first attempt fails$/;
+    const firstError = /^service "flaky" exited \(exit code 1\) [^]*first attempt fails$/;
     await expect(services.ensureStarted()).rejects.toThrow(firstError);
     const tools = services.list().find(({ name }) => name === "tools")!;
     expect(tools.state).toBe("ready");
