@@ -8,11 +8,12 @@ import { AgentChild } from "../agents/agent-child.js";
 import type { AgentClientHandlers } from "../agents/agent-client-handlers.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
 import type { Clock } from "../lifecycle/clock.js";
-import { locationKey, type LocationKey } from "../lifecycle/location-key.js";
+import type { LocationKey } from "../lifecycle/location-key.js";
 import { FileAccessError } from "../location/file-access.js";
 import type { LocationServices } from "../location/location-services.js";
 import { describeExit, type ProcessGroupLedger } from "../processes/index.js";
 import type { Store } from "../store/store.js";
+import { locationOf } from "./session-location.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
 import type { Logger } from "./logger.js";
@@ -83,7 +84,7 @@ export class AgentChildren {
   async release(sessionId: string, child: AgentChild, why: ChildReleaseReason): Promise<void> {
     await child.stop();
     const session = this.deps.store.sessions.get(sessionId);
-    if (session) await this.deps.peekLocation(locationKey(session.cwd, session.workspace))?.terminals.releaseForSession(sessionId);
+    if (session) await this.deps.peekLocation(locationOf(session))?.terminals.releaseForSession(sessionId);
     this.deps.record({ kind: "child_released", sessionId, pid: child.pid, why });
   }
 
@@ -123,7 +124,7 @@ export class AgentChildren {
     const wait = this.backoffMs(sessionId);
     if (wait > 0) await new Promise<void>((resolve) => clock.setTimeout(resolve, wait));
 
-    const key = locationKey(session.cwd, session.workspace);
+    const key = locationOf(session);
     const startedAt = clock.now();
     const located = await this.deps.openLocation(key);
     // A service that exited since the location booted is started again before an agent is told of it.

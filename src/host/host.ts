@@ -26,6 +26,7 @@ import { silentLogger, type Logger } from "./logger.js";
 import { QuestionDesk } from "./question-desk.js";
 import { SessionBus, type SessionListener } from "./session-bus.js";
 import { restoreAfterRestart } from "./startup.js";
+import { locationOf } from "./session-location.js";
 import { Turns } from "./turns.js";
 import type { LocationView, QuestionView, SessionView } from "./views.js";
 
@@ -448,12 +449,12 @@ export class Host {
   }
 
   private sessionsAt(key: LocationKey): Session[] {
-    return this.store.sessions.list({ cwd: key.directory }).filter((session) => (session.workspace ?? undefined) === key.workspace);
+    return this.store.sessions.list({ cwd: key.directory }).filter((session) => locationOf(session).id === key.id);
   }
 
   private keyOf(sessionId: string): LocationKey | undefined {
     const session = this.store.sessions.get(sessionId);
-    return session && locationKey(session.cwd, session.workspace);
+    return session && locationOf(session);
   }
 
   private requireSession(sessionId: string): Session {

@@ -3,10 +3,11 @@ import type { ContentBlock, StopReason } from "@agentclientprotocol/sdk";
 import type { AgentChild } from "../agents/agent-child.js";
 import type { Clock, Timer } from "../lifecycle/clock.js";
 import type { Executions, InterruptReason } from "../lifecycle/executions.js";
-import { locationKey, type LocationKey } from "../lifecycle/location-key.js";
+import type { LocationKey } from "../lifecycle/location-key.js";
 import type { SessionHolds } from "../lifecycle/session-holds.js";
 import { formatDuration } from "../config/durations.js";
 import type { Store } from "../store/store.js";
+import { locationOf } from "./session-location.js";
 import { SessionNotFoundError } from "./agent-children.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
@@ -43,7 +44,7 @@ export class Turns {
     const { store, holds, executions, journal, bus, clock, record } = this.deps;
     const session = store.sessions.get(sessionId);
     if (!session) throw new SessionNotFoundError(sessionId);
-    const key = locationKey(session.cwd, session.workspace);
+    const key = locationOf(session);
     // The turn itself holds the child while it runs; holders come and go around it.
     const ticket = holds.hold(sessionId, `turn:${randomUUID()}`);
     try {
