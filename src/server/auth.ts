@@ -1,3 +1,4 @@
+import { hostname, networkInterfaces } from "node:os";
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
@@ -44,10 +45,26 @@ export function tokenCookie(token: string): string {
  * Browsers send `Origin` on WebSocket upgrades; only pages of this server may open one.
  * Non-browser clients send none and are judged by their token alone.
  */
-export function originAllowed(origin: string | undefined, listenHost: string, port: number): boolean {
+export function originAllowed(
+  origin: string | undefined,
+  listenHost: string,
+  port: number,
+  localAddresses: () => string[] = machineAddresses,
+): boolean {
   if (origin === undefined) return true;
-  const own = new Set([`http://${hostForUrl(listenHost)}:${port}`, `http://localhost:${port}`, `http://127.0.0.1:${port}`]);
+  const hosts = [listenHost, "localhost", "127.0.0.1"];
+  // Listening on every interface, pages are served from any of this machine's addresses (a phone on the LAN).
+  if (WILDCARD_HOSTS.has(listenHost)) hosts.push(...localAddresses(), hostname());
+  const own = new Set(hosts.map((host) => `http://${hostForUrl(host)}:${port}`.toLowerCase()));
   return own.has(origin.toLowerCase());
+}
+
+const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
+
+function machineAddresses(): string[] {
+  return Object.values(networkInterfaces())
+    .flat()
+    .flatMap((address) => (address ? [address.address] : []));
 }
 
 /** IPv6 literals are bracketed in URLs. */

@@ -61,6 +61,12 @@ describe("access token and origins", () => {
     expect(originAllowed("http://berth.lan:7420", "berth.lan", 7420)).toBe(true);
     expect(originAllowed("http://localhost:7421", "127.0.0.1", 7420)).toBe(false);
     expect(originAllowed("https://127.0.0.1:7420", "127.0.0.1", 7420)).toBe(false);
+    // Listening on every interface: the machine's own addresses are its origins, others are not.
+    const addresses = () => ["127.0.0.1", "192.168.1.20", "fd00::2"];
+    expect(originAllowed("http://192.168.1.20:7420", "0.0.0.0", 7420, addresses)).toBe(true);
+    expect(originAllowed("http://[fd00::2]:7420", "::", 7420, addresses)).toBe(true);
+    expect(originAllowed("http://192.168.1.99:7420", "0.0.0.0", 7420, addresses)).toBe(false);
+    expect(originAllowed("http://192.168.1.20:7420", "127.0.0.1", 7420, addresses)).toBe(false);
     expect(originAllowed("http://evil.example", "127.0.0.1", 7420)).toBe(false);
     expect(originAllowed("null", "127.0.0.1", 7420)).toBe(false);
   });
