@@ -56,6 +56,7 @@ export const configSchema = z
     sweepInterval: duration.prefault(`${lifecycleDefaults.sweepIntervalMs}ms`),
     terminalOutputLimit: byteSize.default(1024 * 1024),
     outputRetention: duration.prefault("7d"),
+    recordRetention: duration.prefault("30d"),
     initializeTimeout: duration.prefault("30s"),
     interruptTimeout: duration.prefault("10s"),
     stopTimeout: duration.prefault("3s"),

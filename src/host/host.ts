@@ -54,7 +54,7 @@ export interface NewSessionParams {
 
 /** The holder that keeps a child that cannot be reloaded for as long as its location is retained. */
 const LOCATION_HOLDER = "berth:location";
-const OUTPUT_CLEANUP_INTERVAL_MS = 60 * 60_000;
+const HOUSEKEEPING_INTERVAL_MS = 60 * 60_000;
 const SHUTDOWN_SETTLE_MS = 5_000;
 
 
@@ -79,7 +79,7 @@ export class Host {
   private readonly log: Logger;
   private readonly clock: Clock;
   private nextRecordId = 1;
-  private outputCleanup: Timer | undefined;
+  private housekeeping: Timer | undefined;
   private activitySnapshot: Timer | undefined;
   private state: "running" | "stopping" | "stopped" = "running";
 
@@ -200,7 +200,7 @@ export class Host {
       throw error;
     }
     host.retention.start();
-    host.scheduleOutputCleanup();
+    host.scheduleHousekeeping();
     host.scheduleActivitySnapshot();
     host.log.info({ dataDir: options.dataDir, sessions: store.sessions.list().length }, "host started");
     return host;
@@ -375,7 +375,7 @@ export class Host {
     if (this.state !== "running") return;
     this.state = "stopping";
     this.retention.stop();
-    this.outputCleanup?.cancel();
+    this.housekeeping?.cancel();
     this.activitySnapshot?.cancel();
     const interrupted = this.executions
       .active()
@@ -494,15 +494,24 @@ export class Host {
     this.activitySnapshot = this.clock.setTimeout(snapshot, this.config.sweepInterval);
   }
 
-  private scheduleOutputCleanup(): void {
+  /** Hourly: terminal output files and lifecycle records older than their retention are removed. */
+  private scheduleHousekeeping(): void {
     const run = () => {
-      void cleanupExpiredOutput(dataPaths(this.dataDir).terminalOutput, this.config.outputRetention, this.clock.now()).catch(
-        (error: unknown) => this.log.warn({ err: error }, "terminal output cleanup failed"),
+      const now = this.clock.now();
+      void cleanupExpiredOutput(dataPaths(this.dataDir).terminalOutput, this.config.outputRetention, now).catch((error: unknown) =>
+        this.log.warn({ err: error }, "terminal output cleanup failed"),
       );
-      this.outputCleanup = this.clock.setTimeout(run, OUTPUT_CLEANUP_INTERVAL_MS);
+      try {
+        const pruned = this.store.lifecycleRecords.pruneBefore(now - this.config.recordRetention);
+        if (pruned > 0) this.log.info({ pruned }, "old lifecycle records pruned");
+      } catch (error) {
+        this.log.warn({ err: error }, "lifecycle record pruning failed");
+      }
+      this.housekeeping = this.clock.setTimeout(run, HOUSEKEEPING_INTERVAL_MS);
     };
     run();
   }
+
 }
 
 function assertDirectory(directory: string): void {

@@ -22,6 +22,7 @@ export class LifecycleRecordLog {
   readonly #append;
   readonly #recent;
   readonly #after;
+  readonly #prune;
 
   constructor(db: SqliteDatabase) {
     this.#append = db.prepare<[number, string, string], number>(
@@ -33,6 +34,14 @@ export class LifecycleRecordLog {
     this.#after = db.prepare<[number, number], RecordRow>(
       `SELECT ${COLUMNS} FROM lifecycle_records WHERE id > ? ORDER BY id LIMIT ?`,
     );
+    this.#prune = db.prepare<[number]>("DELETE FROM lifecycle_records WHERE at < ?");
+  }
+
+  /** Removes records older than `before` (ms epoch); returns how many. */
+  pruneBefore(before: number): number {
+    const op = "lifecycleRecords.pruneBefore";
+    const cutoff = requireTimestamp(op, "before", before);
+    return guardWrite(op, () => this.#prune.run(cutoff).changes);
   }
 
   /** Returns the new record's id. */

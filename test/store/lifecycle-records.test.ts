@@ -25,6 +25,15 @@ describe("lifecycle records", () => {
     expect(log.append("child_acquired", {}, T0 + 9)).toBe(5);
   });
 
+  it("prunes records older than a cutoff, keeping ids increasing", () => {
+    const log = files.open(files.path()).lifecycleRecords;
+    for (let i = 0; i < 5; i++) log.append("turn_started", { i }, T0 + i * 1000);
+    expect(log.pruneBefore(T0 + 3000)).toBe(3);
+    expect(log.recent(10).map((r) => r.at)).toEqual([T0 + 3000, T0 + 4000]);
+    expect(log.pruneBefore(T0)).toBe(0);
+    expect(log.append("turn_ended", {}, T0 + 5000)).toBe(6);
+  });
+
   it("rejects a malformed record", () => {
     const log = files.open(files.path()).lifecycleRecords;
     expect(() => log.append("", {}, T0)).toThrow("lifecycleRecords.append: kind must be a non-empty string");
