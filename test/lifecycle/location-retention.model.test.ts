@@ -24,6 +24,8 @@ class Real {
   readonly executions = new Executions(this.clock, (r) => this.onRecord(r));
   readonly turns = new Map<string, { handle: TurnHandle; location: LocationKey }>();
   readonly lastDurable = new Map<string, number>();
+  /** The last real need (an open) of a retained location: it extends the idle deadline, not the cap. */
+  readonly lastNeed = new Map<string, number>();
   readonly violations: string[] = [];
   readonly retention: LocationRetention<{ id: string }>;
 
@@ -70,8 +72,9 @@ class Real {
       const status = this.retention.status(key);
       if (!status || status.state !== "retained") continue;
       const last = this.lastDurable.get(key.id) ?? 0;
+      const lastUse = Math.max(last, this.lastNeed.get(key.id) ?? 0);
       const active = this.executions.hasActiveAt(key.id);
-      if (!active && now >= last + TTL + SWEEP) throw new Error(`idle ${key.id} not evicted within TTL plus one sweep`);
+      if (!active && now >= lastUse + TTL + SWEEP) throw new Error(`idle ${key.id} not evicted within TTL plus one sweep`);
       if (active && now >= last + MAX_HOLD + SWEEP) throw new Error(`busy ${key.id} held past its cap plus one sweep`);
     }
   }
@@ -85,6 +88,7 @@ const sessionArb = fc.constantFrom(...SESSIONS);
 const commandArbs = [
   locationArb.map((key) =>
     step(`open(${key.id})`, async (real) => {
+      if (real.retention.status(key)?.state === "retained") real.lastNeed.set(key.id, real.clock.now());
       // Opening may wait for a previous stay's close, which the scheduler decides.
       await Promise.race([real.retention.open(key), real.scheduler.waitIdle()]);
     }),
