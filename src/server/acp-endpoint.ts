@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { AcpServer } from "@agentclientprotocol/sdk/experimental/server";
+import { AcpServer, DEFAULT_MAX_BUFFERED_BYTES } from "@agentclientprotocol/sdk/experimental/server";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
@@ -13,6 +13,8 @@ export interface AcpEndpointOptions {
   readonly log: Logger;
   /** Larger ACP messages are answered with a JSON-RPC error (default 8 MiB). */
   readonly maxMessageBytes?: number;
+  /** A client with more unsent bytes than this is disconnected (default: the SDK's 64 MiB). */
+  readonly maxBufferedBytes?: number;
 }
 
 export const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
@@ -80,7 +82,7 @@ export class AcpEndpoint {
     });
     const limited = new MessageLimitedSocket(
       ws,
-      this.maxMessageBytes,
+      { maxMessageBytes: this.maxMessageBytes, maxBufferedBytes: this.options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES },
       (size) => log.warn({ connectionId, size, limit: this.maxMessageBytes }, "oversized ACP message refused"),
       (buffered) => log.warn({ connectionId, buffered }, "client disconnected: too far behind the stream"),
     );

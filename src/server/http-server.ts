@@ -24,6 +24,7 @@ export interface ServerOptions {
   readonly webDir?: string;
   /** ACP messages larger than this are refused with a JSON-RPC error. */
   readonly maxMessageBytes?: number;
+  readonly maxBufferedBytes?: number;
   readonly events?: OperatorEventsOptions;
 }
 
@@ -48,7 +49,7 @@ const statusOf: Readonly<Record<ErrorClass, number>> = { bad_input: 400, not_fou
 export async function startServer(options: ServerOptions): Promise<BerthServer> {
   const { host, token, log } = options;
   const events = new OperatorEvents(host, options.events);
-  const acp = new AcpEndpoint({ host, log, maxMessageBytes: options.maxMessageBytes });
+  const acp = new AcpEndpoint({ host, log, maxMessageBytes: options.maxMessageBytes, maxBufferedBytes: options.maxBufferedBytes });
   const metrics = new BerthMetrics(host, () => acp.clientsConnected);
   const router = new Router(restRoutes({ host, events, metrics }));
   const web = new StaticFiles(options.webDir ?? defaultWebDir);

@@ -1,5 +1,4 @@
 import type { WebSocketLike } from "@agentclientprotocol/sdk/experimental/ws-client";
-import { DEFAULT_MAX_BUFFERED_BYTES } from "@agentclientprotocol/sdk/experimental/server";
 import type { RawData, WebSocket } from "ws";
 
 type Listener = (...args: unknown[]) => void;
@@ -15,7 +14,7 @@ export class MessageLimitedSocket implements WebSocketLike {
 
   constructor(
     private readonly ws: WebSocket,
-    private readonly limit: number,
+    private readonly limits: { readonly maxMessageBytes: number; readonly maxBufferedBytes: number },
     private readonly onOversized: (size: number) => void,
     private readonly onStalled: (buffered: number) => void,
   ) {}
@@ -55,9 +54,10 @@ export class MessageLimitedSocket implements WebSocketLike {
     if (this.ws.readyState !== this.ws.OPEN) return;
     // A client that stopped reading (a laptop asleep, TCP not yet dead) must not pile a whole stream up in
     // the host's memory: it is disconnected, as the SDK does with its own writes; its holds are released.
-    if (this.ws.bufferedAmount > DEFAULT_MAX_BUFFERED_BYTES) {
+    if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) {
       this.onStalled(this.ws.bufferedAmount);
-      this.ws.close(1008, "client is too far behind");
+      // A closing handshake would wait on the very reads that stopped: the connection is cut.
+      this.ws.terminate();
       return;
     }
     this.send(JSON.stringify({ jsonrpc: "2.0", method, params }));
@@ -74,7 +74,7 @@ export class MessageLimitedSocket implements WebSocketLike {
     }
     const filtered = (data: unknown, isBinary: unknown) => {
       const size = byteLength(data as RawData);
-      if (size <= this.limit) return listener(data, isBinary);
+      if (size <= this.limits.maxMessageBytes) return listener(data, isBinary);
       this.onOversized(size);
       this.refuse(data as RawData, size);
     };
@@ -92,8 +92,8 @@ export class MessageLimitedSocket implements WebSocketLike {
   private refuse(data: RawData, size: number): void {
     const id = requestIdOf(data);
     if (id === undefined) return;
-    const message = `Invalid request: the message is ${size} bytes, more than the limit of ${this.limit} bytes`;
-    this.ws.send(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32600, message, data: { size, limit: this.limit } } }));
+    const message = `Invalid request: the message is ${size} bytes, more than the limit of ${this.limits.maxMessageBytes} bytes`;
+    this.ws.send(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32600, message, data: { size, limit: this.limits.maxMessageBytes } } }));
   }
 }
 

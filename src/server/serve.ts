@@ -15,6 +15,8 @@ export interface BerthOptions {
   readonly log: Logger;
   readonly webDir?: string;
   readonly maxMessageBytes?: number;
+  /** A client with more unsent bytes than this is disconnected (default: the SDK's 64 MiB). */
+  readonly maxBufferedBytes?: number;
   readonly events?: ServerOptions["events"];
 }
 
@@ -48,8 +50,8 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   const host = await Host.start({ config: options.config, dataDir: paths.dataDir, logger: options.log });
   let server: BerthServer;
   try {
-    const { listenHost, port, log, webDir, maxMessageBytes, events } = options;
-    server = await startServer({ host, token, listenHost, port, log, webDir, maxMessageBytes, events });
+    const { listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events } = options;
+    server = await startServer({ host, token, listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events });
   } catch (error) {
     await host.shutdown();
     throw error;

@@ -91,4 +91,21 @@ describe("ACP endpoint: refusals and bad input", () => {
     await waitUntil(() => fixture.berth.host.getSession(sessionId)!.state === "childless", "the unheld agent was released");
     expect(fixture.berth.host.connections.size()).toBe(0);
   });
+
+  it("disconnects a client that stopped reading once it is too far behind; the session and other clients carry on", async () => {
+    const fixture = await startFixture({ maxBufferedBytes: 8 * 1024 * 1024 });
+    const watcher = await fixture.connect();
+    const sessionId = await watcher.newSession(fixture.workDir);
+    const sleeper = await RawSocket.open(fixture.acpUrl, fixture.token);
+    sleeper.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
+    await sleeper.response(1);
+    sleeper.send({ jsonrpc: "2.0", id: 2, method: "session/resume", params: { sessionId, cwd: fixture.workDir, mcpServers: [] } });
+    await sleeper.response(2);
+    // The laptop is asleep: its socket stays open but nothing is read any more.
+    (sleeper.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+
+    expect((await watcher.prompt(sessionId, "/flood 2000 16384")).stopReason).toBe("end_turn");
+    await waitUntil(() => fixture.berth.host.getSession(sessionId)!.holders === 1, "the sleeper's hold is released");
+    expect((await watcher.prompt(sessionId, "still here")).stopReason).toBe("end_turn");
+  });
 });

@@ -38,7 +38,7 @@ export interface BerthFixture {
   stop(): Promise<void>;
 }
 
-type FixtureOptions = { config?: ConfigInput; dataDir?: string; workDir?: string } & Partial<Pick<BerthOptions, "maxMessageBytes" | "events" | "webDir">>;
+type FixtureOptions = { config?: ConfigInput; dataDir?: string; workDir?: string } & Partial<Pick<BerthOptions, "maxMessageBytes" | "maxBufferedBytes" | "events" | "webDir">>;
 
 const running: BerthFixture[] = [];
 const clients: AcpTestClient[] = [];
@@ -63,6 +63,7 @@ export async function startFixture(options: FixtureOptions = {}): Promise<BerthF
     port: 0,
     log: silentLogger(),
     maxMessageBytes: options.maxMessageBytes,
+    maxBufferedBytes: options.maxBufferedBytes,
     events: options.events,
     webDir: options.webDir,
   });
