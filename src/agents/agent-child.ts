@@ -151,8 +151,9 @@ export class AgentChild {
     return this.capabilities.mcpCapabilities?.http === true;
   }
 
+  /** The end of what the agent wrote to stderr, for error messages and the journal. */
   stderrTail(): string {
-    return this.stderr.snapshot(false).output;
+    return this.stderr.quotedTail();
   }
 
   onExit(listener: (status: ExitStatus) => void): () => void {
@@ -237,8 +238,8 @@ export class AgentChild {
   }
 
   private stderrSuffix(): string {
-    const tail = this.stderrTail().trim();
-    return tail ? `; stderr: ${tail.slice(-2_000)}` : "";
+    const tail = this.stderrTail();
+    return tail ? `; stderr: ${tail}` : "";
   }
 
   private requireSession(): string {

@@ -189,7 +189,7 @@ export class AgentChildren {
     const now = this.deps.clock.now();
     const count = previous && now - previous.lastAt <= CRASH_WINDOW_MS ? previous.count + 1 : 1;
     this.crashes.set(sessionId, { count, lastAt: now });
-    const stderr = child.stderrTail().trim().slice(-2_000);
+    const stderr = child.stderrTail();
     this.deps.journal.append(sessionId, key, "agent_exited", { pid: child.pid, exit, stderr });
     this.deps.journal.notice(sessionId, key, `Berth: the agent process exited unexpectedly (${exit}).`, { kind: "agent_exited", exit });
     this.deps.log.warn({ sessionId, pid: child.pid, exit, stderr }, "agent child exited unexpectedly");

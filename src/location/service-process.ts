@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { ServiceConfig } from "../config/config-schema.js";
 import type { ProcessGroupLedger } from "../processes/ledger.js";
 import { describeExit, spawnGroup, type ExitStatus, type SpawnedGroup } from "../processes/spawn-group.js";
@@ -11,9 +10,6 @@ import { waitForPort } from "./wait-for-port.js";
 /** Output kept per stream, for error messages and log lines. */
 const SERVICE_OUTPUT_TAIL_BYTES = 64 * 1024;
 /** How much of the kept output an error message quotes. */
-const QUOTED_TAIL_CHARS = 2_000;
-/** How long a stop waits for the output pipes to close, so the last words of a dying service are kept. */
-const EXIT_DRAIN_MS = 100;
 
 /**
  * `starting` → `ready` → `exited` (on its own) or `stopping` → `stopped`;
@@ -51,7 +47,6 @@ export class ServiceProcess {
   private readonly leaderGone = new AbortController();
   private readonly stdout = new TerminalOutput(SERVICE_OUTPUT_TAIL_BYTES);
   private readonly stderr = new TerminalOutput(SERVICE_OUTPUT_TAIL_BYTES);
-  private pipesClosed: Promise<void> = Promise.resolve();
   private release: Promise<StopOutcome | undefined> | undefined;
   private stopping: Promise<void> | undefined;
 
@@ -153,7 +148,6 @@ export class ServiceProcess {
     const { child } = group;
     child.stdout?.on("data", (chunk: Buffer) => this.stdout.append(chunk));
     child.stderr?.on("data", (chunk: Buffer) => this.stderr.append(chunk));
-    this.pipesClosed = new Promise((resolve) => child.once("close", () => resolve()));
     void group.exited.then((status) => this.onLeaderExit(status));
     this.log("service started", { pid: group.record.pgid, port });
   }
@@ -182,7 +176,7 @@ export class ServiceProcess {
   /** A ready service ended on its own: whatever it left in its group is stopped too. */
   private noticeExit(status: ExitStatus): void {
     this.current = "exited";
-    this.log(`service exited (${describeExit(status)})`, { ...status, pid: this.pid, stderr: this.quoted(this.stderr) });
+    this.log(`service exited (${describeExit(status)})`, { ...status, pid: this.pid, stderr: this.stderr.quotedTail() });
     this.releaseGroup().catch((error: unknown) => {
       this.log("service process group could not be stopped", { pid: this.pid, error: (error as Error).message });
     });
@@ -194,7 +188,8 @@ export class ServiceProcess {
       const group = this.group;
       if (!group) return undefined;
       const outcome = await group.stop();
-      await Promise.race([this.pipesClosed, sleep(EXIT_DRAIN_MS)]);
+      // The last words of a dying service are kept.
+      await group.outputDrained();
       // A process that left the group may still hold the pipes; they are no longer read.
       group.child.stdout?.destroy();
       group.child.stderr?.destroy();
@@ -206,15 +201,10 @@ export class ServiceProcess {
   /** The end of what the service wrote, stderr first, for an error message. */
   private outputTail(): string {
     for (const [stream, output] of [["stderr", this.stderr], ["stdout", this.stdout]] as const) {
-      const text = this.quoted(output);
+      const text = output.quotedTail();
       if (text.length > 0) return `; its ${stream} ends with:\n${text}`;
     }
     return "; it wrote nothing to stderr or stdout";
-  }
-
-  private quoted(output: TerminalOutput): string {
-    const text = output.snapshot(true).output.trimEnd();
-    return text.length > QUOTED_TAIL_CHARS ? `…${text.slice(-QUOTED_TAIL_CHARS)}` : text;
   }
 
   private log(line: string, fields: Record<string, unknown>): void {

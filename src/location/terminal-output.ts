@@ -45,6 +45,12 @@ export class TerminalOutput {
     return { output: bytes.toString("utf8", from, Math.max(from, to)), truncated: this.truncated };
   }
 
+  /** The end of the output, for an error message or a log line: at most `maxChars`, marked `…` if cut. */
+  quotedTail(maxChars = 2_000): string {
+    const text = this.snapshot(true).output.trim();
+    return text.length > maxChars ? `…${text.slice(-maxChars)}` : text;
+  }
+
   private replaceWith(bytes: Uint8Array): void {
     if (this.buffer.length < bytes.length) this.buffer = Buffer.allocUnsafe(bytes.length);
     this.buffer.set(bytes, 0);

@@ -1,17 +1,9 @@
 import type { TerminalExitStatus } from "@agentclientprotocol/sdk";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { ProcessGroupLedger } from "../processes/ledger.js";
 import { spawnGroup, type ExitStatus, type SpawnedGroup } from "../processes/spawn-group.js";
 import type { StopOptions } from "../processes/stop-group.js";
 import { OutputFile } from "./terminal-output-files.js";
 import { TerminalOutput, type OutputSnapshot } from "./terminal-output.js";
-
-/**
- * How long an exit waits for the output pipes to close. They normally close at
- * once; a background job that inherited them keeps them open, and its output
- * keeps arriving after the command's exit is reported.
- */
-const EXIT_DRAIN_MS = 100;
 
 export interface TerminalSpec {
   readonly id: string;
@@ -69,14 +61,10 @@ export class Terminal {
     };
     child.stdout?.on("data", capture);
     child.stderr?.on("data", capture);
-    const closed = new Promise<void>((resolve) =>
-      child.once("close", () => {
-        this.pipesClosed = true;
-        resolve();
-      }),
-    );
+    void group.outputClosed.then(() => (this.pipesClosed = true));
+    // A background job that inherited the pipes keeps them open: the exit is reported after a bounded wait.
     this.exit = group.exited.then(async (status) => {
-      await Promise.race([closed, sleep(EXIT_DRAIN_MS)]);
+      await group.outputDrained();
       this.state = { name: "exited", status };
       return status;
     });

@@ -41,6 +41,13 @@ export interface SpawnedGroup {
   readonly record: GroupRecord;
   /** Settles when the group leader exits; other members may outlive it. */
   readonly exited: Promise<ExitStatus>;
+  /** Settles when the child's output pipes have closed. */
+  readonly outputClosed: Promise<void>;
+  /**
+   * The output pipes closed, or a short bounded wait passed: whatever a dying process wrote last
+   * has been read. A process that left the group may hold the pipes forever, hence the bound.
+   */
+  outputDrained(): Promise<void>;
   /** Stops the whole group once; later calls return the same outcome. */
   stop(): Promise<StopOutcome>;
 }
@@ -87,8 +94,12 @@ export async function spawnGroup(options: SpawnGroupOptions): Promise<SpawnedGro
  */
 type GroupState = "running" | "leader-exited" | "gone";
 
+/** How long `outputDrained` waits for the pipes to close after the process is gone. */
+const OUTPUT_DRAIN_MS = 100;
+
 class LiveGroup implements SpawnedGroup {
   readonly exited: Promise<ExitStatus>;
+  readonly outputClosed: Promise<void>;
   private state: GroupState = "running";
   private stopping: Promise<StopOutcome> | undefined;
 
@@ -105,6 +116,11 @@ class LiveGroup implements SpawnedGroup {
         resolve({ exitCode, signal });
       });
     });
+    this.outputClosed = new Promise((resolve) => child.once("close", () => resolve()));
+  }
+
+  outputDrained(): Promise<void> {
+    return Promise.race([this.outputClosed, new Promise<void>((resolve) => setTimeout(resolve, OUTPUT_DRAIN_MS).unref())]);
   }
 
   stop(): Promise<StopOutcome> {
