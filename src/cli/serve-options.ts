@@ -1,7 +1,7 @@
 import { isIPv4 } from "node:net";
 import { resolve } from "node:path";
 import type { Config } from "../config/config-schema.js";
-import { parseDuration } from "../config/durations.js";
+import { DURATION_FORM, parseDuration } from "../config/durations.js";
 import { loadConfigFile } from "../config/load-config.js";
 import { defaultConfigPath, defaultDataDir } from "../config/paths.js";
 import { UsageError } from "./exit-codes.js";
@@ -46,7 +46,7 @@ export function resolveServeSettings(flags: ServeFlags, env: Env = process.env, 
     const text = flags[key];
     if (text === undefined) continue;
     const ms = parseDuration(text);
-    if (ms === undefined) throw new UsageError(`${flag}: expected a duration such as "500ms", "15s", "60m", "24h" or "7d", got "${text}"`);
+    if (ms === undefined) throw new UsageError(`${flag}: ${DURATION_FORM}, got "${text}"`);
     if (key === "sweepInterval" && ms === 0) throw new UsageError(`${flag}: must be more than 0`);
     config = { ...config, [key]: ms };
   }

@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { lifecycleDefaults } from "../lifecycle/defaults.js";
-import { parseByteSize, parseDuration } from "./durations.js";
+import { DURATION_FORM, parseByteSize, parseDuration } from "./durations.js";
 
 const duration = z
-  .string({ error: 'expected a duration such as "500ms", "15s", "60m", "24h" or "7d"' })
+  .string({ error: DURATION_FORM })
   .transform((text, ctx) => {
     const ms = parseDuration(text);
     if (ms === undefined) {
-      ctx.addIssue({ code: "custom", message: `expected a duration such as "500ms", "15s", "60m", "24h" or "7d", got "${text}"` });
+      ctx.addIssue({ code: "custom", message: `${DURATION_FORM}, got "${text}"` });
       return z.NEVER;
     }
     return ms;

@@ -1,6 +1,9 @@
 const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
 
+/** What a duration must look like, for error messages. */
+export const DURATION_FORM = 'expected a duration such as "500ms", "15s", "60m", "24h" or "7d"';
+
 /** `500ms`, `15s`, `60m`, `24h`, `7d` → milliseconds; undefined if not of that form. */
 export function parseDuration(text: string): number | undefined {
   const match = DURATION.exec(text.trim());
