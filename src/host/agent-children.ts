@@ -1,9 +1,4 @@
-import {
-  RequestError,
-  type CreateElicitationResponse,
-  type McpServer,
-  type RequestPermissionResponse,
-} from "@agentclientprotocol/sdk";
+import { RequestError, type McpServer } from "@agentclientprotocol/sdk";
 import { AgentChild } from "../agents/agent-child.js";
 import type { AgentClientHandlers } from "../agents/agent-client-handlers.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
@@ -11,6 +6,7 @@ import type { Clock } from "../lifecycle/clock.js";
 import type { LocationKey } from "../lifecycle/location-key.js";
 import { FileAccessError } from "../location/file-access.js";
 import type { LocationServices } from "../location/location-services.js";
+import { elicitationResponse, permissionResponse } from "../location/question-types.js";
 import { describeExit, type ProcessGroupLedger } from "../processes/index.js";
 import type { Store } from "../store/store.js";
 import { locationOf } from "./session-location.js";
@@ -206,19 +202,12 @@ export class AgentChildren {
     const { journal, desk } = this.deps;
     return {
       sessionUpdate: (notification) => journal.update(sessionId, key, notification.update),
-      requestPermission: async (params, signal): Promise<RequestPermissionResponse> => {
+      requestPermission: async (params, signal) => {
         // Questions carry Berth's session id; the agent's own id means nothing to clients.
-        const result = await desk.ask(sessionId, key, located, { kind: "permission", request: { ...params, sessionId } }, signal);
-        if (result.outcome === "answered" && "optionId" in result.answer) {
-          return { outcome: { outcome: "selected", optionId: result.answer.optionId } };
-        }
-        return { outcome: { outcome: "cancelled" } };
+        return permissionResponse(await desk.ask(sessionId, key, located, { kind: "permission", request: { ...params, sessionId } }, signal));
       },
-      createElicitation: async (params, signal): Promise<CreateElicitationResponse> => {
-        const result = await desk.ask(sessionId, key, located, { kind: "elicitation", request: { ...params, sessionId } as typeof params }, signal);
-        if (result.outcome !== "answered" || !("action" in result.answer)) return { action: "cancel" };
-        const answer = result.answer;
-        return answer.action === "accept" ? { action: "accept", content: answer.content as never } : { action: answer.action };
+      createElicitation: async (params, signal) => {
+        return elicitationResponse(await desk.ask(sessionId, key, located, { kind: "elicitation", request: { ...params, sessionId } as typeof params }, signal));
       },
       readTextFile: (params) => fileCall(() => located.files.readTextFile(params)),
       writeTextFile: async (params) => {

@@ -4,9 +4,7 @@ import {
   type ClientCapabilities,
   type ContentBlock,
   type CreateElicitationRequest,
-  type CreateElicitationResponse,
   type RequestPermissionRequest,
-  type RequestPermissionResponse,
   type SessionUpdate,
 } from "@agentclientprotocol/sdk";
 import type { Host } from "../host/host.js";
@@ -14,7 +12,7 @@ import type { Logger } from "../host/logger.js";
 import { QuestionError } from "../host/question-desk.js";
 import type { SessionEvent } from "../host/session-bus.js";
 import type { QuestionView } from "../host/views.js";
-import type { QuestionAnswer } from "../location/question-types.js";
+import { answerFromElicitation, answerFromPermission, type QuestionAnswer } from "../location/question-types.js";
 import type { JournalEvent } from "../store/events.js";
 
 export interface SessionFeedOptions {
@@ -155,13 +153,13 @@ export class SessionFeed {
     if (question.kind === "permission") {
       // The agent's own session id is replaced by Berth's, the only one clients know.
       const params: RequestPermissionRequest = { ...(question.request as RequestPermissionRequest), sessionId };
-      return async (signal) => permissionAnswer(await client.request(methods.client.session.requestPermission, params, options(signal)));
+      return async (signal) => answerFromPermission(await client.request(methods.client.session.requestPermission, params, options(signal)));
     }
     const request = question.request as CreateElicitationRequest;
     const mode = request.mode === "url" ? "url" : "form";
     if (!capabilities.elicitation?.[mode]) return undefined;
     const params = ("sessionId" in request ? { ...request, sessionId } : request) as CreateElicitationRequest;
-    return async (signal) => elicitationAnswer(await client.request(methods.client.elicitation.create, params, options(signal)));
+    return async (signal) => answerFromElicitation(await client.request(methods.client.elicitation.create, params, options(signal)));
   }
 
   private answer(questionId: string, answer: QuestionAnswer): void {
@@ -200,14 +198,4 @@ function historyOf(event: JournalEvent): SessionUpdate[] {
     return prompt.map((content) => ({ sessionUpdate: "user_message_chunk", content }));
   }
   return [];
-}
-
-function permissionAnswer(response: RequestPermissionResponse): QuestionAnswer | undefined {
-  // `cancelled` is what a client says when its own view was cancelled: others may still answer.
-  return response.outcome.outcome === "selected" ? { optionId: response.outcome.optionId } : undefined;
-}
-
-function elicitationAnswer(response: CreateElicitationResponse): QuestionAnswer {
-  if (response.action === "accept") return { action: "accept", content: (response as { content?: Record<string, unknown> | null }).content ?? {} };
-  return { action: response.action === "decline" ? "decline" : "cancel" };
 }
