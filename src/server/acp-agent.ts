@@ -10,6 +10,8 @@ export interface AcpAgentOptions {
   readonly host: Host;
   /** Names this connection's holds and cleanups. */
   readonly connectionId: string;
+  /** The agent this connection speaks for (`/acp?agent=ID`); the host's default agent when absent. */
+  readonly agentId?: string;
   readonly log: Logger;
   /** Sends a notification to this client straight to its socket (the updates' fast path). */
   readonly notify: (method: string, params: unknown) => void;
