@@ -4,13 +4,20 @@ import {
   methods,
   ndJsonStream,
   PROTOCOL_VERSION,
+  RequestError,
   type AgentCapabilities,
+  type AuthenticateRequest,
   type ClientConnection,
+  type Implementation,
+  type InitializeResponse,
   type LoadSessionRequest,
+  type LoadSessionResponse,
   type NewSessionRequest,
+  type NewSessionResponse,
   type PromptRequest,
   type PromptResponse,
   type ResumeSessionRequest,
+  type ResumeSessionResponse,
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
 import { Listeners } from "../lifecycle/listeners.js";
@@ -37,7 +44,16 @@ export interface AgentChildOptions {
   readonly ledger?: ProcessGroupLedger;
   /** One line of the agent's stderr, with its session. */
   readonly onStderrLine?: (line: string) => void;
+  /** Who the agent is told its client is: the client that created the session, else Berth. */
+  readonly clientInfo?: Implementation | null;
+  /** `_meta` of the creating client's `initialize`, passed on as it came. */
+  readonly initializeMeta?: Record<string, unknown> | null;
+  /** Replayed right after `initialize`, so a child started later is as logged in as the first. */
+  readonly authenticate?: AuthenticateRequest;
 }
+
+/** Berth's own name towards agents when no client's is known. */
+export const berthClientInfo: Implementation = { name: "berth", title: "Berth", version: berthVersion };
 
 export class AgentStartError extends Error {
   override readonly name = "AgentStartError";
@@ -54,7 +70,8 @@ const CLOSE_REQUEST_TIMEOUT_MS = 2_000;
 
 export class AgentChild {
   state: AgentChildState = "starting";
-  capabilities: AgentCapabilities = {};
+  /** The agent's whole `initialize` answer, as it came. */
+  initializeResponse: InitializeResponse = { protocolVersion: PROTOCOL_VERSION };
   /** Settles once the child is gone, whether it was stopped or died on its own. */
   readonly gone: Promise<ExitStatus>;
   private stopping: Promise<void> | undefined;
@@ -135,6 +152,15 @@ export class AgentChild {
     return this.options.sessionId;
   }
 
+  get capabilities(): AgentCapabilities {
+    return this.initializeResponse.agentCapabilities ?? {};
+  }
+
+  /** The agent's own id of the session this child serves, once it has one. */
+  get agentSession(): string | undefined {
+    return this.agentSessionId;
+  }
+
   get canLoad(): boolean {
     return this.capabilities.loadSession === true;
   }
@@ -160,30 +186,57 @@ export class AgentChild {
     return this.exitListeners.add(listener);
   }
 
-  async newSession(params: NewSessionRequest): Promise<string> {
+  authenticate(params: AuthenticateRequest): Promise<unknown> {
+    return this.connection.agent.request(methods.agent.authenticate, params);
+  }
+
+  /** The agent's whole answer, as it came (modes, models, config options, `_meta`). */
+  async newSession(params: NewSessionRequest): Promise<NewSessionResponse> {
     const response = await this.connection.agent.request(methods.agent.session.new, params);
     this.agentSessionId = response.sessionId;
-    return response.sessionId;
+    return response;
   }
 
   /** Loads the agent's conversation; the history it replays is not journaled again. */
-  async loadSession(params: LoadSessionRequest): Promise<void> {
+  async loadSession(params: LoadSessionRequest): Promise<LoadSessionResponse> {
     this.replaying = true;
+    let response: LoadSessionResponse;
     try {
-      await this.connection.agent.request(methods.agent.session.load, params);
+      response = await this.connection.agent.request(methods.agent.session.load, params);
     } finally {
       this.replaying = false;
     }
     this.agentSessionId = params.sessionId;
+    return response ?? {};
   }
 
-  async resumeSession(params: ResumeSessionRequest): Promise<void> {
-    await this.connection.agent.request(methods.agent.session.resume, params);
+  async resumeSession(params: ResumeSessionRequest): Promise<ResumeSessionResponse> {
+    const response = await this.connection.agent.request(methods.agent.session.resume, params);
     this.agentSessionId = params.sessionId;
+    return response ?? {};
   }
 
   prompt(params: Omit<PromptRequest, "sessionId">): Promise<PromptResponse> {
     return this.connection.agent.request(methods.agent.session.prompt, { ...params, sessionId: this.requireSession() });
+  }
+
+  /**
+   * Any other request, passed on as it came: a `sessionId` naming the Berth session becomes the
+   * agent's own. The answer and any error (code, message, data) come back unchanged.
+   */
+  request(method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
+    return this.connection.agent.request<unknown>(method, this.ownIds(params), signal ? { cancellationSignal: signal } : undefined);
+  }
+
+  /** Any other notification, passed on as it came (ids as for {@link request}). */
+  async notify(method: string, params: unknown): Promise<void> {
+    if (this.state !== "ready") return;
+    await this.connection.agent.notify(method, this.ownIds(params)).catch(() => undefined);
+  }
+
+  private ownIds(params: unknown): unknown {
+    if (!isRecord(params) || params.sessionId !== this.options.sessionId || !this.agentSessionId) return params;
+    return { ...params, sessionId: this.agentSessionId };
   }
 
   async cancel(): Promise<void> {
@@ -211,28 +264,35 @@ export class AgentChild {
 
   private async initialize(): Promise<void> {
     const { agentId, initializeTimeoutMs } = this.options;
-    const initializing = this.connection.agent.request(methods.agent.initialize, {
-      protocolVersion: PROTOCOL_VERSION,
-      clientCapabilities: {
-        fs: { readTextFile: true, writeTextFile: true },
-        terminal: true,
-        elicitation: { form: {} },
-      },
-      clientInfo: { name: "berth", title: "Berth", version: berthVersion },
-    });
+    const initializing = this.connection.agent
+      .request(methods.agent.initialize, {
+        protocolVersion: PROTOCOL_VERSION,
+        // Berth serves files and terminals itself, so the agent keeps working while no client is attached.
+        clientCapabilities: {
+          fs: { readTextFile: true, writeTextFile: true },
+          terminal: true,
+          elicitation: { form: {} },
+        },
+        clientInfo: this.options.clientInfo ?? berthClientInfo,
+        ...(this.options.initializeMeta ? { _meta: this.options.initializeMeta } : {}),
+      })
+      .then(async (response) => {
+        if (this.options.authenticate) await this.authenticate(this.options.authenticate);
+        return response;
+      });
     const died = this.group.exited.then((status) => {
       throw new AgentStartError(`agent "${agentId}" exited during initialize (${describeExit(status)})${this.stderrSuffix()}`);
     });
     try {
-      const response = await withTimeout(Promise.race([initializing, died]), initializeTimeoutMs);
-      this.capabilities = response.agentCapabilities ?? {};
+      this.initializeResponse = await withTimeout(Promise.race([initializing, died]), initializeTimeoutMs);
       this.state = "ready";
     } catch (error) {
       await this.stop();
       if (error instanceof TimeoutError) {
         throw new AgentStartError(`agent "${agentId}" did not answer initialize within ${initializeTimeoutMs} ms${this.stderrSuffix()}`);
       }
-      if (error instanceof AgentStartError) throw error;
+      // The agent's own refusal (an expired login: -32000) reaches the client with its code and data.
+      if (error instanceof AgentStartError || error instanceof RequestError) throw error;
       throw new AgentStartError(`agent "${agentId}" failed to initialize: ${error instanceof Error ? error.message : String(error)}${this.stderrSuffix()}`);
     }
   }
@@ -258,7 +318,14 @@ function berthClient(handlers: AgentClientHandlers) {
     .onRequest(methods.client.terminal.output, ({ params }) => handlers.terminalOutput(params))
     .onRequest(methods.client.terminal.waitForExit, ({ params }) => handlers.waitForTerminalExit(params))
     .onRequest(methods.client.terminal.kill, ({ params }) => handlers.killTerminal(params))
-    .onRequest(methods.client.terminal.release, ({ params }) => handlers.releaseTerminal(params));
+    .onRequest(methods.client.terminal.release, ({ params }) => handlers.releaseTerminal(params))
+    // Everything else (extension methods, notifications Berth does not act on) goes to the session's clients.
+    .onRequest("*", ({ method, params, signal }) => handlers.relayRequest(method, params, signal))
+    .onNotification("*", ({ method, params }) => handlers.relayNotification(method, params));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function forwardStderr(group: SpawnedGroup, tail: TerminalOutput, onLine?: (line: string) => void): void {

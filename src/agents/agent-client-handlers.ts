@@ -36,4 +36,8 @@ export interface AgentClientHandlers {
   waitForTerminalExit(params: WaitForTerminalExitRequest): Promise<WaitForTerminalExitResponse>;
   killTerminal(params: KillTerminalRequest): Promise<KillTerminalResponse>;
   releaseTerminal(params: ReleaseTerminalRequest): Promise<ReleaseTerminalResponse>;
+  /** A request Berth does not answer itself (an extension method): the session's clients do. */
+  relayRequest(method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
+  /** A notification Berth does not act on: passed on to the session's clients. */
+  relayNotification(method: string, params: unknown): void;
 }

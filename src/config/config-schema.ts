@@ -60,6 +60,8 @@ export const configSchema = z
     initializeTimeout: duration.prefault("30s"),
     interruptTimeout: duration.prefault("10s"),
     stopTimeout: duration.prefault("3s"),
+    /** Where the `authenticate` an agent accepted is kept for its later children: memory, or a 0600 file in the data directory. */
+    rememberLogins: z.enum(["memory", "file"], { error: 'expected "memory" or "file"' }).default("memory"),
     dataDir: nonEmpty.optional(),
     server: z
       .strictObject({

@@ -1,4 +1,4 @@
-import { RequestError, type McpServer } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk";
 import { AgentChild } from "../agents/agent-child.js";
 import type { AgentClientHandlers } from "../agents/agent-client-handlers.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
@@ -8,7 +8,12 @@ import { FileAccessError } from "../location/file-access.js";
 import type { LocationServices } from "../location/location-services.js";
 import { elicitationResponse, permissionResponse } from "../location/question-types.js";
 import { describeExit, type ProcessGroupLedger } from "../processes/index.js";
+import type { Session } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
+import type { AgentLogins } from "./agent-logins.js";
+import type { AgentProfiles } from "./agent-profiles.js";
+import { agentRequestOf, mergedMcpServers, reopenFields } from "./agent-request.js";
+import { answerFields, restoreSteps, stateOf, withAnswer, withRequest, withUpdate } from "./agent-session-state.js";
 import { locationOf } from "./session-location.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
@@ -33,6 +38,15 @@ export interface AgentChildrenDeps {
   readonly onChildLost: (sessionId: string, child: AgentChild) => void;
   /** The agent can neither load nor resume: its child must live as long as its location. */
   readonly onChildWithoutReload: (sessionId: string) => void;
+  readonly profiles: AgentProfiles;
+  readonly logins: AgentLogins;
+  /** What the agent asks that Berth does not answer itself goes to the session's clients. */
+  readonly relay: AgentRelay;
+}
+
+export interface AgentRelay {
+  request(sessionId: string, method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
+  notification(sessionId: string, method: string, params: unknown): void;
 }
 
 export type ChildReleaseReason = Extract<HostRecord, { kind: "child_released" }>["why"];
@@ -125,6 +139,7 @@ export class AgentChildren {
     const located = await this.deps.openLocation(key);
     // A service that exited since the location booted is started again before an agent is told of it.
     await located.services.ensureStarted();
+    const request = agentRequestOf(session.agentRequest);
     const child = await AgentChild.start({
       agentId: session.agent,
       sessionId,
@@ -135,9 +150,13 @@ export class AgentChildren {
       stopTimeoutMs: this.deps.stopTimeoutMs,
       ledger: this.deps.ledger,
       onStderrLine: (line) => this.deps.log.info({ sessionId, agent: session.agent, stderr: line }, "agent stderr"),
+      clientInfo: request.clientInfo,
+      initializeMeta: request.initializeMeta,
+      authenticate: this.deps.logins.get(session.agent),
     });
     try {
-      await this.openAgentSession(child, session.id, session.agentSessionId, key, located);
+      this.deps.profiles.remember(session.agent, child.initializeResponse);
+      await this.openAgentSession(child, session, key, located);
       // The services the agent was given must still be the location's: never run against closed ones.
       if (this.deps.peekLocation(key) !== located) throw new Error("its location was evicted while the agent started; try again");
       if (!this.deps.store.sessions.get(sessionId)) throw new SessionNotFoundError(sessionId);
@@ -153,31 +172,53 @@ export class AgentChildren {
     return child;
   }
 
-  /** `session/load` or `session/resume` when the agent already has this conversation, else `session/new`. */
-  private async openAgentSession(
-    child: AgentChild,
-    sessionId: string,
-    agentSessionId: string | null,
-    key: LocationKey,
-    located: LocationServices,
-  ): Promise<void> {
-    const mcpServers: McpServer[] = child.supportsHttpMcp ? located.services.mcpServers() : [];
+  /**
+   * `session/load` or `session/resume` when the agent already has this conversation, else
+   * `session/new` as the client asked it; then the mode, model and options the session had are
+   * set again on the new child.
+   */
+  private async openAgentSession(child: AgentChild, session: Session, key: LocationKey, located: LocationServices): Promise<void> {
+    const request = agentRequestOf(session.agentRequest);
     const cwd = key.directory;
-    if (agentSessionId && child.canLoad) {
-      await child.loadSession({ sessionId: agentSessionId, cwd, mcpServers });
-      return;
-    }
-    if (agentSessionId && child.canResume) {
-      await child.resumeSession({ sessionId: agentSessionId, cwd, mcpServers });
-      return;
-    }
-    if (agentSessionId) {
-      this.deps.journal.notice(sessionId, key, "Berth: this agent can neither load nor resume sessions; it starts a fresh conversation.", {
+    const mcpServers = mergedMcpServers(request, child.supportsHttpMcp ? located.services.mcpServers() : []);
+    const agentSessionId = session.agentSessionId;
+    let answer: unknown;
+    if (agentSessionId && (child.canLoad || child.canResume)) {
+      const params = { sessionId: agentSessionId, cwd, mcpServers, ...reopenFields(request) };
+      try {
+        answer = child.canLoad ? await child.loadSession(params) : await child.resumeSession(params);
+      } catch (error) {
+        // Nothing was said yet (agents keep no conversation before its first prompt): start it afresh.
+        if (this.hasTurns(session.id)) throw reloadRefused(error);
+        this.deps.log.info({ sessionId: session.id, err: error }, "agent could not reopen a session without turns; created it again");
+      }
+    } else if (agentSessionId) {
+      this.deps.journal.notice(session.id, key, "Berth: this agent can neither load nor resume sessions; it starts a fresh conversation.", {
         kind: "conversation_restarted",
       });
     }
-    const newId = await child.newSession({ cwd, mcpServers });
-    this.deps.store.sessions.setAgentSessionId(sessionId, newId);
+    if (answer === undefined) {
+      const response = await child.newSession({ ...request.newSession, cwd, mcpServers });
+      this.deps.store.sessions.setAgentSessionId(session.id, response.sessionId);
+      answer = response;
+    }
+    let fresh = withAnswer({}, answer);
+    for (const step of restoreSteps(stateOf(session.agentState), fresh, session.id)) {
+      try {
+        fresh = withRequest(fresh, step.method, step.params, await child.request(step.method, step.params)) ?? fresh;
+      } catch (error) {
+        this.deps.log.warn({ sessionId: session.id, method: step.method, err: error }, "could not restore the session's choice on a new agent child");
+      }
+    }
+    // Re-read: updates (available commands) may have been stored while the session opened.
+    const current = stateOf(this.deps.store.sessions.get(session.id)?.agentState ?? null);
+    this.deps.store.sessions.setAgentState(session.id, { ...current, ...answerFields(fresh) });
+  }
+
+  private hasTurns(sessionId: string): boolean {
+    this.deps.journal.flush();
+    for (const event of this.deps.store.events.replay(sessionId)) if (event.kind === "turn_started") return true;
+    return false;
   }
 
   private childExited(sessionId: string, key: LocationKey, child: AgentChild, exit: string): void {
@@ -194,6 +235,25 @@ export class AgentChildren {
     this.deps.onChildLost(sessionId, child);
   }
 
+  /** Keeps the session's state (current mode, options, commands) as its updates announce it. */
+  private track(sessionId: string, update: Parameters<typeof withUpdate>[1]): void {
+    const session = this.deps.store.sessions.get(sessionId);
+    const next = session && withUpdate(stateOf(session.agentState), update);
+    if (!next) return;
+    try {
+      this.deps.store.sessions.setAgentState(sessionId, next);
+    } catch (error) {
+      this.deps.log.warn({ err: error, sessionId }, "session state not stored");
+    }
+  }
+
+  /** The agent's own session id in what it sends becomes Berth's, the only one clients know. */
+  private berthIds(sessionId: string, params: unknown): unknown {
+    const agentSessionId = this.deps.store.sessions.get(sessionId)?.agentSessionId;
+    if (typeof params !== "object" || params === null || !("sessionId" in params) || params.sessionId !== agentSessionId) return params;
+    return { ...params, sessionId };
+  }
+
   private handlersFor(
     sessionId: string,
     key: LocationKey,
@@ -201,7 +261,12 @@ export class AgentChildren {
   ): AgentClientHandlers {
     const { journal, desk } = this.deps;
     return {
-      sessionUpdate: (notification) => journal.update(sessionId, key, notification.update),
+      sessionUpdate: (notification) => {
+        journal.update(sessionId, key, notification.update, notification._meta);
+        this.track(sessionId, notification.update);
+      },
+      relayRequest: (method, params, signal) => this.deps.relay.request(sessionId, method, this.berthIds(sessionId, params), signal),
+      relayNotification: (method, params) => this.deps.relay.notification(sessionId, method, this.berthIds(sessionId, params)),
       requestPermission: async (params, signal) => {
         // Questions carry Berth's session id; the agent's own id means nothing to clients.
         return permissionResponse(await desk.ask(sessionId, key, located, { kind: "permission", request: { ...params, sessionId } }, signal));
@@ -229,6 +294,12 @@ export class AgentChildren {
       },
     };
   }
+}
+
+/** The agent could not reopen a conversation that has turns: its reason, with its code and data. */
+function reloadRefused(error: unknown): Error {
+  if (error instanceof RequestError) return new RequestError(error.code, `the agent could not reopen this session: ${error.message}`, error.data);
+  return new Error(`the agent could not reopen this session: ${error instanceof Error ? error.message : String(error)}`);
 }
 
 /** File access refusals reach the agent as invalid params, naming the path and why. */

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync, statSync } from "node:fs";
-import type { ContentBlock, StopReason } from "@agentclientprotocol/sdk";
+import { join } from "node:path";
+import type { AuthenticateRequest, ContentBlock, InitializeResponse, PromptRequest, PromptResponse } from "@agentclientprotocol/sdk";
 import type { AgentChild } from "../agents/agent-child.js";
 import { AgentRegistry } from "../agents/agent-registry.js";
 import type { Config } from "../config/config-schema.js";
@@ -20,6 +21,12 @@ import type { JournalEvent } from "../store/events.js";
 import type { Session } from "../store/sessions.js";
 import { Store } from "../store/store.js";
 import { AgentChildren, SessionNotFoundError } from "./agent-children.js";
+import { AgentLogins } from "./agent-logins.js";
+import { AgentProfiles } from "./agent-profiles.js";
+import type { AgentRequest } from "./agent-request.js";
+import { stateOf, withRequest, type AgentSessionState } from "./agent-session-state.js";
+import { RelayedRequest } from "./relayed-request.js";
+import { withTransientChild, type TransientChildDeps } from "./transient-child.js";
 import { messageOf, type HostRecord, type StampedRecord } from "./host-records.js";
 import { Journal } from "./journal.js";
 import { silentLogger, type Logger } from "./logger.js";
@@ -50,6 +57,8 @@ export interface NewSessionParams {
   readonly cwd: string;
   readonly agent?: string;
   readonly workspace?: string | null;
+  /** What the creating client asked of the agent, passed on to every child of the session. */
+  readonly agentRequest?: AgentRequest;
 }
 
 /** The holder that keeps a child that cannot be reloaded for as long as its location is retained. */
@@ -76,6 +85,9 @@ export class Host {
   private readonly holds: SessionHolds<AgentChild>;
   private readonly turns: Turns;
   private readonly registry: AgentRegistry;
+  private readonly profiles: AgentProfiles;
+  private readonly logins: AgentLogins;
+  private readonly transient: TransientChildDeps;
   private readonly log: Logger;
   private readonly clock: Clock;
   private nextRecordId = 1;
@@ -100,6 +112,20 @@ export class Host {
     const record = (r: HostRecord) => this.record(r);
     this.connections = new ConnectionCleanups((error, id) => log.error({ err: error, cleanup: id }, "connection cleanup failed"));
     this.registry = new AgentRegistry(config.agents, config.defaultAgent, paths.agentState);
+    this.logins = new AgentLogins(config.rememberLogins === "file" ? join(dataDir, "agent-logins.json") : undefined);
+    this.transient = {
+      registry: this.registry,
+      logins: this.logins,
+      ledger: store.processGroups,
+      log,
+      cwd: paths.agentState,
+      initializeTimeoutMs: config.initializeTimeout,
+      stopTimeoutMs: config.stopTimeout,
+      initialized: (agentId, child) => this.profiles.remember(agentId, child.initializeResponse),
+    };
+    this.profiles = new AgentProfiles(store, this.registry, clock, (agentId) =>
+      withTransientChild(this.transient, agentId, async (child) => child.initializeResponse, { replayLogin: false }),
+    );
     this.executions = new Executions(clock, record);
     this.cache = new LocationServicesCache<LocationServices>({
       boot: (key) =>
@@ -154,6 +180,17 @@ export class Host {
       peekLocation: (key) => this.retention.peek(key),
       onChildLost: (sessionId, child) => this.holds.childLost(sessionId, child),
       onChildWithoutReload: (sessionId) => void this.holds.hold(sessionId, LOCATION_HOLDER),
+      profiles: this.profiles,
+      logins: this.logins,
+      relay: {
+        request: (sessionId, method, params, signal) => {
+          const request = new RelayedRequest(method, params, signal);
+          this.bus.publish(sessionId, { type: "agent_request", request });
+          request.seal();
+          return request.answer;
+        },
+        notification: (sessionId, method, params) => this.bus.publish(sessionId, { type: "agent_notification", method, params }),
+      },
     });
     this.holds = new SessionHolds<AgentChild>({
       clock,
@@ -215,8 +252,20 @@ export class Host {
     const key = locationKey(params.cwd, params.workspace);
     assertDirectory(key.directory);
     const id = randomUUID();
-    this.store.sessions.create({ id, agent, cwd: key.directory, workspace: key.workspace ?? null, createdAt: this.clock.now() });
+    this.store.sessions.create({
+      id,
+      agent,
+      cwd: key.directory,
+      workspace: key.workspace ?? null,
+      agentRequest: params.agentRequest ?? null,
+      createdAt: this.clock.now(),
+    });
     return this.sessionView(this.requireSession(id));
+  }
+
+  /** The session's modes, models, config options and commands, as its agent last reported them. */
+  agentState(sessionId: string): AgentSessionState {
+    return stateOf(this.requireSession(sessionId).agentState);
   }
 
   getSession(sessionId: string): SessionView | undefined {
@@ -289,9 +338,64 @@ export class Host {
     };
   }
 
-  prompt(sessionId: string, prompt: ContentBlock[]): Promise<{ stopReason: StopReason }> {
+  /** Runs a turn; `extra` (`_meta`, ...) goes to the agent as the client sent it, and its whole answer comes back. */
+  prompt(sessionId: string, prompt: ContentBlock[], extra: Omit<PromptRequest, "sessionId" | "prompt"> = {}): Promise<PromptResponse> {
     this.assertRunning();
-    return this.turns.prompt(sessionId, prompt);
+    return this.turns.prompt(sessionId, prompt, extra);
+  }
+
+  /**
+   * A request for the session's agent that Berth does not handle itself (a mode, a model, a config
+   * option, an extension method): the session is held while it runs, so a released child comes
+   * back; the answer and any error come back unchanged, and what it changed is kept.
+   */
+  async forward(sessionId: string, method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
+    this.assertRunning();
+    this.requireSession(sessionId);
+    const ticket = this.holds.hold(sessionId, `request:${randomUUID()}`);
+    try {
+      const child = await ticket.child;
+      const result = await child.request(method, params, signal);
+      const session = this.store.sessions.get(sessionId);
+      const next = session && withRequest(stateOf(session.agentState), method, params, result);
+      if (next) this.store.sessions.setAgentState(sessionId, next);
+      return result;
+    } finally {
+      ticket.release();
+    }
+  }
+
+  /** A notification for the session's agent (an extension): passed on if it has a child, else dropped. */
+  notifyAgent(sessionId: string, method: string, params: unknown): boolean {
+    const child = this.holds.child(sessionId);
+    if (!child) return false;
+    void child.notify(method, params);
+    return true;
+  }
+
+  // ── agents ───────────────────────────────────────────────────────────
+
+  /** The agent's own `initialize` answer (stored; a probe child only the first time). */
+  agentProfile(agentId: string = this.registry.defaultAgent): Promise<InitializeResponse> {
+    this.registry.resolve(agentId);
+    return this.profiles.get(agentId);
+  }
+
+  /**
+   * `authenticate` with the agent, in a child of its own; on success it is remembered and replayed
+   * to every later child of that agent before its session opens.
+   */
+  async authenticate(agentId: string, request: AuthenticateRequest): Promise<unknown> {
+    this.assertRunning();
+    const result = await withTransientChild(this.transient, agentId, (child) => child.authenticate(request), { replayLogin: false });
+    this.logins.remember(agentId, request);
+    return result;
+  }
+
+  /** A request for an agent outside any session (an extension method): a child of its own answers it. */
+  askAgent(agentId: string, method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
+    this.assertRunning();
+    return withTransientChild(this.transient, agentId, (child) => child.request(method, params, signal), { replayLogin: true });
   }
 
   cancel(sessionId: string): Promise<boolean> {

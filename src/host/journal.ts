@@ -70,9 +70,10 @@ export class Journal {
     return seq;
   }
 
-  update(sessionId: string, key: LocationKey, update: SessionUpdate): number {
-    const seq = this.append(sessionId, key, "update", { update });
-    this.bus.publish(sessionId, { type: "update", seq, notification: { sessionId, update } });
+  /** An update from the agent, with the notification's own `_meta` if it had one. */
+  update(sessionId: string, key: LocationKey, update: SessionUpdate, meta?: Record<string, unknown> | null): number {
+    const seq = this.append(sessionId, key, "update", meta ? { update, _meta: meta } : { update });
+    this.bus.publish(sessionId, { type: "update", seq, notification: meta ? { sessionId, update, _meta: meta } : { sessionId, update } });
     return seq;
   }
 

@@ -1,4 +1,5 @@
 import type { SessionNotification } from "@agentclientprotocol/sdk";
+import type { RelayedRequest } from "./relayed-request.js";
 import type { QuestionView } from "./views.js";
 
 /** What a session's subscribers (the server's clients) receive, live and in order. */
@@ -7,7 +8,11 @@ export type SessionEvent =
   | { readonly type: "question_asked"; readonly question: QuestionView }
   | { readonly type: "question_resolved"; readonly questionId: string; readonly state: "answered" | "cancelled" }
   | { readonly type: "turn_started"; readonly seq: number }
-  | { readonly type: "turn_ended"; readonly seq: number; readonly stopReason: string | null; readonly error: string | null };
+  | { readonly type: "turn_ended"; readonly seq: number; readonly stopReason: string | null; readonly error: string | null }
+  /** The agent asks something Berth does not answer (an extension method): a client may claim it. */
+  | { readonly type: "agent_request"; readonly request: RelayedRequest }
+  /** The agent announces something Berth does not act on (an extension notification). */
+  | { readonly type: "agent_notification"; readonly method: string; readonly params: unknown };
 
 export type SessionListener = (event: SessionEvent) => void;
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { ContentBlock, StopReason } from "@agentclientprotocol/sdk";
+import { RequestError, type ContentBlock, type PromptRequest, type PromptResponse, type StopReason } from "@agentclientprotocol/sdk";
 import type { AgentChild } from "../agents/agent-child.js";
 import type { Clock, Timer } from "../lifecycle/clock.js";
 import type { Executions, InterruptReason } from "../lifecycle/executions.js";
@@ -40,7 +40,7 @@ const TITLE_LENGTH = 80;
 export class Turns {
   constructor(private readonly deps: TurnsDeps) {}
 
-  async prompt(sessionId: string, prompt: ContentBlock[]): Promise<{ stopReason: StopReason }> {
+  async prompt(sessionId: string, prompt: ContentBlock[], extra: Omit<PromptRequest, "sessionId" | "prompt">): Promise<PromptResponse> {
     const { store, holds, executions, journal, bus, clock, record } = this.deps;
     const session = store.sessions.get(sessionId);
     if (!session) throw new SessionNotFoundError(sessionId);
@@ -50,17 +50,21 @@ export class Turns {
     try {
       const child = await ticket.child;
       const turn = executions.begin(sessionId, key, (reason) => this.interrupted(sessionId, key, child, reason));
+      let response: PromptResponse | undefined;
       let stopReason: StopReason | null = null;
       let error: string | null = null;
+      let failure: unknown;
       try {
         const startSeq = journal.append(sessionId, key, "turn_started", { prompt });
         store.sessions.touch(sessionId, clock.now());
         if (session.title === null) store.sessions.setTitle(sessionId, titleOf(prompt));
         bus.publish(sessionId, { type: "turn_started", seq: startSeq });
         record({ kind: "turn_started", sessionId });
-        stopReason = (await child.prompt({ prompt })).stopReason;
-      } catch (failure) {
-        error = failure instanceof Error ? failure.message : String(failure);
+        response = await child.prompt({ ...extra, prompt });
+        stopReason = response.stopReason;
+      } catch (caught) {
+        failure = caught;
+        error = caught instanceof Error ? caught.message : String(caught);
       } finally {
         // Whatever failed above (the agent, a full disk), the turn settles: nothing may stay active forever.
         const seq = journal.append(sessionId, key, "turn_ended", { stopReason, error });
@@ -73,8 +77,10 @@ export class Turns {
       } catch {
         // Only the listing order suffers; the failure was reported with the journal's.
       }
+      // The agent's own refusal reaches the client as the agent sent it (code, message, data).
+      if (failure instanceof RequestError) throw failure;
       if (error !== null) throw new TurnFailedError(`the turn failed: ${error}`);
-      return { stopReason: stopReason! };
+      return response!;
     } finally {
       ticket.release();
     }

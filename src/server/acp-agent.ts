@@ -1,7 +1,10 @@
-import { agent, methods, PROTOCOL_VERSION, RequestError, type AgentApp, type ClientCapabilities } from "@agentclientprotocol/sdk";
+import { agent, methods, RequestError, type AgentApp, type ClientCapabilities, type Implementation, type InitializeResponse } from "@agentclientprotocol/sdk";
 import { SessionNotFoundError } from "../host/agent-children.js";
+import type { AgentRequest } from "../host/agent-request.js";
+import { answerFields } from "../host/agent-session-state.js";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
+import { AcquisitionFailedError } from "../lifecycle/session-holds.js";
 import { berthVersion } from "../version.js";
 import { ConnectionSessions } from "./connection-sessions.js";
 import { classifyError } from "./host-errors.js";
@@ -17,17 +20,27 @@ export interface AcpAgentOptions {
   readonly notify: (method: string, params: unknown) => void;
 }
 
-/** `_meta` keys of `session/new` that pick the agent and the workspace. */
+/** `_meta` keys of `session/new` that pick the agent and the workspace; Berth's own, not passed on. */
 export const AGENT_META = "berth/agent";
 export const WORKSPACE_META = "berth/workspace";
+/** What Berth adds to the agent's `initialize` `_meta`. */
+export const HOST_META = "berth/host";
+/** Forking would put two conversations in one agent process; Berth runs one process per session. */
+const FORK = "session/fork";
+const FORK_CAPABILITY = "fork";
 
 /**
- * Berth as the ACP agent of one client connection: sessions are created, listed, loaded,
- * resumed, prompted, cancelled and closed on the host, which runs the real agents.
+ * Berth as the ACP agent of one client connection, speaking for one agent: what the agent
+ * offers is passed through (its `initialize` answer, `authenticate`, modes, models, config
+ * options, `_meta`, extension methods, error codes); what Berth adds is intercepted (sessions
+ * that outlive processes, many clients, journal replay, questions answered elsewhere).
  */
-export function createAcpAgent({ host, connectionId, log, notify }: AcpAgentOptions): AgentApp {
+export function createAcpAgent({ host, connectionId, agentId, log, notify }: AcpAgentOptions): AgentApp {
   const sessions = new ConnectionSessions(host, connectionId, log, notify);
+  const connectionAgent = agentId ?? host.config.defaultAgent;
   let capabilities: ClientCapabilities = {};
+  let clientInfo: Implementation | null = null;
+  let initializeMeta: Record<string, unknown> | null = null;
 
   const requireSession = (sessionId: string) => {
     if (!host.getSession(sessionId)) throw RequestError.sessionNotFound(sessionId);
@@ -38,25 +51,32 @@ export function createAcpAgent({ host, connectionId, log, notify }: AcpAgentOpti
     if (!feed) throw RequestError.invalidRequest({ sessionId }, `session "${sessionId}" is not open on this connection: open it with session/load or session/resume first`);
     return feed;
   };
+  /** The session's modes, models and options, as a `session/new`/`load`/`resume` answer carries them. */
+  const answerOf = (sessionId: string) => answerFields(host.agentState(sessionId));
 
   return agent({ name: "berth" })
-    .onRequest(methods.agent.initialize, ({ params }) => {
+    .onRequest(methods.agent.initialize, async ({ params }) => {
       capabilities = params.clientCapabilities ?? {};
-      return {
-        protocolVersion: PROTOCOL_VERSION,
-        agentInfo: { name: "berth", title: "Berth", version: berthVersion },
-        agentCapabilities: {
-          loadSession: true,
-          sessionCapabilities: { list: {}, resume: {}, close: {} },
-          mcpCapabilities: { http: true },
-        },
-      };
+      clientInfo = params.clientInfo ?? null;
+      initializeMeta = params._meta ?? null;
+      return withBerthAdditions(await translatedAsync(() => host.agentProfile(connectionAgent)));
+    })
+    .onRequest(methods.agent.authenticate, async ({ params }) => {
+      await translatedAsync(() => host.authenticate(connectionAgent, params));
+      log.info({ agent: connectionAgent, methodId: params.methodId, connectionId }, "client authenticated with an agent");
+      return {};
     })
     .onRequest(methods.agent.session.new, async ({ params, client }) => {
-      const meta = params._meta ?? {};
-      const agentId = optionalMeta(meta, AGENT_META);
-      const workspace = optionalMeta(meta, WORKSPACE_META);
-      const view = translated(() => host.createSession({ cwd: params.cwd, agent: agentId, workspace }));
+      const { [AGENT_META]: agentMeta, [WORKSPACE_META]: workspaceMeta, ...meta } = params._meta ?? {};
+      const sessionAgent = optionalMeta(AGENT_META, agentMeta) ?? connectionAgent;
+      const workspace = optionalMeta(WORKSPACE_META, workspaceMeta);
+      const { cwd, _meta: _ignored, ...newSession } = params;
+      const agentRequest: AgentRequest = {
+        clientInfo,
+        initializeMeta,
+        newSession: Object.keys(meta).length > 0 ? { ...newSession, _meta: meta } : newSession,
+      };
+      const view = translated(() => host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest }));
       try {
         await sessions.hold(view.id, client, capabilities, { replay: false });
       } catch (error) {
@@ -65,34 +85,40 @@ export function createAcpAgent({ host, connectionId, log, notify }: AcpAgentOpti
         throw toRequestError(error);
       }
       log.info({ sessionId: view.id, agent: view.agent, cwd: view.cwd, connectionId }, "client created a session");
-      return { sessionId: view.id };
+      return { ...answerOf(view.id), sessionId: view.id };
     })
     .onRequest(methods.agent.session.load, async ({ params, client }) => {
       requireSession(params.sessionId);
       await translatedAsync(() => sessions.hold(params.sessionId, client, capabilities, { replay: true }));
-      return {};
+      return answerOf(params.sessionId);
     })
     .onRequest(methods.agent.session.resume, async ({ params, client }) => {
       requireSession(params.sessionId);
       await translatedAsync(() => sessions.hold(params.sessionId, client, capabilities, { replay: false }));
-      return {};
+      // A warm agent says nothing on resume: the client still learns what the agent announced before.
+      sessions.feedOf(params.sessionId)?.announceState();
+      return answerOf(params.sessionId);
     })
     .onRequest(methods.agent.session.list, ({ params }) => {
       const cwd = params.cwd ?? undefined;
       const views = translated(() => host.listSessions(cwd === undefined ? {} : { cwd }));
       return {
-        sessions: views.map((view) => ({
-          sessionId: view.id,
-          cwd: view.cwd,
-          title: view.title,
-          updatedAt: new Date(view.updatedAt).toISOString(),
-          _meta: { [AGENT_META]: view.agent, [WORKSPACE_META]: view.workspace },
-        })),
+        sessions: views
+          // A connection bound to an agent lists that agent's sessions, as the agent itself would.
+          .filter((view) => agentId === undefined || view.agent === agentId)
+          .map((view) => ({
+            sessionId: view.id,
+            cwd: view.cwd,
+            title: view.title,
+            updatedAt: new Date(view.updatedAt).toISOString(),
+            _meta: { [AGENT_META]: view.agent, [WORKSPACE_META]: view.workspace },
+          })),
       };
     })
     .onRequest(methods.agent.session.prompt, ({ params }) => {
       const feed = requireFeed(params.sessionId);
-      return translatedAsync(() => feed.ownPrompt(() => host.prompt(params.sessionId, params.prompt)));
+      const { sessionId, prompt, ...extra } = params;
+      return translatedAsync(() => feed.ownPrompt(() => host.prompt(sessionId, prompt, extra)));
     })
     .onNotification(methods.agent.session.cancel, async ({ params }) => {
       if (!sessions.feedOf(params.sessionId)) return log.warn({ sessionId: params.sessionId, connectionId }, "session/cancel for a session this client has not opened");
@@ -102,19 +128,52 @@ export function createAcpAgent({ host, connectionId, log, notify }: AcpAgentOpti
       requireSession(params.sessionId);
       sessions.release(params.sessionId);
       return {};
+    })
+    // Everything else is the agent's: a session's request goes to that session's agent, any other to the connection's agent.
+    .onRequest("*", ({ method, params, signal }) => {
+      if (method === FORK) throw RequestError.methodNotFound(method);
+      const sessionId = sessionIdOf(params);
+      if (sessionId === undefined) return translatedAsync(() => host.askAgent(connectionAgent, method, params, signal));
+      requireFeed(sessionId);
+      return translatedAsync(() => host.forward(sessionId, method, params, signal));
+    })
+    .onNotification("*", ({ method, params }) => {
+      const sessionId = sessionIdOf(params);
+      if (sessionId !== undefined && sessions.feedOf(sessionId) && host.notifyAgent(sessionId, method, params)) return;
+      log.warn({ method, sessionId, connectionId }, "client notification dropped: no running agent of an open session to pass it to");
     });
 }
 
-function optionalMeta(meta: Record<string, unknown>, key: string): string | undefined {
-  const value = meta[key];
+/** The agent's own answer with what Berth adds: sessions it can always load, list, resume and close. */
+function withBerthAdditions(profile: InitializeResponse): InitializeResponse {
+  const capabilities = profile.agentCapabilities ?? {};
+  const { [FORK_CAPABILITY]: _fork, ...sessionCapabilities } = (capabilities.sessionCapabilities ?? {}) as Record<string, unknown>;
+  return {
+    ...profile,
+    agentCapabilities: {
+      ...capabilities,
+      loadSession: true,
+      sessionCapabilities: { ...sessionCapabilities, list: {}, resume: {}, close: {} },
+    },
+    _meta: { ...profile._meta, [HOST_META]: { name: "berth", version: berthVersion } },
+  };
+}
+
+function sessionIdOf(params: unknown): string | undefined {
+  if (typeof params !== "object" || params === null || !("sessionId" in params)) return undefined;
+  return typeof params.sessionId === "string" ? params.sessionId : undefined;
+}
+
+function optionalMeta(key: string, value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "string" || value === "") throw RequestError.invalidParams({ key }, `_meta["${key}"] must be a non-empty string, got ${JSON.stringify(value)}`);
   return value;
 }
 
-/** Host errors as JSON-RPC errors, with their message and machine code. */
+/** Host errors as JSON-RPC errors, with their message and machine code; the agent's own errors unchanged. */
 export function toRequestError(error: unknown): RequestError {
   if (error instanceof RequestError) return error;
+  if (error instanceof AcquisitionFailedError && error.cause instanceof RequestError) return error.cause;
   if (error instanceof SessionNotFoundError) return RequestError.sessionNotFound(error.sessionId);
   const { class: errorClass, code, message } = classifyError(error);
   if (errorClass === "bad_input") return RequestError.invalidParams({ code }, message);

@@ -7,6 +7,7 @@ import {
   type RequestPermissionRequest,
   type SessionUpdate,
 } from "@agentclientprotocol/sdk";
+import type { RelayedRequest, RelayOutcome } from "../host/relayed-request.js";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { QuestionError } from "../host/question-desk.js";
@@ -50,6 +51,10 @@ export class SessionFeed {
   private readonly unsubscribe: () => void;
   /** Turns this connection itself is prompting: their prompts are not echoed back to it. */
   private ownPrompts = 0;
+  /** Questions this client cannot show that it was told to answer elsewhere. */
+  private readonly toldElsewhere = new Set<string>();
+  /** The agent's requests this client took and has not answered; refused if the client leaves first. */
+  private readonly relayed = new Map<RelayedRequest, (outcome: RelayOutcome) => void>();
 
   constructor(private readonly options: SessionFeedOptions) {
     this.unsubscribe = options.host.subscribe(options.sessionId, (event) => this.received(event));
@@ -63,7 +68,7 @@ export class SessionFeed {
       for (const event of this.options.host.replay(this.options.sessionId)) {
         if (this.state.name === "closed") return;
         replayedUpTo = event.seq;
-        for (const update of historyOf(event)) await this.notify(update);
+        for (const entry of historyOf(event)) await this.notify(entry.update, entry.meta);
         // A long journal must not hold up every other stream this host relays.
         if (++sinceYield === REPLAY_SLICE) {
           sinceYield = 0;
@@ -89,23 +94,39 @@ export class SessionFeed {
     }
   }
 
+  /** What the agent announced about the session (its commands), for a client that resumed it warm. */
+  announceState(): void {
+    const commands = this.options.host.agentState(this.options.sessionId).availableCommands;
+    if (commands === undefined) return;
+    this.enqueue(() => this.notify({ sessionUpdate: "available_commands_update", availableCommands: commands } as SessionUpdate));
+  }
+
   close(): void {
     if (this.state.name === "closed") return;
     this.state = { name: "closed" };
     this.unsubscribe();
     for (const controller of this.asked.values()) controller.abort();
     this.asked.clear();
+    for (const refuse of this.relayed.values()) refuse({ error: new Error("the client left before it answered") });
+    this.relayed.clear();
   }
 
   private received(event: SessionEvent): void {
+    if (this.state.name === "closed") return;
+    // Claimed at once, so the agent's request knows this client will answer even while the journal replays.
+    if (event.type === "agent_request") this.relayed.set(event.request, event.request.claim());
     if (this.state.name === "starting") this.state.waiting.push(event);
-    else if (this.state.name === "live") this.deliver(event);
+    else this.deliver(event);
   }
 
   private deliver(event: SessionEvent): void {
     switch (event.type) {
       case "update":
-        return this.enqueue(() => this.notify(event.notification.update));
+        return this.enqueue(() => this.notify(event.notification.update, event.notification._meta));
+      case "agent_request":
+        return this.enqueue(async () => this.relay(event.request));
+      case "agent_notification":
+        return this.enqueue(async () => this.options.notify(event.method, event.params));
       case "turn_started":
         if (this.ownPrompts === 0) this.enqueue(() => this.showPrompt(event.seq));
         return;
@@ -122,13 +143,30 @@ export class SessionFeed {
   /** Another client's prompt, shown as the user's message, as `session/load` would. */
   private async showPrompt(seq: number): Promise<void> {
     const [event] = this.options.host.events(this.options.sessionId, { after: seq - 1, limit: 1 });
-    for (const update of event ? historyOf(event) : []) await this.notify(update);
+    for (const entry of event ? historyOf(event) : []) await this.notify(entry.update, entry.meta);
+  }
+
+  /** Puts the agent's request to this client; its answer (or error, code and data intact) goes back. */
+  private relay(request: RelayedRequest): void {
+    const report = this.relayed.get(request);
+    if (!report) return;
+    const { client } = this.options;
+    void client.request<unknown>(request.method, request.params, { cancellationSignal: request.signal }).then(
+      (result) => {
+        this.relayed.delete(request);
+        report({ result });
+      },
+      (error: unknown) => {
+        this.relayed.delete(request);
+        report({ error });
+      },
+    );
   }
 
   private ask(question: QuestionView): void {
     if (this.state.name !== "live" || this.asked.has(question.id)) return;
     const send = this.requestFor(question);
-    if (!send) return;
+    if (!send) return this.tellElsewhere(question);
     const controller = new AbortController();
     this.asked.set(question.id, controller);
     this.enqueue(async () => {
@@ -162,6 +200,18 @@ export class SessionFeed {
     return async (signal) => answerFromElicitation(await client.request(methods.client.elicitation.create, params, options(signal)));
   }
 
+  /** A question this client cannot show (a form it did not advertise): it is told where to answer, once. */
+  private tellElsewhere(question: QuestionView): void {
+    if (this.toldElsewhere.has(question.id)) return;
+    this.toldElsewhere.add(question.id);
+    const text =
+      `Berth: the agent asks a question this client cannot show (${question.kind}). ` +
+      `Answer it on Berth's dashboard, or with \`berth answer ${question.id} ...\`; this turn waits until then.`;
+    this.enqueue(() =>
+      this.notify({ sessionUpdate: "agent_message_chunk", content: { type: "text", text }, _meta: { "berth/notice": { kind: "question_elsewhere", questionId: question.id } } }),
+    );
+  }
+
   private answer(questionId: string, answer: QuestionAnswer): void {
     try {
       this.options.host.answerQuestion(questionId, answer);
@@ -178,8 +228,9 @@ export class SessionFeed {
     controller?.abort();
   }
 
-  private async notify(update: SessionUpdate): Promise<void> {
-    this.options.notify(methods.client.session.update, { sessionId: this.options.sessionId, update });
+  private async notify(update: SessionUpdate, meta?: Record<string, unknown> | null): Promise<void> {
+    const { sessionId } = this.options;
+    this.options.notify(methods.client.session.update, meta ? { sessionId, update, _meta: meta } : { sessionId, update });
   }
 
   private enqueue(send: () => Promise<void>): void {
@@ -190,12 +241,15 @@ export class SessionFeed {
 }
 
 /** How a journal event appears in a replayed transcript: prompts as user messages, updates as they were. */
-function historyOf(event: JournalEvent): SessionUpdate[] {
+function historyOf(event: JournalEvent): Array<{ update: SessionUpdate; meta?: Record<string, unknown> }> {
   const payload = event.payload as Record<string, unknown> | null;
-  if (event.kind === "update") return [(payload as { update: SessionUpdate }).update];
+  if (event.kind === "update") {
+    const { update, _meta } = payload as { update: SessionUpdate; _meta?: Record<string, unknown> };
+    return [_meta ? { update, meta: _meta } : { update }];
+  }
   if (event.kind === "turn_started") {
     const prompt = (payload as { prompt?: ContentBlock[] }).prompt ?? [];
-    return prompt.map((content) => ({ sessionUpdate: "user_message_chunk", content }));
+    return prompt.map((content) => ({ update: { sessionUpdate: "user_message_chunk", content } }));
   }
   return [];
 }

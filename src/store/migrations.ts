@@ -77,6 +77,23 @@ export const migrations: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 2,
+    description: "what a session's agent was asked and reported (transparent ACP), agents' initialize answers",
+    sql: `
+      -- JSON: the client's session/new parameters Berth passes on to every child of the session.
+      ALTER TABLE sessions ADD COLUMN agent_request TEXT;
+      -- JSON: the session's modes, models, config options and commands, as the agent last reported them.
+      ALTER TABLE sessions ADD COLUMN agent_state TEXT;
+
+      CREATE TABLE agent_profiles (
+        agent      TEXT PRIMARY KEY,
+        command    TEXT NOT NULL,
+        initialize TEXT NOT NULL,
+        at         INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
 
 export const latestSchemaVersion = migrations.length;

@@ -1,3 +1,4 @@
+import { AgentProfileStore } from "./agent-profiles.js";
 import { openDatabase, type OpenOptions, type SqliteDatabase } from "./database.js";
 import { StoreInputError } from "./errors.js";
 import { EventJournal } from "./events.js";
@@ -17,6 +18,7 @@ export class Store {
   readonly locationActivity: LocationActivityStore;
   readonly processGroups: SqliteProcessGroupLedger;
   readonly lifecycleRecords: LifecycleRecordLog;
+  readonly agentProfiles: AgentProfileStore;
   readonly #db: SqliteDatabase;
 
   private constructor(db: SqliteDatabase) {
@@ -27,6 +29,7 @@ export class Store {
     this.locationActivity = new LocationActivityStore(db);
     this.processGroups = new SqliteProcessGroupLedger(db);
     this.lifecycleRecords = new LifecycleRecordLog(db);
+    this.agentProfiles = new AgentProfileStore(db);
   }
 
   /** Opens or creates the file and brings its schema up to date. */

@@ -27,7 +27,8 @@ describe("ACP endpoint: refusals and bad input", () => {
     const fixture = await startFixture({ maxMessageBytes: 64 * 1024 });
     const raw = await RawSocket.open(fixture.acpUrl, fixture.token);
     raw.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
-    expect(await raw.response(1)).toMatchObject({ result: { protocolVersion: 1, agentInfo: { name: "berth" } } });
+    // The agent's own answer, with what Berth adds.
+    expect(await raw.response(1)).toMatchObject({ result: { protocolVersion: 1, agentInfo: { name: "berth-demo-agent" }, _meta: { "berth/host": { name: "berth" } } } });
 
     raw.send("{ this is not json");
     await waitUntil(() => raw.messages.some((m) => (m.error as { code?: number } | undefined)?.code === -32700), "a parse error");

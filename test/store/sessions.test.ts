@@ -16,15 +16,26 @@ describe("sessions", () => {
       workspace: null,
       title: null,
       agentSessionId: null,
+      agentRequest: null,
+      agentState: null,
       createdAt: T0,
       updatedAt: T0,
     });
-    store.sessions.create({ id: "s2", agent: "claude", cwd: "/work/a", workspace: "ws", title: "fix", agentSessionId: "x-1", createdAt: T0 + 1 });
+    const agentRequest = { newSession: { mcpServers: [], _meta: { "x/y": 1 } } };
+    store.sessions.create({ id: "s2", agent: "claude", cwd: "/work/a", workspace: "ws", title: "fix", agentSessionId: "x-1", agentRequest, createdAt: T0 + 1 });
+    store.sessions.setAgentState("s2", { modes: { currentModeId: "code" } });
     store.close();
 
     const reopened = files.open(path);
     expect(reopened.sessions.get("s1")).toEqual(created);
-    expect(reopened.sessions.get("s2")).toMatchObject({ workspace: "ws", title: "fix", agentSessionId: "x-1" });
+    expect(reopened.sessions.get("s2")).toMatchObject({
+      workspace: "ws",
+      title: "fix",
+      agentSessionId: "x-1",
+      agentRequest,
+      agentState: { modes: { currentModeId: "code" } },
+    });
+    expect(() => reopened.sessions.setAgentState("nope", {})).toThrow(StoreNotFoundError);
     expect(reopened.sessions.get("nope")).toBeUndefined();
   });
 

@@ -1,0 +1,112 @@
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { Json } from "../store/index.js";
+
+/**
+ * A session's state as its agent reports it: what `session/new`, `session/load` and
+ * `session/resume` answer (modes, models, config options) and what updates announce (the
+ * current mode, options, commands). Kept as the agent sent it — `models` is not even in the
+ * SDK's schema — so clients get exactly what the agent said.
+ */
+export interface AgentSessionState {
+  modes?: Json;
+  models?: Json;
+  configOptions?: Json;
+  availableCommands?: Json;
+  /** The `_meta` of the agent's last session answer. */
+  _meta?: Json;
+}
+
+/** The keys of a session answer that describe the session's state. */
+const ANSWER_KEYS = ["modes", "models", "configOptions", "_meta"] as const;
+
+/** A request that brings a new child of the session back to a state the session had. */
+export interface RestoreStep {
+  readonly method: string;
+  readonly params: Record<string, Json>;
+}
+
+export function stateOf(stored: Json | null): AgentSessionState {
+  return isObject(stored) ? (stored as AgentSessionState) : {};
+}
+
+/** The state after an answer to `session/new`, `session/load` or `session/resume`: what it names replaces. */
+export function withAnswer(state: AgentSessionState, answer: unknown): AgentSessionState {
+  if (!isObject(answer)) return state;
+  const next = { ...state };
+  for (const key of ANSWER_KEYS) if (answer[key] !== undefined && answer[key] !== null) next[key] = answer[key];
+  return next;
+}
+
+/** The state after an update; undefined when the update does not change it. */
+export function withUpdate(state: AgentSessionState, update: SessionUpdate): AgentSessionState | undefined {
+  switch (update.sessionUpdate) {
+    case "current_mode_update":
+      return isObject(state.modes) ? { ...state, modes: { ...state.modes, currentModeId: update.currentModeId } } : state;
+    case "config_option_update":
+      return { ...state, configOptions: update.configOptions as unknown as Json };
+    case "available_commands_update":
+      return { ...state, availableCommands: update.availableCommands as unknown as Json };
+    default:
+      return undefined;
+  }
+}
+
+/** The state after a client's request succeeded; undefined when the request does not change it. */
+export function withRequest(state: AgentSessionState, method: string, params: unknown, result: unknown): AgentSessionState | undefined {
+  if (!isObject(params)) return undefined;
+  switch (method) {
+    case "session/set_mode":
+      return isObject(state.modes) ? { ...state, modes: { ...state.modes, currentModeId: params.modeId as Json } } : undefined;
+    case "session/set_model":
+      return isObject(state.models) ? { ...state, models: { ...state.models, currentModelId: params.modelId as Json } } : undefined;
+    case "session/set_config_option":
+      return isObject(result) && Array.isArray(result.configOptions) ? { ...state, configOptions: result.configOptions } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** What a session answer's state fields should say: the stored state, as a new child brought it back. */
+export function answerFields(state: AgentSessionState): Record<string, Json> {
+  const fields: Record<string, Json> = {};
+  for (const key of ANSWER_KEYS) if (state[key] !== undefined) fields[key] = state[key];
+  return fields;
+}
+
+/**
+ * The requests that bring a new child (which reported `fresh`) back to the session's `stored`
+ * choices: the mode, the model and each config option's value the user had picked.
+ */
+export function restoreSteps(stored: AgentSessionState, fresh: AgentSessionState, sessionId: string): RestoreStep[] {
+  const steps: RestoreStep[] = [];
+  const mode = field(stored.modes, "currentModeId");
+  if (mode !== undefined && mode !== field(fresh.modes, "currentModeId")) {
+    steps.push({ method: "session/set_mode", params: { sessionId, modeId: mode } });
+  }
+  const model = field(stored.models, "currentModelId");
+  if (model !== undefined && model !== field(fresh.models, "currentModelId")) {
+    steps.push({ method: "session/set_model", params: { sessionId, modelId: model } });
+  }
+  const freshValues = new Map(options(fresh.configOptions).map((option) => [option.id, option.currentValue]));
+  for (const option of options(stored.configOptions)) {
+    if (freshValues.has(option.id) && freshValues.get(option.id) !== option.currentValue) {
+      steps.push({ method: "session/set_config_option", params: { sessionId, configId: option.id, value: option.currentValue } });
+    }
+  }
+  return steps;
+}
+
+function options(value: Json | undefined): Array<{ id: string; currentValue: Json }> {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((option) =>
+    isObject(option) && typeof option.id === "string" && option.currentValue !== undefined ? [{ id: option.id, currentValue: option.currentValue }] : [],
+  );
+}
+
+function field(value: Json | undefined, key: string): Json | undefined {
+  return isObject(value) ? value[key] : undefined;
+}
+
+function isObject(value: unknown): value is Record<string, Json> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
