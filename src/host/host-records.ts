@@ -13,7 +13,8 @@ export type HostOnlyRecord =
   | { readonly kind: "question_answered"; readonly sessionId: string; readonly questionId: string }
   | { readonly kind: "question_cancelled"; readonly sessionId: string; readonly questionId: string; readonly reason: string }
   | { readonly kind: "group_reaped"; readonly pgid: number; readonly label: string; readonly outcome: string }
-  | { readonly kind: "session_deleted"; readonly sessionId: string };
+  | { readonly kind: "session_deleted"; readonly sessionId: string }
+  | { readonly kind: "agent_asked"; readonly agent: string; readonly pid: number; readonly purpose: "initialize" | "authenticate" | "request"; readonly method: string };
 
 export type HostRecord = LifecycleRecord | HostOnlyRecord;
 export type HostRecordKind = HostRecord["kind"];
@@ -30,6 +31,7 @@ const hostMessages: Readonly<Record<HostOnlyRecord["kind"], string>> = {
   question_cancelled: "question cancelled",
   group_reaped: "leftover process group reaped",
   session_deleted: "session deleted",
+  agent_asked: "agent started for one request outside any session",
 };
 
 /** The one log line's text for each record. */

@@ -16,6 +16,7 @@ import { LocationServicesCache } from "../lifecycle/location-services-cache.js";
 import { SessionHolds, type HoldTicket } from "../lifecycle/session-holds.js";
 import { bootLocationServices, closeLocationServices, type LocationServices } from "../location/location-services.js";
 import type { QuestionAnswer } from "../location/question-types.js";
+import type { TerminalOutputResult } from "../location/terminal.js";
 import { cleanupExpiredOutput } from "../location/terminal-output-files.js";
 import type { JournalEvent } from "../store/events.js";
 import type { Session } from "../store/sessions.js";
@@ -122,9 +123,14 @@ export class Host {
       initializeTimeoutMs: config.initializeTimeout,
       stopTimeoutMs: config.stopTimeout,
       initialized: (agentId, child) => this.profiles.remember(agentId, child.initializeResponse),
+      record,
     };
     this.profiles = new AgentProfiles(store, this.registry, clock, (agentId) =>
-      withTransientChild(this.transient, agentId, async (child) => child.initializeResponse, { replayLogin: false }),
+      withTransientChild(this.transient, agentId, async (child) => child.initializeResponse, {
+        purpose: "initialize",
+        method: "initialize",
+        replayLogin: false,
+      }),
     );
     this.executions = new Executions(clock, record);
     this.cache = new LocationServicesCache<LocationServices>({
@@ -387,7 +393,11 @@ export class Host {
    */
   async authenticate(agentId: string, request: AuthenticateRequest): Promise<unknown> {
     this.assertRunning();
-    const result = await withTransientChild(this.transient, agentId, (child) => child.authenticate(request), { replayLogin: false });
+    const result = await withTransientChild(this.transient, agentId, (child) => child.authenticate(request), {
+      purpose: "authenticate",
+      method: "authenticate",
+      replayLogin: false,
+    });
     this.logins.remember(agentId, request);
     return result;
   }
@@ -395,7 +405,11 @@ export class Host {
   /** A request for an agent outside any session (an extension method): a child of its own answers it. */
   askAgent(agentId: string, method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
     this.assertRunning();
-    return withTransientChild(this.transient, agentId, (child) => child.request(method, params, signal), { replayLogin: true });
+    return withTransientChild(this.transient, agentId, (child) => child.request(method, params, signal), {
+      purpose: "request",
+      method,
+      replayLogin: true,
+    });
   }
 
   cancel(sessionId: string): Promise<boolean> {
@@ -404,6 +418,17 @@ export class Host {
 
   subscribe(sessionId: string, listener: SessionListener): () => void {
     return this.bus.subscribe(sessionId, listener);
+  }
+
+  /** A terminal's output as the agent would read it; undefined if its location is not loaded or it is gone. Never boots. */
+  terminalOutput(sessionId: string, terminalId: string): TerminalOutputResult | undefined {
+    const key = this.keyOf(sessionId);
+    const located = key && this.retention.peek(key);
+    try {
+      return located?.terminals.output(terminalId);
+    } catch {
+      return undefined;
+    }
   }
 
   // ── questions ────────────────────────────────────────────────────────

@@ -5,6 +5,7 @@ import type { AgentClientHandlers } from "../agents/agent-client-handlers.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
 import type { ProcessGroupLedger } from "../processes/index.js";
 import type { AgentLogins } from "./agent-logins.js";
+import type { HostRecord } from "./host-records.js";
 import type { Logger } from "./logger.js";
 
 export interface TransientChildDeps {
@@ -18,6 +19,15 @@ export interface TransientChildDeps {
   readonly stopTimeoutMs: number;
   /** Every child's `initialize` answer refreshes the agent's profile. */
   readonly initialized: (agentId: string, child: AgentChild) => void;
+  readonly record: (record: HostRecord) => void;
+}
+
+/** Why a child is started outside any session, and the method it is asked. */
+export interface TransientPurpose {
+  readonly purpose: "initialize" | "authenticate" | "request";
+  readonly method: string;
+  /** Replay the agent's remembered login first (not when the request is itself the login). */
+  readonly replayLogin: boolean;
 }
 
 /**
@@ -28,7 +38,7 @@ export async function withTransientChild<T>(
   deps: TransientChildDeps,
   agentId: string,
   work: (child: AgentChild) => Promise<T>,
-  { replayLogin }: { replayLogin: boolean },
+  { purpose, method, replayLogin }: TransientPurpose,
 ): Promise<T> {
   const child = await AgentChild.start({
     agentId,
@@ -43,6 +53,7 @@ export async function withTransientChild<T>(
     authenticate: replayLogin ? deps.logins.get(agentId) : undefined,
   });
   try {
+    deps.record({ kind: "agent_asked", agent: agentId, pid: child.pid, purpose, method });
     deps.initialized(agentId, child);
     return await work(child);
   } finally {

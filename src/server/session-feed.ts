@@ -15,6 +15,7 @@ import type { SessionEvent } from "../host/session-bus.js";
 import type { QuestionView } from "../host/views.js";
 import { answerFromElicitation, answerFromPermission, type QuestionAnswer } from "../location/question-types.js";
 import type { JournalEvent } from "../store/events.js";
+import { RAW_TERMINALS_META, TerminalMirror } from "./terminal-mirror.js";
 
 export interface SessionFeedOptions {
   readonly host: Host;
@@ -56,8 +57,18 @@ export class SessionFeed {
   /** The agent's requests this client took and has not answered; refused if the client leaves first. */
   private readonly relayed = new Map<RelayedRequest, (outcome: RelayOutcome) => void>();
 
+  /** Terminal content turned into output the client can show, unless it asked for terminal ids. */
+  private readonly mirror: TerminalMirror | undefined;
+
   constructor(private readonly options: SessionFeedOptions) {
     this.unsubscribe = options.host.subscribe(options.sessionId, (event) => this.received(event));
+    if (options.capabilities._meta?.[RAW_TERMINALS_META] !== true) {
+      const { host, sessionId } = options;
+      this.mirror = new TerminalMirror(
+        (terminalId) => host.terminalOutput(sessionId, terminalId),
+        (update) => this.enqueue(() => this.notify(update)),
+      );
+    }
   }
 
   /** Replays the journal (for `session/load`), then goes live and asks the pending questions. */
@@ -105,6 +116,7 @@ export class SessionFeed {
     if (this.state.name === "closed") return;
     this.state = { name: "closed" };
     this.unsubscribe();
+    this.mirror?.close();
     for (const controller of this.asked.values()) controller.abort();
     this.asked.clear();
     for (const refuse of this.relayed.values()) refuse({ error: new Error("the client left before it answered") });
@@ -230,7 +242,8 @@ export class SessionFeed {
 
   private async notify(update: SessionUpdate, meta?: Record<string, unknown> | null): Promise<void> {
     const { sessionId } = this.options;
-    this.options.notify(methods.client.session.update, meta ? { sessionId, update, _meta: meta } : { sessionId, update });
+    const shown = this.mirror ? this.mirror.rewrite(update) : update;
+    this.options.notify(methods.client.session.update, meta ? { sessionId, update: shown, _meta: meta } : { sessionId, update: shown });
   }
 
   private enqueue(send: () => Promise<void>): void {

@@ -9,6 +9,7 @@ import {
   type ClientConnection,
   type CreateElicitationRequest,
   type CreateElicitationResponse,
+  type InitializeResponse,
   type RequestPermissionRequest,
   type RequestPermissionResponse,
   type SessionNotification,
@@ -68,7 +69,7 @@ export async function startFixture(options: FixtureOptions = {}): Promise<BerthF
     webDir: options.webDir,
   });
   berth.host.onRecord(({ record }) => {
-    if (record.kind === "child_acquired") agentPids.add(record.pid);
+    if (record.kind === "child_acquired" || record.kind === "agent_asked") agentPids.add(record.pid);
   });
   const { url, acpUrl } = berth.server;
   const fixture: BerthFixture = {
@@ -120,6 +121,8 @@ export class AcpTestClient {
   readonly notifications: SessionNotification[] = [];
   readonly permissions: AskedQuestion<RequestPermissionRequest>[] = [];
   readonly elicitations: AskedQuestion<CreateElicitationRequest>[] = [];
+  /** What the server answered to `initialize`. */
+  initialized!: InitializeResponse;
   private connection!: ClientConnection;
 
   private constructor(private readonly options: ClientOptions) {}
@@ -137,7 +140,7 @@ export class AcpTestClient {
       .onRequest(methods.client.elicitation.create, ({ params, signal }) => test.asked(test.elicitations, params, signal, { action: "cancel" }));
     test.connection = app.connect(createWebSocketStream(acpUrl, { WebSocket, headers }));
     clients.push(test);
-    await test.agent.request(methods.agent.initialize, {
+    test.initialized = await test.agent.request(methods.agent.initialize, {
       protocolVersion: PROTOCOL_VERSION,
       clientCapabilities: options.capabilities ?? { elicitation: { form: {} } },
       clientInfo: { name: "berth-test-client", version: "0" },

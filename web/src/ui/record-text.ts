@@ -41,6 +41,8 @@ export function recordDetails(record: HostRecord, titleOf: (sessionId: string) =
       return `${record.label} · group ${record.pgid} · ${record.outcome}`;
     case "session_deleted":
       return session(record.sessionId);
+    case "agent_asked":
+      return `${record.agent} · ${record.method} · pid ${record.pid}`;
   }
 }
 
@@ -60,6 +62,7 @@ const tones: Record<HostRecord["kind"], RecordTone> = {
   question_cancelled: "muted",
   group_reaped: "warn",
   session_deleted: "muted",
+  agent_asked: "info",
 };
 
 export function recordTone(record: HostRecord): RecordTone {

@@ -1,0 +1,85 @@
+import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
+import type { TerminalOutputResult } from "../location/terminal.js";
+
+/** How often a running command's output is sent again while it changes. */
+export const MIRROR_INTERVAL_MS = 500;
+/** A client that asks for `terminal` content as the agent sent it sets this in its capabilities' `_meta`. */
+export const RAW_TERMINALS_META = "berth/rawTerminals";
+
+type ToolCallUpdate = Extract<SessionUpdate, { sessionUpdate: "tool_call" | "tool_call_update" }>;
+
+/**
+ * A tool call's `terminal` content names a terminal Berth runs, which the client has never heard
+ * of, so it could show nothing of a running command. For such clients the content becomes the
+ * command's output as text, and while the command runs the tool call is sent again as its output
+ * grows, until it exits.
+ */
+export class TerminalMirror {
+  /** Tool calls that show a running command: their content as the agent sent it, and what was last sent. */
+  private readonly following = new Map<string, { content: ToolCallContent[]; shown: string }>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly readOutput: (terminalId: string) => TerminalOutputResult | undefined,
+    private readonly send: (update: SessionUpdate) => void,
+    private readonly intervalMs = MIRROR_INTERVAL_MS,
+  ) {}
+
+  /** The update as this client can show it; a tool call whose command still runs is followed. */
+  rewrite(update: SessionUpdate): SessionUpdate {
+    if (!isToolCall(update) || !update.content?.some((item) => item.type === "terminal")) return update;
+    const content = update.content;
+    const rendered = this.render(content);
+    if (rendered.running) {
+      this.following.set(update.toolCallId, { content, shown: rendered.text });
+      this.timer ??= setInterval(() => this.tick(), this.intervalMs).unref();
+    } else {
+      this.following.delete(update.toolCallId);
+    }
+    return { ...update, content: rendered.content };
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.following.clear();
+  }
+
+  private tick(): void {
+    for (const [toolCallId, followed] of this.following) {
+      const rendered = this.render(followed.content);
+      if (!rendered.running) this.following.delete(toolCallId);
+      if (rendered.text === followed.shown) continue;
+      followed.shown = rendered.text;
+      this.send({ sessionUpdate: "tool_call_update", toolCallId, content: rendered.content });
+    }
+    if (this.following.size === 0) this.close();
+  }
+
+  private render(content: ToolCallContent[]): { content: ToolCallContent[]; text: string; running: boolean } {
+    let running = false;
+    const texts: string[] = [];
+    const rendered = content.map((item): ToolCallContent => {
+      if (item.type !== "terminal") return item;
+      const output = this.readOutput(item.terminalId);
+      if (output && output.exitStatus === null) running = true;
+      const text = describe(output);
+      texts.push(text);
+      return { type: "content", content: { type: "text", text }, _meta: { [RAW_TERMINALS_META]: { terminalId: item.terminalId } } };
+    });
+    return { content: rendered, text: texts.join("\n"), running };
+  }
+}
+
+function isToolCall(update: SessionUpdate): update is ToolCallUpdate {
+  return update.sessionUpdate === "tool_call" || update.sessionUpdate === "tool_call_update";
+}
+
+function describe(output: TerminalOutputResult | undefined): string {
+  if (!output) return "(the command's output is no longer kept)";
+  const head = output.truncated ? "…\n" : "";
+  const status = output.exitStatus;
+  const tail =
+    status === null ? "" : status.signal ? `\n(killed by ${status.signal})` : `\n(exit code ${status.exitCode ?? "unknown"})`;
+  return `\`\`\`\n${head}${output.output}\n\`\`\`${tail}`;
+}
