@@ -221,6 +221,7 @@ export class Host {
       record,
       interruptTimeoutMs: config.interruptTimeout,
       maxActiveHoldMs: config.maxActiveHold,
+      onError: (error, sessionId) => log.error({ err: error, sessionId }, "stopping an unresponsive agent failed"),
       stopUnresponsive: async (sessionId, child) => {
         this.holds.childLost(sessionId, child);
         await this.children.release(sessionId, child, "unresponsive");
@@ -514,6 +515,7 @@ export class Host {
     await Promise.race([Promise.all(interrupted), settleBound]);
     clearTimeout(settleTimer);
     this.holds.dispose();
+    this.turns.dispose();
     await this.children.stopAll();
     await this.cache.closeAll();
     await this.journal.close();

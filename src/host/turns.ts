@@ -32,13 +32,23 @@ export interface TurnsDeps {
   /** Stops a child that did not settle its interrupted turn (the session becomes childless). */
   readonly stopUnresponsive: (sessionId: string, child: AgentChild) => Promise<void>;
   readonly maxActiveHoldMs: number;
+  readonly onError: (error: unknown, sessionId: string) => void;
 }
 
 const TITLE_LENGTH = 80;
 
 /** Runs prompts as turns: acquire the child, journal start, every update and end, settle. */
 export class Turns {
+  /** Deadlines for interrupted turns to settle; cancelled at shutdown, which stops every child itself. */
+  private readonly settleDeadlines = new Set<Timer>();
+
   constructor(private readonly deps: TurnsDeps) {}
+
+  /** Shutdown: no deadline fires on a host whose store is closing. */
+  dispose(): void {
+    for (const timer of this.settleDeadlines) timer.cancel();
+    this.settleDeadlines.clear();
+  }
 
   async prompt(sessionId: string, prompt: ContentBlock[], extra: Omit<PromptRequest, "sessionId" | "prompt">): Promise<PromptResponse> {
     const { store, holds, executions, journal, bus, clock, record } = this.deps;
@@ -101,11 +111,17 @@ export class Turns {
     void child.cancel();
     // An agent that ignores the cancel is stopped, so the turn settles and nothing waits forever.
     const settled = executions.settled(sessionId);
-    let timer: Timer | undefined = clock.setTimeout(() => {
-      timer = undefined;
-      if (executions.isActive(sessionId)) void this.deps.stopUnresponsive(sessionId, child);
+    const timer = clock.setTimeout(() => {
+      this.settleDeadlines.delete(timer);
+      if (executions.isActive(sessionId)) {
+        void this.deps.stopUnresponsive(sessionId, child).catch((error: unknown) => this.deps.onError(error, sessionId));
+      }
     }, this.deps.interruptTimeoutMs);
-    void settled?.then(() => timer?.cancel());
+    this.settleDeadlines.add(timer);
+    void settled?.then(() => {
+      timer.cancel();
+      this.settleDeadlines.delete(timer);
+    });
   }
 }
 
