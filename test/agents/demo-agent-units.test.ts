@@ -76,8 +76,13 @@ describe("parseDemoAgentOptions", () => {
     expect(parseDemoAgentOptions(["--state-dir", "/from/flag"], env)).toEqual({
       stateDir: "/from/flag",
       loadSessions: true,
+      requireAuth: false,
     });
-    expect(parseDemoAgentOptions(["--no-load"], env)).toEqual({ stateDir: "/from/env", loadSessions: false });
+    expect(parseDemoAgentOptions(["--no-load"], env)).toEqual({
+      stateDir: "/from/env",
+      loadSessions: false,
+      requireAuth: false,
+    });
     expect(parseDemoAgentOptions([], {}).stateDir).toBe(defaultStateDir);
   });
 

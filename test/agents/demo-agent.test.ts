@@ -51,15 +51,25 @@ const httpServer: McpServer = {
 };
 
 describe("initialize", () => {
-  it("names the agent and advertises load, resume, close and HTTP MCP servers", async () => {
+  it("names the agent and advertises load, resume, close, HTTP MCP servers, rich prompts, auth and _meta", async () => {
     const { agent, initialized } = await DemoAgentProcess.start({ stateDir });
     started.push(agent);
     expect(initialized.agentInfo?.name).toBe("berth-demo-agent");
     expect(initialized.agentCapabilities).toEqual({
       loadSession: true,
       mcpCapabilities: { http: true },
+      promptCapabilities: { image: true, embeddedContext: true },
       sessionCapabilities: { resume: {}, close: {} },
+      _meta: { "berth-demo/capabilities": true },
     });
+    expect(initialized.authMethods).toEqual([
+      {
+        id: "demo-token",
+        name: "Demo token",
+        description: 'Any non-empty _meta["berth-demo/token"] passed to authenticate',
+      },
+    ]);
+    expect(initialized._meta).toEqual({ "berth-demo/initialize": true });
   });
 
   it("with --no-load advertises neither load nor resume, and refuses them", async () => {
@@ -397,9 +407,9 @@ describe("persistence", () => {
 
     const second = await start();
     const from = second.updates.length;
-    await expect(
-      second.agent.request(methods.agent.session.load, { sessionId, cwd: workDir, mcpServers: [] }),
-    ).resolves.toEqual({});
+    await expect(second.loadSession(sessionId, workDir)).resolves.toMatchObject({
+      _meta: { "berth-demo/session": "session/load" },
+    });
     expect(transcript(await second.updatesSince(from, sessionId))).toEqual([
       ["user", "hello there, agent"],
       ["agent", "hello there, agent"],
@@ -411,6 +421,7 @@ describe("persistence", () => {
       ["agent", "aaaa"],
       ["agent", "bbbb"],
       ["agent", "cccc"],
+      ["available_commands_update"],
     ]);
     const { stopReason, updates } = await second.prompt(sessionId, "still here?");
     expect(stopReason).toBe("end_turn");
@@ -438,10 +449,11 @@ describe("persistence", () => {
 
     const second = await start();
     const from = second.updates.length;
-    await second.agent.request(methods.agent.session.load, { sessionId, cwd: workDir, mcpServers: [] });
+    await second.loadSession(sessionId, workDir);
     expect(transcript(await second.updatesSince(from, sessionId))).toEqual([
       ["user", "/crash"],
       ["agent", "Crashing now."],
+      ["available_commands_update"],
     ]);
   });
 
