@@ -7,8 +7,8 @@ export async function extensionRequest(turn: Turn, method: string, params: unkno
     const result = await turn.client.request(method, params);
     await turn.say(`${method} answered: ${JSON.stringify(result ?? null)}`);
   } catch (error) {
-    const code = error instanceof RequestError ? error.code : "none";
-    await turn.say(`${method} failed: code ${code}, message ${JSON.stringify((error as Error).message)}`);
+    const code = error instanceof RequestError ? `code ${error.code}` : "no code";
+    await turn.say(`${method} failed with ${code}: ${(error as Error).message}`);
   }
   return "end_turn";
 }
