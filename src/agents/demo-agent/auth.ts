@@ -39,7 +39,10 @@ export class AuthGate {
   /** Throws ACP's auth-required error (-32000) while authentication is required and missing. */
   check(): void {
     if (this.required && !this.authenticated) {
-      throw RequestError.authRequired({ authMethods: [demoAuthMethod.id] }, `call authenticate with "${demoAuthMethod.id}" first`);
+      throw RequestError.authRequired(
+        { authMethods: [demoAuthMethod.id] },
+        `call authenticate with "${demoAuthMethod.id}" first`,
+      );
     }
   }
 }

@@ -79,7 +79,10 @@ export function configOptionsOf(settings: SessionSettings): SessionConfigOption[
 
 export function withMode(settings: SessionSettings, modeId: string): SessionSettings {
   if (!availableModes.some((mode) => mode.id === modeId)) {
-    throw RequestError.invalidParams({ modeId }, `unknown mode "${modeId}"; available: ${names(availableModes.map((mode) => mode.id))}`);
+    throw RequestError.invalidParams(
+      { modeId },
+      `unknown mode "${modeId}"; available: ${names(availableModes.map((mode) => mode.id))}`,
+    );
   }
   return { ...settings, modeId };
 }
