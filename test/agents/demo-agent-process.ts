@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import {
   client,
   methods,
+  RequestError,
   ndJsonStream,
   PROTOCOL_VERSION,
   type ClientCapabilities,
@@ -13,6 +14,7 @@ import {
   type CreateElicitationRequest,
   type CreateElicitationResponse,
   type InitializeResponse,
+  type LoadSessionResponse,
   type McpServer,
   type RequestPermissionRequest,
   type RequestPermissionResponse,
@@ -28,6 +30,13 @@ export const demoAgentMain = fileURLToPath(new URL("../../dist/agents/demo-agent
 export interface ClientAnswers {
   permission(request: RequestPermissionRequest): RequestPermissionResponse | Promise<RequestPermissionResponse>;
   elicitation(request: CreateElicitationRequest): CreateElicitationResponse | Promise<CreateElicitationResponse>;
+  /** Any request the SDK does not know, such as a `_`-prefixed extension method. */
+  extension(method: string, params: unknown): unknown;
+}
+
+export interface ExtensionNotification {
+  method: string;
+  params: unknown;
 }
 
 export interface StartOptions {
@@ -35,6 +44,8 @@ export interface StartOptions {
   /** Extra command-line arguments, e.g. `--no-load`. */
   args?: string[];
   clientCapabilities?: ClientCapabilities;
+  /** Extra environment variables for the agent, e.g. `BERTH_DEMO_REQUIRE_AUTH`. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Exit {
@@ -56,10 +67,15 @@ export class DemoAgentProcess {
   readonly updates: SessionNotification[] = [];
   readonly permissionRequests: RequestPermissionRequest[] = [];
   readonly elicitationRequests: CreateElicitationRequest[] = [];
+  readonly extensionNotifications: ExtensionNotification[] = [];
   readonly terminals = new ShellTerminals();
   answers: ClientAnswers = {
     permission: unanswered("session/request_permission"),
     elicitation: unanswered("elicitation/create"),
+    // What a client without the handler answers.
+    extension: (method) => {
+      throw RequestError.methodNotFound(method);
+    },
   };
   readonly exited: Promise<Exit>;
   readonly connection: ClientConnection;
@@ -69,8 +85,9 @@ export class DemoAgentProcess {
 
   private constructor(options: StartOptions) {
     if (!existsSync(demoAgentMain)) throw new Error(`${demoAgentMain} is missing: run \`npm run build\` first`);
-    const env = { ...process.env };
-    delete env["BERTH_DEMO_STATE_DIR"];
+    // The agent's own BERTH_DEMO_* settings come only from the test.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("BERTH_DEMO_")));
+    Object.assign(env, options.env);
     this.child = spawn(process.execPath, [demoAgentMain, "--state-dir", options.stateDir, ...(options.args ?? [])], {
       detached: true,
       stdio: ["pipe", "pipe", "pipe"],
@@ -106,9 +123,20 @@ export class DemoAgentProcess {
     return this.connection.agent;
   }
 
+  /** Creates a session and waits for its `available_commands_update`, so later updates are the test's own. */
   async newSession(cwd: string, mcpServers: McpServer[] = []): Promise<string> {
+    const from = this.updates.length;
     const { sessionId } = await this.agent.request(methods.agent.session.new, { cwd, mcpServers });
+    await this.waitForUpdate(sessionId, isCommandsUpdate, from);
     return sessionId;
+  }
+
+  /** Loads a session and waits for the `available_commands_update` that follows the response. */
+  async loadSession(sessionId: string, cwd: string, mcpServers: McpServer[] = []): Promise<LoadSessionResponse> {
+    const from = this.updates.length;
+    const response = await this.agent.request(methods.agent.session.load, { sessionId, cwd, mcpServers });
+    await this.waitForUpdate(sessionId, isCommandsUpdate, from);
+    return response;
   }
 
   /** Sends one text prompt and returns its stop reason with the updates it produced. */
@@ -134,10 +162,14 @@ export class DemoAgentProcess {
       .map((notification) => notification.update);
   }
 
-  /** Resolves with the first update (already received or still to come) that matches. */
-  async waitForUpdate(sessionId: string, matches: (update: SessionUpdate) => boolean): Promise<SessionUpdate> {
+  /** Resolves with the first update from index `from` on (already received or still to come) that matches. */
+  async waitForUpdate(
+    sessionId: string,
+    matches: (update: SessionUpdate) => boolean,
+    from = 0,
+  ): Promise<SessionUpdate> {
     for (;;) {
-      const found = this.updates.find((n) => n.sessionId === sessionId && matches(n.update));
+      const found = this.updates.slice(from).find((n) => n.sessionId === sessionId && matches(n.update));
       if (found) return found.update;
       await new Promise<void>((resolve) => this.updateWaiters.add(resolve));
     }
@@ -173,7 +205,11 @@ export class DemoAgentProcess {
       .onRequest(methods.client.terminal.output, ({ params }) => terminals.output(params.terminalId))
       .onRequest(methods.client.terminal.waitForExit, ({ params }) => terminals.waitForExit(params.terminalId))
       .onRequest(methods.client.terminal.kill, ({ params }) => terminals.kill(params.terminalId))
-      .onRequest(methods.client.terminal.release, ({ params }) => terminals.release(params.terminalId));
+      .onRequest(methods.client.terminal.release, ({ params }) => terminals.release(params.terminalId))
+      .onRequest("*", ({ method, params }) => this.answers.extension(method, params))
+      .onNotification("*", ({ method, params }) => {
+        this.extensionNotifications.push({ method, params });
+      });
   }
 }
 
@@ -187,6 +223,10 @@ export function killGroup(pgid: number, signal: NodeJS.Signals): void {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function isCommandsUpdate(update: SessionUpdate): boolean {
+  return update.sessionUpdate === "available_commands_update";
 }
 
 /** The text of an update if it is a text message chunk of the given kind. */

@@ -42,6 +42,12 @@ describe("parsePromptCommand", () => {
     ["  /crash  ", { name: "crash" }],
     ["/flood 10 1024", { name: "flood", count: 10, bytes: 1024 }],
     ["/mcp-servers", { name: "mcp-servers" }],
+    ["/mode", { name: "mode" }],
+    ["/whoami", { name: "whoami" }],
+    ['/ext _x/y {"a":[1]}', { name: "ext", method: "_x/y", params: { a: [1] } }],
+    ["/ext _x/y", { name: "ext", method: "_x/y", params: {} }],
+    ["/extnotify _x/n [1,2]", { name: "extnotify", method: "_x/n", params: [1, 2] }],
+    ["/fail -32042 boom now", { name: "fail", code: -32042, message: "boom now" }],
   ])("reads %j", (text, command) => expect(parsePromptCommand(text)).toEqual(command));
 
   it.each([
@@ -51,6 +57,11 @@ describe("parsePromptCommand", () => {
     ["/flood 1 99999999", '/flood: invalid arguments "1 99999999"'],
     ["/flood 1.5 2", '/flood: invalid arguments "1.5 2"'],
     ["/nope", "Unknown command: /nope."],
+    ["/ext", "/ext: missing argument"],
+    ["/ext _x/y {bad", "/ext: params are not JSON"],
+    ["/fail boom", '/fail: expected an integer code and a message, got "boom"'],
+    ["/fail 42", '/fail: expected an integer code and a message, got "42"'],
+    ["/whoami me", '/whoami: takes no argument, got "me"'],
   ])("answers %j with a clear message", (text, message) => {
     const command = parsePromptCommand(text);
     expect(command.name).toBe("reply");
@@ -76,9 +87,29 @@ describe("parseDemoAgentOptions", () => {
     expect(parseDemoAgentOptions(["--state-dir", "/from/flag"], env)).toEqual({
       stateDir: "/from/flag",
       loadSessions: true,
+      requireAuth: false,
     });
-    expect(parseDemoAgentOptions(["--no-load"], env)).toEqual({ stateDir: "/from/env", loadSessions: false });
+    expect(parseDemoAgentOptions(["--no-load"], env)).toEqual({
+      stateDir: "/from/env",
+      loadSessions: false,
+      requireAuth: false,
+    });
     expect(parseDemoAgentOptions([], {}).stateDir).toBe(defaultStateDir);
+  });
+
+  it("reads --require-auth or BERTH_DEMO_REQUIRE_AUTH, and --record or BERTH_DEMO_RECORD", () => {
+    expect(parseDemoAgentOptions(["--require-auth", "--record", "/tmp/wire.ndjson"], {})).toMatchObject({
+      requireAuth: true,
+      recordFile: "/tmp/wire.ndjson",
+    });
+    expect(parseDemoAgentOptions([], { BERTH_DEMO_REQUIRE_AUTH: "1", BERTH_DEMO_RECORD: "/from/env" })).toMatchObject({
+      requireAuth: true,
+      recordFile: "/from/env",
+    });
+    expect(parseDemoAgentOptions([], { BERTH_DEMO_REQUIRE_AUTH: "0" }).requireAuth).toBe(false);
+    expect(parseDemoAgentOptions([], {})).not.toHaveProperty("recordFile");
+    expect(() => parseDemoAgentOptions([], { BERTH_DEMO_REQUIRE_AUTH: "yes" })).toThrow(/BERTH_DEMO_REQUIRE_AUTH/);
+    expect(() => parseDemoAgentOptions(["--record", ""], {})).toThrow(/must not be empty/);
   });
 
   it("rejects unknown options and stray arguments, naming them", () => {

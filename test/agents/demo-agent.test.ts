@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { methods, RequestError, type McpServer, type SessionUpdate } from "@agentclientprotocol/sdk";
@@ -51,15 +51,25 @@ const httpServer: McpServer = {
 };
 
 describe("initialize", () => {
-  it("names the agent and advertises load, resume, close and HTTP MCP servers", async () => {
+  it("names the agent and advertises load, resume, close, HTTP MCP servers, rich prompts, auth and _meta", async () => {
     const { agent, initialized } = await DemoAgentProcess.start({ stateDir });
     started.push(agent);
     expect(initialized.agentInfo?.name).toBe("berth-demo-agent");
     expect(initialized.agentCapabilities).toEqual({
       loadSession: true,
       mcpCapabilities: { http: true },
+      promptCapabilities: { image: true, embeddedContext: true },
       sessionCapabilities: { resume: {}, close: {} },
+      _meta: { "berth-demo/capabilities": true },
     });
+    expect(initialized.authMethods).toEqual([
+      {
+        id: "demo-token",
+        name: "Demo token",
+        description: 'Any non-empty _meta["berth-demo/token"] passed to authenticate',
+      },
+    ]);
+    expect(initialized._meta).toEqual({ "berth-demo/initialize": true });
   });
 
   it("with --no-load advertises neither load nor resume, and refuses them", async () => {
@@ -397,9 +407,9 @@ describe("persistence", () => {
 
     const second = await start();
     const from = second.updates.length;
-    await expect(
-      second.agent.request(methods.agent.session.load, { sessionId, cwd: workDir, mcpServers: [] }),
-    ).resolves.toEqual({});
+    await expect(second.loadSession(sessionId, workDir)).resolves.toMatchObject({
+      _meta: { "berth-demo/session": "session/load" },
+    });
     expect(transcript(await second.updatesSince(from, sessionId))).toEqual([
       ["user", "hello there, agent"],
       ["agent", "hello there, agent"],
@@ -411,6 +421,7 @@ describe("persistence", () => {
       ["agent", "aaaa"],
       ["agent", "bbbb"],
       ["agent", "cccc"],
+      ["available_commands_update"],
     ]);
     const { stopReason, updates } = await second.prompt(sessionId, "still here?");
     expect(stopReason).toBe("end_turn");
@@ -438,10 +449,11 @@ describe("persistence", () => {
 
     const second = await start();
     const from = second.updates.length;
-    await second.agent.request(methods.agent.session.load, { sessionId, cwd: workDir, mcpServers: [] });
+    await second.loadSession(sessionId, workDir);
     expect(transcript(await second.updatesSince(from, sessionId))).toEqual([
       ["user", "/crash"],
       ["agent", "Crashing now."],
+      ["available_commands_update"],
     ]);
   });
 
@@ -454,5 +466,277 @@ describe("persistence", () => {
     });
     await expect(loading).rejects.toBeInstanceOf(RequestError);
     await expect(loading).rejects.toMatchObject({ code: -32002, data: { sessionId: "never-created" } });
+  });
+});
+
+describe("authentication", () => {
+  const token = { "berth-demo/token": "secret" };
+
+  it("is offered but not required by default", async () => {
+    const agent = await start();
+    await agent.newSession(workDir);
+    await expect(
+      agent.agent.request(methods.agent.authenticate, { methodId: "demo-token", _meta: token }),
+    ).resolves.toEqual({});
+  });
+
+  it("with --require-auth refuses session methods with -32000 until authenticate succeeds", async () => {
+    const agent = await start({ args: ["--require-auth"] });
+    const authRequired = { code: -32000, data: { authMethods: ["demo-token"] } };
+    await expect(agent.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] })).rejects.toMatchObject(
+      authRequired,
+    );
+    await expect(
+      agent.agent.request(methods.agent.session.load, { sessionId: "s", cwd: workDir, mcpServers: [] }),
+    ).rejects.toMatchObject(authRequired);
+    await expect(agent.agent.request(methods.agent.session.resume, { sessionId: "s", cwd: workDir })).rejects.toMatchObject(
+      authRequired,
+    );
+
+    await expect(agent.agent.request(methods.agent.authenticate, { methodId: "password", _meta: token })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('unknown auth method "password"'),
+    });
+    await expect(
+      agent.agent.request(methods.agent.authenticate, { methodId: "demo-token", _meta: { "berth-demo/token": "" } }),
+    ).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('_meta["berth-demo/token"]') });
+    await expect(agent.agent.request(methods.agent.authenticate, { methodId: "demo-token" })).rejects.toMatchObject({
+      code: -32602,
+    });
+
+    await expect(
+      agent.agent.request(methods.agent.authenticate, { methodId: "demo-token", _meta: token }),
+    ).resolves.toEqual({});
+    const sessionId = await agent.newSession(workDir);
+    expect((await agent.prompt(sessionId, "in")).stopReason).toBe("end_turn");
+  });
+
+  it("is required with BERTH_DEMO_REQUIRE_AUTH=1 too", async () => {
+    const agent = await start({ env: { BERTH_DEMO_REQUIRE_AUTH: "1" } });
+    await expect(agent.newSession(workDir)).rejects.toMatchObject({ code: -32000 });
+  });
+});
+
+describe("session state", () => {
+  const modes = (currentModeId: string) => ({
+    currentModeId,
+    availableModes: [
+      { id: "ask", name: "Ask" },
+      { id: "code", name: "Code" },
+    ],
+  });
+  const models = (currentModelId: string) => ({
+    currentModelId,
+    availableModels: [
+      { modelId: "demo-small", name: "Demo small" },
+      { modelId: "demo-large", name: "Demo large" },
+    ],
+  });
+  const configOptions = (verbosity: string) => [
+    {
+      id: "verbosity",
+      name: "Verbosity",
+      type: "select",
+      currentValue: verbosity,
+      options: [
+        { value: "terse", name: "Terse" },
+        { value: "normal", name: "Normal" },
+      ],
+    },
+  ];
+
+  it("session/new carries the default modes, models, config options and _meta", async () => {
+    const agent = await start();
+    const response = await agent.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
+    expect(response).toEqual({
+      sessionId: response.sessionId,
+      modes: modes("ask"),
+      models: models("demo-small"),
+      configOptions: configOptions("normal"),
+      _meta: { "berth-demo/session": "session/new" },
+    });
+  });
+
+  it("announces its prompt commands after session/new", async () => {
+    const agent = await start();
+    const sessionId = await agent.newSession(workDir);
+    const update = await agent.waitForUpdate(sessionId, (u) => u.sessionUpdate === "available_commands_update");
+    const commands = update.sessionUpdate === "available_commands_update" ? update.availableCommands : [];
+    expect(commands.map((command) => command.name)).toEqual(
+      expect.arrayContaining(["run", "ask", "elicit", "sleep", "crash", "mode", "whoami", "ext", "extnotify", "fail"]),
+    );
+    expect(commands.find((command) => command.name === "run")).toEqual({
+      name: "run",
+      description: expect.any(String),
+      input: { hint: "<shell command>" },
+    });
+  });
+
+  it("changes mode, config option and model, tells the client, and keeps them across a restart", async () => {
+    const first = await start();
+    const sessionId = await first.newSession(workDir);
+    const from = first.updates.length;
+
+    await expect(first.agent.request(methods.agent.session.setMode, { sessionId, modeId: "code" })).resolves.toEqual({});
+    await expect(
+      first.agent.request(methods.agent.session.setConfigOption, { sessionId, configId: "verbosity", value: "terse" }),
+    ).resolves.toEqual({ configOptions: configOptions("terse") });
+    await expect(first.agent.request("session/set_model", { sessionId, modelId: "demo-large" })).resolves.toEqual({});
+    expect(await first.updatesSince(from, sessionId)).toEqual([
+      { sessionUpdate: "current_mode_update", currentModeId: "code" },
+      { sessionUpdate: "config_option_update", configOptions: configOptions("terse") },
+    ]);
+    expect(agentText((await first.prompt(sessionId, "/mode")).updates)).toBe("code");
+
+    const changed = { modes: modes("code"), models: models("demo-large"), configOptions: configOptions("terse") };
+    await expect(first.agent.request(methods.agent.session.resume, { sessionId, cwd: workDir })).resolves.toEqual({
+      ...changed,
+      _meta: { "berth-demo/session": "session/resume" },
+    });
+    await first.stop();
+
+    const second = await start();
+    await expect(second.loadSession(sessionId, workDir)).resolves.toEqual({
+      ...changed,
+      _meta: { "berth-demo/session": "session/load" },
+    });
+    expect(agentText((await second.prompt(sessionId, "/mode")).updates)).toBe("code");
+  });
+
+  it("refuses unknown modes, models and config values with -32602", async () => {
+    const agent = await start();
+    const sessionId = await agent.newSession(workDir);
+    await expect(agent.agent.request(methods.agent.session.setMode, { sessionId, modeId: "yolo" })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('unknown mode "yolo"'),
+    });
+    await expect(agent.agent.request("session/set_model", { sessionId, modelId: "gpt" })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('unknown model "gpt"'),
+    });
+    await expect(
+      agent.agent.request(methods.agent.session.setConfigOption, { sessionId, configId: "verbosity", value: "loud" }),
+    ).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('invalid value "loud"') });
+    await expect(
+      agent.agent.request(methods.agent.session.setConfigOption, { sessionId, configId: "colour", value: "red" }),
+    ).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('unknown config option "colour"') });
+  });
+});
+
+describe("prompt responses", () => {
+  it("carry deterministic usage and echo the prompt's _meta", async () => {
+    const agent = await start();
+    const sessionId = await agent.newSession(workDir);
+    const text = "twelve chars";
+    const withMeta = await agent.agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text }],
+      _meta: { "client/trace": "t-1" },
+    });
+    expect(withMeta).toEqual({
+      stopReason: "end_turn",
+      usage: { inputTokens: 3, outputTokens: 3, totalTokens: 6 },
+      _meta: { "berth-demo/prompt-meta": { "client/trace": "t-1" } },
+    });
+    const withoutMeta = await agent.agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text }],
+    });
+    expect(withoutMeta).toMatchObject({ _meta: { "berth-demo/prompt-meta": null } });
+  });
+
+  it("/whoami reports the client's name and capabilities from initialize", async () => {
+    const agent = await start();
+    const sessionId = await agent.newSession(workDir);
+    const reported = JSON.parse(agentText((await agent.prompt(sessionId, "/whoami")).updates));
+    expect(reported).toMatchObject({
+      name: "berth-demo-agent-test",
+      capabilities: { terminal: true, elicitation: { form: {} } },
+    });
+  });
+
+  it("/fail fails session/prompt with that code, message and data, and the session goes on", async () => {
+    const agent = await start();
+    const sessionId = await agent.newSession(workDir);
+    await expect(agent.prompt(sessionId, "/fail -32042 boom")).rejects.toMatchObject({
+      code: -32042,
+      message: "boom",
+      data: { "berth-demo/reason": "boom" },
+    });
+    expect((await agent.prompt(sessionId, "still here")).stopReason).toBe("end_turn");
+  });
+});
+
+describe("extension methods", () => {
+  it("answers _berth-demo/echo with its params and unknown _ methods with -32601", async () => {
+    const agent = await start();
+    await expect(agent.agent.request("_berth-demo/echo", { a: [1, 2] })).resolves.toEqual({ echoed: { a: [1, 2] } });
+    await expect(agent.agent.request("_berth-demo/nope", {})).rejects.toMatchObject({ code: -32601 });
+  });
+
+  it("/ext sends an extension request to the client and reports its answer or error", async () => {
+    const agent = await start();
+    const sessionId = await agent.newSession(workDir);
+    const unanswered = await agent.prompt(sessionId, '/ext _test/hello {"a":1}');
+    expect(agentText(unanswered.updates)).toMatch(/^_test\/hello failed with code -32601: .*Method not found/);
+
+    agent.answers.extension = (method, params) => ({ got: method, params });
+    const answered = await agent.prompt(sessionId, '/ext _test/hello {"a":1}');
+    expect(agentText(answered.updates)).toBe('_test/hello answered: {"got":"_test/hello","params":{"a":1}}');
+  });
+
+  it("/extnotify sends an extension notification to the client", async () => {
+    const agent = await start();
+    const sessionId = await agent.newSession(workDir);
+    await agent.prompt(sessionId, '/extnotify _test/note {"b":2}');
+    expect(agent.extensionNotifications).toEqual([{ method: "_test/note", params: { b: 2 } }]);
+  });
+});
+
+describe("--record", () => {
+  interface Recorded {
+    direction: "in" | "out";
+    message: { id?: unknown; method?: string; params?: unknown; result?: unknown };
+  }
+
+  it("appends every raw message received and sent as one NDJSON line", async () => {
+    const recordFile = join(stateDir, "wire.ndjson");
+    const agent = await start({ args: ["--record", recordFile] });
+    agent.answers.extension = () => ({ ok: true });
+    const sessionId = await agent.newSession(workDir);
+    await agent.agent.notify("_berth-demo/ping", { n: 1 });
+    await agent.prompt(sessionId, "/ext _test/hello {}");
+
+    const lines: Recorded[] = readFileSync(recordFile, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    const [first, second] = lines;
+    // Raw: the SDK's parser would have added `fs` and `auth` defaults to these capabilities.
+    expect(first).toEqual({
+      direction: "in",
+      message: {
+        jsonrpc: "2.0",
+        id: expect.anything(),
+        method: "initialize",
+        params: {
+          protocolVersion: expect.any(Number),
+          clientCapabilities: { terminal: true, elicitation: { form: {} } },
+          clientInfo: { name: "berth-demo-agent-test", version: "0" },
+        },
+      },
+    });
+    expect(second).toMatchObject({
+      direction: "out",
+      message: { id: first!.message.id, result: { _meta: { "berth-demo/initialize": true } } },
+    });
+    expect(lines).toContainEqual({ direction: "in", message: { jsonrpc: "2.0", method: "_berth-demo/ping", params: { n: 1 } } });
+    const extRequest = lines.find((line) => line.direction === "out" && line.message.method === "_test/hello");
+    expect(extRequest).toBeDefined();
+    expect(lines).toContainEqual({
+      direction: "in",
+      message: { jsonrpc: "2.0", id: extRequest!.message.id, result: { ok: true } },
+    });
+    expect(lines.at(-1)).toMatchObject({ direction: "out", message: { result: { stopReason: "end_turn" } } });
   });
 });

@@ -5,58 +5,125 @@ import {
   PROTOCOL_VERSION,
   type AgentApp,
   type AgentCapabilities,
-  type ClientCapabilities,
   type ContentBlock,
+  type InitializeResponse,
+  type NewSessionResponse,
 } from "@agentclientprotocol/sdk";
+import type { PromptResponse } from "@agentclientprotocol/sdk/unstable";
+import { z } from "zod";
 import { berthVersion } from "../../version.js";
+import { AuthGate, demoAuthMethod } from "./auth.js";
+import { announceCommandsAfterResponse } from "./commands/available-commands.js";
 import { runCommand } from "./commands/index.js";
 import { ConversationStore } from "./conversation-store.js";
 import { parsePromptCommand } from "./prompt-command.js";
 import { replayConversation } from "./replay.js";
-import { SessionRegistry } from "./session-registry.js";
-import { runTurn, Turn } from "./turn.js";
+import { SessionRegistry, type DemoSession } from "./session-registry.js";
+import {
+  configOptionsOf,
+  sessionStateFields,
+  type SessionStateFields,
+  withConfigValue, withMode, withModel } from "./session-state.js";
+import { runTurn, Turn, type ClientPeer } from "./turn.js";
+import { UsageMeter } from "./usage.js";
 
 export const demoAgentName = "berth-demo-agent";
+
+/** Model selection is not in SDK 2.4.0's method table, so it is registered as a custom method. */
+export const setModelMethod = "session/set_model";
+/** An extension request answered with its own params, to show `_` methods pass through. */
+export const echoExtensionMethod = "_berth-demo/echo";
+
+const setModelParams = z.object({ sessionId: z.string(), modelId: z.string() });
+const anyParams = (params: unknown): unknown => params;
 
 export interface DemoAgentOptions {
   /** Where each session's conversation is kept, one JSON file per session. */
   stateDir: string;
   /** Advertise and serve `session/load` and `session/resume` (off for `--no-load`). */
   loadSessions: boolean;
+  /** Refuse `session/new`, `session/load` and `session/resume` until `authenticate` succeeded. */
+  requireAuth: boolean;
 }
 
 /**
- * The demo agent as an SDK app: deterministic, driven only by prompt text.
- * One app serves one connection (it remembers that client's capabilities).
+ * The demo agent as an SDK app: deterministic, driven only by prompt text, and
+ * advertising every ACP feature a proxy must carry through unchanged.
+ * One app serves one connection (it remembers that client and its authentication).
  */
 export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
   const sessions = new SessionRegistry(new ConversationStore(options.stateDir));
-  let clientCapabilities: ClientCapabilities = {};
+  const auth = new AuthGate(options.requireAuth);
+  let peer: ClientPeer = { info: null, capabilities: {} };
+  const stateOf = (session: DemoSession, method: string): SessionStateFields =>
+    sessionStateFields(sessions.settingsOf(session), method);
 
   const app = agent({ name: demoAgentName })
     .onRequest(methods.agent.initialize, ({ params }) => {
-      clientCapabilities = params.clientCapabilities ?? {};
-      return {
+      peer = { info: params.clientInfo ?? null, capabilities: params.clientCapabilities ?? {} };
+      const response: InitializeResponse = {
         protocolVersion: PROTOCOL_VERSION,
         agentInfo: { name: demoAgentName, title: "Berth demo agent", version: berthVersion },
         agentCapabilities: capabilities(options.loadSessions),
+        authMethods: [demoAuthMethod],
+        _meta: { "berth-demo/initialize": true },
       };
+      return response;
     })
-    .onRequest(methods.agent.session.new, ({ params }) => ({
-      sessionId: sessions.create(params.cwd, params.mcpServers).id,
-    }))
+    .onRequest(methods.agent.authenticate, ({ params }) => {
+      auth.authenticate(params);
+      return {};
+    })
+    .onRequest(methods.agent.session.new, ({ params, client }) => {
+      auth.check();
+      const session = sessions.create(params.cwd, params.mcpServers);
+      announceCommandsAfterResponse(client, session.id);
+      const response: NewSessionResponse = { sessionId: session.id, ...stateOf(session, methods.agent.session.new) };
+      return response;
+    })
+    .onRequest(methods.agent.session.setMode, async ({ params, client }) => {
+      const session = sessions.get(params.sessionId);
+      sessions.changeSettings(session, withMode(sessions.settingsOf(session), params.modeId));
+      await client.notify(methods.client.session.update, {
+        sessionId: session.id,
+        update: { sessionUpdate: "current_mode_update", currentModeId: params.modeId },
+      });
+      return {};
+    })
+    .onRequest(methods.agent.session.setConfigOption, async ({ params, client }) => {
+      const session = sessions.get(params.sessionId);
+      sessions.changeSettings(session, withConfigValue(sessions.settingsOf(session), params.configId, params.value));
+      const configOptions = configOptionsOf(sessions.settingsOf(session));
+      await client.notify(methods.client.session.update, {
+        sessionId: session.id,
+        update: { sessionUpdate: "config_option_update", configOptions },
+      });
+      return { configOptions };
+    })
+    .onRequest(setModelMethod, setModelParams, ({ params }) => {
+      const session = sessions.get(params.sessionId);
+      sessions.changeSettings(session, withModel(sessions.settingsOf(session), params.modelId));
+      return {};
+    })
+    .onRequest(echoExtensionMethod, anyParams, ({ params }) => ({ echoed: params }))
     .onRequest(methods.agent.session.prompt, async ({ params, client }) => {
       const session = sessions.get(params.sessionId);
       const text = promptText(params.prompt);
+      const meter = new UsageMeter(text);
       const stopReason = await runTurn(
         session,
-        (cancelled) => new Turn(session, sessions, client, clientCapabilities, cancelled),
+        (cancelled) => new Turn(session, sessions, client, peer, meter, cancelled),
         (turn) => {
           turn.record({ kind: "user_message", messageId: randomUUID(), text });
           return runCommand(turn, parsePromptCommand(text));
         },
       );
-      return { stopReason };
+      const response: PromptResponse = {
+        stopReason,
+        usage: meter.usage(),
+        _meta: { "berth-demo/prompt-meta": params._meta ?? null },
+      };
+      return response;
     })
     .onNotification(methods.agent.session.cancel, ({ params }) => {
       const session = sessions.get(params.sessionId);
@@ -70,13 +137,16 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
   if (options.loadSessions) {
     app
       .onRequest(methods.agent.session.load, async ({ params, client }) => {
+        auth.check();
         const session = sessions.reopen(params.sessionId, params.cwd, params.mcpServers);
         await replayConversation(client, session.conversation);
-        return {};
+        announceCommandsAfterResponse(client, session.id);
+        return stateOf(session, methods.agent.session.load);
       })
       .onRequest(methods.agent.session.resume, ({ params }) => {
-        sessions.reopen(params.sessionId, params.cwd, params.mcpServers ?? []);
-        return {};
+        auth.check();
+        const session = sessions.reopen(params.sessionId, params.cwd, params.mcpServers ?? []);
+        return stateOf(session, methods.agent.session.resume);
       });
   }
   return app;
@@ -86,7 +156,9 @@ function capabilities(loadSessions: boolean): AgentCapabilities {
   return {
     loadSession: loadSessions,
     mcpCapabilities: { http: true },
+    promptCapabilities: { image: true, embeddedContext: true },
     sessionCapabilities: loadSessions ? { resume: {}, close: {} } : { close: {} },
+    _meta: { "berth-demo/capabilities": true },
   };
 }
 

@@ -4,20 +4,38 @@ import { parseArgs } from "node:util";
 import type { DemoAgentOptions } from "./app.js";
 
 export const stateDirEnv = "BERTH_DEMO_STATE_DIR";
+export const requireAuthEnv = "BERTH_DEMO_REQUIRE_AUTH";
+export const recordEnv = "BERTH_DEMO_RECORD";
 
 /** Shared across runs, so a restarted agent can still load its sessions. */
 export const defaultStateDir = join(tmpdir(), "berth-demo-agent");
 
-export const demoAgentUsage = "usage: berth-demo-agent [--state-dir DIR] [--no-load]";
+export const demoAgentUsage = `usage: berth-demo-agent [--state-dir DIR] [--no-load] [--require-auth] [--record FILE]
+  --state-dir DIR   where conversations are kept (default $${stateDirEnv}, then ${defaultStateDir})
+  --no-load         neither advertise nor serve session/load and session/resume
+  --require-auth    session/new, load and resume fail with -32000 until authenticate
+                    succeeds with method "demo-token" (or $${requireAuthEnv}=1)
+  --record FILE     append every JSON-RPC message received and sent to FILE as NDJSON
+                    {"direction":"in"|"out","message":...} (or $${recordEnv}=FILE)`;
+
+export interface DemoAgentCliOptions extends DemoAgentOptions {
+  /** Where to record the wire messages; absent when not recording. */
+  recordFile?: string;
+}
 
 /**
- * Reads `[--state-dir DIR] [--no-load]`; the state dir falls back to
- * `$BERTH_DEMO_STATE_DIR`, then {@link defaultStateDir}. Throws on anything else.
+ * Reads the options of {@link demoAgentUsage}; each falls back to its environment
+ * variable, the state dir then to {@link defaultStateDir}. Throws on anything else.
  */
-export function parseDemoAgentOptions(argv: string[], env: NodeJS.ProcessEnv): DemoAgentOptions {
+export function parseDemoAgentOptions(argv: string[], env: NodeJS.ProcessEnv): DemoAgentCliOptions {
   const { values } = parseArgs({
     args: argv,
-    options: { "state-dir": { type: "string" }, "no-load": { type: "boolean" } },
+    options: {
+      "state-dir": { type: "string" },
+      "no-load": { type: "boolean" },
+      "require-auth": { type: "boolean" },
+      record: { type: "string" },
+    },
     strict: true,
     allowPositionals: false,
   });
@@ -25,5 +43,21 @@ export function parseDemoAgentOptions(argv: string[], env: NodeJS.ProcessEnv): D
   if (stateDir === "") {
     throw new Error(`--state-dir (or ${stateDirEnv}) must not be empty`);
   }
-  return { stateDir: resolve(stateDir), loadSessions: !values["no-load"] };
+  const recordFile = values.record ?? env[recordEnv];
+  if (recordFile === "") {
+    throw new Error(`--record (or ${recordEnv}) must not be empty`);
+  }
+  return {
+    stateDir: resolve(stateDir),
+    loadSessions: !values["no-load"],
+    requireAuth: values["require-auth"] ?? flag(requireAuthEnv, env[requireAuthEnv]),
+    ...(recordFile === undefined ? {} : { recordFile: resolve(recordFile) }),
+  };
+}
+
+/** An on/off environment variable: unset, empty or `0` is off, `1` is on. */
+function flag(name: string, value: string | undefined): boolean {
+  if (value === undefined || value === "" || value === "0") return false;
+  if (value === "1") return true;
+  throw new Error(`${name} must be 1 or 0, got "${value}"`);
 }

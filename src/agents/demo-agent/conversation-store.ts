@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import { sessionSettingsSchema } from "./session-state.js";
 
 const entrySchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("user_message"), messageId: z.string(), text: z.string() }),
@@ -26,6 +27,8 @@ const conversationSchema = z.object({
   sessionId: z.string(),
   cwd: z.string(),
   entries: z.array(entrySchema),
+  /** Absent until the session's mode, model or options first change. */
+  settings: sessionSettingsSchema.optional(),
 });
 
 /** One recorded step of a conversation, enough to replay it. */

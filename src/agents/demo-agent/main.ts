@@ -2,21 +2,34 @@
 // Berth's bundled ACP agent. stdout carries the protocol; diagnostics go to stderr.
 import { createDemoAgentApp, demoAgentName } from "./app.js";
 import { demoAgentUsage, parseDemoAgentOptions } from "./cli-options.js";
+import { recordingStream } from "./recording-stream.js";
 import { stdioStream } from "./stdio-stream.js";
 
 /** Exit code for bad command-line arguments. */
 const usageExitCode = 2;
 
+const argv = process.argv.slice(2);
+if (argv.includes("--help") || argv.includes("-h")) {
+  process.stdout.write(`${demoAgentUsage}\n`);
+  process.exit(0);
+}
+
 let options;
 try {
-  options = parseDemoAgentOptions(process.argv.slice(2), process.env);
+  options = parseDemoAgentOptions(argv, process.env);
 } catch (error) {
   process.stderr.write(`${demoAgentName}: ${(error as Error).message}\n${demoAgentUsage}\n`);
   process.exit(usageExitCode);
 }
 
-const connection = createDemoAgentApp(options).connect(stdioStream());
-process.stderr.write(`${demoAgentName}: serving ACP on stdio, state in ${options.stateDir}\n`);
+const stream = options.recordFile ? recordingStream(stdioStream(), options.recordFile) : stdioStream();
+const connection = createDemoAgentApp(options).connect(stream);
+process.stderr.write(
+  `${demoAgentName}: serving ACP on stdio, state in ${options.stateDir}` +
+    (options.recordFile ? `, recording to ${options.recordFile}` : "") +
+    (options.requireAuth ? ", authentication required" : "") +
+    "\n",
+);
 // The client closing stdin ends the agent, even with a turn still sleeping.
 await connection.closed;
 process.exit(0);

@@ -13,26 +13,42 @@ export type PromptCommand =
   | { name: "mcp-servers" }
   | { name: "read"; path: string }
   | { name: "write"; path: string; content: string }
+  | { name: "mode" }
+  | { name: "whoami" }
+  /** `/ext` and `/extnotify`: an extension message to the client. */
+  | { name: "ext" | "extnotify"; method: string; params: unknown }
+  | { name: "fail"; code: number; message: string }
   /** A bad or unknown command: the agent answers with `text` and ends the turn. */
   | { name: "reply"; text: string };
 
 /** Bounds that keep one flood chunk well under the SDK's 32 MiB message limit. */
 const floodLimits = { maxCount: 1_000_000, maxBytes: 1_048_576 } as const;
 
-const usage: Record<string, string> = {
-  run: "/run <shell command>",
-  ask: "/ask <question>",
-  elicit: "/elicit <message>",
-  sleep: "/sleep <duration> (e.g. 500ms, 2s, 3m, 1h)",
-  "spawn-orphan": "/spawn-orphan",
-  crash: "/crash",
-  flood: "/flood <count> <bytes>",
-  "mcp-servers": "/mcp-servers",
-  read: "/read <absolute path>",
-  write: "/write <absolute path> <content>",
+/** Every command, with its argument hint and what it does (also sent as `available_commands_update`). */
+export const promptCommandHelp: Record<string, { hint?: string; description: string }> = {
+  run: { hint: "<shell command>", description: "Run a shell command in a client terminal" },
+  ask: { hint: "<question>", description: "Ask the client for permission (allow/deny)" },
+  elicit: { hint: "<message>", description: "Ask the client for a one-field form" },
+  sleep: { hint: "<duration> (e.g. 500ms, 2s, 3m, 1h)", description: "Wait, honouring session/cancel" },
+  "spawn-orphan": { description: "Start a sleep 3600 grandchild in the agent's process group" },
+  crash: { description: "Exit abruptly (code 3) mid-turn" },
+  flood: { hint: "<count> <bytes>", description: "Stream count chunks of that many bytes" },
+  "mcp-servers": { description: "Report the MCP servers this session was given" },
+  read: { hint: "<absolute path>", description: "Read a file through fs/read_text_file" },
+  write: { hint: "<absolute path> <content>", description: "Write a file through fs/write_text_file" },
+  mode: { description: "Report the session's current mode id" },
+  whoami: { description: "Report the client's name and capabilities from initialize" },
+  ext: { hint: "<method> [json params]", description: "Send an extension request to the client, report its answer" },
+  extnotify: { hint: "<method> [json params]", description: "Send an extension notification to the client" },
+  fail: { hint: "<code> <message>", description: "Fail session/prompt with that JSON-RPC error" },
 };
 
-const knownCommands = Object.values(usage);
+function usageOf(name: string): string {
+  const hint = promptCommandHelp[name]?.hint;
+  return hint ? `/${name} ${hint}` : `/${name}`;
+}
+
+const knownCommands = Object.keys(promptCommandHelp).map(usageOf);
 
 /** Text that starts with `/word` followed by a space or the end is a command. */
 const commandPattern = /^\/([A-Za-z][\w-]*)(?:\s+([\s\S]*))?$/;
@@ -57,9 +73,16 @@ export function parsePromptCommand(text: string): PromptCommand {
       return parseWrite(rest);
     case "flood":
       return parseFlood(rest);
+    case "ext":
+    case "extnotify":
+      return parseExtension(name, rest);
+    case "fail":
+      return parseFail(rest);
     case "spawn-orphan":
     case "crash":
     case "mcp-servers":
+    case "mode":
+    case "whoami":
       return rest ? unexpectedArgument(name, rest) : { name };
     default:
       return {
@@ -74,12 +97,32 @@ function parseWrite(rest: string): PromptCommand {
   return match ? { name: "write", path: match[1]!, content: match[2]! } : missingArgument("write");
 }
 
+function parseExtension(name: "ext" | "extnotify", rest: string): PromptCommand {
+  const match = /^(\S+)(?:\s+([\s\S]+))?$/.exec(rest);
+  if (!match) return missingArgument(name);
+  const method = match[1]!;
+  if (match[2] === undefined) return { name, method, params: {} };
+  try {
+    return { name, method, params: JSON.parse(match[2]) };
+  } catch (error) {
+    return { name: "reply", text: `/${name}: params are not JSON: ${(error as Error).message}. Usage: ${usageOf(name)}` };
+  }
+}
+
+function parseFail(rest: string): PromptCommand {
+  const match = /^(-?\d+)\s+([\s\S]+)$/.exec(rest);
+  if (!match || !Number.isSafeInteger(Number(match[1]))) {
+    return { name: "reply", text: `/fail: expected an integer code and a message, got "${rest}". Usage: ${usageOf("fail")}` };
+  }
+  return { name: "fail", code: Number(match[1]), message: match[2]! };
+}
+
 function parseSleep(rest: string): PromptCommand {
   if (!rest) return missingArgument("sleep");
   try {
     return { name: "sleep", durationMs: parseDuration(rest), spelled: rest };
   } catch (error) {
-    return { name: "reply", text: `/sleep: ${(error as Error).message}. Usage: ${usage.sleep}` };
+    return { name: "reply", text: `/sleep: ${(error as Error).message}. Usage: ${usageOf("sleep")}` };
   }
 }
 
@@ -100,16 +143,16 @@ function parseFlood(rest: string): PromptCommand {
       name: "reply",
       text:
         `/flood: invalid arguments "${rest}": expected a count from 1 to ${floodLimits.maxCount} ` +
-        `and a chunk size from 1 to ${floodLimits.maxBytes} bytes. Usage: ${usage.flood}`,
+        `and a chunk size from 1 to ${floodLimits.maxBytes} bytes. Usage: ${usageOf("flood")}`,
     };
   }
   return { name: "flood", count, bytes };
 }
 
 function missingArgument(name: string): PromptCommand {
-  return { name: "reply", text: `/${name}: missing argument. Usage: ${usage[name]}` };
+  return { name: "reply", text: `/${name}: missing argument. Usage: ${usageOf(name)}` };
 }
 
 function unexpectedArgument(name: string, rest: string): PromptCommand {
-  return { name: "reply", text: `/${name}: takes no argument, got "${rest}". Usage: ${usage[name]}` };
+  return { name: "reply", text: `/${name}: takes no argument, got "${rest}". Usage: ${usageOf(name)}` };
 }

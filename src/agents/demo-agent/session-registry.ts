@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { isAbsolute } from "node:path";
 import { RequestError, type McpServer } from "@agentclientprotocol/sdk";
 import type { Conversation, ConversationEntry, ConversationStore } from "./conversation-store.js";
+import { defaultSettings, type SessionSettings } from "./session-state.js";
 
 /** A session has at most one turn; `running` carries what cancels it. */
 export type TurnState = { name: "idle" } | { name: "running"; cancel: AbortController };
@@ -58,6 +59,15 @@ export class SessionRegistry {
     const session = this.get(sessionId);
     if (session.turn.name === "running") session.turn.cancel.abort();
     this.open.delete(sessionId);
+  }
+
+  settingsOf(session: DemoSession): SessionSettings {
+    return session.conversation.settings ?? defaultSettings;
+  }
+
+  changeSettings(session: DemoSession, settings: SessionSettings): void {
+    session.conversation.settings = settings;
+    this.store.save(session.conversation);
   }
 
   record(session: DemoSession, entry: ConversationEntry): void {

@@ -4,12 +4,21 @@ import {
   RequestError,
   type AgentContext,
   type ClientCapabilities,
+  type Implementation,
   type McpServer,
   type SessionUpdate,
   type StopReason,
 } from "@agentclientprotocol/sdk";
 import type { ConversationEntry } from "./conversation-store.js";
 import type { DemoSession, SessionRegistry } from "./session-registry.js";
+import type { SessionSettings } from "./session-state.js";
+import type { UsageMeter } from "./usage.js";
+
+/** The client of this connection, as it introduced itself in `initialize`. */
+export interface ClientPeer {
+  info: Implementation | null;
+  capabilities: ClientCapabilities;
+}
 
 /** One `session/prompt` in flight: what a command needs to talk to the client. */
 export class Turn {
@@ -18,7 +27,9 @@ export class Turn {
     private readonly sessions: SessionRegistry,
     /** Calls client-side methods (`terminal/*`, permissions, elicitations). */
     readonly client: AgentContext,
-    readonly clientCapabilities: ClientCapabilities,
+    readonly peer: ClientPeer,
+    /** Counts the agent text this turn streams, for the response's `usage`. */
+    private readonly meter: UsageMeter,
     /** Aborted by `session/cancel` or `session/close`. */
     readonly cancelled: AbortSignal,
   ) {}
@@ -35,7 +46,14 @@ export class Turn {
     return this.session.mcpServers;
   }
 
+  get settings(): SessionSettings {
+    return this.sessions.settingsOf(this.session);
+  }
+
   send(update: SessionUpdate): Promise<void> {
+    if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
+      this.meter.countOutput(update.content.text);
+    }
     return this.client.notify(methods.client.session.update, { sessionId: this.session.id, update });
   }
 

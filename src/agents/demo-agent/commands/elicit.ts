@@ -3,7 +3,7 @@ import type { Turn } from "../turn.js";
 
 /** `/elicit <message>`: asks the client for a one-field form and reports the answer. */
 export async function elicit(turn: Turn, message: string): Promise<StopReason> {
-  if (!turn.clientCapabilities.elicitation?.form) {
+  if (!turn.peer.capabilities.elicitation?.form) {
     await turn.say(
       "Cannot /elicit: the client did not advertise form elicitation (clientCapabilities.elicitation.form).",
     );

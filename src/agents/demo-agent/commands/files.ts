@@ -3,7 +3,7 @@ import type { Turn } from "../turn.js";
 
 /** `/read <path>`: reads a file through the client (`fs/read_text_file`) and reports it or the refusal. */
 export async function readFile(turn: Turn, path: string): Promise<StopReason> {
-  if (!turn.clientCapabilities.fs?.readTextFile) {
+  if (!turn.peer.capabilities.fs?.readTextFile) {
     await turn.say("/read needs a client that offers fs/read_text_file.");
     return "end_turn";
   }
@@ -18,7 +18,7 @@ export async function readFile(turn: Turn, path: string): Promise<StopReason> {
 
 /** `/write <path> <content>`: writes a file through the client (`fs/write_text_file`). */
 export async function writeFile(turn: Turn, path: string, content: string): Promise<StopReason> {
-  if (!turn.clientCapabilities.fs?.writeTextFile) {
+  if (!turn.peer.capabilities.fs?.writeTextFile) {
     await turn.say("/write needs a client that offers fs/write_text_file.");
     return "end_turn";
   }

@@ -5,8 +5,11 @@ import { ask } from "./ask.js";
 import { crash } from "./crash.js";
 import { echo } from "./echo.js";
 import { elicit } from "./elicit.js";
+import { extensionNotification, extensionRequest } from "./extension.js";
+import { fail } from "./fail.js";
 import { readFile, writeFile } from "./files.js";
 import { flood } from "./flood.js";
+import { mode, whoami } from "./introspect.js";
 import { mcpServers } from "./mcp-servers.js";
 import { runShell } from "./run-shell.js";
 import { sleep } from "./sleep.js";
@@ -37,6 +40,16 @@ export async function runCommand(turn: Turn, command: PromptCommand): Promise<St
       return readFile(turn, command.path);
     case "write":
       return writeFile(turn, command.path, command.content);
+    case "mode":
+      return mode(turn);
+    case "whoami":
+      return whoami(turn);
+    case "ext":
+      return extensionRequest(turn, command.method, command.params);
+    case "extnotify":
+      return extensionNotification(turn, command.method, command.params);
+    case "fail":
+      return fail(command.code, command.message);
     case "reply":
       await turn.say(command.text);
       return "end_turn";

@@ -7,7 +7,7 @@ import type { Turn } from "../turn.js";
  * shows the terminal in a tool call, then reports the output and exit status.
  */
 export async function runShell(turn: Turn, shellCommand: string): Promise<StopReason> {
-  if (!turn.clientCapabilities.terminal) {
+  if (!turn.peer.capabilities.terminal) {
     await turn.say("Cannot /run: the client did not advertise terminal support (clientCapabilities.terminal).");
     return "end_turn";
   }
