@@ -4,6 +4,7 @@ import type { AgentApp } from "@agentclientprotocol/sdk";
 import { createNodeHttpHandler } from "@agentclientprotocol/sdk/experimental/node";
 import { AcpServer, DEFAULT_MAX_BUFFERED_BYTES, type HandleRequestOptions } from "@agentclientprotocol/sdk/experimental/server";
 import { WebSocketServer, type WebSocket } from "ws";
+import { UnknownAgentError } from "../agents/agent-registry.js";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { AcpConnections } from "./acp-connections.js";
@@ -64,7 +65,7 @@ export class AcpEndpoint {
     const agentId = requestedAgent(url);
     const known = this.options.host.agents();
     if (agentId === undefined || known.includes(agentId)) return undefined;
-    return new HttpError(400, "unknown_agent", `unknown agent "${agentId}" in ?agent=: the configured agents are ${known.join(", ")}`);
+    return new HttpError(400, "unknown_agent", new UnknownAgentError(agentId, known).message);
   }
 
   /** Streamable HTTP (`POST`, `GET` event streams, `DELETE`) on a request the HTTP server already authorized. */

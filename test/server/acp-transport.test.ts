@@ -52,7 +52,8 @@ describe("ACP over Streamable HTTP on /acp", () => {
     // The SDK's close sends DELETE /acp; the connection's holds go with it.
     await client.close();
     await waitUntil(() => fixture.berth.host.getSession(sessionId)?.holders === 0, "the HTTP connection's hold was released");
-    await waitUntil(async () => (await fixture.api("/metrics").then((r) => r.text())).includes("berth_clients_connected 0"), "the connection is no longer counted");
+    // The connection stops counting as its cleanup starts.
+    expect(await fixture.api("/metrics").then((r) => r.text())).toContain("berth_clients_connected 0");
   });
 
   it("names the connection with Acp-Connection-Id, and DELETE of it releases the connection's holds", async () => {
@@ -116,10 +117,10 @@ describe("/acp?agent=ID binds a connection to an agent", () => {
     const auth = { authorization: `Bearer ${fixture.token}` };
     const upgrade = await refusedUpgrade(`${fixture.acpUrl}?agent=nope`, auth);
     expect(upgrade.status).toBe(400);
-    expect(JSON.parse(upgrade.body)).toEqual({ error: "unknown_agent", message: 'unknown agent "nope" in ?agent=: the configured agents are demo' });
+    expect(JSON.parse(upgrade.body)).toEqual({ error: "unknown_agent", message: 'unknown agent "nope" (configured agents: demo)' });
     const post = await postInitialize(fixture, auth, "?agent=nope");
     expect(post.status).toBe(400);
-    expect(await post.json()).toEqual({ error: "unknown_agent", message: 'unknown agent "nope" in ?agent=: the configured agents are demo' });
+    expect(await post.json()).toEqual({ error: "unknown_agent", message: 'unknown agent "nope" (configured agents: demo)' });
     // The token is checked first: a stranger learns nothing of the agents.
     expect(await upgradeOutcome(`${fixture.acpUrl}?agent=nope`, {})).toBe(401);
   });
