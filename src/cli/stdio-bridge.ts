@@ -1,13 +1,14 @@
 import { Readable, Writable } from "node:stream";
-import { ndJsonStream, type AnyMessage } from "@agentclientprotocol/sdk";
-import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
-import { WebSocket } from "ws";
+import { ndJsonStream } from "@agentclientprotocol/sdk";
+import { createWebSocketStream, type WebSocketConstructor } from "@agentclientprotocol/sdk/experimental/ws-client";
+import type { WebSocket } from "ws";
+import { openAcpSocket } from "./acp-socket.js";
 
 export interface BridgeOptions {
   /** `ws://127.0.0.1:7420/acp` */
   readonly url: string;
   readonly token: string;
-  /** Injected as `_meta["berth/agent"]` into `session/new` requests that name no agent. */
+  /** The agent this connection speaks for (`/acp?agent=ID`); the host's default when absent. */
   readonly agent?: string;
   readonly input: NodeJS.ReadableStream;
   readonly output: NodeJS.WritableStream;
@@ -19,30 +20,25 @@ export interface BridgeOptions {
  * socket, which releases this connection's holds: the agent stays warm for the grace.
  */
 export async function bridgeStdio(options: BridgeOptions): Promise<void> {
+  const url = new URL(options.url);
+  if (options.agent !== undefined) url.searchParams.set("agent", options.agent);
+  // Opened before stdio is touched: a host that is absent or refuses ends the bridge with one line.
+  const socket = await openAcpSocket(url.href, options.token);
+  const remote = createWebSocketStream(url.href, { WebSocket: alreadyOpen(socket) });
   const local = ndJsonStream(
     Writable.toWeb(options.output as Writable) as WritableStream<Uint8Array>,
     Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>,
   );
-  const remote = createWebSocketStream(options.url, {
-    WebSocket: WebSocket as never,
-    headers: { authorization: `Bearer ${options.token}` },
-  });
-  const withAgent = new TransformStream<AnyMessage, AnyMessage>({
-    transform: (message, controller) => controller.enqueue(options.agent ? chooseAgent(message, options.agent) : message),
-  });
   // Whichever side ends first ends the bridge.
-  await Promise.race([
-    local.readable.pipeThrough(withAgent).pipeTo(remote.writable),
-    remote.readable.pipeTo(local.writable),
-  ]).finally(() => {
+  await Promise.race([local.readable.pipeTo(remote.writable), remote.readable.pipeTo(local.writable)]).finally(() => {
     void remote.writable.abort().catch(() => undefined);
     void local.writable.abort().catch(() => undefined);
   });
 }
 
-function chooseAgent(message: AnyMessage, agent: string): AnyMessage {
-  if (!("method" in message) || message.method !== "session/new" || !("id" in message)) return message;
-  const params = (message.params ?? {}) as { _meta?: Record<string, unknown> };
-  if (params._meta?.["berth/agent"] !== undefined) return message;
-  return { ...message, params: { ...params, _meta: { ...params._meta, "berth/agent": agent } } };
+/** The SDK's stream builds its own socket; a constructor may hand back one that already exists. */
+function alreadyOpen(socket: WebSocket): WebSocketConstructor {
+  return function AlreadyOpen() {
+    return socket;
+  } as unknown as WebSocketConstructor;
 }

@@ -1,11 +1,14 @@
-import { randomUUID } from "node:crypto";
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { AcpServer, DEFAULT_MAX_BUFFERED_BYTES } from "@agentclientprotocol/sdk/experimental/server";
+import type { AgentApp } from "@agentclientprotocol/sdk";
+import { createNodeHttpHandler } from "@agentclientprotocol/sdk/experimental/node";
+import { AcpServer, DEFAULT_MAX_BUFFERED_BYTES, type HandleRequestOptions } from "@agentclientprotocol/sdk/experimental/server";
 import { WebSocketServer, type WebSocket } from "ws";
+import { UnknownAgentError } from "../agents/agent-registry.js";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
-import { createAcpAgent } from "./acp-agent.js";
+import { AcpConnections } from "./acp-connections.js";
+import { HttpError, sendJson } from "./http-io.js";
 import { MessageLimitedSocket } from "./message-limited-socket.js";
 
 export interface AcpEndpointOptions {
@@ -20,39 +23,88 @@ export interface AcpEndpointOptions {
 export const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 /** How long closing clients get to finish the close handshake before their sockets are cut. */
 const CLOSE_WAIT_MS = 1_000;
+/** The header both profiles of the transport name their connection with. */
+const CONNECTION_ID_HEADER = "Acp-Connection-Id";
+
+/** The agent a client named on the endpoint's URL (`/acp?agent=ID`); the host's default when absent. */
+export function requestedAgent(url: URL): string | undefined {
+  return url.searchParams.get("agent") ?? undefined;
+}
 
 /**
- * `GET /acp`: ACP v1 over WebSocket. Each socket gets its own agent app and connection id;
- * its close releases every hold the connection took.
+ * `/acp`: ACP v1 over both profiles of the Streamable HTTP & WebSocket transport, through
+ * the SDK's `AcpServer`. A WebSocket upgrade, or a Streamable HTTP `initialize` POST, opens
+ * a connection with its own agent app and connection id; its end releases every hold it took.
  */
 export class AcpEndpoint {
   private readonly acp: AcpServer;
   private readonly wss: WebSocketServer;
   private readonly sockets = new Set<WebSocket>();
+  private readonly connections: AcpConnections;
   private readonly maxMessageBytes: number;
+  private readonly handleHttp: (req: IncomingMessage, res: ServerResponse) => void;
 
   constructor(private readonly options: AcpEndpointOptions) {
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    // Every upgrade passes its own agent (see handleUpgrade); this default is never used.
-    this.acp = new AcpServer({
-      createAgent: () => {
-        throw new Error("ACP connections are accepted through AcpEndpoint.handleUpgrade only");
-      },
+    this.connections = new AcpConnections(options.host, options.log);
+    this.acp = new PerRequestAgentServer((url) => this.connections.create({ transport: "http", agentId: requestedAgent(url) }).agent, {
+      maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
     });
+    this.handleHttp = createNodeHttpHandler(this.acp, { maxRequestBodyBytes: this.maxMessageBytes });
     // Messages up to 4× the limit are read and refused politely; beyond that ws closes the socket (1009).
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.maxMessageBytes * 4, clientTracking: false });
   }
 
+  /** ACP connections of both profiles that completed `initialize`. */
   get clientsConnected(): number {
-    return this.sockets.size;
+    return this.connections.size;
   }
 
-  /** Completes an upgrade the HTTP server already authorized. */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, req));
+  /** 400 naming the configured agents when `?agent=` names none of them. */
+  unknownAgent(url: URL): HttpError | undefined {
+    const agentId = requestedAgent(url);
+    const known = this.options.host.agents();
+    if (agentId === undefined || known.includes(agentId)) return undefined;
+    return new HttpError(400, "unknown_agent", new UnknownAgentError(agentId, known).message);
   }
 
-  /** Closes every client socket with `reason`, waiting briefly for each to go. */
+  /** Streamable HTTP (`POST`, `GET` event streams, `DELETE`) on a request the HTTP server already authorized. */
+  handleRequest(req: IncomingMessage, res: ServerResponse): void {
+    const declared = Number(req.headers["content-length"]);
+    // Without a usable length (a chunked body), the SDK counts the bytes as they come and answers 413 itself.
+    if (!(declared > this.maxMessageBytes)) return this.handleHttp(req, res);
+    // The id is in the body we refuse to read; the SDK's client gives this error to the request it sent.
+    const message = `Invalid request: the message is ${declared} bytes, more than the limit of ${this.maxMessageBytes} bytes`;
+    sendJson(res, 413, { jsonrpc: "2.0", id: null, error: { code: -32600, message, data: { size: declared, limit: this.maxMessageBytes } } }, { Connection: "close" });
+  }
+
+  /** Completes a WebSocket upgrade the HTTP server already authorized, naming the connection on the 101 response. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): void {
+    let limited: MessageLimitedSocket | undefined;
+    const notify = (method: string, params: unknown) => limited?.notify(method, params);
+    const { connectionId, agent } = this.connections.create({ transport: "websocket", agentId: requestedAgent(url), notify });
+    const upgrade = this.acp.prepareWebSocketUpgrade({ agent });
+    const nameConnection = (headers: string[], request: IncomingMessage) => {
+      if (request === req) headers.push(`${CONNECTION_ID_HEADER}: ${upgrade.connectionId}`);
+    };
+    // ws answers a bad handshake itself and never calls back: the prepared connection must not stay behind.
+    const failed = () => {
+      this.wss.off("headers", nameConnection);
+      upgrade.reject();
+    };
+    this.wss.on("headers", nameConnection);
+    socket.once("close", failed);
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.wss.off("headers", nameConnection);
+      socket.off("close", failed);
+      limited = this.limit(ws, connectionId);
+      this.sockets.add(ws);
+      ws.once("close", () => this.sockets.delete(ws));
+      upgrade.accept(limited);
+    });
+  }
+
+  /** Closes every client socket with `reason`, waiting briefly for each to go, then every HTTP connection. */
   async close(reason: string): Promise<void> {
     const closed = [...this.sockets].map(
       (ws) =>
@@ -70,24 +122,35 @@ export class AcpEndpoint {
     this.wss.close();
   }
 
-  private accept(ws: WebSocket, req: IncomingMessage): void {
-    const { host, log } = this.options;
-    const connectionId = randomUUID();
-    this.sockets.add(ws);
-    log.info({ connectionId, remote: req.socket.remoteAddress }, "client connected");
-    ws.once("close", (code, reason) => {
-      this.sockets.delete(ws);
-      log.info({ connectionId, code, reason: reason.toString() }, "client disconnected");
-      void host.connections.cleanupForConnection(connectionId);
-    });
-    const limited = new MessageLimitedSocket(
+  private limit(ws: WebSocket, connectionId: string): MessageLimitedSocket {
+    const { log } = this.options;
+    return new MessageLimitedSocket(
       ws,
       { maxMessageBytes: this.maxMessageBytes, maxBufferedBytes: this.options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES },
       (size) => log.warn({ connectionId, size, limit: this.maxMessageBytes }, "oversized ACP message refused"),
       (buffered) => log.warn({ connectionId, buffered }, "client disconnected: too far behind the stream"),
     );
-    const notify = (method: string, params: unknown) => limited.notify(method, params);
-    const upgrade = this.acp.prepareWebSocketUpgrade({ createAgent: () => createAcpAgent({ host, connectionId, log, notify }) });
-    upgrade.accept(limited);
+  }
+}
+
+/**
+ * The SDK's server, giving each Streamable HTTP connection the agent its `initialize`
+ * request asks for: the SDK's Node adapter passes only the request.
+ */
+class PerRequestAgentServer extends AcpServer {
+  constructor(
+    private readonly agentFor: (url: URL) => AgentApp,
+    limits: { readonly maxBufferedBytes: number },
+  ) {
+    super({
+      ...limits,
+      createAgent: () => {
+        throw new Error("every ACP connection is given its own agent");
+      },
+    });
+  }
+
+  override handleRequest(req: Request, options?: HandleRequestOptions): Promise<Response> {
+    return super.handleRequest(req, options ?? { createAgent: () => this.agentFor(new URL(req.url)) });
   }
 }

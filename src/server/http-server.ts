@@ -45,7 +45,7 @@ export class PortInUseError extends Error {
 
 const statusOf: Readonly<Record<ErrorClass, number>> = { bad_input: 400, not_found: 404, conflict: 409, unavailable: 503, internal: 500 };
 
-/** Berth on the network: REST, Server-Sent Events, metrics, the dashboard and ACP over WebSocket on one port. */
+/** Berth on the network: REST, Server-Sent Events, metrics, the dashboard and ACP (WebSocket and Streamable HTTP) on one port. */
 export async function startServer(options: ServerOptions): Promise<BerthServer> {
   const { host, token, log } = options;
   const events = new OperatorEvents(host, options.events);
@@ -55,13 +55,27 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const web = new StaticFiles(options.webDir ?? defaultWebDir);
   let port = options.port;
 
+  /** What both ACP profiles refuse once the token passed: a foreign page, an unknown agent. */
+  const acpRefusal = (req: IncomingMessage, url: URL): HttpError | undefined => {
+    const origin = req.headers.origin;
+    if (!originAllowed(origin, options.listenHost, port)) {
+      log.warn({ origin }, "ACP connection from a foreign origin refused");
+      return new HttpError(403, "forbidden_origin", `ACP connections from the origin ${origin} are not allowed`);
+    }
+    return acp.unknownAgent(url);
+  };
+
   const respond = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = requestUrl(req);
     const match = router.match(req.method ?? "GET", url.pathname);
     const isPublic = match.name === "route" && match.route.public === true;
     if (!isPublic && !tokenMatches(presentedToken(req, url), token)) return sendUnauthorized(res);
     if (match.name !== "none") return router.run(match, req, res, url);
-    if (url.pathname === "/acp") throw new HttpError(426, "upgrade_required", "/acp speaks ACP over WebSocket: connect with a WebSocket client");
+    if (url.pathname === "/acp") {
+      const refusal = acpRefusal(req, url);
+      if (refusal) throw refusal;
+      return acp.handleRequest(req, res);
+    }
     if (url.pathname === "/api" || url.pathname.startsWith("/api/")) throw new HttpError(404, "not_found", `no route ${req.method} ${url.pathname}`);
     if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", `${req.method} is not allowed on ${url.pathname} (the dashboard is read with GET)`);
     const file = web.resolve(url.pathname);
@@ -82,12 +96,9 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     const url = requestUrl(req);
     if (url.pathname !== "/acp") return refuseUpgrade(socket, 404, { error: "not_found", message: `no WebSocket endpoint at ${url.pathname} (ACP is at /acp)` });
     if (!tokenMatches(presentedToken(req, url), token)) return refuseUpgrade(socket, 401, { error: "unauthorized" });
-    const origin = req.headers.origin;
-    if (!originAllowed(origin, options.listenHost, port)) {
-      log.warn({ origin }, "WebSocket from a foreign origin refused");
-      return refuseUpgrade(socket, 403, { error: "forbidden_origin", message: `WebSocket connections from the origin ${origin} are not allowed` });
-    }
-    acp.handleUpgrade(req, socket, head);
+    const refusal = acpRefusal(req, url);
+    if (refusal) return refuseUpgrade(socket, refusal.status, { error: refusal.code, message: refusal.message });
+    acp.handleUpgrade(req, socket, head, url);
   });
 
   try {
@@ -127,7 +138,7 @@ function requestUrl(req: IncomingMessage): URL {
 
 function refuseUpgrade(socket: Duplex, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  const reason = { 401: "Unauthorized", 403: "Forbidden", 404: "Not Found" }[status] ?? "Error";
+  const reason = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found" }[status] ?? "Error";
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
 }
 

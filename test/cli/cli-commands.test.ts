@@ -1,5 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -88,12 +89,34 @@ describe("berth client commands against a running `berth serve`", () => {
     expect(await waitUntilGone([pid], 10_000)).toEqual([]);
   });
 
-  it("berth connect --agent picks the agent of new sessions", async () => {
-    const editor = editorThroughBridge("nope");
+  it("berth connect --agent binds the connection to the agent; an unknown one is refused in one line naming the configured agents", async () => {
+    const editor = editorThroughBridge("demo");
     await editor.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
-    await expect(editor.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] })).rejects.toThrow(/unknown agent "nope"/);
+    const { sessionId } = await editor.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
+    expect(await rest<{ agent: string }>(`/api/sessions/${sessionId}`)).toMatchObject({ agent: "demo" });
     editor.close();
-    await editor.exited;
+    expect(await editor.exited).toBe(0);
+
+    expect(await berth("connect", "--agent", "nope")).toEqual({ code: 1, stdout: "", stderr: 'berth connect: unknown agent "nope" (configured agents: demo)\n' });
+  });
+
+  it("berth connect without a host answering, or with a token the host refuses, says so in one line and exits 1", async () => {
+    const closedPort = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    expect(await berth("connect", "--url", `http://127.0.0.1:${closedPort}`, "--token", "any")).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `berth connect: no Berth host answers at ws://127.0.0.1:${closedPort}/acp (start one with "berth serve")\n`,
+    });
+    expect(await berth("connect", "--token", "wrong")).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: "berth connect: the host refused the token (401); check --token or the data directory\n",
+    });
   });
 
   it("berth sessions, status, questions and answer work against the running host", async () => {

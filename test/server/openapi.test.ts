@@ -6,8 +6,8 @@ const openapi = JSON.parse(readFileSync(new URL("../../docs/openapi.json", impor
   openapi: string;
   paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
 };
-/** Served outside the router: the WebSocket upgrade and the dashboard's files. */
-const outsideRouter = ["GET /acp", "GET /"];
+/** Served outside the router: ACP (both transport profiles) and the dashboard's files. */
+const outsideRouter = ["GET /acp", "POST /acp", "DELETE /acp", "GET /"];
 
 describe("docs/openapi.json", () => {
   // The handlers are never called: only the route table is read.

@@ -281,7 +281,8 @@ describe("REST API", () => {
 
     expect(await json(fixture.api("/api/nothing-here"))).toMatchObject({ status: 404, body: { error: "not_found" } });
     expect(await json(fixture.api("/api/sessions", { method: "PUT" }))).toMatchObject({ status: 405, body: { error: "method_not_allowed", message: expect.stringContaining("allowed: GET, POST") } });
-    expect(await json(fixture.api("/acp"))).toMatchObject({ status: 426, body: { error: "upgrade_required" } });
+    // Plain HTTP on /acp is ACP's Streamable HTTP profile: a GET must ask for an event stream.
+    expect((await fixture.api("/acp")).status).toBe(406);
   });
 
   it("says so when the dashboard is not built", async () => {

@@ -14,6 +14,7 @@ import {
   type RequestPermissionResponse,
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
+import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import WebSocket from "ws";
 import type { ConfigInput } from "../../src/config/config-schema.js";
@@ -33,7 +34,7 @@ export interface BerthFixture {
   readonly token: string;
   /** `fetch` on the server with the token. */
   api(path: string, init?: RequestInit): Promise<Response>;
-  /** An ACP client over WebSocket, initialized. */
+  /** An ACP client over WebSocket (or Streamable HTTP), initialized. */
   connect(options?: ClientOptions): Promise<AcpTestClient>;
   /** Stops this server and its host (the data directory stays). */
   stop(): Promise<void>;
@@ -101,6 +102,10 @@ export async function cleanUp(): Promise<void> {
 }
 
 export interface ClientOptions {
+  /** The transport profile (default `websocket`). */
+  readonly transport?: "websocket" | "http";
+  /** Binds the connection to an agent with `?agent=`. */
+  readonly agent?: string;
   readonly token?: string;
   readonly headers?: Record<string, string>;
   readonly capabilities?: ClientCapabilities;
@@ -138,7 +143,10 @@ export class AcpTestClient {
         test.asked(test.permissions, params, signal, { outcome: { outcome: "cancelled" } }, options.onPermission),
       )
       .onRequest(methods.client.elicitation.create, ({ params, signal }) => test.asked(test.elicitations, params, signal, { action: "cancel" }));
-    test.connection = app.connect(createWebSocketStream(acpUrl, { WebSocket, headers }));
+    const url = new URL(acpUrl);
+    if (options.agent !== undefined) url.searchParams.set("agent", options.agent);
+    if (options.transport === "http") url.protocol = "http:";
+    test.connection = app.connect(options.transport === "http" ? createHttpStream(url.href, { headers }) : createWebSocketStream(url.href, { WebSocket, headers }));
     clients.push(test);
     test.initialized = await test.agent.request(methods.agent.initialize, {
       protocolVersion: PROTOCOL_VERSION,

@@ -7,7 +7,7 @@ export function register(program: Command): void {
       .command("connect")
       .description("a stdio bridge to the running host's ACP endpoint, for editors that launch ACP agents as commands"),
   )
-    .option("--agent <id>", "the agent for new sessions (default: the host's default agent)")
+    .option("--agent <id>", "the agent this connection speaks for, e.g. for new sessions (default: the host's default agent)")
     .action((flags: HostFlags & { agent?: string }) =>
       runClientCommand("connect", async () => {
         const { url, token } = locateHost(flags);

@@ -1,0 +1,148 @@
+import { PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+import { afterEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { cleanUp, startFixture, upgradeOutcome, waitUntil, type BerthFixture } from "./server-harness.js";
+
+afterEach(cleanUp);
+
+const initialize = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} } };
+
+/** `POST /acp` of a Streamable HTTP `initialize`, by hand. */
+function postInitialize(fixture: BerthFixture, headers: Record<string, string>, query = ""): Promise<Response> {
+  return fetch(`${fixture.url}/acp${query}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(initialize) });
+}
+
+/** The status and body of a refused WebSocket upgrade. */
+function refusedUpgrade(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    ws.once("open", () => {
+      ws.close();
+      reject(new Error("the upgrade was accepted"));
+    });
+    ws.once("unexpected-response", (_req, res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => {
+        resolve({ status: res.statusCode ?? 0, body });
+        ws.terminate();
+      });
+    });
+    ws.once("error", (error) => {
+      if (!/Unexpected server response/.test(error.message)) reject(error);
+    });
+  });
+}
+
+describe("ACP over Streamable HTTP on /acp", () => {
+  it("the SDK's HTTP client initializes, creates a session, prompts it and gets its updates; disconnecting releases the hold", async () => {
+    const fixture = await startFixture();
+    const client = await fixture.connect({ transport: "http" });
+    const sessionId = await client.newSession(fixture.workDir, { "berth/agent": "demo" });
+    expect(fixture.berth.host.getSession(sessionId)).toMatchObject({ agent: "demo", holders: 1, state: "live" });
+
+    expect(await client.prompt(sessionId, "hello over http")).toEqual({ stopReason: "end_turn" });
+    // The response comes after the turn's updates, on HTTP as on WebSocket.
+    expect(client.texts(sessionId)).toBe("hello over http");
+    expect(await client.prompt(sessionId, ", again")).toEqual({ stopReason: "end_turn" });
+    expect(client.texts(sessionId)).toBe("hello over http, again");
+    expect(await fixture.api("/metrics").then((r) => r.text())).toContain("berth_clients_connected 1");
+
+    // The SDK's close sends DELETE /acp; the connection's holds go with it.
+    await client.close();
+    await waitUntil(() => fixture.berth.host.getSession(sessionId)?.holders === 0, "the HTTP connection's hold was released");
+    // The connection stops counting as its cleanup starts.
+    expect(await fixture.api("/metrics").then((r) => r.text())).toContain("berth_clients_connected 0");
+  });
+
+  it("names the connection with Acp-Connection-Id, and DELETE of it releases the connection's holds", async () => {
+    const fixture = await startFixture();
+    const auth = { authorization: `Bearer ${fixture.token}` };
+    const initialized = await postInitialize(fixture, auth);
+    expect(initialized.status).toBe(200);
+    const connectionId = initialized.headers.get("acp-connection-id");
+    expect(connectionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await initialized.json()).toMatchObject({ id: 0, result: { protocolVersion: PROTOCOL_VERSION } });
+
+    const post = (message: unknown) =>
+      fetch(`${fixture.url}/acp`, { method: "POST", headers: { ...auth, "content-type": "application/json", "acp-connection-id": connectionId! }, body: JSON.stringify(message) });
+    expect((await post({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: fixture.workDir, mcpServers: [] } })).status).toBe(202);
+    await waitUntil(() => fixture.berth.host.listSessions().some((s) => s.holders === 1 && s.state === "live"), "the session is held");
+    const [session] = fixture.berth.host.listSessions();
+
+    const deleted = await fetch(`${fixture.url}/acp`, { method: "DELETE", headers: { ...auth, "acp-connection-id": connectionId! } });
+    expect(deleted.status).toBe(202);
+    await waitUntil(() => fixture.berth.host.getSession(session!.id)?.holders === 0, "DELETE released the hold");
+    expect((await post({ jsonrpc: "2.0", id: 2, method: "session/list", params: {} })).status).toBe(404);
+  });
+
+  it("refuses a wrong token and a foreign Origin, as on WebSocket", async () => {
+    const fixture = await startFixture();
+    expect((await postInitialize(fixture, {})).status).toBe(401);
+    expect((await postInitialize(fixture, { authorization: "Bearer wrong" })).status).toBe(401);
+    await expect(fixture.connect({ transport: "http", token: "wrong" })).rejects.toThrow(/401/);
+
+    const foreign = await postInitialize(fixture, { authorization: `Bearer ${fixture.token}`, origin: "http://127.0.0.1:1" });
+    expect(foreign.status).toBe(403);
+    expect(await foreign.json()).toMatchObject({ error: "forbidden_origin" });
+    expect(await upgradeOutcome(fixture.acpUrl, { authorization: `Bearer ${fixture.token}`, origin: "http://127.0.0.1:1" })).toBe(403);
+    // The server's own pages may.
+    expect((await postInitialize(fixture, { authorization: `Bearer ${fixture.token}`, origin: fixture.url })).status).toBe(200);
+    expect(fixture.berth.host.listSessions()).toEqual([]);
+  });
+
+  it("answers a POST larger than the message limit with a JSON-RPC error, and the connection carries on", async () => {
+    const fixture = await startFixture({ maxMessageBytes: 64 * 1024 });
+    const client = await fixture.connect({ transport: "http" });
+    const sessionId = await client.newSession(fixture.workDir);
+    const refused = client.prompt(sessionId, "x".repeat(100 * 1024));
+    await expect(refused).rejects.toMatchObject({ data: { status: 413, body: { error: { code: -32600, data: { limit: 64 * 1024 } } } } });
+    await expect(refused).rejects.toThrow(/more than the limit of 65536 bytes/);
+    expect(await client.prompt(sessionId, "still here")).toEqual({ stopReason: "end_turn" });
+    expect(client.texts(sessionId)).toBe("still here");
+  });
+});
+
+describe("/acp?agent=ID binds a connection to an agent", () => {
+  it("accepts a configured agent on both profiles and refuses an unknown one with 400 naming the configured agents", async () => {
+    const fixture = await startFixture();
+    for (const transport of ["websocket", "http"] as const) {
+      const client = await fixture.connect({ transport, agent: "demo" });
+      const sessionId = await client.newSession(fixture.workDir);
+      expect(await client.prompt(sessionId, `bound over ${transport}`)).toEqual({ stopReason: "end_turn" });
+      expect(client.texts(sessionId)).toBe(`bound over ${transport}`);
+    }
+
+    const auth = { authorization: `Bearer ${fixture.token}` };
+    const upgrade = await refusedUpgrade(`${fixture.acpUrl}?agent=nope`, auth);
+    expect(upgrade.status).toBe(400);
+    expect(JSON.parse(upgrade.body)).toEqual({ error: "unknown_agent", message: 'unknown agent "nope" (configured agents: demo)' });
+    const post = await postInitialize(fixture, auth, "?agent=nope");
+    expect(post.status).toBe(400);
+    expect(await post.json()).toEqual({ error: "unknown_agent", message: 'unknown agent "nope" (configured agents: demo)' });
+    // The token is checked first: a stranger learns nothing of the agents.
+    expect(await upgradeOutcome(`${fixture.acpUrl}?agent=nope`, {})).toBe(401);
+  });
+});
+
+describe("ACP over WebSocket follows the transport proposal", () => {
+  it("names the connection with Acp-Connection-Id on the 101 response", async () => {
+    const fixture = await startFixture();
+    const ws = new WebSocket(fixture.acpUrl, { headers: { authorization: `Bearer ${fixture.token}` } });
+    let connectionId: string | undefined;
+    ws.once("upgrade", (res) => (connectionId = res.headers["acp-connection-id"] as string | undefined));
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    expect(connectionId).toMatch(/^[0-9a-f-]{36}$/);
+    ws.send(JSON.stringify({ ...initialize, id: 1 }));
+    const response = await new Promise<Record<string, unknown>>((resolve) => ws.once("message", (data) => resolve(JSON.parse(data.toString()) as Record<string, unknown>)));
+    expect(response).toMatchObject({ id: 1, result: { protocolVersion: PROTOCOL_VERSION } });
+    await new Promise((resolve) => {
+      ws.once("close", resolve);
+      ws.close();
+    });
+  });
+});
