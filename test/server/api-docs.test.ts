@@ -37,7 +37,7 @@ describe("docs/api.md", () => {
     expect(stdout).toContain('"state": "answered"');
     expect(stdout).toContain("berth_agent_children");
     expect(stdout).toMatch(/^204$/m);
-    expect(await turn).toEqual({ stopReason: "end_turn" });
+    expect(await turn).toMatchObject({ stopReason: "end_turn" });
     // The example session was created and deleted again; the asking one remains.
     expect(fixture.berth.host.listSessions().map((s) => s.id)).toEqual([asking.id]);
   });

@@ -62,7 +62,7 @@ describe("berth serve as a real process", () => {
 
     berth.signal("SIGTERM");
     expect(await berth.exited).toEqual({ code: 0, signal: null });
-    expect(await sleeping).toEqual({ stopReason: "cancelled" });
+    expect(await sleeping).toMatchObject({ stopReason: "cancelled" });
     await running.catch(() => undefined);
     expect(client.texts(sleeper)).toContain("Berth interrupted this turn (reason: shutdown): the host is shutting down.");
     expect(await closedWith).toEqual({ code: 1001, reason: "Berth is shutting down" });
