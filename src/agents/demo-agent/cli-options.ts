@@ -16,7 +16,7 @@ export const demoAgentUsage = `usage: berth-demo-agent [--state-dir DIR] [--no-l
   --require-auth    session/new, load and resume fail with -32000 until authenticate
                     succeeds with method "demo-token" (or $${requireAuthEnv}=1)
   --record FILE     append every JSON-RPC message received and sent to FILE as NDJSON
-                    {"direction":"in"|"out","message":...} (or $${recordEnv}=FILE)`;
+                    {"pid":...,"direction":"in"|"out","message":...} (or $${recordEnv}=FILE)`;
 
 export interface DemoAgentCliOptions extends DemoAgentOptions {
   /** Where to record the wire messages; absent when not recording. */

@@ -5,14 +5,15 @@ type Direction = "in" | "out";
 
 /**
  * Wraps a transport so every JSON-RPC message, as it crossed the wire, is
- * appended to `file` as `{"direction":"in"|"out","message":...}` before it is
- * handled or sent. Synchronous appends: once a response is seen, its line is there.
+ * appended to `file` as `{"pid":...,"direction":"in"|"out","message":...}` before it is
+ * handled or sent (several processes may record to one file: the pid tells them apart).
+ * Synchronous appends: once a response is seen, its line is there.
  */
 export function recordingStream(inner: Stream, file: string): Stream {
   const record = (direction: Direction) =>
     new TransformStream<AnyMessage, AnyMessage>({
       transform(message, controller) {
-        appendFileSync(file, `${JSON.stringify({ direction, message })}\n`, { mode: 0o600 });
+        appendFileSync(file, `${JSON.stringify({ pid: process.pid, direction, message })}\n`, { mode: 0o600 });
         controller.enqueue(message);
       },
     });

@@ -1,0 +1,90 @@
+import { client, methods, RequestError, type ClientCapabilities, type Stream } from "@agentclientprotocol/sdk";
+
+/** One step of the script and what the client got for it: an answer, or an error with its code and data. */
+export interface StepOutcome {
+  readonly step: string;
+  readonly result?: unknown;
+  readonly error?: { code: number; message: string; data?: unknown };
+}
+
+/** Everything a client received while it ran the script. */
+export interface ClientTranscript {
+  readonly steps: StepOutcome[];
+  /** `session/update` notifications, in order. */
+  readonly updates: unknown[];
+  /** Requests and notifications the agent sent that are neither updates nor questions (extensions). */
+  readonly extensions: Array<{ method: string; params: unknown }>;
+}
+
+/**
+ * The same capabilities Berth advertises to agents, so what an agent reads from its client is
+ * the same directly and through Berth (Berth serves files and terminals itself).
+ */
+export const clientCapabilities: ClientCapabilities = {
+  fs: { readTextFile: true, writeTextFile: true },
+  terminal: true,
+  elicitation: { form: {} },
+};
+export const clientInfo = { name: "differential-client", title: "Differential client", version: "1.0.0" };
+
+/**
+ * The client messages of the differential test, run against whatever `stream` reaches: the agent
+ * itself over stdio, or Berth over any of its transports. Every row of issue 8's list is a step:
+ * `initialize` (`_meta`, client info), auth-required errors, `authenticate`, `session/new` (`_meta`,
+ * modes, models, options), `set_mode`/`set_config_option`/`set_model`, prompts with `_meta` and
+ * `usage`, extension requests and notifications both ways, and an agent error with code and data.
+ */
+export async function runClientScript(stream: Stream, cwd: string): Promise<ClientTranscript> {
+  const transcript: ClientTranscript = { steps: [], updates: [], extensions: [] };
+  const app = client({ name: "differential-client" })
+    .onNotification(methods.client.session.update, ({ params }) => {
+      transcript.updates.push(params);
+    })
+    .onRequest("*", ({ method, params }) => {
+      transcript.extensions.push({ method, params });
+      return { answeredBy: "differential-client", params };
+    })
+    .onNotification("*", ({ method, params }) => {
+      transcript.extensions.push({ method, params });
+    });
+  const connection = app.connect(stream);
+  const agent = connection.agent;
+  const step = async (name: string, run: () => Promise<unknown>): Promise<unknown> => {
+    try {
+      const result = await run();
+      transcript.steps.push({ step: name, result });
+      return result;
+    } catch (error) {
+      if (!(error instanceof RequestError)) throw error;
+      transcript.steps.push({ step: name, error: { code: error.code, message: error.message, data: error.data } });
+      return undefined;
+    }
+  };
+  const request = (method: string, params: unknown) => agent.request<unknown>(method, params);
+  try {
+    await step("initialize", () => request("initialize", { protocolVersion: 1, clientCapabilities, clientInfo, _meta: { "differential/initialize": 1 } }));
+    await step("session/new before authenticate", () => request("session/new", { cwd, mcpServers: [] }));
+    await step("authenticate", () => request("authenticate", { methodId: "demo-token", _meta: { "berth-demo/token": "s3cret" } }));
+    const created = (await step("session/new", () => request("session/new", { cwd, mcpServers: [], _meta: { "differential/new": 2 } }))) as { sessionId: string };
+    const sessionId = created.sessionId;
+    const prompt = (text: string, meta?: Record<string, unknown>) =>
+      request("session/prompt", { sessionId, prompt: [{ type: "text", text }], ...(meta ? { _meta: meta } : {}) });
+    await step("session/set_mode", () => request("session/set_mode", { sessionId, modeId: "code" }));
+    await step("session/set_config_option", () => request("session/set_config_option", { sessionId, configId: "verbosity", value: "terse" }));
+    await step("session/set_model", () => request("session/set_model", { sessionId, modelId: "demo-large" }));
+    await step("session/set_mode unknown", () => request("session/set_mode", { sessionId, modeId: "nonsense" }));
+    await step("prompt with _meta", () => prompt("hello", { "differential/prompt": 3 }));
+    await step("prompt /mode", () => prompt("/mode"));
+    await step("prompt /whoami", () => prompt("/whoami"));
+    await step("extension request", () => request("_berth-demo/echo", { sessionId, x: 1, _meta: { "differential/ext": 4 } }));
+    await step("unknown extension request", () => request("_berth-demo/nothing", { sessionId }));
+    await agent.notify("_berth-demo/ping", { sessionId, n: 5 });
+    await step("agent's extension request", () => prompt('/ext _differential/ask {"q":42}'));
+    await step("agent's extension notification", () => prompt('/extnotify _differential/note {"n":7}'));
+    await step("agent error", () => prompt("/fail -32042 boom"));
+    await step("after the error", () => prompt("/mode"));
+  } finally {
+    connection.close();
+  }
+  return transcript;
+}

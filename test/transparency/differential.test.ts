@@ -1,0 +1,180 @@
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Readable, Writable } from "node:stream";
+import { ndJsonStream, type Stream } from "@agentclientprotocol/sdk";
+import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
+import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { demoAgentMain } from "../../src/agents/agent-registry.js";
+import { cleanUp, startFixture, tempDir, waitUntilGone, type BerthFixture } from "../server/server-harness.js";
+import { runClientScript, type ClientTranscript } from "./client-script.js";
+
+/**
+ * The proof of transparency (issue 8): one client script, run against the demo agent directly
+ * over stdio and through Berth on each transport, must give the client the same answers,
+ * updates and extension traffic, and must give the agent the same messages — up to ids and
+ * Berth's documented additions (docs/api.md, "What Berth adds").
+ */
+
+const cliMain = join(import.meta.dirname, "../../dist/cli/main.js");
+const spawned: number[] = [];
+
+afterEach(async () => {
+  for (const pid of spawned) killGroup(pid);
+  const left = await waitUntilGone(spawned.splice(0));
+  await cleanUp();
+  if (left.length > 0) throw new Error(`processes left running: ${left.join(", ")}`);
+});
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
+}
+
+/** A process of our own, in its own group, spoken to over its stdio. */
+function stdioProcess(command: string, args: string[]): Stream {
+  const child = spawn(command, args, { stdio: ["pipe", "pipe", "inherit"], detached: true });
+  spawned.push(child.pid!);
+  return ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>);
+}
+
+interface Recorded {
+  readonly pid: number;
+  readonly direction: "in" | "out";
+  readonly message: Record<string, unknown>;
+}
+
+function recorded(file: string): Recorded[] {
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line.trim())
+    .map((line) => JSON.parse(line) as Recorded);
+}
+
+/** The demo agent as a test agent: it requires `authenticate` and records every message it gets. */
+function recordingAgentArgs(dir: string): { args: string[]; record: string } {
+  const record = join(dir, "wire.ndjson");
+  return { args: [demoAgentMain, "--state-dir", join(dir, "state"), "--require-auth", "--record", record], record };
+}
+
+interface Run {
+  readonly client: ClientTranscript;
+  /** What the agent process that served the session received, in order. */
+  readonly agentReceived: Array<Record<string, unknown>>;
+  readonly sessionIds: string[];
+  readonly cwd: string;
+}
+
+async function direct(): Promise<Run> {
+  const dir = tempDir("berth-differential-direct-");
+  const { args, record } = recordingAgentArgs(dir);
+  const client = await runClientScript(stdioProcess(process.execPath, args), dir);
+  const lines = recorded(record).filter((line) => line.direction === "in");
+  return { client, agentReceived: lines.map((line) => line.message), sessionIds: sessionIdsOf(client), cwd: dir };
+}
+
+type BerthTransport = "websocket" | "http" | "berth connect";
+
+async function throughBerth(transport: BerthTransport): Promise<Run & { fixture: BerthFixture }> {
+  const dir = tempDir("berth-differential-berth-");
+  const { args, record } = recordingAgentArgs(dir);
+  const fixture = await startFixture({ workDir: dir, config: { agents: { recording: { command: process.execPath, args } } } });
+  const url = new URL(`${fixture.acpUrl}?agent=recording`);
+  const headers = { authorization: `Bearer ${fixture.token}` };
+  let stream: Stream;
+  if (transport === "websocket") stream = createWebSocketStream(url.href, { WebSocket, headers });
+  else if (transport === "http") stream = createHttpStream(url.href.replace(/^ws/, "http"), { headers });
+  else stream = stdioProcess(process.execPath, [cliMain, "connect", "--url", fixture.url, "--token", fixture.token, "--agent", "recording"]);
+  const client = await runClientScript(stream, dir);
+  const lines = recorded(record);
+  // Berth starts a few agent processes (its capabilities, the login, the session's child): the session's is the one that was prompted.
+  const sessionPid = lines.find((line) => line.direction === "in" && line.message.method === "session/prompt")?.pid;
+  const agentReceived = lines.filter((line) => line.pid === sessionPid && line.direction === "in").map((line) => line.message);
+  return { client, agentReceived, sessionIds: sessionIdsOf(client), cwd: dir, fixture };
+}
+
+function sessionIdsOf(client: ClientTranscript): string[] {
+  const created = client.steps.find((step) => step.step === "session/new")?.result as { sessionId?: string } | undefined;
+  return created?.sessionId ? [created.sessionId] : [];
+}
+
+/** Ids, session ids and directories differ between runs by nature; everything else must not. */
+function normalized(value: unknown, run: Pick<Run, "sessionIds" | "cwd">, agentSessionIds: string[] = []): unknown {
+  const ids = new Set([...run.sessionIds, ...agentSessionIds]);
+  return JSON.parse(
+    JSON.stringify(value, (key, v: unknown) => {
+      if (key === "id" || key === "jsonrpc") return undefined;
+      if (key === "messageId" && typeof v === "string") return "<message>";
+      if (typeof v === "string" && ids.has(v)) return "<session>";
+      if (typeof v === "string" && v.startsWith(run.cwd)) return `<cwd>${v.slice(run.cwd.length)}`;
+      return v;
+    }),
+  );
+}
+
+/** Berth's documented additions to `initialize` (docs/api.md): taken out before comparing. */
+function withoutBerthAdditions(client: ClientTranscript): ClientTranscript {
+  const steps = client.steps.map((step) => {
+    if (step.step !== "initialize" || !step.result) return step;
+    const result = structuredClone(step.result) as { _meta?: Record<string, unknown>; agentCapabilities?: { sessionCapabilities?: Record<string, unknown> } };
+    delete result._meta?.["berth/host"];
+    delete result.agentCapabilities?.sessionCapabilities?.list;
+    return { ...step, result };
+  });
+  return { ...client, steps };
+}
+
+/** The agent's own session ids, as the agent handed them out in each run. */
+function agentSessionIdsOf(received: Array<Record<string, unknown>>): string[] {
+  return received.flatMap((message) => {
+    const params = message.params as { sessionId?: unknown } | undefined;
+    return typeof params?.sessionId === "string" ? [params.sessionId] : [];
+  });
+}
+
+/** What the session's agent received once the client had logged in: directly after `authenticate`, through Berth its replay. */
+function afterLogin(received: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  const login = received.findIndex((message) => message.method === "authenticate");
+  // Through Berth the process is stopped as a group at the end; its polite `session/close` is not part of the script.
+  return received.slice(login).filter((message) => message.method !== "session/close");
+}
+
+describe("differential: the same client script directly and through Berth", () => {
+  let reference: Run;
+  beforeAll(async () => {
+    reference = await direct();
+    // The script itself must have done what it claims, or equality proves nothing.
+    const steps = Object.fromEntries(reference.client.steps.map((step) => [step.step, step]));
+    expect(steps["session/new before authenticate"]?.error).toMatchObject({ code: -32000, data: { authMethods: ["demo-token"] } });
+    expect(steps["session/new"]?.result).toMatchObject({ modes: { currentModeId: "ask" }, models: { currentModelId: "demo-small" } });
+    expect(steps["session/set_config_option"]?.result).toMatchObject({ configOptions: [{ id: "verbosity", currentValue: "terse" }] });
+    expect(steps["prompt with _meta"]?.result).toMatchObject({ usage: { totalTokens: expect.any(Number) }, _meta: { "berth-demo/prompt-meta": { "differential/prompt": 3 } } });
+    expect(steps["prompt /mode"]).toBeDefined();
+    expect(steps["extension request"]?.result).toMatchObject({ echoed: { x: 1 } });
+    expect(steps["unknown extension request"]?.error).toMatchObject({ code: -32601 });
+    expect(steps["agent error"]?.error).toMatchObject({ code: -32042, data: { "berth-demo/reason": "boom" } });
+    expect(reference.client.extensions.map((e) => e.method)).toEqual(["_differential/ask", "_differential/note"]);
+    expect(reference.client.updates.map((u) => (u as { update: { sessionUpdate: string } }).update.sessionUpdate)).toContain("current_mode_update");
+    expect(afterLogin(reference.agentReceived).map((m) => m.method)).toEqual(
+      expect.arrayContaining(["authenticate", "session/new", "session/set_mode", "session/set_config_option", "session/set_model", "session/prompt", "_berth-demo/echo", "_berth-demo/ping"]),
+    );
+  }, 60_000);
+
+  for (const transport of ["websocket", "http", "berth connect"] as const) {
+    it(`over ${transport}: the client receives what it would from the agent, and the agent what it would from the client`, async () => {
+      const run = await throughBerth(transport);
+      const agentIds = [...agentSessionIdsOf(reference.agentReceived), ...agentSessionIdsOf(run.agentReceived)];
+      const clientSide = (r: Run) => normalized(withoutBerthAdditions(r.client), r, agentIds);
+      expect(clientSide(run)).toEqual(clientSide(reference));
+      const agentSide = (r: Run) => normalized(afterLogin(r.agentReceived), r, agentIds);
+      expect(agentSide(run)).toEqual(agentSide(reference));
+      // The initialize the session's agent got carries the client's own name and `_meta`.
+      expect(normalized(run.agentReceived[0], run, agentIds)).toEqual(normalized(reference.agentReceived[0], reference, agentIds));
+    });
+  }
+});
