@@ -1,14 +1,28 @@
-import { readdirSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { methods, RequestError, type ToolCallContent } from "@agentclientprotocol/sdk";
+import { client as clientApp, methods, RequestError, type ToolCallContent } from "@agentclientprotocol/sdk";
+import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+import WebSocket from "ws";
+import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StampedRecord } from "../../src/host/host-records.js";
-import { cleanUp, startFixture, waitUntil, type BerthFixture } from "./server-harness.js";
+import { cleanUp, startFixture, tempDir, waitUntil, type BerthFixture } from "./server-harness.js";
 
 afterEach(cleanUp);
 
 function recordsOf(fixture: BerthFixture, kind: string): StampedRecord[] {
   return fixture.berth.host.recentRecords(1000).filter(({ record }) => record.kind === kind);
+}
+
+/** A demo agent that wants `authenticate` first, as the `locked` agent. */
+function lockedAgent(): { command: string; args: string[] } {
+  return { command: process.execPath, args: [demoAgentMain, "--state-dir", tempDir("berth-locked-agent-"), "--require-auth"] };
+}
+
+const login = { methodId: "demo-token", _meta: { "berth-demo/token": "s3cret" } };
+
+function wipeConversations(stateDir: string): void {
+  for (const file of readdirSync(stateDir)) rmSync(join(stateDir, file), { recursive: true, force: true });
 }
 
 async function childGone(fixture: BerthFixture, sessionId: string): Promise<void> {
@@ -89,13 +103,104 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     await childGone(fixture, fresh);
     await childGone(fixture, talked);
     // The agent forgets every conversation.
-    const stateDir = join(fixture.dataDir, "agent-state", "demo");
-    for (const file of readdirSync(stateDir)) rmSync(join(stateDir, file), { recursive: true, force: true });
+    wipeConversations(join(fixture.dataDir, "agent-state", "demo"));
 
     await client.load(fresh, fixture.workDir);
     expect((await client.prompt(fresh, "hello again")).stopReason).toBe("end_turn");
     const error = await client.load(talked, fixture.workDir).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RequestError);
     expect((error as RequestError).message).toMatch(/the agent could not reopen this session/);
+  });
+
+  it("a login is passed to the agent and replayed to each later child, so a session outlives the release of its process", async () => {
+    const fixture = await startFixture({ config: { releaseGrace: "50ms", agents: { locked: lockedAgent() } } });
+    const client = await fixture.connect({ agent: "locked" });
+    expect(client.initialized.authMethods).toMatchObject([{ id: "demo-token" }]);
+    const refused = await client.newSession(fixture.workDir).catch((e: unknown) => e);
+    // The agent's own auth-required error, code and data, that clients open their login flow on.
+    expect(refused).toMatchObject({ code: -32000, data: { authMethods: ["demo-token"] } });
+    expect(fixture.berth.host.listSessions()).toEqual([]);
+    await expect(client.agent.request(methods.agent.authenticate, { methodId: "demo-token" })).rejects.toMatchObject({ code: -32602 });
+    await client.agent.request(methods.agent.authenticate, login);
+
+    const sessionId = await client.newSession(fixture.workDir);
+    await client.prompt(sessionId, "before the release");
+    await client.agent.request(methods.agent.session.close, { sessionId });
+    await childGone(fixture, sessionId);
+    await client.load(sessionId, fixture.workDir);
+    expect(await client.prompt(sessionId, "after the release")).toMatchObject({ stopReason: "end_turn" });
+    // The credential stays out of the journal and the records.
+    const stored = JSON.stringify([fixture.berth.host.events(sessionId), fixture.berth.host.recentRecords(1000)]);
+    expect(stored).not.toContain("s3cret");
+  });
+
+  it("with rememberLogins \"file\" a login survives a restart of the host, in a 0600 file", async () => {
+    const agents = { locked: lockedAgent() };
+    const fixture = await startFixture({ config: { rememberLogins: "file", agents } });
+    const client = await fixture.connect({ agent: "locked" });
+    await client.agent.request(methods.agent.authenticate, login);
+    const sessionId = await client.newSession(fixture.workDir);
+    await fixture.stop();
+    const file = join(fixture.dataDir, "agent-logins.json");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ locked: login });
+
+    const again = await startFixture({ dataDir: fixture.dataDir, workDir: fixture.workDir, config: { rememberLogins: "file", agents } });
+    const returning = await again.connect({ agent: "locked" });
+    await returning.load(sessionId, fixture.workDir);
+    expect(await returning.prompt(sessionId, "still logged in")).toMatchObject({ stopReason: "end_turn" });
+  });
+
+  it("the session's mode, model and options are set again on a new agent process that started afresh", async () => {
+    const fixture = await startFixture({ config: { releaseGrace: "50ms" } });
+    const client = await fixture.connect();
+    const sessionId = await client.newSession(fixture.workDir);
+    await client.agent.request(methods.agent.session.setMode, { sessionId, modeId: "code" });
+    await client.agent.request("session/set_model", { sessionId, modelId: "demo-large" });
+    await client.agent.request(methods.agent.session.setConfigOption, { sessionId, configId: "verbosity", value: "terse" });
+    await client.agent.request(methods.agent.session.close, { sessionId });
+    await childGone(fixture, sessionId);
+    // The agent forgets the conversation: the new process starts it afresh, in its default mode.
+    wipeConversations(join(fixture.dataDir, "agent-state", "demo"));
+
+    const answer = await client.load(sessionId, fixture.workDir);
+    expect(answer).toMatchObject({
+      modes: { currentModeId: "code" },
+      models: { currentModelId: "demo-large" },
+      configOptions: [{ id: "verbosity", currentValue: "terse" }],
+    });
+    await client.prompt(sessionId, "/mode");
+    await client.waitForText(sessionId, "code");
+  });
+
+  it("a connection bound to an agent lists that agent's sessions only", async () => {
+    const fixture = await startFixture({ config: { agents: { other: { command: process.execPath, args: [demoAgentMain, "--state-dir", tempDir("berth-other-agent-")] } } } });
+    const demo = await fixture.connect({ agent: "demo" });
+    const other = await fixture.connect({ agent: "other" });
+    const unbound = await fixture.connect();
+    const demoSession = await demo.newSession(fixture.workDir);
+    const otherSession = await other.newSession(fixture.workDir);
+    const listed = async (c: typeof demo) => (await c.agent.request(methods.agent.session.list, {})).sessions.map((s) => s.sessionId);
+    expect(await listed(demo)).toEqual([demoSession]);
+    expect(await listed(other)).toEqual([otherSession]);
+    expect((await listed(unbound)).sort()).toEqual([demoSession, otherSession].sort());
+    expect(fixture.berth.host.getSession(otherSession)?.agent).toBe("other");
+  });
+
+  it("the agent's extension request goes to the session's clients; the first success answers it", async () => {
+    const fixture = await startFixture();
+    // A client that knows the method, beside the harness's client that does not (it answers -32601).
+    const knowing = clientApp({ name: "knowing" }).onRequest("*", ({ method, params }) => ({ from: "knowing", method, params }));
+    const connection = knowing.connect(createWebSocketStream(fixture.acpUrl, { WebSocket, headers: { authorization: `Bearer ${fixture.token}` } }));
+    await connection.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    const ignorant = await fixture.connect();
+    const sessionId = await ignorant.newSession(fixture.workDir);
+    await connection.agent.request(methods.agent.session.resume, { sessionId, cwd: fixture.workDir });
+    await ignorant.prompt(sessionId, '/ext _team/ask {"q":1}');
+    await ignorant.waitForText(sessionId, '_team/ask answered: {"from":"knowing","method":"_team/ask","params":{"q":1}}');
+    connection.close();
+    // With only a client that cannot answer, the agent gets that client's -32601.
+    await ignorant.prompt(sessionId, "/ext _team/ask {}");
+    await ignorant.waitForText(sessionId, "_team/ask failed with code -32601");
   });
 });
