@@ -73,7 +73,7 @@ for (const name of realAgentNames) {
 
     if (name === "claude") {
       it("session/set_mode and session/set_model (it advertises modes and models)", async () => {
-        expect(await agent.setMode(sessionId, "acceptEdits")).toEqual({});
+        expect(await agent.setMode(sessionId, facts.setOption.value)).toEqual({});
         expect(await agent.setModel(sessionId, "haiku")).toEqual({});
       });
     }
