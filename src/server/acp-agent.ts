@@ -1,4 +1,4 @@
-import { agent, methods, RequestError, type AgentApp, type ClientCapabilities, type Implementation, type InitializeResponse } from "@agentclientprotocol/sdk";
+import { agent, methods, PROTOCOL_VERSION, RequestError, type AgentApp, type ClientCapabilities, type Implementation, type InitializeResponse } from "@agentclientprotocol/sdk";
 import { SessionNotFoundError } from "../host/agent-children.js";
 import type { AgentRequest } from "../host/agent-request.js";
 import { answerFields } from "../host/agent-session-state.js";
@@ -59,7 +59,14 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
       capabilities = params.clientCapabilities ?? {};
       clientInfo = params.clientInfo ?? null;
       initializeMeta = params._meta ?? null;
-      return withBerthAdditions(await translatedAsync(() => host.agentProfile(connectionAgent)));
+      try {
+        return withBerthAdditions(await host.agentProfile(connectionAgent));
+      } catch (error) {
+        // A broken agent must not lock clients out of Berth: they still list and load sessions, and learn why.
+        const reason = error instanceof Error ? error.message : String(error);
+        log.warn({ agent: connectionAgent, err: error, connectionId }, "agent did not answer initialize; clients get Berth's own answer");
+        return withBerthAdditions({ protocolVersion: PROTOCOL_VERSION, agentInfo: { name: connectionAgent, version: "unknown" } }, reason);
+      }
     })
     .onRequest(methods.agent.authenticate, async ({ params }) => {
       await translatedAsync(() => host.authenticate(connectionAgent, params));
@@ -145,7 +152,7 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
 }
 
 /** The agent's own answer with what Berth adds: sessions it can always load, list, resume and close. */
-function withBerthAdditions(profile: InitializeResponse): InitializeResponse {
+function withBerthAdditions(profile: InitializeResponse, agentUnavailable?: string): InitializeResponse {
   const capabilities = profile.agentCapabilities ?? {};
   const { [FORK_CAPABILITY]: _fork, ...sessionCapabilities } = (capabilities.sessionCapabilities ?? {}) as Record<string, unknown>;
   return {
@@ -155,7 +162,7 @@ function withBerthAdditions(profile: InitializeResponse): InitializeResponse {
       loadSession: true,
       sessionCapabilities: { ...sessionCapabilities, list: {}, resume: {}, close: {} },
     },
-    _meta: { ...profile._meta, [HOST_META]: { name: "berth", version: berthVersion } },
+    _meta: { ...profile._meta, [HOST_META]: { name: "berth", version: berthVersion, ...(agentUnavailable ? { agentUnavailable } : {}) } },
   };
 }
 

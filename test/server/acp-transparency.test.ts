@@ -48,6 +48,14 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     expect(recordsOf(again, "agent_asked")).toHaveLength(before);
   });
 
+  it("an agent that cannot start still lets clients in: initialize says why, session/new fails naming it", async () => {
+    const fixture = await startFixture({ config: { agents: { broken: { command: "/nonexistent/agent-binary" } } } });
+    const client = await fixture.connect({ agent: "broken" });
+    expect(client.initialized._meta).toMatchObject({ "berth/host": { agentUnavailable: expect.stringContaining('cannot start agent "broken"') } });
+    await expect(client.newSession(fixture.workDir)).rejects.toThrow(/agent "broken"/);
+    expect(await fixture.api("/healthz").then((r) => r.status)).toBe(200);
+  });
+
   it("a request for no session goes to an agent process of its own, whose error comes back unchanged", async () => {
     const fixture = await startFixture();
     const client = await fixture.connect();
