@@ -403,9 +403,16 @@ export class Host {
     return result;
   }
 
-  /** A request for an agent outside any session (an extension method): a child of its own answers it. */
-  askAgent(agentId: string, method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
+  /**
+   * A request for an agent outside any session (an extension method): a running child of that agent
+   * among `nearSessions` (the asking connection's) answers it, else a child started for it.
+   */
+  askAgent(agentId: string, method: string, params: unknown, signal?: AbortSignal, nearSessions: readonly string[] = []): Promise<unknown> {
     this.assertRunning();
+    for (const sessionId of [...nearSessions].reverse()) {
+      const child = this.holds.child(sessionId);
+      if (child?.state === "ready" && child.agentId === agentId) return child.request(method, params, signal);
+    }
     return withTransientChild(this.transient, agentId, (child) => child.request(method, params, signal), {
       purpose: "request",
       method,

@@ -136,11 +136,19 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
       sessions.release(params.sessionId);
       return {};
     })
+    // Berth's session is what the client knows: deleting it stops its agent (which closes its own) and drops the journal.
+    .onRequest(methods.agent.session.delete, async ({ params }) => {
+      requireSession(params.sessionId);
+      sessions.release(params.sessionId);
+      await translatedAsync(() => host.deleteSession(params.sessionId));
+      log.info({ sessionId: params.sessionId, connectionId }, "client deleted a session");
+      return {};
+    })
     // Everything else is the agent's: a session's request goes to that session's agent, any other to the connection's agent.
     .onRequest("*", ({ method, params, signal }) => {
       if (method === FORK) throw RequestError.methodNotFound(method);
       const sessionId = sessionIdOf(params);
-      if (sessionId === undefined) return translatedAsync(() => host.askAgent(connectionAgent, method, params, signal));
+      if (sessionId === undefined) return translatedAsync(() => host.askAgent(connectionAgent, method, params, signal, sessions.openIds()));
       requireFeed(sessionId);
       return translatedAsync(() => host.forward(sessionId, method, params, signal));
     })
@@ -160,7 +168,7 @@ function withBerthAdditions(profile: InitializeResponse, agentUnavailable?: stri
     agentCapabilities: {
       ...capabilities,
       loadSession: true,
-      sessionCapabilities: { ...sessionCapabilities, list: {}, resume: {}, close: {} },
+      sessionCapabilities: { ...sessionCapabilities, list: {}, resume: {}, close: {}, delete: {} },
     },
     _meta: { ...profile._meta, [HOST_META]: { name: "berth", version: berthVersion, ...(agentUnavailable ? { agentUnavailable } : {}) } },
   };

@@ -62,6 +62,11 @@ export class ConnectionSessions {
     return true;
   }
 
+  /** The sessions this connection holds, most recently opened last. */
+  openIds(): string[] {
+    return [...this.open.keys()];
+  }
+
   feedOf(sessionId: string): SessionFeed | undefined {
     return this.open.get(sessionId)?.feed;
   }

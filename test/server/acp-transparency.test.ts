@@ -6,7 +6,7 @@ import WebSocket from "ws";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StampedRecord } from "../../src/host/host-records.js";
-import { cleanUp, startFixture, tempDir, waitUntil, type BerthFixture } from "./server-harness.js";
+import { cleanUp, startFixture, tempDir, waitUntil, waitUntilGone, type BerthFixture } from "./server-harness.js";
 
 afterEach(cleanUp);
 
@@ -63,6 +63,25 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     expect(error).toBeInstanceOf(RequestError);
     expect((error as RequestError).code).toBe(-32601);
     await waitUntil(() => recordsOf(fixture, "agent_asked").some(({ record }) => record.kind === "agent_asked" && record.method === "_nobody/knows"), "the request's record");
+
+    // With a session of that agent open, its running process answers: no other is started.
+    const sessionId = await client.newSession(fixture.workDir);
+    const asked = recordsOf(fixture, "agent_asked").length;
+    expect(await client.agent.request("_berth-demo/echo", { y: 2 })).toEqual({ echoed: { y: 2 } });
+    expect(recordsOf(fixture, "agent_asked")).toHaveLength(asked);
+    expect(fixture.berth.host.getSession(sessionId)?.pid).not.toBeNull();
+  });
+
+  it("session/delete deletes Berth's session and stops its agent", async () => {
+    const fixture = await startFixture();
+    const client = await fixture.connect();
+    expect(client.initialized.agentCapabilities?.sessionCapabilities).toMatchObject({ delete: {} });
+    const sessionId = await client.newSession(fixture.workDir);
+    const pid = fixture.berth.host.getSession(sessionId)!.pid!;
+    await client.agent.request(methods.agent.session.delete, { sessionId });
+    expect(fixture.berth.host.getSession(sessionId)).toBeUndefined();
+    expect((await client.agent.request(methods.agent.session.list, {})).sessions).toEqual([]);
+    expect(await waitUntilGone([pid])).toEqual([]);
   });
 
   it("a tool call's terminal becomes the command's output, sent again as it grows; a client may ask for raw terminal ids", async () => {

@@ -124,6 +124,7 @@ function withoutBerthAdditions(client: ClientTranscript): ClientTranscript {
     const result = structuredClone(step.result) as { _meta?: Record<string, unknown>; agentCapabilities?: { sessionCapabilities?: Record<string, unknown> } };
     delete result._meta?.["berth/host"];
     delete result.agentCapabilities?.sessionCapabilities?.list;
+    delete result.agentCapabilities?.sessionCapabilities?.delete;
     return { ...step, result };
   });
   return { ...client, steps };
