@@ -133,6 +133,17 @@ describe("acpx through berth connect", () => {
     const after = await session(fixture, sessionId);
     expect(after.pid).toBe(warm.pid);
     expect(created.pid === null || created.pid === warm.pid).toBe(true);
+
+    // exec: a one-shot session of its own, through the same bridge.
+    const oneShot = ok(await run(["--format", "json", "exec", "just once"]));
+    expect(requestsSent(oneShot)).toContain("session/new");
+    expect(oneShot.stdout).toContain("just once");
+    const listed = (await (await fixture.api("/api/sessions")).json()) as { sessions: SessionView[] };
+    expect(listed.sessions.map((s) => s.agent)).toEqual(["demo", "demo"]);
+
+    // sessions close: acpx forgets the session; in Berth it stays, listed and readable.
+    ok(await run(["sessions", "close"]));
+    expect((await session(fixture, sessionId)).id).toBe(sessionId);
   });
 
   it("logs in through ACPX_AUTH_DEMO_TOKEN; Berth replays the login to the session's next process", async () => {
@@ -169,6 +180,16 @@ describe("acpx through berth connect", () => {
     expect(second.pid).not.toBeNull();
     expect(second.pid).not.toBe(first.pid);
   });
+
+  it("shows berth connect's one-line error when the host refuses the token", async () => {
+    const fixture = await berth("1s");
+    const runner = new AcpxRunner(tempDir("berth-acpx-home-"), fixture.workDir);
+    runners.push(runner);
+    const refused = await runner.run(["--agent", berthConnectCommand(fixture.url, "not-the-token", "demo"), "--ttl", "1", "sessions", "new"]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("refused the token");
+    expect(refused.stderr).not.toMatch(/^\s+at /m);
+  });
 });
 
 describe("acpx directly (the control)", () => {
@@ -177,10 +198,7 @@ describe("acpx directly (the control)", () => {
     const runner = new AcpxRunner(dir, dir);
     runners.push(runner);
     const agentCommand = [process.execPath, demoAgentMain, "--require-auth", "--state-dir", join(dir, "state")].join(" ");
-    const refused = await runner.run(["--agent", agentCommand, "--ttl", "1", "sessions", "new"]);
-    expect(refused.stderr).toContain("Authentication required");
-    const login = { env: { ACPX_AUTH_DEMO_TOKEN: "direct" } };
-    newSessionId(await runner.run(["--agent", agentCommand, "--ttl", "1", "sessions", "new"], login));
-    expect(ok(await runner.run(["--agent", agentCommand, "--ttl", "1", "direct hello"], login)).stdout).toContain("direct hello");
+    // `--require-auth`: session/new succeeds only after authenticate took the token from the environment acpx gave it.
+    newSessionId(await runner.run(["--agent", agentCommand, "--ttl", "1", "sessions", "new"], { env: { ACPX_AUTH_DEMO_TOKEN: "direct" } }));
   });
 });
