@@ -66,7 +66,7 @@ describe("initialize", () => {
       {
         id: "demo-token",
         name: "Demo token",
-        description: 'Any non-empty _meta["berth-demo/token"] passed to authenticate',
+        description: 'Any non-empty _meta["berth-demo/token"] passed to authenticate, else $DEMO_TOKEN or $ACPX_AUTH_DEMO_TOKEN in the agent\'s environment',
       },
     ]);
     expect(initialized._meta).toEqual({ "berth-demo/initialize": true });
@@ -514,6 +514,16 @@ describe("authentication", () => {
   it("is required with BERTH_DEMO_REQUIRE_AUTH=1 too", async () => {
     const agent = await start({ env: { BERTH_DEMO_REQUIRE_AUTH: "1" } });
     await expect(agent.newSession(workDir)).rejects.toMatchObject({ code: -32000 });
+  });
+
+  it("takes the token from its environment when _meta has none, as acpx starts agents", async () => {
+    for (const name of ["DEMO_TOKEN", "ACPX_AUTH_DEMO_TOKEN"]) {
+      const agent = await start({ args: ["--require-auth"], env: { [name]: "secret" } });
+      await expect(agent.agent.request(methods.agent.authenticate, { methodId: "demo-token" })).resolves.toEqual({});
+      await agent.newSession(workDir);
+    }
+    const blank = await start({ args: ["--require-auth"], env: { DEMO_TOKEN: " " } });
+    await expect(blank.agent.request(methods.agent.authenticate, { methodId: "demo-token" })).rejects.toMatchObject({ code: -32602 });
   });
 });
 

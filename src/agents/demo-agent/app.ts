@@ -44,6 +44,8 @@ export interface DemoAgentOptions {
   loadSessions: boolean;
   /** Refuse `session/new`, `session/load` and `session/resume` until `authenticate` succeeded. */
   requireAuth: boolean;
+  /** The agent's environment, where `authenticate` may find the token (see `tokenEnvNames`); none by default. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -53,7 +55,7 @@ export interface DemoAgentOptions {
  */
 export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
   const sessions = new SessionRegistry(new ConversationStore(options.stateDir));
-  const auth = new AuthGate(options.requireAuth);
+  const auth = new AuthGate(options.requireAuth, options.env);
   let peer: ClientPeer = { info: null, capabilities: {} };
   const stateOf = (session: DemoSession, method: string): SessionStateFields =>
     sessionStateFields(sessions.settingsOf(session), method);

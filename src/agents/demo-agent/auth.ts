@@ -3,10 +3,17 @@ import { RequestError, type AuthenticateRequest, type AuthMethod } from "@agentc
 /** Where `authenticate` carries the demo token: ACP has no field for secrets, so `_meta`. */
 export const tokenMetaKey = "berth-demo/token";
 
+/**
+ * Where the agent's own environment may carry the token instead, as clients that keep
+ * credentials out of the protocol do: acpx sends `authenticate` with the method id only and
+ * starts the agent with `ACPX_AUTH_DEMO_TOKEN` and its promoted form `DEMO_TOKEN` set.
+ */
+export const tokenEnvNames = ["DEMO_TOKEN", "ACPX_AUTH_DEMO_TOKEN"] as const;
+
 export const demoAuthMethod: AuthMethod = {
   id: "demo-token",
   name: "Demo token",
-  description: `Any non-empty _meta["${tokenMetaKey}"] passed to authenticate`,
+  description: `Any non-empty _meta["${tokenMetaKey}"] passed to authenticate, else $${tokenEnvNames.join(" or $")} in the agent's environment`,
 };
 
 /**
@@ -17,7 +24,11 @@ export const demoAuthMethod: AuthMethod = {
 export class AuthGate {
   private authenticated = false;
 
-  constructor(private readonly required: boolean) {}
+  /** `env`: the agent's environment, read for {@link tokenEnvNames} when `_meta` has no token. */
+  constructor(
+    private readonly required: boolean,
+    private readonly env: Readonly<Record<string, string | undefined>> = {},
+  ) {}
 
   authenticate(params: AuthenticateRequest): void {
     if (params.methodId !== demoAuthMethod.id) {
@@ -26,11 +37,11 @@ export class AuthGate {
         `unknown auth method "${params.methodId}"; this agent offers "${demoAuthMethod.id}"`,
       );
     }
-    const token = params._meta?.[tokenMetaKey];
+    const token = params._meta?.[tokenMetaKey] ?? tokenEnvNames.map((name) => this.env[name]).find((value) => value?.trim());
     if (typeof token !== "string" || token === "") {
       throw RequestError.invalidParams(
         { field: `_meta.${tokenMetaKey}` },
-        `"${demoAuthMethod.id}" needs a non-empty string in _meta["${tokenMetaKey}"]`,
+        `"${demoAuthMethod.id}" needs a non-empty string in _meta["${tokenMetaKey}"] (or $${tokenEnvNames.join(" or $")} in the agent's environment)`,
       );
     }
     this.authenticated = true;

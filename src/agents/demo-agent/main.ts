@@ -23,7 +23,7 @@ try {
 }
 
 const stream = options.recordFile ? recordingStream(stdioStream(), options.recordFile) : stdioStream();
-const connection = createDemoAgentApp(options).connect(stream);
+const connection = createDemoAgentApp({ ...options, env: process.env }).connect(stream);
 process.stderr.write(
   `${demoAgentName}: serving ACP on stdio, state in ${options.stateDir}` +
     (options.recordFile ? `, recording to ${options.recordFile}` : "") +
