@@ -1,8 +1,9 @@
 import { Readable, Writable } from "node:stream";
-import { ndJsonStream } from "@agentclientprotocol/sdk";
+import { ndJsonStream, type AnyMessage } from "@agentclientprotocol/sdk";
 import { createWebSocketStream, type WebSocketConstructor } from "@agentclientprotocol/sdk/experimental/ws-client";
 import type { WebSocket } from "ws";
 import { openAcpSocket } from "./acp-socket.js";
+import { LoginEnv } from "./login-env.js";
 
 export interface BridgeOptions {
   /** `ws://127.0.0.1:7420/acp` */
@@ -12,6 +13,8 @@ export interface BridgeOptions {
   readonly agent?: string;
   readonly input: NodeJS.ReadableStream;
   readonly output: NodeJS.WritableStream;
+  /** Where an environment-variable auth method's values are found (the bridge's own environment). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -29,8 +32,13 @@ export async function bridgeStdio(options: BridgeOptions): Promise<void> {
     Writable.toWeb(options.output as Writable) as WritableStream<Uint8Array>,
     Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>,
   );
+  const logins = new LoginEnv(options.env ?? process.env);
+  const through = (map: (message: AnyMessage) => AnyMessage) => new TransformStream<AnyMessage, AnyMessage>({ transform: (message, out) => out.enqueue(map(message)) });
   // Whichever side ends first ends the bridge.
-  await Promise.race([local.readable.pipeTo(remote.writable), remote.readable.pipeTo(local.writable)]).finally(() => {
+  await Promise.race([
+    local.readable.pipeThrough(through((m) => logins.outgoing(m))).pipeTo(remote.writable),
+    remote.readable.pipeThrough(through((m) => logins.incoming(m))).pipeTo(local.writable),
+  ]).finally(() => {
     void remote.writable.abort().catch(() => undefined);
     void local.writable.abort().catch(() => undefined);
   });

@@ -10,7 +10,7 @@ import { elicitationResponse, permissionResponse } from "../location/question-ty
 import { describeExit, type ProcessGroupLedger } from "../processes/index.js";
 import type { Session } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
-import type { AgentLogins } from "./agent-logins.js";
+import { withLoginEnv, type AgentLogins } from "./agent-logins.js";
 import type { AgentProfiles } from "./agent-profiles.js";
 import { agentRequestOf, mergedMcpServers, reopenFields } from "./agent-request.js";
 import { answerFields, restoreSteps, stateOf, withAnswer, withRequest, withUpdate } from "./agent-session-state.js";
@@ -140,10 +140,11 @@ export class AgentChildren {
     // A service that exited since the location booted is started again before an agent is told of it.
     await located.services.ensureStarted();
     const request = agentRequestOf(session.agentRequest);
+    const login = this.deps.logins.get(session.agent);
     const child = await AgentChild.start({
       agentId: session.agent,
       sessionId,
-      command: registry.resolve(session.agent),
+      command: withLoginEnv(registry.resolve(session.agent), login),
       cwd: key.directory,
       handlers: this.handlersFor(sessionId, key, located),
       initializeTimeoutMs: this.deps.initializeTimeoutMs,
@@ -152,7 +153,7 @@ export class AgentChildren {
       onStderrLine: (line) => this.deps.log.info({ sessionId, agent: session.agent, stderr: line }, "agent stderr"),
       clientInfo: request.clientInfo,
       initializeMeta: request.initializeMeta,
-      authenticate: this.deps.logins.get(session.agent),
+      authenticate: login?.request,
     });
     try {
       this.deps.profiles.remember(session.agent, child.initializeResponse);

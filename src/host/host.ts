@@ -22,7 +22,7 @@ import type { JournalEvent } from "../store/events.js";
 import type { Session } from "../store/sessions.js";
 import { Store } from "../store/store.js";
 import { AgentChildren, SessionNotFoundError } from "./agent-children.js";
-import { AgentLogins } from "./agent-logins.js";
+import { AgentLogins, loginOf } from "./agent-logins.js";
 import { AgentProfiles } from "./agent-profiles.js";
 import type { AgentRequest } from "./agent-request.js";
 import { stateOf, withRequest, type AgentSessionState } from "./agent-session-state.js";
@@ -113,10 +113,11 @@ export class Host {
     const record = (r: HostRecord) => this.record(r);
     this.connections = new ConnectionCleanups((error, id) => log.error({ err: error, cleanup: id }, "connection cleanup failed"));
     this.registry = new AgentRegistry(config.agents, config.defaultAgent, paths.agentState);
-    this.logins = new AgentLogins(config.rememberLogins === "file" ? join(dataDir, "agent-logins.json") : undefined);
+    this.logins = new AgentLogins(config.rememberLogins === "file" ? join(dataDir, "agent-logins.json") : undefined, (error) =>
+      log.error({ err: error }, "agent logins file unreadable; clients log in again"),
+    );
     this.transient = {
       registry: this.registry,
-      logins: this.logins,
       ledger: store.processGroups,
       log,
       cwd: paths.agentState,
@@ -389,17 +390,20 @@ export class Host {
   }
 
   /**
-   * `authenticate` with the agent, in a child of its own; on success it is remembered and replayed
-   * to every later child of that agent before its session opens.
+   * `authenticate` with the agent, in a child of its own started with the variables the client
+   * handed over for an environment-variable method; on success it is remembered and replayed to
+   * every later child of that agent before its session opens.
    */
   async authenticate(agentId: string, request: AuthenticateRequest): Promise<unknown> {
     this.assertRunning();
-    const result = await withTransientChild(this.transient, agentId, (child) => child.authenticate(request), {
+    const login = loginOf(request, (await this.agentProfile(agentId)).authMethods);
+    const result = await withTransientChild(this.transient, agentId, (child) => child.authenticate(login.request), {
       purpose: "authenticate",
       method: "authenticate",
+      login,
       replayLogin: false,
     });
-    this.logins.remember(agentId, request);
+    this.logins.remember(agentId, login);
     return result;
   }
 
@@ -416,6 +420,7 @@ export class Host {
     return withTransientChild(this.transient, agentId, (child) => child.request(method, params, signal), {
       purpose: "request",
       method,
+      login: this.logins.get(agentId),
       replayLogin: true,
     });
   }

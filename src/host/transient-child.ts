@@ -4,13 +4,12 @@ import { AgentChild } from "../agents/agent-child.js";
 import type { AgentClientHandlers } from "../agents/agent-client-handlers.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
 import type { ProcessGroupLedger } from "../processes/index.js";
-import type { AgentLogins } from "./agent-logins.js";
+import { withLoginEnv, type Login } from "./agent-logins.js";
 import type { HostRecord } from "./host-records.js";
 import type { Logger } from "./logger.js";
 
 export interface TransientChildDeps {
   readonly registry: AgentRegistry;
-  readonly logins: AgentLogins;
   readonly ledger: ProcessGroupLedger;
   readonly log: Logger;
   /** Where such a child runs: no location is booted for it. */
@@ -26,7 +25,9 @@ export interface TransientChildDeps {
 export interface TransientPurpose {
   readonly purpose: "initialize" | "authenticate" | "request";
   readonly method: string;
-  /** Replay the agent's remembered login first (not when the request is itself the login). */
+  /** The login whose variables the child is started with. */
+  readonly login?: Login;
+  /** Send that login's `authenticate` first (not when the request is itself the login). */
   readonly replayLogin: boolean;
 }
 
@@ -38,19 +39,19 @@ export async function withTransientChild<T>(
   deps: TransientChildDeps,
   agentId: string,
   work: (child: AgentChild) => Promise<T>,
-  { purpose, method, replayLogin }: TransientPurpose,
+  { purpose, method, login, replayLogin }: TransientPurpose,
 ): Promise<T> {
   const child = await AgentChild.start({
     agentId,
     sessionId: `transient:${randomUUID()}`,
-    command: deps.registry.resolve(agentId),
+    command: withLoginEnv(deps.registry.resolve(agentId), login),
     cwd: deps.cwd,
     handlers: noSessionHandlers,
     initializeTimeoutMs: deps.initializeTimeoutMs,
     stopTimeoutMs: deps.stopTimeoutMs,
     ledger: deps.ledger,
     onStderrLine: (line) => deps.log.info({ agent: agentId, stderr: line }, "agent stderr"),
-    authenticate: replayLogin ? deps.logins.get(agentId) : undefined,
+    authenticate: replayLogin ? login?.request : undefined,
   });
   try {
     deps.record({ kind: "agent_asked", agent: agentId, pid: child.pid, purpose, method });

@@ -68,6 +68,13 @@ describe("initialize", () => {
         name: "Demo token",
         description: 'Any non-empty _meta["berth-demo/token"] passed to authenticate, else $DEMO_TOKEN or $ACPX_AUTH_DEMO_TOKEN in the agent\'s environment',
       },
+      {
+        type: "env_var",
+        id: "demo-env",
+        name: "Demo environment token",
+        description: "Requires setting the `BERTH_DEMO_ENV_TOKEN` environment variable.",
+        vars: [{ name: "BERTH_DEMO_ENV_TOKEN" }],
+      },
     ]);
     expect(initialized._meta).toEqual({ "berth-demo/initialize": true });
   });
@@ -482,7 +489,7 @@ describe("authentication", () => {
 
   it("with --require-auth refuses session methods with -32000 until authenticate succeeds", async () => {
     const agent = await start({ args: ["--require-auth"] });
-    const authRequired = { code: -32000, data: { authMethods: ["demo-token"] } };
+    const authRequired = { code: -32000, data: { authMethods: ["demo-token", "demo-env"] } };
     await expect(agent.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] })).rejects.toMatchObject(
       authRequired,
     );
@@ -509,6 +516,17 @@ describe("authentication", () => {
     ).resolves.toEqual({});
     const sessionId = await agent.newSession(workDir);
     expect((await agent.prompt(sessionId, "in")).stopReason).toBe("end_turn");
+  });
+
+  it("the environment-variable method works when whoever started the agent set the variable", async () => {
+    const without = await start({ args: ["--require-auth"] });
+    await expect(without.agent.request(methods.agent.authenticate, { methodId: "demo-env" })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("BERTH_DEMO_ENV_TOKEN"),
+    });
+    const withVariable = await start({ args: ["--require-auth"], env: { BERTH_DEMO_ENV_TOKEN: "from-env" } });
+    await expect(withVariable.agent.request(methods.agent.authenticate, { methodId: "demo-env" })).resolves.toEqual({});
+    expect(await withVariable.newSession(workDir)).toEqual(expect.any(String));
   });
 
   it("is required with BERTH_DEMO_REQUIRE_AUTH=1 too", async () => {
@@ -705,6 +723,7 @@ describe("extension methods", () => {
 
 describe("--record", () => {
   interface Recorded {
+    pid: number;
     direction: "in" | "out";
     message: { id?: unknown; method?: string; params?: unknown; result?: unknown };
   }
@@ -724,6 +743,7 @@ describe("--record", () => {
     const [first, second] = lines;
     // Raw: the SDK's parser would have added `fs` and `auth` defaults to these capabilities.
     expect(first).toEqual({
+      pid: agent.pid,
       direction: "in",
       message: {
         jsonrpc: "2.0",
@@ -740,10 +760,12 @@ describe("--record", () => {
       direction: "out",
       message: { id: first!.message.id, result: { _meta: { "berth-demo/initialize": true } } },
     });
-    expect(lines).toContainEqual({ direction: "in", message: { jsonrpc: "2.0", method: "_berth-demo/ping", params: { n: 1 } } });
+    expect(lines.every((line) => line.pid === agent.pid)).toBe(true);
+    expect(lines).toContainEqual({ pid: agent.pid, direction: "in", message: { jsonrpc: "2.0", method: "_berth-demo/ping", params: { n: 1 } } });
     const extRequest = lines.find((line) => line.direction === "out" && line.message.method === "_test/hello");
     expect(extRequest).toBeDefined();
     expect(lines).toContainEqual({
+      pid: agent.pid,
       direction: "in",
       message: { jsonrpc: "2.0", id: extRequest!.message.id, result: { ok: true } },
     });

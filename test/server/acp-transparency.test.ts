@@ -1,6 +1,8 @@
+import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { client as clientApp, methods, RequestError, type ToolCallContent } from "@agentclientprotocol/sdk";
+import { Readable, Writable } from "node:stream";
+import { client as clientApp, methods, ndJsonStream, RequestError, type ToolCallContent } from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import WebSocket from "ws";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
@@ -142,10 +144,10 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
   it("a login is passed to the agent and replayed to each later child, so a session outlives the release of its process", async () => {
     const fixture = await startFixture({ config: { releaseGrace: "50ms", agents: { locked: lockedAgent() } } });
     const client = await fixture.connect({ agent: "locked" });
-    expect(client.initialized.authMethods).toMatchObject([{ id: "demo-token" }]);
+    expect(client.initialized.authMethods).toMatchObject([{ id: "demo-token" }, { id: "demo-env", type: "env_var" }]);
     const refused = await client.newSession(fixture.workDir).catch((e: unknown) => e);
     // The agent's own auth-required error, code and data, that clients open their login flow on.
-    expect(refused).toMatchObject({ code: -32000, data: { authMethods: ["demo-token"] } });
+    expect(refused).toMatchObject({ code: -32000, data: { authMethods: ["demo-token", "demo-env"] } });
     expect(fixture.berth.host.listSessions()).toEqual([]);
     await expect(client.agent.request(methods.agent.authenticate, { methodId: "demo-token" })).rejects.toMatchObject({ code: -32602 });
     await client.agent.request(methods.agent.authenticate, login);
@@ -170,7 +172,7 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     await fixture.stop();
     const file = join(fixture.dataDir, "agent-logins.json");
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ locked: login });
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ locked: { request: login, env: {} } });
 
     const again = await startFixture({ dataDir: fixture.dataDir, workDir: fixture.workDir, config: { rememberLogins: "file", agents } });
     const returning = await again.connect({ agent: "locked" });
@@ -229,5 +231,44 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     // With only a client that cannot answer, the agent gets that client's -32601.
     await ignorant.prompt(sessionId, "/ext _team/ask {}");
     await ignorant.waitForText(sessionId, "_team/ask failed with code -32601");
+  });
+
+  it("an environment-variable login: the client hands over the method's variables, every child of the agent is started with them", async () => {
+    const fixture = await startFixture({ config: { releaseGrace: "50ms", agents: { locked: lockedAgent() } } });
+    const client = await fixture.connect({ agent: "locked" });
+    const envLogin = (env: Record<string, unknown>) => client.agent.request(methods.agent.authenticate, { methodId: "demo-env", _meta: { "berth/env": env } });
+    // Only the variables the agent's method names reach its environment.
+    await expect(envLogin({ LD_PRELOAD: "/tmp/x.so" })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('takes no variable "LD_PRELOAD"') });
+    await expect(client.agent.request(methods.agent.authenticate, { methodId: "demo-env" })).rejects.toMatchObject({ code: -32602 });
+    await envLogin({ BERTH_DEMO_ENV_TOKEN: "k3y" });
+
+    const sessionId = await client.newSession(fixture.workDir);
+    await client.prompt(sessionId, "first");
+    await client.agent.request(methods.agent.session.close, { sessionId });
+    await childGone(fixture, sessionId);
+    await client.load(sessionId, fixture.workDir);
+    expect(await client.prompt(sessionId, "after the release")).toMatchObject({ stopReason: "end_turn" });
+    expect(JSON.stringify([fixture.berth.host.events(sessionId), fixture.berth.host.recentRecords(1000)])).not.toContain("k3y");
+  });
+
+  it("berth connect hands an environment-variable method's values from its own environment", async () => {
+    const fixture = await startFixture({ config: { agents: { locked: lockedAgent() } } });
+    const bridge = spawn(process.execPath, [join(import.meta.dirname, "../../dist/cli/main.js"), "connect", "--url", fixture.url, "--token", fixture.token, "--agent", "locked"], {
+      stdio: ["pipe", "pipe", "inherit"],
+      env: { ...process.env, BERTH_DEMO_ENV_TOKEN: "from-the-editor" },
+    });
+    const connection = clientApp({ name: "editor" }).connect(
+      ndJsonStream(Writable.toWeb(bridge.stdin) as WritableStream<Uint8Array>, Readable.toWeb(bridge.stdout) as ReadableStream<Uint8Array>),
+    );
+    try {
+      await connection.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+      await connection.agent.request(methods.agent.authenticate, { methodId: "demo-env" });
+      const { sessionId } = await connection.agent.request(methods.agent.session.new, { cwd: fixture.workDir, mcpServers: [] });
+      expect(fixture.berth.host.getSession(sessionId)?.agent).toBe("locked");
+    } finally {
+      connection.close();
+      bridge.stdin.end();
+      await new Promise((resolve) => (bridge.exitCode === null ? bridge.once("exit", resolve) : resolve(undefined)));
+    }
   });
 });

@@ -151,7 +151,7 @@ describe("differential: the same client script directly and through Berth", () =
     reference = await direct();
     // The script itself must have done what it claims, or equality proves nothing.
     const steps = Object.fromEntries(reference.client.steps.map((step) => [step.step, step]));
-    expect(steps["session/new before authenticate"]?.error).toMatchObject({ code: -32000, data: { authMethods: ["demo-token"] } });
+    expect(steps["session/new before authenticate"]?.error).toMatchObject({ code: -32000, data: { authMethods: ["demo-token", "demo-env"] } });
     expect(steps["session/new"]?.result).toMatchObject({ modes: { currentModeId: "ask" }, models: { currentModelId: "demo-small" } });
     expect(steps["session/set_config_option"]?.result).toMatchObject({ configOptions: [{ id: "verbosity", currentValue: "terse" }] });
     expect(steps["prompt with _meta"]?.result).toMatchObject({ usage: { totalTokens: expect.any(Number) }, _meta: { "berth-demo/prompt-meta": { "differential/prompt": 3 } } });

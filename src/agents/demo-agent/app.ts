@@ -12,7 +12,7 @@ import {
 import type { PromptResponse } from "@agentclientprotocol/sdk/unstable";
 import { z } from "zod";
 import { berthVersion } from "../../version.js";
-import { AuthGate, demoAuthMethod } from "./auth.js";
+import { AuthGate, demoAuthMethod, envAuthMethod } from "./auth.js";
 import { announceCommandsAfterResponse } from "./commands/available-commands.js";
 import { runCommand } from "./commands/index.js";
 import { ConversationStore } from "./conversation-store.js";
@@ -67,7 +67,7 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
         protocolVersion: PROTOCOL_VERSION,
         agentInfo: { name: demoAgentName, title: "Berth demo agent", version: berthVersion },
         agentCapabilities: capabilities(options.loadSessions),
-        authMethods: [demoAuthMethod],
+        authMethods: [demoAuthMethod, envAuthMethod],
         _meta: { "berth-demo/initialize": true },
       };
       return response;

@@ -16,6 +16,21 @@ export const demoAuthMethod: AuthMethod = {
   description: `Any non-empty _meta["${tokenMetaKey}"] passed to authenticate, else $${tokenEnvNames.join(" or $")} in the agent's environment`,
 };
 
+/** The variable of {@link envAuthMethod}: set in the agent's environment by whoever starts it. */
+export const envTokenName = "BERTH_DEMO_ENV_TOKEN";
+
+/**
+ * An environment-variable method (as codex-acp's `openai-api-key`): the client starts the agent with
+ * the variable set, then names the method in `authenticate`. Not in the SDK's types yet, hence the cast.
+ */
+export const envAuthMethod = {
+  type: "env_var",
+  id: "demo-env",
+  name: "Demo environment token",
+  description: `Requires setting the \`${envTokenName}\` environment variable.`,
+  vars: [{ name: envTokenName }],
+} as unknown as AuthMethod;
+
 /**
  * One connection's authentication. `authenticate` always works; only with
  * `required` (`--require-auth`) do session methods wait for it, so the
@@ -31,10 +46,11 @@ export class AuthGate {
   ) {}
 
   authenticate(params: AuthenticateRequest): void {
+    if (params.methodId === envAuthMethod.id) return this.authenticateFromEnvironment();
     if (params.methodId !== demoAuthMethod.id) {
       throw RequestError.invalidParams(
         { methodId: params.methodId },
-        `unknown auth method "${params.methodId}"; this agent offers "${demoAuthMethod.id}"`,
+        `unknown auth method "${params.methodId}"; this agent offers "${demoAuthMethod.id}" and "${envAuthMethod.id}"`,
       );
     }
     const token = params._meta?.[tokenMetaKey] ?? tokenEnvNames.map((name) => this.env[name]).find((value) => value?.trim());
@@ -47,11 +63,18 @@ export class AuthGate {
     this.authenticated = true;
   }
 
+  private authenticateFromEnvironment(): void {
+    if (!this.env[envTokenName]?.trim()) {
+      throw RequestError.invalidParams({ variable: envTokenName }, `"${envAuthMethod.id}" needs $${envTokenName} set in the agent's environment`);
+    }
+    this.authenticated = true;
+  }
+
   /** Throws ACP's auth-required error (-32000) while authentication is required and missing. */
   check(): void {
     if (this.required && !this.authenticated) {
       throw RequestError.authRequired(
-        { authMethods: [demoAuthMethod.id] },
+        { authMethods: [demoAuthMethod.id, envAuthMethod.id] },
         `call authenticate with "${demoAuthMethod.id}" first`,
       );
     }
