@@ -17,6 +17,8 @@ type ToolCallUpdate = Extract<SessionUpdate, { sessionUpdate: "tool_call" | "too
 export class TerminalMirror {
   /** Tool calls that show a running command: their content as the agent sent it, and what was last sent. */
   private readonly following = new Map<string, { content: ToolCallContent[]; shown: string }>();
+  /** The last text shown for each terminal, shown again once its output is no longer kept (released). */
+  private readonly lastShown = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -27,7 +29,13 @@ export class TerminalMirror {
 
   /** The update as this client can show it; a tool call whose command still runs is followed. */
   rewrite(update: SessionUpdate): SessionUpdate {
-    if (!isToolCall(update) || !update.content?.some((item) => item.type === "terminal")) return update;
+    if (!isToolCall(update) || !update.content) return update;
+    // The agent replaced the tool call's content (its final output): nothing more to follow.
+    if (!update.content.some((item) => item.type === "terminal")) {
+      for (const item of this.following.get(update.toolCallId)?.content ?? []) if (item.type === "terminal") this.lastShown.delete(item.terminalId);
+      this.following.delete(update.toolCallId);
+      return update;
+    }
     const content = update.content;
     const rendered = this.render(content);
     if (rendered.running) {
@@ -40,6 +48,11 @@ export class TerminalMirror {
   }
 
   close(): void {
+    this.stop();
+    this.lastShown.clear();
+  }
+
+  private stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
     this.following.clear();
@@ -49,25 +62,28 @@ export class TerminalMirror {
     for (const [toolCallId, followed] of this.following) {
       const rendered = this.render(followed.content);
       if (!rendered.running) this.following.delete(toolCallId);
-      if (rendered.text === followed.shown) continue;
+      if (rendered.gone || rendered.text === followed.shown) continue;
       followed.shown = rendered.text;
       this.send({ sessionUpdate: "tool_call_update", toolCallId, content: rendered.content });
     }
-    if (this.following.size === 0) this.close();
+    if (this.following.size === 0) this.stop();
   }
 
-  private render(content: ToolCallContent[]): { content: ToolCallContent[]; text: string; running: boolean } {
+  private render(content: ToolCallContent[]): { content: ToolCallContent[]; text: string; running: boolean; gone: boolean } {
     let running = false;
+    let gone = false;
     const texts: string[] = [];
     const rendered = content.map((item): ToolCallContent => {
       if (item.type !== "terminal") return item;
       const output = this.readOutput(item.terminalId);
       if (output && output.exitStatus === null) running = true;
-      const text = describe(output);
+      if (!output) gone = true;
+      const text = output ? describe(output) : (this.lastShown.get(item.terminalId) ?? GONE);
+      if (output) this.lastShown.set(item.terminalId, text);
       texts.push(text);
       return { type: "content", content: { type: "text", text }, _meta: { [RAW_TERMINALS_META]: { terminalId: item.terminalId } } };
     });
-    return { content: rendered, text: texts.join("\n"), running };
+    return { content: rendered, text: texts.join("\n"), running, gone };
   }
 }
 
@@ -75,8 +91,9 @@ function isToolCall(update: SessionUpdate): update is ToolCallUpdate {
   return update.sessionUpdate === "tool_call" || update.sessionUpdate === "tool_call_update";
 }
 
-function describe(output: TerminalOutputResult | undefined): string {
-  if (!output) return "(the command's output is no longer kept)";
+const GONE = "(the command's output is no longer kept)";
+
+function describe(output: TerminalOutputResult): string {
   const head = output.truncated ? "…\n" : "";
   const status = output.exitStatus;
   const tail =

@@ -104,6 +104,8 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     expect((await turn).stopReason).toBe("end_turn");
     await waitUntil(() => texts().some((text) => text.includes("line3")), "the whole output");
     expect(contents(shown).flat().some((item) => item.type === "terminal")).toBe(false);
+    // The agent's own final output is the tool call's last content.
+    expect(contents(shown).at(-1)).toEqual([{ type: "content", content: { type: "text", text: "line1\nline2\nline3\n" } }]);
     // The raw client got the terminal id, as the agent sent it.
     await waitUntil(() => contents(raw).flat().some((item) => item.type === "terminal"), "the raw terminal content");
   });
