@@ -186,8 +186,8 @@ export class AgentChild {
     return this.exitListeners.add(listener);
   }
 
-  authenticate(params: AuthenticateRequest): Promise<unknown> {
-    return this.connection.agent.request(methods.agent.authenticate, params);
+  authenticate(params: AuthenticateRequest, signal?: AbortSignal): Promise<unknown> {
+    return this.connection.agent.request(methods.agent.authenticate, params, signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined);
   }
 
   /** The agent's whole answer, as it came (modes, models, config options, `_meta`). */
@@ -225,7 +225,8 @@ export class AgentChild {
    * agent's own. The answer and any error (code, message, data) come back unchanged.
    */
   request(method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
-    return this.connection.agent.request<unknown>(method, this.ownIds(params), signal ? { cancellationSignal: signal } : undefined);
+    // A client that gave up stops waiting at once: the agent is told (`$/cancel_request`), nothing stays held for it.
+    return this.connection.agent.request<unknown>(method, this.ownIds(params), signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined);
   }
 
   /** Any other notification, passed on as it came (ids as for {@link request}). */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { AuthenticateRequest, ContentBlock, InitializeResponse, PromptRequest, PromptResponse } from "@agentclientprotocol/sdk";
+import type { AuthenticateRequest, ContentBlock, Implementation, InitializeResponse, PromptRequest, PromptResponse } from "@agentclientprotocol/sdk";
 import type { AgentChild } from "../agents/agent-child.js";
 import { AgentRegistry } from "../agents/agent-registry.js";
 import type { Config } from "../config/config-schema.js";
@@ -27,7 +27,7 @@ import { AgentProfiles } from "./agent-profiles.js";
 import type { AgentRequest } from "./agent-request.js";
 import { stateOf, withRequest, type AgentSessionState } from "./agent-session-state.js";
 import { RelayedRequest } from "./relayed-request.js";
-import { withTransientChild, type TransientChildDeps } from "./transient-child.js";
+import { TransientChildren } from "./transient-child.js";
 import { messageOf, type HostRecord, type StampedRecord } from "./host-records.js";
 import { Journal } from "./journal.js";
 import { silentLogger, type Logger } from "./logger.js";
@@ -52,6 +52,14 @@ export interface HostOptions {
   readonly dataDir: string;
   readonly clock?: Clock;
   readonly logger?: Logger;
+}
+
+/** Who asks the agent something outside a session, as the agent would see them directly. */
+export interface Asker {
+  readonly clientInfo?: Implementation | null;
+  readonly initializeMeta?: Record<string, unknown> | null;
+  /** The client gave up: the agent's child is stopped. */
+  readonly signal?: AbortSignal;
 }
 
 export interface NewSessionParams {
@@ -88,7 +96,7 @@ export class Host {
   private readonly registry: AgentRegistry;
   private readonly profiles: AgentProfiles;
   private readonly logins: AgentLogins;
-  private readonly transient: TransientChildDeps;
+  private readonly transient: TransientChildren;
   private readonly log: Logger;
   private readonly clock: Clock;
   private nextRecordId = 1;
@@ -116,7 +124,7 @@ export class Host {
     this.logins = new AgentLogins(config.rememberLogins === "file" ? join(dataDir, "agent-logins.json") : undefined, (error) =>
       log.error({ err: error }, "agent logins file unreadable; clients log in again"),
     );
-    this.transient = {
+    this.transient = new TransientChildren({
       registry: this.registry,
       ledger: store.processGroups,
       log,
@@ -125,9 +133,9 @@ export class Host {
       stopTimeoutMs: config.stopTimeout,
       initialized: (agentId, child) => this.profiles.remember(agentId, child.initializeResponse),
       record,
-    };
+    });
     this.profiles = new AgentProfiles(store, this.registry, clock, (agentId) =>
-      withTransientChild(this.transient, agentId, async (child) => child.initializeResponse, {
+      this.transient.run(agentId, async (child) => child.initializeResponse, {
         purpose: "initialize",
         method: "initialize",
         replayLogin: false,
@@ -373,6 +381,22 @@ export class Host {
     }
   }
 
+  /** A notification for an agent outside any session: to its running child among `nearSessions`, else dropped. */
+  notifyAgentOf(agentId: string, method: string, params: unknown, nearSessions: readonly string[]): boolean {
+    const child = this.runningChildOf(agentId, nearSessions);
+    if (!child) return false;
+    void child.notify(method, params);
+    return true;
+  }
+
+  private runningChildOf(agentId: string, sessionIds: readonly string[]): AgentChild | undefined {
+    for (const sessionId of [...sessionIds].reverse()) {
+      const child = this.holds.child(sessionId);
+      if (child?.state === "ready" && child.agentId === agentId) return child;
+    }
+    return undefined;
+  }
+
   /** A notification for the session's agent (an extension): passed on if it has a child, else dropped. */
   notifyAgent(sessionId: string, method: string, params: unknown): boolean {
     const child = this.holds.child(sessionId);
@@ -385,6 +409,7 @@ export class Host {
 
   /** The agent's own `initialize` answer (stored; a probe child only the first time). */
   agentProfile(agentId: string = this.registry.defaultAgent): Promise<InitializeResponse> {
+    this.assertRunning();
     this.registry.resolve(agentId);
     return this.profiles.get(agentId);
   }
@@ -394,10 +419,11 @@ export class Host {
    * handed over for an environment-variable method; on success it is remembered and replayed to
    * every later child of that agent before its session opens.
    */
-  async authenticate(agentId: string, request: AuthenticateRequest): Promise<unknown> {
+  async authenticate(agentId: string, request: AuthenticateRequest, asker: Asker = {}): Promise<unknown> {
     this.assertRunning();
     const login = loginOf(request, (await this.agentProfile(agentId)).authMethods);
-    const result = await withTransientChild(this.transient, agentId, (child) => child.authenticate(login.request), {
+    const result = await this.transient.run(agentId, (child) => child.authenticate(login.request, asker.signal), {
+      ...asker,
       purpose: "authenticate",
       method: "authenticate",
       login,
@@ -411,13 +437,12 @@ export class Host {
    * A request for an agent outside any session (an extension method): a running child of that agent
    * among `nearSessions` (the asking connection's) answers it, else a child started for it.
    */
-  askAgent(agentId: string, method: string, params: unknown, signal?: AbortSignal, nearSessions: readonly string[] = []): Promise<unknown> {
+  askAgent(agentId: string, method: string, params: unknown, asker: Asker = {}, nearSessions: readonly string[] = []): Promise<unknown> {
     this.assertRunning();
-    for (const sessionId of [...nearSessions].reverse()) {
-      const child = this.holds.child(sessionId);
-      if (child?.state === "ready" && child.agentId === agentId) return child.request(method, params, signal);
-    }
-    return withTransientChild(this.transient, agentId, (child) => child.request(method, params, signal), {
+    const child = this.runningChildOf(agentId, nearSessions);
+    if (child) return child.request(method, params, asker.signal);
+    return this.transient.run(agentId, (transient) => transient.request(method, params, asker.signal), {
+      ...asker,
       purpose: "request",
       method,
       login: this.logins.get(agentId),
@@ -528,7 +553,7 @@ export class Host {
     clearTimeout(settleTimer);
     this.holds.dispose();
     this.turns.dispose();
-    await this.children.stopAll();
+    await Promise.all([this.children.stopAll(), this.transient.stopAll()]);
     await this.cache.closeAll();
     await this.journal.close();
     this.store.close();

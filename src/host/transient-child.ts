@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { RequestError } from "@agentclientprotocol/sdk";
+import { RequestError, type Implementation } from "@agentclientprotocol/sdk";
 import { AgentChild } from "../agents/agent-child.js";
 import type { AgentClientHandlers } from "../agents/agent-client-handlers.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
@@ -29,36 +29,72 @@ export interface TransientPurpose {
   readonly login?: Login;
   /** Send that login's `authenticate` first (not when the request is itself the login). */
   readonly replayLogin: boolean;
+  /** The asking client's name and `initialize` `_meta`, as the agent would get them directly. */
+  readonly clientInfo?: Implementation | null;
+  readonly initializeMeta?: Record<string, unknown> | null;
+  /** The client gave up (its request was cancelled, it left): the child is stopped. */
+  readonly signal?: AbortSignal;
 }
 
 /**
- * Starts a child of `agentId` for one piece of work outside any session — its `initialize`
- * answer, an `authenticate`, an extension method with no session — and stops it as a group after.
+ * Children of agents started for one piece of work outside any session — an agent's `initialize`
+ * answer, an `authenticate`, an extension method with no session — each stopped as a group once
+ * its work is done, its client gives up, or the host shuts down.
  */
-export async function withTransientChild<T>(
-  deps: TransientChildDeps,
-  agentId: string,
-  work: (child: AgentChild) => Promise<T>,
-  { purpose, method, login, replayLogin }: TransientPurpose,
-): Promise<T> {
-  const child = await AgentChild.start({
-    agentId,
-    sessionId: `transient:${randomUUID()}`,
-    command: withLoginEnv(deps.registry.resolve(agentId), login),
-    cwd: deps.cwd,
-    handlers: noSessionHandlers,
-    initializeTimeoutMs: deps.initializeTimeoutMs,
-    stopTimeoutMs: deps.stopTimeoutMs,
-    ledger: deps.ledger,
-    onStderrLine: (line) => deps.log.info({ agent: agentId, stderr: line }, "agent stderr"),
-    authenticate: replayLogin ? login?.request : undefined,
-  });
-  try {
-    deps.record({ kind: "agent_asked", agent: agentId, pid: child.pid, purpose, method });
-    deps.initialized(agentId, child);
-    return await work(child);
-  } finally {
-    await child.stop();
+export class TransientChildren {
+  private readonly live = new Set<AgentChild>();
+  private readonly runs = new Set<Promise<unknown>>();
+  private closed = false;
+
+  constructor(private readonly deps: TransientChildDeps) {}
+
+  run<T>(agentId: string, work: (child: AgentChild) => Promise<T>, purpose: TransientPurpose): Promise<T> {
+    if (this.closed) return Promise.reject(new Error("the host is shutting down"));
+    const running = this.runOnce(agentId, work, purpose);
+    this.runs.add(running);
+    const done = () => this.runs.delete(running);
+    running.then(done, done);
+    return running;
+  }
+
+  /** Shutdown: no new child starts; every one running is stopped, and every run settles. */
+  async stopAll(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.live].map((child) => child.stop()));
+    await Promise.allSettled([...this.runs]);
+  }
+
+  private async runOnce<T>(agentId: string, work: (child: AgentChild) => Promise<T>, purpose: TransientPurpose): Promise<T> {
+    const { deps } = this;
+    const { login, signal } = purpose;
+    signal?.throwIfAborted();
+    const child = await AgentChild.start({
+      agentId,
+      sessionId: `transient:${randomUUID()}`,
+      command: withLoginEnv(deps.registry.resolve(agentId), login),
+      cwd: deps.cwd,
+      handlers: noSessionHandlers,
+      initializeTimeoutMs: deps.initializeTimeoutMs,
+      stopTimeoutMs: deps.stopTimeoutMs,
+      ledger: deps.ledger,
+      onStderrLine: (line) => deps.log.info({ agent: agentId, stderr: line }, "agent stderr"),
+      clientInfo: purpose.clientInfo,
+      initializeMeta: purpose.initializeMeta,
+      authenticate: purpose.replayLogin ? login?.request : undefined,
+    });
+    this.live.add(child);
+    const stop = () => void child.stop();
+    signal?.addEventListener("abort", stop, { once: true });
+    try {
+      if (this.closed || signal?.aborted) throw new Error(this.closed ? "the host is shutting down" : "the client gave up");
+      deps.record({ kind: "agent_asked", agent: agentId, pid: child.pid, purpose: purpose.purpose, method: purpose.method });
+      deps.initialized(agentId, child);
+      return await work(child);
+    } finally {
+      signal?.removeEventListener("abort", stop);
+      await child.stop();
+      this.live.delete(child);
+    }
   }
 }
 

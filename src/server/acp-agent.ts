@@ -1,4 +1,4 @@
-import { agent, methods, PROTOCOL_VERSION, RequestError, type AgentApp, type ClientCapabilities, type Implementation, type InitializeResponse } from "@agentclientprotocol/sdk";
+import { agent, methods, PROTOCOL_VERSION, RequestError, type AgentApp, type AuthenticateResponse, type ClientCapabilities, type Implementation, type InitializeResponse } from "@agentclientprotocol/sdk";
 import { SessionNotFoundError } from "../host/agent-children.js";
 import type { AgentRequest } from "../host/agent-request.js";
 import { answerFields } from "../host/agent-session-state.js";
@@ -68,10 +68,10 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
         return withBerthAdditions({ protocolVersion: PROTOCOL_VERSION, agentInfo: { name: connectionAgent, version: "unknown" } }, reason);
       }
     })
-    .onRequest(methods.agent.authenticate, async ({ params }) => {
-      await translatedAsync(() => host.authenticate(connectionAgent, params));
+    .onRequest(methods.agent.authenticate, async ({ params, signal }) => {
+      const answer = await translatedAsync(() => host.authenticate(connectionAgent, params, { clientInfo, initializeMeta, signal }));
       log.info({ agent: connectionAgent, methodId: params.methodId, connectionId }, "client authenticated with an agent");
-      return {};
+      return (answer ?? {}) as AuthenticateResponse;
     })
     .onRequest(methods.agent.session.new, async ({ params, client }) => {
       const { [AGENT_META]: agentMeta, [WORKSPACE_META]: workspaceMeta, ...meta } = params._meta ?? {};
@@ -148,14 +148,15 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
     .onRequest("*", ({ method, params, signal }) => {
       if (method === FORK) throw RequestError.methodNotFound(method);
       const sessionId = sessionIdOf(params);
-      if (sessionId === undefined) return translatedAsync(() => host.askAgent(connectionAgent, method, params, signal, sessions.openIds()));
+      if (sessionId === undefined) return translatedAsync(() => host.askAgent(connectionAgent, method, params, { clientInfo, initializeMeta, signal }, sessions.openIds()));
       requireFeed(sessionId);
       return translatedAsync(() => host.forward(sessionId, method, params, signal));
     })
     .onNotification("*", ({ method, params }) => {
       const sessionId = sessionIdOf(params);
-      if (sessionId !== undefined && sessions.feedOf(sessionId) && host.notifyAgent(sessionId, method, params)) return;
-      log.warn({ method, sessionId, connectionId }, "client notification dropped: no running agent of an open session to pass it to");
+      const passed =
+        sessionId === undefined ? host.notifyAgentOf(connectionAgent, method, params, sessions.openIds()) : sessions.feedOf(sessionId) !== undefined && host.notifyAgent(sessionId, method, params);
+      if (!passed) log.warn({ method, sessionId, connectionId }, "client notification dropped: no running agent of an open session to pass it to");
     });
 }
 

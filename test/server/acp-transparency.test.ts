@@ -273,4 +273,40 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
       await new Promise((resolve) => (bridge.exitCode === null ? bridge.once("exit", resolve) : resolve(undefined)));
     }
   });
+
+  describe("an agent that never answers", () => {
+    const misbehaving = { command: process.execPath, args: [join(import.meta.dirname, "../host/fixtures/misbehaving-agent.mjs")] };
+    const askedPids = (fixture: BerthFixture) => recordsOf(fixture, "agent_asked").flatMap(({ record }) => (record.kind === "agent_asked" ? [record.pid] : []));
+
+    it("a client that gives up on a request outside any session: the agent process started for it is stopped", async () => {
+      const fixture = await startFixture({ config: { agents: { mute: misbehaving } } });
+      const client = await fixture.connect({ agent: "mute" });
+      const before = askedPids(fixture).length;
+      const giveUp = new AbortController();
+      const pending = client.agent.request("_x/slow", {}, { cancellationSignal: giveUp.signal }).catch((e: unknown) => e);
+      await waitUntil(() => askedPids(fixture).length > before, "the agent process for the request");
+      const pid = askedPids(fixture).at(-1)!;
+      giveUp.abort();
+      await pending;
+      expect(await waitUntilGone([pid])).toEqual([]);
+    });
+
+    it("a session request whose client left holds nothing; a host that stops stops the agent processes it started for requests", async () => {
+      const fixture = await startFixture({ config: { agents: { mute: misbehaving } } });
+      const leaving = await fixture.connect({ agent: "mute" });
+      const sessionId = await leaving.newSession(fixture.workDir);
+      void leaving.agent.request("_x/slow", { sessionId }).catch(() => undefined);
+      await waitUntil(() => fixture.berth.host.getSession(sessionId)?.holders === 1, "the client's hold");
+      await leaving.close();
+      await waitUntil(() => fixture.berth.host.getSession(sessionId)?.holders === 0, "no holder left");
+
+      const staying = await fixture.connect({ agent: "mute" });
+      const before = askedPids(fixture).length;
+      void staying.agent.request("_x/slow", {}).catch(() => undefined);
+      await waitUntil(() => askedPids(fixture).length > before, "the agent process for the request");
+      const pid = askedPids(fixture).at(-1)!;
+      await fixture.stop();
+      expect(await waitUntilGone([pid])).toEqual([]);
+    });
+  });
 });
