@@ -12,7 +12,7 @@ import type { Session } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
 import { withLoginEnv, type AgentLogins } from "./agent-logins.js";
 import type { AgentProfiles } from "./agent-profiles.js";
-import { agentRequestOf, mergedMcpServers, reopenFields } from "./agent-request.js";
+import { agentRequestOf, mergedMcpServers, reopenFields, reopenRequest } from "./agent-request.js";
 import { answerFields, restoreSteps, stateOf, withAnswer, withRequest, withUpdate } from "./agent-session-state.js";
 import { locationOf } from "./session-location.js";
 import type { HostRecord } from "./host-records.js";
@@ -181,11 +181,12 @@ export class AgentChildren {
   private async openAgentSession(child: AgentChild, session: Session, key: LocationKey, located: LocationServices): Promise<void> {
     const request = agentRequestOf(session.agentRequest);
     const cwd = key.directory;
-    const mcpServers = mergedMcpServers(request, child.supportsHttpMcp ? located.services.mcpServers() : []);
+    const services = child.supportsHttpMcp ? located.services.mcpServers() : [];
     const agentSessionId = session.agentSessionId;
     let answer: unknown;
     if (agentSessionId && (child.canLoad || child.canResume)) {
-      const params = { sessionId: agentSessionId, cwd, mcpServers, ...reopenFields(request) };
+      const reopen = reopenRequest(request);
+      const params = { sessionId: agentSessionId, cwd, mcpServers: mergedMcpServers(reopen.mcpServers, services), ...reopenFields(reopen) };
       try {
         answer = child.canLoad ? await child.loadSession(params) : await child.resumeSession(params);
       } catch (error) {
@@ -199,7 +200,7 @@ export class AgentChildren {
       });
     }
     if (answer === undefined) {
-      const response = await child.newSession({ ...request.newSession, cwd, mcpServers });
+      const response = await child.newSession({ ...request.newSession, cwd, mcpServers: mergedMcpServers(request.newSession?.mcpServers, services) });
       this.deps.store.sessions.setAgentSessionId(session.id, response.sessionId);
       answer = response;
     }

@@ -1,9 +1,16 @@
 import type { Implementation, McpServer, NewSessionRequest } from "@agentclientprotocol/sdk";
 import type { Json } from "../store/index.js";
 
+/** What a client's `session/load` or `session/resume` asks of the agent, besides the session. */
+export interface ReopenRequest {
+  readonly mcpServers?: McpServer[];
+  readonly additionalDirectories?: string[];
+  readonly _meta?: Record<string, unknown> | null;
+}
+
 /**
- * What the client that created a session asked of its agent, kept with the session so every
- * child of it — after a release, a crash, a restart — is started and opened the same way.
+ * What the clients of a session asked of its agent, kept with the session so every child of it —
+ * after a release, a crash, a restart — is started and opened as the client asked.
  */
 export interface AgentRequest {
   /** The creating client's `clientInfo` and `initialize` `_meta`. */
@@ -11,6 +18,8 @@ export interface AgentRequest {
   readonly initializeMeta?: Record<string, unknown> | null;
   /** The client's `session/new`, less `cwd` (the session's) and Berth's own `_meta` keys. */
   readonly newSession?: Omit<NewSessionRequest, "cwd">;
+  /** The latest `session/load`/`session/resume`: a child that reopens the session gets its MCP servers and `_meta`. */
+  readonly reopen?: ReopenRequest;
 }
 
 export function agentRequestOf(stored: Json | null): AgentRequest {
@@ -18,14 +27,22 @@ export function agentRequestOf(stored: Json | null): AgentRequest {
 }
 
 /** The client's MCP servers first, then the location's services not named the same. */
-export function mergedMcpServers(request: AgentRequest, located: readonly McpServer[]): McpServer[] {
-  const own = request.newSession?.mcpServers ?? [];
-  const names = new Set(own.map((server) => server.name));
-  return [...own, ...located.filter((server) => !names.has(server.name))];
+export function mergedMcpServers(own: readonly McpServer[] | undefined, located: readonly McpServer[]): McpServer[] {
+  const names = new Set((own ?? []).map((server) => server.name));
+  return [...(own ?? []), ...located.filter((server) => !names.has(server.name))];
 }
 
-/** What `session/load` and `session/resume` carry again of the creating request (not its one-off `_meta`). */
-export function reopenFields(request: AgentRequest): { additionalDirectories?: string[] } {
-  const directories = request.newSession?.additionalDirectories;
-  return directories && directories.length > 0 ? { additionalDirectories: directories } : {};
+/** What `session/load`/`session/resume` of a new child carries: the latest reopening client's request, else the creating one's. */
+export function reopenRequest(request: AgentRequest): ReopenRequest {
+  if (request.reopen) return request.reopen;
+  const { mcpServers, additionalDirectories } = request.newSession ?? {};
+  return { mcpServers, additionalDirectories };
+}
+
+/** The fields of a reopen request as the agent gets them (empty ones left out, as a client would). */
+export function reopenFields(reopen: ReopenRequest): { additionalDirectories?: string[]; _meta?: Record<string, unknown> } {
+  return {
+    ...(reopen.additionalDirectories && reopen.additionalDirectories.length > 0 ? { additionalDirectories: reopen.additionalDirectories } : {}),
+    ...(reopen._meta ? { _meta: reopen._meta } : {}),
+  };
 }

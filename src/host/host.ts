@@ -24,7 +24,7 @@ import { Store } from "../store/store.js";
 import { AgentChildren, SessionNotFoundError } from "./agent-children.js";
 import { AgentLogins, loginOf } from "./agent-logins.js";
 import { AgentProfiles } from "./agent-profiles.js";
-import type { AgentRequest } from "./agent-request.js";
+import { agentRequestOf, type AgentRequest, type ReopenRequest } from "./agent-request.js";
 import { stateOf, withRequest, type AgentSessionState } from "./agent-session-state.js";
 import { RelayedRequest } from "./relayed-request.js";
 import { TransientChildren } from "./transient-child.js";
@@ -277,6 +277,19 @@ export class Host {
       createdAt: this.clock.now(),
     });
     return this.sessionView(this.requireSession(id));
+  }
+
+  /**
+   * A client reopens the session (`session/load`, `session/resume`) at `cwd` — which must be the
+   * session's — asking `reopen` of its agent: the next child that reopens it gets that request.
+   */
+  reopening(sessionId: string, cwd: string, reopen: ReopenRequest): void {
+    const session = this.requireSession(sessionId);
+    const key = locationKey(cwd, session.workspace);
+    if (key.directory !== session.cwd) {
+      throw new InvalidLocationError(`session "${sessionId}" works in ${session.cwd}, not ${key.directory}: reopen it there`);
+    }
+    this.store.sessions.setAgentRequest(sessionId, { ...agentRequestOf(session.agentRequest), reopen });
   }
 
   /** The session's modes, models, config options and commands, as its agent last reported them. */

@@ -13,6 +13,7 @@ export class RelayedRequest {
   private resolve!: (result: unknown) => void;
   private reject!: (error: unknown) => void;
   private state: "open" | "sealed" | "settled" = "open";
+  private readonly withdrawal = new AbortController();
   private outstanding = 0;
   private lastError: unknown;
 
@@ -26,6 +27,11 @@ export class RelayedRequest {
       this.reject = reject;
     });
     signal.addEventListener("abort", () => this.settle({ error: signal.reason }), { once: true });
+  }
+
+  /** Aborted once the request is answered (or the agent gave up): every other client's copy is withdrawn. */
+  get withdrawn(): AbortSignal {
+    return this.withdrawal.signal;
   }
 
   /** A client takes the request; it reports its outcome, once, through the returned function. */
@@ -53,6 +59,7 @@ export class RelayedRequest {
   private settle(outcome: RelayOutcome): void {
     if (this.state === "settled") return;
     this.state = "settled";
+    this.withdrawal.abort();
     if ("result" in outcome) this.resolve(outcome.result);
     else this.reject(outcome.error);
   }

@@ -1,6 +1,6 @@
-import { agent, methods, PROTOCOL_VERSION, RequestError, type AgentApp, type AuthenticateResponse, type ClientCapabilities, type Implementation, type InitializeResponse } from "@agentclientprotocol/sdk";
+import { agent, methods, PROTOCOL_VERSION, RequestError, type AgentApp, type AuthenticateResponse, type McpServer, type ClientCapabilities, type Implementation, type InitializeResponse } from "@agentclientprotocol/sdk";
 import { SessionNotFoundError } from "../host/agent-children.js";
-import type { AgentRequest } from "../host/agent-request.js";
+import type { AgentRequest, ReopenRequest } from "../host/agent-request.js";
 import { answerFields } from "../host/agent-session-state.js";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
@@ -96,11 +96,13 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
     })
     .onRequest(methods.agent.session.load, async ({ params, client }) => {
       requireSession(params.sessionId);
+      translated(() => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
       await translatedAsync(() => sessions.hold(params.sessionId, client, capabilities, { replay: true }));
       return answerOf(params.sessionId);
     })
     .onRequest(methods.agent.session.resume, async ({ params, client }) => {
       requireSession(params.sessionId);
+      translated(() => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
       await translatedAsync(() => sessions.hold(params.sessionId, client, capabilities, { replay: false }));
       // A warm agent says nothing on resume: the client still learns what the agent announced before.
       sessions.feedOf(params.sessionId)?.announceState();
@@ -172,6 +174,15 @@ function withBerthAdditions(profile: InitializeResponse, agentUnavailable?: stri
       sessionCapabilities: { ...sessionCapabilities, list: {}, resume: {}, close: {}, delete: {} },
     },
     _meta: { ...profile._meta, [HOST_META]: { name: "berth", version: berthVersion, ...(agentUnavailable ? { agentUnavailable } : {}) } },
+  };
+}
+
+/** What a `session/load`/`session/resume` asks of the agent besides the session (kept for a cold reopen). */
+function reopenOf(params: { mcpServers?: McpServer[] | null; additionalDirectories?: string[] | null; _meta?: Record<string, unknown> | null }): ReopenRequest {
+  return {
+    mcpServers: params.mcpServers ?? [],
+    ...(params.additionalDirectories ? { additionalDirectories: params.additionalDirectories } : {}),
+    ...(params._meta ? { _meta: params._meta } : {}),
   };
 }
 

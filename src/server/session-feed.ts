@@ -163,7 +163,8 @@ export class SessionFeed {
     const report = this.relayed.get(request);
     if (!report) return;
     const { client } = this.options;
-    void client.request<unknown>(request.method, request.params, { cancellationSignal: request.signal }).then(
+    // Withdrawn with `$/cancel_request` once another client answered (or the agent gave up), as questions are.
+    void client.request<unknown>(request.method, request.params, { cancellationSignal: request.withdrawn, stopWaitingOnCancel: true }).then(
       (result) => {
         this.relayed.delete(request);
         report({ result });

@@ -50,6 +50,7 @@ export class SessionStore {
   readonly #setTitle;
   readonly #setAgentSessionId;
   readonly #setAgentState;
+  readonly #setAgentRequest;
   readonly #touch;
   readonly #delete;
 
@@ -66,6 +67,7 @@ export class SessionStore {
       "UPDATE sessions SET agent_session_id = ? WHERE id = ?",
     );
     // Never backwards: a late, out-of-order touch must not make a session look older than it is.
+    this.#setAgentRequest = db.prepare<[string | null, string]>("UPDATE sessions SET agent_request = ? WHERE id = ?");
     this.#setAgentState = db.prepare<[string | null, string]>("UPDATE sessions SET agent_state = ? WHERE id = ?");
     this.#touch = db.prepare<[number, string]>("UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ?");
     this.#delete = db.prepare<[string]>("DELETE FROM sessions WHERE id = ?");
@@ -97,6 +99,10 @@ export class SessionStore {
   /** Newest (most recently updated) first; only those in `cwd` if given. */
   list(filter: { cwd?: string } = {}): Session[] {
     return (filter.cwd === undefined ? this.#listAll.all() : this.#listByCwd.all(filter.cwd)).map(sessionOf);
+  }
+
+  setAgentRequest(id: string, request: object | null): void {
+    this.#update("sessions.setAgentRequest", id, () => this.#setAgentRequest.run(jsonText(request), id).changes);
   }
 
   setAgentState(id: string, state: object | null): void {

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
-import { client as clientApp, methods, ndJsonStream, RequestError, type ToolCallContent } from "@agentclientprotocol/sdk";
+import { client as clientApp, methods, ndJsonStream, RequestError, type McpServer, type ToolCallContent } from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import WebSocket from "ws";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
@@ -204,6 +204,28 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     await client.waitForText(sessionId, "code");
   });
 
+  it("a new child reopens the session with the MCP servers of the client that reopened it last; another directory is refused", async () => {
+    const fixture = await startFixture({ config: { releaseGrace: "50ms" } });
+    const creator = await fixture.connect();
+    const server = (name: string): McpServer => ({ type: "http", name, url: `http://127.0.0.1:9/${name}`, headers: [] });
+    const sessionId = (await creator.agent.request(methods.agent.session.new, { cwd: fixture.workDir, mcpServers: [server("from-creator")] })).sessionId;
+    await creator.prompt(sessionId, "/mcp-servers");
+    await creator.waitForText(sessionId, "from-creator");
+    await creator.close();
+    await childGone(fixture, sessionId);
+
+    const loader = await fixture.connect();
+    await expect(loader.agent.request(methods.agent.session.load, { sessionId, cwd: tempDir("berth-elsewhere-"), mcpServers: [] })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("reopen it there"),
+    });
+    await loader.agent.request(methods.agent.session.load, { sessionId, cwd: fixture.workDir, mcpServers: [server("from-loader")] });
+    const replayed = loader.texts(sessionId).length;
+    await loader.prompt(sessionId, "/mcp-servers");
+    await waitUntil(() => loader.texts(sessionId).slice(replayed).includes("from-loader"), "the loader's servers");
+    expect(loader.texts(sessionId).slice(replayed)).not.toContain("from-creator");
+  });
+
   it("a connection bound to an agent lists that agent's sessions only", async () => {
     const fixture = await startFixture({ config: { agents: { other: { command: process.execPath, args: [demoAgentMain, "--state-dir", tempDir("berth-other-agent-")] } } } });
     const demo = await fixture.connect({ agent: "demo" });
@@ -229,6 +251,15 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     await connection.agent.request(methods.agent.session.resume, { sessionId, cwd: fixture.workDir });
     await ignorant.prompt(sessionId, '/ext _team/ask {"q":1}');
     await ignorant.waitForText(sessionId, '_team/ask answered: {"from":"knowing","method":"_team/ask","params":{"q":1}}');
+    // A third client that never answers has its copy withdrawn once the first answered.
+    let withdrawn = false;
+    const slow = clientApp({ name: "slow" }).onRequest("*", ({ signal }) => new Promise((resolve) => signal.addEventListener("abort", () => resolve((withdrawn = true)))));
+    const slowConnection = slow.connect(createWebSocketStream(fixture.acpUrl, { WebSocket, headers: { authorization: `Bearer ${fixture.token}` } }));
+    await slowConnection.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    await slowConnection.agent.request(methods.agent.session.resume, { sessionId, cwd: fixture.workDir });
+    await ignorant.prompt(sessionId, '/ext _team/ask {"q":2}');
+    await waitUntil(() => withdrawn, "the slow client's copy withdrawn");
+    slowConnection.close();
     connection.close();
     // With only a client that cannot answer, the agent gets that client's -32601.
     await ignorant.prompt(sessionId, "/ext _team/ask {}");

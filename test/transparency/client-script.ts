@@ -14,6 +14,8 @@ export interface ClientTranscript {
   readonly updates: unknown[];
   /** Requests and notifications the agent sent that are neither updates nor questions (extensions). */
   readonly extensions: Array<{ method: string; params: unknown }>;
+  /** Permission requests the agent asked, answered with their first option. */
+  readonly permissions: unknown[];
 }
 
 /**
@@ -35,10 +37,14 @@ export const clientInfo = { name: "differential-client", title: "Differential cl
  * `usage`, extension requests and notifications both ways, and an agent error with code and data.
  */
 export async function runClientScript(stream: Stream, cwd: string): Promise<ClientTranscript> {
-  const transcript: ClientTranscript = { steps: [], updates: [], extensions: [] };
+  const transcript: ClientTranscript = { steps: [], updates: [], extensions: [], permissions: [] };
   const app = client({ name: "differential-client" })
     .onNotification(methods.client.session.update, ({ params }) => {
       transcript.updates.push(params);
+    })
+    .onRequest(methods.client.session.requestPermission, ({ params }) => {
+      transcript.permissions.push(params);
+      return { outcome: { outcome: "selected", optionId: params.options[0]!.optionId } };
     })
     .onRequest("*", ({ method, params }) => {
       transcript.extensions.push({ method, params });
@@ -81,6 +87,7 @@ export async function runClientScript(stream: Stream, cwd: string): Promise<Clie
     await agent.notify("_berth-demo/ping", { sessionId, n: 5 });
     await step("agent's extension request", () => prompt('/ext _differential/ask {"q":42}'));
     await step("agent's extension notification", () => prompt('/extnotify _differential/note {"n":7}'));
+    await step("permission", () => prompt("/ask Deploy to production?"));
     await step("agent error", () => prompt("/fail -32042 boom"));
     await step("after the error", () => prompt("/mode"));
   } finally {

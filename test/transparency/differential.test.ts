@@ -75,7 +75,7 @@ async function direct(): Promise<Run> {
   const { args, record } = recordingAgentArgs(dir);
   const client = await runClientScript(stdioProcess(process.execPath, args), dir);
   const lines = recorded(record).filter((line) => line.direction === "in");
-  return { client, agentReceived: lines.map((line) => line.message), sessionIds: sessionIdsOf(client), cwd: dir };
+  return { client, agentReceived: lines.map((line) => withoutEnvelope(line.message)), sessionIds: sessionIdsOf(client), cwd: dir };
 }
 
 type BerthTransport = "websocket" | "http" | "berth connect";
@@ -94,7 +94,7 @@ async function throughBerth(transport: BerthTransport): Promise<Run & { fixture:
   const lines = recorded(record);
   // Berth starts a few agent processes (its capabilities, the login, the session's child): the session's is the one that was prompted.
   const sessionPid = lines.find((line) => line.direction === "in" && line.message.method === "session/prompt")?.pid;
-  const agentReceived = lines.filter((line) => line.pid === sessionPid && line.direction === "in").map((line) => line.message);
+  const agentReceived = lines.filter((line) => line.pid === sessionPid && line.direction === "in").map((line) => withoutEnvelope(line.message));
   return { client, agentReceived, sessionIds: sessionIdsOf(client), cwd: dir, fixture };
 }
 
@@ -103,13 +103,19 @@ function sessionIdsOf(client: ClientTranscript): string[] {
   return created?.sessionId ? [created.sessionId] : [];
 }
 
-/** Ids, session ids and directories differ between runs by nature; everything else must not. */
+/** A JSON-RPC message's id is the transport's: it differs between runs by nature (only that id: nested `id`s are compared). */
+function withoutEnvelope(message: Record<string, unknown>): Record<string, unknown> {
+  const { id: _id, jsonrpc: _jsonrpc, ...rest } = message;
+  return rest;
+}
+
+/** Session ids, message ids and directories differ between runs by nature; everything else must not. */
 function normalized(value: unknown, run: Pick<Run, "sessionIds" | "cwd">, agentSessionIds: string[] = []): unknown {
   const ids = new Set([...run.sessionIds, ...agentSessionIds]);
   return JSON.parse(
     JSON.stringify(value, (key, v: unknown) => {
-      if (key === "id" || key === "jsonrpc") return undefined;
-      if (key === "messageId" && typeof v === "string") return "<message>";
+      // The agent makes these up afresh in each run.
+      if ((key === "messageId" || key === "toolCallId") && typeof v === "string") return `<${key}>`;
       if (typeof v === "string" && ids.has(v)) return "<session>";
       if (typeof v === "string" && v.startsWith(run.cwd)) return `<cwd>${v.slice(run.cwd.length)}`;
       return v;
@@ -160,6 +166,7 @@ describe("differential: the same client script directly and through Berth", () =
     expect(steps["unknown extension request"]?.error).toMatchObject({ code: -32601 });
     expect(steps["agent error"]?.error).toMatchObject({ code: -32042, data: { "berth-demo/reason": "boom" } });
     expect(reference.client.extensions.map((e) => e.method)).toEqual(["_differential/ask", "_differential/note"]);
+    expect(reference.client.permissions).toHaveLength(1);
     expect(reference.client.updates.map((u) => (u as { update: { sessionUpdate: string } }).update.sessionUpdate)).toContain("current_mode_update");
     expect(afterLogin(reference.agentReceived).map((m) => m.method)).toEqual(
       expect.arrayContaining(["authenticate", "session/new", "session/set_mode", "session/set_config_option", "session/set_model", "session/prompt", "_berth-demo/echo", "_berth-demo/ping"]),
