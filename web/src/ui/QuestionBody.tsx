@@ -2,6 +2,7 @@ import type { PermissionOption } from "@agentclientprotocol/sdk";
 import { useState } from "preact/hooks";
 import type { QuestionAnswer } from "../api/types.js";
 import { ElicitationForm } from "./ElicitationForm.js";
+import { webAddress } from "./links.js";
 import { PermissionChoices } from "./PermissionChoices.js";
 
 interface PermissionRequest {
@@ -56,16 +57,6 @@ export function QuestionBody({
       />
     </>
   );
-}
-
-/** A web address, or undefined for anything else (`javascript:`, `data:`, `file:`, unparsable). */
-export function webAddress(url: string): URL | undefined {
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
