@@ -16,6 +16,8 @@ export interface ServeFlags {
   readonly idleTtl?: string;
   readonly maxActiveHold?: string;
   readonly sweepInterval?: string;
+  /** Print the dashboard link with its token even though the token is not new. */
+  readonly printToken?: boolean;
 }
 
 export interface ServeSettings {

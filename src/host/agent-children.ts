@@ -274,6 +274,11 @@ export class AgentChildren {
         return permissionResponse(await desk.ask(sessionId, key, located, { kind: "permission", request: { ...params, sessionId } }, signal));
       },
       createElicitation: async (params, signal) => {
+        // Berth advertises form elicitations only: a URL to open is not put before a person.
+        if ((params as { mode?: unknown }).mode !== "form") {
+          const mode = String((params as { mode?: unknown }).mode);
+          throw RequestError.invalidParams({ mode, supported: ["form"] }, `Berth supports form elicitations only (clientCapabilities.elicitation.form), not mode "${mode}"`);
+        }
         return elicitationResponse(await desk.ask(sessionId, key, located, { kind: "elicitation", request: { ...params, sessionId } as typeof params }, signal));
       },
       readTextFile: (params) => fileCall(() => located.files.readTextFile(params)),

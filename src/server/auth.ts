@@ -1,17 +1,29 @@
-import { hostname, networkInterfaces } from "node:os";
+import { hostname } from "node:os";
+import { isIP } from "node:net";
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 
-export const TOKEN_COOKIE = "berth_token";
+/** The token of a data directory, and whether this call made it (so it is shown once, on creation). */
+export interface LoadedToken {
+  readonly token: string;
+  readonly created: boolean;
+}
 
 /**
  * The access token of a data directory: made on first start (32 random bytes, base64url),
  * kept in `tokenPath` readable by its owner only, and the same on every later start.
  */
 export function loadOrCreateToken(tokenPath: string): string {
+  return loadToken(tokenPath).token;
+}
+
+/** {@link loadOrCreateToken}, telling whether the file was just created. */
+export function loadToken(tokenPath: string): LoadedToken {
+  let created = false;
   try {
     writeFileSync(tokenPath, randomBytes(32).toString("base64url"), { mode: 0o600, flag: "wx" });
+    created = true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
   }
@@ -19,14 +31,19 @@ export function loadOrCreateToken(tokenPath: string): string {
   if ((statSync(tokenPath).mode & 0o077) !== 0) chmodSync(tokenPath, 0o600);
   const token = readFileSync(tokenPath, "utf8").trim();
   if (token.length < 16) throw new Error(`the access token in ${tokenPath} is too short (${token.length} characters): delete the file to make a new one`);
-  return token;
+  return { token, created };
 }
 
-/** The token a request carries: `Authorization: Bearer`, else `?token=`, else the `berth_token` cookie. */
+/**
+ * The token a request carries: `Authorization: Bearer` (the scheme in any case, RFC 9110), else
+ * `?token=` (EventSource and browser WebSockets cannot send headers). Never a cookie: cookies are
+ * not scoped by port, so every other web server of this machine would receive it.
+ */
 export function presentedToken(req: IncomingMessage, url: URL): string | undefined {
   const header = req.headers.authorization;
-  if (header?.startsWith("Bearer ")) return header.slice("Bearer ".length).trim();
-  return url.searchParams.get("token") ?? cookieValue(req.headers.cookie, TOKEN_COOKIE);
+  const bearer = header === undefined ? undefined : /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  if (bearer) return bearer[1];
+  return url.searchParams.get("token") ?? undefined;
 }
 
 export function tokenMatches(presented: string | undefined, token: string): boolean {
@@ -36,46 +53,65 @@ export function tokenMatches(presented: string | undefined, token: string): bool
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** Set on an authorized page load, so the dashboard's later asset requests carry the token. */
-export function tokenCookie(token: string): string {
-  return `${TOKEN_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`;
+/**
+ * Whether the `Host` header names this machine, so the request cannot come from a page whose own
+ * name was rebound to a loopback address (DNS rebinding): an IP literal (a browser's page at an IP
+ * literal can only be this server's own), `localhost` and `*.localhost` (browsers resolve them to
+ * loopback themselves), the address Berth listens on, and this machine's host name. The port is
+ * not compared: a tunnel (`ssh -L 8000:127.0.0.1:7420`) changes it and rebinding needs a name.
+ * A request without `Host` (HTTP/1.0, never a browser) passes.
+ */
+export function hostAllowed(hostHeader: string | undefined, listenHost: string, machineName: string = hostname()): boolean {
+  if (hostHeader === undefined) return true;
+  const name = hostnameOf(hostHeader);
+  if (name === undefined) return false;
+  if (isIP(name.replace(/^\[|\]$/g, "")) !== 0) return true;
+  if (name === "localhost" || name.endsWith(".localhost")) return true;
+  const own = new Set([listenHost.toLowerCase(), machineName.toLowerCase(), `${machineName.toLowerCase()}.local`]);
+  return own.has(name);
 }
 
 /**
- * Browsers send `Origin` on WebSocket upgrades; only pages of this server may open one.
- * Non-browser clients send none and are judged by their token alone.
+ * Whether a browser's `Origin` is the page Berth served: the same host and port as the `Host` the
+ * request was sent to (which {@link hostAllowed} vetted). Pages on another port of the same machine
+ * are other sites and are refused, as are `null` origins (sandboxed frames, files). Non-browser
+ * clients send no Origin and are judged by their token alone.
  */
-export function originAllowed(
-  origin: string | undefined,
-  listenHost: string,
-  port: number,
-  localAddresses: () => string[] = machineAddresses,
-): boolean {
+export function originAllowed(origin: string | undefined, hostHeader: string | undefined): boolean {
   if (origin === undefined) return true;
-  const hosts = [listenHost, "localhost", "127.0.0.1"];
-  // Listening on every interface, pages are served from any of this machine's addresses (a phone on the LAN).
-  if (WILDCARD_HOSTS.has(listenHost)) hosts.push(...localAddresses(), hostname());
-  const own = new Set(hosts.map((host) => `http://${hostForUrl(host)}:${port}`.toLowerCase()));
-  return own.has(origin.toLowerCase());
+  if (hostHeader === undefined) return false;
+  let parsed: URL;
+  try {
+    parsed = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return false;
+  return parsed.host === new URL(`http://${hostHeader}`).host;
 }
 
-const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
+/**
+ * `Sec-Fetch-Site` (sent by every current browser): only `same-origin` and `none` (the person typed
+ * the address or opened a bookmark) may reach the API. `same-site` is refused on purpose: browsers
+ * call another port of the same host "same site", Berth's threat model does not.
+ */
+export function fetchSiteAllowed(secFetchSite: string | undefined): boolean {
+  return secFetchSite === undefined || secFetchSite === "same-origin" || secFetchSite === "none";
+}
 
-function machineAddresses(): string[] {
-  return Object.values(networkInterfaces())
-    .flat()
-    .flatMap((address) => (address ? [address.address] : []));
+/** The lower-case host name of a `Host` header (IPv6 literals keep their brackets); undefined if it is not one. */
+function hostnameOf(hostHeader: string): string | undefined {
+  try {
+    const url = new URL(`http://${hostHeader}`);
+    if (url.username || url.password || url.pathname !== "/" || url.search || url.hash) return undefined;
+    // `localhost.` is `localhost`: a fully qualified name ends in a dot.
+    return url.hostname.toLowerCase().replace(/\.$/, "");
+  } catch {
+    return undefined;
+  }
 }
 
 /** IPv6 literals are bracketed in URLs. */
 export function hostForUrl(host: string): string {
   return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
-}
-
-function cookieValue(header: string | undefined, name: string): string | undefined {
-  for (const part of header?.split(";") ?? []) {
-    const separator = part.indexOf("=");
-    if (separator > 0 && part.slice(0, separator).trim() === name) return part.slice(separator + 1).trim();
-  }
-  return undefined;
 }

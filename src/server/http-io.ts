@@ -32,8 +32,15 @@ export function sendUnauthorized(res: ServerResponse): void {
   sendJson(res, 401, { error: "unauthorized" });
 }
 
-/** Reads a JSON body of at most {@link MAX_JSON_BODY_BYTES}; 413 beyond, 400 for anything but JSON. */
+/**
+ * Reads a JSON body of at most {@link MAX_JSON_BODY_BYTES}; 415 unless it is declared
+ * `Content-Type: application/json` (a page of another site can send `text/plain` without asking,
+ * never JSON), 413 beyond the limit, 400 for anything but JSON.
+ */
 export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
+  if (!isJsonContentType(req.headers["content-type"])) {
+    throw new HttpError(415, "unsupported_media_type", `the request body must be sent with Content-Type: application/json, got ${req.headers["content-type"] ?? "none"}`);
+  }
   const declared = Number(req.headers["content-length"] ?? 0);
   if (declared > MAX_JSON_BODY_BYTES) throw tooLarge();
   const chunks: Buffer[] = [];
@@ -54,4 +61,9 @@ export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
 
 function tooLarge(): HttpError {
   return new HttpError(413, "body_too_large", `the request body is larger than ${MAX_JSON_BODY_BYTES} bytes`);
+}
+
+/** `application/json`, with parameters (`; charset=utf-8`) or without. */
+export function isJsonContentType(header: string | undefined): boolean {
+  return header !== undefined && header.split(";")[0]!.trim().toLowerCase() === "application/json";
 }

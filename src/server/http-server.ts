@@ -3,7 +3,7 @@ import type { Duplex } from "node:stream";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { AcpEndpoint } from "./acp-endpoint.js";
-import { hostForUrl, originAllowed, presentedToken, tokenCookie, tokenMatches } from "./auth.js";
+import { fetchSiteAllowed, hostAllowed, hostForUrl, originAllowed, presentedToken, tokenMatches } from "./auth.js";
 import { classifyError, type ErrorClass } from "./host-errors.js";
 import { HttpError, sendError, sendUnauthorized } from "./http-io.js";
 import { BerthMetrics } from "./metrics.js";
@@ -55,49 +55,78 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const web = new StaticFiles(options.webDir ?? defaultWebDir);
   let port = options.port;
 
-  /** What both ACP profiles refuse once the token passed: a foreign page, an unknown agent. */
-  const acpRefusal = (req: IncomingMessage, url: URL): HttpError | undefined => {
-    const origin = req.headers.origin;
-    if (!originAllowed(origin, options.listenHost, port)) {
-      log.warn({ origin }, "ACP connection from a foreign origin refused");
-      return new HttpError(403, "forbidden_origin", `ACP connections from the origin ${origin} are not allowed`);
+  /**
+   * What every request is refused for before anything else, whatever it asks: a `Host` that is not
+   * this machine (DNS rebinding), a browser page of another origin (another port is another site).
+   */
+  const foreignRefusal = (req: IncomingMessage): HttpError | undefined => {
+    const { host: hostHeader, origin } = req.headers;
+    if (!hostAllowed(hostHeader, options.listenHost)) {
+      log.warn({ host: hostHeader }, "request for a foreign Host refused (DNS rebinding?)");
+      return new HttpError(403, "forbidden_host", `requests for the host name ${JSON.stringify(hostHeader)} are not allowed: use an address of this machine or localhost`);
     }
-    return acp.unknownAgent(url);
+    if (!originAllowed(origin, hostHeader)) {
+      log.warn({ origin, host: hostHeader }, "request from a foreign origin refused");
+      return new HttpError(403, "forbidden_origin", `requests from the origin ${origin} are not allowed`);
+    }
+    return undefined;
+  };
+
+  /** What the API and ACP refuse besides a wrong token: a request a browser made for another site. */
+  const crossSiteRefusal = (req: IncomingMessage): HttpError | undefined => {
+    const site = req.headers["sec-fetch-site"];
+    if (fetchSiteAllowed(site)) return undefined;
+    log.warn({ site }, "cross-site request refused");
+    return new HttpError(403, "forbidden_site", `requests made by another site's page (Sec-Fetch-Site: ${site}) are not allowed`);
   };
 
   const respond = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // No other origin may read or embed anything Berth answers, even where no token is needed.
+    res.setHeader("Cross-Origin-Resource-Policy", "same-origin");
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    const foreign = foreignRefusal(req);
+    if (foreign) throw foreign;
     const url = requestUrl(req);
     const match = router.match(req.method ?? "GET", url.pathname);
     const isPublic = match.name === "route" && match.route.public === true;
-    if (!isPublic && !tokenMatches(presentedToken(req, url), token)) return sendUnauthorized(res);
+    const isApi = match.name !== "none" || url.pathname === "/acp" || url.pathname === "/api" || url.pathname.startsWith("/api/");
+    // The dashboard's files are code without data, public so that no credential is ever kept in a cookie.
+    if (isApi && !isPublic) {
+      const crossSite = crossSiteRefusal(req);
+      if (crossSite) throw crossSite;
+      if (!tokenMatches(presentedToken(req, url), token)) return sendUnauthorized(res);
+    }
     if (match.name !== "none") return router.run(match, req, res, url);
     if (url.pathname === "/acp") {
-      const refusal = acpRefusal(req, url);
-      if (refusal) throw refusal;
+      const unknown = acp.unknownAgent(url);
+      if (unknown) throw unknown;
       return acp.handleRequest(req, res);
     }
-    if (url.pathname === "/api" || url.pathname.startsWith("/api/")) throw new HttpError(404, "not_found", `no route ${req.method} ${url.pathname}`);
+    if (isApi) throw new HttpError(404, "not_found", `no route ${req.method} ${url.pathname}`);
     if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", `${req.method} is not allowed on ${url.pathname} (the dashboard is read with GET)`);
     const file = web.resolve(url.pathname);
-    // The page keeps the token for its own requests; its assets carry it as a cookie.
-    web.send(res, file, file.name === "index" ? { "Set-Cookie": tokenCookie(token) } : {});
+    web.send(res, file, file.name === "index" ? PAGE_HEADERS : {});
   };
 
   const server: Server = createServer((req, res) => {
     respond(req, res).catch((error: unknown) => {
       const httpError = error instanceof HttpError ? error : fromHostError(error);
-      if (httpError.status >= 500) log.error({ err: error, method: req.method, path: requestUrl(req).pathname }, "request failed");
-      if (res.headersSent) return void res.destroy();
+      // A client that went away mid-request (a dropped body) is not Berth failing.
+      if (clientWentAway(req, error)) log.info({ method: req.method, path: requestUrl(req).pathname }, "client went away before its request was complete");
+      else if (httpError.status >= 500) log.error({ err: error, method: req.method, path: requestUrl(req).pathname }, "request failed");
+      if (res.headersSent || res.destroyed) return void res.destroy();
       sendError(res, httpError);
     });
   });
 
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = requestUrl(req);
+    const refusal = foreignRefusal(req) ?? (url.pathname === "/acp" ? crossSiteRefusal(req) : undefined);
+    if (refusal) return refuseUpgrade(socket, refusal.status, { error: refusal.code, message: refusal.message });
     if (url.pathname !== "/acp") return refuseUpgrade(socket, 404, { error: "not_found", message: `no WebSocket endpoint at ${url.pathname} (ACP is at /acp)` });
     if (!tokenMatches(presentedToken(req, url), token)) return refuseUpgrade(socket, 401, { error: "unauthorized" });
-    const refusal = acpRefusal(req, url);
-    if (refusal) return refuseUpgrade(socket, refusal.status, { error: refusal.code, message: refusal.message });
+    const unknown = acp.unknownAgent(url);
+    if (unknown) return refuseUpgrade(socket, unknown.status, { error: unknown.code, message: unknown.message });
     acp.handleUpgrade(req, socket, head, url);
   });
 
@@ -124,6 +153,23 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       server.closeAllConnections();
     },
   };
+}
+
+/**
+ * The dashboard page: never framed by another page (its controls cannot be overlaid), scripts and
+ * connections from Berth only, and the `?token=` it was opened with sent to nobody as a referrer.
+ */
+const PAGE_HEADERS: Readonly<Record<string, string>> = {
+  "Content-Security-Policy":
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "X-Frame-Options": "DENY",
+  "Referrer-Policy": "no-referrer",
+  "Cross-Origin-Opener-Policy": "same-origin",
+};
+
+function clientWentAway(req: IncomingMessage, error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return (req.destroyed && !req.complete) || code === "ECONNRESET" || code === "ECONNABORTED" || (error instanceof Error && error.message === "aborted");
 }
 
 function fromHostError(error: unknown): HttpError {

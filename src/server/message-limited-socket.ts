@@ -3,14 +3,23 @@ import type { RawData, WebSocket } from "ws";
 
 type Listener = (...args: unknown[]) => void;
 
+/** The longest session or request id the SDK's connection takes (its `maxIdLength`); longer ones would close the connection. */
+export const MAX_ID_LENGTH = 1024;
+
 /**
- * The client socket as the ACP transport sees it, with one difference: a message larger
- * than `limit` never reaches the transport. A request gets a JSON-RPC error naming the size
- * and the limit, anything else is dropped, and the connection carries on.
+ * The client socket as the ACP transport sees it, with these differences:
+ * - a message larger than `limit` never reaches the transport: a request gets a JSON-RPC error
+ *   naming the size and the limit, anything else is dropped, and the connection carries on;
+ * - a request whose session id or request id is longer than {@link MAX_ID_LENGTH} gets a JSON-RPC
+ *   error (-32602) instead of the SDK closing the whole connection;
+ * - a binary frame closes the socket (1003: ACP frames are text), and so does a first frame that is
+ *   not a JSON object (1002, after a JSON-RPC error): a socket that cannot be speaking ACP is not
+ *   left open.
  */
 export class MessageLimitedSocket implements WebSocketLike {
   private readonly wrapped = new Map<Listener, Listener>();
   private corked = false;
+  private firstFrame = true;
 
   constructor(
     private readonly ws: WebSocket,
@@ -73,10 +82,24 @@ export class MessageLimitedSocket implements WebSocketLike {
       return this;
     }
     const filtered = (data: unknown, isBinary: unknown) => {
+      const first = this.firstFrame;
+      this.firstFrame = false;
+      if (isBinary === true) return this.ws.close(1003, "ACP messages are text frames");
       const size = byteLength(data as RawData);
-      if (size <= this.limits.maxMessageBytes) return listener(data, isBinary);
-      this.onOversized(size);
-      this.refuse(data as RawData, size);
+      if (size > this.limits.maxMessageBytes) {
+        this.onOversized(size);
+        return this.refuse(data as RawData, size);
+      }
+      // Only a message this long can carry an overlong id: shorter ones are not parsed twice.
+      if (!first && size <= MAX_ID_LENGTH) return listener(data, isBinary);
+      const parsed = parseMessage(data as RawData);
+      if (first && (parsed === undefined || typeof parsed !== "object" || parsed === null || Array.isArray(parsed))) {
+        const error = parsed === undefined ? { code: -32700, message: "Parse error: the first message is not JSON" } : { code: -32600, message: "Invalid request: the first message must be an initialize request" };
+        this.ws.send(JSON.stringify({ jsonrpc: "2.0", id: null, error }));
+        return this.ws.close(1002, "the first message must be an ACP initialize request");
+      }
+      if (parsed !== undefined && this.refuseLongIds(parsed)) return;
+      return listener(data, isBinary);
     };
     this.wrapped.set(listener, filtered as Listener);
     this.ws.on("message", filtered);
@@ -87,6 +110,23 @@ export class MessageLimitedSocket implements WebSocketLike {
     this.ws.off(type, this.wrapped.get(listener) ?? listener);
     this.wrapped.delete(listener);
     return this;
+  }
+
+  /** Answers (a request) or drops (anything else) a message with an id the SDK would close the connection for. */
+  private refuseLongIds(message: unknown): boolean {
+    if (typeof message !== "object" || message === null || !("method" in message)) return false;
+    const { id, params } = message as { id?: unknown; params?: unknown };
+    const sessionId = typeof params === "object" && params !== null ? (params as { sessionId?: unknown }).sessionId : undefined;
+    const longSession = typeof sessionId === "string" && sessionId.length > MAX_ID_LENGTH;
+    const longId = typeof id === "string" && id.length > MAX_ID_LENGTH;
+    if (!longSession && !longId) return false;
+    if (id !== undefined) {
+      const what = longId ? "request id" : "sessionId";
+      const length = longId ? (id as string).length : (sessionId as string).length;
+      const error = { code: -32602, message: `Invalid params: the ${what} is ${length} characters long, more than the limit of ${MAX_ID_LENGTH}`, data: { limit: MAX_ID_LENGTH } };
+      this.ws.send(JSON.stringify({ jsonrpc: "2.0", id: longId ? null : id, error }));
+    }
+    return true;
   }
 
   private refuse(data: RawData, size: number): void {
@@ -100,6 +140,15 @@ export class MessageLimitedSocket implements WebSocketLike {
 function byteLength(data: RawData): number {
   if (Array.isArray(data)) return data.reduce((total, part) => total + part.length, 0);
   return data instanceof ArrayBuffer ? data.byteLength : data.length;
+}
+
+function parseMessage(data: RawData): unknown {
+  const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8");
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The id of a request (so its caller is not left waiting); null if unreadable; undefined for anything that is not a request. */

@@ -118,8 +118,10 @@ function requireSession(host: Host, id: string) {
 function countParam(url: URL, name: string, fallback: number): number {
   const value = url.searchParams.get(name);
   if (value === null) return fallback;
-  if (!/^\d+$/.test(value)) throw new HttpError(400, "invalid_query", `${name} must be a whole number of 0 or more, got "${value}"`);
-  return Number(value);
+  const count = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  // Digits beyond 2^53 are no exact number (and no sequence number the journal will ever reach).
+  if (!Number.isSafeInteger(count)) throw new HttpError(400, "invalid_query", `${name} must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, got "${value}"`);
+  return count;
 }
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {

@@ -3,7 +3,7 @@ import type { Config } from "../config/config-schema.js";
 import { dataPaths } from "../config/paths.js";
 import { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
-import { loadOrCreateToken } from "./auth.js";
+import { loadToken } from "./auth.js";
 import { removeHostFile, runningHost, writeHostFile } from "./host-file.js";
 import { startServer, type BerthServer, type ServerOptions } from "./http-server.js";
 
@@ -24,8 +24,14 @@ export interface RunningBerth {
   readonly host: Host;
   readonly server: BerthServer;
   readonly token: string;
-  /** The one line printed at start-up: the dashboard URL with its token, and the ACP URL. */
+  /** Whether this start made the token (a new data directory, or its token file was deleted). */
+  readonly tokenCreated: boolean;
+  /** The dashboard's link with its token: `http://127.0.0.1:7420/?token=…`. */
+  readonly dashboardLink: string;
+  /** The start-up line with the dashboard link and its token, and the ACP URL. */
   readonly startupLine: string;
+  /** The start-up line without the token, saying how to get the link. */
+  readonly startupLineWithoutToken: (howToGetLink: string) => string;
   /** Stops everything, once; later calls return the same promise. */
   stop(): Promise<void>;
 }
@@ -46,7 +52,7 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   if (other) {
     throw new AlreadyRunningError(`Berth is already running on ${paths.dataDir} (pid ${other.pid}, ${other.url}); if it is not, delete ${paths.hostFile}`);
   }
-  const token = loadOrCreateToken(paths.token);
+  const { token, created: tokenCreated } = loadToken(paths.token);
   const host = await Host.start({ config: options.config, dataDir: paths.dataDir, logger: options.log });
   let server: BerthServer;
   try {
@@ -71,7 +77,10 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     host,
     server,
     token,
+    tokenCreated,
+    dashboardLink: `${server.url}/?token=${token}`,
     startupLine: `Berth is running: ${server.url}/?token=${token} (ACP: ${server.acpUrl})`,
+    startupLineWithoutToken: (howToGetLink) => `Berth is running: ${server.url}/ (ACP: ${server.acpUrl}); ${howToGetLink}`,
     stop: () => (stopping ??= stop()),
   };
 }

@@ -85,7 +85,7 @@ describe("ACP over WebSocket: clients sharing sessions", () => {
     const { questions } = (await fixture.api(`/api/questions?sessionId=${sessionId}`).then((r) => r.json())) as { questions: Array<{ id: string; kind: string }> };
     expect(questions).toHaveLength(1);
     expect(questions[0]!.kind).toBe("permission");
-    const answer = await fixture.api(`/api/questions/${questions[0]!.id}/answer`, { method: "POST", body: JSON.stringify({ optionId: "deny" }) });
+    const answer = await fixture.api(`/api/questions/${questions[0]!.id}/answer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ optionId: "deny" }) });
     expect(answer.status).toBe(200);
     expect(await answer.json()).toMatchObject({ id: questions[0]!.id, state: "answered" });
 

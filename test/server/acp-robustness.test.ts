@@ -15,11 +15,15 @@ describe("ACP endpoint: refusals and bad input", () => {
     expect(await upgradeOutcome(fixture.acpUrl, { ...bearer, origin: `http://localhost:${Number(port) + 1}` })).toBe(403);
     expect(await upgradeOutcome(`${fixture.url.replace("http", "ws")}/elsewhere`, bearer)).toBe(404);
 
-    // The server's own pages, the token in the query or the cookie, and clients that send no Origin are let in.
+    // A cookie is never a credential.
+    expect(await upgradeOutcome(fixture.acpUrl, { cookie: `berth_token=${fixture.token}` })).toBe(401);
+
+    // The server's own pages, the token in the query, and clients that send no Origin are let in.
     expect(await upgradeOutcome(fixture.acpUrl, { ...bearer, origin: `http://127.0.0.1:${port}` })).toBe("open");
-    expect(await upgradeOutcome(fixture.acpUrl, { ...bearer, origin: `http://localhost:${port}` })).toBe("open");
+    expect(await upgradeOutcome(fixture.acpUrl, { ...bearer, origin: `http://localhost:${port}`, host: `localhost:${port}` })).toBe("open");
+    // An Origin must name the host the request was sent to: another page's name for this machine is another origin.
+    expect(await upgradeOutcome(fixture.acpUrl, { ...bearer, origin: `http://localhost:${port}` })).toBe(403);
     expect(await upgradeOutcome(`${fixture.acpUrl}?token=${fixture.token}`, {})).toBe("open");
-    expect(await upgradeOutcome(fixture.acpUrl, { cookie: `berth_token=${fixture.token}` })).toBe("open");
     expect(fixture.berth.host.listSessions()).toEqual([]);
   });
 

@@ -8,7 +8,7 @@ import { cleanUp, startFixture, tempDir, waitUntil, waitUntilGone, type BerthFix
 
 afterEach(cleanUp);
 
-const body = (value: unknown) => ({ method: "POST", body: typeof value === "string" ? value : JSON.stringify(value) });
+const body = (value: unknown) => ({ method: "POST", headers: { "content-type": "application/json" }, body: typeof value === "string" ? value : JSON.stringify(value) });
 
 async function json<T>(response: Promise<Response> | Response): Promise<{ status: number; body: T }> {
   const res = await response;
@@ -54,16 +54,20 @@ const eventsOf = (frames: string[], name: string) =>
   frames.filter((frame) => frame.startsWith(`event: ${name}\n`)).map((frame) => JSON.parse(frame.slice(frame.indexOf("data: ") + 6)) as Record<string, unknown>);
 
 describe("REST API", () => {
-  it("requires the token on every route but /healthz, and says nothing else without it", async () => {
+  it("requires the token on every route but /healthz and the dashboard's files, and says nothing else without it", async () => {
     const fixture = await startFixture();
     expect(await json(fetch(`${fixture.url}/healthz`))).toEqual({ status: 200, body: { status: "ok", version: "0.1.0" } });
-    for (const path of ["/api/agents", "/api/sessions", "/api/questions", "/api/records", "/api/locations", "/api/events", "/metrics", "/", "/acp"]) {
+    for (const path of ["/api/agents", "/api/sessions", "/api/questions", "/api/records", "/api/locations", "/api/events", "/metrics", "/acp"]) {
       expect(await json(fetch(fixture.url + path))).toEqual({ status: 401, body: { error: "unauthorized" } });
       expect((await fetch(fixture.url + path, { headers: { authorization: "Bearer not-the-token" } })).status).toBe(401);
     }
     expect((await fetch(`${fixture.url}/api/sessions`, { method: "POST", body: "{}" })).status).toBe(401);
     expect((await fetch(`${fixture.url}/api/agents?token=${fixture.token}`)).status).toBe(200);
-    expect((await fetch(`${fixture.url}/api/agents`, { headers: { cookie: `other=1; berth_token=${fixture.token}` } })).status).toBe(200);
+    // The scheme is case-insensitive (RFC 9110); a cookie is never a credential.
+    expect((await fetch(`${fixture.url}/api/agents`, { headers: { authorization: `bearer ${fixture.token}` } })).status).toBe(200);
+    expect((await fetch(`${fixture.url}/api/agents`, { headers: { authorization: `BEARER  ${fixture.token}` } })).status).toBe(200);
+    expect((await fetch(`${fixture.url}/api/agents`, { headers: { authorization: `Basic ${fixture.token}` } })).status).toBe(401);
+    expect((await fetch(`${fixture.url}/api/agents`, { headers: { cookie: `other=1; berth_token=${fixture.token}` } })).status).toBe(401);
   });
 
   it("lists agents and locations, and reading locations boots none", async () => {
@@ -258,7 +262,7 @@ describe("REST API", () => {
     expect(text).not.toContain("process_cpu");
   });
 
-  it("serves the dashboard with the token, sets the cookie its assets use, and falls back to index.html", async () => {
+  it("serves the dashboard's files without a token and without cookies, and falls back to index.html", async () => {
     const webDir = tempDir("berth-server-web-");
     writeFileSync(join(webDir, "index.html"), "<!doctype html><title>Berth</title>");
     mkdirSync(join(webDir, "assets"));
@@ -268,16 +272,18 @@ describe("REST API", () => {
     const page = await fetch(`${fixture.url}/?token=${fixture.token}`);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
-    expect(page.headers.get("set-cookie")).toBe(`berth_token=${fixture.token}; HttpOnly; SameSite=Strict; Path=/`);
+    expect(page.headers.get("set-cookie")).toBeNull();
+    expect(page.headers.get("x-frame-options")).toBe("DENY");
+    expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(page.headers.get("referrer-policy")).toBe("no-referrer");
     expect(await page.text()).toBe("<!doctype html><title>Berth</title>");
 
-    const cookie = { headers: { cookie: `berth_token=${fixture.token}` } };
-    const asset = await fetch(`${fixture.url}/assets/app-1234.js`, cookie);
+    const asset = await fetch(`${fixture.url}/assets/app-1234.js`);
     expect(asset.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(asset.headers.get("cross-origin-resource-policy")).toBe("same-origin");
     expect(await asset.text()).toBe("console.log('berth')");
-    expect(await (await fetch(`${fixture.url}/sessions/some-id`, cookie)).text()).toContain("<title>Berth</title>");
-    expect(await (await fetch(`${fixture.url}/..%2F..%2F..%2Fetc%2Fpasswd`, cookie)).text()).toContain("<title>Berth</title>");
-    expect((await fetch(`${fixture.url}/assets/app-1234.js`)).status).toBe(401);
+    expect(await (await fetch(`${fixture.url}/sessions/some-id`)).text()).toContain("<title>Berth</title>");
+    expect(await (await fetch(`${fixture.url}/..%2F..%2F..%2Fetc%2Fpasswd`)).text()).toContain("<title>Berth</title>");
 
     expect(await json(fixture.api("/api/nothing-here"))).toMatchObject({ status: 404, body: { error: "not_found" } });
     expect(await json(fixture.api("/api/sessions", { method: "PUT" }))).toMatchObject({ status: 405, body: { error: "method_not_allowed", message: expect.stringContaining("allowed: GET, POST") } });

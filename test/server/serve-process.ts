@@ -13,7 +13,12 @@ export class BerthProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly child: ChildProcess;
 
+  /** The `--data-dir` the command was given, where its token is. */
+  readonly dataDir: string | undefined;
+
   constructor(args: readonly string[], env: Readonly<Record<string, string>>) {
+    const dataDirFlag = args.indexOf("--data-dir");
+    this.dataDir = dataDirFlag >= 0 ? args[dataDirFlag + 1] : undefined;
     this.child = spawn(process.execPath, [cliMain, ...args], { detached: true, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     this.child.stdout!.on("data", (chunk: Buffer) => (this.stdout += chunk.toString()));
     this.child.stderr!.on("data", (chunk: Buffer) => (this.stderr += chunk.toString()));
@@ -29,8 +34,11 @@ export class BerthProcess {
     await waitUntil(() => this.stdout.includes("\n") || this.child.exitCode !== null, "berth serve printed its start-up line", 20_000);
     const line = this.stdout.split("\n")[0]!;
     const match = /^Berth is running: (http:\/\/[^/]+)\/\?token=([\w-]+) \(ACP: (ws:\/\/[^ ]+\/acp)\)$/.exec(line);
-    if (!match) throw new Error(`unexpected start-up line ${JSON.stringify(line)}; stderr: ${this.stderr}`);
-    return { line, url: match[1]!, token: match[2]!, acpUrl: match[3]! };
+    if (match) return { line, url: match[1]!, token: match[2]!, acpUrl: match[3]! };
+    // A token that is not new is not printed: the line says how to get the link, the token is in the data directory.
+    const without = /^Berth is running: (http:\/\/[^/]+)\/ \(ACP: (ws:\/\/[^ ]+\/acp)\); dashboard link: berth token --link( --data-dir (\S+))?$/.exec(line);
+    if (!without || !this.dataDir) throw new Error(`unexpected start-up line ${JSON.stringify(line)}; stderr: ${this.stderr}`);
+    return { line, url: without[1]!, token: readFileSync(join(this.dataDir, "token"), "utf8").trim(), acpUrl: without[2]! };
   }
 
   /** The JSON log lines on stderr. */

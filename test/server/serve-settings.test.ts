@@ -2,7 +2,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isLoopback, resolveServeSettings } from "../../src/cli/serve-options.js";
-import { loadOrCreateToken, originAllowed } from "../../src/server/auth.js";
+import { hostAllowed, loadOrCreateToken, originAllowed } from "../../src/server/auth.js";
 import { cleanUp, tempDir } from "./server-harness.js";
 
 afterEach(cleanUp);
@@ -53,21 +53,31 @@ describe("access token and origins", () => {
     expect(() => loadOrCreateToken(path)).toThrow(`the access token in ${path} is too short (5 characters): delete the file to make a new one`);
   });
 
-  it("lets in no Origin, this server's own and the loopback names of its port only", () => {
-    expect(originAllowed(undefined, "127.0.0.1", 7420)).toBe(true);
-    expect(originAllowed("http://127.0.0.1:7420", "127.0.0.1", 7420)).toBe(true);
-    expect(originAllowed("http://localhost:7420", "127.0.0.1", 7420)).toBe(true);
-    expect(originAllowed("http://[::1]:7420", "::1", 7420)).toBe(true);
-    expect(originAllowed("http://berth.lan:7420", "berth.lan", 7420)).toBe(true);
-    expect(originAllowed("http://localhost:7421", "127.0.0.1", 7420)).toBe(false);
-    expect(originAllowed("https://127.0.0.1:7420", "127.0.0.1", 7420)).toBe(false);
-    // Listening on every interface: the machine's own addresses are its origins, others are not.
-    const addresses = () => ["127.0.0.1", "192.168.1.20", "fd00::2"];
-    expect(originAllowed("http://192.168.1.20:7420", "0.0.0.0", 7420, addresses)).toBe(true);
-    expect(originAllowed("http://[fd00::2]:7420", "::", 7420, addresses)).toBe(true);
-    expect(originAllowed("http://192.168.1.99:7420", "0.0.0.0", 7420, addresses)).toBe(false);
-    expect(originAllowed("http://192.168.1.20:7420", "127.0.0.1", 7420, addresses)).toBe(false);
-    expect(originAllowed("http://evil.example", "127.0.0.1", 7420)).toBe(false);
-    expect(originAllowed("null", "127.0.0.1", 7420)).toBe(false);
+  it("lets in no Origin, and an Origin only with the very host and port the request was sent to", () => {
+    expect(originAllowed(undefined, "127.0.0.1:7420")).toBe(true);
+    expect(originAllowed("http://127.0.0.1:7420", "127.0.0.1:7420")).toBe(true);
+    expect(originAllowed("http://localhost:7420", "localhost:7420")).toBe(true);
+    expect(originAllowed("http://[::1]:7420", "[::1]:7420")).toBe(true);
+    expect(originAllowed("http://berth.lan:7420", "berth.lan:7420")).toBe(true);
+    // Behind a TLS proxy that passes Host on.
+    expect(originAllowed("https://berth.example", "berth.example")).toBe(true);
+    // Another port of the same machine is another site.
+    expect(originAllowed("http://localhost:7421", "localhost:7420")).toBe(false);
+    expect(originAllowed("http://127.0.0.1:3000", "127.0.0.1:7420")).toBe(false);
+    expect(originAllowed("http://localhost:7420", "127.0.0.1:7420")).toBe(false);
+    expect(originAllowed("http://evil.example", "127.0.0.1:7420")).toBe(false);
+    expect(originAllowed("null", "127.0.0.1:7420")).toBe(false);
+    expect(originAllowed("file://", "127.0.0.1:7420")).toBe(false);
+    expect(originAllowed("http://127.0.0.1:7420", undefined)).toBe(false);
+  });
+
+  it("lets in Host names of this machine only: IP literals, localhost, the listen address and the machine's name", () => {
+    for (const host of ["127.0.0.1:7420", "[::1]:7420", "192.168.1.20:7420", "localhost:7420", "LOCALHOST.:8000", "app.localhost:7420", "berth.lan:7420", "mybox:7420", "mybox.local:7420", undefined]) {
+      expect(hostAllowed(host, "berth.lan", "mybox"), String(host)).toBe(true);
+    }
+    // A rebound name: the attacker's page keeps its own name while it resolves to 127.0.0.1.
+    for (const host of ["evil.example:7420", "127.0.0.1.nip.io:7420", "localhost.evil.example:7420", "mybox.evil.example", "", "a b", "user@127.0.0.1"]) {
+      expect(hostAllowed(host, "127.0.0.1", "mybox"), host).toBe(false);
+    }
   });
 });

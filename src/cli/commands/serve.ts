@@ -16,6 +16,7 @@ export function register(program: Command): void {
     .option("--idle-ttl <duration>", "how long an idle location is kept (default 60m)")
     .option("--max-active-hold <duration>", "how long a silent running turn may keep its location (default 24h)")
     .option("--sweep-interval <duration>", "how often locations are swept (default 1m)")
+    .option("--print-token", "print the dashboard link with the access token (by default only when the token was just created; see `berth token`)")
     .action(async (flags: ServeFlags) => {
       // Everything is stopped by now: a stray timer must not keep a stopped Berth around.
       process.exit(await serve(flags));
@@ -44,7 +45,10 @@ async function serve(flags: ServeFlags): Promise<number> {
     process.stderr.write(`berth serve: ${error instanceof Error ? error.message : String(error)}\n`);
     return FAILURE_EXIT_CODE;
   }
-  process.stdout.write(`${running.startupLine}\n`);
+  // The token goes to stdout once, when it is new, or when asked: a service's output ends up in system journals.
+  const dataDirFlag = settings.dataDir === defaultDataDir() ? "" : ` --data-dir ${shellQuote(settings.dataDir)}`;
+  const line = running.tokenCreated || flags.printToken === true ? running.startupLine : running.startupLineWithoutToken(`dashboard link: berth token --link${dataDirFlag}`);
+  process.stdout.write(`${line}\n`);
   return new Promise<number>((resolve) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -68,4 +72,9 @@ async function serve(flags: ServeFlags): Promise<number> {
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
   });
+}
+
+/** A path as a shell word: bare when it is plain, else single-quoted. */
+export function shellQuote(text: string): string {
+  return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }

@@ -19,8 +19,8 @@ function storedToken(): string | null {
 }
 
 /**
- * Headers for `fetch`. Without a stored token the request still carries the `berth_token` cookie the
- * server set when it served this page.
+ * Headers for `fetch`. The token lives in this tab's sessionStorage (scoped to this origin, port
+ * included), never in a cookie: browsers send cookies to every port of a host.
  */
 export function authHeaders(): Record<string, string> {
   const token = storedToken();
