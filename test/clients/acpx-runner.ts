@@ -56,8 +56,15 @@ export class AcpxRunner {
     mkdirSync(this.home, { recursive: true });
   }
 
-  /** Runs `acpx ARGS` to its end. */
-  run(args: readonly string[], options: RunOptions = {}): Promise<AcpxResult> {
+  /**
+   * Runs `acpx ARGS` to its end. A command that reached a queue owner in the middle of its `--ttl`
+   * shutdown gets acpx's "Queue owner is shutting down": it is run again once that owner is gone,
+   * as a person would.
+   */
+  async run(args: readonly string[], options: RunOptions = {}): Promise<AcpxResult> {
+    const result = await this.start(args, options).done;
+    if (result.code === 0 || !`${result.stdout}${result.stderr}`.includes("Queue owner is shutting down")) return result;
+    await waitUntilGone(this.processes(), 10_000);
     return this.start(args, options).done;
   }
 

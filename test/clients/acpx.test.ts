@@ -156,7 +156,7 @@ describe("acpx through berth connect", () => {
     expect(refused.stderr).toContain('Authentication required: call authenticate with "demo-token" first');
     const failPolicy = await run(["--auth-policy", "fail", "sessions", "new"]);
     expect(failPolicy.code).not.toBe(0);
-    expect(failPolicy.stderr).toContain("agent advertised auth methods [demo-token] but no matching credentials found");
+    expect(failPolicy.stderr).toContain("agent advertised auth methods [demo-token, demo-env] but no matching credentials found");
 
     // With ACPX_AUTH_DEMO_TOKEN acpx calls authenticate {methodId: "demo-token"}; Berth forwards it.
     const login = { ACPX_AUTH_DEMO_TOKEN: "set-in-acpx-env" };
