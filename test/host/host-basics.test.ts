@@ -4,6 +4,15 @@ import { closeAllHosts, collect, processIsRunning, startHost, text, waitUntil, w
 
 afterEach(closeAllHosts);
 
+/** A virtual clock that remembers the delay of every timer set on it. */
+class DelayRecordingClock extends VirtualClock {
+  readonly delays: number[] = [];
+  override setTimeout(callback: () => void, delayMs: number): ReturnType<VirtualClock["setTimeout"]> {
+    this.delays.push(delayMs);
+    return super.setTimeout(callback, delayMs);
+  }
+}
+
 describe("host with the demo agent (real processes, real SQLite)", () => {
   it("prompts a session: streams the reply to subscribers in order and journals the turn", async () => {
     const { host, workDir } = await startHost();
@@ -115,7 +124,7 @@ describe("agents that do not cooperate", () => {
   });
 
   it("an agent that keeps crashing is restarted with backoff, never in a tight loop", async () => {
-    const clock = new VirtualClock();
+    const clock = new DelayRecordingClock();
     const { host, workDir } = await startHost({ clock });
     const session = host.createSession({ cwd: workDir });
     const acquired = () => host.recentRecords().filter((r) => r.record.kind === "child_acquired").length;
@@ -125,8 +134,10 @@ describe("agents that do not cooperate", () => {
     }
     expect(acquired()).toBe(2);
     // Second crash within a minute: the next start waits 500 ms (then 1 s, 2 s, ... up to 30 s).
+    const scheduledBefore = clock.delays.length;
     const next = host.prompt(session.id, text("hello again"));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The start is parked on its backoff timer: until the clock moves, no agent can start.
+    await waitUntil(() => clock.delays.slice(scheduledBefore).includes(500), "the restart waits out its backoff");
     expect(acquired()).toBe(2);
     await clock.advance(500);
     expect((await next).stopReason).toBe("end_turn");
