@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, realpathSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -119,7 +119,7 @@ describe("location activity in the journal", () => {
 });
 
 describe("acquisitions racing with eviction and deletion", () => {
-  const slowDemo = { command: "sh", args: ["-c", `sleep 0.5; exec "${process.execPath}" "${demoAgentMain}" --state-dir "$STATE"`] };
+  const slowDemo = { command: "sh", args: ["-c", `touch "$STATE/spawned"; sleep 0.5; exec "${process.execPath}" "${demoAgentMain}" --state-dir "$STATE"`] };
 
   it("an agent still starting keeps its location: it is never handed services that were closed", async () => {
     const clock = new VirtualClock();
@@ -130,8 +130,7 @@ describe("acquisitions racing with eviction and deletion", () => {
     await clock.advance(59 * 60_000);
     const late = host.createSession({ cwd: workDir, agent: "slow" });
     const ticket = host.hold(late.id, "client");
-    await waitUntil(() => host.recentRecords().some((r) => r.record.kind === "location_booted") && host.getSession(late.id)!.state === "acquiring", "the slow agent is starting");
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitUntil(() => existsSync(join(stateDir, "spawned")) && host.getSession(late.id)!.state === "acquiring", "the slow agent is starting");
     await clock.advance(2 * 60_000);
     const child = await ticket.child;
     expect(host.locations()).toMatchObject([{ directory: workDir, state: "retained" }]);
