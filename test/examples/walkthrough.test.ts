@@ -2,11 +2,12 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { serveOnTempDir } from "../server/serve-process.js";
 
-const walkthrough = new URL("../../dist/examples/walkthrough.js", import.meta.url).pathname;
+const walkthrough = fileURLToPath(new URL("../../dist/examples/walkthrough.js", import.meta.url));
 const workDir = realpathSync(mkdtempSync(join(tmpdir(), "berth-walkthrough-work-")));
 let serve: Awaited<ReturnType<typeof serveOnTempDir>> | undefined;
 

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
 import { closeAllHosts, collect, processIsRunning, startHost, text, waitUntil, waitUntilGone } from "./host-harness.js";
@@ -80,7 +81,7 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
 
 describe("an agent that misbehaves", () => {
   it("garbage lines and updates without a session are refused, unknown update kinds relayed; the turn, the session and the host carry on", async () => {
-    const misbehaving = new URL("./fixtures/misbehaving-agent.mjs", import.meta.url).pathname;
+    const misbehaving = fileURLToPath(new URL("./fixtures/misbehaving-agent.mjs", import.meta.url));
     const { host, workDir } = await startHost({ config: { agents: { raw: { command: process.execPath, args: [misbehaving] } } } });
     const session = host.createSession({ cwd: workDir, agent: "raw" });
     const live = collect(host, session.id);
@@ -95,7 +96,7 @@ describe("an agent that misbehaves", () => {
 
 describe("agents that do not cooperate", () => {
   it("an agent that ignores session/cancel is stopped after the interrupt timeout, and the turn settles", async () => {
-    const misbehaving = new URL("./fixtures/misbehaving-agent.mjs", import.meta.url).pathname;
+    const misbehaving = fileURLToPath(new URL("./fixtures/misbehaving-agent.mjs", import.meta.url));
     const clock = new VirtualClock();
     const { host, workDir } = await startHost({ clock, config: { agents: { raw: { command: process.execPath, args: [misbehaving] } } } });
     const session = host.createSession({ cwd: workDir, agent: "raw" });
