@@ -223,6 +223,17 @@ describe("REST API", () => {
     expect(eventsOf(frames, "session_deleted")).toEqual([{ id: session.id }]);
   });
 
+  it("announces a deletion that did not come through the REST route (an ACP client's, the host's own)", async () => {
+    const fixture = await startFixture();
+    const events = new EventReader(await fixture.api("/api/events"));
+    await events.until((frames) => frames.length > 0);
+    const session = await createSession(fixture);
+    await fixture.berth.host.deleteSession(session.id);
+    const frames = await events.until((seen) => eventsOf(seen, "session_deleted").length > 0);
+    await events.close();
+    expect(eventsOf(frames, "session_deleted")).toEqual([{ id: session.id }]);
+  });
+
   it("coalesces a burst of session changes into one view", async () => {
     const fixture = await startFixture();
     const events = new EventReader(await fixture.api("/api/events"));
