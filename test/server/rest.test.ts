@@ -1,9 +1,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { StampedRecord } from "../../src/host/host-records.js";
 import type { QuestionView, SessionView } from "../../src/host/views.js";
 import type { JournalEvent } from "../../src/store/events.js";
+import type { Store } from "../../src/store/store.js";
 import { cleanUp, startFixture, tempDir, waitUntil, waitUntilGone, type BerthFixture } from "./server-harness.js";
 
 afterEach(cleanUp);
@@ -267,6 +268,16 @@ describe("REST API", () => {
     expect(text).toContain("berth_acquisition_seconds_count 1");
     expect(text).toContain('berth_interruptions_total{reason="user"} 0');
     expect(text).not.toContain("process_cpu");
+  });
+
+  it("reads the sessions for a scrape with one query, however many there are", async () => {
+    const fixture = await startFixture();
+    for (let i = 0; i < 30; i++) fixture.berth.host.createSession({ cwd: fixture.workDir });
+    const store = (fixture.berth.host as unknown as { store: Store }).store;
+    const reads = [vi.spyOn(store.sessions, "list"), vi.spyOn(store.sessions, "get"), vi.spyOn(store.questions, "listPending")];
+    const text = await fixture.api("/metrics").then((r) => r.text());
+    expect(text).toContain('berth_sessions{state="childless"} 30');
+    expect(reads.reduce((calls, spy) => calls + spy.mock.calls.length, 0)).toBeLessThanOrEqual(2);
   });
 
   it("serves the dashboard with the token, sets the cookie its assets use, and falls back to index.html", async () => {
