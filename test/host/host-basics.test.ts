@@ -69,6 +69,22 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
     expect(reaped).toHaveLength(1);
   });
 
+  it("an agent that fails at start is reported by its exit and its own last stderr lines, not by the broken pipe", async () => {
+    const script = 'echo "fatal: no API key configured" >&2; echo "see https://example.com/setup" >&2; exit 3';
+    const { host, workDir } = await startHost({ config: { agents: { broken: { command: "sh", args: ["-c", script] } } } });
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const session = host.createSession({ cwd: workDir, agent: "broken" });
+      const failure = await host.hold(session.id, "client-1").child.then(
+        () => undefined,
+        (error: unknown) => String(error instanceof Error ? `${error.message} ${String(error.cause)}` : error),
+      );
+      expect(failure).toContain('agent "broken" exited during initialize (exit code 3)');
+      expect(failure).toContain("fatal: no API key configured");
+      expect(failure).toContain("see https://example.com/setup");
+      expect(failure).not.toMatch(/EPIPE|connection closed/);
+    }
+  });
+
   it("shutdown stops every child as a group", async () => {
     const fixture = await startHost();
     const session = fixture.host.createSession({ cwd: fixture.workDir });
