@@ -695,6 +695,7 @@ describe("extension methods", () => {
 
 describe("--record", () => {
   interface Recorded {
+    pid: number;
     direction: "in" | "out";
     message: { id?: unknown; method?: string; params?: unknown; result?: unknown };
   }
@@ -713,7 +714,9 @@ describe("--record", () => {
       .map((line) => JSON.parse(line));
     const [first, second] = lines;
     // Raw: the SDK's parser would have added `fs` and `auth` defaults to these capabilities.
+    // Each line names the agent process that wrote it.
     expect(first).toEqual({
+      pid: agent.pid,
       direction: "in",
       message: {
         jsonrpc: "2.0",
@@ -730,10 +733,11 @@ describe("--record", () => {
       direction: "out",
       message: { id: first!.message.id, result: { _meta: { "berth-demo/initialize": true } } },
     });
-    expect(lines).toContainEqual({ direction: "in", message: { jsonrpc: "2.0", method: "_berth-demo/ping", params: { n: 1 } } });
+    expect(lines).toContainEqual({ pid: agent.pid, direction: "in", message: { jsonrpc: "2.0", method: "_berth-demo/ping", params: { n: 1 } } });
     const extRequest = lines.find((line) => line.direction === "out" && line.message.method === "_test/hello");
     expect(extRequest).toBeDefined();
     expect(lines).toContainEqual({
+      pid: agent.pid,
       direction: "in",
       message: { jsonrpc: "2.0", id: extRequest!.message.id, result: { ok: true } },
     });
