@@ -36,12 +36,21 @@ class EventReader {
     return this.text.split("\n\n").filter((frame) => frame !== "");
   }
 
-  /** Reads until `enough` holds of the frames so far. */
-  async until(enough: (frames: string[]) => boolean): Promise<string[]> {
+  /** Reads until `enough` holds of the frames so far; fails, showing them, if it does not within `timeoutMs`. */
+  async until(enough: (frames: string[]) => boolean, timeoutMs = 10_000): Promise<string[]> {
+    const deadline = Date.now() + timeoutMs;
     while (!enough(this.frames)) {
-      const { value, done } = await this.reader.read();
-      if (done) throw new Error("the event stream ended");
-      this.text += this.decoder.decode(value, { stream: true });
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the expected events did not arrive within ${timeoutMs} ms; frames so far:\n${this.frames.join("\n\n")}`)), Math.max(0, deadline - Date.now()));
+      });
+      try {
+        const { value, done } = await Promise.race([this.reader.read(), timedOut]);
+        if (done) throw new Error("the event stream ended");
+        this.text += this.decoder.decode(value, { stream: true });
+      } finally {
+        clearTimeout(timer);
+      }
     }
     return this.frames;
   }
