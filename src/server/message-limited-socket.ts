@@ -3,6 +3,8 @@ import type { RawData, WebSocket } from "ws";
 
 type Listener = (...args: unknown[]) => void;
 
+const DEFAULT_DRAIN_TIMEOUT_MS = 60_000;
+
 /**
  * The client socket as the ACP transport sees it, with one difference: a message larger
  * than `limit` never reaches the transport. A request gets a JSON-RPC error naming the size
@@ -14,7 +16,12 @@ export class MessageLimitedSocket implements WebSocketLike {
 
   constructor(
     private readonly ws: WebSocket,
-    private readonly limits: { readonly maxMessageBytes: number; readonly maxBufferedBytes: number },
+    private readonly limits: {
+      readonly maxMessageBytes: number;
+      readonly maxBufferedBytes: number;
+      /** How long a sender may wait for the client to catch up before it is cut (default 60 s). */
+      readonly drainTimeoutMs?: number;
+    },
     private readonly onOversized: (size: number) => void,
     private readonly onStalled: (buffered: number) => void,
   ) {}
@@ -66,20 +73,31 @@ export class MessageLimitedSocket implements WebSocketLike {
     return this.ws.bufferedAmount > this.drainedBelow ? this.drained() : undefined;
   }
 
-  /** Resolves once what is buffered for the client is down to a quarter of the limit, or the socket closed. */
+  /**
+   * Resolves once what is buffered for the client is down to a quarter of the limit, or the socket
+   * closed. A client that reads nothing for `drainTimeoutMs` (a peer gone without closing) is cut.
+   */
   drained(): Promise<void> {
     const socket = (this.ws as unknown as { _socket?: NodeJS.EventEmitter })._socket;
     if (!socket || this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount <= this.drainedBelow) return Promise.resolve();
     return new Promise((resolve) => {
-      const check = (): void => {
-        if (this.ws.readyState === this.ws.OPEN && this.ws.bufferedAmount > this.drainedBelow) return;
+      const done = (): void => {
+        clearTimeout(stalled);
         socket.off("drain", check);
-        this.ws.off("close", check);
+        this.ws.off("close", done);
         resolve();
       };
+      const check = (): void => {
+        if (this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount <= this.drainedBelow) done();
+      };
+      const stalled = setTimeout(() => {
+        this.onStalled(this.ws.bufferedAmount);
+        this.ws.terminate();
+        done();
+      }, this.limits.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
       // More than the socket's high-water mark is buffered, so a write was refused and `drain` will come.
       socket.on("drain", check);
-      this.ws.on("close", check);
+      this.ws.on("close", done);
     });
   }
 
