@@ -67,6 +67,10 @@ export type AgentChildState = "starting" | "ready" | "stopping" | "stopped" | "e
 
 const STDERR_TAIL_BYTES = 64 * 1024;
 const CLOSE_REQUEST_TIMEOUT_MS = 2_000;
+/** After a write to the agent failed or its connection closed at start: how long its exit is awaited. */
+const EXIT_AFTER_BROKEN_CONNECTION_MS = 1_000;
+/** How long the end of the agent's stderr is awaited for an error message (a grandchild may hold the pipe). */
+const STDERR_DRAIN_MS = 500;
 
 export class AgentChild {
   state: AgentChildState = "starting";
@@ -282,20 +286,34 @@ export class AgentChild {
         return response;
       });
     const died = this.group.exited.then((status) => {
-      throw new AgentStartError(`agent "${agentId}" exited during initialize (${describeExit(status)})${this.stderrSuffix()}`);
+      throw new ExitedDuringInitialize(status);
     });
     try {
       this.initializeResponse = await withTimeout(Promise.race([initializing, died]), initializeTimeoutMs);
       this.state = "ready";
     } catch (error) {
+      // An agent that dies at once usually fails Berth's first write (EPIPE) or closes the
+      // connection before its exit is seen: its exit and its last stderr lines say why, so
+      // they are waited for (briefly) and reported instead of the broken pipe.
+      const brokenConnection = !(error instanceof ExitedDuringInitialize || error instanceof TimeoutError || error instanceof RequestError || error instanceof AgentStartError);
+      const exit = error instanceof ExitedDuringInitialize ? error.status : brokenConnection ? await withTimeout(this.group.exited, EXIT_AFTER_BROKEN_CONNECTION_MS).catch(() => undefined) : undefined;
       await this.stop();
+      await this.stderrEnded(STDERR_DRAIN_MS);
       if (error instanceof TimeoutError) {
         throw new AgentStartError(`agent "${agentId}" did not answer initialize within ${initializeTimeoutMs} ms${this.stderrSuffix()}`);
       }
+      if (exit) throw new AgentStartError(`agent "${agentId}" exited during initialize (${describeExit(exit)})${this.stderrSuffix()}`);
       // The agent's own refusal (an expired login: -32000) reaches the client with its code and data.
       if (error instanceof AgentStartError || error instanceof RequestError) throw error;
       throw new AgentStartError(`agent "${agentId}" failed to initialize: ${error instanceof Error ? error.message : String(error)}${this.stderrSuffix()}`);
     }
+  }
+
+  /** Resolves once everything the agent wrote to stderr has been read (its pipe closed), or after `boundMs`. */
+  private stderrEnded(boundMs: number): Promise<void> {
+    const stderr = this.group.child.stderr!;
+    if (stderr.destroyed || stderr.readableEnded) return Promise.resolve();
+    return withTimeout(new Promise<void>((resolve) => stderr.once("close", () => resolve())), boundMs).catch(() => undefined);
   }
 
   private stderrSuffix(): string {
@@ -343,6 +361,13 @@ function forwardStderr(group: SpawnedGroup, tail: TerminalOutput, onLine?: (line
 }
 
 class TimeoutError extends Error {}
+
+/** The agent's process exited before it answered `initialize`. */
+class ExitedDuringInitialize extends Error {
+  constructor(readonly status: ExitStatus) {
+    super("the agent exited during initialize");
+  }
+}
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

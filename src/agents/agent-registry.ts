@@ -1,9 +1,10 @@
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { AgentConfig } from "../config/config-schema.js";
 import type { AgentCommand } from "./agent-child.js";
 
 /** Resolves from both `src/agents` and `dist/agents`: the demo agent always runs compiled. */
-export const demoAgentMain = new URL("../../dist/agents/demo-agent/main.js", import.meta.url).pathname;
+export const demoAgentMain = fileURLToPath(new URL("../../dist/agents/demo-agent/main.js", import.meta.url));
 
 export class UnknownAgentError extends Error {
   override readonly name = "UnknownAgentError";

@@ -4,13 +4,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Readable, Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION, type ClientConnection, type Stream } from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { WebSocket } from "ws";
 import { demoAgentMain } from "../agents/agent-registry.js";
 import { fmt, percentile, table } from "./measure.js";
 
-const cliMain = new URL("../cli/main.js", import.meta.url).pathname;
+const cliMain = fileURLToPath(new URL("../cli/main.js", import.meta.url));
 const FLOOD_CHUNKS = 50_000;
 const FLOOD_BYTES = 256;
 const ECHO_TURNS = 200;

@@ -26,6 +26,17 @@ async function rest<T>(path: string, init: { method?: string; body?: unknown } =
   return (await response.json()) as T;
 }
 
+/** Reads until `accept` holds: the host learns of a closed socket, or a question, a moment later. */
+async function until<T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (accept(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** An ACP client over WebSocket that collects what the agent streams. */
 async function connect(name: string) {
   let updates = 0;
@@ -63,8 +74,12 @@ say(`   the agent runs as pid ${pid}`);
 say("3. Closing the laptop: the connection goes away");
 first.connection.close();
 await first.connection.closed;
-const unheld = await rest<{ holders: number; releaseAt: number | null }>(`/api/sessions/${sessionId}`);
-say(`   holders: ${unheld.holders}; the agent is kept warm until ${new Date(unheld.releaseAt ?? 0).toLocaleTimeString()}`);
+const unheld = await until(
+  () => rest<{ holders: number; releaseAt: number | null }>(`/api/sessions/${sessionId}`),
+  (session) => session.holders === 0 && session.releaseAt !== null,
+  "the host released the laptop's hold",
+);
+say(`   holders: ${unheld.holders}; the agent is kept warm until ${new Date(unheld.releaseAt!).toLocaleTimeString()}`);
 
 say("4. Reconnecting within the grace and loading the session");
 const second = await connect("walkthrough-phone");
@@ -76,11 +91,12 @@ say(`   history replayed (${replayedText} updates); pid ${again.pid}: ${again.pi
 
 say("5. The agent asks a question; another client answers it");
 const asking = second.connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "/ask May I deploy to production?" }] });
-let questionId: string | undefined;
-while (!questionId) {
-  questionId = (await rest<{ questions: Array<{ id: string }> }>(`/api/questions?sessionId=${sessionId}`)).questions[0]?.id;
-  if (!questionId) await new Promise((resolve) => setTimeout(resolve, 50));
-}
+const { questions } = await until(
+  () => rest<{ questions: Array<{ id: string }> }>(`/api/questions?sessionId=${sessionId}`),
+  (pending) => pending.questions.length > 0,
+  "the agent's question is pending",
+);
+const questionId = questions[0]!.id;
 say(`   pending question ${questionId}; answering "allow" over REST (as \`berth answer ${questionId} allow\` would)`);
 await rest(`/api/questions/${questionId}/answer`, { method: "POST", body: { optionId: "allow" } });
 const { stopReason } = await asking;

@@ -13,7 +13,7 @@ import { Listeners } from "../lifecycle/listeners.js";
 import { InvalidLocationError, locationKey, type LocationKey } from "../lifecycle/location-key.js";
 import { LocationRetention } from "../lifecycle/location-retention.js";
 import { LocationServicesCache } from "../lifecycle/location-services-cache.js";
-import { SessionHolds, type HoldTicket } from "../lifecycle/session-holds.js";
+import { SessionHolds, type HoldTicket, type SessionChildState } from "../lifecycle/session-holds.js";
 import { bootLocationServices, closeLocationServices, type LocationServices } from "../location/location-services.js";
 import type { QuestionAnswer } from "../location/question-types.js";
 import type { TerminalOutputResult } from "../location/terminal.js";
@@ -305,6 +305,11 @@ export class Host {
   listSessions(filter: { cwd?: string } = {}): SessionView[] {
     const cwd = filter.cwd === undefined ? undefined : locationKey(filter.cwd).directory;
     return this.store.sessions.list(cwd === undefined ? {} : { cwd }).map((session) => this.sessionView(session));
+  }
+
+  /** Every session's agent-child state and pid, for gauges: one query, nothing read per session. */
+  sessionStates(): { readonly state: SessionChildState; readonly pid: number | null }[] {
+    return this.store.sessions.list({}).map((session) => ({ state: this.holds.state(session.id), pid: this.holds.child(session.id)?.pid ?? null }));
   }
 
   events(sessionId: string, options: { after?: number; limit?: number } = {}): JournalEvent[] {

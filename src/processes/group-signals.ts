@@ -1,4 +1,4 @@
-import { readProcStat, runningGroupMembers } from "./proc-stat.js";
+import { isRunning, readProcStat, runningGroupMembers } from "./proc-stat.js";
 
 /**
  * Refuses process group ids that would hit more than one group Berth started:
@@ -31,9 +31,26 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): "sent" | "gon
  */
 export function groupIsAlive(pgid: number): boolean {
   assertSignalableGroup(pgid);
-  if (probeGroup(pgid) === "gone") return false;
-  return runningGroupMembers(pgid).length > 0;
+  if (probeGroup(pgid) === "gone") {
+    lastSeenMember.delete(pgid);
+    return false;
+  }
+  // Cheap first: the leader (its pid is the group's id), then the member found running last
+  // time. Either still running in the group answers with one small read; only when both are
+  // gone is the whole process table read (a stop polls every 25 ms, the table may be large).
+  for (const pid of [pgid, lastSeenMember.get(pgid)]) {
+    if (pid === undefined) continue;
+    const stat = readProcStat(pid);
+    if (isRunning(stat) && stat.pgid === pgid) return true;
+  }
+  const member = runningGroupMembers(pgid)[0];
+  if (member) lastSeenMember.set(pgid, member.pid);
+  else lastSeenMember.delete(pgid);
+  return member !== undefined;
 }
+
+/** Per group, the pid of the member `groupIsAlive` last found running by reading the whole table. */
+const lastSeenMember = new Map<number, number>();
 
 function probeGroup(pgid: number): "present" | "gone" {
   try {

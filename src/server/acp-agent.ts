@@ -17,7 +17,7 @@ export interface AcpAgentOptions {
   readonly agentId?: string;
   readonly log: Logger;
   /** Sends a notification to this client straight to its socket (the updates' fast path). */
-  readonly notify: (method: string, params: unknown) => void;
+  readonly notify: (method: string, params: unknown) => void | Promise<void>;
 }
 
 /** `_meta` keys of `session/new` that pick the agent and the workspace; Berth's own, not passed on. */

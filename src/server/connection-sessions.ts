@@ -23,7 +23,7 @@ export class ConnectionSessions {
     private readonly host: Host,
     private readonly connectionId: string,
     private readonly log: Logger,
-    private readonly notify: (method: string, params: unknown) => void,
+    private readonly notify: (method: string, params: unknown) => void | Promise<void>,
   ) {
     this.holderId = `acp:${connectionId}`;
   }

@@ -5,6 +5,7 @@ type Listener = (...args: unknown[]) => void;
 
 /** The longest session or request id the SDK's connection takes (its `maxIdLength`); longer ones would close the connection. */
 export const MAX_ID_LENGTH = 1024;
+const DEFAULT_DRAIN_TIMEOUT_MS = 60_000;
 
 /**
  * The client socket as the ACP transport sees it, with these differences:
@@ -23,7 +24,12 @@ export class MessageLimitedSocket implements WebSocketLike {
 
   constructor(
     private readonly ws: WebSocket,
-    private readonly limits: { readonly maxMessageBytes: number; readonly maxBufferedBytes: number },
+    private readonly limits: {
+      readonly maxMessageBytes: number;
+      readonly maxBufferedBytes: number;
+      /** How long a sender may wait for the client to catch up before it is cut (default 60 s). */
+      readonly drainTimeoutMs?: number;
+    },
     private readonly onOversized: (size: number) => void,
     private readonly onStalled: (buffered: number) => void,
   ) {}
@@ -57,19 +63,54 @@ export class MessageLimitedSocket implements WebSocketLike {
 
   /**
    * Sends a JSON-RPC notification straight to the socket, beside the SDK's own writer: used for
-   * `session/update`, the hot path, whose order among itself is kept by the caller.
+   * `session/update`, the hot path, whose order among itself is kept by the caller. Once the
+   * client is behind (a quarter of the limit buffered), answers a promise that settles when it
+   * caught up: a sender that can wait (a journal replay) awaits it; a live stream goes on.
    */
-  notify(method: string, params: unknown): void {
-    if (this.ws.readyState !== this.ws.OPEN) return;
+  notify(method: string, params: unknown): Promise<void> | undefined {
+    if (this.ws.readyState !== this.ws.OPEN) return undefined;
     // A client that stopped reading (a laptop asleep, TCP not yet dead) must not pile a whole stream up in
     // the host's memory: it is disconnected, as the SDK does with its own writes; its holds are released.
     if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) {
       this.onStalled(this.ws.bufferedAmount);
       // A closing handshake would wait on the very reads that stopped: the connection is cut.
       this.ws.terminate();
-      return;
+      return undefined;
     }
     this.send(JSON.stringify({ jsonrpc: "2.0", method, params }));
+    return this.ws.bufferedAmount > this.drainedBelow ? this.drained() : undefined;
+  }
+
+  /**
+   * Resolves once what is buffered for the client is down to a quarter of the limit, or the socket
+   * closed. A client that reads nothing for `drainTimeoutMs` (a peer gone without closing) is cut.
+   */
+  drained(): Promise<void> {
+    const socket = (this.ws as unknown as { _socket?: NodeJS.EventEmitter })._socket;
+    if (!socket || this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount <= this.drainedBelow) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(stalled);
+        socket.off("drain", check);
+        this.ws.off("close", done);
+        resolve();
+      };
+      const check = (): void => {
+        if (this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount <= this.drainedBelow) done();
+      };
+      const stalled = setTimeout(() => {
+        this.onStalled(this.ws.bufferedAmount);
+        this.ws.terminate();
+        done();
+      }, this.limits.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+      // More than the socket's high-water mark is buffered, so a write was refused and `drain` will come.
+      socket.on("drain", check);
+      this.ws.on("close", done);
+    });
+  }
+
+  private get drainedBelow(): number {
+    return this.limits.maxBufferedBytes / 4;
   }
 
   close(code?: number, reason?: string): void {

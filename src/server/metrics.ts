@@ -12,8 +12,12 @@ export class BerthMetrics {
   readonly registry = new Registry();
   private readonly stopListening: () => void;
 
+  /** The sessions' states, read once per scrape (one query) and shared by the gauges that need them. */
+  private scraped: ReturnType<Host["sessionStates"]> | undefined;
+
   constructor(host: Host, clientsConnected: () => number) {
     const registers = [this.registry];
+    const sessionStates = () => (this.scraped ??= host.sessionStates());
     new Gauge({
       name: "berth_sessions",
       help: "Sessions by the state of their agent child.",
@@ -21,7 +25,7 @@ export class BerthMetrics {
       registers,
       collect() {
         const counts = new Map(SESSION_STATES.map((state) => [state, 0]));
-        for (const session of host.listSessions()) counts.set(session.state, (counts.get(session.state) ?? 0) + 1);
+        for (const session of sessionStates()) counts.set(session.state, (counts.get(session.state) ?? 0) + 1);
         for (const [state, count] of counts) this.set({ state }, count);
       },
     });
@@ -30,7 +34,7 @@ export class BerthMetrics {
       help: "Live agent child processes.",
       registers,
       collect() {
-        this.set(host.listSessions().filter((session) => session.pid !== null).length);
+        this.set(sessionStates().filter((session) => session.pid !== null).length);
       },
     });
     new Gauge({
@@ -85,8 +89,12 @@ export class BerthMetrics {
   }
 
   /** The Prometheus text exposition. */
-  render(): Promise<string> {
-    return this.registry.metrics();
+  async render(): Promise<string> {
+    try {
+      return await this.registry.metrics();
+    } finally {
+      this.scraped = undefined;
+    }
   }
 
   get contentType(): string {

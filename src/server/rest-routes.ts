@@ -66,7 +66,6 @@ export function restRoutes({ host, events, metrics }: RestDeps): Route[] {
       path: "/api/sessions/:id",
       handle: async ({ params }) => {
         await host.deleteSession(params.id!);
-        events.sessionDeleted(params.id!);
         return empty(204);
       },
     },

@@ -26,8 +26,9 @@ export interface SessionFeedOptions {
   /**
    * Sends a notification straight to the client's socket. Updates are the hot path of a
    * streaming turn; the SDK's writer costs a stream write and two promise hops per message.
+   * A promise means the client is behind: it settles once the client caught up.
    */
-  readonly notify: (method: string, params: unknown) => void;
+  readonly notify: (method: string, params: unknown) => void | Promise<void>;
 }
 
 /** Journal events replayed between two yields to the event loop. */
@@ -79,7 +80,8 @@ export class SessionFeed {
       for (const event of this.options.host.replay(this.options.sessionId)) {
         if (this.state.name === "closed") return;
         replayedUpTo = event.seq;
-        for (const entry of historyOf(event)) await this.notify(entry.update, entry.meta);
+        // A slow client is waited for (its socket drains) rather than cut for falling behind.
+        for (const entry of historyOf(event)) await this.notify(entry.update, entry.meta, { waitWhileBehind: true });
         // A long journal must not hold up every other stream this host relays.
         if (++sinceYield === REPLAY_SLICE) {
           sinceYield = 0;
@@ -241,10 +243,12 @@ export class SessionFeed {
     controller?.abort();
   }
 
-  private async notify(update: SessionUpdate, meta?: Record<string, unknown> | null): Promise<void> {
+  private async notify(update: SessionUpdate, meta?: Record<string, unknown> | null, options: { waitWhileBehind?: boolean } = {}): Promise<void> {
     const { sessionId } = this.options;
     const shown = this.mirror ? this.mirror.rewrite(update) : update;
-    this.options.notify(methods.client.session.update, meta ? { sessionId, update: shown, _meta: meta } : { sessionId, update: shown });
+    const behind = this.options.notify(methods.client.session.update, meta ? { sessionId, update: shown, _meta: meta } : { sessionId, update: shown });
+    // A live stream does not wait: a client that stopped reading is cut once too far behind.
+    if (options.waitWhileBehind) await behind;
   }
 
   private enqueue(send: () => Promise<void>): void {

@@ -30,7 +30,11 @@ export class OperatorEvents {
   ) {
     this.coalesceMs = options.coalesceMs ?? 100;
     this.unsubscribe = [
-      host.onRecord((record) => this.broadcast("record", record)),
+      host.onRecord((stamped) => {
+        this.broadcast("record", stamped);
+        // However it was deleted (REST, an ACP client, the host itself), views drop it.
+        if (stamped.record.kind === "session_deleted") this.sessionDeleted(stamped.record.sessionId);
+      }),
       host.onSessionChanged((sessionId) => this.sessionChanged(sessionId)),
     ];
     this.keepAlive = setInterval(() => this.write(": keep-alive\n\n"), options.keepAliveMs ?? 15_000);
@@ -50,7 +54,7 @@ export class OperatorEvents {
   }
 
   /** A session was deleted: views drop it at once; a change still pending for it is moot. */
-  sessionDeleted(sessionId: string): void {
+  private sessionDeleted(sessionId: string): void {
     clearTimeout(this.pending.get(sessionId));
     this.pending.delete(sessionId);
     this.broadcast("session_deleted", { id: sessionId });

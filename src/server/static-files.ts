@@ -1,10 +1,11 @@
 import { createReadStream, existsSync, statSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { extname, join, normalize, sep } from "node:path";
+import { fileURLToPath } from "node:url";
 import { HttpError } from "./http-io.js";
 
 /** Where `npm run build` puts the dashboard; the same path from `src/server` and `dist/server`. */
-export const defaultWebDir = new URL("../../dist/web/", import.meta.url).pathname;
+export const defaultWebDir = fileURLToPath(new URL("../../dist/web/", import.meta.url));
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   ".html": "text/html; charset=utf-8",

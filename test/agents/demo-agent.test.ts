@@ -742,6 +742,7 @@ describe("--record", () => {
       .map((line) => JSON.parse(line));
     const [first, second] = lines;
     // Raw: the SDK's parser would have added `fs` and `auth` defaults to these capabilities.
+    // Each line names the agent process that wrote it.
     expect(first).toEqual({
       pid: agent.pid,
       direction: "in",

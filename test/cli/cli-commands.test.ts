@@ -31,6 +31,17 @@ async function rest<T>(path: string, init: RequestInit = {}): Promise<T> {
   return (await response.json()) as T;
 }
 
+/** Polls a REST resource until `accept` holds; fails naming `what` if it does not within `timeoutMs`. */
+async function restUntil<T>(path: string, accept: (value: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await rest<T>(path);
+    if (accept(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what} (last answer: ${JSON.stringify(value)})`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** An editor that launched `berth connect` as its agent command, speaking ACP on the bridge's stdio. */
 function editorThroughBridge(agent?: string) {
   const bridge = spawn(process.execPath, [cliMain, "connect", "--data-dir", dataDir, ...(agent ? ["--agent", agent] : [])], {
@@ -72,11 +83,7 @@ describe("berth client commands against a running `berth serve`", () => {
     editor.close();
     expect(await editor.exited).toBe(0);
     // The host learns of the closed socket a moment after the bridge exits.
-    let afterClose = await rest<{ pid: number; holders: number }>(`/api/sessions/${sessionId}`);
-    for (let i = 0; i < 200 && afterClose.holders > 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      afterClose = await rest(`/api/sessions/${sessionId}`);
-    }
+    const afterClose = await restUntil<{ pid: number; holders: number }>(`/api/sessions/${sessionId}`, (s) => s.holders === 0, "the bridge's hold is released");
     expect(afterClose).toMatchObject({ pid, holders: 0 });
 
     const again = editorThroughBridge();
@@ -126,10 +133,7 @@ describe("berth client commands against a running `berth serve`", () => {
     await editor.agent.request(methods.agent.session.resume, { sessionId: created.id, cwd: workDir, mcpServers: [] });
     const turn = editor.agent.request(methods.agent.session.prompt, { sessionId: created.id, prompt: [{ type: "text", text: "/ask Ship it?" }] });
 
-    for (let asked = 0; asked === 0; ) {
-      asked = (await rest<{ questions: unknown[] }>("/api/questions")).questions.length;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await restUntil<{ questions: unknown[] }>("/api/questions", ({ questions }) => questions.length > 0, "the agent's question is pending");
     const questions = (await berth("questions")).stdout;
     expect(questions).toContain("Ship it?");
     expect(questions).toMatch(/^QUESTION\s+SESSION\s+KIND\s+ASKED\s+ASKS\s+ANSWERS$/m);

@@ -1,8 +1,18 @@
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
 import { closeAllHosts, collect, processIsRunning, startHost, text, waitUntil, waitUntilGone } from "./host-harness.js";
 
 afterEach(closeAllHosts);
+
+/** A virtual clock that remembers the delay of every timer set on it. */
+class DelayRecordingClock extends VirtualClock {
+  readonly delays: number[] = [];
+  override setTimeout(callback: () => void, delayMs: number): ReturnType<VirtualClock["setTimeout"]> {
+    this.delays.push(delayMs);
+    return super.setTimeout(callback, delayMs);
+  }
+}
 
 describe("host with the demo agent (real processes, real SQLite)", () => {
   it("prompts a session: streams the reply to subscribers in order and journals the turn", async () => {
@@ -20,8 +30,12 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
     expect(live.texts().join("")).toBe("hello there, demo agent");
     expect(live.texts().length).toBeGreaterThanOrEqual(3);
 
-    const kinds = host.events(session.id).map((event) => event.kind);
-    expect(kinds[0]).toBe("turn_started");
+    const events = host.events(session.id);
+    const kinds = events.map((event) => event.kind);
+    // The agent announces its commands as the session opens; that update may be journaled before the turn or in it.
+    const before = events.slice(0, kinds.indexOf("turn_started"));
+    expect(before.map((event) => JSON.stringify(event.payload))).toEqual(before.map(() => expect.stringContaining('"sessionUpdate":"available_commands_update"')));
+    expect(kinds).toContain("turn_started");
     expect(kinds.at(-1)).toBe("turn_ended");
     expect(kinds.filter((kind) => kind === "update").length).toBeGreaterThanOrEqual(3);
     const seqs = live.events.flatMap((event) => (event.type === "update" ? [event.seq] : []));
@@ -59,6 +73,22 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
     expect(reaped).toHaveLength(1);
   });
 
+  it("an agent that fails at start is reported by its exit and its own last stderr lines, not by the broken pipe", async () => {
+    const script = 'echo "fatal: no API key configured" >&2; echo "see https://example.com/setup" >&2; exit 3';
+    const { host, workDir } = await startHost({ config: { agents: { broken: { command: "sh", args: ["-c", script] } } } });
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const session = host.createSession({ cwd: workDir, agent: "broken" });
+      const failure = await host.hold(session.id, "client-1").child.then(
+        () => undefined,
+        (error: unknown) => String(error instanceof Error ? `${error.message} ${String(error.cause)}` : error),
+      );
+      expect(failure).toContain('agent "broken" exited during initialize (exit code 3)');
+      expect(failure).toContain("fatal: no API key configured");
+      expect(failure).toContain("see https://example.com/setup");
+      expect(failure).not.toMatch(/EPIPE|connection closed/);
+    }
+  });
+
   it("shutdown stops every child as a group", async () => {
     const fixture = await startHost();
     const session = fixture.host.createSession({ cwd: fixture.workDir });
@@ -71,7 +101,7 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
 
 describe("an agent that misbehaves", () => {
   it("garbage lines and updates without a session are refused, unknown update kinds relayed; the turn, the session and the host carry on", async () => {
-    const misbehaving = new URL("./fixtures/misbehaving-agent.mjs", import.meta.url).pathname;
+    const misbehaving = fileURLToPath(new URL("./fixtures/misbehaving-agent.mjs", import.meta.url));
     const { host, workDir } = await startHost({ config: { agents: { raw: { command: process.execPath, args: [misbehaving] } } } });
     const session = host.createSession({ cwd: workDir, agent: "raw" });
     const live = collect(host, session.id);
@@ -86,7 +116,7 @@ describe("an agent that misbehaves", () => {
 
 describe("agents that do not cooperate", () => {
   it("an agent that ignores session/cancel is stopped after the interrupt timeout, and the turn settles", async () => {
-    const misbehaving = new URL("./fixtures/misbehaving-agent.mjs", import.meta.url).pathname;
+    const misbehaving = fileURLToPath(new URL("./fixtures/misbehaving-agent.mjs", import.meta.url));
     const clock = new VirtualClock();
     const { host, workDir } = await startHost({ clock, config: { agents: { raw: { command: process.execPath, args: [misbehaving] } } } });
     const session = host.createSession({ cwd: workDir, agent: "raw" });
@@ -115,7 +145,7 @@ describe("agents that do not cooperate", () => {
   });
 
   it("an agent that keeps crashing is restarted with backoff, never in a tight loop", async () => {
-    const clock = new VirtualClock();
+    const clock = new DelayRecordingClock();
     const { host, workDir } = await startHost({ clock });
     const session = host.createSession({ cwd: workDir });
     const acquired = () => host.recentRecords().filter((r) => r.record.kind === "child_acquired").length;
@@ -125,8 +155,10 @@ describe("agents that do not cooperate", () => {
     }
     expect(acquired()).toBe(2);
     // Second crash within a minute: the next start waits 500 ms (then 1 s, 2 s, ... up to 30 s).
+    const scheduledBefore = clock.delays.length;
     const next = host.prompt(session.id, text("hello again"));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The start is parked on its backoff timer: until the clock moves, no agent can start.
+    await waitUntil(() => clock.delays.slice(scheduledBefore).includes(500), "the restart waits out its backoff");
     expect(acquired()).toBe(2);
     await clock.advance(500);
     expect((await next).stopReason).toBe("end_turn");

@@ -20,6 +20,14 @@ export interface HostFixture {
 }
 
 const fixtures: HostFixture[] = [];
+const tempDirs: string[] = [];
+
+/** A temp directory removed by {@link closeAllHosts}. */
+export function tempDir(prefix: string): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  tempDirs.push(dir);
+  return dir;
+}
 
 /** A real host on a temp data directory, with the bundled demo agent. */
 export async function startHost(options: { config?: ConfigInput; clock?: Clock; dataDir?: string } = {}): Promise<HostFixture> {
@@ -57,6 +65,7 @@ export async function startHost(options: { config?: ConfigInput; clock?: Clock; 
 
 export async function closeAllHosts(): Promise<void> {
   await Promise.all(fixtures.splice(0).map((fixture) => fixture.close()));
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
 /** Collects a session's live events. */

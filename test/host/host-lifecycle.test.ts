@@ -1,14 +1,15 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
-import { closeAllHosts, collect, processIsRunning, startHost, text, waitUntil, waitUntilGone } from "./host-harness.js";
+import { closeAllHosts, collect, processIsRunning, startHost, tempDir, text, waitUntil, waitUntilGone } from "./host-harness.js";
 
 afterEach(closeAllHosts);
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-const httpService = new URL("./fixtures/http-service.mjs", import.meta.url).pathname;
+const httpService = fileURLToPath(new URL("./fixtures/http-service.mjs", import.meta.url));
 
 function recordsOf(host: Awaited<ReturnType<typeof startHost>>["host"], kind: string) {
   return host.recentRecords(1000).filter((r) => r.record.kind === kind);
@@ -211,7 +212,5 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
 });
 
 async function tmpWorkDir(): Promise<string> {
-  const { mkdtempSync, realpathSync } = await import("node:fs");
-  const { tmpdir } = await import("node:os");
-  return realpathSync(mkdtempSync(join(tmpdir(), "berth-outside-")));
+  return tempDir("berth-outside-");
 }

@@ -1,24 +1,31 @@
-import { spawn } from "node:child_process";
-import { mkdtempSync, realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { loadConfigFile, parseConfig } from "../../src/config/load-config.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
 import { Store } from "../../src/store/store.js";
-import { closeAllHosts, collect, processIsRunning, startHost, text, waitUntil, waitUntilGone } from "./host-harness.js";
+import { closeAllHosts, collect, processIsRunning, startHost, tempDir, text, waitUntil, waitUntilGone } from "./host-harness.js";
 
 afterEach(closeAllHosts);
+// The dying host of a test that failed before killing it.
+afterEach(() => {
+  if (dying && dying.exitCode === null && dying.signalCode === null) process.kill(-dying.pid!, "SIGKILL");
+  dying = undefined;
+});
+let dying: ChildProcess | undefined;
 
-const hostProcess = new URL("./fixtures/host-process.mjs", import.meta.url).pathname;
+const hostProcess = fileURLToPath(new URL("./fixtures/host-process.mjs", import.meta.url));
 
 describe("restart: a host that died leaves nothing behind for long", () => {
   it("a second host on the same data directory lists the sessions, replays their events, reaps leftover groups and orphans questions", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "berth-restart-"));
-    const workDir = realpathSync(mkdtempSync(join(tmpdir(), "berth-work-")));
+    const dataDir = tempDir("berth-restart-");
+    const workDir = tempDir("berth-work-");
     const dead = spawn(process.execPath, [hostProcess, dataDir, workDir], { stdio: ["ignore", "pipe", "inherit"], detached: true });
+    dying = dead;
     const line = await new Promise<string>((resolve, reject) => {
       createInterface({ input: dead.stdout! }).once("line", resolve);
       dead.once("exit", (code) => reject(new Error(`host process exited early (${code})`)));
@@ -61,7 +68,7 @@ describe("agents that can neither load nor resume", () => {
     const clock = new VirtualClock();
     const { host, workDir } = await startHost({
       clock,
-      config: { agents: { forgetful: { command: process.execPath, args: [demoAgentMain, "--no-load"] } } },
+      config: { agents: { forgetful: { command: process.execPath, args: [demoAgentMain, "--no-load", "--state-dir", tempDir("berth-forgetful-state-")] } } },
     });
     const session = host.createSession({ cwd: workDir, agent: "forgetful" });
     const ticket = host.hold(session.id, "client");
@@ -119,19 +126,18 @@ describe("location activity in the journal", () => {
 });
 
 describe("acquisitions racing with eviction and deletion", () => {
-  const slowDemo = { command: "sh", args: ["-c", `sleep 0.5; exec "${process.execPath}" "${demoAgentMain}" --state-dir "$STATE"`] };
+  const slowDemo = { command: "sh", args: ["-c", `touch "$STATE/spawned"; sleep 0.5; exec "${process.execPath}" "${demoAgentMain}" --state-dir "$STATE"`] };
 
   it("an agent still starting keeps its location: it is never handed services that were closed", async () => {
     const clock = new VirtualClock();
-    const stateDir = mkdtempSync(join(tmpdir(), "berth-slow-state-"));
+    const stateDir = tempDir("berth-slow-state-");
     const { host, workDir } = await startHost({ clock, config: { agents: { slow: { ...slowDemo, env: { STATE: stateDir } } } } });
     const first = host.createSession({ cwd: workDir });
     await host.prompt(first.id, text("hi"));
     await clock.advance(59 * 60_000);
     const late = host.createSession({ cwd: workDir, agent: "slow" });
     const ticket = host.hold(late.id, "client");
-    await waitUntil(() => host.recentRecords().some((r) => r.record.kind === "location_booted") && host.getSession(late.id)!.state === "acquiring", "the slow agent is starting");
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitUntil(() => existsSync(join(stateDir, "spawned")) && host.getSession(late.id)!.state === "acquiring", "the slow agent is starting");
     await clock.advance(2 * 60_000);
     const child = await ticket.child;
     expect(host.locations()).toMatchObject([{ directory: workDir, state: "retained" }]);
@@ -141,7 +147,7 @@ describe("acquisitions racing with eviction and deletion", () => {
   });
 
   it("deleting a session while its agent is starting leaves no process and no error behind", async () => {
-    const stateDir = mkdtempSync(join(tmpdir(), "berth-slow-state-"));
+    const stateDir = tempDir("berth-slow-state-");
     const { host, workDir } = await startHost({ config: { agents: { slow: { ...slowDemo, env: { STATE: stateDir } } } } });
     const session = host.createSession({ cwd: workDir, agent: "slow" });
     const ticket = host.hold(session.id, "client");

@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:net";
+import { createServer, type AddressInfo, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { allocatePort } from "../../src/location/port-allocation.js";
 import { waitForPort } from "../../src/location/wait-for-port.js";
@@ -29,11 +29,19 @@ describe("allocatePort", () => {
 });
 
 describe("waitForPort", () => {
-  it("answers listening once a server accepts connections, also one that starts listening late", async () => {
+  it("answers listening once a server accepts connections", async () => {
+    // The port comes from the OS as the server binds it: nothing else can hold it meanwhile.
+    const server = await listenOn(0);
+    const { port } = server.address() as AddressInfo;
+    expect(await waitForPort(port, { timeoutMs: 20_000, intervalMs: 10 })).toBe("listening");
+  });
+
+  it("tries again after being refused: a server that starts listening late is found", async () => {
     const port = await allocatePort();
     const waiting = waitForPort(port, { timeoutMs: 20_000, intervalMs: 10 });
-    // Listen only once the wait is under way, so it has to try again after being refused.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Its first attempt is made before the port listens: `waitForPort` connects as it is called
+    // and the connection is started on the next tick, refused at once on the loopback.
+    await new Promise((resolve) => setImmediate(resolve));
     await listenOn(port);
     expect(await waiting).toBe("listening");
   });

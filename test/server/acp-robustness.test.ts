@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { MessageLimitedSocket } from "../../src/server/message-limited-socket.js";
 import { cleanUp, initializeParams, RawSocket, startFixture, upgradeOutcome, waitUntil } from "./server-harness.js";
 
 afterEach(cleanUp);
@@ -95,6 +96,38 @@ describe("ACP endpoint: refusals and bad input", () => {
     await waitUntil(() => fixture.berth.host.recentRecords().some((r) => r.record.kind === "child_acquired"), "the agent started");
     await waitUntil(() => fixture.berth.host.getSession(sessionId)!.state === "childless", "the unheld agent was released");
     expect(fixture.berth.host.connections.size()).toBe(0);
+  });
+
+  it("replays a long journal to a client that reads slowly by waiting for its socket to drain, never cutting it", async () => {
+    const fixture = await startFixture({ maxBufferedBytes: 1024 * 1024 });
+    const { host } = fixture.berth;
+    const sessionId = host.createSession({ cwd: fixture.workDir }).id;
+    // 12 MB of history: twelve times what the host buffers for one client before cutting it.
+    expect((await host.prompt(sessionId, [{ type: "text", text: "/flood 3000 4096" }])).stopReason).toBe("end_turn");
+
+    const slow = await RawSocket.open(fixture.acpUrl, fixture.token);
+    slow.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
+    await slow.response(1);
+    const tcp = (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    const behind = new Promise<void>((resolve) => {
+      const drained = MessageLimitedSocket.prototype.drained;
+      vi.spyOn(MessageLimitedSocket.prototype, "drained").mockImplementation(function (this: MessageLimitedSocket) {
+        resolve();
+        return drained.call(this);
+      });
+    });
+    const cut = new Promise<void>((resolve) => slow.ws.once("close", () => resolve()));
+    slow.send({ jsonrpc: "2.0", id: 2, method: "session/load", params: { sessionId, cwd: fixture.workDir, mcpServers: [] } });
+    // The client reads nothing until the host has either waited for it or cut it.
+    tcp.pause();
+    await Promise.race([behind, cut]);
+    tcp.resume();
+
+    await slow.response(2);
+    expect(slow.ws.readyState).toBe(slow.ws.OPEN);
+    const chunks = slow.messages.filter((m) => (m.params as { update?: { sessionUpdate?: string; content?: { text?: string } } } | undefined)?.update?.content?.text?.length === 4096);
+    expect(chunks).toHaveLength(3000);
+    await slow.close();
   });
 
   it("disconnects a client that stopped reading once it is too far behind; the session carries on", async () => {

@@ -1,9 +1,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { StampedRecord } from "../../src/host/host-records.js";
 import type { QuestionView, SessionView } from "../../src/host/views.js";
 import type { JournalEvent } from "../../src/store/events.js";
+import type { Store } from "../../src/store/store.js";
 import { cleanUp, startFixture, tempDir, waitUntil, waitUntilGone, type BerthFixture } from "./server-harness.js";
 
 afterEach(cleanUp);
@@ -35,12 +36,21 @@ class EventReader {
     return this.text.split("\n\n").filter((frame) => frame !== "");
   }
 
-  /** Reads until `enough` holds of the frames so far. */
-  async until(enough: (frames: string[]) => boolean): Promise<string[]> {
+  /** Reads until `enough` holds of the frames so far; fails, showing them, if it does not within `timeoutMs`. */
+  async until(enough: (frames: string[]) => boolean, timeoutMs = 10_000): Promise<string[]> {
+    const deadline = Date.now() + timeoutMs;
     while (!enough(this.frames)) {
-      const { value, done } = await this.reader.read();
-      if (done) throw new Error("the event stream ended");
-      this.text += this.decoder.decode(value, { stream: true });
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the expected events did not arrive within ${timeoutMs} ms; frames so far:\n${this.frames.join("\n\n")}`)), Math.max(0, deadline - Date.now()));
+      });
+      try {
+        const { value, done } = await Promise.race([this.reader.read(), timedOut]);
+        if (done) throw new Error("the event stream ended");
+        this.text += this.decoder.decode(value, { stream: true });
+      } finally {
+        clearTimeout(timer);
+      }
     }
     return this.frames;
   }
@@ -131,7 +141,9 @@ describe("REST API", () => {
     await fixture.berth.host.prompt(session.id, [{ type: "text", text: "one two three" }]);
     const all = await json<{ events: JournalEvent[] }>(fixture.api(`/api/sessions/${session.id}/events`));
     expect(all.status).toBe(200);
-    expect(all.body.events[0]).toMatchObject({ sessionId: session.id, seq: 1, kind: "turn_started", payload: { prompt: [{ type: "text", text: "one two three" }] } });
+    // (The agent's command announcement as the session opened may come before the turn or in it.)
+    expect(all.body.events.map((e) => e.seq)).toEqual(all.body.events.map((_, i) => i + 1));
+    expect(all.body.events.find((e) => e.kind === "turn_started")).toMatchObject({ sessionId: session.id, payload: { prompt: [{ type: "text", text: "one two three" }] } });
     expect(all.body.events.at(-1)).toMatchObject({ kind: "turn_ended" });
     const page = await json<{ events: JournalEvent[] }>(fixture.api(`/api/sessions/${session.id}/events?after=1&limit=2`));
     expect(page.body.events.map((e) => e.seq)).toEqual([2, 3]);
@@ -227,6 +239,17 @@ describe("REST API", () => {
     expect(eventsOf(frames, "session_deleted")).toEqual([{ id: session.id }]);
   });
 
+  it("announces a deletion that did not come through the REST route (an ACP client's, the host's own)", async () => {
+    const fixture = await startFixture();
+    const events = new EventReader(await fixture.api("/api/events"));
+    await events.until((frames) => frames.length > 0);
+    const session = await createSession(fixture);
+    await fixture.berth.host.deleteSession(session.id);
+    const frames = await events.until((seen) => eventsOf(seen, "session_deleted").length > 0);
+    await events.close();
+    expect(eventsOf(frames, "session_deleted")).toEqual([{ id: session.id }]);
+  });
+
   it("coalesces a burst of session changes into one view", async () => {
     const fixture = await startFixture();
     const events = new EventReader(await fixture.api("/api/events"));
@@ -260,6 +283,16 @@ describe("REST API", () => {
     expect(text).toContain("berth_acquisition_seconds_count 1");
     expect(text).toContain('berth_interruptions_total{reason="user"} 0');
     expect(text).not.toContain("process_cpu");
+  });
+
+  it("reads the sessions for a scrape with one query, however many there are", async () => {
+    const fixture = await startFixture();
+    for (let i = 0; i < 30; i++) fixture.berth.host.createSession({ cwd: fixture.workDir });
+    const store = (fixture.berth.host as unknown as { store: Store }).store;
+    const reads = [vi.spyOn(store.sessions, "list"), vi.spyOn(store.sessions, "get"), vi.spyOn(store.questions, "listPending")];
+    const text = await fixture.api("/metrics").then((r) => r.text());
+    expect(text).toContain('berth_sessions{state="childless"} 30');
+    expect(reads.reduce((calls, spy) => calls + spy.mock.calls.length, 0)).toBeLessThanOrEqual(2);
   });
 
   it("serves the dashboard's files without a token and without cookies, and falls back to index.html", async () => {

@@ -2,9 +2,10 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { waitUntil } from "../support/process-table.js";
 
-export const cliMain = new URL("../../dist/cli/main.js", import.meta.url).pathname;
+export const cliMain = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
 /** `berth serve` (or any `berth` command) as a real child process in its own process group. */
 export class BerthProcess {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { JournalWriter, type JournalWriteFailure } from "../../src/store/journal-writer.js";
+import { waitUntil } from "../support/process-table.js";
 import { T0, newSession, useStoreFiles } from "./fixture.js";
 
 const files = useStoreFiles();
@@ -27,9 +28,9 @@ describe("the journal writer thread", () => {
     writer.write([event("a", 1), event("a", 2)]);
     writer.sync();
     expect(store.events.read("a").map((e) => e.seq)).toEqual([1, 2]);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(failures).toMatchObject([{ events: 2, sessionIds: ["a", "ghost"], error: expect.stringContaining("SQLITE_CONSTRAINT") }]);
+    // The thread's messages are all delivered before it exits: every failure is in by then.
     await writer.close();
+    expect(failures).toMatchObject([{ events: 2, sessionIds: ["a", "ghost"], error: expect.stringContaining("SQLITE_CONSTRAINT") }]);
     expect(() => writer.write([event("a", 3)])).toThrow("the journal writer is stopped");
   });
 });
@@ -44,7 +45,7 @@ describe("the journal writer when its thread dies", () => {
     writer.write([event("a", 1)]);
     writer.sync();
     await (writer as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitUntil(() => failures.length > 0, "the writer notices its thread is gone");
     writer.write([event("a", 2), event("a", 3)]);
     writer.sync();
     expect(store.events.read("a").map((e) => e.seq)).toEqual([1, 2, 3]);

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { client, methods, PROTOCOL_VERSION, type ClientConnection } from "@agentclientprotocol/sdk";
 import { createWebSocketStream, type WebSocketConstructor } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { chromium, type Browser, type BrowserContextOptions, type Page } from "playwright-core";
@@ -13,8 +14,8 @@ import { startBerth, type RunningBerth } from "../../src/server/serve.js";
 export { processIsRunning, waitUntil, waitUntilGone } from "../support/process-table.js";
 
 /** What `npm run build` produced: the dashboard as `berth serve` serves it. */
-export const webDir = new URL("../../dist/web/", import.meta.url).pathname;
-export const artifactsDir = new URL("../../test-artifacts/", import.meta.url).pathname;
+export const webDir = fileURLToPath(new URL("../../dist/web/", import.meta.url));
+export const artifactsDir = fileURLToPath(new URL("../../test-artifacts/", import.meta.url));
 
 export interface DashboardServer {
   readonly berth: RunningBerth;

@@ -229,7 +229,7 @@ describe("the dashboard in a real browser against a real Berth", () => {
     await dialog.getByRole("button", { name: "Delete session" }).click();
     await card(page, sessionId).waitFor({ state: "detached" });
     await page.waitForURL(`${server.url}/#/`);
-    expect(await page.locator(".chat").count()).toBe(0);
+    await page.locator(".chat").waitFor({ state: "detached" });
     expect(server.berth.host.getSession(sessionId)).toBeUndefined();
     expect(main.errors).toEqual([]);
     await main.close();

@@ -28,6 +28,13 @@ export class Observable<T> {
 
 export function useObservable<T>(observable: Observable<T>): T {
   const [, rerender] = useState(0);
-  useEffect(() => observable.subscribe(() => rerender((n) => n + 1)), [observable]);
-  return observable.value;
+  const rendered = observable.value;
+  useEffect(() => {
+    const unsubscribe = observable.subscribe(() => rerender((n) => n + 1));
+    // Effects run after the paint: a change made between the render and the subscription
+    // (a chat that opened meanwhile) would otherwise show only with the next one.
+    if (!Object.is(observable.value, rendered)) rerender((n) => n + 1);
+    return unsubscribe;
+  }, [observable]);
+  return rendered;
 }

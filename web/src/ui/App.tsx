@@ -24,26 +24,32 @@ export function App({ overview }: { overview: LiveOverview }) {
   const state = useObservable(overview.state);
   const route = useRoute();
   const [dialog, setDialog] = useState<Dialog>({ name: "none" });
-  const [chat, setChat] = useState<ChatSession | null>(null);
-  // The open chat, for effects that must not re-run when it changes.
-  const chatRef = useRef<ChatSession | null>(null);
+  // The open connection: at most one, for the route's session (or for a new session about to be routed to).
+  const [open, setOpen] = useState<ChatSession | null>(null);
+  // The same, for effects that must not re-run when it changes.
+  const openRef = useRef<ChatSession | null>(null);
 
-  /** At most one chat is open; showing another (or none) closes it, releasing the page's hold. */
+  /** At most one chat is open; opening another (or none) closes it, releasing the page's hold. */
   const show = (next: ChatSession | null): void => {
-    if (chatRef.current !== next) void chatRef.current?.close();
-    chatRef.current = next;
-    setChat(next);
+    if (openRef.current !== next) void openRef.current?.close();
+    openRef.current = next;
+    setOpen(next);
   };
 
+  // What is shown follows from the route during render: leaving a chat's address (or the
+  // session being deleted) hides it in the same render, before any effect runs.
+  const routed = route.name === "session" && !state.deleted.includes(route.sessionId) ? route.sessionId : null;
+  const chat = routed !== null && open?.sessionId === routed ? open : null;
+
   useEffect(() => overview.start(), [overview]);
-  useEffect(() => () => void chatRef.current?.close(), []);
+  useEffect(() => () => void openRef.current?.close(), []);
   useEffect(() => {
-    if (chat?.sessionId && state.deleted.includes(chat.sessionId)) navigate(OVERVIEW);
-  }, [chat, state.deleted]);
+    if (route.name === "session" && state.deleted.includes(route.sessionId)) navigate(OVERVIEW);
+  }, [route, state.deleted]);
   useEffect(() => {
-    if (route.name === "overview") show(null);
-    else if (chatRef.current?.sessionId !== route.sessionId) show(ChatSession.open({ mode: "load", sessionId: route.sessionId }));
-  }, [route]);
+    if (routed === null) show(null);
+    else if (openRef.current?.sessionId !== routed) show(ChatSession.open({ mode: "load", sessionId: routed }));
+  }, [routed]);
 
   if (state.link.name === "unauthorized") return <AuthRequired />;
 
