@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { realpathSync } from "node:fs";
-import { createCgroup, enroll, prepareScopeCgroup, removeCgroup, subCgroups } from "./cgroup.js";
+import { createCgroup, enroll, ownCgroupDirectory, prepareScopeCgroup, removeCgroup, subCgroups } from "./cgroup.js";
 import type { ProcessGroupLedger } from "./ledger.js";
 import { stopTree, type ProcessTree, type StopOptions, type StopOutcome } from "./stop-group.js";
 
@@ -63,13 +63,33 @@ export class ProcessScope {
   }
 
   /**
-   * Moves a just-started child into its cgroup. A process it forked before this keeps the marker,
-   * which the stop also follows. Returns the tag to stop it by (without the cgroup if refused).
+   * Runs `spawn` (synchronous up to the fork) with the child born inside its cgroup: node has no
+   * `CLONE_INTO_CGROUP`, and moving the child after `spawn` returns races its first fork (a
+   * shell's `( ... & )` is faster than the host's write). So the host steps into the child's
+   * cgroup for the duration of the fork and steps back out, with no await in between. If the
+   * host cannot step in, the child is moved after the fork (its marker covers that moment);
+   * the returned tag has no cgroup if neither works.
    */
-  enroll(tag: TreeTag, pid: number): TreeTag {
-    if (!tag.cgroup) return tag;
-    if (enroll(tag.cgroup, pid)) return tag;
-    removeCgroup(tag.cgroup);
+  spawnInside<T extends { pid?: number | undefined }>(tag: TreeTag, spawn: () => T): { child: T; tag: TreeTag } {
+    const home = ownCgroupDirectory();
+    if (!tag.cgroup || !home) return { child: spawn(), tag: tag.cgroup ? this.drop(tag) : tag };
+    const stepped = enroll(tag.cgroup, process.pid);
+    let child: T;
+    try {
+      child = spawn();
+    } finally {
+      if (stepped && !enroll(home, process.pid)) {
+        // Never stay in a cgroup that a stop kills as a whole.
+        throw new Error(`cannot move the host back to its cgroup ${home} from ${tag.cgroup}`);
+      }
+    }
+    if (child.pid === undefined) return { child, tag: this.drop(tag) };
+    if (stepped || enroll(tag.cgroup, child.pid)) return { child, tag };
+    return { child, tag: this.drop(tag) };
+  }
+
+  private drop(tag: TreeTag): TreeTag {
+    if (tag.cgroup) removeCgroup(tag.cgroup);
     return { marker: tag.marker };
   }
 
@@ -85,7 +105,13 @@ export class ProcessScope {
     const cgroups = dir ? subCgroups(dir) : [];
     const tree: ProcessTree = { marker: { prefix: `${this.key}.` }, cgroups };
     const outcome = await stopTree(tree, options);
+    this.tidy();
     return { outcome, cgroups: cgroups.length, elapsedMs: performance.now() - started };
+  }
+
+  /** After a tree's stop: the scope's cgroup directory goes once its last tree's cgroup went. */
+  tidy(): void {
+    if (this.cgroupDir && subCgroups(this.cgroupDir).length === 0) this.dispose();
   }
 
   /** Removes the scope's cgroup directory if nothing is left in it. */

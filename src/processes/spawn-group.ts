@@ -5,8 +5,7 @@ import { groupIsAlive } from "./group-signals.js";
 import type { GroupRecord, ProcessGroupLedger, ProcessKind } from "./ledger.js";
 import { markedEnvironment } from "./marker.js";
 import { readBootId, readProcStat } from "./proc-stat.js";
-import { scopeOf, type TreeTag } from "./scope.js";
-import { removeCgroup } from "./cgroup.js";
+import { scopeOf, type ProcessScope, type TreeTag } from "./scope.js";
 import { stopTree, type StopOptions, type StopOutcome } from "./stop-group.js";
 
 export interface SpawnGroupOptions {
@@ -74,15 +73,15 @@ export async function spawnGroup(options: SpawnGroupOptions): Promise<SpawnedGro
   const args = options.args ?? [];
   if (options.cwd !== undefined) assertDirectory(options.cwd);
   const scope = scopeOf(options.ledger);
-  let tag = scope.newTree();
-  const child = spawn(options.command, args, {
-    cwd: options.cwd,
-    env: markedEnvironment(options.env, tag.marker),
-    stdio: options.stdio ?? ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  if (child.pid !== undefined) tag = scope.enroll(tag, child.pid);
-  else if (tag.cgroup) removeCgroup(tag.cgroup);
+  const fresh = scope.newTree();
+  const { child, tag } = scope.spawnInside(fresh, () =>
+    spawn(options.command, args, {
+      cwd: options.cwd,
+      env: markedEnvironment(options.env, fresh.marker),
+      stdio: options.stdio ?? ["ignore", "pipe", "pipe"],
+      detached: true,
+    }),
+  );
   if (child.pid === undefined) {
     const [error] = (await once(child, "error")) as [NodeJS.ErrnoException];
     throw new Error(`cannot start command ${JSON.stringify(options.command)}: ${describeSpawnError(error)}`, {
@@ -102,7 +101,7 @@ export async function spawnGroup(options: SpawnGroupOptions): Promise<SpawnedGro
     label: options.label ?? [options.command, ...args].join(" "),
     startedAt: Date.now(),
   };
-  return new LiveGroup(child, record, tag, options.ledger, options.stop ?? {});
+  return new LiveGroup(child, record, tag, scope, options.ledger, options.stop ?? {});
 }
 
 /**
@@ -124,6 +123,7 @@ class LiveGroup implements SpawnedGroup {
     readonly child: ChildProcess,
     readonly record: GroupRecord,
     readonly tag: TreeTag,
+    private readonly scope: ProcessScope,
     private readonly ledger: ProcessGroupLedger | undefined,
     private readonly stopOptions: StopOptions,
   ) {
@@ -151,6 +151,7 @@ class LiveGroup implements SpawnedGroup {
     const pgid = this.state === "gone" ? undefined : this.record.pgid;
     const cgroups = this.tag.cgroup ? [this.tag.cgroup] : [];
     const outcome = await stopTree({ pgid, marker: { exact: this.tag.marker }, cgroups }, this.stopOptions);
+    this.scope.tidy();
     this.markGone();
     return outcome;
   }

@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { closeSync, openSync } from "node:fs";
 
 /**
  * The exclusive, kernel-released lock that makes a data directory one host's.
@@ -28,6 +29,8 @@ export class HostLockBusyError extends Error {
 
 /** Takes the lock at `path` without waiting; throws {@link HostLockBusyError} if another holder has it. */
 export function acquireHostLock(path: string): HostLock {
+  // Created with its final mode: SQLite would create it with the umask's.
+  closeSync(openSync(path, "a", 0o600));
   const db = new Database(path, { timeout: 0 });
   try {
     // The rollback journal in memory: no second file to leave behind.
