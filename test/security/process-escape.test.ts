@@ -79,8 +79,9 @@ afterAll(() => {
   for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-const cgroupsUsable = ProcessScope.forDataDir(tmpdir()).cgroupDirectory !== undefined;
-ProcessScope.forDataDir(tmpdir()).dispose();
+const probe = ProcessScope.forDataDir(tmpdir());
+const cgroupsUsable = probe.cgroupDirectory !== undefined;
+probe.dispose();
 
 describe.each([
   { mode: "marker in the environment", cgroups: false },
