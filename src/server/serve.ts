@@ -1,5 +1,6 @@
 import type { Config } from "../config/config-schema.js";
-import { dataPaths, secureDataDir } from "../config/paths.js";
+import { mkdirSync } from "node:fs";
+import { dataPaths, secureDataDir, type DataDirSecurity } from "../config/paths.js";
 import { Host } from "../host/host.js";
 import { ProcessScope } from "../processes/index.js";
 import type { Logger } from "../host/logger.js";
@@ -40,12 +41,19 @@ export class AlreadyRunningError extends Error {
  * host in `<dataDir>/host.json`. Before anything else it takes the data directory's exclusive
  * lock (`host.lock`, released by the kernel when this process dies): a second host on the same
  * directory is refused, since its start-up would reap this host's agents as leftovers and its
- * writes would race this one's. The directory is tightened (0700, files 0600) first.
+ * writes would race this one's. The directory is then tightened (0700, files 0600).
  */
 export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   const paths = dataPaths(options.dataDir);
-  const security = secureDataDir(paths.dataDir);
+  mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
   const lock = takeLock(paths);
+  let security: DataDirSecurity;
+  try {
+    security = secureDataDir(paths.dataDir);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
   if (security.wasOpen) {
     options.log.warn(
       { dataDir: paths.dataDir, mode: security.foundMode?.toString(8), tightened: security.tightened },
