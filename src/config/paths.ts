@@ -1,3 +1,4 @@
+import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
@@ -22,5 +23,55 @@ export function dataPaths(dataDir: string) {
     terminalOutput: join(dataDir, "terminal-output"),
     agentState: join(dataDir, "agent-state"),
     hostFile: join(dataDir, "host.json"),
+    /** The exclusive lock that makes the directory one host's (see server/host-lock.ts). */
+    lock: join(dataDir, "host.lock"),
   };
+}
+
+/** What {@link secureDataDir} found and changed. */
+export interface DataDirSecurity {
+  /** The directory's permission bits as found (e.g. 0o755), or undefined when it was just created. */
+  readonly foundMode: number | undefined;
+  /** True when group or others could read, write or enter it. */
+  readonly wasOpen: boolean;
+  /** Files and folders whose modes were tightened, relative to the data directory. */
+  readonly tightened: readonly string[];
+}
+
+/**
+ * Makes a data directory its owner's alone: the directory and every folder in it 0700, every
+ * file 0600 (an existing directory included: a journal left 0644 by an older run is tightened),
+ * and the database file created 0600 before SQLite opens it; SQLite gives its `-wal` and
+ * `-shm` files the database file's mode. Symbolic links are not followed. Berth does not change
+ * its umask: its children inherit it, and an agent's files in the user's project keep the user's
+ * umask; every file Berth itself creates is given an explicit mode instead.
+ */
+export function secureDataDir(dataDir: string): DataDirSecurity {
+  const paths = dataPaths(dataDir);
+  let foundMode: number | undefined;
+  try {
+    foundMode = statSync(dataDir).mode & 0o777;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const tightened: string[] = [];
+  const tighten = (path: string, relative: string) => {
+    const stats = lstatSync(path);
+    if (stats.isSymbolicLink()) return;
+    if (stats.uid !== process.getuid?.()) return;
+    const wanted = stats.isDirectory() ? 0o700 : 0o600;
+    if ((stats.mode & 0o077) !== 0) {
+      chmodSync(path, (stats.mode & 0o700) | (wanted & 0o700));
+      tightened.push(relative);
+    }
+    if (stats.isDirectory()) {
+      for (const entry of readdirSync(path)) tighten(join(path, entry), relative === "." ? entry : join(relative, entry));
+    }
+  };
+  // The directory itself may be reached through a symlink (a data directory on another disk).
+  tighten(realpathSync(dataDir), ".");
+  // Created empty with its final mode; SQLite opens an existing empty file as a new database.
+  closeSync(openSync(paths.database, "a", 0o600));
+  return { foundMode, wasOpen: foundMode !== undefined && (foundMode & 0o077) !== 0, tightened };
 }

@@ -1,12 +1,17 @@
 import type { Clock } from "../lifecycle/clock.js";
-import { reapLeftoverGroups } from "../processes/index.js";
+import { dirname } from "node:path";
+import { attachScope, ProcessScope, reapLeftoverGroups } from "../processes/index.js";
+import type { SequencedEvent } from "../store/events.js";
+import type { Question } from "../store/questions.js";
 import type { Store } from "../store/store.js";
 import type { HostRecord } from "./host-records.js";
 import type { Logger } from "./logger.js";
 
 /**
  * After a restart: process groups a dead previous run left behind are reaped (one record
- * each), and questions whose agent process is gone are marked orphaned, not left pending
+ * each), then every process still carrying a marker of this data directory's scope or sitting
+ * in one of its cgroups (a `setsid` daemon that left its group); from here on every child is
+ * started in that scope. Questions whose agent process is gone are marked orphaned, not left pending
  * forever. Sessions need nothing: they are restored childless and listed from the journal.
  */
 export async function restoreAfterRestart(deps: {
@@ -17,10 +22,75 @@ export async function restoreAfterRestart(deps: {
   stopTimeoutMs: number;
 }): Promise<void> {
   const { store, clock, record, log } = deps;
+  // The store lives in the data directory; its scope is what the previous run's children carry.
+  const scope = ProcessScope.forDataDir(dirname(store.path));
+  attachScope(store.processGroups, scope);
   for (const { record: group, outcome } of await reapLeftoverGroups(store.processGroups, { graceMs: deps.stopTimeoutMs })) {
     const described = outcome.kind === "stopped" ? `stopped (${outcome.stop})` : outcome.kind === "failed" ? `failed: ${outcome.error.message}` : outcome.kind;
     record({ kind: "group_reaped", pgid: group.pgid, label: group.label, outcome: described });
   }
-  const orphaned = store.questions.orphanAllPending("the agent process that asked is gone (host restarted)", clock.now());
+  const swept = await scope.reapAll({ graceMs: deps.stopTimeoutMs });
+  if (swept.outcome !== "already-gone") {
+    record({ kind: "group_reaped", pgid: 0, label: `processes marked ${scope.key}.* (left their groups)`, outcome: swept.outcome });
+  }
+  log.info(
+    { scope: scope.key, cgroups: scope.cgroupDirectory ?? "unavailable", outcome: swept.outcome, ms: Math.round(swept.elapsedMs) },
+    "leftover processes of this data directory swept",
+  );
+  const orphaned = store.questions.orphanAllPending(ORPHAN_REASON, clock.now());
   if (orphaned.length > 0) log.info({ questions: orphaned.map((q) => q.id) }, "pending questions orphaned after restart");
+  for (const [sessionId, questions] of groupBySession(orphaned)) {
+    try {
+      journalOrphans(store, sessionId, questions, clock.now());
+    } catch (error) {
+      log.error({ err: error, sessionId }, "could not record orphaned questions in the session's journal");
+    }
+  }
+}
+
+const ORPHAN_REASON = "the agent process that asked is gone (host restarted)";
+
+/**
+ * What a client sees of questions a dead host left pending, the next time the session is loaded:
+ * each question resolved `orphaned`, the turn that asked it ended (it cannot go on: its agent
+ * process is gone), and a notice in the transcript, "the agent stopped before you answered",
+ * whose `_meta["berth/notice"].rerun` carries that turn's prompt so a client can offer to send
+ * it again. Written straight to the store at start-up, before the journal numbers any event.
+ */
+function journalOrphans(store: Store, sessionId: string, questions: readonly Question[], at: number): void {
+  let seq = store.events.lastSeq(sessionId);
+  let openPrompt: unknown;
+  for (const event of store.events.replay(sessionId)) {
+    if (event.kind === "turn_started") openPrompt = (event.payload as { prompt?: unknown }).prompt;
+    else if (event.kind === "turn_ended") openPrompt = undefined;
+  }
+  const events: SequencedEvent[] = questions.map((question) => ({
+    sessionId,
+    seq: ++seq,
+    kind: "question_resolved",
+    payload: { questionId: question.id, state: "orphaned", reason: ORPHAN_REASON },
+    at,
+  }));
+  if (openPrompt !== undefined) {
+    events.push({ sessionId, seq: ++seq, kind: "turn_ended", payload: { stopReason: null, error: "the host stopped during the turn" }, at });
+  }
+  const asked = questions.map(describeQuestion).join("; ");
+  const again = openPrompt === undefined ? "" : " Send your last prompt again to re-run the turn.";
+  const text = `The agent stopped before you answered (${asked}): Berth was stopped abruptly, and the agent process that asked is gone, so an answer can no longer reach it.${again}`;
+  const notice = { kind: "question_orphaned", questionIds: questions.map((question) => question.id), ...(openPrompt === undefined ? {} : { rerun: { prompt: openPrompt } }) };
+  const update = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n\n${text}\n` }, _meta: { "berth/notice": notice } };
+  events.push({ sessionId, seq: ++seq, kind: "update", payload: { update }, at });
+  store.events.appendSequenced(events);
+}
+
+function describeQuestion(question: Question): string {
+  const request = (question.request ?? {}) as { toolCall?: { title?: unknown }; message?: unknown };
+  const title = question.kind === "permission" ? request.toolCall?.title : request.message;
+  return typeof title === "string" && title.length > 0 ? `"${title.length > 80 ? `${title.slice(0, 77)}...` : title}"` : `a ${question.kind} question`;
+}
+
+function groupBySession(questions: readonly Question[]): Map<string, Question[]> {
+  const bySession = new Map<string, Question[]>();
+  for (const question of questions) bySession.set(question.sessionId, [...(bySession.get(question.sessionId) ?? []), question]);
+  return bySession;
 }

@@ -42,11 +42,20 @@ export type WriteTextFileParams = Pick<WriteTextFileRequest, "path" | "content">
 // No symlink as the last component (one swapped in after the check), and no blocking open of a FIFO.
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+/** How often a path that changed between the check and the open is checked again before giving up. */
+const OPEN_ATTEMPTS = 3;
 
 /**
  * ACP's `fs/read_text_file` and `fs/write_text_file` answered on the host,
  * confined to the session's directories: a path is followed through `..` and
  * every symlink, and refused unless where it really leads is inside a root.
+ *
+ * The check and the open are one: the checked real path is opened from its root's directory
+ * handle one component at a time, each with `O_NOFOLLOW` and relative to the directory opened
+ * before it (`/proc/self/fd/<fd>/<name>`, Node's stand-in for `openat`). A directory swapped
+ * for a symlink after the check is met as a symlink and never followed: the request is checked
+ * again from the start, and refused if it now leads outside.
  */
 export class FileAccess {
   /** The roots with their symlinks resolved, as paths are compared against them. */
@@ -66,8 +75,7 @@ export class FileAccess {
   async readTextFile(params: ReadTextFileParams): Promise<ReadTextFileResponse> {
     const line = optionalCount(params.line, "line", 1);
     const limit = optionalCount(params.limit, "limit", 0);
-    const real = await this.confine(params.path);
-    const handle = await openFile(params.path, real, READ_FLAGS);
+    const handle = await this.openConfined(params.path, READ_FLAGS);
     try {
       await this.assertReadableSize(handle, params.path);
       const bytes = await handle.readFile();
@@ -87,8 +95,7 @@ export class FileAccess {
     }
     const size = Buffer.byteLength(params.content, "utf8");
     if (size > this.maxFileBytes) throw this.tooLarge(params.path, size);
-    const real = await this.confine(params.path);
-    const handle = await openFile(params.path, real, WRITE_FLAGS).catch((error: unknown) => {
+    const handle = await this.openConfined(params.path, WRITE_FLAGS).catch((error: unknown) => {
       // With O_CREAT only a missing directory is missing.
       if (error instanceof FileAccessError && error.code === "not_found") {
         const message = `the directory of ${JSON.stringify(params.path)} does not exist`;
@@ -108,8 +115,28 @@ export class FileAccess {
     }
   }
 
-  /** Where `path` really leads, if that is inside a root. */
-  private async confine(path: unknown): Promise<string> {
+  /** Checks `path` and opens where it leads beneath its root, with no symlink followed on the way. */
+  private async openConfined(path: unknown, flags: number): Promise<FileHandle> {
+    for (let attempt = 1; ; attempt++) {
+      const { root, real } = await this.confine(path);
+      try {
+        return await openBeneath(root, real, flags);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        // ELOOP: a component became a symlink after the check; ENOTDIR: a directory became something else.
+        const changed = code === "ELOOP" || code === "ENOTDIR";
+        if (!changed || attempt >= OPEN_ATTEMPTS) {
+          if (code === "ELOOP") {
+            throw new FileAccessError("io_error", `path ${JSON.stringify(path)} kept changing while it was opened (a symlink appeared in it)`, { cause: error });
+          }
+          throw asFileAccessError(error, path as string);
+        }
+      }
+    }
+  }
+
+  /** Where `path` really leads, and the root it is inside, if it is inside one. */
+  private async confine(path: unknown): Promise<{ root: string; real: string }> {
     if (typeof path !== "string" || path.length === 0) {
       throw new FileAccessError("invalid_request", `path must be a non-empty string, got ${JSON.stringify(path)}`);
     }
@@ -125,14 +152,16 @@ export class FileAccess {
     } catch (error) {
       throw asFileAccessError(error, path);
     }
-    if (!this.roots.some((root) => isInside(real, root))) {
+    // The innermost root, so the walk below it is as short as it can be.
+    const root = this.roots.filter((candidate) => isInside(real, candidate)).sort((a, b) => b.length - a.length)[0];
+    if (root === undefined) {
       const leadsTo = real === path ? "" : ` (it leads to ${real})`;
       throw new FileAccessError(
         "outside_roots",
         `path ${named} is outside the session's directories (${this.roots.join(", ")})${leadsTo}`,
       );
     }
-    return real;
+    return { root, real };
   }
 
   private async assertReadableSize(handle: FileHandle, path: string): Promise<void> {
@@ -163,11 +192,28 @@ function isInside(path: string, root: string): boolean {
   return root === sep || path === root || path.startsWith(root + sep);
 }
 
-async function openFile(path: string, real: string, flags: number): Promise<FileHandle> {
+/**
+ * Opens `real` (a path with no symlink in it, inside `root`) walking down from `root`: each
+ * directory is opened with `O_DIRECTORY | O_NOFOLLOW` relative to the one before it, through
+ * `/proc/self/fd/<fd>/<name>` (the kernel resolves `<name>` in the already-open directory, as
+ * `openat` would), and the last component with `flags | O_NOFOLLOW`. A symlink anywhere fails
+ * with ELOOP (or ENOTDIR) instead of being followed out of the root.
+ */
+async function openBeneath(root: string, real: string, flags: number): Promise<FileHandle> {
+  const names = real === root ? [] : real.slice(root === sep ? 1 : root.length + 1).split(sep);
+  const last = names.pop();
+  // The root itself was resolved when the session started and is trusted as a starting point.
+  let dir = await open(root, constants.O_RDONLY | constants.O_DIRECTORY);
   try {
-    return await open(real, flags, 0o666);
-  } catch (error) {
-    throw asFileAccessError(error, path);
+    if (last === undefined) return await open(`/proc/self/fd/${dir.fd}`, flags & ~constants.O_CREAT & ~constants.O_NOFOLLOW);
+    for (const name of names) {
+      const next = await open(`/proc/self/fd/${dir.fd}/${name}`, DIRECTORY_FLAGS);
+      await dir.close();
+      dir = next;
+    }
+    return await open(`/proc/self/fd/${dir.fd}/${last}`, flags | constants.O_NOFOLLOW, 0o666);
+  } finally {
+    await dir.close();
   }
 }
 

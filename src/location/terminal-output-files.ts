@@ -22,7 +22,8 @@ export class OutputFile {
   private failure: Error | undefined;
 
   constructor(readonly path: string) {
-    this.stream = createWriteStream(path, { flags: "a" });
+    // The data directory is its owner's alone: output is 0600 whatever the umask.
+    this.stream = createWriteStream(path, { flags: "a", mode: 0o600 });
     this.stream.on("error", (error) => {
       this.failure ??= error;
     });

@@ -122,7 +122,7 @@ export class Terminals {
 
   private async admit(spec: TerminalSpec): Promise<string> {
     const { outputDir } = this.options;
-    await mkdir(outputDir, { recursive: true }).catch((error: Error) => {
+    await mkdir(outputDir, { recursive: true, mode: 0o700 }).catch((error: Error) => {
       throw new Error(`cannot create terminal output directory ${outputDir}: ${error.message}`, { cause: error });
     });
     const terminal = await Terminal.start(spec);

@@ -3,8 +3,11 @@ import { once } from "node:events";
 import { statSync } from "node:fs";
 import { groupIsAlive } from "./group-signals.js";
 import type { GroupRecord, ProcessGroupLedger, ProcessKind } from "./ledger.js";
+import { cgroupPopulated, removeCgroup } from "./cgroup.js";
+import { markedEnvironment } from "./marker.js";
 import { readBootId, readProcStat } from "./proc-stat.js";
-import { stopGroup, type StopOptions, type StopOutcome } from "./stop-group.js";
+import { scopeOf, type ProcessScope, type TreeTag } from "./scope.js";
+import { stopTree, type StopOptions, type StopOutcome } from "./stop-group.js";
 
 export interface SpawnGroupOptions {
   readonly command: string;
@@ -18,7 +21,10 @@ export interface SpawnGroupOptions {
   readonly kind: ProcessKind;
   /** For log lines; defaults to the command line. */
   readonly label?: string;
-  /** Told about the group when it starts and when it is gone. */
+  /**
+   * Told about the group when it starts and when it is gone. The ledger's scope (see
+   * `attachScope`) decides the child's marker and cgroup.
+   */
   readonly ledger?: ProcessGroupLedger;
   /** How {@link SpawnedGroup.stop} stops the group. */
   readonly stop?: StopOptions;
@@ -39,6 +45,8 @@ export function describeExit(status: ExitStatus): string {
 export interface SpawnedGroup {
   readonly child: ChildProcess;
   readonly record: GroupRecord;
+  /** How every descendant is found again, even one that left the group (`setsid`). */
+  readonly tag: TreeTag;
   /** Settles when the group leader exits; other members may outlive it. */
   readonly exited: Promise<ExitStatus>;
   /** Settles when the child's output pipes have closed. */
@@ -48,24 +56,33 @@ export interface SpawnedGroup {
    * has been read. A process that left the group may hold the pipes forever, hence the bound.
    */
   outputDrained(): Promise<void>;
-  /** Stops the whole group once; later calls return the same outcome. */
+  /**
+   * Stops the whole tree once: the group, every process carrying the child's marker and every
+   * process in its cgroup, even after the leader exited. Later calls return the same outcome.
+   */
   stop(): Promise<StopOutcome>;
 }
 
 /**
  * Starts `command` (no shell) as the leader of a new process group: its pgid
  * is its pid, and everything it starts belongs to the group unless it leaves.
+ * Every descendant also inherits the marker `BERTH_GROUP=<scope>.<id>` and, where the host may
+ * create cgroups, starts in the child's own cgroup, so one that leaves the group is still found.
  * Rejects with an error naming the command or directory when it cannot start.
  */
 export async function spawnGroup(options: SpawnGroupOptions): Promise<SpawnedGroup> {
   const args = options.args ?? [];
   if (options.cwd !== undefined) assertDirectory(options.cwd);
-  const child = spawn(options.command, args, {
-    cwd: options.cwd,
-    env: options.env,
-    stdio: options.stdio ?? ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
+  const scope = scopeOf(options.ledger);
+  const fresh = scope.newTree();
+  const { child, tag } = scope.spawnInside(fresh, () =>
+    spawn(options.command, args, {
+      cwd: options.cwd,
+      env: markedEnvironment(options.env, fresh.marker),
+      stdio: options.stdio ?? ["ignore", "pipe", "pipe"],
+      detached: true,
+    }),
+  );
   if (child.pid === undefined) {
     const [error] = (await once(child, "error")) as [NodeJS.ErrnoException];
     throw new Error(`cannot start command ${JSON.stringify(options.command)}: ${describeSpawnError(error)}`, {
@@ -85,7 +102,7 @@ export async function spawnGroup(options: SpawnGroupOptions): Promise<SpawnedGro
     label: options.label ?? [options.command, ...args].join(" "),
     startedAt: Date.now(),
   };
-  return new LiveGroup(child, record, options.ledger, options.stop ?? {});
+  return new LiveGroup(child, record, tag, scope, options.ledger, options.stop ?? {});
 }
 
 /**
@@ -106,6 +123,8 @@ class LiveGroup implements SpawnedGroup {
   constructor(
     readonly child: ChildProcess,
     readonly record: GroupRecord,
+    readonly tag: TreeTag,
+    private readonly scope: ProcessScope,
     private readonly ledger: ProcessGroupLedger | undefined,
     private readonly stopOptions: StopOptions,
   ) {
@@ -129,8 +148,11 @@ class LiveGroup implements SpawnedGroup {
   }
 
   private async runStop(): Promise<StopOutcome> {
-    if (this.state === "gone") return "already-gone";
-    const outcome = await stopGroup(this.record.pgid, this.stopOptions);
+    // Once the group is gone its id is never signalled again; its marker and cgroup still lead to escapees.
+    const pgid = this.state === "gone" ? undefined : this.record.pgid;
+    const cgroups = this.tag.cgroup ? [this.tag.cgroup] : [];
+    const outcome = await stopTree({ pgid, marker: { exact: this.tag.marker }, cgroups }, this.stopOptions);
+    this.scope.tidy();
     this.markGone();
     return outcome;
   }
@@ -145,6 +167,8 @@ class LiveGroup implements SpawnedGroup {
     if (this.state === "gone") return;
     this.state = "gone";
     this.ledger?.forget(this.record.pgid);
+    // An empty cgroup is removed now; one an escapee still holds waits for the stop or the sweep.
+    if (this.tag.cgroup && !cgroupPopulated(this.tag.cgroup) && removeCgroup(this.tag.cgroup)) this.scope.tidy();
   }
 }
 

@@ -1,10 +1,12 @@
-import { mkdirSync } from "node:fs";
 import type { Config } from "../config/config-schema.js";
-import { dataPaths } from "../config/paths.js";
+import { mkdirSync } from "node:fs";
+import { dataPaths, secureDataDir, type DataDirSecurity } from "../config/paths.js";
 import { Host } from "../host/host.js";
+import { ProcessScope } from "../processes/index.js";
 import type { Logger } from "../host/logger.js";
 import { loadToken } from "./auth.js";
 import { removeHostFile, runningHost, writeHostFile } from "./host-file.js";
+import { acquireHostLock, HostLockBusyError, type HostLock } from "./host-lock.js";
 import { startServer, type BerthServer, type ServerOptions } from "./http-server.js";
 
 export interface BerthOptions {
@@ -42,24 +44,47 @@ export class AlreadyRunningError extends Error {
 
 /**
  * Starts the host on a data directory and puts it on the network, then records the running
- * host in `<dataDir>/host.json`. Refuses a data directory another live Berth serves: its
- * start-up would reap that host's agents as leftovers.
+ * host in `<dataDir>/host.json`. Before anything else it takes the data directory's exclusive
+ * lock (`host.lock`, released by the kernel when this process dies): a second host on the same
+ * directory is refused, since its start-up would reap this host's agents as leftovers and its
+ * writes would race this one's. The directory is then tightened (0700, files 0600).
  */
 export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   const paths = dataPaths(options.dataDir);
   mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
-  const other = runningHost(paths.hostFile);
-  if (other) {
-    throw new AlreadyRunningError(`Berth is already running on ${paths.dataDir} (pid ${other.pid}, ${other.url}); if it is not, delete ${paths.hostFile}`);
+  const lock = takeLock(paths);
+  let security: DataDirSecurity;
+  try {
+    security = secureDataDir(paths.dataDir);
+  } catch (error) {
+    lock.release();
+    throw error;
   }
-  const { token, created: tokenCreated } = loadToken(paths.token);
-  const host = await Host.start({ config: options.config, dataDir: paths.dataDir, logger: options.log });
+  if (security.wasOpen) {
+    options.log.warn(
+      { dataDir: paths.dataDir, mode: security.foundMode?.toString(8), tightened: security.tightened },
+      "the data directory was accessible to other users; it is now 0700 and its files 0600",
+    );
+  } else if (security.tightened.length > 0) {
+    options.log.warn({ dataDir: paths.dataDir, tightened: security.tightened }, "files in the data directory were readable by other users; tightened to 0600");
+  }
+  let host: Host;
   let server: BerthServer;
+  let token: string;
+  let tokenCreated: boolean;
+  try {
+    ({ token, created: tokenCreated } = loadToken(paths.token));
+    host = await Host.start({ config: options.config, dataDir: paths.dataDir, logger: options.log });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
   try {
     const { listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events } = options;
     server = await startServer({ host, token, listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events });
   } catch (error) {
     await host.shutdown();
+    lock.release();
     throw error;
   }
   writeHostFile(paths.hostFile, { url: server.url, pid: process.pid, startedAt: Date.now() });
@@ -69,8 +94,15 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     server.stopListening();
     // Running turns are interrupted (reason `shutdown`) while their clients still listen.
     await host.shutdown();
+    // Each child's stop already followed its marker and cgroup; this catches whatever a child
+    // that was never stopped (it exited on its own) left running after leaving its group.
+    const scope = ProcessScope.forDataDir(paths.dataDir);
+    const swept = await scope.reapAll({ graceMs: options.config.stopTimeout });
+    if (swept.outcome !== "already-gone") options.log.warn({ outcome: swept.outcome }, "stopped processes that had left their agents' and terminals' process groups");
+    scope.dispose();
     await server.close("Berth is shutting down");
     removeHostFile(paths.hostFile);
+    lock.release();
     options.log.info({}, "berth stopped");
   };
   return {
@@ -83,4 +115,16 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     startupLineWithoutToken: (howToGetLink) => `Berth is running: ${server.url}/ (ACP: ${server.acpUrl}); ${howToGetLink}`,
     stop: () => (stopping ??= stop()),
   };
+}
+
+function takeLock(paths: ReturnType<typeof dataPaths>): HostLock {
+  try {
+    return acquireHostLock(paths.lock);
+  } catch (error) {
+    if (!(error instanceof HostLockBusyError)) throw error;
+    // The lock is the truth; host.json only names the holder, and may not be written yet.
+    const other = runningHost(paths.hostFile);
+    const holder = other ? ` (pid ${other.pid}, ${other.url})` : ` (another host holds ${paths.lock} and has not written ${paths.hostFile} yet)`;
+    throw new AlreadyRunningError(`Berth is already running on ${paths.dataDir}${holder}`, { cause: error });
+  }
 }

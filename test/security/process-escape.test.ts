@@ -1,0 +1,212 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { demoAgentMain } from "../../src/agents/agent-registry.js";
+import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
+import { InMemoryProcessGroupLedger } from "../../src/processes/ledger.js";
+import { scanMarked } from "../../src/processes/marker.js";
+import { readProcStat } from "../../src/processes/proc-stat.js";
+import { attachScope, ProcessScope } from "../../src/processes/scope.js";
+import { spawnGroup } from "../../src/processes/spawn-group.js";
+import { closeAllHosts, startHost, text } from "../host/host-harness.js";
+import { BerthProcess } from "../server/serve-process.js";
+import { AcpTestClient } from "../server/server-harness.js";
+import { killLeftovers, processIsRunning, startedProcess, waitUntil, waitUntilGone, type StartedProcess } from "../support/process-table.js";
+
+/**
+ * Issue 9 item 4: a process that calls `setsid` leaves its process group, so stopping the group
+ * missed it. Each test starts a double-forked, `setsid` grandchild with a closed stdin (a daemon
+ * in miniature: `( setsid sh -c 'sleep 3600; : <mark>' <&- >/dev/null 2>&1 & )`) and shows it gone.
+ */
+
+const leftovers: StartedProcess[] = [];
+const temps: string[] = [];
+const hosts: BerthProcess[] = [];
+
+function tempDir(prefix: string): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  temps.push(dir);
+  return dir;
+}
+
+/** A shell snippet that leaves a `setsid` daemon behind, findable by `mark` in its command line. */
+function escape(mark: string, { clearEnvironment = false } = {}): string {
+  const env = clearEnvironment ? "env -i PATH=/usr/bin:/bin " : "";
+  return `( setsid ${env}sh -c 'sleep 3600; : ${mark}' <&- >/dev/null 2>&1 & )`;
+}
+
+/** The escaped daemon (and its `sleep`), once it runs: every process of its own session. */
+async function escapee(mark: string): Promise<number[]> {
+  let daemon: number | undefined;
+  await waitUntil(() => (daemon = pidsWithArgument(mark)[0]) !== undefined, `the escaped daemon ${mark} runs`);
+  const session = readProcStat(daemon!)!.pgid;
+  await waitUntil(() => sessionMembers(session).length >= 2, "the daemon started its sleep");
+  const pids = sessionMembers(session);
+  leftovers.push(...pids.map(startedProcess));
+  return pids;
+}
+
+function pidsWithArgument(mark: string): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(mark);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number)
+    .filter((pid) => pid !== process.pid && processIsRunning(pid));
+}
+
+function sessionMembers(pgid: number): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => readProcStat(pid)?.pgid === pgid && processIsRunning(pid));
+}
+
+afterEach(async () => {
+  await closeAllHosts();
+  for (const host of hosts.splice(0)) host.killGroup();
+  killLeftovers(leftovers.splice(0));
+});
+
+afterAll(() => {
+  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const probe = ProcessScope.forDataDir(tmpdir());
+const cgroupsUsable = probe.cgroupDirectory !== undefined;
+probe.dispose();
+
+describe.each([
+  { mode: "marker in the environment", cgroups: false },
+  { mode: "cgroup v2", cgroups: true },
+])("a setsid daemon left by a stopped group is found by its $mode", ({ cgroups }) => {
+  it.skipIf(cgroups && !cgroupsUsable)("is stopped with the group, even after the group's leader exited", async () => {
+    const ledger = new InMemoryProcessGroupLedger();
+    const scope = ProcessScope.forDataDir(tempDir("berth-scope-"), { cgroups });
+    attachScope(ledger, scope);
+    const mark = `escapee-${randomUUID()}`;
+    const group = await spawnGroup({ command: "/bin/sh", args: ["-c", escape(mark)], kind: "terminal", ledger, stop: { graceMs: 2_000 } });
+    expect(Boolean(group.tag.cgroup)).toBe(cgroups);
+    expect(await group.exited).toEqual({ exitCode: 0, signal: null });
+    const pids = await escapee(mark);
+    // It left the group: a stop of the group alone would miss it.
+    for (const pid of pids) expect(readProcStat(pid)!.pgid).not.toBe(group.record.pgid);
+    expect(await group.stop()).not.toBe("already-gone");
+    expect(await waitUntilGone(pids, 100)).toEqual([]);
+    scope.dispose();
+  });
+});
+
+describe("what only a cgroup catches", () => {
+  it.skipIf(!cgroupsUsable)("a daemon that also cleared its environment (env -i) is stopped through its cgroup", async () => {
+    const ledger = new InMemoryProcessGroupLedger();
+    const scope = ProcessScope.forDataDir(tempDir("berth-scope-"), { cgroups: true });
+    attachScope(ledger, scope);
+    const mark = `cleared-${randomUUID()}`;
+    const group = await spawnGroup({ command: "/bin/sh", args: ["-c", escape(mark, { clearEnvironment: true })], kind: "terminal", ledger, stop: { graceMs: 2_000 } });
+    await group.exited;
+    const pids = await escapee(mark);
+    expect(scanMarked({ exact: group.tag.marker }).matches.map((stat) => stat.pid)).toEqual([]);
+    await group.stop();
+    expect(await waitUntilGone(pids, 100)).toEqual([]);
+    scope.dispose();
+  });
+});
+
+/** An agent whose start leaves a daemon behind, then runs the demo agent. */
+function escapingAgent(mark: string) {
+  return { command: "/bin/sh", args: ["-c", `${escape(mark)}; exec "$0" "$@"`, process.execPath, demoAgentMain] };
+}
+
+describe("a host stops every daemon its agents and terminals left", () => {
+  it("after the agent's release", async () => {
+    const clock = new VirtualClock();
+    const mark = `agent-${randomUUID()}`;
+    const { host, workDir } = await startHost({ clock, config: { agents: { escaper: escapingAgent(mark) } } });
+    const session = host.createSession({ cwd: workDir, agent: "escaper" });
+    const hold = host.hold(session.id, "client");
+    await hold.child;
+    const pids = await escapee(mark);
+    hold.release();
+    await clock.advance(16_000);
+    await waitUntil(() => host.getSession(session.id)?.state === "childless", "the agent child was released");
+    expect(await waitUntilGone(pids, 2_000)).toEqual([]);
+  });
+
+  it("after a terminal's release, and the agent's daemon at eviction", async () => {
+    const clock = new VirtualClock();
+    const agentMark = `agent-${randomUUID()}`;
+    const terminalMark = `terminal-${randomUUID()}`;
+    const { host, workDir } = await startHost({ clock, config: { agents: { escaper: escapingAgent(agentMark) } } });
+    const session = host.createSession({ cwd: workDir, agent: "escaper" });
+    host.hold(session.id, "client");
+    expect((await host.prompt(session.id, text(`/run ${escape(terminalMark)}; echo started`))).stopReason).toBe("end_turn");
+    const agentPids = await escapee(agentMark);
+    // The demo agent releases its terminal once the command exited: the daemon goes with it.
+    await waitUntil(() => pidsWithArgument(terminalMark).length === 0, "the terminal's daemon was stopped at the terminal's release");
+
+    await clock.advance(61 * 60_000);
+    await host.whenSettled();
+    expect(host.locations()).toEqual([]);
+    expect(await waitUntilGone(agentPids, 2_000)).toEqual([]);
+  });
+});
+
+describe("berth serve: a host's daemons die with it, or at the next start", () => {
+  function serve(dataDir: string, configFile: string): BerthProcess {
+    const berth = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--config", configFile, "--release-grace", "1h"], { XDG_CONFIG_HOME: dataDir });
+    hosts.push(berth);
+    return berth;
+  }
+
+  async function hostWithDaemons() {
+    const dataDir = tempDir("berth-escape-data-");
+    const workDir = tempDir("berth-escape-work-");
+    const agentMark = `agent-${randomUUID()}`;
+    const terminalMark = `terminal-${randomUUID()}`;
+    const configFile = join(dataDir, "config.json");
+    writeFileSync(configFile, JSON.stringify({ agents: { escaper: escapingAgent(agentMark) }, defaultAgent: "escaper" }));
+    const berth = serve(dataDir, configFile);
+    const { token, acpUrl } = await berth.startupLine();
+    const client = await AcpTestClient.connect(acpUrl, { token });
+    const sessionId = await client.newSession(workDir);
+    // The terminal keeps running (the turn waits on it) while its daemon left its group.
+    void client.prompt(sessionId, `/run ${escape(terminalMark)}; sleep 3600`).catch(() => undefined);
+    const pids = [...(await escapee(agentMark)), ...(await escapee(terminalMark))];
+    return { berth, client, pids, dataDir, configFile };
+  }
+
+  it("after SIGTERM of the host", async () => {
+    const { berth, client, pids } = await hostWithDaemons();
+    berth.signal("SIGTERM");
+    expect(await berth.exited).toEqual({ code: 0, signal: null });
+    await client.close();
+    expect(await waitUntilGone(pids, 100)).toEqual([]);
+  });
+
+  it("after SIGKILL of the host: reaped at the next start on the same data directory", async () => {
+    const { berth, client, pids, dataDir, configFile } = await hostWithDaemons();
+    berth.signal("SIGKILL");
+    expect(await berth.exited).toEqual({ code: null, signal: "SIGKILL" });
+    await client.close();
+    // Nothing stopped them: the host died at once.
+    expect(pids.filter(processIsRunning)).toEqual(pids);
+
+    const next = serve(dataDir, configFile);
+    await next.startupLine();
+    expect(await waitUntilGone(pids, 100)).toEqual([]);
+    expect(next.logLines().find((line) => line.kind === "group_reaped" && line.pgid === 0)).toMatchObject({
+      label: expect.stringMatching(/^processes marked [0-9a-f]{12}\.\* \(left their groups\)$/),
+      outcome: expect.stringMatching(/exited|killed/),
+    });
+    next.signal("SIGTERM");
+    expect(await next.exited).toEqual({ code: 0, signal: null });
+  });
+});
