@@ -13,7 +13,11 @@ export interface TreeTag {
 }
 
 export interface ScopeOptions {
-  /** Use cgroup v2 where the host may create cgroups (default true; `BERTH_CGROUPS=off` turns it off). */
+  /**
+   * Use cgroup v2 where the host may create cgroups (default: only with `BERTH_CGROUPS=on`). Opt-in
+   * while a stall is explained: under load, a daemon forked right after the host stepped back out
+   * of its cgroup was seen never to fork again (docs/security.md).
+   */
   readonly cgroups?: boolean;
 }
 
@@ -39,7 +43,7 @@ export class ProcessScope {
       // A directory that does not exist yet has no symlink to resolve.
     }
     const key = createHash("sha256").update(real).digest("hex").slice(0, 12);
-    return new ProcessScope(key, options.cgroups ?? process.env.BERTH_CGROUPS !== "off");
+    return new ProcessScope(key, options.cgroups ?? process.env.BERTH_CGROUPS === "on");
   }
 
   /** For children started without a host's ledger (tools, tests): marker only, keyed to this process. */
