@@ -29,7 +29,7 @@ describe("the journal writer thread", () => {
     const seen: number[] = [];
     const writer = new JournalWriter(
       path,
-      () => seen.push(reader.prepare("SELECT count(*) AS n FROM events").get()!.n as number),
+      () => seen.push((reader.prepare("SELECT count(*) AS n FROM events").get() as { n: number }).n),
       (values) => store.batches.apply(values),
     );
     for (let seq = 1; seq <= 50; seq++) writer.write(event("a", seq));
@@ -85,7 +85,7 @@ describe("the journal writer when its thread dies", () => {
     const writer = new JournalWriter(path, (outcome) => outcomes.push(outcome), (values) => store.batches.apply(values), (error) => lost.push(error));
     writer.write(event("a", 1));
     writer.sync();
-    const exited = new Promise((resolve) => (writer as unknown as { worker: { once(e: string, f: () => void): void } }).worker.once("exit", resolve));
+    const exited = new Promise((resolve) => (writer as unknown as { worker: { once(e: string, f: (value: unknown) => void): void } }).worker.once("exit", resolve));
     await (writer as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
     await exited;
     writer.write([...event("a", 2), ...event("a", 3)]);
