@@ -25,6 +25,8 @@ export async function runWriteStallBench(): Promise<void> {
   const durations: number[] = [];
   /** Writes other than the journal's own events (turn marks, touches, titles, records, state...). */
   const others: number[] = [];
+  /** The slowest call of each method, to name what stalls. */
+  const slowest = new Map<string, number>();
   let measuring = false;
   const internals = host as unknown as Record<string, Record<string, unknown>>;
   const store = internals.store as unknown as Record<string, object>;
@@ -43,6 +45,7 @@ export async function runWriteStallBench(): Promise<void> {
         } finally {
           const took = performance.now() - start;
           durations.push(took);
+          if (took > (slowest.get(name) ?? 0)) slowest.set(name, took);
           if (!isJournal || !/^(append|update|notice)$/.test(name)) others.push(took);
         }
       };
@@ -79,6 +82,7 @@ export async function runWriteStallBench(): Promise<void> {
       ["writes other than journal events (touch, title, records, state...)", fmt.int(others.length)],
       ["their stall p50 / p99", `${fmt.ms(percentile(others, 50))} / ${fmt.ms(percentile(others, 99))}`, "p99 < 1 ms"],
       ["their stall max", fmt.ms(others.at(-1) ?? 0)],
+      ["slowest calls", [...slowest].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(", ")],
       ["event-loop delay p99 / max", `${fmt.ms(loopDelay.percentile(99) / 1e6)} / ${fmt.ms(loopDelay.max / 1e6)}`],
     ]);
   } finally {
