@@ -106,8 +106,8 @@ export class AgentChild {
   }
 
   /** An update from the agent's stdout, in order; history replayed by `session/load` is dropped. */
-  private received(notification: SessionNotification): void {
-    if (!this.replaying) this.options.handlers.sessionUpdate(notification);
+  private received(notification: SessionNotification, line?: string): void {
+    if (!this.replaying) this.options.handlers.sessionUpdate(notification, line);
   }
 
   static async start(options: AgentChildOptions): Promise<AgentChild> {
@@ -131,7 +131,7 @@ export class AgentChild {
     const stream = ndJsonStream(
       Writable.toWeb(group.child.stdin!) as WritableStream<Uint8Array>,
       divertSessionUpdates(group.child.stdout!, {
-        onUpdate: (notification) => child.received(notification),
+        onUpdate: (notification, line) => child.received(notification, line),
         // The agent answers session/load after replaying; updates after that answer are new, even in the same read.
         onResponse: () => (child.replaying = false),
         onRefused: (reason) => options.onStderrLine?.(`[berth] refused a message from the agent: ${reason}`),

@@ -25,8 +25,11 @@ import type {
  * updates are journaled, questions persisted, files and terminals served on the host.
  */
 export interface AgentClientHandlers {
-  /** Called synchronously, in arrival order. */
-  sessionUpdate(notification: SessionNotification): void;
+  /**
+   * Called synchronously, in arrival order. `line` is the JSON-RPC message exactly as the agent
+   * wrote it, when it came through the fast path (the journal stores it as it came).
+   */
+  sessionUpdate(notification: SessionNotification, line?: string): void;
   requestPermission(params: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse>;
   createElicitation(params: CreateElicitationRequest, signal: AbortSignal): Promise<CreateElicitationResponse>;
   readTextFile(params: ReadTextFileRequest): Promise<ReadTextFileResponse>;

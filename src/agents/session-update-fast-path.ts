@@ -5,8 +5,8 @@ const UPDATE_METHOD = '"session/update"';
 const encoder = new TextEncoder();
 
 export interface FastPathHandlers {
-  /** A `session/update` notification, in the order the agent sent it. */
-  onUpdate(notification: SessionNotification): void;
+  /** A `session/update` notification, in the order the agent sent it, with its line as it came. */
+  onUpdate(notification: SessionNotification, line: string): void;
   /** A response line passed on to the SDK (it tells replay of `session/load` from live updates). */
   onResponse(): void;
   /** A message refused here, with the reason. */
@@ -102,6 +102,6 @@ function divert(line: string, handlers: FastPathHandlers): boolean {
     handlers.onRefused("session/update without a sessionId and an update kind");
     return true;
   }
-  handlers.onUpdate(params as SessionNotification);
+  handlers.onUpdate(params as SessionNotification, line);
   return true;
 }

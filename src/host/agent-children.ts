@@ -201,7 +201,7 @@ export class AgentChildren {
     }
     if (answer === undefined) {
       const response = await child.newSession({ ...request.newSession, cwd, mcpServers: mergedMcpServers(request.newSession?.mcpServers, services) });
-      this.deps.store.sessions.setAgentSessionId(session.id, response.sessionId);
+      this.deps.journal.exclusive(() => this.deps.store.sessions.setAgentSessionId(session.id, response.sessionId));
       answer = response;
     }
     let fresh = withAnswer({}, answer);
@@ -214,7 +214,7 @@ export class AgentChildren {
     }
     // Re-read: updates (available commands) may have been stored while the session opened.
     const current = stateOf(this.deps.store.sessions.get(session.id)?.agentState ?? null);
-    this.deps.store.sessions.setAgentState(session.id, { ...current, ...answerFields(fresh) });
+    this.deps.journal.exclusive(() => this.deps.store.sessions.setAgentState(session.id, { ...current, ...answerFields(fresh) }));
   }
 
   private hasTurns(sessionId: string): boolean {
@@ -243,7 +243,7 @@ export class AgentChildren {
     const next = session && withUpdate(stateOf(session.agentState), update);
     if (!next) return;
     try {
-      this.deps.store.sessions.setAgentState(sessionId, next);
+      this.deps.journal.exclusive(() => this.deps.store.sessions.setAgentState(sessionId, next));
     } catch (error) {
       this.deps.log.warn({ err: error, sessionId }, "session state not stored");
     }
@@ -263,8 +263,8 @@ export class AgentChildren {
   ): AgentClientHandlers {
     const { journal, desk } = this.deps;
     return {
-      sessionUpdate: (notification) => {
-        journal.update(sessionId, key, notification.update, notification._meta);
+      sessionUpdate: (notification, line) => {
+        journal.update(sessionId, key, notification.update, notification._meta, line);
         this.track(sessionId, notification.update);
       },
       relayRequest: (method, params, signal) => this.deps.relay.request(sessionId, method, this.berthIds(sessionId, params), signal),

@@ -18,6 +18,8 @@ export class AgentProfiles {
     private readonly registry: AgentRegistry,
     private readonly clock: Clock,
     private readonly probe: (agentId: string) => Promise<InitializeResponse>,
+    /** Runs a write through the host's one writer. */
+    private readonly exclusive: <T>(work: () => T) => T = (work) => work(),
   ) {}
 
   /** The agent's answer: stored, or from a probe (one at a time per agent). */
@@ -36,7 +38,7 @@ export class AgentProfiles {
   /** A child of `agentId` answered `initialize`: its answer is the agent's from now on. */
   remember(agentId: string, response: InitializeResponse): void {
     const command = commandKey(this.registry.resolve(agentId));
-    this.store.agentProfiles.put({ agent: agentId, command, initialize: response as unknown as Json, at: this.clock.now() });
+    this.exclusive(() => this.store.agentProfiles.put({ agent: agentId, command, initialize: response as unknown as Json, at: this.clock.now() }));
   }
 }
 

@@ -20,6 +20,7 @@ import type { TerminalOutputResult } from "../location/terminal.js";
 import { cleanupExpiredOutput } from "../location/terminal-output-files.js";
 import type { JournalEvent } from "../store/events.js";
 import type { Session } from "../store/sessions.js";
+import type { ProcessGroupLedger } from "../processes/index.js";
 import { Store } from "../store/store.js";
 import { AgentChildren, SessionNotFoundError } from "./agent-children.js";
 import { AgentLogins, loginOf } from "./agent-logins.js";
@@ -99,7 +100,8 @@ export class Host {
   private readonly transient: TransientChildren;
   private readonly log: Logger;
   private readonly clock: Clock;
-  private nextRecordId = 1;
+  private nextRecordId: number;
+  private readonly ledger: ProcessGroupLedger;
   private housekeeping: Timer | undefined;
   private activitySnapshot: Timer | undefined;
   private state: "running" | "stopping" | "stopped" = "running";
@@ -119,6 +121,16 @@ export class Host {
     this.bus = new SessionBus((sessionId, error) => log.error({ err: error, sessionId }, "session subscriber failed and was dropped"));
     const paths = dataPaths(dataDir);
     const record = (r: HostRecord) => this.record(r);
+    // The host's one writer: every write below goes through it (queued, or exclusive when it must be done at once).
+    this.journal = new Journal(store, this.bus, (key) => this.retention.touch(key), clock, log);
+    this.nextRecordId = store.lifecycleRecords.lastId() + 1;
+    const exclusive = <T>(work: () => T): T => this.journal.exclusive(work);
+    const ledger: ProcessGroupLedger = {
+      record: (group) => exclusive(() => store.processGroups.record(group)),
+      forget: (pgid) => exclusive(() => store.processGroups.forget(pgid)),
+      list: () => store.processGroups.list(),
+    };
+    this.ledger = ledger;
     this.connections = new ConnectionCleanups((error, id) => log.error({ err: error, cleanup: id }, "connection cleanup failed"));
     this.registry = new AgentRegistry(config.agents, config.defaultAgent, paths.agentState);
     this.logins = new AgentLogins(config.rememberLogins === "file" ? join(dataDir, "agent-logins.json") : undefined, (error) =>
@@ -126,7 +138,7 @@ export class Host {
     );
     this.transient = new TransientChildren({
       registry: this.registry,
-      ledger: store.processGroups,
+      ledger,
       log,
       cwd: paths.agentState,
       initializeTimeoutMs: config.initializeTimeout,
@@ -140,6 +152,7 @@ export class Host {
         method: "initialize",
         replayLogin: false,
       }),
+      exclusive,
     );
     this.executions = new Executions(clock, record);
     this.cache = new LocationServicesCache<LocationServices>({
@@ -149,7 +162,7 @@ export class Host {
           terminalOutputDir: paths.terminalOutput,
           terminalOutputLimit: config.terminalOutputLimit,
           stopTimeoutMs: config.stopTimeout,
-          ledger: store.processGroups,
+          ledger,
           log: (line, fields) => log.info({ ...fields, directory: key.directory, workspace: key.workspace }, line),
         }),
       close: (key, located) => this.closeLocation(key, located),
@@ -167,7 +180,6 @@ export class Host {
       record,
       onError: (error, key) => log.error({ err: error, directory: key.directory, workspace: key.workspace }, "location cleanup step failed"),
     });
-    this.journal = new Journal(store, this.bus, (key) => this.retention.touch(key), clock, log);
     this.desk = new QuestionDesk({
       store,
       journal: this.journal,
@@ -186,7 +198,7 @@ export class Host {
       journal: this.journal,
       desk: this.desk,
       clock,
-      ledger: store.processGroups,
+      ledger,
       log,
       record,
       initializeTimeoutMs: config.initializeTimeout,
@@ -198,13 +210,17 @@ export class Host {
       profiles: this.profiles,
       logins: this.logins,
       relay: {
+        // After the updates the agent sent before: clients see its messages in its order.
         request: (sessionId, method, params, signal) => {
           const request = new RelayedRequest(method, params, signal);
-          this.bus.publish(sessionId, { type: "agent_request", request });
-          request.seal();
+          this.journal.afterCommit(() => {
+            this.bus.publish(sessionId, { type: "agent_request", request });
+            request.seal();
+          });
           return request.answer;
         },
-        notification: (sessionId, method, params) => this.bus.publish(sessionId, { type: "agent_notification", method, params }),
+        notification: (sessionId, method, params) =>
+          this.journal.afterCommit(() => this.bus.publish(sessionId, { type: "agent_notification", method, params })),
       },
     });
     this.holds = new SessionHolds<AgentChild>({
@@ -245,7 +261,15 @@ export class Host {
     const store = Store.open(paths.database);
     const host = new Host(options.config, options.dataDir, store, options.clock ?? systemClock, options.logger ?? silentLogger());
     try {
-      await restoreAfterRestart({ store, clock: host.clock, record: (r) => host.record(r), log: host.log, stopTimeoutMs: options.config.stopTimeout });
+      await restoreAfterRestart({
+        store,
+        ledger: host.ledger,
+        exclusive: (work) => host.journal.exclusive(work),
+        clock: host.clock,
+        record: (r) => host.record(r),
+        log: host.log,
+        stopTimeoutMs: options.config.stopTimeout,
+      });
     } catch (error) {
       // Nothing half-started stays behind: the journal thread and the database are closed.
       await host.journal.close();
@@ -268,14 +292,14 @@ export class Host {
     const key = locationKey(params.cwd, params.workspace);
     assertDirectory(key.directory);
     const id = randomUUID();
-    this.store.sessions.create({
+    this.journal.exclusive(() => this.store.sessions.create({
       id,
       agent,
       cwd: key.directory,
       workspace: key.workspace ?? null,
       agentRequest: params.agentRequest ?? null,
       createdAt: this.clock.now(),
-    });
+    }));
     return this.sessionView(this.requireSession(id));
   }
 
@@ -289,7 +313,7 @@ export class Host {
     if (key.directory !== session.cwd) {
       throw new InvalidLocationError(`session "${sessionId}" works in ${session.cwd}, not ${key.directory}: reopen it there`);
     }
-    this.store.sessions.setAgentRequest(sessionId, { ...agentRequestOf(session.agentRequest), reopen });
+    this.journal.exclusive(() => this.store.sessions.setAgentRequest(sessionId, { ...agentRequestOf(session.agentRequest), reopen }));
   }
 
   /** The session's modes, models, config options and commands, as its agent last reported them. */
@@ -298,12 +322,14 @@ export class Host {
   }
 
   getSession(sessionId: string): SessionView | undefined {
+    this.journal.settleSessions();
     const session = this.store.sessions.get(sessionId);
     return session && this.sessionView(session);
   }
 
   listSessions(filter: { cwd?: string } = {}): SessionView[] {
     const cwd = filter.cwd === undefined ? undefined : locationKey(filter.cwd).directory;
+    this.journal.settleSessions();
     return this.store.sessions.list(cwd === undefined ? {} : { cwd }).map((session) => this.sessionView(session));
   }
 
@@ -340,7 +366,7 @@ export class Host {
     }
     this.journal.forget(sessionId);
     this.children.forget(sessionId);
-    this.store.sessions.delete(sessionId);
+    this.journal.exclusive(() => this.store.sessions.delete(sessionId));
     this.record({ kind: "session_deleted", sessionId });
   }
 
@@ -392,7 +418,7 @@ export class Host {
       const result = await child.request(method, params, signal);
       const session = this.store.sessions.get(sessionId);
       const next = session && withRequest(stateOf(session.agentState), method, params, result);
-      if (next) this.store.sessions.setAgentState(sessionId, next);
+      if (next) this.journal.exclusive(() => this.store.sessions.setAgentState(sessionId, next));
       return result;
     } finally {
       ticket.release();
@@ -535,6 +561,7 @@ export class Host {
   }
 
   recentRecords(limit = 100): StampedRecord[] {
+    this.journal.flush();
     return this.store.lifecycleRecords.recent(limit).map((row) => ({
       id: row.id,
       at: row.at,
@@ -605,12 +632,9 @@ export class Host {
   private record(record: HostRecord): void {
     const at = this.clock.now();
     const message = messageOf(record);
-    let id = this.nextRecordId++;
-    try {
-      id = this.store.lifecycleRecords.append(record.kind, record, at);
-    } catch (error) {
-      this.log.error({ err: error, record: record.kind }, "lifecycle record write failed");
-    }
+    // Numbered here (after the highest id ever stored) and queued: recording never waits on the database.
+    const id = this.nextRecordId++;
+    this.journal.record(id, record.kind, record, at);
     this.log.info({ ...record }, message);
     const stamped: StampedRecord = { id, at, message, record };
     this.recordListeners.emit(stamped);
@@ -660,24 +684,30 @@ export class Host {
    */
   private scheduleActivitySnapshot(): void {
     const table = this.store.locationActivity;
-    for (const stale of table.list()) table.delete(stale.directory, stale.workspace);
+    this.journal.exclusive(() => {
+      for (const stale of table.list()) table.delete(stale.directory, stale.workspace);
+    });
     const snapshot = () => {
       try {
-        const cached = new Set<string>();
-        for (const status of this.retention.list()) {
-          const workspace = status.key.workspace ?? null;
-          table.upsert({ directory: status.key.directory, workspace, activeAt: status.activeAt, expiresAt: status.expiresAt });
-          cached.add(status.key.id);
-        }
-        for (const row of table.list()) {
-          if (!cached.has(locationKey(row.directory, row.workspace).id)) table.delete(row.directory, row.workspace);
-        }
+        this.journal.exclusive(() => this.snapshotActivity(table));
       } catch (error) {
         this.log.error({ err: error }, "location activity snapshot failed");
       }
       this.activitySnapshot = this.clock.setTimeout(snapshot, this.config.sweepInterval);
     };
     this.activitySnapshot = this.clock.setTimeout(snapshot, this.config.sweepInterval);
+  }
+
+  private snapshotActivity(table: Store["locationActivity"]): void {
+    const cached = new Set<string>();
+    for (const status of this.retention.list()) {
+      const workspace = status.key.workspace ?? null;
+      table.upsert({ directory: status.key.directory, workspace, activeAt: status.activeAt, expiresAt: status.expiresAt });
+      cached.add(status.key.id);
+    }
+    for (const row of table.list()) {
+      if (!cached.has(locationKey(row.directory, row.workspace).id)) table.delete(row.directory, row.workspace);
+    }
   }
 
   /** Hourly: terminal output files and lifecycle records older than their retention are removed. */
@@ -688,7 +718,7 @@ export class Host {
         this.log.warn({ err: error }, "terminal output cleanup failed"),
       );
       try {
-        const pruned = this.store.lifecycleRecords.pruneBefore(now - this.config.recordRetention);
+        const pruned = this.journal.exclusive(() => this.store.lifecycleRecords.pruneBefore(now - this.config.recordRetention));
         if (pruned > 0) this.log.info({ pruned }, "old lifecycle records pruned");
       } catch (error) {
         this.log.warn({ err: error }, "lifecycle record pruning failed");

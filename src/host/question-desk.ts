@@ -4,6 +4,7 @@ import type { LocationKey } from "../lifecycle/location-key.js";
 import type { QuestionOutcome } from "../location/pending-questions.js";
 import type { LocationServices } from "../location/location-services.js";
 import type { QuestionAnswer, QuestionRequest } from "../location/question-types.js";
+import type { Json } from "../store/input.js";
 import type { Question } from "../store/questions.js";
 import type { Store } from "../store/store.js";
 import type { HostRecord } from "./host-records.js";
@@ -60,14 +61,21 @@ export class QuestionDesk {
     question: QuestionRequest,
     signal: AbortSignal,
   ): Promise<QuestionOutcome<QuestionAnswer>> {
-    const { store, journal, bus, clock, record } = this.deps;
+    const { journal, bus, clock, record } = this.deps;
     const id = randomUUID();
     const askedAt = clock.now();
-    const stored = store.questions.ask({ id, sessionId, kind: question.kind, request: question.request, askedAt });
-    journal.append(sessionId, key, "question_asked", { questionId: id, kind: question.kind, request: question.request });
+    const requestText = JSON.stringify(question.request);
+    const request = JSON.parse(requestText) as Json;
     const waiting = located.questions.ask(id, sessionId, question, askedAt);
-    bus.publish(sessionId, { type: "question_asked", question: questionView(stored) });
-    record({ kind: "question_asked", sessionId, questionId: id, questionKind: question.kind });
+    // The question's row and its `question_asked` event are one transaction; clients hear of it once both are stored.
+    const queued = journal.append(sessionId, key, "question_asked", { questionId: id, kind: question.kind, request }, {
+      with: [["q", id, sessionId, question.kind, requestText, askedAt]],
+      then: () => {
+        bus.publish(sessionId, { type: "question_asked", question: { id, sessionId, kind: question.kind, request, askedAt, state: "pending" } });
+        record({ kind: "question_asked", sessionId, questionId: id, questionKind: question.kind });
+      },
+    });
+    if (!queued) located.questions.cancel(id, "the question could not be stored");
     // The agent withdrew the request ($/cancel_request) or its connection closed.
     const withdraw = () => this.cancel(id, "withdrawn by the agent");
     signal.addEventListener("abort", withdraw, { once: true });
@@ -85,10 +93,7 @@ export class QuestionDesk {
     if (!question) throw new QuestionError("not_found", `no question "${questionId}"`);
     if (question.state !== "pending") throw alreadyResolved(question);
     validateAnswer(question, answer);
-    if (!store.questions.resolve(questionId, "answered", answer, clock.now())) {
-      throw alreadyResolved(store.questions.get(questionId)!);
-    }
-    this.resolved(question, "answered", { answer });
+    if (!this.resolve(question, "answered", answer, { answer })) throw alreadyResolved(store.questions.get(questionId)!);
     this.deps.peekLocation(question.sessionId)?.questions.answer(questionId, answer);
     this.deps.record({ kind: "question_answered", sessionId: question.sessionId, questionId });
     return questionView(store.questions.get(questionId)!);
@@ -96,10 +101,8 @@ export class QuestionDesk {
 
   /** Cancels a pending question with a reason; false if it was no longer pending. */
   cancel(questionId: string, reason: string): boolean {
-    const { store, clock } = this.deps;
-    const question = store.questions.get(questionId);
-    if (!question || !store.questions.resolve(questionId, "cancelled", reason, clock.now())) return false;
-    this.resolved(question, "cancelled", { reason });
+    const question = this.deps.store.questions.get(questionId);
+    if (!question || question.state !== "pending" || !this.resolve(question, "cancelled", reason, { reason })) return false;
     this.deps.peekLocation(question.sessionId)?.questions.cancel(questionId, reason);
     this.deps.record({ kind: "question_cancelled", sessionId: question.sessionId, questionId, reason });
     return true;
@@ -121,10 +124,25 @@ export class QuestionDesk {
     return question && questionView(question);
   }
 
-  private resolved(question: Question, state: "answered" | "cancelled", detail: Record<string, unknown>): void {
-    const key = this.deps.keyOf(question.sessionId);
-    if (key) this.deps.journal.append(question.sessionId, key, "question_resolved", { questionId: question.id, state, ...detail });
-    this.deps.bus.publish(question.sessionId, { type: "question_resolved", questionId: question.id, state });
+  /**
+   * Resolves a pending question and journals `question_resolved` in one transaction, stored
+   * before anyone hears of it; false if another resolution was first.
+   */
+  private resolve(question: Question, state: "answered" | "cancelled", answerOrReason: unknown, detail: Record<string, unknown>): boolean {
+    const { store, journal, clock } = this.deps;
+    const won = journal.exclusive(() =>
+      store.transaction(() => {
+        const at = clock.now();
+        const first =
+          state === "answered"
+            ? store.questions.resolve(question.id, "answered", answerOrReason, at)
+            : store.questions.resolve(question.id, "cancelled", answerOrReason as string, at);
+        if (first) journal.appendNow(question.sessionId, "question_resolved", { questionId: question.id, state, ...detail });
+        return first;
+      }),
+    );
+    if (won) this.deps.bus.publish(question.sessionId, { type: "question_resolved", questionId: question.id, state });
+    return won;
   }
 }
 

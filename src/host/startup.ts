@@ -1,6 +1,6 @@
 import type { Clock } from "../lifecycle/clock.js";
 import { dirname } from "node:path";
-import { attachScope, ProcessScope, reapLeftoverGroups } from "../processes/index.js";
+import { attachScope, ProcessScope, reapLeftoverGroups, type ProcessGroupLedger } from "../processes/index.js";
 import type { SequencedEvent } from "../store/events.js";
 import type { Question } from "../store/questions.js";
 import type { Store } from "../store/store.js";
@@ -16,6 +16,9 @@ import type { Logger } from "./logger.js";
  */
 export async function restoreAfterRestart(deps: {
   store: Store;
+  /** The process-group ledger, written through the host's one writer. */
+  ledger: ProcessGroupLedger;
+  exclusive: <T>(work: () => T) => T;
   clock: Clock;
   record: (record: HostRecord) => void;
   log: Logger;
@@ -24,8 +27,8 @@ export async function restoreAfterRestart(deps: {
   const { store, clock, record, log } = deps;
   // The store lives in the data directory; its scope is what the previous run's children carry.
   const scope = ProcessScope.forDataDir(dirname(store.path));
-  attachScope(store.processGroups, scope);
-  for (const { record: group, outcome } of await reapLeftoverGroups(store.processGroups, { graceMs: deps.stopTimeoutMs })) {
+  attachScope(deps.ledger, scope);
+  for (const { record: group, outcome } of await reapLeftoverGroups(deps.ledger, { graceMs: deps.stopTimeoutMs })) {
     const described = outcome.kind === "stopped" ? `stopped (${outcome.stop})` : outcome.kind === "failed" ? `failed: ${outcome.error.message}` : outcome.kind;
     record({ kind: "group_reaped", pgid: group.pgid, label: group.label, outcome: described });
   }
@@ -37,11 +40,11 @@ export async function restoreAfterRestart(deps: {
     { scope: scope.key, cgroups: scope.cgroupDirectory ?? "unavailable", outcome: swept.outcome, ms: Math.round(swept.elapsedMs) },
     "leftover processes of this data directory swept",
   );
-  const orphaned = store.questions.orphanAllPending(ORPHAN_REASON, clock.now());
+  const orphaned = deps.exclusive(() => store.questions.orphanAllPending(ORPHAN_REASON, clock.now()));
   if (orphaned.length > 0) log.info({ questions: orphaned.map((q) => q.id) }, "pending questions orphaned after restart");
   for (const [sessionId, questions] of groupBySession(orphaned)) {
     try {
-      journalOrphans(store, sessionId, questions, clock.now());
+      deps.exclusive(() => journalOrphans(store, sessionId, questions, clock.now()));
     } catch (error) {
       log.error({ err: error, sessionId }, "could not record orphaned questions in the session's journal");
     }

@@ -65,10 +65,9 @@ export class Turns {
       let error: string | null = null;
       let failure: unknown;
       try {
-        const startSeq = journal.append(sessionId, key, "turn_started", { prompt });
-        store.sessions.touch(sessionId, clock.now());
-        if (session.title === null) store.sessions.setTitle(sessionId, titleOf(prompt));
-        bus.publish(sessionId, { type: "turn_started", seq: startSeq });
+        journal.append(sessionId, key, "turn_started", { prompt }, { then: (seq) => bus.publish(sessionId, { type: "turn_started", seq }) });
+        journal.touchSession(sessionId, clock.now());
+        if (session.title === null) journal.titleSession(sessionId, titleOf(prompt));
         record({ kind: "turn_started", sessionId });
         response = await child.prompt({ ...extra, prompt });
         stopReason = response.stopReason;
@@ -77,16 +76,13 @@ export class Turns {
         error = caught instanceof Error ? caught.message : String(caught);
       } finally {
         // Whatever failed above (the agent, a full disk), the turn settles: nothing may stay active forever.
-        const seq = journal.append(sessionId, key, "turn_ended", { stopReason, error });
+        journal.append(sessionId, key, "turn_ended", { stopReason, error }, { then: (seq) => bus.publish(sessionId, { type: "turn_ended", seq, stopReason, error }) });
         turn.settle(error === null ? "completed" : "failed");
-        bus.publish(sessionId, { type: "turn_ended", seq, stopReason, error });
         record({ kind: "turn_ended", sessionId, stopReason, error });
       }
-      try {
-        store.sessions.touch(sessionId, clock.now());
-      } catch {
-        // Only the listing order suffers; the failure was reported with the journal's.
-      }
+      journal.touchSession(sessionId, clock.now());
+      // The answer follows the turn's events: clients see every update before the prompt's response.
+      await new Promise<void>((resolve) => journal.afterCommit(resolve));
       // The agent's own refusal reaches the client as the agent sent it (code, message, data).
       if (failure instanceof RequestError) throw failure;
       if (error !== null) throw new TurnFailedError(`the turn failed: ${error}`);

@@ -165,5 +165,16 @@ export class EventJournal {
 }
 
 function toEvent(row: EventRow): JournalEvent {
-  return { ...row, payload: decodeJson(row.payload) };
+  const payload = decodeJson(row.payload);
+  return { ...row, payload: row.kind === "update" ? updatePayload(payload) : payload };
+}
+
+/**
+ * An update is stored as the agent's JSON-RPC line when it came as one (no re-encoding on the
+ * way in); it reads as every update does: `{ update, _meta? }`.
+ */
+function updatePayload(payload: Json): Json {
+  if (typeof payload !== "object" || payload === null || Array.isArray(payload) || !("jsonrpc" in payload)) return payload;
+  const params = payload.params as { update?: Json; _meta?: Json } | undefined;
+  return params?._meta ? { update: params.update ?? null, _meta: params._meta } : { update: params?.update ?? null };
 }

@@ -1,29 +1,33 @@
-// The journal writer's thread: appends the batches the host numbered, on its own connection,
-// so a burst of SQLite work never stalls the event loop that relays agents' streams.
-import { parentPort, workerData } from "node:worker_threads";
+// The host's one writer: applies the batches the main thread queued, in order, on its own
+// connection, so SQLite work never runs on (or waits in) the event loop that relays agents'
+// streams. Each batch's outcome is posted before the progress counter moves, so a main thread
+// that waits on the counter can take the outcome at once.
+import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { openDatabase } from "./database.js";
-import { EventJournal, type SequencedEvent } from "./events.js";
+import { BatchApplier, type WriteValue } from "./write-batch.js";
 
-const { path, progress } = workerData as { path: string; progress: SharedArrayBuffer };
+const { path, progress, acks } = workerData as { path: string; progress: SharedArrayBuffer; acks: MessagePort };
 const written = new Int32Array(progress);
 const db = openDatabase(path);
-const journal = new EventJournal(db);
+const applier = new BatchApplier(db);
+let batch = 0;
 
-/** A batch to append, or `"close"`: the host is stopping (the connection is closed cleanly, checkpointing its WAL). */
-parentPort!.on("message", (message: SequencedEvent[] | "close") => {
+/** A batch, or `"close"`: the host is stopping (the connection is closed cleanly, checkpointing its WAL). */
+parentPort!.on("message", (message: WriteValue[] | "close") => {
   if (message === "close") {
     db.close();
+    acks.close();
     parentPort!.close();
     return;
   }
-  const batch = message;
+  batch++;
+  let failed;
   try {
-    journal.appendSequenced(batch);
+    failed = applier.apply(message).failed;
   } catch (error) {
-    const sessionIds = [...new Set(batch.map((event) => event.sessionId))];
-    parentPort!.postMessage({ error: error instanceof Error ? error.message : String(error), events: batch.length, sessionIds });
-  } finally {
-    Atomics.add(written, 0, 1);
-    Atomics.notify(written, 0);
+    failed = [{ unit: -1, error: error instanceof Error ? error.message : String(error) }];
   }
+  acks.postMessage({ batch, failed });
+  Atomics.store(written, 0, batch);
+  Atomics.notify(written, 0);
 });

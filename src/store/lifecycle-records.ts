@@ -23,6 +23,7 @@ export class LifecycleRecordLog {
   readonly #recent;
   readonly #after;
   readonly #prune;
+  readonly #lastId;
 
   constructor(db: SqliteDatabase) {
     this.#append = db.prepare<[number, string, string], number>(
@@ -35,6 +36,17 @@ export class LifecycleRecordLog {
       `SELECT ${COLUMNS} FROM lifecycle_records WHERE id > ? ORDER BY id LIMIT ?`,
     );
     this.#prune = db.prepare<[number]>("DELETE FROM lifecycle_records WHERE at < ?");
+    this.#lastId = db
+      .prepare<[], number>(
+        `SELECT max(coalesce((SELECT max(id) FROM lifecycle_records), 0),
+                    coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'lifecycle_records'), 0))`,
+      )
+      .pluck();
+  }
+
+  /** The highest id ever given to a record (pruned ones included): a writer that numbers records goes on after it. */
+  lastId(): number {
+    return this.#lastId.get() ?? 0;
   }
 
   /** Removes records older than `before` (ms epoch); returns how many. */
