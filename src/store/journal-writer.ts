@@ -38,6 +38,8 @@ export class JournalWriter {
     const channel = new MessageChannel();
     this.acks = channel.port1;
     this.worker = new Worker(workerFile, {
+      // Not the host's own flags: under `node -e SCRIPT` the thread would run SCRIPT instead of the writer.
+      execArgv: [],
       workerData: { path, progress: this.written.buffer, acks: channel.port2 },
       transferList: [channel.port2],
     });
