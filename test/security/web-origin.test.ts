@@ -1,8 +1,8 @@
 // Issue 9, items 1 and 2: other local web pages (another port is another site) get no credential
 // and change nothing. Real Berth, real Chromium, a real second web server on another loopback port.
 import { request } from "node:http";
-import WebSocket from "ws";
 import { afterEach, describe, expect, it } from "vitest";
+import { upgradeOutcome } from "../server/server-harness.js";
 import { cleanUp, launchChromium, REBOUND_NAME, startOtherSite, startSecureBerth, waitUntil, type SecureBerth } from "./security-harness.js";
 
 afterEach(cleanUp);
@@ -30,22 +30,6 @@ function rawRequest(url: string, options: { method?: string; headers?: Record<st
   });
 }
 
-function upgradeStatus(url: string, headers: Record<string, string>): Promise<number | "open"> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
-    ws.once("open", () => {
-      ws.close();
-      resolve("open");
-    });
-    ws.once("unexpected-response", (_req, res) => {
-      resolve(res.statusCode ?? 0);
-      ws.terminate();
-    });
-    ws.once("error", (error) => {
-      if (!/Unexpected server response/.test(error.message)) reject(error);
-    });
-  });
-}
 
 describe("other local web pages", () => {
   it("item 1: after the dashboard was opened in a browser, another local server receives neither the token nor any cookie", async () => {
@@ -120,7 +104,7 @@ describe("other local web pages", () => {
     expect(await post({ ...json, "sec-fetch-site": "cross-site" })).toMatchObject({ status: 403 });
     expect(await post({ ...json, "content-type": "text/plain" })).toMatchObject({ status: 415, body: expect.stringContaining("unsupported_media_type") });
     expect(await post({ ...json, "content-type": "application/x-www-form-urlencoded" })).toMatchObject({ status: 415 });
-    expect(await upgradeStatus(`${berth.url.replace("http", "ws")}/acp?token=${berth.token}`, { origin: other.url })).toBe(403);
+    expect(await upgradeOutcome(`${berth.url.replace("http", "ws")}/acp?token=${berth.token}`, { origin: other.url })).toBe(403);
     expect(berth.berth.host.listSessions()).toEqual([]);
     // Berth's own page, and clients that are no browser, still may.
     expect(await post({ ...json, origin: berth.url, "sec-fetch-site": "same-origin" })).toMatchObject({ status: 201 });
@@ -148,7 +132,7 @@ describe("other local web pages", () => {
     for (const path of ["/", "/healthz", "/api/agents", "/metrics", "/assets/none.js"]) {
       expect(await rawRequest(`${berth.url}${path}`, { headers: { ...bearer, host: `evil.example:${berth.port}` } }), path).toMatchObject({ status: 403 });
     }
-    expect(await upgradeStatus(`${berth.url.replace("http", "ws")}/acp`, { ...bearer, host: `evil.example:${berth.port}` })).toBe(403);
+    expect(await upgradeOutcome(`${berth.url.replace("http", "ws")}/acp`, { ...bearer, host: `evil.example:${berth.port}` })).toBe(403);
     expect(berth.berth.host.listSessions()).toEqual([]);
     // This machine's own names pass.
     for (const host of [`127.0.0.1:${berth.port}`, `localhost:${berth.port}`, `[::1]:${berth.port}`]) {

@@ -59,21 +59,21 @@ export interface LaunchedBrowser {
   readonly pids: () => Promise<number[]>;
 }
 
+/** How every test runs Debian's Chromium: headless, with nothing of its own reaching the network. */
+export const chromiumArgs = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+] as const;
+
 /** Debian's Chromium, headless, driven by playwright-core (never a downloaded browser). */
 export async function launchBrowser(): Promise<LaunchedBrowser> {
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: [...chromiumArgs] });
   const seen = new Set<number>();
   return {
     browser,
