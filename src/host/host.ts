@@ -127,7 +127,11 @@ export class Host {
     const exclusive = <T>(work: () => T): T => this.journal.exclusive(work);
     const ledger: ProcessGroupLedger = {
       record: (group) => exclusive(() => store.processGroups.record(group)),
-      forget: (pgid) => exclusive(() => store.processGroups.forget(pgid)),
+      // A crashed child's group may finish stopping after shutdown closed the store: what it would
+      // have forgotten is found gone and dropped by the next start's reaping.
+      forget: (pgid) => {
+        if (this.state !== "stopped") exclusive(() => store.processGroups.forget(pgid));
+      },
       list: () => store.processGroups.list(),
     };
     this.ledger = ledger;
