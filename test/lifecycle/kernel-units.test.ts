@@ -4,7 +4,7 @@ import { deferred } from "../../src/lifecycle/deferred.js";
 import { Executions } from "../../src/lifecycle/executions.js";
 import type { LifecycleRecord } from "../../src/lifecycle/lifecycle-records.js";
 import { InvalidLocationError, canonicalDirectory, describeLocation, locationKey } from "../../src/lifecycle/location-key.js";
-import { LocationServicesCache } from "../../src/lifecycle/location-services-cache.js";
+import { LocationServicesCache, LocationServicesClosedError } from "../../src/lifecycle/location-services-cache.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
 import { PendingQuestions } from "../../src/location/pending-questions.js";
 
@@ -158,6 +158,37 @@ describe("location services cache", () => {
     expect(cache.peek(app)).toBe(await a);
   });
 
+  it("closed state: after closeAll nothing boots again, and an entry still booting is closed once it is up", async () => {
+    let boots = 0;
+    const gate = deferred<void>();
+    const { cache, closed } = cacheWith(async () => {
+      await gate.promise;
+      return { n: ++boots };
+    });
+    const booting = cache.open(app);
+    expect(cache.isClosed()).toBe(false);
+    const closing = cache.closeAll();
+    expect(cache.isClosed()).toBe(true);
+    expect(() => cache.open(app)).toThrow(LocationServicesClosedError);
+    expect(() => cache.open(locationKey("/w/other"))).toThrow(/shutting down.*\/w\/other/);
+    gate.resolve();
+    await closing;
+    expect(await booting.ready).toEqual({ n: 1 });
+    expect(closed).toEqual([1]);
+    expect(boots).toBe(1);
+    expect(cache.entries()).toEqual([]);
+    expect(cache.peek(app)).toBeUndefined();
+  });
+
+  it("closeAll tells close why: shutdown", async () => {
+    const reasons: string[] = [];
+    const cache = new LocationServicesCache<object>({ boot: async () => ({}), close: async (_key, _services, reason) => void reasons.push(reason) });
+    await cache.open(app).ready;
+    await cache.open(locationKey("/w/b")).ready;
+    await cache.closeAll();
+    expect(reasons).toEqual(["shutdown", "shutdown"]);
+  });
+
   it("peek never boots", () => {
     let boots = 0;
     const { cache } = cacheWith(async () => ({ n: ++boots }));
@@ -171,12 +202,12 @@ describe("location services cache", () => {
     const { cache, closed } = cacheWith(async () => ({ n: ++boots }));
     const first = cache.open(app);
     await first.ready;
-    const closing = cache.invalidate(first);
+    const closing = cache.invalidate(first, "idle");
     const second = cache.open(app);
     await closing;
     await second.ready;
-    await cache.invalidate(first);
-    await cache.invalidate(first);
+    await cache.invalidate(first, "idle");
+    await cache.invalidate(first, "idle");
     expect(closed).toEqual([1]);
     expect(cache.peek(app)).toEqual({ n: 2 });
     expect(first.state).toBe("closed");
@@ -199,7 +230,7 @@ describe("location services cache", () => {
     });
     const first = cache.open(app);
     await first.ready;
-    const closing = cache.invalidate(first);
+    const closing = cache.invalidate(first, "idle");
     const second = cache.open(app);
     await Promise.resolve();
     expect(order).toEqual(["boot 1"]);
