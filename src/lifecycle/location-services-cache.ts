@@ -68,7 +68,8 @@ export class LocationServicesCache<S> {
     // The predecessor's close failure was reported to whoever evicted it; it must not block a new boot.
     void predecessorClosed
       .catch(() => undefined)
-      .then(() => this.hooks.boot(key))
+      // A boot still waiting for its predecessor when the cache closed never starts.
+      .then(() => (this.closed ? Promise.reject(new LocationServicesClosedError(key)) : this.hooks.boot(key)))
       .then(
         (services) => {
           entry.services = services;

@@ -161,11 +161,14 @@ describe("location services cache", () => {
   it("closed state: after closeAll nothing boots again, and an entry still booting is closed once it is up", async () => {
     let boots = 0;
     const gate = deferred<void>();
+    const started = deferred<void>();
     const { cache, closed } = cacheWith(async () => {
+      started.resolve();
       await gate.promise;
       return { n: ++boots };
     });
     const booting = cache.open(app);
+    await started.promise;
     expect(cache.isClosed()).toBe(false);
     const closing = cache.closeAll();
     expect(cache.isClosed()).toBe(true);
@@ -178,6 +181,25 @@ describe("location services cache", () => {
     expect(boots).toBe(1);
     expect(cache.entries()).toEqual([]);
     expect(cache.peek(app)).toBeUndefined();
+  });
+
+  it("closed state: a replacement still waiting for its predecessor to close never boots once the cache is closed", async () => {
+    const gate = deferred<void>();
+    let boots = 0;
+    const cache = new LocationServicesCache<{ n: number }>({
+      boot: async () => ({ n: ++boots }),
+      close: async () => gate.promise,
+    });
+    const first = cache.open(app);
+    await first.ready;
+    const closingFirst = cache.invalidate(first, "idle");
+    const second = cache.open(app);
+    const closingAll = cache.closeAll();
+    gate.resolve();
+    await Promise.all([closingFirst, closingAll]);
+    await expect(second.ready).rejects.toBeInstanceOf(LocationServicesClosedError);
+    expect(boots).toBe(1);
+    expect(second.state).toBe("failed");
   });
 
   it("closeAll tells close why: shutdown", async () => {
