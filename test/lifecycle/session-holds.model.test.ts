@@ -260,7 +260,7 @@ describe("session holds under fast-check's scheduler (model-based)", () => {
           }
         },
       ),
-      { numRuns: modelRuns(5_000) },
+      { numRuns: modelRuns(6_000) },
     );
   });
 });

@@ -31,7 +31,10 @@ export class ModelStats {
   }
 }
 
-/** Lets promise continuations run (microtasks only: no timers, no I/O), so the kernel is quiescent. */
-export async function drainMicrotasks(ticks = 25): Promise<void> {
-  for (let i = 0; i < ticks; i++) await Promise.resolve();
+/**
+ * Lets every pending promise continuation run, however deep its chain: a macrotask boundary
+ * comes only after the microtask queue is empty. The kernel has no I/O, so it is then quiescent.
+ */
+export function drainMicrotasks(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve));
 }
