@@ -9,7 +9,7 @@ export default {
   mutate: ["src/lifecycle/**/*.ts", "src/processes/**/*.ts"],
   coverageAnalysis: "perTest",
   concurrency: 2,
-  timeoutMS: 20_000,
+  timeoutMS: 5_000,
   reporters: ["clear-text", "progress", "html", "json"],
   htmlReporter: { fileName: "reports/mutation/mutation.html" },
   jsonReporter: { fileName: "reports/mutation/mutation.json" },
