@@ -202,6 +202,25 @@ describe("location services cache", () => {
     expect(second.state).toBe("failed");
   });
 
+  it("invalidating a stale entry that failed to boot never removes or closes the replacement (identity, not key)", async () => {
+    let attempt = 0;
+    const { cache, closed } = cacheWith(async () => {
+      if (++attempt === 1) throw new Error("port in use");
+      return { n: attempt };
+    });
+    const failed = cache.open(app);
+    await expect(failed.ready).rejects.toThrow("port in use");
+    const replacement = cache.open(app);
+    await replacement.ready;
+    await cache.invalidate(failed, "idle");
+    expect(cache.entry(app)).toBe(replacement);
+    expect(cache.peek(app)).toEqual({ n: 2 });
+    expect(closed).toEqual([]);
+    // And a later open of the key still finds the replacement, not a fresh boot.
+    expect(cache.open(app)).toBe(replacement);
+    expect(attempt).toBe(2);
+  });
+
   it("closeAll tells close why: shutdown", async () => {
     const reasons: string[] = [];
     const cache = new LocationServicesCache<object>({ boot: async () => ({}), close: async (_key, _services, reason) => void reasons.push(reason) });
