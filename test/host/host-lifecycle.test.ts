@@ -81,6 +81,37 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     expect((await host.prompt(session.id, text("again"))).stopReason).toBe("end_turn");
   });
 
+  it("a held session whose agent ignores session/cancel: the agent is stopped after the interrupt timeout and its client is told why", async () => {
+    const misbehaving = new URL("./fixtures/misbehaving-agent.mjs", import.meta.url).pathname;
+    const clock = new VirtualClock();
+    const { host, workDir } = await startHost({ clock, config: { agents: { raw: { command: process.execPath, args: [misbehaving] } } } });
+    const session = host.createSession({ cwd: workDir, agent: "raw" });
+    host.hold(session.id, "editor");
+    const live = collect(host, session.id);
+    const settled = host.prompt(session.id, text("hang")).catch((error: unknown) => error);
+    await waitUntil(() => host.getSession(session.id)!.turnActive, "the turn runs");
+    const { pid } = host.getSession(session.id)!;
+    expect(await host.cancel(session.id)).toBe(true);
+    await clock.advance(10_000);
+    await settled;
+    expect(await waitUntilGone([pid!])).toEqual([]);
+    expect(live.texts().filter((t) => t.includes("Berth stopped this session's agent"))).toEqual([
+      "Berth stopped this session's agent (reason: unresponsive): it did not end its interrupted turn within 10s. The conversation is kept; the next prompt starts the agent again.",
+    ]);
+  });
+
+  it("host shutdown: a held session's client is told its agent stops, and the notice is in the journal after the restart", async () => {
+    const fixture = await startHost();
+    const session = fixture.host.createSession({ cwd: fixture.workDir });
+    const { pid } = await fixture.host.hold(session.id, "editor").child;
+    const live = collect(fixture.host, session.id);
+    const restarted = await fixture.restart();
+    expect(processIsRunning(pid)).toBe(false);
+    const expected = "Berth stopped this session's agent (reason: shutdown): the host is shutting down. The conversation is kept; the next prompt starts the agent again.";
+    expect(live.texts()).toEqual([expected]);
+    expect(restarted.events(session.id).filter((e) => JSON.stringify(e.payload).includes(expected))).toHaveLength(1);
+  });
+
   it("an unheld idle location is still evicted on its idle TTL with evictHeld off, and nobody is sent a notice", async () => {
     const clock = new VirtualClock();
     const { host, workDir } = await startHost({ clock });
