@@ -368,3 +368,75 @@ describe("issue 13: held but idle (evictHeld off), slices, closed cache", () => 
     expect(h.evictions()).toHaveLength(250);
   });
 });
+
+describe("issue 13: needs, slices and stop, in detail", () => {
+  it("two needs at one location: ending one still protects the location until the other ends", async () => {
+    const h = retentionHarness();
+    await h.retention.open(app);
+    const first = h.retention.beginNeed(app);
+    const second = h.retention.beginNeed(app);
+    first.end(false);
+    first.end(false); // a second end of the same need does not end the other one
+    await h.clock.advance(3 * HOUR);
+    expect(h.retention.status(app)?.state).toBe("retained");
+    expect(h.evictions()).toEqual([]);
+    second.end(false);
+    await h.clock.advance(61 * MINUTE);
+    await h.retention.whenSettled();
+    expect(h.evictions()).toHaveLength(1);
+  });
+
+  it("a need at one location does not protect another", async () => {
+    const h = retentionHarness();
+    await h.retention.open(app);
+    await h.retention.open(appOtherWorkspace);
+    h.retention.beginNeed(appOtherWorkspace);
+    await h.clock.advance(61 * MINUTE);
+    await h.retention.whenSettled();
+    expect(h.evictions()).toEqual([{ kind: "location_evicted", directory: "/w/app", workspace: undefined, reason: "idle" }]);
+  });
+
+  it("slices default to 1,000 locations", async () => {
+    const h = retentionHarness();
+    h.retention.stop();
+    for (let i = 0; i < 1_001; i++) await h.retention.open(locationKey(`/w/many/${i}`));
+    await h.clock.advance(61 * MINUTE);
+    h.retention.sweep();
+    expect(h.retention.list().filter((s) => s.state === "evicting")).toHaveLength(1_000);
+    await h.clock.advance(0);
+    await h.retention.whenSettled();
+    expect(h.evictions()).toHaveLength(1_001);
+  });
+
+  it("whenSettled waits for the remaining slices; stop() cancels them", async () => {
+    const h = retentionHarness({ sweepSliceSize: 10 });
+    h.retention.stop();
+    for (let i = 0; i < 25; i++) await h.retention.open(locationKey(`/w/many/${i}`));
+    await h.clock.advance(61 * MINUTE);
+    h.retention.sweep();
+    let settled = false;
+    const waiting = h.retention.whenSettled().then(() => (settled = true));
+    await h.clock.advance(0);
+    await waiting;
+    expect(settled).toBe(true);
+    expect(h.evictions()).toHaveLength(25);
+
+    for (let i = 0; i < 25; i++) await h.retention.open(locationKey(`/w/more/${i}`));
+    await h.clock.advance(61 * MINUTE);
+    h.retention.sweep();
+    h.retention.stop();
+    await h.clock.advance(0);
+    await h.retention.whenSettled();
+    expect(h.evictions()).toHaveLength(35);
+    expect(h.clock.pendingTimers()).toBe(0);
+  });
+
+  it("a held location past its cap with an active turn takes the cap path: interrupted, then evicted", async () => {
+    const h = retentionHarness({ isHeld: () => true });
+    const turn = await h.silentToolCall("s1", app);
+    await h.clock.advance(24 * HOUR + 1 * MINUTE);
+    await h.retention.whenSettled();
+    expect((await turn.settled).reason).toBe("inactivity");
+    expect(h.evictions()).toEqual([{ kind: "location_evicted", directory: "/w/app", workspace: undefined, reason: "inactivity" }]);
+  });
+});
