@@ -11,6 +11,8 @@ import { MinHeap } from "../../src/lifecycle/min-heap.js";
 import { AcquisitionFailedError, HoldsDisposedError, StaleHoldError } from "../../src/lifecycle/session-holds.js";
 import { settlePromises, VirtualClock } from "../../src/lifecycle/virtual-clock.js";
 import { GRACE, holdsHarness } from "./holds-harness.js";
+import { LocationRetention } from "../../src/lifecycle/location-retention.js";
+import { HOUR, MINUTE, retentionHarness } from "./retention-harness.js";
 
 /** Tests written to kill the mutants StrykerJS found surviving (see docs/lifecycle.md, "Mutation testing"). */
 
@@ -424,5 +426,147 @@ describe("session holds, precisely", () => {
     expect(fresh.incarnation).toBeGreaterThan(old.incarnation);
     expect(old.release()).toBe(false);
     expect(h.holds.holderIds("s1")).toEqual(["a"]);
+  });
+});
+
+
+describe("location retention, precisely", () => {
+  it("opening a loaded location again neither boots nor resets its last durable event", async () => {
+    const h = retentionHarness();
+    const services = await h.retention.open(app);
+    const activeAt = h.retention.status(app)!.activeAt;
+    await h.clock.advance(10 * MINUTE);
+    expect(await h.retention.open(app)).toBe(services);
+    expect(h.retention.status(app)!.activeAt).toBe(activeAt);
+    expect(h.retention.status(app)!.expiresAt).toBe(h.clock.now() + 60 * MINUTE);
+    expect(h.records.filter((r) => r.kind === "location_booted")).toHaveLength(1);
+  });
+
+  it("a location being evicted takes no durable event", async () => {
+    const h = retentionHarness({ slowClose: true });
+    await h.retention.open(app);
+    await h.clock.advance(60 * MINUTE);
+    expect(h.retention.status(app)?.state).toBe("evicting");
+    expect(h.retention.touch(app)).toBe(false);
+    h.closeGate.resolve();
+    await h.retention.whenSettled();
+  });
+
+  it("a turn at a location retention never loaded does not break the sweep", async () => {
+    const h = retentionHarness();
+    h.executions.begin("s1", locationKey("/w/elsewhere"), () => undefined);
+    await h.retention.open(app);
+    await h.clock.advance(61 * MINUTE);
+    await h.retention.whenSettled();
+    expect(h.evictions()).toHaveLength(1);
+  });
+
+  it("a stay replaced behind retention's back is never evicted twice, and its replacement is kept", async () => {
+    const h = retentionHarness();
+    const first = h.cache.open(app);
+    await h.retention.open(app);
+    await h.cache.invalidate(first, "shutdown");
+    await h.clock.advance(30 * MINUTE);
+    const second = await h.retention.open(app);
+    // The first stay's deadline comes: nothing is decided for it.
+    await h.clock.advance(31 * MINUTE);
+    await h.retention.whenSettled();
+    expect(h.evictions()).toEqual([]);
+    expect(h.retention.peek(app)).toBe(second);
+    expect(h.retention.status(app)?.state).toBe("retained");
+    await h.clock.advance(30 * MINUTE);
+    await h.retention.whenSettled();
+    expect(h.evictions()).toHaveLength(1);
+    expect(h.retention.status(app)).toBeUndefined();
+  });
+
+  it("start() twice runs one sweep loop", async () => {
+    const h = retentionHarness();
+    const before = h.clock.pendingTimers();
+    h.retention.start();
+    expect(h.clock.pendingTimers()).toBe(before);
+  });
+
+  it("a turn admitted during cleanup that already settled before the re-check still keeps the location", async () => {
+    const h = retentionHarness();
+    const first = await h.silentToolCall("s1", app, { settleDelayMs: 5 * MINUTE });
+    await h.clock.advance(24 * HOUR + 1 * MINUTE);
+    expect(h.retention.status(app)?.state).toBe("interrupting");
+    const quick = await h.silentToolCall("s2", app);
+    quick.finish();
+    await quick.settled;
+    await h.clock.advance(5 * MINUTE);
+    await first.settled;
+    await h.retention.whenSettled();
+    expect(h.retention.status(app)?.state).toBe("retained");
+    expect(h.records.filter((r) => r.kind === "location_kept")).toEqual([
+      { kind: "location_kept", directory: "/w/app", workspace: undefined, reason: "work_admitted" },
+    ]);
+    // The next cleanup starts afresh: nothing admitted this time, so it is evicted.
+    const again = await h.silentToolCall("s3", app, { settleDelayMs: 5 * MINUTE });
+    await h.clock.advance(24 * HOUR + 1 * MINUTE);
+    await h.clock.advance(5 * MINUTE);
+    await again.settled;
+    await h.retention.whenSettled();
+    expect(h.evictions()).toEqual([{ kind: "location_evicted", directory: "/w/app", workspace: undefined, reason: "inactivity" }]);
+  });
+
+  it("failures of a cleanup step are reported and the eviction goes on", async () => {
+    const errors: string[] = [];
+    const clock = new VirtualClock(0);
+    const executions = new Executions(clock);
+    const cache = new LocationServicesCache<object>({
+      boot: async () => ({}),
+      close: async () => {
+        throw new Error("close failed");
+      },
+    });
+    const records: string[] = [];
+    const retention = new LocationRetention<object>({
+      clock,
+      executions,
+      cache,
+      idleTtlMs: MINUTE,
+      maxActiveHoldMs: 2 * MINUTE,
+      sweepIntervalMs: MINUTE,
+      cancelPendingQuestions: () => {
+        throw new Error("cancel failed");
+      },
+      record: (r) => records.push(r.kind),
+      onError: (error, key) => errors.push(`${(error as Error).message} @ ${key.id}`),
+    });
+    retention.start();
+    await retention.open(app);
+    const turn = executions.begin("s1", app, () => void clock.setTimeout(() => turn.settle(), 10));
+    await clock.advance(3 * MINUTE);
+    await retention.whenSettled();
+    expect(errors).toEqual(["cancel failed @ /w/app", "close failed @ /w/app"]);
+    expect(records).toContain("location_evicted");
+    expect(retention.status(app)).toBeUndefined();
+    retention.stop();
+  });
+
+  it("whenSettled waits for a cleanup that waits on real time", async () => {
+    let closedAt = 0;
+    const clock = new VirtualClock(0);
+    const retention = new LocationRetention<object>({
+      clock,
+      executions: new Executions(clock),
+      cache: new LocationServicesCache<object>({
+        boot: async () => ({}),
+        close: () => new Promise<void>((resolve) => setTimeout(() => ((closedAt = Date.now()), resolve()), 20)),
+      }),
+      idleTtlMs: MINUTE,
+      maxActiveHoldMs: 2 * MINUTE,
+      sweepIntervalMs: MINUTE,
+      cancelPendingQuestions: () => undefined,
+      record: () => undefined,
+    });
+    retention.start();
+    await retention.open(app);
+    await clock.advance(MINUTE);
+    await retention.whenSettled();
+    expect(closedAt).toBeGreaterThan(0);
+    retention.stop();
   });
 });
