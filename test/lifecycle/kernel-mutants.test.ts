@@ -416,6 +416,17 @@ describe("session holds, precisely", () => {
     expect(h.holds.state("s1")).toBe("childless");
   });
 
+  it("a release that fails with no onError still leaves the session childless, and a new holder acquires again", async () => {
+    const h = holdsHarness({ releaseFails: true });
+    const t = h.holds.hold("s1", "a");
+    await h.succeed(0);
+    t.release();
+    await h.clock.advance(GRACE);
+    expect(h.holds.state("s1")).toBe("childless");
+    h.holds.hold("s1", "b");
+    expect(h.acquisitions).toHaveLength(2);
+  });
+
   it("an incarnation's fence: after its session was forgotten and held again, the old ticket is not current", async () => {
     const h = holdsHarness();
     const old = h.holds.hold("s1", "a");
