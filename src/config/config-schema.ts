@@ -54,6 +54,11 @@ export const configSchema = z
     idleTtl: duration.prefault(`${lifecycleDefaults.idleTtlMs}ms`),
     maxActiveHold: duration.prefault(`${lifecycleDefaults.maxActiveHoldMs}ms`),
     sweepInterval: duration.prefault(`${lifecycleDefaults.sweepIntervalMs}ms`),
+    /**
+     * Whether a location whose sessions a client still holds (an open chat, an editor) may be
+     * evicted on its idle TTL. Off: a held location stays retained, still subject to the cap.
+     */
+    evictHeld: z.boolean({ error: "expected true or false" }).default(false),
     terminalOutputLimit: byteSize.default(1024 * 1024),
     outputRetention: duration.prefault("7d"),
     recordRetention: duration.prefault("30d"),

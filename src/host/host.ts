@@ -5,6 +5,7 @@ import type { AuthenticateRequest, ContentBlock, Implementation, InitializeRespo
 import type { AgentChild } from "../agents/agent-child.js";
 import { AgentRegistry } from "../agents/agent-registry.js";
 import type { Config } from "../config/config-schema.js";
+import { formatDuration } from "../config/durations.js";
 import { dataPaths } from "../config/paths.js";
 import { systemClock, type Clock, type Timer } from "../lifecycle/clock.js";
 import { ConnectionCleanups } from "../lifecycle/connection-cleanups.js";
@@ -12,7 +13,7 @@ import { Executions } from "../lifecycle/executions.js";
 import { Listeners } from "../lifecycle/listeners.js";
 import { InvalidLocationError, locationKey, type LocationKey } from "../lifecycle/location-key.js";
 import { LocationRetention } from "../lifecycle/location-retention.js";
-import { LocationServicesCache } from "../lifecycle/location-services-cache.js";
+import { LocationServicesCache, type CloseReason } from "../lifecycle/location-services-cache.js";
 import { SessionHolds, type HoldTicket, type SessionChildState } from "../lifecycle/session-holds.js";
 import { bootLocationServices, closeLocationServices, type LocationServices } from "../location/location-services.js";
 import type { QuestionAnswer } from "../location/question-types.js";
@@ -169,7 +170,7 @@ export class Host {
           ledger,
           log: (line, fields) => log.info({ ...fields, directory: key.directory, workspace: key.workspace }, line),
         }),
-      close: (key, located) => this.closeLocation(key, located),
+      close: (key, located, reason) => this.closeLocation(key, located, reason),
     });
     this.retention = new LocationRetention<LocationServices>({
       clock,
@@ -183,6 +184,8 @@ export class Host {
       },
       record,
       onError: (error, key) => log.error({ err: error, directory: key.directory, workspace: key.workspace }, "location cleanup step failed"),
+      // evictHeld off (the default): a location a client still holds a session of is kept, up to the cap.
+      ...(config.evictHeld ? {} : { isHeld: (key: LocationKey) => this.sessionsAt(key).some((session) => this.clientHolders(session.id) > 0) }),
     });
     this.desk = new QuestionDesk({
       store,
@@ -230,11 +233,22 @@ export class Host {
     this.holds = new SessionHolds<AgentChild>({
       clock,
       releaseGraceMs: config.releaseGrace,
-      acquire: (sessionId) =>
-        this.children.acquire(sessionId).catch((error: unknown) => {
-          record({ kind: "acquisition_failed", sessionId, error: error instanceof Error ? error.message : String(error) });
-          throw error;
-        }),
+      acquire: (sessionId) => {
+        // A real need at the location: until the agent is up, the location is not evicted under it (rule 4's re-check sees it).
+        const key = this.keyOf(sessionId);
+        const need = key && this.retention.beginNeed(key);
+        return this.children.acquire(sessionId).then(
+          (child) => {
+            need?.end(true);
+            return child;
+          },
+          (error: unknown) => {
+            need?.end(false);
+            record({ kind: "acquisition_failed", sessionId, error: error instanceof Error ? error.message : String(error) });
+            throw error;
+          },
+        );
+      },
       release: (sessionId, child) => this.children.release(sessionId, child, "grace"),
       turns: this.executions,
       onError: (error, sessionId) => log.error({ err: error, sessionId }, "agent child release failed"),
@@ -252,6 +266,7 @@ export class Host {
       maxActiveHoldMs: config.maxActiveHold,
       onError: (error, sessionId) => log.error({ err: error, sessionId }, "stopping an unresponsive agent failed"),
       stopUnresponsive: async (sessionId, child) => {
+        this.noticeAgentStopped(sessionId, "unresponsive");
         this.holds.childLost(sessionId, child);
         await this.children.release(sessionId, child, "unresponsive");
       },
@@ -602,6 +617,9 @@ export class Host {
     clearTimeout(settleTimer);
     this.holds.dispose();
     this.turns.dispose();
+    for (const session of this.store.sessions.list()) {
+      if (this.holds.child(session.id)) this.noticeAgentStopped(session.id, "shutdown");
+    }
     await Promise.all([this.children.stopAll(), this.transient.stopAll()]);
     await this.cache.closeAll();
     await this.journal.close();
@@ -623,7 +641,7 @@ export class Host {
       title: session.title,
       state: this.holds.state(session.id),
       pid: child?.pid ?? null,
-      holders: this.holds.holderIds(session.id).filter((id) => id !== LOCATION_HOLDER && !id.startsWith("turn:")).length,
+      holders: this.clientHolders(session.id),
       turnActive: execution !== undefined,
       turnStartedAt: execution?.startedAt ?? null,
       pendingQuestions: this.store.questions.listPending(session.id).length,
@@ -649,12 +667,42 @@ export class Host {
     this.changeListeners.emit(sessionId);
   }
 
+  /** Holders that are clients (connections, views, requests): not the host's own location holder, not turns. */
+  private clientHolders(sessionId: string): number {
+    return this.holds.holderIds(sessionId).filter((id) => id !== LOCATION_HOLDER && !id.startsWith("turn:")).length;
+  }
+
+  /**
+   * A held session's agent is being stopped while clients still hold it: every client sees why,
+   * in the conversation itself. Nothing is stopped silently.
+   */
+  private noticeAgentStopped(sessionId: string, reason: CloseReason | "unresponsive"): void {
+    if (this.clientHolders(sessionId) === 0) return;
+    const key = this.keyOf(sessionId);
+    if (!key) return;
+    const why = {
+      idle: `its location was idle for ${formatDuration(this.config.idleTtl)} and evictHeld is on`,
+      inactivity: `nothing was recorded at its location for ${formatDuration(this.config.maxActiveHold)}, the longest a location is kept without progress`,
+      shutdown: "the host is shutting down",
+      unresponsive: `it did not end its interrupted turn within ${formatDuration(this.config.interruptTimeout)}`,
+    }[reason];
+    try {
+      this.journal.notice(sessionId, key, `Berth stopped this session's agent (reason: ${reason}): ${why}. The conversation is kept; the next prompt starts the agent again.`, {
+        kind: "agent_stopped",
+        reason,
+      });
+    } catch (error) {
+      this.log.error({ err: error, sessionId }, "agent stop notice failed");
+    }
+  }
+
   /** Eviction: the location's agent children, terminals, questions and services are stopped; each stop awaited. */
-  private async closeLocation(key: LocationKey, located: LocationServices): Promise<void> {
+  private async closeLocation(key: LocationKey, located: LocationServices, reason: CloseReason): Promise<void> {
     const stops = this.sessionsAt(key).map(async (session) => {
       this.holds.release(session.id, LOCATION_HOLDER);
       const child = this.holds.child(session.id);
       if (!child) return;
+      this.noticeAgentStopped(session.id, reason);
       this.holds.childLost(session.id, child);
       await this.children.release(session.id, child, "evicted");
     });

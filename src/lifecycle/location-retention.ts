@@ -1,4 +1,5 @@
 import type { Clock, Timer } from "./clock.js";
+import { deferred, type Deferred } from "./deferred.js";
 import type { ActiveExecution, Executions, InterruptReason, Settlement } from "./executions.js";
 import type { RecordSink } from "./lifecycle-records.js";
 import {
@@ -32,7 +33,29 @@ export interface RetentionOptions<S> extends RetentionWindows {
   readonly record: RecordSink;
   /** Reports a failure of a cleanup step; the sweep carries on. */
   readonly onError?: (error: unknown, key: LocationKey) => void;
+  /**
+   * Whether a client still holds a session at `key` (an open chat, an editor). A held
+   * location is kept like an active one, up to the cap. Leave it out to evict held
+   * locations on their idle TTL (the host's `evictHeld`).
+   */
+  readonly isHeld?: (key: LocationKey) => boolean;
+  /**
+   * At most this many expired locations are handled in one turn of the event loop; the
+   * rest follow in the next ones, so a mass expiry never blocks the host. Default 1,000.
+   */
+  readonly sweepSliceSize?: number;
 }
+
+/** A real need in flight at a location (an agent child being acquired there). */
+export interface LocationNeed {
+  /**
+   * The need is over. `workAdmitted`: what it prepared goes on (the agent started), so a
+   * cleanup of the capped location that is under way keeps it. Later calls do nothing.
+   */
+  end(workAdmitted: boolean): void;
+}
+
+export const DEFAULT_SWEEP_SLICE = 1_000;
 
 export interface LocationStatus {
   readonly key: LocationKey;
@@ -68,7 +91,12 @@ export class LocationRetention<S> {
    */
   private readonly deadlines = new MinHeap<Tracked<S>>((a, b) => a.queuedDeadline! < b.queuedDeadline!);
   private readonly cleanups = new Set<Promise<void>>();
+  /** Real needs in flight per location id (agent children being acquired there). */
+  private readonly needs = new Map<string, number>();
   private timer: Timer | undefined;
+  /** The next slice of a sweep that found more expired locations than one slice handles. */
+  private nextSlice: Timer | undefined;
+  private drained: Deferred<void> | undefined;
   private readonly unsubscribe: Array<() => void>;
 
   constructor(private readonly options: RetentionOptions<S>) {
@@ -97,13 +125,33 @@ export class LocationRetention<S> {
       this.enqueue(tracked);
       this.options.record({ kind: "location_booted", directory: key.directory, workspace: key.workspace });
     } else {
-      // A real need (an agent starting here) must not find the location evicted under it.
+      // A real need extends the idle deadline like active execution does: never past the cap (rule 3).
       const tracked = this.tracked.get(key.id);
-      if (tracked?.cacheEntry === cacheEntry && tracked.state === "retained") {
-        tracked.expiresAt = Math.max(tracked.expiresAt, this.options.clock.now() + this.options.idleTtlMs);
-      }
+      if (tracked?.cacheEntry === cacheEntry && tracked.state === "retained") keepAlive(tracked, this.options.clock.now(), this.options);
     }
     return services;
+  }
+
+  /**
+   * A real need begins at `key` before it opens the location (the host wraps each agent
+   * acquisition in one). Until it ends, the location is kept like an active one (up to the
+   * cap), it is never evicted under it, and the re-check after a cap cleanup sees it.
+   */
+  beginNeed(key: LocationKey): LocationNeed {
+    const id = key.id;
+    this.needs.set(id, (this.needs.get(id) ?? 0) + 1);
+    let ended = false;
+    return {
+      end: (workAdmitted) => {
+        if (ended) return;
+        ended = true;
+        const left = this.needs.get(id)! - 1;
+        if (left > 0) this.needs.set(id, left);
+        else this.needs.delete(id);
+        const tracked = this.tracked.get(id);
+        if (workAdmitted && tracked?.state === "interrupting") tracked.admittedDuringCleanup = true;
+      },
+    };
   }
 
   /** Booted services of `key`, or undefined. Never boots. */
@@ -131,24 +179,48 @@ export class LocationRetention<S> {
   /** One pass of the rules. Cleanups it starts run on; `whenSettled()` awaits them. */
   sweep(): void {
     const now = this.options.clock.now();
-    for (const locationId of this.options.executions.activeLocationIds()) {
-      const tracked = this.tracked.get(locationId);
-      if (tracked?.state === "retained") keepAlive(tracked, now, this.options);
-    }
+    for (const locationId of this.options.executions.activeLocationIds()) this.keepAliveIfRetained(locationId, now);
+    for (const locationId of this.needs.keys()) this.keepAliveIfRetained(locationId, now);
+    if (this.nextSlice === undefined) this.sweepSlice();
+  }
+
+  private keepAliveIfRetained(locationId: string, now: number): void {
+    const tracked = this.tracked.get(locationId);
+    if (tracked?.state === "retained") keepAlive(tracked, now, this.options);
+  }
+
+  /** Handles up to one slice of expired locations, then yields to the event loop if more are due. */
+  private sweepSlice(): void {
+    this.nextSlice = undefined;
+    const now = this.options.clock.now();
+    let budget = this.options.sweepSliceSize ?? DEFAULT_SWEEP_SLICE;
     for (let next = this.deadlines.peek(); next && next.queuedDeadline! <= now; next = this.deadlines.peek()) {
+      if (budget-- <= 0) {
+        this.drained ??= deferred<void>();
+        this.nextSlice = this.options.clock.setTimeout(() => this.sweepSlice(), 0);
+        return;
+      }
       const tracked = this.deadlines.pop()!;
       tracked.queuedDeadline = undefined;
       // Evicted, replaced, or being cleaned up (re-queued if kept): nothing to decide here.
       if (this.tracked.get(tracked.key.id) !== tracked || tracked.state !== "retained") continue;
-      if (!isExpired(tracked, now)) {
-        this.enqueue(tracked);
-        continue;
-      }
-      const cleanup = this.options.executions.hasActiveAt(tracked.key.id)
-        ? this.interruptThenEvict(tracked)
-        : this.evict(tracked, "idle");
-      this.follow(cleanup);
+      this.decide(tracked, now);
     }
+    this.drained?.resolve();
+    this.drained = undefined;
+  }
+
+  private decide(tracked: Tracked<S>, now: number): void {
+    const held = this.options.isHeld?.(tracked.key) === true;
+    // A held location is kept like an active one, but only up to the cap.
+    if (held && capOf(tracked, this.options) > now) keepAlive(tracked, now, this.options);
+    if (!isExpired(tracked, now)) {
+      this.enqueue(tracked);
+      return;
+    }
+    const id = tracked.key.id;
+    if (this.options.executions.hasActiveAt(id) || this.needs.has(id)) this.follow(this.interruptThenEvict(tracked));
+    else this.follow(this.evict(tracked, held ? "inactivity" : "idle"));
   }
 
   /** Sweeps every `sweepIntervalMs` until `stop()`. */
@@ -164,12 +236,19 @@ export class LocationRetention<S> {
   stop(): void {
     this.timer?.cancel();
     this.timer = undefined;
+    this.nextSlice?.cancel();
+    this.nextSlice = undefined;
+    this.drained?.resolve();
+    this.drained = undefined;
     for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
   }
 
   /** Resolves when every cleanup started so far has finished. */
   async whenSettled(): Promise<void> {
-    while (this.cleanups.size > 0) await Promise.allSettled([...this.cleanups]);
+    while (this.drained || this.cleanups.size > 0) {
+      await this.drained?.promise;
+      await Promise.allSettled([...this.cleanups]);
+    }
   }
 
   private async interruptThenEvict(tracked: Tracked<S>): Promise<void> {
@@ -188,7 +267,8 @@ export class LocationRetention<S> {
     }
     await Promise.all(settled);
     if (this.tracked.get(tracked.key.id) !== tracked) return;
-    if (tracked.admittedDuringCleanup || executions.hasActiveAt(tracked.key.id)) {
+    // Work admitted during the cleanup keeps the location: a turn that began, or an agent acquired or still starting.
+    if (tracked.admittedDuringCleanup || executions.hasActiveAt(tracked.key.id) || this.needs.has(tracked.key.id)) {
       tracked.state = "retained";
       touchActivity(tracked, this.options.clock.now(), this.options);
       this.enqueue(tracked);
@@ -206,7 +286,7 @@ export class LocationRetention<S> {
   private async evict(tracked: Tracked<S>, reason: "idle" | "inactivity"): Promise<void> {
     tracked.state = "evicting";
     try {
-      await this.options.cache.invalidate(tracked.cacheEntry);
+      await this.options.cache.invalidate(tracked.cacheEntry, reason);
     } catch (error) {
       this.options.onError?.(error, tracked.key);
     }

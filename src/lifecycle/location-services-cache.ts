@@ -1,5 +1,16 @@
 import { deferred } from "./deferred.js";
-import type { LocationKey } from "./location-key.js";
+import { describeLocation, type LocationKey } from "./location-key.js";
+
+/** Why a location's services are closed: its idle TTL ran out, the cap was reached, or the host is stopping. */
+export type CloseReason = "idle" | "inactivity" | "shutdown";
+
+/** The cache was closed (host shutdown): it boots nothing any more. */
+export class LocationServicesClosedError extends Error {
+  override readonly name = "LocationServicesClosedError";
+  constructor(readonly key: LocationKey) {
+    super(`location services are closed (the host is shutting down): ${describeLocation(key)} was not started`);
+  }
+}
 
 /**
  * One stay of a location in the cache. `booting` → `ready` → `closing` → `closed`,
@@ -20,7 +31,7 @@ export interface LocationServicesHooks<S> {
   /** Starts a location's services (lazily; only on first real need). */
   boot(key: LocationKey): Promise<S>;
   /** Stops them; awaited, called at most once per entry. */
-  close(key: LocationKey, services: S): Promise<void>;
+  close(key: LocationKey, services: S, reason: CloseReason): Promise<void>;
 }
 
 class Entry<S> implements LocationEntry<S> {
@@ -41,11 +52,13 @@ class Entry<S> implements LocationEntry<S> {
 export class LocationServicesCache<S> {
   private readonly current = new Map<string, Entry<S>>();
   private readonly closing = new Map<string, Promise<void>>();
+  private closed = false;
 
   constructor(private readonly hooks: LocationServicesHooks<S>) {}
 
-  /** The cache entry of `key`, booting a new one if there is none. */
+  /** The cache entry of `key`, booting a new one if there is none. Throws {@link LocationServicesClosedError} after `closeAll()`. */
   open(key: LocationKey): LocationEntry<S> {
+    if (this.closed) throw new LocationServicesClosedError(key);
     const existing = this.current.get(key.id);
     if (existing) return existing;
     const boot = deferred<S>();
@@ -55,7 +68,8 @@ export class LocationServicesCache<S> {
     // The predecessor's close failure was reported to whoever evicted it; it must not block a new boot.
     void predecessorClosed
       .catch(() => undefined)
-      .then(() => this.hooks.boot(key))
+      // A boot still waiting for its predecessor when the cache closed never starts.
+      .then(() => (this.closed ? Promise.reject(new LocationServicesClosedError(key)) : this.hooks.boot(key)))
       .then(
         (services) => {
           entry.services = services;
@@ -92,11 +106,11 @@ export class LocationServicesCache<S> {
    * Removes `entry` if it is still the current one for its key and closes its services,
    * exactly once. A stale entry (already replaced) never closes the replacement.
    */
-  invalidate(entry: LocationEntry<S>): Promise<void> {
+  invalidate(entry: LocationEntry<S>, reason: CloseReason): Promise<void> {
     const own = entry as Entry<S>;
     if (own.closed) return own.closed;
     if (this.current.get(own.key.id) === own) this.current.delete(own.key.id);
-    own.closed = this.closeEntry(own);
+    own.closed = this.closeEntry(own, reason);
     this.closing.set(own.key.id, own.closed);
     const forget = () => {
       if (this.closing.get(own.key.id) === own.closed) this.closing.delete(own.key.id);
@@ -105,13 +119,19 @@ export class LocationServicesCache<S> {
     return own.closed;
   }
 
-  /** Closes every entry (host shutdown). */
+  /** Whether `closeAll()` was called: nothing boots any more. */
+  isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Closes every entry (host shutdown); from now on `open` boots nothing. */
   async closeAll(): Promise<void> {
-    await Promise.allSettled([...this.current.values()].map((entry) => this.invalidate(entry)));
+    this.closed = true;
+    await Promise.allSettled([...this.current.values()].map((entry) => this.invalidate(entry, "shutdown")));
     await Promise.allSettled([...this.closing.values()]);
   }
 
-  private async closeEntry(entry: Entry<S>): Promise<void> {
+  private async closeEntry(entry: Entry<S>, reason: CloseReason): Promise<void> {
     let services: S;
     try {
       services = await entry.ready;
@@ -120,7 +140,7 @@ export class LocationServicesCache<S> {
     }
     entry.state = "closing";
     try {
-      await this.hooks.close(entry.key, services);
+      await this.hooks.close(entry.key, services, reason);
     } finally {
       entry.state = "closed";
     }

@@ -245,6 +245,11 @@ export class SessionHolds<C extends object> {
     return [...(this.sessions.get(sessionId)?.holders.keys() ?? [])];
   }
 
+  /** How many sessions the kernel keeps state for: only those with a holder, a child, an acquisition or a clock. */
+  trackedSessions(): number {
+    return this.sessions.size;
+  }
+
   /** When the armed release clock fires, if it is armed. */
   releaseAt(sessionId: string): number | undefined {
     const clock = this.sessions.get(sessionId)?.clock;

@@ -5,7 +5,8 @@ import { TurnFailedError } from "../host/turns.js";
 import { QuestionError } from "../host/question-desk.js";
 import { TurnAlreadyRunningError } from "../lifecycle/executions.js";
 import { InvalidLocationError } from "../lifecycle/location-key.js";
-import { AcquisitionFailedError, HoldsDisposedError } from "../lifecycle/session-holds.js";
+import { LocationServicesClosedError } from "../lifecycle/location-services-cache.js";
+import { AcquisitionFailedError, HoldsDisposedError, StaleHoldError } from "../lifecycle/session-holds.js";
 
 /** What kind of failure a host error is, whichever protocol reports it. */
 export type ErrorClass = "bad_input" | "not_found" | "conflict" | "unavailable" | "internal";
@@ -36,7 +37,9 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");
   // The agent failed or crashed mid-turn: not Berth's bug, and the session carries on.
   if (error instanceof TurnFailedError || error instanceof AcquisitionFailedError) return as("unavailable", "agent_failed");
+  // The hold left (or was replaced) before its agent was ready: the request raced its own release; retrying holds afresh.
+  if (error instanceof StaleHoldError) return as("conflict", "hold_ended");
   // The host refuses new work once shutdown began.
-  if (error instanceof HoldsDisposedError || error instanceof HostStoppedError) return as("unavailable", "shutting_down");
+  if (error instanceof HoldsDisposedError || error instanceof HostStoppedError || error instanceof LocationServicesClosedError) return as("unavailable", "shutting_down");
   return as("internal", "internal");
 }

@@ -19,7 +19,8 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
   it("a /run blocked for 3 virtual hours is not interrupted, keeps its location and services, and completes when released", async () => {
     const clock = new VirtualClock();
     const startedAt = clock.now();
-    const { host, workDir } = await startHost({ clock });
+    // evictHeld on: the held session's location idles out like any other once the turn is done.
+    const { host, workDir } = await startHost({ clock, config: { evictHeld: true } });
     const session = host.createSession({ cwd: workDir });
     host.hold(session.id, "client");
     const live = collect(host, session.id);
@@ -47,6 +48,86 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     expect(evicted).toMatchObject([{ message: "location services evicted", record: { directory: workDir, reason: "idle" } }]);
     expect(await waitUntilGone([pid])).toEqual([]);
     expect(host.getSession(session.id)).toMatchObject({ state: "childless", holders: 1 });
+    // The client that still holds the session is told why its agent stopped.
+    expect(live.texts().filter((t) => t.includes("Berth stopped this session's agent"))).toEqual([
+      "Berth stopped this session's agent (reason: idle): its location was idle for 1h and evictHeld is on. The conversation is kept; the next prompt starts the agent again.",
+    ]);
+  });
+
+  it("held but idle (evictHeld off, the default): the held session keeps its location and agent past the idle TTL; at the cap both go, with a notice", async () => {
+    const clock = new VirtualClock();
+    const { host, workDir } = await startHost({ clock });
+    const session = host.createSession({ cwd: workDir });
+    const ticket = host.hold(session.id, "editor");
+    const live = collect(host, session.id);
+    expect((await host.prompt(session.id, text("hello"))).stopReason).toBe("end_turn");
+    const { pid } = await ticket.child;
+
+    await clock.advance(3 * HOUR);
+    expect(host.getSession(session.id)).toMatchObject({ state: "live", pid, holders: 1 });
+    expect(host.locations()).toMatchObject([{ directory: workDir, state: "retained" }]);
+    expect(recordsOf(host, "location_evicted")).toEqual([]);
+
+    await clock.advance(21 * HOUR + 2 * MINUTE);
+    await host.whenSettled();
+    expect(recordsOf(host, "location_evicted")).toMatchObject([{ record: { directory: workDir, reason: "inactivity" } }]);
+    expect(await waitUntilGone([pid])).toEqual([]);
+    expect(host.getSession(session.id)).toMatchObject({ state: "childless", holders: 1 });
+    expect(live.texts().filter((t) => t.includes("Berth stopped this session's agent"))).toEqual([
+      "Berth stopped this session's agent (reason: inactivity): nothing was recorded at its location for 24h, the longest a location is kept without progress. The conversation is kept; the next prompt starts the agent again.",
+    ]);
+    const stopped = host.events(session.id).filter((e) => JSON.stringify(e.payload).includes("agent_stopped"));
+    expect(stopped).toHaveLength(1);
+    // The session carries on: the next prompt starts a new agent.
+    expect((await host.prompt(session.id, text("again"))).stopReason).toBe("end_turn");
+  });
+
+  it("a held session whose agent ignores session/cancel: the agent is stopped after the interrupt timeout and its client is told why", async () => {
+    const misbehaving = new URL("./fixtures/misbehaving-agent.mjs", import.meta.url).pathname;
+    const clock = new VirtualClock();
+    const { host, workDir } = await startHost({ clock, config: { agents: { raw: { command: process.execPath, args: [misbehaving] } } } });
+    const session = host.createSession({ cwd: workDir, agent: "raw" });
+    host.hold(session.id, "editor");
+    const live = collect(host, session.id);
+    const settled = host.prompt(session.id, text("hang")).catch((error: unknown) => error);
+    await waitUntil(() => host.getSession(session.id)!.turnActive, "the turn runs");
+    const { pid } = host.getSession(session.id)!;
+    expect(await host.cancel(session.id)).toBe(true);
+    await clock.advance(10_000);
+    await settled;
+    expect(await waitUntilGone([pid!])).toEqual([]);
+    expect(live.texts().filter((t) => t.includes("Berth stopped this session's agent"))).toEqual([
+      "Berth stopped this session's agent (reason: unresponsive): it did not end its interrupted turn within 10s. The conversation is kept; the next prompt starts the agent again.",
+    ]);
+  });
+
+  it("host shutdown: a held session's client is told its agent stops, and the notice is in the journal after the restart", async () => {
+    const fixture = await startHost();
+    const session = fixture.host.createSession({ cwd: fixture.workDir });
+    const { pid } = await fixture.host.hold(session.id, "editor").child;
+    const live = collect(fixture.host, session.id);
+    const restarted = await fixture.restart();
+    expect(processIsRunning(pid)).toBe(false);
+    const expected = "Berth stopped this session's agent (reason: shutdown): the host is shutting down. The conversation is kept; the next prompt starts the agent again.";
+    expect(live.texts()).toEqual([expected]);
+    expect(restarted.events(session.id).filter((e) => JSON.stringify(e.payload).includes(expected))).toHaveLength(1);
+  });
+
+  it("an unheld idle location is still evicted on its idle TTL with evictHeld off, and nobody is sent a notice", async () => {
+    const clock = new VirtualClock();
+    const { host, workDir } = await startHost({ clock });
+    const session = host.createSession({ cwd: workDir });
+    const live = collect(host, session.id);
+    const ticket = host.hold(session.id, "script");
+    expect((await host.prompt(session.id, text("hello"))).stopReason).toBe("end_turn");
+    const { pid } = await ticket.child;
+    ticket.release();
+    await clock.advance(15_000);
+    expect(await waitUntilGone([pid])).toEqual([]);
+    await clock.advance(61 * MINUTE);
+    await host.whenSettled();
+    expect(recordsOf(host, "location_evicted")).toMatchObject([{ record: { directory: workDir, reason: "idle" } }]);
+    expect(live.texts().some((t) => t.includes("Berth stopped"))).toBe(false);
   });
 
   it("a question left unanswered for hours is answered later and reaches the same waiting request", async () => {

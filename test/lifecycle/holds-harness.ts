@@ -19,7 +19,7 @@ export interface PendingAcquisition {
  * The real SessionHolds on a virtual clock, with an acquirer whose every call stays
  * pending until the test resolves or fails it (the audit's "deferred provider acquisition").
  */
-export function holdsHarness() {
+export function holdsHarness(options: { releaseFails?: boolean; onError?: (error: unknown, sessionId: string) => void } = {}) {
   const clock = new VirtualClock();
   const executions = new Executions(clock);
   const acquisitions: PendingAcquisition[] = [];
@@ -36,7 +36,9 @@ export function holdsHarness() {
     },
     release: async (sessionId, child) => {
       releases.push({ sessionId, child, at: clock.now() });
+      if (options.releaseFails) throw new Error("cannot stop");
     },
+    ...(options.onError ? { onError: options.onError } : {}),
   });
   const newChild = (): FakeChild => ({ serial: ++serial });
   const turns = new Map<string, TurnHandle>();

@@ -4,7 +4,7 @@ import { deferred } from "../../src/lifecycle/deferred.js";
 import { Executions } from "../../src/lifecycle/executions.js";
 import type { LifecycleRecord } from "../../src/lifecycle/lifecycle-records.js";
 import { InvalidLocationError, canonicalDirectory, describeLocation, locationKey } from "../../src/lifecycle/location-key.js";
-import { LocationServicesCache } from "../../src/lifecycle/location-services-cache.js";
+import { LocationServicesCache, LocationServicesClosedError } from "../../src/lifecycle/location-services-cache.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
 import { PendingQuestions } from "../../src/location/pending-questions.js";
 
@@ -158,6 +158,78 @@ describe("location services cache", () => {
     expect(cache.peek(app)).toBe(await a);
   });
 
+  it("closed state: after closeAll nothing boots again, and an entry still booting is closed once it is up", async () => {
+    let boots = 0;
+    const gate = deferred<void>();
+    const started = deferred<void>();
+    const { cache, closed } = cacheWith(async () => {
+      started.resolve();
+      await gate.promise;
+      return { n: ++boots };
+    });
+    const booting = cache.open(app);
+    await started.promise;
+    expect(cache.isClosed()).toBe(false);
+    const closing = cache.closeAll();
+    expect(cache.isClosed()).toBe(true);
+    expect(() => cache.open(app)).toThrow(LocationServicesClosedError);
+    expect(() => cache.open(locationKey("/w/other"))).toThrow(/shutting down.*\/w\/other/);
+    gate.resolve();
+    await closing;
+    expect(await booting.ready).toEqual({ n: 1 });
+    expect(closed).toEqual([1]);
+    expect(boots).toBe(1);
+    expect(cache.entries()).toEqual([]);
+    expect(cache.peek(app)).toBeUndefined();
+  });
+
+  it("closed state: a replacement still waiting for its predecessor to close never boots once the cache is closed", async () => {
+    const gate = deferred<void>();
+    let boots = 0;
+    const cache = new LocationServicesCache<{ n: number }>({
+      boot: async () => ({ n: ++boots }),
+      close: async () => gate.promise,
+    });
+    const first = cache.open(app);
+    await first.ready;
+    const closingFirst = cache.invalidate(first, "idle");
+    const second = cache.open(app);
+    const closingAll = cache.closeAll();
+    gate.resolve();
+    await Promise.all([closingFirst, closingAll]);
+    await expect(second.ready).rejects.toBeInstanceOf(LocationServicesClosedError);
+    expect(boots).toBe(1);
+    expect(second.state).toBe("failed");
+  });
+
+  it("invalidating a stale entry that failed to boot never removes or closes the replacement (identity, not key)", async () => {
+    let attempt = 0;
+    const { cache, closed } = cacheWith(async () => {
+      if (++attempt === 1) throw new Error("port in use");
+      return { n: attempt };
+    });
+    const failed = cache.open(app);
+    await expect(failed.ready).rejects.toThrow("port in use");
+    const replacement = cache.open(app);
+    await replacement.ready;
+    await cache.invalidate(failed, "idle");
+    expect(cache.entry(app)).toBe(replacement);
+    expect(cache.peek(app)).toEqual({ n: 2 });
+    expect(closed).toEqual([]);
+    // And a later open of the key still finds the replacement, not a fresh boot.
+    expect(cache.open(app)).toBe(replacement);
+    expect(attempt).toBe(2);
+  });
+
+  it("closeAll tells close why: shutdown", async () => {
+    const reasons: string[] = [];
+    const cache = new LocationServicesCache<object>({ boot: async () => ({}), close: async (_key, _services, reason) => void reasons.push(reason) });
+    await cache.open(app).ready;
+    await cache.open(locationKey("/w/b")).ready;
+    await cache.closeAll();
+    expect(reasons).toEqual(["shutdown", "shutdown"]);
+  });
+
   it("peek never boots", () => {
     let boots = 0;
     const { cache } = cacheWith(async () => ({ n: ++boots }));
@@ -171,12 +243,12 @@ describe("location services cache", () => {
     const { cache, closed } = cacheWith(async () => ({ n: ++boots }));
     const first = cache.open(app);
     await first.ready;
-    const closing = cache.invalidate(first);
+    const closing = cache.invalidate(first, "idle");
     const second = cache.open(app);
     await closing;
     await second.ready;
-    await cache.invalidate(first);
-    await cache.invalidate(first);
+    await cache.invalidate(first, "idle");
+    await cache.invalidate(first, "idle");
     expect(closed).toEqual([1]);
     expect(cache.peek(app)).toEqual({ n: 2 });
     expect(first.state).toBe("closed");
@@ -199,7 +271,7 @@ describe("location services cache", () => {
     });
     const first = cache.open(app);
     await first.ready;
-    const closing = cache.invalidate(first);
+    const closing = cache.invalidate(first, "idle");
     const second = cache.open(app);
     await Promise.resolve();
     expect(order).toEqual(["boot 1"]);

@@ -221,3 +221,222 @@ describe("location retention (reference: keep locations alive while sessions are
     expect(h.retention.status(app)?.state).toBe("retained");
   });
 });
+
+describe("issue 13: the cap holds against real needs, and the re-check sees acquisitions", () => {
+  it("L3: an acquisition every 50 minutes cannot keep a silent location past its cap", async () => {
+    const h = retentionHarness();
+    const turn = await h.silentToolCall("s1", app);
+    const capAt = h.retention.status(app)!.capAt;
+    // Another session's agent (re)starts at the location every 50 minutes: a real need, not progress.
+    for (let t = 50 * MINUTE; t < 26 * HOUR; t += 50 * MINUTE) {
+      await h.clock.advanceTo(capAt - 24 * HOUR + t);
+      if (h.retention.status(app)?.state !== "retained") break;
+      await h.retention.open(app);
+      expect(h.retention.status(app)!.expiresAt).toBeLessThanOrEqual(capAt);
+    }
+    await h.clock.advanceTo(capAt + 1 * MINUTE);
+    await h.retention.whenSettled();
+    expect(h.interruptions()).toHaveLength(1);
+    expect((await turn.settled).reason).toBe("inactivity");
+    expect(h.evictions()).toEqual([{ kind: "location_evicted", directory: "/w/app", workspace: undefined, reason: "inactivity" }]);
+  });
+
+  it("L4: an agent still starting for another session when the capped location's turns settle keeps the location", async () => {
+    const h = retentionHarness();
+    const first = await h.silentToolCall("s1", app, { settleDelayMs: 5 * MINUTE });
+    await h.clock.advance(24 * HOUR + 1 * MINUTE);
+    expect(h.retention.status(app)?.state).toBe("interrupting");
+
+    // A prompt for s2: its agent is being acquired (the host's acquisition wraps exactly this need).
+    const need = h.retention.beginNeed(app);
+    const services = await h.retention.open(app);
+    expect(services).toBe(first.services);
+    await h.clock.advance(5 * MINUTE);
+    expect((await first.settled).reason).toBe("inactivity");
+    await h.retention.whenSettled();
+    // The agent finished starting after the cleanup: its services are still the location's.
+    need.end(true);
+    expect(h.retention.peek(app)).toBe(services);
+    expect(h.retention.status(app)?.state).toBe("retained");
+    expect(services.closeCalls).toBe(0);
+    expect(h.evictions()).toEqual([]);
+    expect(h.records.filter((r) => r.kind === "location_kept")).toHaveLength(1);
+    const second = await h.silentToolCall("s2", app);
+    expect(second.services).toBe(services);
+  });
+
+  it("L4: an acquisition that succeeded during cleanup keeps the location even before its turn begins", async () => {
+    const h = retentionHarness();
+    const first = await h.silentToolCall("s1", app, { settleDelayMs: 5 * MINUTE });
+    await h.clock.advance(24 * HOUR + 1 * MINUTE);
+    const need = h.retention.beginNeed(app);
+    await h.retention.open(app);
+    need.end(true);
+    need.end(false); // ending twice changes nothing
+    await h.clock.advance(5 * MINUTE);
+    await first.settled;
+    await h.retention.whenSettled();
+    expect(h.retention.status(app)?.state).toBe("retained");
+    expect(h.evictions()).toEqual([]);
+  });
+
+  it("L4: an acquisition that failed during cleanup does not keep the location", async () => {
+    const h = retentionHarness();
+    const first = await h.silentToolCall("s1", app, { settleDelayMs: 5 * MINUTE });
+    await h.clock.advance(24 * HOUR + 1 * MINUTE);
+    const need = h.retention.beginNeed(app);
+    await h.retention.open(app);
+    need.end(false);
+    await h.clock.advance(5 * MINUTE);
+    await first.settled;
+    await h.retention.whenSettled();
+    expect(h.retention.status(app)).toBeUndefined();
+    expect(h.evictions()).toEqual([{ kind: "location_evicted", directory: "/w/app", workspace: undefined, reason: "inactivity" }]);
+  });
+
+  it("a need in flight is never evicted as idle, even past the cap; once it ends the location idles out", async () => {
+    const h = retentionHarness();
+    const services = await h.retention.open(app);
+    const need = h.retention.beginNeed(app);
+    await h.clock.advance(25 * HOUR);
+    await h.retention.whenSettled();
+    expect(h.retention.peek(app)).toBe(services);
+    expect(h.evictions()).toEqual([]);
+    need.end(false);
+    const keptUntil = h.retention.status(app)!.expiresAt;
+    await h.clock.advanceTo(keptUntil + 1 * MINUTE);
+    await h.retention.whenSettled();
+    expect(h.retention.peek(app)).toBeUndefined();
+    expect(h.evictions()).toHaveLength(1);
+  });
+});
+
+describe("issue 13: held but idle (evictHeld off), slices, closed cache", () => {
+  it("a held location with no turn stays retained past its idle TTL, and is evicted for inactivity at the cap", async () => {
+    const held = new Set<string>([app.id]);
+    const h = retentionHarness({ isHeld: (key) => held.has(key.id) });
+    const services = await h.retention.open(app);
+    await h.retention.open(appOtherWorkspace);
+    await h.clock.advance(3 * HOUR);
+    expect(h.retention.peek(app)).toBe(services);
+    // Only the held one: the idle sibling expired on its own schedule.
+    expect(h.evictions()).toEqual([{ kind: "location_evicted", directory: "/w/app", workspace: "other", reason: "idle" }]);
+    expect(h.retention.status(app)!.expiresAt).toBeLessThanOrEqual(h.retention.status(app)!.capAt);
+    await h.clock.advance(21 * HOUR - 2 * MINUTE);
+    expect(h.retention.peek(app)).toBe(services);
+    await h.clock.advance(3 * MINUTE);
+    await h.retention.whenSettled();
+    expect(h.retention.peek(app)).toBeUndefined();
+    expect(h.evictions().at(-1)).toEqual({ kind: "location_evicted", directory: "/w/app", workspace: undefined, reason: "inactivity" });
+    expect(h.closeReasons).toEqual(["idle", "inactivity"]);
+  });
+
+  it("a location no longer held idles out one TTL after its last durable event", async () => {
+    let held = true;
+    const h = retentionHarness({ isHeld: () => held });
+    await h.retention.open(app);
+    await h.clock.advance(2 * HOUR);
+    expect(h.retention.status(app)?.state).toBe("retained");
+    held = false;
+    // The deadline kept while it was held runs out; nothing refreshes it any more.
+    await h.clock.advance(61 * MINUTE);
+    await h.retention.whenSettled();
+    expect(h.retention.status(app)).toBeUndefined();
+    expect(h.evictions()).toEqual([{ kind: "location_evicted", directory: "/w/app", workspace: undefined, reason: "idle" }]);
+  });
+
+  it("without isHeld (evictHeld on) a held location is evicted on its idle TTL like any other", async () => {
+    const h = retentionHarness();
+    await h.retention.open(app);
+    await h.clock.advance(61 * MINUTE);
+    await h.retention.whenSettled();
+    expect(h.evictions()).toEqual([{ kind: "location_evicted", directory: "/w/app", workspace: undefined, reason: "idle" }]);
+  });
+
+  it("a mass expiry is handled in slices: a sweep never handles more than one slice synchronously", async () => {
+    const h = retentionHarness({ sweepSliceSize: 100 });
+    h.retention.stop();
+    for (let i = 0; i < 250; i++) await h.retention.open(locationKey(`/w/many/${i}`));
+    await h.clock.advance(61 * MINUTE);
+    h.retention.sweep();
+    expect(h.retention.list().filter((s) => s.state === "evicting")).toHaveLength(100);
+    h.retention.sweep(); // a sweep while slices are pending starts no second chain
+    expect(h.retention.list().filter((s) => s.state === "evicting")).toHaveLength(100);
+    // The rest follow on later turns of the event loop (a 0 ms timer of the injected clock each).
+    await h.clock.advance(0);
+    await h.retention.whenSettled();
+    expect(h.evictions()).toHaveLength(250);
+  });
+});
+
+describe("issue 13: needs, slices and stop, in detail", () => {
+  it("two needs at one location: ending one still protects the location until the other ends", async () => {
+    const h = retentionHarness();
+    await h.retention.open(app);
+    const first = h.retention.beginNeed(app);
+    const second = h.retention.beginNeed(app);
+    first.end(false);
+    first.end(false); // a second end of the same need does not end the other one
+    await h.clock.advance(3 * HOUR);
+    expect(h.retention.status(app)?.state).toBe("retained");
+    expect(h.evictions()).toEqual([]);
+    second.end(false);
+    await h.clock.advance(61 * MINUTE);
+    await h.retention.whenSettled();
+    expect(h.evictions()).toHaveLength(1);
+  });
+
+  it("a need at one location does not protect another", async () => {
+    const h = retentionHarness();
+    await h.retention.open(app);
+    await h.retention.open(appOtherWorkspace);
+    h.retention.beginNeed(appOtherWorkspace);
+    await h.clock.advance(61 * MINUTE);
+    await h.retention.whenSettled();
+    expect(h.evictions()).toEqual([{ kind: "location_evicted", directory: "/w/app", workspace: undefined, reason: "idle" }]);
+  });
+
+  it("slices default to 1,000 locations", async () => {
+    const h = retentionHarness();
+    h.retention.stop();
+    for (let i = 0; i < 1_001; i++) await h.retention.open(locationKey(`/w/many/${i}`));
+    await h.clock.advance(61 * MINUTE);
+    h.retention.sweep();
+    expect(h.retention.list().filter((s) => s.state === "evicting")).toHaveLength(1_000);
+    await h.clock.advance(0);
+    await h.retention.whenSettled();
+    expect(h.evictions()).toHaveLength(1_001);
+  });
+
+  it("whenSettled waits for the remaining slices; stop() cancels them", async () => {
+    const h = retentionHarness({ sweepSliceSize: 10 });
+    h.retention.stop();
+    for (let i = 0; i < 25; i++) await h.retention.open(locationKey(`/w/many/${i}`));
+    await h.clock.advance(61 * MINUTE);
+    h.retention.sweep();
+    let settled = false;
+    const waiting = h.retention.whenSettled().then(() => (settled = true));
+    await h.clock.advance(0);
+    await waiting;
+    expect(settled).toBe(true);
+    expect(h.evictions()).toHaveLength(25);
+
+    for (let i = 0; i < 25; i++) await h.retention.open(locationKey(`/w/more/${i}`));
+    await h.clock.advance(61 * MINUTE);
+    h.retention.sweep();
+    h.retention.stop();
+    await h.clock.advance(0);
+    await h.retention.whenSettled();
+    expect(h.evictions()).toHaveLength(35);
+    expect(h.clock.pendingTimers()).toBe(0);
+  });
+
+  it("a held location past its cap with an active turn takes the cap path: interrupted, then evicted", async () => {
+    const h = retentionHarness({ isHeld: () => true });
+    const turn = await h.silentToolCall("s1", app);
+    await h.clock.advance(24 * HOUR + 1 * MINUTE);
+    await h.retention.whenSettled();
+    expect((await turn.settled).reason).toBe("inactivity");
+    expect(h.evictions()).toEqual([{ kind: "location_evicted", directory: "/w/app", workspace: undefined, reason: "inactivity" }]);
+  });
+});

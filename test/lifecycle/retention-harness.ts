@@ -31,7 +31,9 @@ export interface RunningTurn {
  * The real kernel (executions, cache, retention) on a virtual clock, with fixture
  * "tools" that sleep silently or wait on a question, as the reference tests do.
  */
-export function retentionHarness(options: { slowClose?: boolean } = {}) {
+export function retentionHarness(
+  options: { slowClose?: boolean; isHeld?: (key: LocationKey) => boolean; sweepSliceSize?: number } = {},
+) {
   const clock = new VirtualClock();
   const records: LifecycleRecord[] = [];
   const record = (r: LifecycleRecord) => records.push(r);
@@ -39,9 +41,11 @@ export function retentionHarness(options: { slowClose?: boolean } = {}) {
   let serial = 0;
   const closeGate: Deferred<void> = deferred<void>();
   if (!options.slowClose) closeGate.resolve();
+  const closeReasons: string[] = [];
   const cache = new LocationServicesCache<FixtureServices>({
     boot: async () => ({ serial: ++serial, questions: new PendingQuestions(), closeCalls: 0, closed: false }),
-    close: async (_key, services) => {
+    close: async (_key, services, reason) => {
+      closeReasons.push(reason);
       services.closeCalls++;
       await closeGate.promise;
       services.closed = true;
@@ -58,6 +62,8 @@ export function retentionHarness(options: { slowClose?: boolean } = {}) {
       services.questions.cancelAll(reason);
     },
     record,
+    ...(options.isHeld ? { isHeld: options.isHeld } : {}),
+    ...(options.sweepSliceSize ? { sweepSliceSize: options.sweepSliceSize } : {}),
   });
   retention.start();
 
@@ -105,5 +111,5 @@ export function retentionHarness(options: { slowClose?: boolean } = {}) {
   const evictions = () => records.filter((r) => r.kind === "location_evicted");
   const interruptions = () => records.filter((r) => r.kind === "session_interrupted");
 
-  return { clock, records, executions, cache, retention, closeGate, startTurn, silentToolCall, questionTurn, evictions, interruptions };
+  return { closeReasons, clock, records, executions, cache, retention, closeGate, startTurn, silentToolCall, questionTurn, evictions, interruptions };
 }

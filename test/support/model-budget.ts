@@ -1,0 +1,40 @@
+/**
+ * How hard the model-based tests work. `npm test` runs them at CI size (≥ 10,000 interleavings
+ * across the models); `npm run test:deep` sets BERTH_MODEL_DEEP=1 for ≥ 1,000,000 (nightly).
+ * BERTH_MODEL_SCALE multiplies the CI size (Stryker runs them at a tenth).
+ */
+const deep = process.env.BERTH_MODEL_DEEP === "1";
+const scale = Number(process.env.BERTH_MODEL_SCALE ?? (deep ? 100 : 1));
+
+/** The number of runs (interleavings) for a model whose CI size is `ci`. */
+export function modelRuns(ci: number): number {
+  return Math.max(1, Math.round(ci * scale));
+}
+
+/** What one model explored: printed once its property has run. */
+export class ModelStats {
+  runs = 0;
+  commands = 0;
+  scheduledSteps = 0;
+  private readonly startedAt = performance.now();
+
+  constructor(private readonly name: string) {}
+
+  report(): string {
+    const seconds = (performance.now() - this.startedAt) / 1000;
+    const line =
+      `[model] ${this.name}: ${this.runs.toLocaleString("en-US")} interleavings, ` +
+      `${this.commands.toLocaleString("en-US")} commands (${(this.commands / Math.max(1, this.runs)).toFixed(1)} per run), ` +
+      `${this.scheduledSteps.toLocaleString("en-US")} scheduled steps, invariants checked after each; ${seconds.toFixed(1)} s`;
+    console.log(line);
+    return line;
+  }
+}
+
+/**
+ * Lets every pending promise continuation run, however deep its chain: a macrotask boundary
+ * comes only after the microtask queue is empty. The kernel has no I/O, so it is then quiescent.
+ */
+export function drainMicrotasks(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve));
+}
