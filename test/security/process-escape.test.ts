@@ -157,7 +157,8 @@ describe("a host stops every daemon its agents and terminals left", () => {
     const clock = new VirtualClock();
     const agentMark = `agent-${randomUUID()}`;
     const terminalMark = `terminal-${randomUUID()}`;
-    const { host, workDir } = await startHost({ clock, config: { agents: { escaper: escapingAgent(agentMark) } } });
+    // A held location is evicted at the idle TTL only with evictHeld (docs/host.md).
+    const { host, workDir } = await startHost({ clock, config: { evictHeld: true, agents: { escaper: escapingAgent(agentMark) } } });
     const session = host.createSession({ cwd: workDir, agent: "escaper" });
     host.hold(session.id, "client");
     expect((await host.prompt(session.id, text(`/run ${escape(terminalMark)}; echo started`))).stopReason).toBe("end_turn");

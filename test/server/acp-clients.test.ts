@@ -134,7 +134,8 @@ describe("ACP over WebSocket: clients sharing sessions", () => {
       expect.objectContaining({ sessionId, cwd: first.workDir, title: "remember this", updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }),
     ]);
     await returning.load(sessionId, first.workDir);
-    expect(returning.texts(sessionId)).toBe("remember this");
+    // The history, and the word that the first host's shutdown stopped the agent the client held.
+    expect(returning.texts(sessionId)).toMatch(/^remember thisBerth stopped this session's agent \(reason: shutdown\)/);
     expect(await returning.prompt(sessionId, "and this")).toMatchObject({ stopReason: "end_turn" });
     const reloaded = await view(second, sessionId);
     expect(reloaded.pid).not.toBe(pid);
