@@ -433,6 +433,20 @@ describe("session holds, precisely", () => {
     expect(h.acquisitions).toHaveLength(2);
   });
 
+  it("a ticket's child asked for while pending settles when the acquisition does, with the child or the failure", async () => {
+    const h = holdsHarness();
+    const ok = h.holds.hold("s1", "a");
+    const okChild = ok.child;
+    const again = ok.child;
+    const bad = h.holds.hold("s2", "a");
+    const badChild = bad.child;
+    const child = await h.succeed(0);
+    await h.fail(1, "no agent");
+    expect(await okChild).toBe(child);
+    expect(await again).toBe(child);
+    await expect(badChild).rejects.toThrow("could not start the agent for session s2: no agent");
+  });
+
   it("an incarnation's fence: after its session was forgotten and held again, the old ticket is not current", async () => {
     const h = holdsHarness();
     const old = h.holds.hold("s1", "a");
