@@ -87,7 +87,13 @@ describe("listeners", () => {
       throw new Error("two");
     });
     listeners.add((n) => seen.push(n));
-    expect(() => listeners.emit(1)).toThrow("one");
+    let caught: unknown;
+    try {
+      listeners.emit(1);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toEqual(new Error("one"));
     expect(seen).toEqual([1]);
   });
 });
@@ -427,6 +433,20 @@ describe("session holds, precisely", () => {
     expect(h.acquisitions).toHaveLength(2);
   });
 
+  it("a ticket's child asked for while pending settles when the acquisition does, with the child or the failure", async () => {
+    const h = holdsHarness();
+    const ok = h.holds.hold("s1", "a");
+    const okChild = ok.child;
+    const again = ok.child;
+    const bad = h.holds.hold("s2", "a");
+    const badChild = bad.child;
+    const child = await h.succeed(0);
+    await h.fail(1, "no agent");
+    expect(await okChild).toBe(child);
+    expect(await again).toBe(child);
+    await expect(badChild).rejects.toThrow("could not start the agent for session s2: no agent");
+  });
+
   it("an incarnation's fence: after its session was forgotten and held again, the old ticket is not current", async () => {
     const h = holdsHarness();
     const old = h.holds.hold("s1", "a");
@@ -579,5 +599,100 @@ describe("location retention, precisely", () => {
     await retention.whenSettled();
     expect(closedAt).toBeGreaterThan(0);
     retention.stop();
+  });
+});
+
+describe("issue 13 paths, precisely", () => {
+  it("a need that ends for a location that is not loaded (or no longer) changes nothing", async () => {
+    const h = retentionHarness();
+    const need = h.retention.beginNeed(app);
+    need.end(true);
+    expect(h.retention.status(app)).toBeUndefined();
+    const other = h.retention.beginNeed(locationKey("/w/never"));
+    other.end(false);
+    expect(h.retention.list()).toEqual([]);
+  });
+
+  it("whenSettled does not settle while slices of a sweep are still due", async () => {
+    const h = retentionHarness({ sweepSliceSize: 5 });
+    h.retention.stop();
+    for (let i = 0; i < 12; i++) await h.retention.open(locationKey(`/w/many/${i}`));
+    await h.clock.advance(61 * MINUTE);
+    h.retention.sweep();
+    let settled = false;
+    void h.retention.whenSettled().then(() => (settled = true));
+    await settlePromises();
+    expect(settled).toBe(false);
+    await h.clock.advance(0);
+    await settlePromises();
+    expect(settled).toBe(true);
+    expect(h.evictions()).toHaveLength(12);
+  });
+
+  it("without onError, a failing cleanup step still lets the eviction finish", async () => {
+    const clock = new VirtualClock(0);
+    const executions = new Executions(clock);
+    const records: string[] = [];
+    const retention = new LocationRetention<object>({
+      clock,
+      executions,
+      cache: new LocationServicesCache<object>({
+        boot: async () => ({}),
+        close: async () => {
+          throw new Error("close failed");
+        },
+      }),
+      idleTtlMs: MINUTE,
+      maxActiveHoldMs: 2 * MINUTE,
+      sweepIntervalMs: MINUTE,
+      cancelPendingQuestions: () => {
+        throw new Error("cancel failed");
+      },
+      record: (r) => records.push(r.kind),
+    });
+    retention.start();
+    await retention.open(app);
+    const turn = executions.begin("s1", app, () => void clock.setTimeout(() => turn.settle(), 10));
+    await clock.advance(3 * MINUTE);
+    await retention.whenSettled();
+    expect(records.filter((kind) => kind === "location_evicted")).toHaveLength(1);
+    expect(retention.status(app)).toBeUndefined();
+    retention.stop();
+  });
+
+  it("a stale close finishing never lets a replacement boot before a newer close has finished", async () => {
+    const closes: Array<() => void> = [];
+    const log: string[] = [];
+    let boots = 0;
+    const cache = new LocationServicesCache<{ n: number }>({
+      boot: async () => {
+        log.push(`boot ${++boots}`);
+        return { n: boots };
+      },
+      close: (_key, services) =>
+        new Promise<void>((resolve) =>
+          closes.push(() => {
+            log.push(`closed ${services.n}`);
+            resolve();
+          }),
+        ),
+    });
+    const first = cache.open(app);
+    await first.ready;
+    void cache.invalidate(first, "idle");
+    await settlePromises();
+    // The second stay waits for the first close; it is invalidated before it even booted.
+    const second = cache.open(app);
+    void cache.invalidate(second, "idle");
+    closes[0]!();
+    await settlePromises();
+    expect(log).toEqual(["boot 1", "closed 1", "boot 2"]);
+    // A third stay must wait for the second close, which is still under way.
+    const third = cache.open(app);
+    await settlePromises();
+    expect(log).toEqual(["boot 1", "closed 1", "boot 2"]);
+    closes[1]!();
+    await third.ready;
+    expect(log).toEqual(["boot 1", "closed 1", "boot 2", "closed 2", "boot 3"]);
   });
 });
