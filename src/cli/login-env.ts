@@ -1,5 +1,5 @@
 import type { AnyMessage } from "@agentclientprotocol/sdk";
-import { LOGIN_ENV_META, variablesOf } from "../host/agent-logins.js";
+import { LOGIN_ENV_META, variablesOf } from "../protocol/auth-methods.js";
 
 /**
  * What an editor does for an environment-variable auth method — start the agent with the

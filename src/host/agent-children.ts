@@ -6,7 +6,7 @@ import type { Clock } from "../lifecycle/clock.js";
 import type { LocationKey } from "../lifecycle/location-key.js";
 import { FileAccessError } from "../location/file-access.js";
 import type { LocationServices } from "../location/location-services.js";
-import { elicitationResponse, permissionResponse } from "../location/question-types.js";
+import { elicitationResponse, permissionResponse } from "../agents/question-responses.js";
 import { describeExit, type ProcessGroupLedger } from "../processes/index.js";
 import type { Session } from "../store/sessions.js";
 import type { Store } from "../store/store.js";

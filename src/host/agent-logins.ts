@@ -1,14 +1,7 @@
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { RequestError, type AuthenticateRequest } from "@agentclientprotocol/sdk";
 import type { AgentCommand } from "../agents/agent-child.js";
-
-/**
- * `_meta` key of `authenticate` with the values of an environment-variable auth method's
- * variables (`{ "OPENAI_API_KEY": "sk-…" }`): directly, a client starts the agent with them set;
- * through Berth, it hands them over here and Berth starts every child of that agent with them.
- * Berth's own key: it is not passed on to the agent.
- */
-export const LOGIN_ENV_META = "berth/env";
+import { LOGIN_ENV_META, variablesOf } from "../protocol/auth-methods.js";
 
 /** An `authenticate` the agent accepted, and the variables its children need for it. */
 export interface Login {
@@ -82,13 +75,6 @@ export function loginOf(request: AuthenticateRequest, authMethods: readonly unkn
 /** The agent's command with a login's variables set. */
 export function withLoginEnv(command: AgentCommand, login: Login | undefined): AgentCommand {
   return login && Object.keys(login.env).length > 0 ? { ...command, env: { ...command.env, ...login.env } } : command;
-}
-
-/** The variable names of an `env_var` auth method (ACP's auth RFD: `{ type: "env_var", vars: [{ name }] }`). */
-export function variablesOf(authMethods: readonly unknown[] | null | undefined, methodId: string): string[] {
-  const method = (authMethods ?? []).find((m): m is Record<string, unknown> => typeof m === "object" && m !== null && (m as { id?: unknown }).id === methodId);
-  if (method?.type !== "env_var" || !Array.isArray(method.vars)) return [];
-  return method.vars.flatMap((v: unknown) => (typeof v === "object" && v !== null && typeof (v as { name?: unknown }).name === "string" ? [(v as { name: string }).name] : []));
 }
 
 function readLogins(file: string): Record<string, Login> {

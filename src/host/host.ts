@@ -20,6 +20,7 @@ import type { QuestionAnswer } from "../location/question-types.js";
 import type { TerminalOutputResult } from "../location/terminal.js";
 import { cleanupExpiredOutput } from "../location/terminal-output-files.js";
 import type { JournalEvent } from "../store/events.js";
+import type { Json } from "../store/index.js";
 import type { Session } from "../store/sessions.js";
 import type { ProcessGroupLedger } from "../processes/index.js";
 import { Store } from "../store/store.js";
@@ -27,7 +28,7 @@ import { AgentChildren, SessionNotFoundError } from "./agent-children.js";
 import { AgentLogins, loginOf } from "./agent-logins.js";
 import { AgentProfiles } from "./agent-profiles.js";
 import { agentRequestOf, type AgentRequest, type ReopenRequest } from "./agent-request.js";
-import { stateOf, withRequest, type AgentSessionState } from "./agent-session-state.js";
+import { answerFields, stateOf, withRequest, type AgentSessionState } from "./agent-session-state.js";
 import { RelayedRequest } from "./relayed-request.js";
 import { TransientChildren } from "./transient-child.js";
 import { messageOf, type HostRecord, type StampedRecord } from "./host-records.js";
@@ -36,6 +37,8 @@ import { silentLogger, type Logger } from "./logger.js";
 import { QuestionDesk } from "./question-desk.js";
 import { SessionBus, type SessionListener } from "./session-bus.js";
 import { restoreAfterRestart } from "./startup.js";
+
+export { sweepLeftovers } from "./startup.js";
 import { locationOf } from "./session-location.js";
 import { Turns } from "./turns.js";
 import type { LocationView, QuestionView, SessionView } from "./views.js";
@@ -333,6 +336,11 @@ export class Host {
       throw new InvalidLocationError(`session "${sessionId}" works in ${session.cwd}, not ${key.directory}: reopen it there`);
     }
     this.journal.exclusive(() => this.store.sessions.setAgentRequest(sessionId, { ...agentRequestOf(session.agentRequest), reopen }));
+  }
+
+  /** What a `session/new`, `load` or `resume` answer says of the session: its modes, models, config options, `_meta`. */
+  sessionAnswer(sessionId: string): Record<string, Json> {
+    return answerFields(this.agentState(sessionId));
   }
 
   /** The session's modes, models, config options and commands, as its agent last reported them. */

@@ -97,3 +97,16 @@ function groupBySession(questions: readonly Question[]): Map<string, Question[]>
   for (const question of questions) bySession.set(question.sessionId, [...(bySession.get(question.sessionId) ?? []), question]);
   return bySession;
 }
+
+/**
+ * After an orderly stop: each child's stop already followed its marker (and cgroup); this catches
+ * whatever a child that was never stopped (it exited on its own) left running outside its group.
+ */
+export async function sweepLeftovers(dataDir: string, graceMs: number): Promise<string> {
+  const scope = ProcessScope.forDataDir(dataDir);
+  try {
+    return (await scope.reapAll({ graceMs })).outcome;
+  } finally {
+    scope.dispose();
+  }
+}

@@ -1,5 +1,15 @@
 import type { SessionChildState } from "../lifecycle/session-holds.js";
 
+// The types of the host's API, for the protocol edges (which import nothing below the host).
+export type { CleanupRegistration } from "../lifecycle/connection-cleanups.js";
+export type { SessionChildState } from "../lifecycle/session-holds.js";
+export type { QuestionAnswer } from "../location/question-types.js";
+export type { TerminalOutputResult } from "../location/terminal.js";
+export type { JournalEvent } from "../store/events.js";
+export type { AgentRequest, ReopenRequest } from "./agent-request.js";
+export type { RelayedRequest, RelayOutcome } from "./relayed-request.js";
+export type { SessionEvent } from "./session-bus.js";
+
 /** A session as operators and clients see it. */
 export interface SessionView {
   readonly id: string;

@@ -1,13 +1,10 @@
 import { agent, methods, PROTOCOL_VERSION, RequestError, type AgentApp, type AuthenticateResponse, type McpServer, type ClientCapabilities, type Implementation, type InitializeResponse } from "@agentclientprotocol/sdk";
-import { SessionNotFoundError } from "../host/agent-children.js";
-import type { AgentRequest, ReopenRequest } from "../host/agent-request.js";
-import { answerFields } from "../host/agent-session-state.js";
 import type { Host } from "../host/host.js";
+import type { AgentRequest, ReopenRequest } from "../host/views.js";
 import type { Logger } from "../host/logger.js";
-import { AcquisitionFailedError } from "../lifecycle/session-holds.js";
 import { berthVersion } from "../version.js";
 import { ConnectionSessions } from "./connection-sessions.js";
-import { classifyError } from "./host-errors.js";
+import { AcquisitionFailedError, classifyError, SessionNotFoundError } from "../host/host-errors.js";
 
 export interface AcpAgentOptions {
   readonly host: Host;
@@ -52,7 +49,7 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
     return feed;
   };
   /** The session's modes, models and options, as a `session/new`/`load`/`resume` answer carries them. */
-  const answerOf = (sessionId: string) => answerFields(host.agentState(sessionId));
+  const answerOf = (sessionId: string) => host.sessionAnswer(sessionId);
 
   return agent({ name: "berth" })
     .onRequest(methods.agent.initialize, async ({ params }) => {

@@ -4,7 +4,7 @@ import type { AgentApp } from "@agentclientprotocol/sdk";
 import { createNodeHttpHandler } from "@agentclientprotocol/sdk/experimental/node";
 import { AcpServer, DEFAULT_MAX_BUFFERED_BYTES, type HandleRequestOptions } from "@agentclientprotocol/sdk/experimental/server";
 import { WebSocketServer, type WebSocket } from "ws";
-import { UnknownAgentError } from "../agents/agent-registry.js";
+import { UnknownAgentError } from "../host/host-errors.js";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { AcpConnections } from "./acp-connections.js";

@@ -1,7 +1,7 @@
 import type { AgentContext, ClientCapabilities } from "@agentclientprotocol/sdk";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
-import type { CleanupRegistration } from "../lifecycle/connection-cleanups.js";
+import type { CleanupRegistration } from "../host/views.js";
 import { SessionFeed } from "./session-feed.js";
 
 interface OpenSession {

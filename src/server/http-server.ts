@@ -4,7 +4,7 @@ import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { AcpEndpoint } from "./acp-endpoint.js";
 import { fetchSiteAllowed, hostAllowed, hostForUrl, originAllowed, presentedToken, tokenMatches } from "./auth.js";
-import { classifyError, type ErrorClass } from "./host-errors.js";
+import { classifyError, type ErrorClass } from "../host/host-errors.js";
 import { HttpError, sendError, sendUnauthorized } from "./http-io.js";
 import { BerthMetrics } from "./metrics.js";
 import { restRoutes } from "./rest-routes.js";

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Host } from "../host/host.js";
-import type { SessionChildState } from "../lifecycle/session-holds.js";
+import type { SessionChildState } from "../host/views.js";
 
 const SESSION_STATES: readonly SessionChildState[] = ["childless", "acquiring", "live", "releasing"];
 

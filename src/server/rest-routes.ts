@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Host } from "../host/host.js";
-import type { QuestionAnswer } from "../location/question-types.js";
+import type { QuestionAnswer } from "../host/views.js";
 import { berthVersion } from "../version.js";
 import { HttpError, readJsonBody } from "./http-io.js";
 import type { BerthMetrics } from "./metrics.js";

@@ -1,8 +1,7 @@
 import type { Config } from "../config/config-schema.js";
 import { mkdirSync } from "node:fs";
 import { dataPaths, secureDataDir, type DataDirSecurity } from "../config/paths.js";
-import { Host } from "../host/host.js";
-import { ProcessScope } from "../processes/index.js";
+import { Host, sweepLeftovers } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { loadToken } from "./auth.js";
 import { removeHostFile, runningHost, writeHostFile } from "./host-file.js";
@@ -94,12 +93,8 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     server.stopListening();
     // Running turns are interrupted (reason `shutdown`) while their clients still listen.
     await host.shutdown();
-    // Each child's stop already followed its marker and cgroup; this catches whatever a child
-    // that was never stopped (it exited on its own) left running after leaving its group.
-    const scope = ProcessScope.forDataDir(paths.dataDir);
-    const swept = await scope.reapAll({ graceMs: options.config.stopTimeout });
-    if (swept.outcome !== "already-gone") options.log.warn({ outcome: swept.outcome }, "stopped processes that had left their agents' and terminals' process groups");
-    scope.dispose();
+    const swept = await sweepLeftovers(paths.dataDir, options.config.stopTimeout);
+    if (swept !== "already-gone") options.log.warn({ outcome: swept }, "stopped processes that had left their agents' and terminals' process groups");
     await server.close("Berth is shutting down");
     removeHostFile(paths.hostFile);
     lock.release();

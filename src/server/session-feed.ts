@@ -7,14 +7,12 @@ import {
   type RequestPermissionRequest,
   type SessionUpdate,
 } from "@agentclientprotocol/sdk";
-import type { RelayedRequest, RelayOutcome } from "../host/relayed-request.js";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
-import { QuestionError } from "../host/question-desk.js";
-import type { SessionEvent } from "../host/session-bus.js";
+import { QuestionError } from "../host/host-errors.js";
 import type { QuestionView } from "../host/views.js";
-import { answerFromElicitation, answerFromPermission, type QuestionAnswer } from "../location/question-types.js";
-import type { JournalEvent } from "../store/events.js";
+import type { JournalEvent, QuestionAnswer, RelayedRequest, RelayOutcome, SessionEvent } from "../host/views.js";
+import { answerFromElicitation, answerFromPermission } from "./question-answers.js";
 import { RAW_TERMINALS_META, TerminalMirror } from "./terminal-mirror.js";
 
 export interface SessionFeedOptions {

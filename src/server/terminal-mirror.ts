@@ -1,5 +1,5 @@
 import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
-import type { TerminalOutputResult } from "../location/terminal.js";
+import type { TerminalOutputResult } from "../host/views.js";
 
 /** How often a running command's output is sent again while it changes. */
 export const MIRROR_INTERVAL_MS = 500;

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { LocationServicesClosedError } from "../../src/lifecycle/location-services-cache.js";
 import { locationKey } from "../../src/lifecycle/location-key.js";
 import { StaleHoldError } from "../../src/lifecycle/session-holds.js";
-import { classifyError } from "../../src/server/host-errors.js";
+import { classifyError } from "../../src/host/host-errors.js";
 
 describe("kernel errors reach clients as clear errors (issue 13)", () => {
   it("StaleHoldError is a conflict that names the hold, not an internal error", () => {

@@ -1,12 +1,16 @@
 import { UnknownAgentError } from "../agents/agent-registry.js";
-import { SessionNotFoundError } from "../host/agent-children.js";
-import { HostStoppedError } from "../host/host.js";
-import { TurnFailedError } from "../host/turns.js";
-import { QuestionError } from "../host/question-desk.js";
+import { SessionNotFoundError } from "./agent-children.js";
+import { HostStoppedError } from "./host.js";
+import { TurnFailedError } from "./turns.js";
+import { QuestionError } from "./question-desk.js";
 import { TurnAlreadyRunningError } from "../lifecycle/executions.js";
 import { InvalidLocationError } from "../lifecycle/location-key.js";
 import { LocationServicesClosedError } from "../lifecycle/location-services-cache.js";
 import { AcquisitionFailedError, HoldsDisposedError, StaleHoldError } from "../lifecycle/session-holds.js";
+
+// Every error the host lets out, in one place: the protocol edges import them from here only.
+export { UnknownAgentError, SessionNotFoundError, HostStoppedError, TurnFailedError, QuestionError, TurnAlreadyRunningError, InvalidLocationError };
+export { LocationServicesClosedError, AcquisitionFailedError, HoldsDisposedError, StaleHoldError };
 
 /** What kind of failure a host error is, whichever protocol reports it. */
 export type ErrorClass = "bad_input" | "not_found" | "conflict" | "unavailable" | "internal";

@@ -1,0 +1,17 @@
+// ACP auth methods as Berth reads them, and Berth's own `_meta` key for handing over an
+// environment-variable method's values: shared by the host and `berth connect`.
+
+/**
+ * `_meta` key of `authenticate` with the values of an environment-variable auth method's
+ * variables (`{ "OPENAI_API_KEY": "sk-…" }`): directly, a client starts the agent with them set;
+ * through Berth, it hands them over here and Berth starts every child of that agent with them.
+ * Berth's own key: it is not passed on to the agent.
+ */
+export const LOGIN_ENV_META = "berth/env";
+
+/** The variable names of an `env_var` auth method (ACP's auth RFD: `{ type: "env_var", vars: [{ name }] }`). */
+export function variablesOf(authMethods: readonly unknown[] | null | undefined, methodId: string): string[] {
+  const method = (authMethods ?? []).find((m): m is Record<string, unknown> => typeof m === "object" && m !== null && (m as { id?: unknown }).id === methodId);
+  if (method?.type !== "env_var" || !Array.isArray(method.vars)) return [];
+  return method.vars.flatMap((v: unknown) => (typeof v === "object" && v !== null && typeof (v as { name?: unknown }).name === "string" ? [(v as { name: string }).name] : []));
+}
