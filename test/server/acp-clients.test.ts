@@ -134,7 +134,10 @@ describe("ACP over WebSocket: clients sharing sessions", () => {
       expect.objectContaining({ sessionId, cwd: first.workDir, title: "remember this", updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }),
     ]);
     await returning.load(sessionId, first.workDir);
-    expect(returning.texts(sessionId)).toBe("remember this");
+    // The client held the session when the first server stopped: it was told why its agent stopped (issue 13).
+    expect(returning.texts(sessionId)).toBe(
+      "remember thisBerth stopped this session's agent (reason: shutdown): the host is shutting down. The conversation is kept; the next prompt starts the agent again.",
+    );
     expect(await returning.prompt(sessionId, "and this")).toMatchObject({ stopReason: "end_turn" });
     const reloaded = await view(second, sessionId);
     expect(reloaded.pid).not.toBe(pid);
