@@ -30,7 +30,7 @@ export async function runWriteStallBench(): Promise<void> {
   let measuring = false;
   const internals = host as unknown as Record<string, Record<string, unknown>>;
   const store = internals.store as unknown as Record<string, object>;
-  const targets: object[] = [internals.journal!, ...["sessions", "lifecycleRecords", "questions", "processGroups", "agentProfiles", "locationActivity"].map((name) => store[name]!)];
+  const targets: object[] = [internals.journal!, ...["sessions", "lifecycleRecords", "questions", "processGroups", "agentProfiles"].map((name) => store[name]!)];
   for (const target of targets) {
     const isJournal = target === internals.journal;
     const proto = Object.getPrototypeOf(target) as Record<string, unknown>;

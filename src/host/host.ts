@@ -107,7 +107,6 @@ export class Host {
   private nextRecordId: number;
   private readonly ledger: ProcessGroupLedger;
   private housekeeping: Timer | undefined;
-  private activitySnapshot: Timer | undefined;
   private state: "running" | "stopping" | "stopped" = "running";
 
   private constructor(
@@ -300,7 +299,6 @@ export class Host {
     }
     host.retention.start();
     host.scheduleHousekeeping();
-    host.scheduleActivitySnapshot();
     host.log.info({ dataDir: options.dataDir, sessions: store.sessions.list().length }, "host started");
     return host;
   }
@@ -615,7 +613,6 @@ export class Host {
     this.state = "stopping";
     this.retention.stop();
     this.housekeeping?.cancel();
-    this.activitySnapshot?.cancel();
     const interrupted = this.executions
       .active()
       .map((execution) => this.executions.interrupt(execution.sessionId, { reason: "shutdown", awaitSettlement: true }));
@@ -735,39 +732,6 @@ export class Host {
 
   private assertRunning(): void {
     if (this.state !== "running") throw new HostStoppedError();
-  }
-
-  /**
-   * Writes the retention state of every cached location to the journal once per sweep, so an
-   * operator can see what was loaded, and until when, even after the host died. Locations are
-   * not reloaded at start-up (reading never boots), so what a previous run left is cleared then.
-   */
-  private scheduleActivitySnapshot(): void {
-    const table = this.store.locationActivity;
-    this.journal.exclusive(() => {
-      for (const stale of table.list()) table.delete(stale.directory, stale.workspace);
-    });
-    const snapshot = () => {
-      try {
-        this.journal.exclusive(() => this.snapshotActivity(table));
-      } catch (error) {
-        this.log.error({ err: error }, "location activity snapshot failed");
-      }
-      this.activitySnapshot = this.clock.setTimeout(snapshot, this.config.sweepInterval);
-    };
-    this.activitySnapshot = this.clock.setTimeout(snapshot, this.config.sweepInterval);
-  }
-
-  private snapshotActivity(table: Store["locationActivity"]): void {
-    const cached = new Set<string>();
-    for (const status of this.retention.list()) {
-      const workspace = status.key.workspace ?? null;
-      table.upsert({ directory: status.key.directory, workspace, activeAt: status.activeAt, expiresAt: status.expiresAt });
-      cached.add(status.key.id);
-    }
-    for (const row of table.list()) {
-      if (!cached.has(locationKey(row.directory, row.workspace).id)) table.delete(row.directory, row.workspace);
-    }
   }
 
   /** Hourly: terminal output files and lifecycle records older than their retention are removed. */

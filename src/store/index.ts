@@ -3,7 +3,6 @@ export { StoreInputError, StoreNotFoundError, StoreOpenError, StoreWriteError } 
 export type { JournalEvent, ReadOptions, ReplayOptions, EventJournal } from "./events.js";
 export type { Json } from "./input.js";
 export type { LifecycleRecord, LifecycleRecordLog } from "./lifecycle-records.js";
-export type { LocationActivity, LocationActivityStore } from "./location-activity.js";
 export { latestSchemaVersion } from "./migrations.js";
 export type { SqliteProcessGroupLedger } from "./process-groups.js";
 export type {

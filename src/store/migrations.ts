@@ -94,6 +94,11 @@ export const migrations: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 3,
+    description: "no location activity table: it was written every sweep and never read",
+    sql: `DROP TABLE location_activity;`,
+  },
 ];
 
 export const latestSchemaVersion = migrations.length;

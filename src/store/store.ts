@@ -3,7 +3,6 @@ import { openDatabase, type OpenOptions, type SqliteDatabase } from "./database.
 import { StoreInputError } from "./errors.js";
 import { EventJournal } from "./events.js";
 import { LifecycleRecordLog } from "./lifecycle-records.js";
-import { LocationActivityStore } from "./location-activity.js";
 import { migrate } from "./migrations.js";
 import { SqliteProcessGroupLedger } from "./process-groups.js";
 import { QuestionStore } from "./questions.js";
@@ -16,7 +15,6 @@ export class Store {
   readonly sessions: SessionStore;
   readonly events: EventJournal;
   readonly questions: QuestionStore;
-  readonly locationActivity: LocationActivityStore;
   readonly processGroups: SqliteProcessGroupLedger;
   readonly lifecycleRecords: LifecycleRecordLog;
   readonly agentProfiles: AgentProfileStore;
@@ -29,7 +27,6 @@ export class Store {
     this.sessions = new SessionStore(db);
     this.events = new EventJournal(db);
     this.questions = new QuestionStore(db);
-    this.locationActivity = new LocationActivityStore(db);
     this.processGroups = new SqliteProcessGroupLedger(db);
     this.lifecycleRecords = new LifecycleRecordLog(db);
     this.agentProfiles = new AgentProfileStore(db);

@@ -7,7 +7,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { loadConfigFile, parseConfig } from "../../src/config/load-config.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
-import { Store } from "../../src/store/store.js";
 import { closeAllHosts, collect, processIsRunning, startHost, tempDir, text, waitUntil, waitUntilGone } from "./host-harness.js";
 
 afterEach(closeAllHosts);
@@ -99,31 +98,6 @@ describe("configuration", () => {
   });
 });
 
-describe("location activity in the journal", () => {
-  it("is written once per sweep for every cached location and removed at eviction", async () => {
-    const clock = new VirtualClock();
-    const { host, workDir, dataDir } = await startHost({ clock });
-    const session = host.createSession({ cwd: workDir });
-    await host.prompt(session.id, text("hi"));
-    const snapshot = () => {
-      const store = Store.open(join(dataDir, "berth.sqlite"), { readonly: true });
-      try {
-        return store.locationActivity.list();
-      } finally {
-        store.close();
-      }
-    };
-    expect(snapshot()).toEqual([]);
-    await clock.advance(60_000);
-    const [row] = snapshot();
-    expect(row).toMatchObject({ directory: workDir, workspace: null });
-    expect(row!.expiresAt).toBe(host.locations()[0]!.expiresAt);
-    await clock.advance(61 * 60_000);
-    await host.whenSettled();
-    await clock.advance(60_000);
-    expect(snapshot()).toEqual([]);
-  });
-});
 
 describe("acquisitions racing with eviction and deletion", () => {
   const slowDemo = { command: "sh", args: ["-c", `touch "$STATE/spawned"; sleep 0.5; exec "${process.execPath}" "${demoAgentMain}" --state-dir "$STATE"`] };

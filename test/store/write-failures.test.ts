@@ -74,7 +74,6 @@ describe("a write that SQLite refuses", () => {
       ["events.append", () => reader.events.append("s1", "update", {}, T0)],
       ["questions.resolve", () => reader.questions.resolve("q1", "answered", "yes", T0)],
       ["questions.orphanAllPending", () => reader.questions.orphanAllPending("restart", T0)],
-      ["locationActivity.upsert", () => reader.locationActivity.upsert({ directory: "/a", workspace: null, activeAt: T0, expiresAt: T0 })],
       ["processGroups.record", () => reader.processGroups.record(group)],
       ["lifecycleRecords.append", () => reader.lifecycleRecords.append("child_acquired", {}, T0)],
     ];
@@ -85,7 +84,6 @@ describe("a write that SQLite refuses", () => {
     expect(after.sessions.list().map((s) => [s.id, s.updatedAt])).toEqual([["s1", T0]]);
     expect(after.events.read("s1").map((e) => e.payload)).toEqual([{ text: "hello" }]);
     expect(after.questions.get("q1")?.state).toBe("pending");
-    expect(after.locationActivity.list()).toEqual([]);
     expect(after.processGroups.list()).toEqual([]);
     expect(after.lifecycleRecords.recent(10)).toEqual([]);
   });
