@@ -45,6 +45,7 @@ export interface RunningAcpx {
 export class AcpxRunner {
   readonly marker = randomUUID();
   readonly home: string;
+  private readonly tmp: string;
   private readonly groups = new Set<number>();
 
   /** `baseDir`: a temporary directory for acpx's HOME; `cwd`: where acpx runs (its session scope). */
@@ -53,7 +54,9 @@ export class AcpxRunner {
     readonly cwd: string,
   ) {
     this.home = join(baseDir, "home");
+    this.tmp = join(baseDir, "tmp");
     mkdirSync(this.home, { recursive: true });
+    mkdirSync(this.tmp, { recursive: true });
   }
 
   /**
@@ -73,6 +76,8 @@ export class AcpxRunner {
       ...withoutAcpxAuth(process.env),
       HOME: this.home,
       XDG_CONFIG_HOME: join(this.home, ".config"),
+      // acpx makes directories of its own in the temp folder and leaves them: they go with the runner's.
+      TMPDIR: this.tmp,
       [markerName]: this.marker,
       NO_COLOR: "1",
       ...options.env,

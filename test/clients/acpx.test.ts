@@ -1,6 +1,8 @@
 // acpx (npm, the headless ACP client) drives Berth through `berth connect`, as a user would:
 // one real acpx process per command, its detached queue owner launching `berth connect`
 // as the agent command, Berth running the demo agent. See docs/api.md "Tested clients".
+import { readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
@@ -17,8 +19,13 @@ interface SessionView {
 
 const runners: AcpxRunner[] = [];
 
+/** acpx leaves `acpx-*` directories in the system's temp folder whatever TMPDIR says: those this file's runs made are removed. */
+const acpxTempDirs = () => readdirSync(tmpdir()).filter((name) => /^acpx-[0-9a-f]+$/.test(name));
+const acpxTempBefore = new Set(acpxTempDirs());
+
 afterEach(async () => {
   const left = (await Promise.all(runners.splice(0).map((runner) => runner.stop()))).flat();
+  for (const name of acpxTempDirs()) if (!acpxTempBefore.has(name)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
   await cleanUp();
   if (left.length > 0) throw new Error(`acpx processes left running: ${left.join(", ")}`);
 });
