@@ -64,7 +64,8 @@ export function loginOf(request: AuthenticateRequest, authMethods: readonly unkn
   if (forwarded._meta === undefined) delete forwarded._meta;
   if (given === undefined || given === null) return { request: forwarded, env: {} };
   const allowed = variablesOf(authMethods, request.methodId);
-  if (typeof given !== "object" || Array.isArray(given)) throw RequestError.invalidParams({ key: LOGIN_ENV_META }, `_meta["${LOGIN_ENV_META}"] must be an object of variable names to string values`);
+  if (typeof given !== "object" || Array.isArray(given))
+    throw RequestError.invalidParams({ key: LOGIN_ENV_META }, `_meta["${LOGIN_ENV_META}"] must be an object of variable names to string values`);
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(given)) {
     if (!allowed.includes(name)) {
@@ -86,9 +87,13 @@ export function withLoginEnv(command: AgentCommand, login: Login | undefined): A
 
 /** The variable names of an `env_var` auth method (ACP's auth RFD: `{ type: "env_var", vars: [{ name }] }`). */
 export function variablesOf(authMethods: readonly unknown[] | null | undefined, methodId: string): string[] {
-  const method = (authMethods ?? []).find((m): m is Record<string, unknown> => typeof m === "object" && m !== null && (m as { id?: unknown }).id === methodId);
+  const method = (authMethods ?? []).find(
+    (m): m is Record<string, unknown> => typeof m === "object" && m !== null && (m as { id?: unknown }).id === methodId,
+  );
   if (method?.type !== "env_var" || !Array.isArray(method.vars)) return [];
-  return method.vars.flatMap((v: unknown) => (typeof v === "object" && v !== null && typeof (v as { name?: unknown }).name === "string" ? [(v as { name: string }).name] : []));
+  return method.vars.flatMap((v: unknown) =>
+    typeof v === "object" && v !== null && typeof (v as { name?: unknown }).name === "string" ? [(v as { name: string }).name] : [],
+  );
 }
 
 function readLogins(file: string): Record<string, Login> {
@@ -99,6 +104,7 @@ function readLogins(file: string): Record<string, Login> {
     return {};
   }
   const parsed = JSON.parse(text) as unknown;
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error(`${file} does not hold agent logins (expected a JSON object)`);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new Error(`${file} does not hold agent logins (expected a JSON object)`);
   return parsed as Record<string, Login>;
 }

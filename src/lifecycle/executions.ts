@@ -49,7 +49,6 @@ export class TurnAlreadyRunningError extends Error {
   }
 }
 
-
 /** Which sessions are running a turn, and where. The only authority on "active execution". */
 export class Executions {
   private readonly bySession = new Map<string, Execution>();

@@ -2,15 +2,7 @@ import type { Clock, Timer } from "./clock.js";
 import { deferred, type Deferred } from "./deferred.js";
 import type { ActiveExecution, Executions, InterruptReason, Settlement } from "./executions.js";
 import type { RecordSink } from "./lifecycle-records.js";
-import {
-  capOf,
-  freshActivity,
-  isExpired,
-  keepAlive,
-  touchActivity,
-  type LocationActivity,
-  type RetentionWindows,
-} from "./location-activity.js";
+import { capOf, freshActivity, isExpired, keepAlive, touchActivity, type LocationActivity, type RetentionWindows } from "./location-activity.js";
 import type { LocationKey } from "./location-key.js";
 import type { LocationEntry, LocationServicesCache } from "./location-services-cache.js";
 import { MinHeap } from "./min-heap.js";

@@ -28,10 +28,7 @@ export interface ReapedGroup {
  * is never signalled. Groups are stopped concurrently; one failure does not
  * stop the others, and this never throws for a single group.
  */
-export async function reapLeftoverGroups(
-  ledger: ProcessGroupLedger,
-  options: StopOptions = {},
-): Promise<ReapedGroup[]> {
+export async function reapLeftoverGroups(ledger: ProcessGroupLedger, options: StopOptions = {}): Promise<ReapedGroup[]> {
   return Promise.all(
     ledger.list().map(async (record) => {
       let outcome: ReapOutcome;

@@ -75,7 +75,12 @@ export class AcpEndpoint {
     if (!(declared > this.maxMessageBytes)) return this.handleHttp(req, res);
     // The id is in the body we refuse to read; the SDK's client gives this error to the request it sent.
     const message = `Invalid request: the message is ${declared} bytes, more than the limit of ${this.maxMessageBytes} bytes`;
-    sendJson(res, 413, { jsonrpc: "2.0", id: null, error: { code: -32600, message, data: { size: declared, limit: this.maxMessageBytes } } }, { Connection: "close" });
+    sendJson(
+      res,
+      413,
+      { jsonrpc: "2.0", id: null, error: { code: -32600, message, data: { size: declared, limit: this.maxMessageBytes } } },
+      { Connection: "close" },
+    );
   }
 
   /** Completes a WebSocket upgrade the HTTP server already authorized, naming the connection on the 101 response. */

@@ -66,7 +66,10 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
       "the data directory was accessible to other users; it is now 0700 and its files 0600",
     );
   } else if (security.tightened.length > 0) {
-    options.log.warn({ dataDir: paths.dataDir, tightened: security.tightened }, "files in the data directory were readable by other users; tightened to 0600");
+    options.log.warn(
+      { dataDir: paths.dataDir, tightened: security.tightened },
+      "files in the data directory were readable by other users; tightened to 0600",
+    );
   }
   let host: Host;
   let server: BerthServer;
@@ -98,7 +101,8 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     // that was never stopped (it exited on its own) left running after leaving its group.
     const scope = ProcessScope.forDataDir(paths.dataDir);
     const swept = await scope.reapAll({ graceMs: options.config.stopTimeout });
-    if (swept.outcome !== "already-gone") options.log.warn({ outcome: swept.outcome }, "stopped processes that had left their agents' and terminals' process groups");
+    if (swept.outcome !== "already-gone")
+      options.log.warn({ outcome: swept.outcome }, "stopped processes that had left their agents' and terminals' process groups");
     scope.dispose();
     await server.close("Berth is shutting down");
     removeHostFile(paths.hostFile);

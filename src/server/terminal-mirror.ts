@@ -96,7 +96,6 @@ const GONE = "(the command's output is no longer kept)";
 function describe(output: TerminalOutputResult): string {
   const head = output.truncated ? "…\n" : "";
   const status = output.exitStatus;
-  const tail =
-    status === null ? "" : status.signal ? `\n(killed by ${status.signal})` : `\n(exit code ${status.exitCode ?? "unknown"})`;
+  const tail = status === null ? "" : status.signal ? `\n(killed by ${status.signal})` : `\n(exit code ${status.exitCode ?? "unknown"})`;
   return `\`\`\`\n${head}${output.output}\n\`\`\`${tail}`;
 }

@@ -31,12 +31,8 @@ export class LocationActivityStore {
        ON CONFLICT (directory, workspace)
        DO UPDATE SET active_at = excluded.active_at, expires_at = excluded.expires_at`,
     );
-    this.#get = db.prepare<[string, string], ActivityRow>(
-      `SELECT ${COLUMNS} FROM location_activity WHERE directory = ? AND workspace = ?`,
-    );
-    this.#list = db.prepare<[], ActivityRow>(
-      `SELECT ${COLUMNS} FROM location_activity ORDER BY expires_at, directory, workspace`,
-    );
+    this.#get = db.prepare<[string, string], ActivityRow>(`SELECT ${COLUMNS} FROM location_activity WHERE directory = ? AND workspace = ?`);
+    this.#list = db.prepare<[], ActivityRow>(`SELECT ${COLUMNS} FROM location_activity ORDER BY expires_at, directory, workspace`);
     this.#delete = db.prepare<[string, string]>("DELETE FROM location_activity WHERE directory = ? AND workspace = ?");
   }
 

@@ -58,9 +58,7 @@ export class QuestionStore {
        SELECT ?, id, ?, ?, ? FROM sessions WHERE id = ?`,
     );
     this.#get = db.prepare<[string], QuestionRow>(`SELECT ${COLUMNS} FROM questions WHERE id = ?`);
-    this.#listPending = db.prepare<[], QuestionRow>(
-      `SELECT ${COLUMNS} FROM questions WHERE state = 'pending' ${OLDEST_FIRST}`,
-    );
+    this.#listPending = db.prepare<[], QuestionRow>(`SELECT ${COLUMNS} FROM questions WHERE state = 'pending' ${OLDEST_FIRST}`);
     this.#listPendingOf = db.prepare<[string], QuestionRow>(
       `SELECT ${COLUMNS} FROM questions WHERE session_id = ? AND state = 'pending' ${OLDEST_FIRST}`,
     );

@@ -27,7 +27,11 @@ describe("errors and records say what they are", () => {
       [new HoldsDisposedError(), "HoldsDisposedError", "session holds are disposed (host shutting down)"],
       [new TurnAlreadyRunningError("s1"), "TurnAlreadyRunningError", "session s1 already has a turn in flight"],
       [new InvalidLocationError("x"), "InvalidLocationError", "x"],
-      [new LocationServicesClosedError(locationKey("/w/a", "ws")), "LocationServicesClosedError", "location services are closed (the host is shutting down): /w/a [workspace ws] was not started"],
+      [
+        new LocationServicesClosedError(locationKey("/w/a", "ws")),
+        "LocationServicesClosedError",
+        "location services are closed (the host is shutting down): /w/a [workspace ws] was not started",
+      ],
     ];
     for (const [error, name, message] of cases) {
       expect(error.name).toBe(name);
@@ -459,7 +463,6 @@ describe("session holds, precisely", () => {
     expect(h.holds.holderIds("s1")).toEqual(["a"]);
   });
 });
-
 
 describe("location retention, precisely", () => {
   it("opening a loaded location again neither boots nor resets its last durable event", async () => {

@@ -123,7 +123,13 @@ describe("what only a cgroup catches", () => {
     const scope = ProcessScope.forDataDir(tempDir("berth-scope-"), { cgroups: true });
     attachScope(ledger, scope);
     const mark = `cleared-${randomUUID()}`;
-    const group = await spawnGroup({ command: "/bin/sh", args: ["-c", escape(mark, { clearEnvironment: true })], kind: "terminal", ledger, stop: { graceMs: 2_000 } });
+    const group = await spawnGroup({
+      command: "/bin/sh",
+      args: ["-c", escape(mark, { clearEnvironment: true })],
+      kind: "terminal",
+      ledger,
+      stop: { graceMs: 2_000 },
+    });
     await group.exited;
     const pids = await escapee(mark);
     expect(scanMarked({ exact: group.tag.marker }).matches.map((stat) => stat.pid)).toEqual([]);
@@ -175,7 +181,9 @@ describe("a host stops every daemon its agents and terminals left", () => {
 
 describe("berth serve: a host's daemons die with it, or at the next start", () => {
   function serve(dataDir: string, configFile: string): BerthProcess {
-    const berth = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--config", configFile, "--release-grace", "1h"], { XDG_CONFIG_HOME: dataDir });
+    const berth = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--config", configFile, "--release-grace", "1h"], {
+      XDG_CONFIG_HOME: dataDir,
+    });
     hosts.push(berth);
     return berth;
   }

@@ -93,7 +93,10 @@ export const REBOUND_NAME = "rebind.attacker.test";
 
 /** Debian's Chromium, headless; `REBOUND_NAME` resolves to 127.0.0.1 in it. */
 export async function launchChromium(): Promise<Browser> {
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: [...chromiumArgs, `--host-resolver-rules=MAP ${REBOUND_NAME} 127.0.0.1`] });
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: [...chromiumArgs, `--host-resolver-rules=MAP ${REBOUND_NAME} 127.0.0.1`],
+  });
   cleanups.push(() => browser.close());
   return browser;
 }

@@ -97,7 +97,9 @@ export async function startRefusingModelEndpoint(): Promise<ModelEndpoint> {
     request.resume();
     request.on("end", () => {
       response.writeHead(400, { "content-type": "application/json" });
-      response.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "offline test endpoint: no model here", code: "offline" } }));
+      response.end(
+        JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "offline test endpoint: no model here", code: "offline" } }),
+      );
     });
   });
   await new Promise<void>((ok, fail) => server.once("error", fail).listen(0, "127.0.0.1", ok));
@@ -392,7 +394,9 @@ export async function stopAllDirectAgents(): Promise<void> {
 
 /** An ACP client on Berth's WebSocket endpoint, bound to one agent (`?agent=ID`), not yet initialized. */
 export function connectThroughBerth(acpUrl: string, token: string, agentId: string): ScriptClient {
-  return new ScriptClient(createWebSocketStream(`${acpUrl}?agent=${encodeURIComponent(agentId)}`, { WebSocket, headers: { authorization: `Bearer ${token}` } }));
+  return new ScriptClient(
+    createWebSocketStream(`${acpUrl}?agent=${encodeURIComponent(agentId)}`, { WebSocket, headers: { authorization: `Bearer ${token}` } }),
+  );
 }
 
 /**

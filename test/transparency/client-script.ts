@@ -68,10 +68,14 @@ export async function runClientScript(stream: Stream, cwd: string): Promise<Clie
   };
   const request = (method: string, params: unknown) => agent.request<unknown>(method, params);
   try {
-    await step("initialize", () => request("initialize", { protocolVersion: 1, clientCapabilities, clientInfo, _meta: { "differential/initialize": 1 } }));
+    await step("initialize", () =>
+      request("initialize", { protocolVersion: 1, clientCapabilities, clientInfo, _meta: { "differential/initialize": 1 } }),
+    );
     await step("session/new before authenticate", () => request("session/new", { cwd, mcpServers: [] }));
     await step("authenticate", () => request("authenticate", { methodId: "demo-token", _meta: { "berth-demo/token": "s3cret" } }));
-    const created = (await step("session/new", () => request("session/new", { cwd, mcpServers: [], _meta: { "differential/new": 2 } }))) as { sessionId: string };
+    const created = (await step("session/new", () => request("session/new", { cwd, mcpServers: [], _meta: { "differential/new": 2 } }))) as {
+      sessionId: string;
+    };
     const sessionId = created.sessionId;
     const prompt = (text: string, meta?: Record<string, unknown>) =>
       request("session/prompt", { sessionId, prompt: [{ type: "text", text }], ...(meta ? { _meta: meta } : {}) });

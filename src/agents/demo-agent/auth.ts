@@ -73,10 +73,7 @@ export class AuthGate {
   /** Throws ACP's auth-required error (-32000) while authentication is required and missing. */
   check(): void {
     if (this.required && !this.authenticated) {
-      throw RequestError.authRequired(
-        { authMethods: [demoAuthMethod.id, envAuthMethod.id] },
-        `call authenticate with "${demoAuthMethod.id}" first`,
-      );
+      throw RequestError.authRequired({ authMethods: [demoAuthMethod.id, envAuthMethod.id] }, `call authenticate with "${demoAuthMethod.id}" first`);
     }
   }
 }

@@ -36,7 +36,10 @@ async function serve(flags: ServeFlags): Promise<number> {
   const [{ createLogger }, { startBerth }] = await Promise.all([import("../../host/logger.js"), import("../../server/serve.js")]);
   const log = createLogger();
   if (!isLoopback(settings.listenHost)) {
-    log.warn({ host: settings.listenHost }, "listening on a non-loopback address: anyone who can reach it and has the token can run agents on this machine");
+    log.warn(
+      { host: settings.listenHost },
+      "listening on a non-loopback address: anyone who can reach it and has the token can run agents on this machine",
+    );
   }
   let running;
   try {
@@ -47,7 +50,10 @@ async function serve(flags: ServeFlags): Promise<number> {
   }
   // The token goes to stdout once, when it is new, or when asked: a service's output ends up in system journals.
   const dataDirFlag = settings.dataDir === defaultDataDir() ? "" : ` --data-dir ${shellQuote(settings.dataDir)}`;
-  const line = running.tokenCreated || flags.printToken === true ? running.startupLine : running.startupLineWithoutToken(`dashboard link: berth token --link${dataDirFlag}`);
+  const line =
+    running.tokenCreated || flags.printToken === true
+      ? running.startupLine
+      : running.startupLineWithoutToken(`dashboard link: berth token --link${dataDirFlag}`);
   process.stdout.write(`${line}\n`);
   return new Promise<number>((resolve) => {
     let stopping = false;

@@ -100,8 +100,16 @@ function ToolContent({ content, running }: { content: ToolCallContent; running: 
         <div class="diff">
           <p class="path">{content.path}</p>
           <pre class="output">
-            {content.oldText ? content.oldText.split("\n").map((line) => `- ${line}\n`).join("") : ""}
-            {content.newText.split("\n").map((line) => `+ ${line}\n`).join("")}
+            {content.oldText
+              ? content.oldText
+                  .split("\n")
+                  .map((line) => `- ${line}\n`)
+                  .join("")
+              : ""}
+            {content.newText
+              .split("\n")
+              .map((line) => `+ ${line}\n`)
+              .join("")}
           </pre>
         </div>
       );
