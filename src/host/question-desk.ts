@@ -94,7 +94,7 @@ export class QuestionDesk {
 
   /** Answers a pending question; the first answer wins. Throws {@link QuestionError}. */
   answer(questionId: string, answer: QuestionAnswer): QuestionView {
-    const { store, clock } = this.deps;
+    const { store } = this.deps;
     const question = store.questions.get(questionId);
     if (!question) throw new QuestionError("not_found", `no question "${questionId}"`);
     if (question.state !== "pending") throw alreadyResolved(question);

@@ -2,7 +2,8 @@ import type { Command } from "commander";
 import { ConfigError } from "../../config/load-config.js";
 import { defaultConfigPath, defaultDataDir } from "../../config/paths.js";
 import { FAILURE_EXIT_CODE, INTERRUPTED_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "../exit-codes.js";
-import { isLoopback, resolveServeSettings, type ServeFlags } from "../serve-options.js";
+import type { RunningBerth } from "../../server/serve.js";
+import { isLoopback, resolveServeSettings, type ServeFlags, type ServeSettings } from "../serve-options.js";
 
 export function register(program: Command): void {
   program
@@ -24,7 +25,7 @@ export function register(program: Command): void {
 }
 
 async function serve(flags: ServeFlags): Promise<number> {
-  let settings;
+  let settings: ServeSettings;
   try {
     settings = resolveServeSettings(flags);
   } catch (error) {
@@ -41,7 +42,7 @@ async function serve(flags: ServeFlags): Promise<number> {
       "listening on a non-loopback address: anyone who can reach it and has the token can run agents on this machine",
     );
   }
-  let running;
+  let running: RunningBerth;
   try {
     running = await startBerth({ ...settings, log });
   } catch (error) {
