@@ -29,21 +29,22 @@ describe("the session/update fast path", () => {
     });
     const response = line({ id: 1, result: { stopReason: "end_turn" } });
     const request = line({ id: 7, method: "session/request_permission", params: { sessionId: "s" } });
-    const all =
-      line(update("a")) +
-      request +
-      line(update("b")) +
-      "not json\n" +
-      line({ id: 9, method: "session/update", params: {} }) +
-      line({ method: "session/update", params: { update: {} } }) +
-      response;
+    const all = [
+      line(update("a")),
+      request,
+      line(update("b")),
+      "not json\n",
+      line({ id: 9, method: "session/update", params: {} }),
+      line({ method: "session/update", params: { update: {} } }),
+      response,
+    ].join("");
     stdout.write(all.slice(0, 50));
     stdout.write(all.slice(50, 170));
     stdout.end(all.slice(170));
     const passed = await readAll(rest);
     expect(updates.map((n) => (n.update as { content: { text: string } }).content.text)).toEqual(["a", "b"]);
     expect(refused).toEqual(["session/update without a sessionId and an update kind"]);
-    expect(passed).toBe(request + "not json\n" + line({ id: 9, method: "session/update", params: {} }) + response);
+    expect(passed).toBe([request, "not json\n", line({ id: 9, method: "session/update", params: {} }), response].join(""));
     expect(responses).toBe(1);
   });
 

@@ -243,7 +243,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
       .events(session.id)
       .filter((e) => e.kind === "turn_ended")
       .at(-1);
-    expect((ended?.payload as { error: string }).error).toBeTruthy();
+    expect((ended!.payload as { error: string }).error).toBeTruthy();
     expect(host.events(session.id).some((e) => e.kind === "agent_exited")).toBe(true);
     expect(host.getSession(session.id)).toMatchObject({ holders: 1, turnActive: false });
 

@@ -283,7 +283,13 @@ describe("services cache, precisely", () => {
     const closed: string[] = [];
     const cache = new LocationServicesCache<object>({
       boot: async () => ({}),
-      close: () => new Promise<void>((resolve) => (release = () => (closed.push("first"), resolve()))),
+      close: () =>
+        new Promise<void>((resolve) => {
+          release = () => {
+            closed.push("first");
+            resolve();
+          };
+        }),
     });
     const entry = cache.open(app);
     await entry.ready;
@@ -588,7 +594,13 @@ describe("location retention, precisely", () => {
       executions: new Executions(clock),
       cache: new LocationServicesCache<object>({
         boot: async () => ({}),
-        close: () => new Promise<void>((resolve) => setTimeout(() => ((closedAt = Date.now()), resolve()), 20)),
+        close: () =>
+          new Promise<void>((resolve) =>
+            setTimeout(() => {
+              closedAt = Date.now();
+              resolve();
+            }, 20),
+          ),
       }),
       idleTtlMs: MINUTE,
       maxActiveHoldMs: 2 * MINUTE,

@@ -147,8 +147,8 @@ describe("FileAccess: confinement", () => {
   });
 
   it("refuses a .. escape, and allows .. that stays inside", async () => {
-    const escape = `${app}/../outside/secret.txt`;
-    await expectRefused(read(escape), "outside_roots", outsideMessage(escape, join(outside, "secret.txt")));
+    const dotDot = `${app}/../outside/secret.txt`;
+    await expectRefused(read(dotDot), "outside_roots", outsideMessage(dotDot, join(outside, "secret.txt")));
     await expectRefused(write(`${app}/src/../../outside/new.txt`), "outside_roots", /is outside/);
     expect(existsSync(join(outside, "new.txt"))).toBe(false);
     expect(await files.readTextFile({ path: `${app}/src/../notes.txt`, limit: 1 })).toEqual({ content: "one\n" });

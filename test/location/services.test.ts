@@ -224,7 +224,7 @@ describe("ServiceProcesses: services that do not become ready", () => {
       () => undefined,
       (reason: unknown) => reason as Error,
     );
-    expect(error?.message).toMatch(/^service "chatty" exited \(exit code 2\) [^]*\nthe real reason$/);
+    expect(error?.message).toMatch(/^service "chatty" exited \(exit code 2\) [\s\S]*\nthe real reason$/);
     expect(error?.message.length).toBeLessThan(2_500);
   });
 
@@ -261,7 +261,7 @@ describe("ServiceProcesses: services that do not become ready", () => {
     });
     const { services, ledger } = servicesWith({ tools: httpService(), flaky });
 
-    const firstError = /^service "flaky" exited \(exit code 1\) [^]*first attempt fails$/;
+    const firstError = /^service "flaky" exited \(exit code 1\) [\s\S]*first attempt fails$/;
     await expect(services.ensureStarted()).rejects.toThrow(firstError);
     const tools = services.list().find(({ name }) => name === "tools")!;
     expect(tools.state).toBe("ready");

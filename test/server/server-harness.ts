@@ -133,10 +133,10 @@ export class AcpTestClient {
   initialized!: InitializeResponse;
   private connection!: ClientConnection;
 
-  private constructor(private readonly options: ClientOptions) {}
+  private constructor() {}
 
   static async connect(acpUrl: string, options: ClientOptions): Promise<AcpTestClient> {
-    const test = new AcpTestClient(options);
+    const test = new AcpTestClient();
     const headers = { ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }), ...options.headers };
     const app = client({ name: "berth-test-client" })
       .onNotification(methods.client.session.update, ({ params }) => {
