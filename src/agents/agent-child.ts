@@ -53,9 +53,9 @@ export interface AgentChildOptions {
 }
 
 /** Berth's own name towards agents when no client's is known. */
-export const berthClientInfo: Implementation = { name: "berth", title: "Berth", version: berthVersion };
+const berthClientInfo: Implementation = { name: "berth", title: "Berth", version: berthVersion };
 
-export class AgentStartError extends Error {
+class AgentStartError extends Error {
   override readonly name = "AgentStartError";
 }
 

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { z } from "zod";
-import { configSchema, type Config, type ConfigInput } from "./config-schema.js";
+import { configSchema, type Config } from "./config-schema.js";
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -47,4 +47,4 @@ export function loadConfigFile(path: string, { required }: { required: boolean }
   return parseConfig(input, path);
 }
 
-export type { Config, ConfigInput };
+export type { Config };

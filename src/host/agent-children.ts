@@ -44,7 +44,7 @@ export interface AgentChildrenDeps {
   readonly relay: AgentRelay;
 }
 
-export interface AgentRelay {
+interface AgentRelay {
   request(sessionId: string, method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
   notification(sessionId: string, method: string, params: unknown): void;
 }

@@ -2,7 +2,7 @@ import type { LifecycleRecord } from "../lifecycle/lifecycle-records.js";
 import { recordMessages } from "../lifecycle/lifecycle-records.js";
 
 /** Records the host adds to the kernel's: children, turns, questions, reaping. */
-export type HostOnlyRecord =
+type HostOnlyRecord =
   | { readonly kind: "child_acquired"; readonly sessionId: string; readonly agent: string; readonly pid: number; readonly ms: number }
   | {
       readonly kind: "child_released";
@@ -28,7 +28,6 @@ export type HostOnlyRecord =
     };
 
 export type HostRecord = LifecycleRecord | HostOnlyRecord;
-export type HostRecordKind = HostRecord["kind"];
 
 const hostMessages: Readonly<Record<HostOnlyRecord["kind"], string>> = {
   child_acquired: "agent child acquired",

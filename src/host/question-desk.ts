@@ -35,7 +35,7 @@ export interface QuestionDeskDeps {
   readonly keyOf: (sessionId: string) => LocationKey | undefined;
 }
 
-export function questionView(question: Question): QuestionView {
+function questionView(question: Question): QuestionView {
   return {
     id: question.id,
     sessionId: question.sessionId,

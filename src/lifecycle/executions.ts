@@ -20,7 +20,7 @@ export interface Settlement {
 }
 
 /** A turn in flight: `running`, then `interrupting` once asked to stop, then settled and gone. */
-export type ExecutionState = { readonly name: "running" } | { readonly name: "interrupting"; readonly reason: InterruptReason };
+type ExecutionState = { readonly name: "running" } | { readonly name: "interrupting"; readonly reason: InterruptReason };
 
 export interface ActiveExecution {
   readonly sessionId: string;

@@ -13,7 +13,7 @@ import { MinHeap } from "./min-heap.js";
  * - `interrupting`: it reached the max active hold; its sessions are being interrupted and settled;
  * - `evicting`: its services are being stopped.
  */
-export type RetentionState = "retained" | "interrupting" | "evicting";
+type RetentionState = "retained" | "interrupting" | "evicting";
 
 export interface RetentionOptions<S> extends RetentionWindows {
   readonly clock: Clock;
@@ -47,7 +47,7 @@ export interface LocationNeed {
   end(workAdmitted: boolean): void;
 }
 
-export const DEFAULT_SWEEP_SLICE = 1_000;
+const DEFAULT_SWEEP_SLICE = 1_000;
 
 export interface LocationStatus {
   readonly key: LocationKey;

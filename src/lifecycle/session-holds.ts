@@ -24,7 +24,7 @@ type ReleaseClock =
 
 export type SessionChildState = "childless" | "acquiring" | "live" | "releasing";
 
-export interface HoldTurns {
+interface HoldTurns {
   isActive(sessionId: string): boolean;
   onSettled(listener: (settlement: { readonly sessionId: string }) => void): () => void;
 }

@@ -4,7 +4,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import { isAbsolute, resolve, sep } from "node:path";
 import { realLocation } from "./real-location.js";
 
-export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024;
 
 export type FileAccessErrorCode =
   | "not_absolute"

@@ -10,7 +10,7 @@ import { stopGroup, type StopOptions, type StopOutcome } from "./stop-group.js";
  * - `failed`: stopping or forgetting it threw.
  * The record is forgotten in every case.
  */
-export type ReapOutcome =
+type ReapOutcome =
   | { readonly kind: "stopped"; readonly stop: StopOutcome }
   | { readonly kind: "gone" }
   | { readonly kind: "pid-reused" }

@@ -32,10 +32,10 @@ export interface AcpAgentOptions {
 }
 
 /** `_meta` keys of `session/new` that pick the agent and the workspace; Berth's own, not passed on. */
-export const AGENT_META = "berth/agent";
-export const WORKSPACE_META = "berth/workspace";
+const AGENT_META = "berth/agent";
+const WORKSPACE_META = "berth/workspace";
 /** What Berth adds to the agent's `initialize` `_meta`. */
-export const HOST_META = "berth/host";
+const HOST_META = "berth/host";
 /** Forking would put two conversations in one agent process; Berth runs one process per session. */
 const FORK = "session/fork";
 const FORK_CAPABILITY = "fork";
@@ -224,7 +224,7 @@ function optionalMeta(key: string, value: unknown): string | undefined {
 }
 
 /** Host errors as JSON-RPC errors, with their message and machine code; the agent's own errors unchanged. */
-export function toRequestError(error: unknown): RequestError {
+function toRequestError(error: unknown): RequestError {
   if (error instanceof RequestError) return error;
   if (error instanceof AcquisitionFailedError && error.cause instanceof RequestError) return error.cause;
   if (error instanceof SessionNotFoundError) return RequestError.sessionNotFound(error.sessionId);

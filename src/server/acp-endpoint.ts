@@ -20,14 +20,14 @@ export interface AcpEndpointOptions {
   readonly maxBufferedBytes?: number;
 }
 
-export const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 /** How long closing clients get to finish the close handshake before their sockets are cut. */
 const CLOSE_WAIT_MS = 1_000;
 /** The header both profiles of the transport name their connection with. */
 const CONNECTION_ID_HEADER = "Acp-Connection-Id";
 
 /** The agent a client named on the endpoint's URL (`/acp?agent=ID`); the host's default when absent. */
-export function requestedAgent(url: URL): string | undefined {
+function requestedAgent(url: URL): string | undefined {
   return url.searchParams.get("agent") ?? undefined;
 }
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 
 /** JSON request bodies larger than this are refused with 413. */
-export const MAX_JSON_BODY_BYTES = 1024 * 1024;
+const MAX_JSON_BODY_BYTES = 1024 * 1024;
 
 /** An error a route answers with: `{ error: code, message }` and `status`. */
 export class HttpError extends Error {
@@ -73,6 +73,6 @@ function tooLarge(): HttpError {
 }
 
 /** `application/json`, with parameters (`; charset=utf-8`) or without. */
-export function isJsonContentType(header: string | undefined): boolean {
+function isJsonContentType(header: string | undefined): boolean {
   return header !== undefined && header.split(";")[0]!.trim().toLowerCase() === "application/json";
 }

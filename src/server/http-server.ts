@@ -39,7 +39,7 @@ export interface BerthServer {
   close(reason?: string): Promise<void>;
 }
 
-export class PortInUseError extends Error {
+class PortInUseError extends Error {
   override readonly name = "PortInUseError";
 }
 

@@ -4,7 +4,7 @@ import type { RawData, WebSocket } from "ws";
 type Listener = (...args: unknown[]) => void;
 
 /** The longest session or request id the SDK's connection takes (its `maxIdLength`); longer ones would close the connection. */
-export const MAX_ID_LENGTH = 1024;
+const MAX_ID_LENGTH = 1024;
 const DEFAULT_DRAIN_TIMEOUT_MS = 60_000;
 
 /**

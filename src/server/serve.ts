@@ -38,7 +38,7 @@ export interface RunningBerth {
   stop(): Promise<void>;
 }
 
-export class AlreadyRunningError extends Error {
+class AlreadyRunningError extends Error {
   override readonly name = "AlreadyRunningError";
 }
 

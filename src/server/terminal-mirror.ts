@@ -2,7 +2,7 @@ import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
 import type { TerminalOutputResult } from "../location/terminal.js";
 
 /** How often a running command's output is sent again while it changes. */
-export const MIRROR_INTERVAL_MS = 500;
+const MIRROR_INTERVAL_MS = 500;
 /** A client that asks for `terminal` content as the agent sent it sets this in its capabilities' `_meta`. */
 export const RAW_TERMINALS_META = "berth/rawTerminals";
 

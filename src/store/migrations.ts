@@ -98,7 +98,7 @@ export const migrations: readonly Migration[] = [
 
 export const latestSchemaVersion = migrations.length;
 
-export function schemaVersion(db: SqliteDatabase): number {
+function schemaVersion(db: SqliteDatabase): number {
   return db.pragma("user_version", { simple: true }) as number;
 }
 

@@ -16,9 +16,9 @@ import type { SqliteDatabase } from "./database.js";
  * | `r` lifecycle record | id, kind, payload (JSON text), at |
  */
 export type WriteValue = string | number | null;
-export const OP_WIDTH = 6;
+const OP_WIDTH = 6;
 
-export class UnitRefusedError extends Error {
+class UnitRefusedError extends Error {
   override readonly name = "UnitRefusedError";
 }
 

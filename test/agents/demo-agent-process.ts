@@ -53,7 +53,7 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
-export const fullClientCapabilities: ClientCapabilities = { terminal: true, elicitation: { form: {} } };
+const fullClientCapabilities: ClientCapabilities = { terminal: true, elicitation: { form: {} } };
 
 const unanswered = (what: string) => (): never => {
   throw new Error(`the test gave no answer for ${what}`);

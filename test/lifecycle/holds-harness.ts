@@ -10,7 +10,7 @@ export interface FakeChild {
   readonly serial: number;
 }
 
-export interface PendingAcquisition {
+interface PendingAcquisition {
   readonly sessionId: string;
   readonly gate: Deferred<FakeChild>;
 }

@@ -19,7 +19,7 @@ export async function cleanUp(): Promise<void> {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 }
 
-export function tempDir(prefix: string): string {
+function tempDir(prefix: string): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
@@ -56,7 +56,7 @@ export async function startSecureBerth(config: ConfigInput = {}): Promise<Secure
   return { berth, url: berth.server.url, port: berth.server.port, token: berth.token, dataDir, workDir, logs };
 }
 
-export interface SeenRequest {
+interface SeenRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: IncomingHttpHeaders;

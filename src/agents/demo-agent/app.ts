@@ -26,9 +26,9 @@ import { UsageMeter } from "./usage.js";
 export const demoAgentName = "berth-demo-agent";
 
 /** Model selection is not in SDK 2.4.0's method table, so it is registered as a custom method. */
-export const setModelMethod = "session/set_model";
+const setModelMethod = "session/set_model";
 /** An extension request answered with its own params, to show `_` methods pass through. */
-export const echoExtensionMethod = "_berth-demo/echo";
+const echoExtensionMethod = "_berth-demo/echo";
 
 const setModelParams = z.object({ sessionId: z.string(), modelId: z.string() });
 const anyParams = (params: unknown): unknown => params;

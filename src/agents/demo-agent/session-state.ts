@@ -16,7 +16,7 @@ export type SessionSettings = z.infer<typeof sessionSettingsSchema>;
  * The model selector of the ACP draft that SDK 2.4.0 dropped (`models`,
  * `session/set_model`); advertised so a proxy can be shown to pass it through.
  */
-export interface SessionModelState {
+interface SessionModelState {
   currentModelId: string;
   availableModels: { modelId: string; name: string }[];
 }

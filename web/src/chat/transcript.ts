@@ -1,6 +1,6 @@
 import type { ContentBlock, PlanEntry, SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
 
-export type MessageRole = "user" | "agent" | "thought";
+type MessageRole = "user" | "agent" | "thought";
 
 export interface ToolCallView {
   readonly toolCallId: string;

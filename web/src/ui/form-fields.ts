@@ -19,7 +19,7 @@ export type FormField = {
   | { readonly kind: "unsupported"; readonly type: string }
 );
 
-export interface Choice {
+interface Choice {
   readonly value: string;
   readonly label: string;
 }
