@@ -1,6 +1,4 @@
 import { readFileSync } from "node:fs";
 
 /** Berth's version, from package.json (one level above both `src/` and `dist/`). */
-export const berthVersion: string = (
-  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
-).version;
+export const berthVersion: string = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;

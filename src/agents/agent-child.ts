@@ -53,9 +53,9 @@ export interface AgentChildOptions {
 }
 
 /** Berth's own name towards agents when no client's is known. */
-export const berthClientInfo: Implementation = { name: "berth", title: "Berth", version: berthVersion };
+const berthClientInfo: Implementation = { name: "berth", title: "Berth", version: berthVersion };
 
-export class AgentStartError extends Error {
+class AgentStartError extends Error {
   override readonly name = "AgentStartError";
 }
 
@@ -191,7 +191,11 @@ export class AgentChild {
   }
 
   authenticate(params: AuthenticateRequest, signal?: AbortSignal): Promise<unknown> {
-    return this.connection.agent.request(methods.agent.authenticate, params, signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined);
+    return this.connection.agent.request(
+      methods.agent.authenticate,
+      params,
+      signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined,
+    );
   }
 
   /** The agent's whole answer, as it came (modes, models, config options, `_meta`). */
@@ -230,7 +234,11 @@ export class AgentChild {
    */
   request(method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
     // A client that gave up stops waiting at once: the agent is told (`$/cancel_request`), nothing stays held for it.
-    return this.connection.agent.request<unknown>(method, this.ownIds(params), signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined);
+    return this.connection.agent.request<unknown>(
+      method,
+      this.ownIds(params),
+      signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined,
+    );
   }
 
   /** Any other notification, passed on as it came (ids as for {@link request}). */
@@ -295,8 +303,18 @@ export class AgentChild {
       // An agent that dies at once usually fails Berth's first write (EPIPE) or closes the
       // connection before its exit is seen: its exit and its last stderr lines say why, so
       // they are waited for (briefly) and reported instead of the broken pipe.
-      const brokenConnection = !(error instanceof ExitedDuringInitialize || error instanceof TimeoutError || error instanceof RequestError || error instanceof AgentStartError);
-      const exit = error instanceof ExitedDuringInitialize ? error.status : brokenConnection ? await withTimeout(this.group.exited, EXIT_AFTER_BROKEN_CONNECTION_MS).catch(() => undefined) : undefined;
+      const brokenConnection = !(
+        error instanceof ExitedDuringInitialize ||
+        error instanceof TimeoutError ||
+        error instanceof RequestError ||
+        error instanceof AgentStartError
+      );
+      const exit =
+        error instanceof ExitedDuringInitialize
+          ? error.status
+          : brokenConnection
+            ? await withTimeout(this.group.exited, EXIT_AFTER_BROKEN_CONNECTION_MS).catch(() => undefined)
+            : undefined;
       await this.stop();
       await this.stderrEnded(STDERR_DRAIN_MS);
       if (error instanceof TimeoutError) {
@@ -305,7 +323,9 @@ export class AgentChild {
       if (exit) throw new AgentStartError(`agent "${agentId}" exited during initialize (${describeExit(exit)})${this.stderrSuffix()}`);
       // The agent's own refusal (an expired login: -32000) reaches the client with its code and data.
       if (error instanceof AgentStartError || error instanceof RequestError) throw error;
-      throw new AgentStartError(`agent "${agentId}" failed to initialize: ${error instanceof Error ? error.message : String(error)}${this.stderrSuffix()}`);
+      throw new AgentStartError(
+        `agent "${agentId}" failed to initialize: ${error instanceof Error ? error.message : String(error)}${this.stderrSuffix()}`,
+      );
     }
   }
 
@@ -328,19 +348,21 @@ export class AgentChild {
 }
 
 function berthClient(handlers: AgentClientHandlers) {
-  return client({ name: "berth" })
-    .onRequest(methods.client.session.requestPermission, ({ params, signal }) => handlers.requestPermission(params, signal))
-    .onRequest(methods.client.elicitation.create, ({ params, signal }) => handlers.createElicitation(params, signal))
-    .onRequest(methods.client.fs.readTextFile, ({ params }) => handlers.readTextFile(params))
-    .onRequest(methods.client.fs.writeTextFile, ({ params }) => handlers.writeTextFile(params))
-    .onRequest(methods.client.terminal.create, ({ params }) => handlers.createTerminal(params))
-    .onRequest(methods.client.terminal.output, ({ params }) => handlers.terminalOutput(params))
-    .onRequest(methods.client.terminal.waitForExit, ({ params }) => handlers.waitForTerminalExit(params))
-    .onRequest(methods.client.terminal.kill, ({ params }) => handlers.killTerminal(params))
-    .onRequest(methods.client.terminal.release, ({ params }) => handlers.releaseTerminal(params))
-    // Everything else (extension methods, notifications Berth does not act on) goes to the session's clients.
-    .onRequest("*", ({ method, params, signal }) => handlers.relayRequest(method, params, signal))
-    .onNotification("*", ({ method, params }) => handlers.relayNotification(method, params));
+  return (
+    client({ name: "berth" })
+      .onRequest(methods.client.session.requestPermission, ({ params, signal }) => handlers.requestPermission(params, signal))
+      .onRequest(methods.client.elicitation.create, ({ params, signal }) => handlers.createElicitation(params, signal))
+      .onRequest(methods.client.fs.readTextFile, ({ params }) => handlers.readTextFile(params))
+      .onRequest(methods.client.fs.writeTextFile, ({ params }) => handlers.writeTextFile(params))
+      .onRequest(methods.client.terminal.create, ({ params }) => handlers.createTerminal(params))
+      .onRequest(methods.client.terminal.output, ({ params }) => handlers.terminalOutput(params))
+      .onRequest(methods.client.terminal.waitForExit, ({ params }) => handlers.waitForTerminalExit(params))
+      .onRequest(methods.client.terminal.kill, ({ params }) => handlers.killTerminal(params))
+      .onRequest(methods.client.terminal.release, ({ params }) => handlers.releaseTerminal(params))
+      // Everything else (extension methods, notifications Berth does not act on) goes to the session's clients.
+      .onRequest("*", ({ method, params, signal }) => handlers.relayRequest(method, params, signal))
+      .onNotification("*", ({ method, params }) => handlers.relayNotification(method, params))
+  );
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

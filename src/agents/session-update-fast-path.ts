@@ -24,7 +24,11 @@ export interface FastPathHandlers {
  * handled a little earlier than the requests and responses around them, never out of order
  * among themselves. A line longer than the SDK's message limit is refused, not buffered.
  */
-export function divertSessionUpdates(stdout: Readable, handlers: FastPathHandlers, maxLineLength = DEFAULT_MAX_MESSAGE_BYTES): ReadableStream<Uint8Array> {
+export function divertSessionUpdates(
+  stdout: Readable,
+  handlers: FastPathHandlers,
+  maxLineLength = DEFAULT_MAX_MESSAGE_BYTES,
+): ReadableStream<Uint8Array> {
   /** The start of the current line, in pieces: joined only once its newline arrives. */
   let pieces: string[] = [];
   let pending = 0;

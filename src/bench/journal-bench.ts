@@ -68,17 +68,11 @@ function measure(name: string, events: number, work: () => void): Row {
 function print(rows: Row[]): void {
   const table = [
     ["journal", "events", "total ms", "events/s"],
-    ...rows.map((r) => [
-      r.measure,
-      r.events.toLocaleString("en"),
-      r.ms.toFixed(0),
-      Math.round((r.events / r.ms) * 1000).toLocaleString("en"),
-    ]),
+    ...rows.map((r) => [r.measure, r.events.toLocaleString("en"), r.ms.toFixed(0), Math.round((r.events / r.ms) * 1000).toLocaleString("en")]),
   ];
   const widths = table[0]!.map((_, column) => Math.max(...table.map((line) => line[column]!.length)));
   // Names left-aligned, figures right-aligned.
-  const align = (cell: string, column: number) =>
-    column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!);
+  const align = (cell: string, column: number) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!));
   const format = (line: string[]) => line.map(align).join("  ");
   console.log(format(table[0]!));
   console.log(widths.map((w) => "-".repeat(w)).join("  "));

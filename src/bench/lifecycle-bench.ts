@@ -99,6 +99,7 @@ async function settledHeapBytesPer(count: number, build: (count: number) => Prom
   return perItem;
 }
 
+// biome-ignore lint/correctness/noUnusedVariables: written, never read: keeps the measured value alive for the garbage collector
 let sink: unknown;
 function retain(value: unknown): void {
   sink = value;

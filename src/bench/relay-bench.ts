@@ -64,7 +64,10 @@ async function measure(clientSide: CountingClient, sessionId: string): Promise<R
   for (let run = 0; run < FLOOD_RUNS; run++) {
     clientSide.reset();
     const start = performance.now();
-    await clientSide.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `/flood ${FLOOD_CHUNKS} ${FLOOD_BYTES}` }] });
+    await clientSide.agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: `/flood ${FLOOD_CHUNKS} ${FLOOD_BYTES}` }],
+    });
     const seconds = (performance.now() - start) / 1000;
     runs.push({ messagesPerSecond: clientSide.chunks / seconds, bytesPerSecond: clientSide.bytes / seconds });
   }
@@ -83,7 +86,10 @@ async function measure(clientSide: CountingClient, sessionId: string): Promise<R
 async function direct(workDir: string, stateDir: string): Promise<RelayFigures> {
   const agent = spawn(process.execPath, [demoAgentMain, "--state-dir", stateDir], { stdio: ["pipe", "pipe", "inherit"], detached: true });
   try {
-    const stream = ndJsonStream(Writable.toWeb(agent.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(agent.stdout!) as ReadableStream<Uint8Array>);
+    const stream = ndJsonStream(
+      Writable.toWeb(agent.stdin!) as WritableStream<Uint8Array>,
+      Readable.toWeb(agent.stdout!) as ReadableStream<Uint8Array>,
+    );
     const side = new CountingClient(stream);
     await side.initialize();
     const { sessionId } = await side.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
@@ -114,7 +120,9 @@ async function startServe(dataDir: string): Promise<ServeProcess> {
 }
 
 function wsClient(serve: ServeProcess): CountingClient {
-  return new CountingClient(createWebSocketStream(serve.acpUrl, { WebSocket: WebSocket as never, headers: { authorization: `Bearer ${serve.token}` } }));
+  return new CountingClient(
+    createWebSocketStream(serve.acpUrl, { WebSocket: WebSocket as never, headers: { authorization: `Bearer ${serve.token}` } }),
+  );
 }
 
 async function stopServe(serve: ServeProcess): Promise<void> {
@@ -143,7 +151,10 @@ async function fanOut(serve: ServeProcess, workDir: string, clients: number): Pr
   while (all.some((side) => side.chunks < chunks)) await new Promise((resolve) => setTimeout(resolve, 1));
   const seconds = (performance.now() - start) / 1000;
   for (const side of all) side.connection.close();
-  return [`fan-out to ${clients} client${clients > 1 ? "s" : ""}: ${chunks} chunks each`, `${fmt.ms(seconds * 1000)} (${fmt.int((chunks * clients) / seconds)} deliveries/s)`];
+  return [
+    `fan-out to ${clients} client${clients > 1 ? "s" : ""}: ${chunks} chunks each`,
+    `${fmt.ms(seconds * 1000)} (${fmt.int((chunks * clients) / seconds)} deliveries/s)`,
+  ];
 }
 
 async function reattach(serve: ServeProcess, workDir: string): Promise<Array<[string, string]>> {
@@ -187,17 +198,30 @@ export async function runRelayBench(): Promise<void> {
     const relayed = await measure(viaBerth, sessionId);
     viaBerth.connection.close();
     const added = (p: number) => percentile(relayed.roundTrips, p) - percentile(straight.roundTrips, p);
-    table(`Relay: /flood ${FLOOD_CHUNKS} × ${FLOOD_BYTES} B (median of ${FLOOD_RUNS}) and ${ECHO_TURNS} echo turns, direct stdio vs through Berth (WebSocket)`, [
-      ["direct: messages/s", fmt.int(straight.messagesPerSecond)],
-      ["through Berth: messages/s", fmt.int(relayed.messagesPerSecond)],
-      ["direct: bytes/s", fmt.int(straight.bytesPerSecond)],
-      ["through Berth: bytes/s", fmt.int(relayed.bytesPerSecond)],
-      ["Berth / direct", `${((100 * relayed.messagesPerSecond) / straight.messagesPerSecond).toFixed(1)} %`, "≥ 70 %"],
-      ["echo turn, prompt → first chunk, direct p50 / p99", `${fmt.ms(percentile(straight.roundTrips, 50))} / ${fmt.ms(percentile(straight.roundTrips, 99))}`],
-      ["echo turn, prompt → first chunk, Berth p50 / p99", `${fmt.ms(percentile(relayed.roundTrips, 50))} / ${fmt.ms(percentile(relayed.roundTrips, 99))}`],
-      ["added latency per message p50 / p99", `${fmt.ms(added(50))} / ${fmt.ms(added(99))}`],
+    table(
+      `Relay: /flood ${FLOOD_CHUNKS} × ${FLOOD_BYTES} B (median of ${FLOOD_RUNS}) and ${ECHO_TURNS} echo turns, direct stdio vs through Berth (WebSocket)`,
+      [
+        ["direct: messages/s", fmt.int(straight.messagesPerSecond)],
+        ["through Berth: messages/s", fmt.int(relayed.messagesPerSecond)],
+        ["direct: bytes/s", fmt.int(straight.bytesPerSecond)],
+        ["through Berth: bytes/s", fmt.int(relayed.bytesPerSecond)],
+        ["Berth / direct", `${((100 * relayed.messagesPerSecond) / straight.messagesPerSecond).toFixed(1)} %`, "≥ 70 %"],
+        [
+          "echo turn, prompt → first chunk, direct p50 / p99",
+          `${fmt.ms(percentile(straight.roundTrips, 50))} / ${fmt.ms(percentile(straight.roundTrips, 99))}`,
+        ],
+        [
+          "echo turn, prompt → first chunk, Berth p50 / p99",
+          `${fmt.ms(percentile(relayed.roundTrips, 50))} / ${fmt.ms(percentile(relayed.roundTrips, 99))}`,
+        ],
+        ["added latency per message p50 / p99", `${fmt.ms(added(50))} / ${fmt.ms(added(99))}`],
+      ],
+    );
+    table("Fan-out: one session's stream to many clients", [
+      await fanOut(serve, workDir, 1),
+      await fanOut(serve, workDir, 10),
+      await fanOut(serve, workDir, 100),
     ]);
-    table("Fan-out: one session's stream to many clients", [await fanOut(serve, workDir, 1), await fanOut(serve, workDir, 10), await fanOut(serve, workDir, 100)]);
     table("Re-attach within the grace vs a cold session start (through Berth)", await reattach(serve, workDir));
   } finally {
     await stopServe(serve);

@@ -33,7 +33,8 @@ export function locateHost(flags: HostFlags, env = process.env): { url: string; 
   const dataDir = resolve(flags.dataDir ?? loadConfigFile(configPath, { required: flags.config !== undefined }).dataDir ?? defaultDataDir(env));
   const paths = dataPaths(dataDir);
   const url = flags.url ?? runningHost(paths.hostFile)?.url;
-  if (!url) throw new HostClientError(`no Berth host is running on ${dataDir} (no live ${paths.hostFile}); start one with \`berth serve\` or pass --url`);
+  if (!url)
+    throw new HostClientError(`no Berth host is running on ${dataDir} (no live ${paths.hostFile}); start one with \`berth serve\` or pass --url`);
   let token = flags.token;
   if (token === undefined) {
     try {
@@ -56,7 +57,9 @@ export async function callHost<T>(flags: HostFlags, path: string, init: { method
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
   } catch (error) {
-    throw new HostClientError(`cannot reach the Berth host at ${url}: ${error instanceof Error ? (error.cause as Error | undefined)?.message ?? error.message : String(error)}`);
+    throw new HostClientError(
+      `cannot reach the Berth host at ${url}: ${error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error)}`,
+    );
   }
   if (response.status === 204) return undefined as T;
   const body = (await response.json().catch(() => ({}))) as { message?: string; error?: string };

@@ -20,7 +20,9 @@ export class LoginEnv {
     if (message.method !== "authenticate") return message;
     const params = (message.params ?? {}) as { methodId?: unknown; _meta?: Record<string, unknown> | null };
     if (typeof params.methodId !== "string" || params._meta?.[LOGIN_ENV_META] !== undefined) return message;
-    const values = Object.fromEntries(variablesOf(this.authMethods, params.methodId).flatMap((name) => (this.env[name] ? [[name, this.env[name]]] : [])));
+    const values = Object.fromEntries(
+      variablesOf(this.authMethods, params.methodId).flatMap((name) => (this.env[name] ? [[name, this.env[name]]] : [])),
+    );
     if (Object.keys(values).length === 0) return message;
     return { ...message, params: { ...params, _meta: { ...params._meta, [LOGIN_ENV_META]: values } } };
   }

@@ -33,7 +33,8 @@ export async function bridgeStdio(options: BridgeOptions): Promise<void> {
     Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>,
   );
   const logins = new LoginEnv(options.env ?? process.env);
-  const through = (map: (message: AnyMessage) => AnyMessage) => new TransformStream<AnyMessage, AnyMessage>({ transform: (message, out) => out.enqueue(map(message)) });
+  const through = (map: (message: AnyMessage) => AnyMessage) =>
+    new TransformStream<AnyMessage, AnyMessage>({ transform: (message, out) => out.enqueue(map(message)) });
   // Whichever side ends first ends the bridge.
   await Promise.race([
     local.readable.pipeThrough(through((m) => logins.outgoing(m))).pipeTo(remote.writable),

@@ -2,16 +2,14 @@ import { z } from "zod";
 import { lifecycleDefaults } from "../lifecycle/defaults.js";
 import { DURATION_FORM, parseByteSize, parseDuration } from "./durations.js";
 
-const duration = z
-  .string({ error: DURATION_FORM })
-  .transform((text, ctx) => {
-    const ms = parseDuration(text);
-    if (ms === undefined) {
-      ctx.addIssue({ code: "custom", message: `${DURATION_FORM}, got "${text}"` });
-      return z.NEVER;
-    }
-    return ms;
-  });
+const duration = z.string({ error: DURATION_FORM }).transform((text, ctx) => {
+  const ms = parseDuration(text);
+  if (ms === undefined) {
+    ctx.addIssue({ code: "custom", message: `${DURATION_FORM}, got "${text}"` });
+    return z.NEVER;
+  }
+  return ms;
+});
 
 const byteSize = z
   .union([z.number().int().positive(), z.string()], { error: 'expected a size such as "1MiB" or a number of bytes' })

@@ -14,7 +14,11 @@ export function parseDuration(text: string): number | undefined {
 /** The largest whole unit, as people say it: `24h` rather than `1d`, `7d`. */
 export function formatDuration(ms: number): string {
   if (ms >= 2 * 86_400_000 && ms % 86_400_000 === 0) return `${ms / 86_400_000}d`;
-  for (const [unit, size] of [["h", 3_600_000], ["m", 60_000], ["s", 1_000]] as const) {
+  for (const [unit, size] of [
+    ["h", 3_600_000],
+    ["m", 60_000],
+    ["s", 1_000],
+  ] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;

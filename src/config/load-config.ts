@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { z } from "zod";
-import { configSchema, type Config, type ConfigInput } from "./config-schema.js";
+import { configSchema, type Config } from "./config-schema.js";
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -9,7 +9,10 @@ export class ConfigError extends Error {
 function describeIssues(source: string, error: z.ZodError): string {
   const lines = error.issues.map((issue) => {
     const path = issue.path.length > 0 ? issue.path.join(".") : "(top level)";
-    const message = issue.code === "unrecognized_keys" ? `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}` : issue.message;
+    const message =
+      issue.code === "unrecognized_keys"
+        ? `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}`
+        : issue.message;
     return `  ${path}: ${message}`;
   });
   return `invalid configuration in ${source}:\n${lines.join("\n")}`;
@@ -44,4 +47,4 @@ export function loadConfigFile(path: string, { required }: { required: boolean }
   return parseConfig(input, path);
 }
 
-export type { Config, ConfigInput };
+export type { Config };

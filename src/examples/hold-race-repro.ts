@@ -36,14 +36,18 @@ const log = (line: string) => console.log(`[${String(Date.now() - started).padSt
 const ticket = holds.hold("session-1", "surface-1");
 log(`hold by surface-1: state=${holds.state("session-1")}`);
 ticket.release();
-log(`surface-1 released while acquiring: holders=${holds.holderCount("session-1")}, release clock armed=${holds.releaseAt("session-1") !== undefined}`);
+log(
+  `surface-1 released while acquiring: holders=${holds.holderCount("session-1")}, release clock armed=${holds.releaseAt("session-1") !== undefined}`,
+);
 
 acquisition.resolve({ pid: 4242 });
 ticket.child.catch((error: unknown) => {
   log(`surface-1's late acquisition refused by its fence: ${error instanceof StaleHoldError ? error.message : String(error)}`);
 });
 await new Promise((resolve) => setTimeout(resolve, 1));
-log(`acquisition succeeded: state=${holds.state("session-1")}, holders=${holds.holderCount("session-1")}, release clock armed=${holds.releaseAt("session-1") !== undefined}`);
+log(
+  `acquisition succeeded: state=${holds.state("session-1")}, holders=${holds.holderCount("session-1")}, release clock armed=${holds.releaseAt("session-1") !== undefined}`,
+);
 
 await new Promise((resolve) => setTimeout(resolve, GRACE_MS * 10));
 holds.dispose();

@@ -90,7 +90,10 @@ second.printReply();
 say(`   history replayed (${replayedText} updates); pid ${again.pid}: ${again.pid === pid ? "the very same process, warm" : "a new process"}`);
 
 say("5. The agent asks a question; another client answers it");
-const asking = second.connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "/ask May I deploy to production?" }] });
+const asking = second.connection.agent.request(methods.agent.session.prompt, {
+  sessionId,
+  prompt: [{ type: "text", text: "/ask May I deploy to production?" }],
+});
 const { questions } = await until(
   () => rest<{ questions: Array<{ id: string }> }>(`/api/questions?sessionId=${sessionId}`),
   (pending) => pending.questions.length > 0,

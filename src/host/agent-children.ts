@@ -44,7 +44,7 @@ export interface AgentChildrenDeps {
   readonly relay: AgentRelay;
 }
 
-export interface AgentRelay {
+interface AgentRelay {
   request(sessionId: string, method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
   notification(sessionId: string, method: string, params: unknown): void;
 }
@@ -256,11 +256,7 @@ export class AgentChildren {
     return { ...params, sessionId };
   }
 
-  private handlersFor(
-    sessionId: string,
-    key: LocationKey,
-    located: LocationServices,
-  ): AgentClientHandlers {
+  private handlersFor(sessionId: string, key: LocationKey, located: LocationServices): AgentClientHandlers {
     const { journal, desk } = this.deps;
     return {
       sessionUpdate: (notification, line) => {
@@ -277,9 +273,14 @@ export class AgentChildren {
         // Berth advertises form elicitations only: a URL to open is not put before a person.
         if ((params as { mode?: unknown }).mode !== "form") {
           const mode = String((params as { mode?: unknown }).mode);
-          throw RequestError.invalidParams({ mode, supported: ["form"] }, `Berth supports form elicitations only (clientCapabilities.elicitation.form), not mode "${mode}"`);
+          throw RequestError.invalidParams(
+            { mode, supported: ["form"] },
+            `Berth supports form elicitations only (clientCapabilities.elicitation.form), not mode "${mode}"`,
+          );
         }
-        return elicitationResponse(await desk.ask(sessionId, key, located, { kind: "elicitation", request: { ...params, sessionId } as typeof params }, signal));
+        return elicitationResponse(
+          await desk.ask(sessionId, key, located, { kind: "elicitation", request: { ...params, sessionId } as typeof params }, signal),
+        );
       },
       readTextFile: (params) => fileCall(() => located.files.readTextFile(params)),
       writeTextFile: async (params) => {

@@ -99,7 +99,9 @@ export function restoreSteps(stored: AgentSessionState, fresh: AgentSessionState
 function options(value: Json | undefined): Array<{ id: string; currentValue: Json }> {
   if (!Array.isArray(value)) return [];
   return value.flatMap((option) =>
-    isObject(option) && typeof option.id === "string" && option.currentValue !== undefined ? [{ id: option.id, currentValue: option.currentValue }] : [],
+    isObject(option) && typeof option.id === "string" && option.currentValue !== undefined
+      ? [{ id: option.id, currentValue: option.currentValue }]
+      : [],
   );
 }
 

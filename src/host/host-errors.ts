@@ -44,6 +44,7 @@ export function classifyError(error: unknown): ClassifiedError {
   // The hold left (or was replaced) before its agent was ready: the request raced its own release; retrying holds afresh.
   if (error instanceof StaleHoldError) return as("conflict", "hold_ended");
   // The host refuses new work once shutdown began.
-  if (error instanceof HoldsDisposedError || error instanceof HostStoppedError || error instanceof LocationServicesClosedError) return as("unavailable", "shutting_down");
+  if (error instanceof HoldsDisposedError || error instanceof HostStoppedError || error instanceof LocationServicesClosedError)
+    return as("unavailable", "shutting_down");
   return as("internal", "internal");
 }

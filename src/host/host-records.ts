@@ -2,9 +2,14 @@ import type { LifecycleRecord } from "../lifecycle/lifecycle-records.js";
 import { recordMessages } from "../lifecycle/lifecycle-records.js";
 
 /** Records the host adds to the kernel's: children, turns, questions, reaping. */
-export type HostOnlyRecord =
+type HostOnlyRecord =
   | { readonly kind: "child_acquired"; readonly sessionId: string; readonly agent: string; readonly pid: number; readonly ms: number }
-  | { readonly kind: "child_released"; readonly sessionId: string; readonly pid: number; readonly why: "grace" | "evicted" | "deleted" | "shutdown" | "unresponsive" }
+  | {
+      readonly kind: "child_released";
+      readonly sessionId: string;
+      readonly pid: number;
+      readonly why: "grace" | "evicted" | "deleted" | "shutdown" | "unresponsive";
+    }
   | { readonly kind: "child_exited"; readonly sessionId: string; readonly pid: number; readonly exit: string }
   | { readonly kind: "acquisition_failed"; readonly sessionId: string; readonly error: string }
   | { readonly kind: "turn_started"; readonly sessionId: string }
@@ -14,10 +19,15 @@ export type HostOnlyRecord =
   | { readonly kind: "question_cancelled"; readonly sessionId: string; readonly questionId: string; readonly reason: string }
   | { readonly kind: "group_reaped"; readonly pgid: number; readonly label: string; readonly outcome: string }
   | { readonly kind: "session_deleted"; readonly sessionId: string }
-  | { readonly kind: "agent_asked"; readonly agent: string; readonly pid: number; readonly purpose: "initialize" | "authenticate" | "request"; readonly method: string };
+  | {
+      readonly kind: "agent_asked";
+      readonly agent: string;
+      readonly pid: number;
+      readonly purpose: "initialize" | "authenticate" | "request";
+      readonly method: string;
+    };
 
 export type HostRecord = LifecycleRecord | HostOnlyRecord;
-export type HostRecordKind = HostRecord["kind"];
 
 const hostMessages: Readonly<Record<HostOnlyRecord["kind"], string>> = {
   child_acquired: "agent child acquired",
@@ -36,9 +46,7 @@ const hostMessages: Readonly<Record<HostOnlyRecord["kind"], string>> = {
 
 /** The one log line's text for each record. */
 export function messageOf(record: HostRecord): string {
-  return record.kind in recordMessages
-    ? recordMessages[record.kind as LifecycleRecord["kind"]]
-    : hostMessages[record.kind as HostOnlyRecord["kind"]];
+  return record.kind in recordMessages ? recordMessages[record.kind as LifecycleRecord["kind"]] : hostMessages[record.kind as HostOnlyRecord["kind"]];
 }
 
 /** A record as it is logged, journaled and streamed: its fields, its message, its time. */

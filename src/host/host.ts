@@ -80,7 +80,6 @@ const LOCATION_HOLDER = "berth:location";
 const HOUSEKEEPING_INTERVAL_MS = 60 * 60_000;
 const SHUTDOWN_SETTLE_MS = 5_000;
 
-
 /**
  * Berth's host: sessions, turns, holds, questions, terminals and services of real ACP
  * agents, with a journal that survives restarts. The server puts this on the network.
@@ -153,12 +152,16 @@ export class Host {
       initialized: (agentId, child) => this.profiles.remember(agentId, child.initializeResponse),
       record,
     });
-    this.profiles = new AgentProfiles(store, this.registry, clock, (agentId) =>
-      this.transient.run(agentId, async (child) => child.initializeResponse, {
-        purpose: "initialize",
-        method: "initialize",
-        replayLogin: false,
-      }),
+    this.profiles = new AgentProfiles(
+      store,
+      this.registry,
+      clock,
+      (agentId) =>
+        this.transient.run(agentId, async (child) => child.initializeResponse, {
+          purpose: "initialize",
+          method: "initialize",
+          replayLogin: false,
+        }),
       exclusive,
     );
     this.executions = new Executions(clock, record);
@@ -312,14 +315,16 @@ export class Host {
     const key = locationKey(params.cwd, params.workspace);
     assertDirectory(key.directory);
     const id = randomUUID();
-    this.journal.exclusive(() => this.store.sessions.create({
-      id,
-      agent,
-      cwd: key.directory,
-      workspace: key.workspace ?? null,
-      agentRequest: params.agentRequest ?? null,
-      createdAt: this.clock.now(),
-    }));
+    this.journal.exclusive(() =>
+      this.store.sessions.create({
+        id,
+        agent,
+        cwd: key.directory,
+        workspace: key.workspace ?? null,
+        agentRequest: params.agentRequest ?? null,
+        createdAt: this.clock.now(),
+      }),
+    );
     return this.sessionView(this.requireSession(id));
   }
 
@@ -692,10 +697,15 @@ export class Host {
       unresponsive: `it did not end its interrupted turn within ${formatDuration(this.config.interruptTimeout)}`,
     }[reason];
     try {
-      this.journal.notice(sessionId, key, `Berth stopped this session's agent (reason: ${reason}): ${why}. The conversation is kept; the next prompt starts the agent again.`, {
-        kind: "agent_stopped",
-        reason,
-      });
+      this.journal.notice(
+        sessionId,
+        key,
+        `Berth stopped this session's agent (reason: ${reason}): ${why}. The conversation is kept; the next prompt starts the agent again.`,
+        {
+          kind: "agent_stopped",
+          reason,
+        },
+      );
     } catch (error) {
       this.log.error({ err: error, sessionId }, "agent stop notice failed");
     }
@@ -751,7 +761,6 @@ export class Host {
     };
     run();
   }
-
 }
 
 function assertDirectory(directory: string): void {

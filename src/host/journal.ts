@@ -8,14 +8,7 @@ import type { Logger } from "./logger.js";
 import type { SessionBus } from "./session-bus.js";
 
 /** The kinds of durable events in a session's journal. */
-export type JournalKind =
-  | "turn_started"
-  | "update"
-  | "turn_ended"
-  | "question_asked"
-  | "question_resolved"
-  | "interrupted"
-  | "agent_exited";
+export type JournalKind = "turn_started" | "update" | "turn_ended" | "question_asked" | "question_resolved" | "interrupted" | "agent_exited";
 
 /** One more write op (see `write-batch.ts`) stored in the same transaction as an event. */
 export type WriteOp = readonly [code: string, WriteValue, WriteValue, WriteValue, WriteValue, WriteValue];
@@ -262,7 +255,10 @@ export class Journal {
     if (outcome.failed.length > 0) {
       const units = all ? batch.units : batch.units.filter((_, unit) => failed.has(unit));
       const sessions = [...new Set(units.flatMap((unit) => (unit.sessionId === null ? [] : [unit.sessionId])))];
-      this.log.error({ err: outcome.failed[0]!.error, events: units.reduce((sum, unit) => sum + unit.events, 0), writes: units.length, sessions }, "journal write failed");
+      this.log.error(
+        { err: outcome.failed[0]!.error, events: units.reduce((sum, unit) => sum + unit.events, 0), writes: units.length, sessions },
+        "journal write failed",
+      );
     }
     for (const callback of batch.callbacks) {
       if (callback.unit !== null && (all || failed.has(callback.unit))) continue;

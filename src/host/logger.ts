@@ -8,9 +8,7 @@ export function createLogger(options: { level?: string; pretty?: boolean } = {})
   const level = options.level ?? process.env.BERTH_LOG_LEVEL ?? "info";
   const usePretty = options.pretty ?? process.stderr.isTTY === true;
   const base = { level, base: { name: "berth" }, timestamp: pino.stdTimeFunctions.isoTime };
-  return usePretty
-    ? pino(base, pretty({ destination: 2, colorize: true, ignore: "pid,hostname,name" }))
-    : pino(base, pino.destination(2));
+  return usePretty ? pino(base, pretty({ destination: 2, colorize: true, ignore: "pid,hostname,name" })) : pino(base, pino.destination(2));
 }
 
 export function silentLogger(): Logger {

@@ -35,7 +35,7 @@ export interface QuestionDeskDeps {
   readonly keyOf: (sessionId: string) => LocationKey | undefined;
 }
 
-export function questionView(question: Question): QuestionView {
+function questionView(question: Question): QuestionView {
   return {
     id: question.id,
     sessionId: question.sessionId,
@@ -68,13 +68,19 @@ export class QuestionDesk {
     const request = JSON.parse(requestText) as Json;
     const waiting = located.questions.ask(id, sessionId, question, askedAt);
     // The question's row and its `question_asked` event are one transaction; clients hear of it once both are stored.
-    const queued = journal.append(sessionId, key, "question_asked", { questionId: id, kind: question.kind, request }, {
-      with: [["q", id, sessionId, question.kind, requestText, askedAt]],
-      then: () => {
-        bus.publish(sessionId, { type: "question_asked", question: { id, sessionId, kind: question.kind, request, askedAt, state: "pending" } });
-        record({ kind: "question_asked", sessionId, questionId: id, questionKind: question.kind });
+    const queued = journal.append(
+      sessionId,
+      key,
+      "question_asked",
+      { questionId: id, kind: question.kind, request },
+      {
+        with: [["q", id, sessionId, question.kind, requestText, askedAt]],
+        then: () => {
+          bus.publish(sessionId, { type: "question_asked", question: { id, sessionId, kind: question.kind, request, askedAt, state: "pending" } });
+          record({ kind: "question_asked", sessionId, questionId: id, questionKind: question.kind });
+        },
       },
-    });
+    );
     if (!queued) located.questions.cancel(id, "the question could not be stored");
     // The agent withdrew the request ($/cancel_request) or its connection closed.
     const withdraw = () => this.cancel(id, "withdrawn by the agent");
@@ -88,7 +94,7 @@ export class QuestionDesk {
 
   /** Answers a pending question; the first answer wins. Throws {@link QuestionError}. */
   answer(questionId: string, answer: QuestionAnswer): QuestionView {
-    const { store, clock } = this.deps;
+    const { store } = this.deps;
     const question = store.questions.get(questionId);
     if (!question) throw new QuestionError("not_found", `no question "${questionId}"`);
     if (question.state !== "pending") throw alreadyResolved(question);
@@ -164,7 +170,10 @@ function validateAnswer(question: Question, answer: QuestionAnswer): void {
     return;
   }
   if (!("action" in answer) || !["accept", "decline", "cancel"].includes(answer.action)) {
-    throw new QuestionError("invalid_answer", `question "${question.id}" is a form: answer with { "action": "accept" | "decline" | "cancel", "content": {...} }`);
+    throw new QuestionError(
+      "invalid_answer",
+      `question "${question.id}" is a form: answer with { "action": "accept" | "decline" | "cancel", "content": {...} }`,
+    );
   }
   if (answer.action !== "accept") return;
   if (typeof answer.content !== "object" || answer.content === null || Array.isArray(answer.content)) {
@@ -173,6 +182,9 @@ function validateAnswer(question: Question, answer: QuestionAnswer): void {
   const schema = request.requestedSchema as { required?: string[] } | undefined;
   const missing = (schema?.required ?? []).filter((field) => !(field in answer.content));
   if (missing.length > 0) {
-    throw new QuestionError("invalid_answer", `question "${question.id}": missing required field${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`);
+    throw new QuestionError(
+      "invalid_answer",
+      `question "${question.id}": missing required field${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`,
+    );
   }
 }

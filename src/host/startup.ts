@@ -29,7 +29,8 @@ export async function restoreAfterRestart(deps: {
   const scope = ProcessScope.forDataDir(dirname(store.path));
   attachScope(deps.ledger, scope);
   for (const { record: group, outcome } of await reapLeftoverGroups(deps.ledger, { graceMs: deps.stopTimeoutMs })) {
-    const described = outcome.kind === "stopped" ? `stopped (${outcome.stop})` : outcome.kind === "failed" ? `failed: ${outcome.error.message}` : outcome.kind;
+    const described =
+      outcome.kind === "stopped" ? `stopped (${outcome.stop})` : outcome.kind === "failed" ? `failed: ${outcome.error.message}` : outcome.kind;
     record({ kind: "group_reaped", pgid: group.pgid, label: group.label, outcome: described });
   }
   const swept = await scope.reapAll({ graceMs: deps.stopTimeoutMs });
@@ -80,7 +81,11 @@ function journalOrphans(store: Store, sessionId: string, questions: readonly Que
   const asked = questions.map(describeQuestion).join("; ");
   const again = openPrompt === undefined ? "" : " Send your last prompt again to re-run the turn.";
   const text = `The agent stopped before you answered (${asked}): Berth was stopped abruptly, and the agent process that asked is gone, so an answer can no longer reach it.${again}`;
-  const notice = { kind: "question_orphaned", questionIds: questions.map((question) => question.id), ...(openPrompt === undefined ? {} : { rerun: { prompt: openPrompt } }) };
+  const notice = {
+    kind: "question_orphaned",
+    questionIds: questions.map((question) => question.id),
+    ...(openPrompt === undefined ? {} : { rerun: { prompt: openPrompt } }),
+  };
   const update = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n\n${text}\n` }, _meta: { "berth/notice": notice } };
   events.push({ sessionId, seq: ++seq, kind: "update", payload: { update }, at });
   store.events.appendSequenced(events);
@@ -89,7 +94,9 @@ function journalOrphans(store: Store, sessionId: string, questions: readonly Que
 function describeQuestion(question: Question): string {
   const request = (question.request ?? {}) as { toolCall?: { title?: unknown }; message?: unknown };
   const title = question.kind === "permission" ? request.toolCall?.title : request.message;
-  return typeof title === "string" && title.length > 0 ? `"${title.length > 80 ? `${title.slice(0, 77)}...` : title}"` : `a ${question.kind} question`;
+  return typeof title === "string" && title.length > 0
+    ? `"${title.length > 80 ? `${title.slice(0, 77)}...` : title}"`
+    : `a ${question.kind} question`;
 }
 
 function groupBySession(questions: readonly Question[]): Map<string, Question[]> {

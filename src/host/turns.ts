@@ -76,7 +76,13 @@ export class Turns {
         error = caught instanceof Error ? caught.message : String(caught);
       } finally {
         // Whatever failed above (the agent, a full disk), the turn settles: nothing may stay active forever.
-        journal.append(sessionId, key, "turn_ended", { stopReason, error }, { then: (seq) => bus.publish(sessionId, { type: "turn_ended", seq, stopReason, error }) });
+        journal.append(
+          sessionId,
+          key,
+          "turn_ended",
+          { stopReason, error },
+          { then: (seq) => bus.publish(sessionId, { type: "turn_ended", seq, stopReason, error }) },
+        );
         turn.settle(error === null ? "completed" : "failed");
         record({ kind: "turn_ended", sessionId, stopReason, error });
       }

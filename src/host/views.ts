@@ -29,7 +29,7 @@ export interface SessionView {
   readonly updatedAt: number;
 }
 
-export type QuestionKind = "permission" | "elicitation";
+type QuestionKind = "permission" | "elicitation";
 
 export interface QuestionView {
   readonly id: string;
@@ -41,7 +41,7 @@ export interface QuestionView {
   readonly state: "pending" | "answered" | "cancelled" | "orphaned";
 }
 
-export interface ServiceView {
+interface ServiceView {
   readonly name: string;
   readonly state: string;
   readonly pid: number | null;

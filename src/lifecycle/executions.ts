@@ -20,7 +20,7 @@ export interface Settlement {
 }
 
 /** A turn in flight: `running`, then `interrupting` once asked to stop, then settled and gone. */
-export type ExecutionState = { readonly name: "running" } | { readonly name: "interrupting"; readonly reason: InterruptReason };
+type ExecutionState = { readonly name: "running" } | { readonly name: "interrupting"; readonly reason: InterruptReason };
 
 export interface ActiveExecution {
   readonly sessionId: string;
@@ -48,7 +48,6 @@ export class TurnAlreadyRunningError extends Error {
     super(`session ${sessionId} already has a turn in flight`);
   }
 }
-
 
 /** Which sessions are running a turn, and where. The only authority on "active execution". */
 export class Executions {

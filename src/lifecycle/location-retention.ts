@@ -2,15 +2,7 @@ import type { Clock, Timer } from "./clock.js";
 import { deferred, type Deferred } from "./deferred.js";
 import type { ActiveExecution, Executions, InterruptReason, Settlement } from "./executions.js";
 import type { RecordSink } from "./lifecycle-records.js";
-import {
-  capOf,
-  freshActivity,
-  isExpired,
-  keepAlive,
-  touchActivity,
-  type LocationActivity,
-  type RetentionWindows,
-} from "./location-activity.js";
+import { capOf, freshActivity, isExpired, keepAlive, touchActivity, type LocationActivity, type RetentionWindows } from "./location-activity.js";
 import type { LocationKey } from "./location-key.js";
 import type { LocationEntry, LocationServicesCache } from "./location-services-cache.js";
 import { MinHeap } from "./min-heap.js";
@@ -21,7 +13,7 @@ import { MinHeap } from "./min-heap.js";
  * - `interrupting`: it reached the max active hold; its sessions are being interrupted and settled;
  * - `evicting`: its services are being stopped.
  */
-export type RetentionState = "retained" | "interrupting" | "evicting";
+type RetentionState = "retained" | "interrupting" | "evicting";
 
 export interface RetentionOptions<S> extends RetentionWindows {
   readonly clock: Clock;
@@ -55,7 +47,7 @@ export interface LocationNeed {
   end(workAdmitted: boolean): void;
 }
 
-export const DEFAULT_SWEEP_SLICE = 1_000;
+const DEFAULT_SWEEP_SLICE = 1_000;
 
 export interface LocationStatus {
   readonly key: LocationKey;

@@ -17,7 +17,7 @@ export class LocationServicesClosedError extends Error {
  * or `booting` → `failed`. A location that is booted again after eviction gets a
  * new entry, so callers compare entries, never keys.
  */
-export type LocationEntryState = "booting" | "ready" | "failed" | "closing" | "closed";
+type LocationEntryState = "booting" | "ready" | "failed" | "closing" | "closed";
 
 export interface LocationEntry<S> {
   readonly key: LocationKey;

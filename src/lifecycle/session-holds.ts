@@ -24,7 +24,7 @@ type ReleaseClock =
 
 export type SessionChildState = "childless" | "acquiring" | "live" | "releasing";
 
-export interface HoldTurns {
+interface HoldTurns {
   isActive(sessionId: string): boolean;
   onSettled(listener: (settlement: { readonly sessionId: string }) => void): () => void;
 }
@@ -279,12 +279,11 @@ export class SessionHolds<C extends object> {
     // After disposal nothing new may start, even an acquisition that waited for a release.
     const start = () => (this.disposed ? Promise.reject(new HoldsDisposedError()) : this.options.acquire(record.sessionId));
     // A new child starts only once the previous one is stopped: one agent process per session.
-    const acquisition =
-      record.slot.name === "releasing" ? record.slot.done.then(start) : new Promise<C>((resolve) => resolve(start()));
+    const acquisition = record.slot.name === "releasing" ? record.slot.done.then(start) : new Promise<C>((resolve) => resolve(start()));
     void acquisition.then(
-        (child) => this.acquired(record, incarnation, child),
-        (error: unknown) => this.acquisitionFailed(record, incarnation, error),
-      );
+      (child) => this.acquired(record, incarnation, child),
+      (error: unknown) => this.acquisitionFailed(record, incarnation, error),
+    );
   }
 
   private acquired(record: SessionRecord<C>, incarnation: Incarnation<C>, child: C): void {

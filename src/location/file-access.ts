@@ -4,7 +4,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import { isAbsolute, resolve, sep } from "node:path";
 import { realLocation } from "./real-location.js";
 
-export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024;
 
 export type FileAccessErrorCode =
   | "not_absolute"
@@ -127,7 +127,9 @@ export class FileAccess {
         const changed = code === "ELOOP" || code === "ENOTDIR";
         if (!changed || attempt >= OPEN_ATTEMPTS) {
           if (code === "ELOOP") {
-            throw new FileAccessError("io_error", `path ${JSON.stringify(path)} kept changing while it was opened (a symlink appeared in it)`, { cause: error });
+            throw new FileAccessError("io_error", `path ${JSON.stringify(path)} kept changing while it was opened (a symlink appeared in it)`, {
+              cause: error,
+            });
           }
           throw asFileAccessError(error, path as string);
         }
@@ -156,10 +158,7 @@ export class FileAccess {
     const root = this.roots.filter((candidate) => isInside(real, candidate)).sort((a, b) => b.length - a.length)[0];
     if (root === undefined) {
       const leadsTo = real === path ? "" : ` (it leads to ${real})`;
-      throw new FileAccessError(
-        "outside_roots",
-        `path ${named} is outside the session's directories (${this.roots.join(", ")})${leadsTo}`,
-      );
+      throw new FileAccessError("outside_roots", `path ${named} is outside the session's directories (${this.roots.join(", ")})${leadsTo}`);
     }
     return { root, real };
   }

@@ -1,9 +1,7 @@
 import { deferred, type Deferred } from "../lifecycle/deferred.js";
 
 /** How a waiting question ended: the first answer, or a cancellation with its reason. */
-export type QuestionOutcome<A> =
-  | { readonly outcome: "answered"; readonly answer: A }
-  | { readonly outcome: "cancelled"; readonly reason: string };
+export type QuestionOutcome<A> = { readonly outcome: "answered"; readonly answer: A } | { readonly outcome: "cancelled"; readonly reason: string };
 
 interface Waiting<Q, A> {
   readonly id: string;

@@ -29,10 +29,7 @@ function problemOf(config: ServiceConfig): string | undefined {
 }
 
 /** The arguments and whole environment of one start: `{port}` substituted, `PORT` set when a port was allocated. */
-export function launchArguments(
-  config: ServiceConfig,
-  port: number | undefined,
-): { args: string[]; env: NodeJS.ProcessEnv } {
+export function launchArguments(config: ServiceConfig, port: number | undefined): { args: string[]; env: NodeJS.ProcessEnv } {
   const fill = (text: string): string => (port === undefined ? text : text.replaceAll(PORT_PLACEHOLDER, String(port)));
   const configured = Object.fromEntries(Object.entries(config.env).map(([name, value]) => [name, fill(value)]));
   // The port Berth waits on wins over a configured PORT.

@@ -200,7 +200,10 @@ export class ServiceProcess {
 
   /** The end of what the service wrote, stderr first, for an error message. */
   private outputTail(): string {
-    for (const [stream, output] of [["stderr", this.stderr], ["stdout", this.stdout]] as const) {
+    for (const [stream, output] of [
+      ["stderr", this.stderr],
+      ["stdout", this.stdout],
+    ] as const) {
       const text = output.quotedTail();
       if (text.length > 0) return `; its ${stream} ends with:\n${text}`;
     }

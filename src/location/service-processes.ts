@@ -5,8 +5,6 @@ import { LOOPBACK_HOST } from "./port-allocation.js";
 import { assertRunnableService } from "./service-launch.js";
 import { ServiceProcess, type ServiceLog, type ServiceState } from "./service-process.js";
 
-export type { ServiceLog, ServiceState } from "./service-process.js";
-
 export interface ServiceProcessesOptions {
   /** The configured services, by name. */
   readonly services: Readonly<Record<string, ServiceConfig>>;

@@ -9,7 +9,7 @@ import { outputFilePath } from "./terminal-output-files.js";
 import { assertByteLimit } from "./terminal-output.js";
 import { Terminal, type TerminalOutputResult, type TerminalSpec } from "./terminal.js";
 
-export const DEFAULT_OUTPUT_BYTE_LIMIT = 1024 * 1024;
+const DEFAULT_OUTPUT_BYTE_LIMIT = 1024 * 1024;
 
 export interface TerminalsOptions {
   /** The location's directory: where commands run when they name no `cwd`. */

@@ -2,7 +2,7 @@
 export type ProcessKind = "agent" | "terminal" | "service";
 
 /** Who a live process group is, in a form that survives pid reuse and host restarts. */
-export interface GroupIdentity {
+interface GroupIdentity {
   /** The process group id, which is also the group leader's pid. */
   readonly pgid: number;
   /** The leader's start time in clock ticks since boot (field 22 of `/proc/<pid>/stat`). */

@@ -8,7 +8,7 @@ import { isRunning, readProcStat, type ProcStat } from "./proc-stat.js";
  * is `<scope>.<group>`: the scope names the data directory, so a start-up can reap everything a
  * dead previous run on the same directory left, and the group names one agent, terminal or service.
  */
-export const MARKER_VARIABLE = "BERTH_GROUP";
+const MARKER_VARIABLE = "BERTH_GROUP";
 
 /** Which markers a scan matches: one group's exact value, or every group of a scope. */
 export type MarkerMatch = { readonly exact: string } | { readonly prefix: string };

@@ -10,7 +10,7 @@ import { stopGroup, type StopOptions, type StopOutcome } from "./stop-group.js";
  * - `failed`: stopping or forgetting it threw.
  * The record is forgotten in every case.
  */
-export type ReapOutcome =
+type ReapOutcome =
   | { readonly kind: "stopped"; readonly stop: StopOutcome }
   | { readonly kind: "gone" }
   | { readonly kind: "pid-reused" }
@@ -28,10 +28,7 @@ export interface ReapedGroup {
  * is never signalled. Groups are stopped concurrently; one failure does not
  * stop the others, and this never throws for a single group.
  */
-export async function reapLeftoverGroups(
-  ledger: ProcessGroupLedger,
-  options: StopOptions = {},
-): Promise<ReapedGroup[]> {
+export async function reapLeftoverGroups(ledger: ProcessGroupLedger, options: StopOptions = {}): Promise<ReapedGroup[]> {
   return Promise.all(
     ledger.list().map(async (record) => {
       let outcome: ReapOutcome;

@@ -84,6 +84,7 @@ export class ProcessScope {
     } finally {
       if (stepped && !enroll(home, process.pid)) {
         // Never stay in a cgroup that a stop kills as a whole.
+        // biome-ignore lint/correctness/noUnsafeFinally: deliberate: this failure outranks whatever spawn() threw
         throw new Error(`cannot move the host back to its cgroup ${home} from ${tag.cgroup}`);
       }
     }

@@ -14,7 +14,7 @@ export interface StopOptions {
   readonly pollMs?: number;
 }
 
-export const DEFAULT_STOP_GRACE_MS = 3_000;
+const DEFAULT_STOP_GRACE_MS = 3_000;
 const DEFAULT_POLL_MS = 25;
 /** Kill rounds after the grace: each kills what a fresh look finds, until a look finds nothing. */
 const KILL_ROUNDS = 5;

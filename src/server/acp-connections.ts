@@ -5,7 +5,7 @@ import type { Logger } from "../host/logger.js";
 import { createAcpAgent } from "./acp-agent.js";
 
 /** Sends a notification; a promise when the client is behind, settled once it caught up (see MessageLimitedSocket). */
-export type Notify = (method: string, params: unknown) => void | Promise<void>;
+type Notify = (method: string, params: unknown) => void | Promise<void>;
 
 export interface ConnectionOptions {
   /** `websocket` or `http`, for the logs. */

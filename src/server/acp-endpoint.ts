@@ -20,14 +20,14 @@ export interface AcpEndpointOptions {
   readonly maxBufferedBytes?: number;
 }
 
-export const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 /** How long closing clients get to finish the close handshake before their sockets are cut. */
 const CLOSE_WAIT_MS = 1_000;
 /** The header both profiles of the transport name their connection with. */
 const CONNECTION_ID_HEADER = "Acp-Connection-Id";
 
 /** The agent a client named on the endpoint's URL (`/acp?agent=ID`); the host's default when absent. */
-export function requestedAgent(url: URL): string | undefined {
+function requestedAgent(url: URL): string | undefined {
   return url.searchParams.get("agent") ?? undefined;
 }
 
@@ -75,7 +75,12 @@ export class AcpEndpoint {
     if (!(declared > this.maxMessageBytes)) return this.handleHttp(req, res);
     // The id is in the body we refuse to read; the SDK's client gives this error to the request it sent.
     const message = `Invalid request: the message is ${declared} bytes, more than the limit of ${this.maxMessageBytes} bytes`;
-    sendJson(res, 413, { jsonrpc: "2.0", id: null, error: { code: -32600, message, data: { size: declared, limit: this.maxMessageBytes } } }, { Connection: "close" });
+    sendJson(
+      res,
+      413,
+      { jsonrpc: "2.0", id: null, error: { code: -32600, message, data: { size: declared, limit: this.maxMessageBytes } } },
+      { Connection: "close" },
+    );
   }
 
   /** Completes a WebSocket upgrade the HTTP server already authorized, naming the connection on the 101 response. */

@@ -30,7 +30,8 @@ export function loadToken(tokenPath: string): LoadedToken {
   // A token readable by others is no secret: tighten a file someone loosened.
   if ((statSync(tokenPath).mode & 0o077) !== 0) chmodSync(tokenPath, 0o600);
   const token = readFileSync(tokenPath, "utf8").trim();
-  if (token.length < 16) throw new Error(`the access token in ${tokenPath} is too short (${token.length} characters): delete the file to make a new one`);
+  if (token.length < 16)
+    throw new Error(`the access token in ${tokenPath} is too short (${token.length} characters): delete the file to make a new one`);
   return { token, created };
 }
 

@@ -14,7 +14,7 @@ export function writeHostFile(path: string, file: HostFile): void {
 }
 
 /** The host file, if there is a readable one. */
-export function readHostFile(path: string): HostFile | undefined {
+function readHostFile(path: string): HostFile | undefined {
   try {
     const parsed = JSON.parse(readFileSync(path, "utf8")) as Partial<HostFile>;
     if (typeof parsed.url !== "string" || typeof parsed.pid !== "number" || typeof parsed.startedAt !== "number") return undefined;

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 
 /** JSON request bodies larger than this are refused with 413. */
-export const MAX_JSON_BODY_BYTES = 1024 * 1024;
+const MAX_JSON_BODY_BYTES = 1024 * 1024;
 
 /** An error a route answers with: `{ error: code, message }` and `status`. */
 export class HttpError extends Error {
@@ -17,7 +17,12 @@ export class HttpError extends Error {
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(text), "Cache-Control": "no-store", ...headers });
+  res.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(text),
+    "Cache-Control": "no-store",
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -39,7 +44,11 @@ export function sendUnauthorized(res: ServerResponse): void {
  */
 export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   if (!isJsonContentType(req.headers["content-type"])) {
-    throw new HttpError(415, "unsupported_media_type", `the request body must be sent with Content-Type: application/json, got ${req.headers["content-type"] ?? "none"}`);
+    throw new HttpError(
+      415,
+      "unsupported_media_type",
+      `the request body must be sent with Content-Type: application/json, got ${req.headers["content-type"] ?? "none"}`,
+    );
   }
   const declared = Number(req.headers["content-length"] ?? 0);
   if (declared > MAX_JSON_BODY_BYTES) throw tooLarge();
@@ -64,6 +73,6 @@ function tooLarge(): HttpError {
 }
 
 /** `application/json`, with parameters (`; charset=utf-8`) or without. */
-export function isJsonContentType(header: string | undefined): boolean {
+function isJsonContentType(header: string | undefined): boolean {
   return header !== undefined && header.split(";")[0]!.trim().toLowerCase() === "application/json";
 }

@@ -39,7 +39,7 @@ export interface BerthServer {
   close(reason?: string): Promise<void>;
 }
 
-export class PortInUseError extends Error {
+class PortInUseError extends Error {
   override readonly name = "PortInUseError";
 }
 
@@ -63,7 +63,11 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     const { host: hostHeader, origin } = req.headers;
     if (!hostAllowed(hostHeader, options.listenHost)) {
       log.warn({ host: hostHeader }, "request for a foreign Host refused (DNS rebinding?)");
-      return new HttpError(403, "forbidden_host", `requests for the host name ${JSON.stringify(hostHeader)} are not allowed: use an address of this machine or localhost`);
+      return new HttpError(
+        403,
+        "forbidden_host",
+        `requests for the host name ${JSON.stringify(hostHeader)} are not allowed: use an address of this machine or localhost`,
+      );
     }
     if (!originAllowed(origin, hostHeader)) {
       log.warn({ origin, host: hostHeader }, "request from a foreign origin refused");
@@ -103,7 +107,8 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       return acp.handleRequest(req, res);
     }
     if (isApi) throw new HttpError(404, "not_found", `no route ${req.method} ${url.pathname}`);
-    if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", `${req.method} is not allowed on ${url.pathname} (the dashboard is read with GET)`);
+    if (req.method !== "GET")
+      throw new HttpError(405, "method_not_allowed", `${req.method} is not allowed on ${url.pathname} (the dashboard is read with GET)`);
     const file = web.resolve(url.pathname);
     web.send(res, file, file.name === "index" ? PAGE_HEADERS : {});
   };
@@ -112,7 +117,8 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     respond(req, res).catch((error: unknown) => {
       const httpError = error instanceof HttpError ? error : fromHostError(error);
       // A client that went away mid-request (a dropped body) is not Berth failing.
-      if (clientWentAway(req, error)) log.info({ method: req.method, path: requestUrl(req).pathname }, "client went away before its request was complete");
+      if (clientWentAway(req, error))
+        log.info({ method: req.method, path: requestUrl(req).pathname }, "client went away before its request was complete");
       else if (httpError.status >= 500) log.error({ err: error, method: req.method, path: requestUrl(req).pathname }, "request failed");
       if (res.headersSent || res.destroyed) return void res.destroy();
       sendError(res, httpError);
@@ -123,7 +129,8 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     const url = requestUrl(req);
     const refusal = foreignRefusal(req) ?? (url.pathname === "/acp" ? crossSiteRefusal(req) : undefined);
     if (refusal) return refuseUpgrade(socket, refusal.status, { error: refusal.code, message: refusal.message });
-    if (url.pathname !== "/acp") return refuseUpgrade(socket, 404, { error: "not_found", message: `no WebSocket endpoint at ${url.pathname} (ACP is at /acp)` });
+    if (url.pathname !== "/acp")
+      return refuseUpgrade(socket, 404, { error: "not_found", message: `no WebSocket endpoint at ${url.pathname} (ACP is at /acp)` });
     if (!tokenMatches(presentedToken(req, url), token)) return refuseUpgrade(socket, 401, { error: "unauthorized" });
     const unknown = acp.unknownAgent(url);
     if (unknown) return refuseUpgrade(socket, unknown.status, { error: unknown.code, message: unknown.message });
@@ -169,7 +176,9 @@ const PAGE_HEADERS: Readonly<Record<string, string>> = {
 
 function clientWentAway(req: IncomingMessage, error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return (req.destroyed && !req.complete) || code === "ECONNRESET" || code === "ECONNABORTED" || (error instanceof Error && error.message === "aborted");
+  return (
+    (req.destroyed && !req.complete) || code === "ECONNRESET" || code === "ECONNABORTED" || (error instanceof Error && error.message === "aborted")
+  );
 }
 
 function fromHostError(error: unknown): HttpError {
@@ -185,7 +194,9 @@ function requestUrl(req: IncomingMessage): URL {
 function refuseUpgrade(socket: Duplex, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   const reason = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found" }[status] ?? "Error";
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+  );
 }
 
 function listen(server: Server, host: string, port: number): Promise<number> {

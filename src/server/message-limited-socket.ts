@@ -4,7 +4,7 @@ import type { RawData, WebSocket } from "ws";
 type Listener = (...args: unknown[]) => void;
 
 /** The longest session or request id the SDK's connection takes (its `maxIdLength`); longer ones would close the connection. */
-export const MAX_ID_LENGTH = 1024;
+const MAX_ID_LENGTH = 1024;
 const DEFAULT_DRAIN_TIMEOUT_MS = 60_000;
 
 /**
@@ -135,7 +135,10 @@ export class MessageLimitedSocket implements WebSocketLike {
       if (!first && size <= MAX_ID_LENGTH) return listener(data, isBinary);
       const parsed = parseMessage(data as RawData);
       if (first && (parsed === undefined || typeof parsed !== "object" || parsed === null || Array.isArray(parsed))) {
-        const error = parsed === undefined ? { code: -32700, message: "Parse error: the first message is not JSON" } : { code: -32600, message: "Invalid request: the first message must be an initialize request" };
+        const error =
+          parsed === undefined
+            ? { code: -32700, message: "Parse error: the first message is not JSON" }
+            : { code: -32600, message: "Invalid request: the first message must be an initialize request" };
         this.ws.send(JSON.stringify({ jsonrpc: "2.0", id: null, error }));
         return this.ws.close(1002, "the first message must be an ACP initialize request");
       }
@@ -164,7 +167,11 @@ export class MessageLimitedSocket implements WebSocketLike {
     if (id !== undefined) {
       const what = longId ? "request id" : "sessionId";
       const length = longId ? (id as string).length : (sessionId as string).length;
-      const error = { code: -32602, message: `Invalid params: the ${what} is ${length} characters long, more than the limit of ${MAX_ID_LENGTH}`, data: { limit: MAX_ID_LENGTH } };
+      const error = {
+        code: -32602,
+        message: `Invalid params: the ${what} is ${length} characters long, more than the limit of ${MAX_ID_LENGTH}`,
+        data: { limit: MAX_ID_LENGTH },
+      };
       this.ws.send(JSON.stringify({ jsonrpc: "2.0", id: longId ? null : id, error }));
     }
     return true;

@@ -61,9 +61,24 @@ export class BerthMetrics {
         this.set(clientsConnected());
       },
     });
-    const evictions = new Counter({ name: "berth_location_evictions_total", help: "Locations evicted, by reason (idle, inactivity).", labelNames: ["reason"], registers });
-    const interruptions = new Counter({ name: "berth_interruptions_total", help: "Turns interrupted, by reason (user, inactivity, shutdown).", labelNames: ["reason"], registers });
-    const turns = new Counter({ name: "berth_turns_total", help: "Turns ended, by outcome: the stop reason, or failed.", labelNames: ["outcome"], registers });
+    const evictions = new Counter({
+      name: "berth_location_evictions_total",
+      help: "Locations evicted, by reason (idle, inactivity).",
+      labelNames: ["reason"],
+      registers,
+    });
+    const interruptions = new Counter({
+      name: "berth_interruptions_total",
+      help: "Turns interrupted, by reason (user, inactivity, shutdown).",
+      labelNames: ["reason"],
+      registers,
+    });
+    const turns = new Counter({
+      name: "berth_turns_total",
+      help: "Turns ended, by outcome: the stop reason, or failed.",
+      labelNames: ["outcome"],
+      registers,
+    });
     // Known reasons start at 0, so rates work from the first scrape.
     for (const reason of ["idle", "inactivity"]) evictions.inc({ reason }, 0);
     for (const reason of ["user", "inactivity", "shutdown"]) interruptions.inc({ reason }, 0);

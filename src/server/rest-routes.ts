@@ -119,7 +119,8 @@ function countParam(url: URL, name: string, fallback: number): number {
   if (value === null) return fallback;
   const count = /^\d+$/.test(value) ? Number(value) : Number.NaN;
   // Digits beyond 2^53 are no exact number (and no sequence number the journal will ever reach).
-  if (!Number.isSafeInteger(count)) throw new HttpError(400, "invalid_query", `${name} must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, got "${value}"`);
+  if (!Number.isSafeInteger(count))
+    throw new HttpError(400, "invalid_query", `${name} must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, got "${value}"`);
   return count;
 }
 
@@ -128,7 +129,10 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
     const where = issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-    const what = issue.code === "unrecognized_keys" ? `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((key) => `"${key}"`).join(", ")}` : issue.message;
+    const what =
+      issue.code === "unrecognized_keys"
+        ? `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((key) => `"${key}"`).join(", ")}`
+        : issue.message;
     return `${where}${what}`;
   });
   throw new HttpError(400, "invalid_body", `invalid request body: ${problems.join("; ")}`);

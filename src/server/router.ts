@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HttpError, sendJson } from "./http-io.js";
 
-export type Method = "GET" | "POST" | "DELETE";
+type Method = "GET" | "POST" | "DELETE";
 
 /** What a route answers; `undefined` when it wrote the response itself (a stream). */
 export type Reply =
@@ -9,7 +9,7 @@ export type Reply =
   | { readonly kind: "text"; readonly status: number; readonly contentType: string; readonly text: string }
   | { readonly kind: "empty"; readonly status: number };
 
-export interface RouteContext {
+interface RouteContext {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly url: URL;

@@ -221,7 +221,11 @@ export class SessionFeed {
       `Berth: the agent asks a question this client cannot show (${question.kind}). ` +
       `Answer it on Berth's dashboard, or with \`berth answer ${question.id} ...\`; this turn waits until then.`;
     this.enqueue(() =>
-      this.notify({ sessionUpdate: "agent_message_chunk", content: { type: "text", text }, _meta: { "berth/notice": { kind: "question_elsewhere", questionId: question.id } } }),
+      this.notify({
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text },
+        _meta: { "berth/notice": { kind: "question_elsewhere", questionId: question.id } },
+      }),
     );
   }
 
@@ -244,15 +248,20 @@ export class SessionFeed {
   private async notify(update: SessionUpdate, meta?: Record<string, unknown> | null, options: { waitWhileBehind?: boolean } = {}): Promise<void> {
     const { sessionId } = this.options;
     const shown = this.mirror ? this.mirror.rewrite(update) : update;
-    const behind = this.options.notify(methods.client.session.update, meta ? { sessionId, update: shown, _meta: meta } : { sessionId, update: shown });
+    const behind = this.options.notify(
+      methods.client.session.update,
+      meta ? { sessionId, update: shown, _meta: meta } : { sessionId, update: shown },
+    );
     // A live stream does not wait: a client that stopped reading is cut once too far behind.
     if (options.waitWhileBehind) await behind;
   }
 
   private enqueue(send: () => Promise<void>): void {
-    this.outbox = this.outbox.then(() => (this.state.name === "closed" ? undefined : send())).catch(() => {
-      // The connection closed under the send; its cleanup releases the session.
-    });
+    this.outbox = this.outbox
+      .then(() => (this.state.name === "closed" ? undefined : send()))
+      .catch(() => {
+        // The connection closed under the send; its cleanup releases the session.
+      });
   }
 }
 

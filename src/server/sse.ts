@@ -47,7 +47,12 @@ export class OperatorEvents {
 
   /** Takes over the response as an event stream until the client goes away. */
   attach(res: ServerResponse): void {
-    res.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store", Connection: "keep-alive", "X-Accel-Buffering": "no" });
+    res.writeHead(200, {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-store",
+      Connection: "keep-alive",
+      "X-Accel-Buffering": "no",
+    });
     res.write(`retry: ${RETRY_MS}\n\n`);
     this.streams.add(res);
     res.on("close", () => this.streams.delete(res));

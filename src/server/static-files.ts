@@ -53,7 +53,13 @@ export class StaticFiles {
     const type = CONTENT_TYPES[extname(file.path)] ?? "application/octet-stream";
     // Built asset names carry a content hash; the page itself must always be fresh.
     const cache = file.name === "index" ? "no-store" : "private, max-age=3600";
-    res.writeHead(200, { "Content-Type": type, "Content-Length": statSync(file.path).size, "Cache-Control": cache, "X-Content-Type-Options": "nosniff", ...headers });
+    res.writeHead(200, {
+      "Content-Type": type,
+      "Content-Length": statSync(file.path).size,
+      "Cache-Control": cache,
+      "X-Content-Type-Options": "nosniff",
+      ...headers,
+    });
     createReadStream(file.path).pipe(res);
   }
 }

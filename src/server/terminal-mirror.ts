@@ -2,7 +2,7 @@ import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
 import type { TerminalOutputResult } from "../host/views.js";
 
 /** How often a running command's output is sent again while it changes. */
-export const MIRROR_INTERVAL_MS = 500;
+const MIRROR_INTERVAL_MS = 500;
 /** A client that asks for `terminal` content as the agent sent it sets this in its capabilities' `_meta`. */
 export const RAW_TERMINALS_META = "berth/rawTerminals";
 
@@ -96,7 +96,6 @@ const GONE = "(the command's output is no longer kept)";
 function describe(output: TerminalOutputResult): string {
   const head = output.truncated ? "…\n" : "";
   const status = output.exitStatus;
-  const tail =
-    status === null ? "" : status.signal ? `\n(killed by ${status.signal})` : `\n(exit code ${status.exitCode ?? "unknown"})`;
+  const tail = status === null ? "" : status.signal ? `\n(killed by ${status.signal})` : `\n(exit code ${status.exitCode ?? "unknown"})`;
   return `\`\`\`\n${head}${output.output}\n\`\`\`${tail}`;
 }

@@ -73,9 +73,7 @@ export class EventJournal {
        WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
     );
     this.#lastSeq = db
-      .prepare<[string], number>(
-        "SELECT (SELECT coalesce(max(seq), 0) FROM events WHERE session_id = sessions.id) FROM sessions WHERE id = ?",
-      )
+      .prepare<[string], number>("SELECT (SELECT coalesce(max(seq), 0) FROM events WHERE session_id = sessions.id) FROM sessions WHERE id = ?")
       .pluck();
   }
 

@@ -41,12 +41,7 @@ export function requireCount(operation: string, field: string, value: unknown): 
   return value;
 }
 
-export function requireOneOf<T extends string>(
-  operation: string,
-  field: string,
-  value: unknown,
-  allowed: readonly T[],
-): T {
+export function requireOneOf<T extends string>(operation: string, field: string, value: unknown, allowed: readonly T[]): T {
   if (!allowed.includes(value as T)) {
     throw new StoreInputError(operation, `${field} must be one of ${allowed.join(", ")}, got ${describe(value)}`);
   }

@@ -4,7 +4,7 @@
 // that waits on the counter can take the outcome at once.
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { openDatabase } from "./database.js";
-import { BatchApplier, type WriteValue } from "./write-batch.js";
+import { BatchApplier, type BatchResult, type WriteValue } from "./write-batch.js";
 
 const { path, progress, acks } = workerData as { path: string; progress: SharedArrayBuffer; acks: MessagePort };
 const written = new Int32Array(progress);
@@ -21,7 +21,7 @@ parentPort!.on("message", (message: WriteValue[] | "close") => {
     return;
   }
   batch++;
-  let failed;
+  let failed: BatchResult["failed"];
   try {
     failed = applier.apply(message).failed;
   } catch (error) {

@@ -26,15 +26,13 @@ export class LifecycleRecordLog {
   readonly #lastId;
 
   constructor(db: SqliteDatabase) {
-    this.#append = db.prepare<[number, string, string], number>(
-      "INSERT INTO lifecycle_records (at, kind, payload) VALUES (?, ?, ?) RETURNING id",
-    ).pluck();
+    this.#append = db
+      .prepare<[number, string, string], number>("INSERT INTO lifecycle_records (at, kind, payload) VALUES (?, ?, ?) RETURNING id")
+      .pluck();
     this.#recent = db.prepare<[number], RecordRow>(
       `SELECT ${COLUMNS} FROM (SELECT ${COLUMNS} FROM lifecycle_records ORDER BY id DESC LIMIT ?) ORDER BY id`,
     );
-    this.#after = db.prepare<[number, number], RecordRow>(
-      `SELECT ${COLUMNS} FROM lifecycle_records WHERE id > ? ORDER BY id LIMIT ?`,
-    );
+    this.#after = db.prepare<[number, number], RecordRow>(`SELECT ${COLUMNS} FROM lifecycle_records WHERE id > ? ORDER BY id LIMIT ?`);
     this.#prune = db.prepare<[number]>("DELETE FROM lifecycle_records WHERE at < ?");
     this.#lastId = db
       .prepare<[], number>(
@@ -59,11 +57,7 @@ export class LifecycleRecordLog {
   /** Returns the new record's id. */
   append(kind: string, payload: unknown, at: number): number {
     const op = "lifecycleRecords.append";
-    const values = [
-      requireTimestamp(op, "at", at),
-      requireText(op, "kind", kind),
-      encodeJson(op, "payload", payload),
-    ] as const;
+    const values = [requireTimestamp(op, "at", at), requireText(op, "kind", kind), encodeJson(op, "payload", payload)] as const;
     return guardWrite(op, () => this.#append.get(...values) as number);
   }
 

@@ -103,7 +103,7 @@ export const migrations: readonly Migration[] = [
 
 export const latestSchemaVersion = migrations.length;
 
-export function schemaVersion(db: SqliteDatabase): number {
+function schemaVersion(db: SqliteDatabase): number {
   return db.pragma("user_version", { simple: true }) as number;
 }
 
@@ -122,8 +122,7 @@ export function migrate(db: SqliteDatabase): { from: number; to: number } {
   if (from === latestSchemaVersion) return { from, to: from };
   if (db.readonly) {
     throw new StoreOpenError(
-      `database ${db.name} has schema version ${from} and needs migrating to ${latestSchemaVersion}, ` +
-        `but it is open read-only`,
+      `database ${db.name} has schema version ${from} and needs migrating to ${latestSchemaVersion}, but it is open read-only`,
     );
   }
   for (const step of migrations.slice(from)) {

@@ -3,13 +3,13 @@ import { StoreNotFoundError } from "./errors.js";
 import { decodeJson, encodeJson, requireOneOf, requireText, requireTimestamp, type Json } from "./input.js";
 import { guardWrite } from "./write-guard.js";
 
-export const questionKinds = ["permission", "elicitation"] as const;
-export type QuestionKind = (typeof questionKinds)[number];
+const questionKinds = ["permission", "elicitation"] as const;
+type QuestionKind = (typeof questionKinds)[number];
 
 /** The states a pending question can move to, once. */
-export const questionOutcomes = ["answered", "cancelled", "orphaned"] as const;
+const questionOutcomes = ["answered", "cancelled", "orphaned"] as const;
 export type QuestionOutcome = (typeof questionOutcomes)[number];
-export type QuestionState = "pending" | QuestionOutcome;
+type QuestionState = "pending" | QuestionOutcome;
 
 export interface Question {
   id: string;
@@ -58,9 +58,7 @@ export class QuestionStore {
        SELECT ?, id, ?, ?, ? FROM sessions WHERE id = ?`,
     );
     this.#get = db.prepare<[string], QuestionRow>(`SELECT ${COLUMNS} FROM questions WHERE id = ?`);
-    this.#listPending = db.prepare<[], QuestionRow>(
-      `SELECT ${COLUMNS} FROM questions WHERE state = 'pending' ${OLDEST_FIRST}`,
-    );
+    this.#listPending = db.prepare<[], QuestionRow>(`SELECT ${COLUMNS} FROM questions WHERE state = 'pending' ${OLDEST_FIRST}`);
     this.#listPendingOf = db.prepare<[string], QuestionRow>(
       `SELECT ${COLUMNS} FROM questions WHERE session_id = ? AND state = 'pending' ${OLDEST_FIRST}`,
     );

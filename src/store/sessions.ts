@@ -63,9 +63,7 @@ export class SessionStore {
     this.#listAll = db.prepare<[], SessionRow>(`SELECT ${COLUMNS} FROM sessions ${NEWEST_FIRST}`);
     this.#listByCwd = db.prepare<[string], SessionRow>(`SELECT ${COLUMNS} FROM sessions WHERE cwd = ? ${NEWEST_FIRST}`);
     this.#setTitle = db.prepare<[string | null, string]>("UPDATE sessions SET title = ? WHERE id = ?");
-    this.#setAgentSessionId = db.prepare<[string | null, string]>(
-      "UPDATE sessions SET agent_session_id = ? WHERE id = ?",
-    );
+    this.#setAgentSessionId = db.prepare<[string | null, string]>("UPDATE sessions SET agent_session_id = ? WHERE id = ?");
     // Never backwards: a late, out-of-order touch must not make a session look older than it is.
     this.#setAgentRequest = db.prepare<[string | null, string]>("UPDATE sessions SET agent_request = ? WHERE id = ?");
     this.#setAgentState = db.prepare<[string | null, string]>("UPDATE sessions SET agent_state = ? WHERE id = ?");

@@ -60,13 +60,15 @@ export class Store {
    */
   transaction<T>(work: () => T): T {
     return guardWrite("store.transaction", () =>
-      this.#db.transaction(() => {
-        const result = work();
-        if (result instanceof Promise) {
-          throw new StoreInputError("store.transaction", "work must be synchronous, it returned a promise");
-        }
-        return result;
-      }).immediate(),
+      this.#db
+        .transaction(() => {
+          const result = work();
+          if (result instanceof Promise) {
+            throw new StoreInputError("store.transaction", "work must be synchronous, it returned a promise");
+          }
+          return result;
+        })
+        .immediate(),
     );
   }
 

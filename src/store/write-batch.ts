@@ -16,9 +16,9 @@ import type { SqliteDatabase } from "./database.js";
  * | `r` lifecycle record | id, kind, payload (JSON text), at |
  */
 export type WriteValue = string | number | null;
-export const OP_WIDTH = 6;
+const OP_WIDTH = 6;
 
-export class UnitRefusedError extends Error {
+class UnitRefusedError extends Error {
   override readonly name = "UnitRefusedError";
 }
 
@@ -53,24 +53,28 @@ export class BatchApplier {
   apply(values: readonly WriteValue[]): BatchResult {
     const units = unitStarts(values);
     try {
-      this.#db.transaction(() => {
-        for (const start of units) this.#unit(values, start);
-      }).immediate();
+      this.#db
+        .transaction(() => {
+          for (const start of units) this.#unit(values, start);
+        })
+        .immediate();
       return { failed: [] };
     } catch {
       // Something in the batch cannot be stored (a session deleted meanwhile, a full disk):
       // each unit alone, in its own savepoint, so one bad unit costs only itself.
       const failed: Array<{ unit: number; error: string }> = [];
       try {
-        this.#db.transaction(() => {
-          units.forEach((start, unit) => {
-            try {
-              this.#db.transaction(() => this.#unit(values, start))();
-            } catch (error) {
-              failed.push({ unit, error: messageOf(error) });
-            }
-          });
-        }).immediate();
+        this.#db
+          .transaction(() => {
+            units.forEach((start, unit) => {
+              try {
+                this.#db.transaction(() => this.#unit(values, start))();
+              } catch (error) {
+                failed.push({ unit, error: messageOf(error) });
+              }
+            });
+          })
+          .immediate();
       } catch (error) {
         return { failed: units.map((_, unit) => ({ unit, error: messageOf(error) })) };
       }
@@ -120,6 +124,7 @@ function unitStarts(values: readonly WriteValue[]): number[] {
 }
 
 function messageOf(error: unknown): string {
-  if (error && typeof error === "object" && "code" in error && typeof error.code === "string") return `${error.code}: ${(error as unknown as Error).message}`;
+  if (error && typeof error === "object" && "code" in error && typeof error.code === "string")
+    return `${error.code}: ${(error as unknown as Error).message}`;
   return error instanceof Error ? error.message : String(error);
 }

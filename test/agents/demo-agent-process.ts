@@ -53,7 +53,7 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
-export const fullClientCapabilities: ClientCapabilities = { terminal: true, elicitation: { form: {} } };
+const fullClientCapabilities: ClientCapabilities = { terminal: true, elicitation: { form: {} } };
 
 const unanswered = (what: string) => (): never => {
   throw new Error(`the test gave no answer for ${what}`);
@@ -163,11 +163,7 @@ export class DemoAgentProcess {
   }
 
   /** Resolves with the first update from index `from` on (already received or still to come) that matches. */
-  async waitForUpdate(
-    sessionId: string,
-    matches: (update: SessionUpdate) => boolean,
-    from = 0,
-  ): Promise<SessionUpdate> {
+  async waitForUpdate(sessionId: string, matches: (update: SessionUpdate) => boolean, from = 0): Promise<SessionUpdate> {
     for (;;) {
       const found = this.updates.slice(from).find((n) => n.sessionId === sessionId && matches(n.update));
       if (found) return found.update;

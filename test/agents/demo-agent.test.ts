@@ -4,14 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { methods, RequestError, type McpServer, type SessionUpdate } from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  agentText,
-  chunkText,
-  demoAgentMain,
-  DemoAgentProcess,
-  killGroup,
-  type StartOptions,
-} from "./demo-agent-process.js";
+import { agentText, chunkText, demoAgentMain, DemoAgentProcess, killGroup, type StartOptions } from "./demo-agent-process.js";
 import { processGroupOf, processIsRunning, waitUntilGone } from "../support/process-table.js";
 
 let stateDir: string;
@@ -66,7 +59,8 @@ describe("initialize", () => {
       {
         id: "demo-token",
         name: "Demo token",
-        description: 'Any non-empty _meta["berth-demo/token"] passed to authenticate, else $DEMO_TOKEN or $ACPX_AUTH_DEMO_TOKEN in the agent\'s environment',
+        description:
+          'Any non-empty _meta["berth-demo/token"] passed to authenticate, else $DEMO_TOKEN or $ACPX_AUTH_DEMO_TOKEN in the agent\'s environment',
       },
       {
         type: "env_var",
@@ -85,12 +79,10 @@ describe("initialize", () => {
     expect(initialized.agentCapabilities?.loadSession).toBe(false);
     expect(initialized.agentCapabilities?.sessionCapabilities?.resume).toBeUndefined();
     const sessionId = await agent.newSession(workDir);
-    await expect(
-      agent.agent.request(methods.agent.session.load, { sessionId, cwd: workDir, mcpServers: [] }),
-    ).rejects.toMatchObject({ code: -32601 });
-    await expect(agent.agent.request(methods.agent.session.resume, { sessionId, cwd: workDir })).rejects.toMatchObject(
-      { code: -32601 },
-    );
+    await expect(agent.agent.request(methods.agent.session.load, { sessionId, cwd: workDir, mcpServers: [] })).rejects.toMatchObject({
+      code: -32601,
+    });
+    await expect(agent.agent.request(methods.agent.session.resume, { sessionId, cwd: workDir })).rejects.toMatchObject({ code: -32601 });
   });
 
   it("rejects an unknown command-line option with a message naming it", async () => {
@@ -117,9 +109,7 @@ describe("prompts", () => {
     const chunks = updates.filter((update) => update.sessionUpdate === "agent_message_chunk");
     expect(chunks.length).toBeGreaterThanOrEqual(3);
     expect(agentText(updates)).toBe(text);
-    expect(new Set(chunks.map((chunk) => chunk.sessionUpdate === "agent_message_chunk" && chunk.messageId)).size).toBe(
-      1,
-    );
+    expect(new Set(chunks.map((chunk) => chunk.sessionUpdate === "agent_message_chunk" && chunk.messageId)).size).toBe(1);
   });
 
   it("answers an unknown command with a message naming it", async () => {
@@ -168,9 +158,7 @@ describe("/run", () => {
     const sessionId = await agent.newSession(workDir);
     const { stopReason, updates } = await agent.prompt(sessionId, "/run pwd; echo hello");
     expect(stopReason).toBe("end_turn");
-    expect(agent.terminals.created).toEqual([
-      { sessionId, command: "/bin/sh", args: ["-c", "pwd; echo hello"], cwd: workDir },
-    ]);
+    expect(agent.terminals.created).toEqual([{ sessionId, command: "/bin/sh", args: ["-c", "pwd; echo hello"], cwd: workDir }]);
     const [toolCall, toolCallUpdate] = updates;
     expect(toolCall).toMatchObject({
       sessionUpdate: "tool_call",
@@ -482,23 +470,17 @@ describe("authentication", () => {
   it("is offered but not required by default", async () => {
     const agent = await start();
     await agent.newSession(workDir);
-    await expect(
-      agent.agent.request(methods.agent.authenticate, { methodId: "demo-token", _meta: token }),
-    ).resolves.toEqual({});
+    await expect(agent.agent.request(methods.agent.authenticate, { methodId: "demo-token", _meta: token })).resolves.toEqual({});
   });
 
   it("with --require-auth refuses session methods with -32000 until authenticate succeeds", async () => {
     const agent = await start({ args: ["--require-auth"] });
     const authRequired = { code: -32000, data: { authMethods: ["demo-token", "demo-env"] } };
-    await expect(agent.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] })).rejects.toMatchObject(
+    await expect(agent.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] })).rejects.toMatchObject(authRequired);
+    await expect(agent.agent.request(methods.agent.session.load, { sessionId: "s", cwd: workDir, mcpServers: [] })).rejects.toMatchObject(
       authRequired,
     );
-    await expect(
-      agent.agent.request(methods.agent.session.load, { sessionId: "s", cwd: workDir, mcpServers: [] }),
-    ).rejects.toMatchObject(authRequired);
-    await expect(agent.agent.request(methods.agent.session.resume, { sessionId: "s", cwd: workDir })).rejects.toMatchObject(
-      authRequired,
-    );
+    await expect(agent.agent.request(methods.agent.session.resume, { sessionId: "s", cwd: workDir })).rejects.toMatchObject(authRequired);
 
     await expect(agent.agent.request(methods.agent.authenticate, { methodId: "password", _meta: token })).rejects.toMatchObject({
       code: -32602,
@@ -511,9 +493,7 @@ describe("authentication", () => {
       code: -32602,
     });
 
-    await expect(
-      agent.agent.request(methods.agent.authenticate, { methodId: "demo-token", _meta: token }),
-    ).resolves.toEqual({});
+    await expect(agent.agent.request(methods.agent.authenticate, { methodId: "demo-token", _meta: token })).resolves.toEqual({});
     const sessionId = await agent.newSession(workDir);
     expect((await agent.prompt(sessionId, "in")).stopReason).toBe("end_turn");
   });
@@ -606,9 +586,9 @@ describe("session state", () => {
     const from = first.updates.length;
 
     await expect(first.agent.request(methods.agent.session.setMode, { sessionId, modeId: "code" })).resolves.toEqual({});
-    await expect(
-      first.agent.request(methods.agent.session.setConfigOption, { sessionId, configId: "verbosity", value: "terse" }),
-    ).resolves.toEqual({ configOptions: configOptions("terse") });
+    await expect(first.agent.request(methods.agent.session.setConfigOption, { sessionId, configId: "verbosity", value: "terse" })).resolves.toEqual({
+      configOptions: configOptions("terse"),
+    });
     await expect(first.agent.request("session/set_model", { sessionId, modelId: "demo-large" })).resolves.toEqual({});
     expect(await first.updatesSince(from, sessionId)).toEqual([
       { sessionUpdate: "current_mode_update", currentModeId: "code" },
@@ -645,9 +625,10 @@ describe("session state", () => {
     await expect(
       agent.agent.request(methods.agent.session.setConfigOption, { sessionId, configId: "verbosity", value: "loud" }),
     ).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('invalid value "loud"') });
-    await expect(
-      agent.agent.request(methods.agent.session.setConfigOption, { sessionId, configId: "colour", value: "red" }),
-    ).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('unknown config option "colour"') });
+    await expect(agent.agent.request(methods.agent.session.setConfigOption, { sessionId, configId: "colour", value: "red" })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('unknown config option "colour"'),
+    });
   });
 });
 

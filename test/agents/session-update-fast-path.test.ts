@@ -4,7 +4,10 @@ import { describe, expect, it } from "vitest";
 import { divertSessionUpdates } from "../../src/agents/session-update-fast-path.js";
 
 const line = (message: object) => `${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`;
-const update = (text: string) => ({ method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } } });
+const update = (text: string) => ({
+  method: "session/update",
+  params: { sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } },
+});
 
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
   let text = "";
@@ -19,17 +22,29 @@ describe("the session/update fast path", () => {
     const updates: SessionNotification[] = [];
     const refused: string[] = [];
     let responses = 0;
-    const rest = divertSessionUpdates(stdout, { onUpdate: (n) => void updates.push(n), onResponse: () => void responses++, onRefused: (reason) => void refused.push(reason) });
+    const rest = divertSessionUpdates(stdout, {
+      onUpdate: (n) => void updates.push(n),
+      onResponse: () => void responses++,
+      onRefused: (reason) => void refused.push(reason),
+    });
     const response = line({ id: 1, result: { stopReason: "end_turn" } });
     const request = line({ id: 7, method: "session/request_permission", params: { sessionId: "s" } });
-    const all = line(update("a")) + request + line(update("b")) + "not json\n" + line({ id: 9, method: "session/update", params: {} }) + line({ method: "session/update", params: { update: {} } }) + response;
+    const all = [
+      line(update("a")),
+      request,
+      line(update("b")),
+      "not json\n",
+      line({ id: 9, method: "session/update", params: {} }),
+      line({ method: "session/update", params: { update: {} } }),
+      response,
+    ].join("");
     stdout.write(all.slice(0, 50));
     stdout.write(all.slice(50, 170));
     stdout.end(all.slice(170));
     const passed = await readAll(rest);
     expect(updates.map((n) => (n.update as { content: { text: string } }).content.text)).toEqual(["a", "b"]);
     expect(refused).toEqual(["session/update without a sessionId and an update kind"]);
-    expect(passed).toBe(request + "not json\n" + line({ id: 9, method: "session/update", params: {} }) + response);
+    expect(passed).toBe([request, "not json\n", line({ id: 9, method: "session/update", params: {} }), response].join(""));
     expect(responses).toBe(1);
   });
 
@@ -37,7 +52,11 @@ describe("the session/update fast path", () => {
     const stdout = new PassThrough();
     const updates: SessionNotification[] = [];
     const refused: string[] = [];
-    const rest = divertSessionUpdates(stdout, { onUpdate: (n) => void updates.push(n), onResponse: () => undefined, onRefused: (r) => void refused.push(r) }, 300);
+    const rest = divertSessionUpdates(
+      stdout,
+      { onUpdate: (n) => void updates.push(n), onResponse: () => undefined, onRefused: (r) => void refused.push(r) },
+      300,
+    );
     for (let i = 0; i < 50; i++) stdout.write("x".repeat(40));
     stdout.write("\n");
     stdout.end(line(update("after")));

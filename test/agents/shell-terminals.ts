@@ -7,9 +7,7 @@ import {
   type TerminalOutputResponse,
 } from "@agentclientprotocol/sdk";
 
-type TerminalState =
-  | { name: "running"; exited: Promise<TerminalExitStatus> }
-  | { name: "exited"; exitStatus: TerminalExitStatus };
+type TerminalState = { name: "running"; exited: Promise<TerminalExitStatus> } | { name: "exited"; exitStatus: TerminalExitStatus };
 
 interface ShellTerminal {
   readonly child: ChildProcess;

@@ -18,7 +18,9 @@ let base: { url: string; token: string };
 
 async function berth(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [cliMain, ...args, "--data-dir", dataDir], { env: { ...process.env, XDG_CONFIG_HOME: dataDir } });
+    const { stdout, stderr } = await run(process.execPath, [cliMain, ...args, "--data-dir", dataDir], {
+      env: { ...process.env, XDG_CONFIG_HOME: dataDir },
+    });
     return { stdout, stderr, code: 0 };
   } catch (error) {
     const failed = error as { stdout: string; stderr: string; code: number };
@@ -27,7 +29,10 @@ async function berth(...args: string[]): Promise<{ stdout: string; stderr: strin
 }
 
 async function rest<T>(path: string, init: RequestInit = {}): Promise<T> {
-  const response = await fetch(`${base.url}${path}`, { ...init, headers: { authorization: `Bearer ${base.token}`, "content-type": "application/json" } });
+  const response = await fetch(`${base.url}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${base.token}`, "content-type": "application/json" },
+  });
   return (await response.json()) as T;
 }
 
@@ -51,9 +56,7 @@ function editorThroughBridge(agent?: string) {
   const updates: SessionNotification[] = [];
   const connection = client({ name: "test-editor" })
     .onNotification(methods.client.session.update, ({ params }) => void updates.push(params))
-    .connect(
-      ndJsonStream(Writable.toWeb(bridge.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(bridge.stdout!) as ReadableStream<Uint8Array>),
-    );
+    .connect(ndJsonStream(Writable.toWeb(bridge.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(bridge.stdout!) as ReadableStream<Uint8Array>));
   const exited = new Promise<number | null>((resolve) => bridge.once("exit", resolve));
   return { bridge, agent: connection.agent, updates, exited, close: () => bridge.stdin!.end() };
 }
@@ -75,7 +78,10 @@ describe("berth client commands against a running `berth serve`", () => {
     const editor = editorThroughBridge();
     await editor.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
     const { sessionId } = await editor.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
-    const { stopReason } = await editor.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "through the bridge" }] });
+    const { stopReason } = await editor.agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "through the bridge" }],
+    });
     expect(stopReason).toBe("end_turn");
     await waitUntil(() => editor.updates.length >= 3, "the streamed reply arrives");
     const { pid } = await rest<{ pid: number }>(`/api/sessions/${sessionId}`);
@@ -83,7 +89,11 @@ describe("berth client commands against a running `berth serve`", () => {
     editor.close();
     expect(await editor.exited).toBe(0);
     // The host learns of the closed socket a moment after the bridge exits.
-    const afterClose = await restUntil<{ pid: number; holders: number }>(`/api/sessions/${sessionId}`, (s) => s.holders === 0, "the bridge's hold is released");
+    const afterClose = await restUntil<{ pid: number; holders: number }>(
+      `/api/sessions/${sessionId}`,
+      (s) => s.holders === 0,
+      "the bridge's hold is released",
+    );
     expect(afterClose).toMatchObject({ pid, holders: 0 });
 
     const again = editorThroughBridge();
@@ -104,7 +114,11 @@ describe("berth client commands against a running `berth serve`", () => {
     editor.close();
     expect(await editor.exited).toBe(0);
 
-    expect(await berth("connect", "--agent", "nope")).toEqual({ code: 1, stdout: "", stderr: 'berth connect: unknown agent "nope" (configured agents: demo)\n' });
+    expect(await berth("connect", "--agent", "nope")).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: 'berth connect: unknown agent "nope" (configured agents: demo)\n',
+    });
   });
 
   it("berth connect without a host answering, or with a token the host refuses, says so in one line and exits 1", async () => {
@@ -147,7 +161,10 @@ describe("berth client commands against a running `berth serve`", () => {
     expect(status.stdout).toContain("Locations (1 cached)");
     expect(status.stdout).toMatch(new RegExp(`^${workDir}\\s+retained\\s+active-execution`, "m"));
 
-    expect(await berth("answer", questionId, "maybe")).toMatchObject({ code: 1, stderr: expect.stringContaining('has no option "maybe" (options: allow, deny)') });
+    expect(await berth("answer", questionId, "maybe")).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('has no option "maybe" (options: allow, deny)'),
+    });
     expect(await berth("answer", questionId, "allow")).toMatchObject({ code: 0, stdout: `answered ${questionId} (session ${created.id})\n` });
     expect((await turn).stopReason).toBe("end_turn");
     expect(await berth("answer", questionId, "deny")).toMatchObject({ code: 1, stderr: expect.stringContaining("was already answered") });
@@ -161,7 +178,10 @@ describe("berth client commands against a running `berth serve`", () => {
     const none = await run(process.execPath, [cliMain, "status", "--data-dir", elsewhere]).catch((e: { code: number; stderr: string }) => e);
     expect(none).toMatchObject({ code: 1, stderr: expect.stringContaining(`no Berth host is running on ${elsewhere}`) });
     expect(await berth("sessions", "--token", "wrong")).toMatchObject({ code: 1, stderr: expect.stringContaining("refused the token") });
-    expect(await berth("answer", "q", "accept", "--content", "{oops")).toMatchObject({ code: 2, stderr: expect.stringContaining("--content: expected a JSON object") });
+    expect(await berth("answer", "q", "accept", "--content", "{oops")).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--content: expected a JSON object"),
+    });
     expect(processIsRunning(serve.server.pid)).toBe(true);
     rmSync(elsewhere, { recursive: true, force: true });
   });

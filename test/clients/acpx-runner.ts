@@ -7,8 +7,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { processIsRunning, waitUntilGone } from "../support/process-table.js";
 
 /** acpx's own entry point, run with this Node (acpx declares Node >= 22.13; see docs/api.md "Tested clients"). */
-export const acpxMain = fileURLToPath(new URL("../../node_modules/acpx/dist/cli.js", import.meta.url));
-export const berthMain = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+const acpxMain = fileURLToPath(new URL("../../node_modules/acpx/dist/cli.js", import.meta.url));
+const berthMain = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
 /** The environment variable that marks every process of one runner, so clean-up finds acpx's detached queue owners. */
 const markerName = "BERTH_ACPX_TEST_RUN";

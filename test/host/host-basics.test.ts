@@ -34,7 +34,9 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
     const kinds = events.map((event) => event.kind);
     // The agent announces its commands as the session opens; that update may be journaled before the turn or in it.
     const before = events.slice(0, kinds.indexOf("turn_started"));
-    expect(before.map((event) => JSON.stringify(event.payload))).toEqual(before.map(() => expect.stringContaining('"sessionUpdate":"available_commands_update"')));
+    expect(before.map((event) => JSON.stringify(event.payload))).toEqual(
+      before.map(() => expect.stringContaining('"sessionUpdate":"available_commands_update"')),
+    );
     expect(kinds).toContain("turn_started");
     expect(kinds.at(-1)).toBe("turn_ended");
     expect(kinds.filter((kind) => kind === "update").length).toBeGreaterThanOrEqual(3);
@@ -59,7 +61,9 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
     const { host, workDir } = await startHost({ config: { agents: { ghost: { command: "/nonexistent/agent-binary" } } } });
     const session = host.createSession({ cwd: workDir, agent: "ghost" });
     const ticket = host.hold(session.id, "client-1");
-    await expect(ticket.child).rejects.toThrow(/could not start the agent for session .*: cannot start agent "ghost": cannot start command "\/nonexistent\/agent-binary"/);
+    await expect(ticket.child).rejects.toThrow(
+      /could not start the agent for session .*: cannot start agent "ghost": cannot start command "\/nonexistent\/agent-binary"/,
+    );
     expect(host.getSession(session.id)).toMatchObject({ state: "childless", holders: 0 });
   });
 

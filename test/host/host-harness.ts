@@ -74,7 +74,9 @@ export function collect(host: Host, sessionId: string) {
   const unsubscribe = host.subscribe(sessionId, (event) => events.push(event));
   const texts = () =>
     events.flatMap((event) =>
-      event.type === "update" && event.notification.update.sessionUpdate === "agent_message_chunk" && event.notification.update.content.type === "text"
+      event.type === "update" &&
+      event.notification.update.sessionUpdate === "agent_message_chunk" &&
+      event.notification.update.content.type === "text"
         ? [event.notification.update.content.text]
         : [],
     );

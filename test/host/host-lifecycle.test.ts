@@ -25,7 +25,10 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     host.hold(session.id, "client");
     const live = collect(host, session.id);
     const turn = host.prompt(session.id, text("/run while [ ! -e go ]; do sleep 0.05; done; echo build finished"));
-    await waitUntil(() => live.events.some((e) => e.type === "update" && e.notification.update.sessionUpdate === "tool_call"), "the command runs in a terminal");
+    await waitUntil(
+      () => live.events.some((e) => e.type === "update" && e.notification.update.sessionUpdate === "tool_call"),
+      "the command runs in a terminal",
+    );
     const pid = host.getSession(session.id)!.pid!;
 
     for (const at of [63 * MINUTE, 119 * MINUTE, 3 * HOUR]) {
@@ -108,7 +111,8 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     const live = collect(fixture.host, session.id);
     const restarted = await fixture.restart();
     expect(processIsRunning(pid)).toBe(false);
-    const expected = "Berth stopped this session's agent (reason: shutdown): the host is shutting down. The conversation is kept; the next prompt starts the agent again.";
+    const expected =
+      "Berth stopped this session's agent (reason: shutdown): the host is shutting down. The conversation is kept; the next prompt starts the agent again.";
     expect(live.texts()).toEqual([expected]);
     expect(restarted.events(session.id).filter((e) => JSON.stringify(e.payload).includes(expected))).toHaveLength(1);
   });
@@ -155,14 +159,21 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     const pidFile = join(await tmpWorkDir(), "service.pids");
     const { host, workDir } = await startHost({
       clock,
-      config: { services: { web: { command: process.execPath, args: [httpService], env: { PID_FILE: pidFile }, port: "auto", mcp: { type: "http", path: "/mcp" } } } },
+      config: {
+        services: {
+          web: { command: process.execPath, args: [httpService], env: { PID_FILE: pidFile }, port: "auto", mcp: { type: "http", path: "/mcp" } },
+        },
+      },
     });
     const session = host.createSession({ cwd: workDir });
     host.hold(session.id, "client");
     const live = collect(host, session.id);
     const turn = host.prompt(session.id, text("/run sleep 86400"));
     // The tool call's report is the last durable event: the cap counts from it, so wait until it is in.
-    await waitUntil(() => live.events.some((e) => e.type === "update" && e.notification.update.sessionUpdate === "tool_call"), "the tool call is reported");
+    await waitUntil(
+      () => live.events.some((e) => e.type === "update" && e.notification.update.sessionUpdate === "tool_call"),
+      "the tool call is reported",
+    );
     const agentPid = host.getSession(session.id)!.pid!;
     const servicePids = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
     expect(servicePids.every(processIsRunning)).toBe(true);
@@ -228,8 +239,11 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     const { pid } = await host.hold(session.id, "client").child;
     await expect(host.prompt(session.id, text("/crash"))).rejects.toThrow(/the turn failed/);
     await waitUntil(() => host.getSession(session.id)!.state === "childless", "the session becomes childless");
-    const ended = host.events(session.id).filter((e) => e.kind === "turn_ended").at(-1);
-    expect((ended?.payload as { error: string }).error).toBeTruthy();
+    const ended = host
+      .events(session.id)
+      .filter((e) => e.kind === "turn_ended")
+      .at(-1);
+    expect((ended!.payload as { error: string }).error).toBeTruthy();
     expect(host.events(session.id).some((e) => e.kind === "agent_exited")).toBe(true);
     expect(host.getSession(session.id)).toMatchObject({ holders: 1, turnActive: false });
 
@@ -270,7 +284,11 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     const pidFile = join(await tmpWorkDir(), "service.pids");
     const { host, workDir } = await startHost({
       clock,
-      config: { services: { web: { command: process.execPath, args: [httpService], env: { PID_FILE: pidFile }, port: "auto", mcp: { type: "http", path: "/mcp" } } } },
+      config: {
+        services: {
+          web: { command: process.execPath, args: [httpService], env: { PID_FILE: pidFile }, port: "auto", mcp: { type: "http", path: "/mcp" } },
+        },
+      },
     });
     const a = host.createSession({ cwd: workDir });
     const b = host.createSession({ cwd: workDir });

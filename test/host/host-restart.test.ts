@@ -67,7 +67,9 @@ describe("agents that can neither load nor resume", () => {
     const clock = new VirtualClock();
     const { host, workDir } = await startHost({
       clock,
-      config: { agents: { forgetful: { command: process.execPath, args: [demoAgentMain, "--no-load", "--state-dir", tempDir("berth-forgetful-state-")] } } },
+      config: {
+        agents: { forgetful: { command: process.execPath, args: [demoAgentMain, "--no-load", "--state-dir", tempDir("berth-forgetful-state-")] } },
+      },
     });
     const session = host.createSession({ cwd: workDir, agent: "forgetful" });
     const ticket = host.hold(session.id, "client");
@@ -85,10 +87,12 @@ describe("agents that can neither load nor resume", () => {
 
 describe("configuration", () => {
   it("a bad file is refused with every bad key named, before anything starts", () => {
-    expect(() => parseConfig({ releaseGrace: 15, agents: { x: { command: "" } }, services: { s: { command: "y", port: 80 } } }, "berth.json")).toThrow(
+    expect(() =>
+      parseConfig({ releaseGrace: 15, agents: { x: { command: "" } }, services: { s: { command: "y", port: 80 } } }, "berth.json"),
+    ).toThrow(
       [
         "invalid configuration in berth.json:",
-        '  agents.x.command: expected a non-empty string',
+        "  agents.x.command: expected a non-empty string",
         '  services.s.port: expected "auto" (Berth allocates the port)',
         '  releaseGrace: expected a duration such as "500ms", "15s", "60m", "24h" or "7d"',
       ].join("\n"),
@@ -100,7 +104,10 @@ describe("configuration", () => {
 
 
 describe("acquisitions racing with eviction and deletion", () => {
-  const slowDemo = { command: "sh", args: ["-c", `touch "$STATE/spawned"; sleep 0.5; exec "${process.execPath}" "${demoAgentMain}" --state-dir "$STATE"`] };
+  const slowDemo = {
+    command: "sh",
+    args: ["-c", `touch "$STATE/spawned"; sleep 0.5; exec "${process.execPath}" "${demoAgentMain}" --state-dir "$STATE"`],
+  };
 
   it("an agent still starting keeps its location: it is never handed services that were closed", async () => {
     const clock = new VirtualClock();

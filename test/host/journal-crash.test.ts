@@ -41,7 +41,8 @@ class Watcher {
     const stream = createWebSocketStream(acpUrl, { WebSocket: WebSocket as never, headers: { authorization: `Bearer ${token}` } });
     this.connection = client({ name: "crash-watcher" })
       .onNotification(methods.client.session.update, ({ params }) => {
-        if (params.update.sessionUpdate === "agent_message_chunk") this.chunks.push(params._meta ? { update: params.update, meta: params._meta } : { update: params.update });
+        if (params.update.sessionUpdate === "agent_message_chunk")
+          this.chunks.push(params._meta ? { update: params.update, meta: params._meta } : { update: params.update });
         this.onReceived();
       })
       .onRequest(methods.client.session.requestPermission, async ({ params }) => {
@@ -60,7 +61,9 @@ async function pollRest(seenByRest: Seen, url: string, token: string, sessionId:
   let after = Math.max(0, ...seenByRest.keys());
   while (!stop()) {
     try {
-      const response = await fetch(`${url}/api/sessions/${sessionId}/events?after=${after}&limit=500`, { headers: { authorization: `Bearer ${token}` } });
+      const response = await fetch(`${url}/api/sessions/${sessionId}/events?after=${after}&limit=500`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       if (!response.ok) return;
       const { events } = (await response.json()) as { events: JournalEvent[] };
       for (const event of events) {
@@ -77,7 +80,10 @@ function storedEvents(dataDir: string, sessionId: string): { events: JournalEven
   const store = Store.open(join(dataDir, "berth.sqlite"));
   const db = new Database(join(dataDir, "berth.sqlite"), { readonly: true });
   try {
-    const questions = db.prepare<[string], { id: string }>("SELECT id FROM questions WHERE session_id = ?").all(sessionId).map((row) => row.id);
+    const questions = db
+      .prepare<[string], { id: string }>("SELECT id FROM questions WHERE session_id = ?")
+      .all(sessionId)
+      .map((row) => row.id);
     return { events: store.events.read(sessionId), questions };
   } finally {
     db.close();
@@ -94,97 +100,109 @@ interface Tally {
 
 describe("the journal under SIGKILL", () => {
   it(`keeps every event a client saw, with its number and payload, across ${KILLS} kills at random moments; no number is given twice`, async () => {
-    const tallies = await Promise.all(Array.from({ length: PIPELINES }, (_, i) => killLoop(Math.ceil(KILLS / PIPELINES) + (i < KILLS % PIPELINES ? 0 : 0))));
-    const total = tallies.reduce((sum, t) => ({ kills: sum.kills + t.kills, restEvents: sum.restEvents + t.restEvents, chunks: sum.chunks + t.chunks, questions: sum.questions + t.questions }));
+    const tallies = await Promise.all(
+      Array.from({ length: PIPELINES }, (_, i) => killLoop(Math.ceil(KILLS / PIPELINES) + (i < KILLS % PIPELINES ? 0 : 0))),
+    );
+    const total = tallies.reduce((sum, t) => ({
+      kills: sum.kills + t.kills,
+      restEvents: sum.restEvents + t.restEvents,
+      chunks: sum.chunks + t.chunks,
+      questions: sum.questions + t.questions,
+    }));
     expect(total.kills).toBeGreaterThanOrEqual(KILLS);
     expect(total.chunks).toBeGreaterThan(0);
-    console.log(`journal crash test: ${total.kills} kills, ${total.restEvents} events seen over REST, ${total.chunks} chunks seen over ACP, ${total.questions} questions`);
+    console.log(
+      `journal crash test: ${total.kills} kills, ${total.restEvents} events seen over REST, ${total.chunks} chunks seen over ACP, ${total.questions} questions`,
+    );
   }, 180_000);
 });
 
 /** One data directory: start, drive, SIGKILL, check the file, again, `kills` times. */
 async function killLoop(KILLS: number): Promise<Tally> {
-    const dataDir = mkdtempSync(join(tmpdir(), "berth-crash-"));
-    const workDir = realpathSync(mkdtempSync(join(tmpdir(), "berth-crash-work-")));
-    dirs.push(dataDir, workDir);
-    /** Seq → event as the REST API showed it, over every round. */
-    const seenByRest: Seen = new Map();
-    let sessionId: string | undefined;
-    let lastStoredSeq = 0;
-    const askedIds = new Set<string>();
-    let kills = 0;
-    let chunksChecked = 0;
-    for (let round = 0; kills < KILLS; round++) {
-            const server = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir], { XDG_CONFIG_HOME: dataDir });
-      started.push(server);
-      const { url, token, acpUrl } = await server.startupLine();
-      const kind = (["flood", "ask", "run"] as const)[round % 3]!;
-      const watcher = new Watcher(acpUrl, token, round % 2 === 0);
-      const agent = watcher.connection.agent;
-      await agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
-      if (sessionId === undefined) sessionId = (await agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] })).sessionId;
-      else await agent.request(methods.agent.session.resume, { sessionId, cwd: workDir, mcpServers: [] });
-      const id = sessionId;
-      let killed = false;
-      const polling = pollRest(seenByRest, url, token, id, () => killed);
-      const text = kind === "flood" ? `/flood ${2_000 + Math.floor(Math.random() * 2_000)} 48` : kind === "ask" ? "/ask May I?" : "/run echo crash-test-terminal";
-      const prompt = agent.request(methods.agent.session.prompt, { sessionId: id, prompt: [{ type: "text", text }] }).catch(() => undefined);
-      // A random moment: after a random number of chunks of a flood, when a question or a terminal's
-      // tool call reaches the client, or a little later. The kill is sent from the client's handler.
-      const after = kind === "flood" ? 1 + Math.floor(Math.random() * 1_500) : 1;
-      const lateBy = kind === "flood" ? 0 : Math.floor(Math.random() * 3);
-      let received = 0;
-      const kill = () => {
-        if (killed) return;
-        killed = true;
-        server.signal("SIGKILL");
-      };
-      watcher.onReceived = () => {
-        received++;
-        if (received === after + lateBy) kill();
-        // Nothing more may come (a question nobody answers): a random moment a little later.
-        if (received === after && lateBy > 0) setTimeout(kill, Math.random() * 20);
-      };
-      await Promise.race([prompt, waitUntil(() => killed, "the turn streamed", 20_000)]);
-      kill();
-      await server.exited;
-      kills++;
-      await polling;
-      watcher.connection.close();
-
-      const { events, questions } = storedEvents(dataDir, id);
-      const seqs = events.map((event) => event.seq);
-      // Strictly increasing and never reused: every number a client saw still names the event it saw.
-      expect(seqs).toEqual(seqs.map((_, i) => i + 1));
-      const bySeq = new Map(events.map((event) => [event.seq, event]));
-      for (const [seq, seen] of seenByRest) expect(bySeq.get(seq), `seq ${seq} (round ${round})`).toMatchObject(seen);
-      // Every chunk the ACP client received this round is stored, in the order it was received.
-      const stored = events
-        .filter((event) => event.seq > lastStoredSeq && event.kind === "update")
-        .map((event) => event.payload as { update: SessionUpdate; _meta?: unknown })
-        .filter((payload) => payload.update.sessionUpdate === "agent_message_chunk")
-        .map((payload) => (payload._meta ? { update: payload.update, meta: payload._meta } : { update: payload.update }));
-      expect(stored.slice(0, watcher.chunks.length), `round ${round} (${kind})`).toEqual(watcher.chunks);
-      chunksChecked += watcher.chunks.length;
-      // A question and its event: both stored or neither.
-      const asked = events.filter((event) => event.kind === "question_asked").map((event) => (event.payload as { questionId: string }).questionId);
-      for (const question of asked) askedIds.add(question);
-      expect(new Set(questions), `round ${round}`).toEqual(new Set(asked));
-      lastStoredSeq = seqs.at(-1) ?? 0;
-    }
-    // The restarted host after the last kill finds the same journal, and the session carries on.
+  const dataDir = mkdtempSync(join(tmpdir(), "berth-crash-"));
+  const workDir = realpathSync(mkdtempSync(join(tmpdir(), "berth-crash-work-")));
+  dirs.push(dataDir, workDir);
+  /** Seq → event as the REST API showed it, over every round. */
+  const seenByRest: Seen = new Map();
+  let sessionId: string | undefined;
+  let lastStoredSeq = 0;
+  const askedIds = new Set<string>();
+  let kills = 0;
+  let chunksChecked = 0;
+  for (let round = 0; kills < KILLS; round++) {
     const server = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir], { XDG_CONFIG_HOME: dataDir });
     started.push(server);
-    const { url, token } = await server.startupLine();
-    const events = new Map<number, JournalEvent>();
-    for (let page: JournalEvent[] = []; page.length > 0 || events.size === 0; ) {
-      const response = await fetch(`${url}/api/sessions/${sessionId}/events?after=${events.size}&limit=10000`, { headers: { authorization: `Bearer ${token}` } });
-      page = ((await response.json()) as { events: JournalEvent[] }).events;
-      for (const event of page) events.set(event.seq, event);
-      if (page.length === 0) break;
-    }
-    for (const [seq, seen] of seenByRest) expect(events.get(seq), `seq ${seq} after the last restart`).toMatchObject(seen);
-    server.signal("SIGTERM");
+    const { url, token, acpUrl } = await server.startupLine();
+    const kind = (["flood", "ask", "run"] as const)[round % 3]!;
+    const watcher = new Watcher(acpUrl, token, round % 2 === 0);
+    const agent = watcher.connection.agent;
+    await agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+    if (sessionId === undefined) sessionId = (await agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] })).sessionId;
+    else await agent.request(methods.agent.session.resume, { sessionId, cwd: workDir, mcpServers: [] });
+    const id = sessionId;
+    let killed = false;
+    const polling = pollRest(seenByRest, url, token, id, () => killed);
+    const text =
+      kind === "flood" ? `/flood ${2_000 + Math.floor(Math.random() * 2_000)} 48` : kind === "ask" ? "/ask May I?" : "/run echo crash-test-terminal";
+    const prompt = agent.request(methods.agent.session.prompt, { sessionId: id, prompt: [{ type: "text", text }] }).catch(() => undefined);
+    // A random moment: after a random number of chunks of a flood, when a question or a terminal's
+    // tool call reaches the client, or a little later. The kill is sent from the client's handler.
+    const after = kind === "flood" ? 1 + Math.floor(Math.random() * 1_500) : 1;
+    const lateBy = kind === "flood" ? 0 : Math.floor(Math.random() * 3);
+    let received = 0;
+    const kill = () => {
+      if (killed) return;
+      killed = true;
+      server.signal("SIGKILL");
+    };
+    watcher.onReceived = () => {
+      received++;
+      if (received === after + lateBy) kill();
+      // Nothing more may come (a question nobody answers): a random moment a little later.
+      if (received === after && lateBy > 0) setTimeout(kill, Math.random() * 20);
+    };
+    await Promise.race([prompt, waitUntil(() => killed, "the turn streamed", 20_000)]);
+    kill();
     await server.exited;
-    return { kills, restEvents: seenByRest.size, chunks: chunksChecked, questions: askedIds.size };
+    kills++;
+    await polling;
+    watcher.connection.close();
+
+    const { events, questions } = storedEvents(dataDir, id);
+    const seqs = events.map((event) => event.seq);
+    // Strictly increasing and never reused: every number a client saw still names the event it saw.
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    const bySeq = new Map(events.map((event) => [event.seq, event]));
+    for (const [seq, seen] of seenByRest) expect(bySeq.get(seq), `seq ${seq} (round ${round})`).toMatchObject(seen);
+    // Every chunk the ACP client received this round is stored, in the order it was received.
+    const stored = events
+      .filter((event) => event.seq > lastStoredSeq && event.kind === "update")
+      .map((event) => event.payload as { update: SessionUpdate; _meta?: unknown })
+      .filter((payload) => payload.update.sessionUpdate === "agent_message_chunk")
+      .map((payload) => (payload._meta ? { update: payload.update, meta: payload._meta } : { update: payload.update }));
+    expect(stored.slice(0, watcher.chunks.length), `round ${round} (${kind})`).toEqual(watcher.chunks);
+    chunksChecked += watcher.chunks.length;
+    // A question and its event: both stored or neither.
+    const asked = events.filter((event) => event.kind === "question_asked").map((event) => (event.payload as { questionId: string }).questionId);
+    for (const question of asked) askedIds.add(question);
+    expect(new Set(questions), `round ${round}`).toEqual(new Set(asked));
+    lastStoredSeq = seqs.at(-1) ?? 0;
+  }
+  // The restarted host after the last kill finds the same journal, and the session carries on.
+  const server = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir], { XDG_CONFIG_HOME: dataDir });
+  started.push(server);
+  const { url, token } = await server.startupLine();
+  const events = new Map<number, JournalEvent>();
+  for (let page: JournalEvent[] = []; page.length > 0 || events.size === 0; ) {
+    const response = await fetch(`${url}/api/sessions/${sessionId}/events?after=${events.size}&limit=10000`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    page = ((await response.json()) as { events: JournalEvent[] }).events;
+    for (const event of page) events.set(event.seq, event);
+    if (page.length === 0) break;
+  }
+  for (const [seq, seen] of seenByRest) expect(events.get(seq), `seq ${seq} after the last restart`).toMatchObject(seen);
+  server.signal("SIGTERM");
+  await server.exited;
+  return { kills, restEvents: seenByRest.size, chunks: chunksChecked, questions: askedIds.size };
 }

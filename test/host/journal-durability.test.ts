@@ -12,7 +12,9 @@ describe("committed before seen", () => {
     const session = host.createSession({ cwd: workDir });
     // Another connection, as a restarted host would read the file.
     const reader = new Database(join(dataDir, "berth.sqlite"), { readonly: true });
-    const stored = reader.prepare<[string, number], { kind: string; payload: string }>("SELECT kind, payload FROM events WHERE session_id = ? AND seq = ?");
+    const stored = reader.prepare<[string, number], { kind: string; payload: string }>(
+      "SELECT kind, payload FROM events WHERE session_id = ? AND seq = ?",
+    );
     const missing: string[] = [];
     let heard = 0;
     host.subscribe(session.id, (event: SessionEvent) => {
@@ -20,7 +22,10 @@ describe("committed before seen", () => {
       heard++;
       const row = stored.get(session.id, event.seq);
       if (!row) missing.push(`${event.type} ${event.seq}`);
-      else if (event.type === "update" && JSON.stringify(JSON.parse(row.payload).params?.update ?? JSON.parse(row.payload).update) !== JSON.stringify(event.notification.update)) {
+      else if (
+        event.type === "update" &&
+        JSON.stringify(JSON.parse(row.payload).params?.update ?? JSON.parse(row.payload).update) !== JSON.stringify(event.notification.update)
+      ) {
         missing.push(`update ${event.seq}: another payload`);
       }
     });
@@ -53,10 +58,14 @@ describe("committed before seen", () => {
       await waitUntil(() => checks.length > 0, "the question was asked");
       expect(checks).toEqual([{ row: true, event: true }]);
       const [question] = host.pendingQuestions(session.id);
-      const answered = host.answerQuestion(question!.id, { optionId: (question!.request as { options: Array<{ optionId: string }> }).options[0]!.optionId });
+      const answered = host.answerQuestion(question!.id, {
+        optionId: (question!.request as { options: Array<{ optionId: string }> }).options[0]!.optionId,
+      });
       expect(answered.state).toBe("answered");
       // The answer and its event were stored before the call returned.
-      const resolved = reader.prepare("SELECT count(*) AS n FROM events WHERE session_id = ? AND kind = 'question_resolved'").get(session.id) as { n: number };
+      const resolved = reader.prepare("SELECT count(*) AS n FROM events WHERE session_id = ? AND kind = 'question_resolved'").get(session.id) as {
+        n: number;
+      };
       expect(resolved.n).toBe(1);
       await turn;
     } finally {
@@ -69,7 +78,10 @@ describe("committed before seen", () => {
     const session = fixture.host.createSession({ cwd: fixture.workDir });
     const relayed: unknown[] = [];
     fixture.host.subscribe(session.id, (event) => {
-      if (event.type === "update") relayed.push(event.notification._meta ? { update: event.notification.update, _meta: event.notification._meta } : { update: event.notification.update });
+      if (event.type === "update")
+        relayed.push(
+          event.notification._meta ? { update: event.notification.update, _meta: event.notification._meta } : { update: event.notification.update },
+        );
     });
     await fixture.host.prompt(session.id, text("hello"));
     const before = fixture.host.events(session.id);

@@ -10,7 +10,7 @@ export interface FakeChild {
   readonly serial: number;
 }
 
-export interface PendingAcquisition {
+interface PendingAcquisition {
   readonly sessionId: string;
   readonly gate: Deferred<FakeChild>;
 }
@@ -60,7 +60,10 @@ export function holdsHarness(options: { releaseFails?: boolean; onError?: (error
       await clock.advance(0);
     },
     beginTurn(sessionId: string): void {
-      turns.set(sessionId, executions.begin(sessionId, locationKey("/w/app"), () => undefined));
+      turns.set(
+        sessionId,
+        executions.begin(sessionId, locationKey("/w/app"), () => undefined),
+      );
     },
     async endTurn(sessionId: string): Promise<void> {
       turns.get(sessionId)!.settle("completed");

@@ -27,7 +27,11 @@ describe("errors and records say what they are", () => {
       [new HoldsDisposedError(), "HoldsDisposedError", "session holds are disposed (host shutting down)"],
       [new TurnAlreadyRunningError("s1"), "TurnAlreadyRunningError", "session s1 already has a turn in flight"],
       [new InvalidLocationError("x"), "InvalidLocationError", "x"],
-      [new LocationServicesClosedError(locationKey("/w/a", "ws")), "LocationServicesClosedError", "location services are closed (the host is shutting down): /w/a [workspace ws] was not started"],
+      [
+        new LocationServicesClosedError(locationKey("/w/a", "ws")),
+        "LocationServicesClosedError",
+        "location services are closed (the host is shutting down): /w/a [workspace ws] was not started",
+      ],
     ];
     for (const [error, name, message] of cases) {
       expect(error.name).toBe(name);
@@ -279,7 +283,13 @@ describe("services cache, precisely", () => {
     const closed: string[] = [];
     const cache = new LocationServicesCache<object>({
       boot: async () => ({}),
-      close: () => new Promise<void>((resolve) => (release = () => (closed.push("first"), resolve()))),
+      close: () =>
+        new Promise<void>((resolve) => {
+          release = () => {
+            closed.push("first");
+            resolve();
+          };
+        }),
     });
     const entry = cache.open(app);
     await entry.ready;
@@ -460,7 +470,6 @@ describe("session holds, precisely", () => {
   });
 });
 
-
 describe("location retention, precisely", () => {
   it("opening a loaded location again neither boots nor resets its last durable event", async () => {
     const h = retentionHarness();
@@ -585,7 +594,13 @@ describe("location retention, precisely", () => {
       executions: new Executions(clock),
       cache: new LocationServicesCache<object>({
         boot: async () => ({}),
-        close: () => new Promise<void>((resolve) => setTimeout(() => ((closedAt = Date.now()), resolve()), 20)),
+        close: () =>
+          new Promise<void>((resolve) =>
+            setTimeout(() => {
+              closedAt = Date.now();
+              resolve();
+            }, 20),
+          ),
       }),
       idleTtlMs: MINUTE,
       maxActiveHoldMs: 2 * MINUTE,

@@ -124,10 +124,12 @@ class Real {
     if (this.executions.hasActiveAt(id)) this.violations.push(`${id} evicted before its sessions settled`);
     if ((this.needs.get(id) ?? 0) > 0) this.violations.push(`${id} evicted under an agent still starting`);
     // A real need extends the deadline only up to the cap (rule 3).
-    if (reason === "idle" && now < Math.min(lastUse + TTL, last + MAX_HOLD)) this.violations.push(`${id} evicted while within its idle TTL (now ${now}, last durable ${last}, last need ${this.lastNeed.get(id)})`);
+    if (reason === "idle" && now < Math.min(lastUse + TTL, last + MAX_HOLD))
+      this.violations.push(`${id} evicted while within its idle TTL (now ${now}, last durable ${last}, last need ${this.lastNeed.get(id)})`);
     if (reason === "idle" && this.held.has(id)) this.violations.push(`${id} evicted as idle while held`);
     // Its turns' settlements are durable events: a cap cleanup was judged when it interrupted them (checked there).
-    if (reason === "inactivity" && now < last + MAX_HOLD && !this.capCleanup.has(id)) this.violations.push(`${id} evicted for inactivity before its cap`);
+    if (reason === "inactivity" && now < last + MAX_HOLD && !this.capCleanup.has(id))
+      this.violations.push(`${id} evicted for inactivity before its cap`);
   }
 
   /** Invariants whenever the kernel is quiescent: between commands and after every scheduled step. */
@@ -285,11 +287,13 @@ describe("location retention under fast-check's scheduler (model-based)", () => 
             await s.waitIdle();
           }
           real.check();
-          if (!real.closedAll && real.retention.list().length > 0) throw new Error(`still cached after every TTL: ${real.retention.list().map((l) => l.key.id)}`);
+          if (!real.closedAll && real.retention.list().length > 0)
+            throw new Error(`still cached after every TTL: ${real.retention.list().map((l) => l.key.id)}`);
           await real.cache.closeAll();
           await s.waitIdle();
           // Every set of services that booted was closed, exactly once.
-          for (const services of real.all) if (services.closes !== 1) throw new Error(`services ${services.serial} of ${services.id} closed ${services.closes} times`);
+          for (const services of real.all)
+            if (services.closes !== 1) throw new Error(`services ${services.serial} of ${services.id} closed ${services.closes} times`);
           real.retention.stop();
         } finally {
           current = undefined;

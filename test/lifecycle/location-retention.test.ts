@@ -16,9 +16,7 @@ describe("location retention (reference: keep locations alive while sessions are
     expect(h.retention.peek(app)).toBe(turn.services);
     expect(h.interruptions()).toEqual([]);
     expect(h.retention.peek(appOtherWorkspace)).toBeUndefined();
-    expect(h.evictions()).toEqual([
-      { kind: "location_evicted", directory: "/w/app", workspace: "other", reason: "idle" },
-    ]);
+    expect(h.evictions()).toEqual([{ kind: "location_evicted", directory: "/w/app", workspace: "other", reason: "idle" }]);
 
     await h.clock.advance(119 * MINUTE - 63 * MINUTE);
     expect(h.executions.isActive("s1")).toBe(true);

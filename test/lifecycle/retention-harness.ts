@@ -31,9 +31,7 @@ export interface RunningTurn {
  * The real kernel (executions, cache, retention) on a virtual clock, with fixture
  * "tools" that sleep silently or wait on a question, as the reference tests do.
  */
-export function retentionHarness(
-  options: { slowClose?: boolean; isHeld?: (key: LocationKey) => boolean; sweepSliceSize?: number } = {},
-) {
+export function retentionHarness(options: { slowClose?: boolean; isHeld?: (key: LocationKey) => boolean; sweepSliceSize?: number } = {}) {
   const clock = new VirtualClock();
   const records: LifecycleRecord[] = [];
   const record = (r: LifecycleRecord) => records.push(r);

@@ -172,7 +172,11 @@ const commandArbs = [
   // Turns are admitted in every state: with or without a child, held or not, while acquiring or releasing.
   sessionArb.map((s) =>
     step(`turnStart(${s})`, (real) => {
-      if (!real.executions.isActive(s)) real.turns.set(s, real.executions.begin(s, locationKey("/w/app"), () => undefined));
+      if (!real.executions.isActive(s))
+        real.turns.set(
+          s,
+          real.executions.begin(s, locationKey("/w/app"), () => undefined),
+        );
     }),
   ),
   sessionArb.map((s) => step(`turnEnd(${s})`, (real) => real.turns.get(s)?.settle("completed"))),
@@ -248,7 +252,8 @@ describe("session holds under fast-check's scheduler (model-based)", () => {
             real.check();
             if (real.disposedWithReleases === undefined) {
               for (const sessionId of SESSIONS) {
-                if (real.holds.state(sessionId) !== "childless") throw new Error(`${sessionId} still ${real.holds.state(sessionId)} one grace after its last holder left`);
+                if (real.holds.state(sessionId) !== "childless")
+                  throw new Error(`${sessionId} still ${real.holds.state(sessionId)} one grace after its last holder left`);
               }
               // Nothing leaks: every child an acquisition produced was released, exactly once.
               for (const child of real.acquired) {

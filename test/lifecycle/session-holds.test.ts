@@ -333,9 +333,13 @@ describe("connection cleanups", () => {
     const errors: string[] = [];
     const cleanups = new ConnectionCleanups((_error, id) => errors.push(id));
     const ran: string[] = [];
-    cleanups.register("a", () => {
-      throw new Error("boom");
-    }, "c1");
+    cleanups.register(
+      "a",
+      () => {
+        throw new Error("boom");
+      },
+      "c1",
+    );
     cleanups.register("b", () => void ran.push("b"), "c1");
     await cleanups.cleanupForConnection("c1");
     expect(errors).toEqual(["a"]);

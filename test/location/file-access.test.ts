@@ -1,14 +1,5 @@
 import { execFileSync } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -37,11 +28,7 @@ async function refusal(attempt: Promise<unknown>): Promise<FileAccessError> {
   return error as FileAccessError;
 }
 
-async function expectRefused(
-  attempt: Promise<unknown>,
-  code: FileAccessErrorCode,
-  message: string | RegExp,
-): Promise<void> {
+async function expectRefused(attempt: Promise<unknown>, code: FileAccessErrorCode, message: string | RegExp): Promise<void> {
   const error = await refusal(attempt);
   expect(error.code).toBe(code);
   if (typeof message === "string") expect(error.message).toBe(message);
@@ -160,8 +147,8 @@ describe("FileAccess: confinement", () => {
   });
 
   it("refuses a .. escape, and allows .. that stays inside", async () => {
-    const escape = `${app}/../outside/secret.txt`;
-    await expectRefused(read(escape), "outside_roots", outsideMessage(escape, join(outside, "secret.txt")));
+    const dotDot = `${app}/../outside/secret.txt`;
+    await expectRefused(read(dotDot), "outside_roots", outsideMessage(dotDot, join(outside, "secret.txt")));
     await expectRefused(write(`${app}/src/../../outside/new.txt`), "outside_roots", /is outside/);
     expect(existsSync(join(outside, "new.txt"))).toBe(false);
     expect(await files.readTextFile({ path: `${app}/src/../notes.txt`, limit: 1 })).toEqual({ content: "one\n" });
@@ -198,11 +185,7 @@ describe("FileAccess: confinement", () => {
   });
 
   it("refuses a relative path, naming it", async () => {
-    await expectRefused(
-      read("notes.txt"),
-      "not_absolute",
-      'path "notes.txt" is not absolute; file requests need an absolute path',
-    );
+    await expectRefused(read("notes.txt"), "not_absolute", 'path "notes.txt" is not absolute; file requests need an absolute path');
     await expectRefused(write("../outside/x.txt"), "not_absolute", /"\.\.\/outside\/x\.txt" is not absolute/);
   });
 

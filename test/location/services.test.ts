@@ -4,19 +4,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ServiceConfig } from "../../src/config/config-schema.js";
 import { InMemoryProcessGroupLedger, type GroupRecord } from "../../src/processes/ledger.js";
-import {
-  ServiceProcesses,
-  ServicesClosedError,
-  type ServiceProcessesOptions,
-} from "../../src/location/service-processes.js";
-import {
-  groupMembers,
-  killLeftovers,
-  processIsRunning,
-  startedProcess,
-  waitUntil,
-  type StartedProcess,
-} from "../support/process-table.js";
+import { ServiceProcesses, ServicesClosedError, type ServiceProcessesOptions } from "../../src/location/service-processes.js";
+import { groupMembers, killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "../support/process-table.js";
 
 let directory: string;
 let pidsFile: string;
@@ -143,9 +132,7 @@ describe("ServiceProcesses: an HTTP service on an allocated port", () => {
     expect(info).toMatchObject({ name: "tools", state: "ready" });
     const port = info!.port!;
     expect(port).toBeGreaterThan(0);
-    expect(services.mcpServers()).toEqual([
-      { type: "http", name: "tools", url: `http://127.0.0.1:${port}/mcp`, headers: [] },
-    ]);
+    expect(services.mcpServers()).toEqual([{ type: "http", name: "tools", url: `http://127.0.0.1:${port}/mcp`, headers: [] }]);
     const answer = await fetchJson(services.mcpServers()[0]!.url);
     expect(answer).toEqual({
       url: "/mcp",
@@ -237,12 +224,12 @@ describe("ServiceProcesses: services that do not become ready", () => {
       () => undefined,
       (reason: unknown) => reason as Error,
     );
-    expect(error?.message).toMatch(/^service "chatty" exited \(exit code 2\) [^]*\nthe real reason$/);
+    expect(error?.message).toMatch(/^service "chatty" exited \(exit code 2\) [\s\S]*\nthe real reason$/);
     expect(error?.message.length).toBeLessThan(2_500);
   });
 
   it("a service that never listens fails after its ready timeout, and its whole group is stopped", async () => {
-    const silent = shellService("echo \"sleeper $$\" >&2; sleep 3600 & wait", { port: "auto", readyTimeout: 300 });
+    const silent = shellService('echo "sleeper $$" >&2; sleep 3600 & wait', { port: "auto", readyTimeout: 300 });
     const { services, ledger } = servicesWith({ silent });
 
     const error = await services.ensureStarted().then(
@@ -274,16 +261,13 @@ describe("ServiceProcesses: services that do not become ready", () => {
     });
     const { services, ledger } = servicesWith({ tools: httpService(), flaky });
 
-    const firstError = /^service "flaky" exited \(exit code 1\) [^]*first attempt fails$/;
+    const firstError = /^service "flaky" exited \(exit code 1\) [\s\S]*first attempt fails$/;
     await expect(services.ensureStarted()).rejects.toThrow(firstError);
     const tools = services.list().find(({ name }) => name === "tools")!;
     expect(tools.state).toBe("ready");
 
     await services.ensureStarted();
-    expect(services.list()).toEqual([
-      { ...tools },
-      { name: "flaky", pid: expect.any(Number), port: expect.any(Number), state: "ready" },
-    ]);
+    expect(services.list()).toEqual([{ ...tools }, { name: "flaky", pid: expect.any(Number), port: expect.any(Number), state: "ready" }]);
     const labels = ledger.everRecorded.map((group) => group.label).sort();
     expect(labels).toEqual(["service flaky", "service flaky", "service tools"]);
     startsOfHttpService();

@@ -2,12 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  cleanupExpiredOutput,
-  DEFAULT_OUTPUT_RETENTION_MS,
-  OutputFile,
-  outputFilePath,
-} from "../../src/location/terminal-output-files.js";
+import { cleanupExpiredOutput, DEFAULT_OUTPUT_RETENTION_MS, OutputFile, outputFilePath } from "../../src/location/terminal-output-files.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 const now = Date.UTC(2026, 5, 15, 12);
@@ -44,9 +39,7 @@ describe("cleanupExpiredOutput", () => {
 
     expect(removed.map((file) => file.path).sort()).toEqual([ancient, old].sort());
     expect(removed.find((file) => file.path === old)?.modifiedAt).toBe(now - 8 * DAY);
-    expect(readdirSync(dir).sort()).toEqual(
-      ["notes.txt", "terminal-dir.log", "terminal-edge.log", "terminal-fresh.log", "terminal-old.txt"].sort(),
-    );
+    expect(readdirSync(dir).sort()).toEqual(["notes.txt", "terminal-dir.log", "terminal-edge.log", "terminal-fresh.log", "terminal-old.txt"].sort());
   });
 
   it("measures age against the given time and retention", async () => {
@@ -60,9 +53,7 @@ describe("cleanupExpiredOutput", () => {
   });
 
   it("rejects a retention that is not a non-negative duration, naming it", async () => {
-    await expect(cleanupExpiredOutput(dir, -1, now)).rejects.toThrow(
-      "output retention must be a non-negative number of milliseconds, got -1",
-    );
+    await expect(cleanupExpiredOutput(dir, -1, now)).rejects.toThrow("output retention must be a non-negative number of milliseconds, got -1");
   });
 });
 

@@ -74,20 +74,15 @@ describe("TerminalOutput", () => {
 
   it("always returns the longest whole-character suffix within the limit, however the bytes arrive", () => {
     fc.assert(
-      fc.property(
-        fc.string({ unit: "grapheme", maxLength: 60 }),
-        fc.array(fc.nat(), { maxLength: 12 }),
-        fc.nat({ max: 80 }),
-        (text, cuts, limit) => {
-          const bytes = utf8(text);
-          const output = new TerminalOutput(limit);
-          for (const chunk of chunked(bytes, cuts)) output.append(chunk);
-          const snapshot = output.snapshot(true);
-          expect(snapshot.truncated).toBe(bytes.length > limit);
-          expect(snapshot.output).toBe(lastCharactersWithin(text, limit));
-          expect(Buffer.byteLength(snapshot.output)).toBeLessThanOrEqual(limit);
-        },
-      ),
+      fc.property(fc.string({ unit: "grapheme", maxLength: 60 }), fc.array(fc.nat(), { maxLength: 12 }), fc.nat({ max: 80 }), (text, cuts, limit) => {
+        const bytes = utf8(text);
+        const output = new TerminalOutput(limit);
+        for (const chunk of chunked(bytes, cuts)) output.append(chunk);
+        const snapshot = output.snapshot(true);
+        expect(snapshot.truncated).toBe(bytes.length > limit);
+        expect(snapshot.output).toBe(lastCharactersWithin(text, limit));
+        expect(Buffer.byteLength(snapshot.output)).toBeLessThanOrEqual(limit);
+      }),
       { numRuns: 2_000 },
     );
   });

@@ -5,14 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { outputFilePath } from "../../src/location/terminal-output-files.js";
 import { Terminals, type TerminalsOptions } from "../../src/location/terminals.js";
 import { InMemoryProcessGroupLedger, type GroupRecord } from "../../src/processes/ledger.js";
-import {
-  groupMembers,
-  killLeftovers,
-  processIsRunning,
-  startedProcess,
-  waitUntil,
-  type StartedProcess,
-} from "../support/process-table.js";
+import { groupMembers, killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "../support/process-table.js";
 
 let root: string;
 let directory: string;
@@ -51,10 +44,7 @@ function runningMembers(pgid: number, grandchild: number): StartedProcess[] {
 
 /** Waits until the terminal printed `lines` full lines and returns them. */
 async function printedLines(terminals: Terminals, terminalId: string, lines: number): Promise<string[]> {
-  await waitUntil(
-    () => terminals.output(terminalId).output.split("\n").length > lines,
-    `terminal ${terminalId} printed ${lines} line(s)`,
-  );
+  await waitUntil(() => terminals.output(terminalId).output.split("\n").length > lines, `terminal ${terminalId} printed ${lines} line(s)`);
   return terminals.output(terminalId).output.split("\n").slice(0, lines);
 }
 
@@ -146,9 +136,7 @@ describe("Terminals: stopping process groups", () => {
     expect(processIsRunning(theirsPid)).toBe(false);
     expect(terminals.ids()).toEqual([]);
     expect(ledger.list()).toEqual([]);
-    await expect(terminals.create({ sessionId: "theirs", command: "true" })).rejects.toThrow(
-      `terminals of ${directory} are closed`,
-    );
+    await expect(terminals.create({ sessionId: "theirs", command: "true" })).rejects.toThrow(`terminals of ${directory} are closed`);
   });
 
   it("releaseForSession also stops a command of that session that was still starting", async () => {
@@ -238,21 +226,17 @@ describe("Terminals: command, environment and working directory", () => {
     await expect(terminals.create({ sessionId: "s", command: "berth-missing-command" })).rejects.toThrow(
       'cannot start command "berth-missing-command": no such command',
     );
-    await expect(terminals.create({ sessionId: "s", command: "true", cwd: missing })).rejects.toThrow(
-      `working directory does not exist: ${missing}`,
-    );
+    await expect(terminals.create({ sessionId: "s", command: "true", cwd: missing })).rejects.toThrow(`working directory does not exist: ${missing}`);
     await expect(terminals.create({ sessionId: "s", command: "true", cwd: "relative/dir" })).rejects.toThrow(
       'terminal cwd must be an absolute path, got "relative/dir"',
     );
-    await expect(terminals.create({ sessionId: "s", command: "" })).rejects.toThrow(
-      'terminal command must be a non-empty string, got ""',
-    );
+    await expect(terminals.create({ sessionId: "s", command: "" })).rejects.toThrow('terminal command must be a non-empty string, got ""');
     await expect(terminals.create({ sessionId: "s", command: "true", outputByteLimit: -5 })).rejects.toThrow(
       "outputByteLimit must be a non-negative integer, got -5",
     );
-    await expect(
-      terminals.create({ sessionId: "s", command: "true", env: [{ name: "A=B", value: "x" }] }),
-    ).rejects.toThrow('invalid environment variable name: "A=B"');
+    await expect(terminals.create({ sessionId: "s", command: "true", env: [{ name: "A=B", value: "x" }] })).rejects.toThrow(
+      'invalid environment variable name: "A=B"',
+    );
     expect(() => terminals.output("nope")).toThrow('unknown terminal: "nope"');
     expect(() => new Terminals({ directory, outputDir, outputByteLimit: Number.NaN })).toThrow(
       "outputByteLimit must be a non-negative integer, got null",
@@ -291,9 +275,7 @@ describe("Terminals: bounded output spilled to a file", () => {
     const notADirectory = join(root, "not-a-dir");
     writeFileSync(notADirectory, "");
     const { terminals, ledger } = terminalsWith({ outputDir: notADirectory });
-    await expect(terminals.create({ sessionId: "s", command: "true" })).rejects.toThrow(
-      `cannot create terminal output directory ${notADirectory}`,
-    );
+    await expect(terminals.create({ sessionId: "s", command: "true" })).rejects.toThrow(`cannot create terminal output directory ${notADirectory}`);
     expect(ledger.everRecorded).toEqual([]);
   });
 });

@@ -94,14 +94,10 @@ describe("spawnGroup", () => {
     const dir = mkdtempSync(join(tmpdir(), "berth-spawn-"));
     try {
       const missing = join(dir, "missing");
-      await expect(spawnGroup({ command: "true", cwd: missing, kind: "terminal" })).rejects.toThrow(
-        `working directory does not exist: ${missing}`,
-      );
+      await expect(spawnGroup({ command: "true", cwd: missing, kind: "terminal" })).rejects.toThrow(`working directory does not exist: ${missing}`);
       const file = join(dir, "file");
       writeFileSync(file, "");
-      await expect(spawnGroup({ command: "true", cwd: file, kind: "terminal" })).rejects.toThrow(
-        `working directory is not a directory: ${file}`,
-      );
+      await expect(spawnGroup({ command: "true", cwd: file, kind: "terminal" })).rejects.toThrow(`working directory is not a directory: ${file}`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

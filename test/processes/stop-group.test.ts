@@ -4,14 +4,7 @@ import { assertSignalableGroup, groupIsAlive } from "../../src/processes/group-s
 import { readProcStat } from "../../src/processes/proc-stat.js";
 import { spawnGroup, type SpawnedGroup } from "../../src/processes/spawn-group.js";
 import { stopGroup } from "../../src/processes/stop-group.js";
-import {
-  groupMembers,
-  killLeftovers,
-  processIsRunning,
-  startedProcess,
-  waitUntil,
-  type StartedProcess,
-} from "../support/process-table.js";
+import { groupMembers, killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "../support/process-table.js";
 
 const started: StartedProcess[] = [];
 

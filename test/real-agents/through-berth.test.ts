@@ -90,7 +90,10 @@ for (const name of realAgentNames) {
       sessionId = created.sessionId;
       expect(await view()).toMatchObject({ agent: name, state: "live", holders: 1 });
       expect(created.configOptions?.map((o) => o.id)).toEqual(facts.configOptionIds);
-      expect(created.configOptions!.find((o) => o.id === facts.setOption.configId)).toMatchObject({ type: "select", currentValue: facts.setOption.default });
+      expect(created.configOptions!.find((o) => o.id === facts.setOption.configId)).toMatchObject({
+        type: "select",
+        currentValue: facts.setOption.default,
+      });
       expect(created.modes?.availableModes.map((m) => m.id)).toEqual(facts.modeIds);
       expect(modelIds(created)).toEqual(facts.modelIds);
     });

@@ -61,7 +61,9 @@ describe("the data directory is its owner's alone", () => {
       expect(modeOf(dataDir)).toBe("700");
       const all = modes(dataDir);
       // The journal and its -wal/-shm, the token, the lock, host.json, agent state, terminal output.
-      expect(Object.keys(all)).toEqual(expect.arrayContaining(["berth.sqlite", "berth.sqlite-wal", "token", "host.lock", "host.json", "terminal-output/old.log"]));
+      expect(Object.keys(all)).toEqual(
+        expect.arrayContaining(["berth.sqlite", "berth.sqlite-wal", "token", "host.lock", "host.json", "terminal-output/old.log"]),
+      );
       expect(readdirSync(join(dataDir, "terminal-output")).length).toBeGreaterThan(1);
       // Agents write their own state under agent-state/ with the user's umask (Berth leaves its
       // children's umask alone); the folder itself is 0700, and the next start tightens the rest.
@@ -71,7 +73,11 @@ describe("the data directory is its owner's alone", () => {
         expect({ path, mode }).toEqual({ path, mode: isDirectory ? "700" : "600" });
       }
       const warning = lines.find((line) => line.msg === "the data directory was accessible to other users; it is now 0700 and its files 0600");
-      expect(warning).toMatchObject({ level: 40, mode: "755", tightened: expect.arrayContaining([".", "terminal-output", "terminal-output/old.log", "agent-logins.json"]) });
+      expect(warning).toMatchObject({
+        level: 40,
+        mode: "755",
+        tightened: expect.arrayContaining([".", "terminal-output", "terminal-output/old.log", "agent-logins.json"]),
+      });
     } finally {
       await berth.stop();
     }

@@ -52,7 +52,9 @@ async function startSwapping(location: string): Promise<void> {
     process.stdout.write("swapping\\n");
     for (;;) { move(dir, sub); move(sub, dir); move(link, sub); move(sub, link); }
   `;
-  swapper = spawn(process.execPath, ["-e", script, join(location, "real"), join(location, "link"), join(location, "sub")], { stdio: ["ignore", "pipe", "inherit"] });
+  swapper = spawn(process.execPath, ["-e", script, join(location, "real"), join(location, "link"), join(location, "sub")], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let said = "";
   swapper.stdout!.on("data", (chunk: Buffer) => (said += chunk.toString()));
   await waitUntil(() => said.includes("swapping"), "the swapper runs");

@@ -57,7 +57,9 @@ describe("a question pending when the host is killed", () => {
     await later.load(sessionId, workDir);
     expect(later.texts(sessionId)).toContain("The agent stopped before you answered");
     expect(later.texts(sessionId)).toContain("Send your last prompt again to re-run the turn.");
-    const notice = later.notifications.find((n) => n.update._meta?.["berth/notice"] !== undefined && JSON.stringify(n.update._meta).includes("question_orphaned"));
+    const notice = later.notifications.find(
+      (n) => n.update._meta?.["berth/notice"] !== undefined && JSON.stringify(n.update._meta).includes("question_orphaned"),
+    );
     expect(notice?.update._meta?.["berth/notice"]).toMatchObject({
       kind: "question_orphaned",
       questionIds: [expect.any(String)],

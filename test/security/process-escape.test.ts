@@ -32,7 +32,7 @@ function tempDir(prefix: string): string {
 }
 
 /** A shell snippet that leaves a `setsid` daemon behind, findable by `mark` in its command line. */
-function escape(mark: string, { clearEnvironment = false } = {}): string {
+function escapeSnippet(mark: string, { clearEnvironment = false } = {}): string {
   const env = clearEnvironment ? "env -i PATH=/usr/bin:/bin " : "";
   return `( setsid ${env}sh -c 'sleep 3600; : ${mark}' <&- >/dev/null 2>&1 & )`;
 }
@@ -105,7 +105,7 @@ describe.each([
     const scope = ProcessScope.forDataDir(tempDir("berth-scope-"), { cgroups });
     attachScope(ledger, scope);
     const mark = `escapee-${randomUUID()}`;
-    const group = await spawnGroup({ command: "/bin/sh", args: ["-c", escape(mark)], kind: "terminal", ledger, stop: { graceMs: 2_000 } });
+    const group = await spawnGroup({ command: "/bin/sh", args: ["-c", escapeSnippet(mark)], kind: "terminal", ledger, stop: { graceMs: 2_000 } });
     expect(Boolean(group.tag.cgroup)).toBe(cgroups);
     expect(await group.exited).toEqual({ exitCode: 0, signal: null });
     const pids = await escapee(mark);
@@ -123,7 +123,13 @@ describe("what only a cgroup catches", () => {
     const scope = ProcessScope.forDataDir(tempDir("berth-scope-"), { cgroups: true });
     attachScope(ledger, scope);
     const mark = `cleared-${randomUUID()}`;
-    const group = await spawnGroup({ command: "/bin/sh", args: ["-c", escape(mark, { clearEnvironment: true })], kind: "terminal", ledger, stop: { graceMs: 2_000 } });
+    const group = await spawnGroup({
+      command: "/bin/sh",
+      args: ["-c", escapeSnippet(mark, { clearEnvironment: true })],
+      kind: "terminal",
+      ledger,
+      stop: { graceMs: 2_000 },
+    });
     await group.exited;
     const pids = await escapee(mark);
     expect(scanMarked({ exact: group.tag.marker }).matches.map((stat) => stat.pid)).toEqual([]);
@@ -135,7 +141,7 @@ describe("what only a cgroup catches", () => {
 
 /** An agent whose start leaves a daemon behind, then runs the demo agent. */
 function escapingAgent(mark: string) {
-  return { command: "/bin/sh", args: ["-c", `${escape(mark)}; exec "$0" "$@"`, process.execPath, demoAgentMain] };
+  return { command: "/bin/sh", args: ["-c", `${escapeSnippet(mark)}; exec "$0" "$@"`, process.execPath, demoAgentMain] };
 }
 
 describe("a host stops every daemon its agents and terminals left", () => {
@@ -161,7 +167,7 @@ describe("a host stops every daemon its agents and terminals left", () => {
     const { host, workDir } = await startHost({ clock, config: { evictHeld: true, agents: { escaper: escapingAgent(agentMark) } } });
     const session = host.createSession({ cwd: workDir, agent: "escaper" });
     host.hold(session.id, "client");
-    expect((await host.prompt(session.id, text(`/run ${escape(terminalMark)}; echo started`))).stopReason).toBe("end_turn");
+    expect((await host.prompt(session.id, text(`/run ${escapeSnippet(terminalMark)}; echo started`))).stopReason).toBe("end_turn");
     const agentPids = await escapee(agentMark);
     // The demo agent releases its terminal once the command exited: the daemon goes with it.
     await waitUntil(() => pidsWithArgument(terminalMark).length === 0, "the terminal's daemon was stopped at the terminal's release");
@@ -175,7 +181,9 @@ describe("a host stops every daemon its agents and terminals left", () => {
 
 describe("berth serve: a host's daemons die with it, or at the next start", () => {
   function serve(dataDir: string, configFile: string): BerthProcess {
-    const berth = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--config", configFile, "--release-grace", "1h"], { XDG_CONFIG_HOME: dataDir });
+    const berth = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--config", configFile, "--release-grace", "1h"], {
+      XDG_CONFIG_HOME: dataDir,
+    });
     hosts.push(berth);
     return berth;
   }
@@ -192,7 +200,7 @@ describe("berth serve: a host's daemons die with it, or at the next start", () =
     const client = await AcpTestClient.connect(acpUrl, { token });
     const sessionId = await client.newSession(workDir);
     // The terminal keeps running (the turn waits on it) while its daemon left its group.
-    void client.prompt(sessionId, `/run ${escape(terminalMark)}; sleep 3600`).catch(() => undefined);
+    void client.prompt(sessionId, `/run ${escapeSnippet(terminalMark)}; sleep 3600`).catch(() => undefined);
     const pids = [...(await escapee(agentMark)), ...(await escapee(terminalMark))];
     return { berth, client, pids, dataDir, configFile };
   }

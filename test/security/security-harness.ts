@@ -19,7 +19,7 @@ export async function cleanUp(): Promise<void> {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 }
 
-export function tempDir(prefix: string): string {
+function tempDir(prefix: string): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
@@ -56,7 +56,7 @@ export async function startSecureBerth(config: ConfigInput = {}): Promise<Secure
   return { berth, url: berth.server.url, port: berth.server.port, token: berth.token, dataDir, workDir, logs };
 }
 
-export interface SeenRequest {
+interface SeenRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: IncomingHttpHeaders;
@@ -93,7 +93,10 @@ export const REBOUND_NAME = "rebind.attacker.test";
 
 /** Debian's Chromium, headless; `REBOUND_NAME` resolves to 127.0.0.1 in it. */
 export async function launchChromium(): Promise<Browser> {
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: [...chromiumArgs, `--host-resolver-rules=MAP ${REBOUND_NAME} 127.0.0.1`] });
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: [...chromiumArgs, `--host-resolver-rules=MAP ${REBOUND_NAME} 127.0.0.1`],
+  });
   cleanups.push(() => browser.close());
   return browser;
 }

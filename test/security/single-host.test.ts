@@ -38,9 +38,7 @@ describe("one host per data directory", () => {
       const contenders = Array.from({ length: 5 }, () => serve(dir));
       // Each either prints its start-up line or exits; wait for all five to decide.
       const outcomes = await Promise.all(
-        contenders.map((berth) =>
-          Promise.race([berth.startupLine().then(() => "serving" as const), berth.exited.then(() => "refused" as const)]),
-        ),
+        contenders.map((berth) => Promise.race([berth.startupLine().then(() => "serving" as const), berth.exited.then(() => "refused" as const)])),
       );
       expect(outcomes.filter((outcome) => outcome === "serving")).toHaveLength(1);
       const winner = contenders[outcomes.indexOf("serving")]!;

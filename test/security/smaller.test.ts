@@ -45,7 +45,9 @@ describe("item 8: smaller defects", () => {
     // A client announces 1000 bytes, sends 10 and hangs up.
     const socket = connect(berth.port, "127.0.0.1");
     await new Promise((resolve) => socket.once("connect", resolve));
-    socket.write(`POST /api/sessions HTTP/1.1\r\nHost: 127.0.0.1:${berth.port}\r\nAuthorization: Bearer ${berth.token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"cwd": "/`);
+    socket.write(
+      `POST /api/sessions HTTP/1.1\r\nHost: 127.0.0.1:${berth.port}\r\nAuthorization: Bearer ${berth.token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"cwd": "/`,
+    );
     await waitUntil(() => berth.berth.host.listSessions().length === 0 && socket.bytesWritten > 100, "the partial request is sent");
     socket.destroy();
     await waitUntil(() => berth.logs.some((l) => l.msg === "client went away before its request was complete"), "the dropped body is logged");
@@ -59,7 +61,9 @@ describe("item 8: smaller defects", () => {
     raw.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
     await raw.response(1);
     raw.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "s".repeat(1025), prompt: [] } });
-    expect(await raw.response(2)).toMatchObject({ error: { code: -32602, message: expect.stringContaining("1025 characters"), data: { limit: 1024 } } });
+    expect(await raw.response(2)).toMatchObject({
+      error: { code: -32602, message: expect.stringContaining("1025 characters"), data: { limit: 1024 } },
+    });
     raw.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: "s".repeat(5000) } });
     // The connection carries on.
     raw.send({ jsonrpc: "2.0", id: 3, method: "session/new", params: { cwd: berth.workDir, mcpServers: [] } });
@@ -77,7 +81,12 @@ describe("item 8: smaller defects", () => {
   it("refuses a URL-mode elicitation (Berth advertises forms only); the dashboard opens only http(s) links", async () => {
     const berth = await startSecureBerth({ agents: { urly: { command: process.execPath, args: [agentScript] } }, defaultAgent: "urly" });
     const raw = await RawSocket.open(`${berth.url.replace("http", "ws")}/acp`, berth.token);
-    raw.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { ...initializeParams, clientCapabilities: { elicitation: { form: {}, url: {} } } } });
+    raw.send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { ...initializeParams, clientCapabilities: { elicitation: { form: {}, url: {} } } },
+    });
     await raw.response(1);
     raw.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: berth.workDir, mcpServers: [] } });
     const { sessionId } = (await raw.response(2)).result as { sessionId: string };
@@ -92,7 +101,15 @@ describe("item 8: smaller defects", () => {
 
     expect(webAddress("https://example.com/login")?.host).toBe("example.com");
     expect(webAddress("http://127.0.0.1:3000/")?.href).toBe("http://127.0.0.1:3000/");
-    for (const url of ["javascript:alert(1)", "JaVaScRiPt:alert(1)", "data:text/html,<script>alert(1)</script>", "file:///etc/passwd", "vbscript:x", "/relative", "not a url"]) {
+    for (const url of [
+      "javascript:alert(1)",
+      "JaVaScRiPt:alert(1)",
+      "data:text/html,<script>alert(1)</script>",
+      "file:///etc/passwd",
+      "vbscript:x",
+      "/relative",
+      "not a url",
+    ]) {
       expect(webAddress(url), url).toBeUndefined();
     }
   });
@@ -111,7 +128,8 @@ describe("item 8: smaller defects", () => {
       await server.exited;
     };
     const run = promisify(execFile);
-    const berth = (...args: string[]) => run(process.execPath, [cliMain, ...args, "--data-dir", dataDir], { env: { ...process.env, XDG_CONFIG_HOME: dataDir } });
+    const berth = (...args: string[]) =>
+      run(process.execPath, [cliMain, ...args, "--data-dir", dataDir], { env: { ...process.env, XDG_CONFIG_HOME: dataDir } });
     try {
       const first = await serve();
       const { token, url } = await first.startupLine();
@@ -121,7 +139,11 @@ describe("item 8: smaller defects", () => {
       const second = await serve();
       const line = (await second.startupLine()).line;
       expect(line).not.toContain(token);
-      expect(line).toMatch(new RegExp(`^Berth is running: http://127\\.0\\.0\\.1:\\d+/ \\(ACP: ws://127\\.0\\.0\\.1:\\d+/acp\\); dashboard link: berth token --link --data-dir ${dataDir}$`));
+      expect(line).toMatch(
+        new RegExp(
+          `^Berth is running: http://127\\.0\\.0\\.1:\\d+/ \\(ACP: ws://127\\.0\\.0\\.1:\\d+/acp\\); dashboard link: berth token --link --data-dir ${dataDir}$`,
+        ),
+      );
       expect(second.stdout + second.stderr).not.toContain(token);
       expect((await berth("token")).stdout).toBe(`${token}\n`);
       expect((await berth("token", "--link")).stdout).toBe(`${(await second.startupLine()).url}/?token=${token}\n`);

@@ -18,7 +18,10 @@ async function openDashboard(berth: SecureBerth, browser: Awaited<ReturnType<typ
 }
 
 /** A raw HTTP request with any Host header (fetch does not let a test set it). */
-function rawRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
+function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: options.method ?? "GET", headers: options.headers }, (res) => {
       let body = "";
@@ -29,7 +32,6 @@ function rawRequest(url: string, options: { method?: string; headers?: Record<st
     req.end(options.body);
   });
 }
-
 
 describe("other local web pages", () => {
   it("item 1: after the dashboard was opened in a browser, another local server receives neither the token nor any cookie", async () => {
@@ -47,7 +49,11 @@ describe("other local web pages", () => {
     await visit.goto(`http://localhost:${other.port}/visit-by-name`);
     // And the dashboard's own page reaches for it too (its Content-Security-Policy refuses the request).
     const fromDashboard = await page.evaluate(
-      (url) => fetch(`${url}/from-the-dashboard`, { mode: "no-cors", credentials: "include" }).then(() => "sent", () => "blocked"),
+      (url) =>
+        fetch(`${url}/from-the-dashboard`, { mode: "no-cors", credentials: "include" }).then(
+          () => "sent",
+          () => "blocked",
+        ),
       other.url,
     );
     expect(fromDashboard).toBe("blocked");
@@ -93,7 +99,10 @@ describe("other local web pages", () => {
     // The browser sent the no-cors requests; Berth refused each, and its Cross-Origin-Resource-Policy keeps
     // even the opaque answer from the page (the fetch fails).
     expect(outcome).toEqual({ noCors: "error", noCorsWithToken: "error", acpWithToken: "error", read: "unreadable", webSocket: "refused" });
-    await waitUntil(() => berth.logs.filter((l) => l.msg === "request from a foreign origin refused").length >= 5, "Berth refused every request of the page");
+    await waitUntil(
+      () => berth.logs.filter((l) => l.msg === "request from a foreign origin refused").length >= 5,
+      "Berth refused every request of the page",
+    );
     expect(berth.berth.host.listSessions()).toEqual([]);
 
     // Outside a browser the same rules, one by one: a foreign Origin, a cross-site fetch, a body that is not JSON.
@@ -102,7 +111,10 @@ describe("other local web pages", () => {
     expect(await post({ ...json, origin: other.url })).toMatchObject({ status: 403, body: expect.stringContaining("forbidden_origin") });
     expect(await post({ ...json, "sec-fetch-site": "same-site" })).toMatchObject({ status: 403, body: expect.stringContaining("forbidden_site") });
     expect(await post({ ...json, "sec-fetch-site": "cross-site" })).toMatchObject({ status: 403 });
-    expect(await post({ ...json, "content-type": "text/plain" })).toMatchObject({ status: 415, body: expect.stringContaining("unsupported_media_type") });
+    expect(await post({ ...json, "content-type": "text/plain" })).toMatchObject({
+      status: 415,
+      body: expect.stringContaining("unsupported_media_type"),
+    });
     expect(await post({ ...json, "content-type": "application/x-www-form-urlencoded" })).toMatchObject({ status: 415 });
     expect(await upgradeOutcome(`${berth.url.replace("http", "ws")}/acp?token=${berth.token}`, { origin: other.url })).toBe(403);
     expect(berth.berth.host.listSessions()).toEqual([]);
@@ -123,14 +135,20 @@ describe("other local web pages", () => {
     expect(await page.textContent("body")).toContain("forbidden_host");
     const fromRebound = await page.evaluate(
       ({ token, cwd }) =>
-        fetch("/api/sessions", { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ cwd }) }).then((r) => r.status),
+        fetch("/api/sessions", {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ cwd }),
+        }).then((r) => r.status),
       { token: berth.token, cwd: berth.workDir },
     );
     expect(fromRebound).toBe(403);
 
     const bearer = { authorization: `Bearer ${berth.token}` };
     for (const path of ["/", "/healthz", "/api/agents", "/metrics", "/assets/none.js"]) {
-      expect(await rawRequest(`${berth.url}${path}`, { headers: { ...bearer, host: `evil.example:${berth.port}` } }), path).toMatchObject({ status: 403 });
+      expect(await rawRequest(`${berth.url}${path}`, { headers: { ...bearer, host: `evil.example:${berth.port}` } }), path).toMatchObject({
+        status: 403,
+      });
     }
     expect(await upgradeOutcome(`${berth.url.replace("http", "ws")}/acp`, { ...bearer, host: `evil.example:${berth.port}` })).toBe(403);
     expect(berth.berth.host.listSessions()).toEqual([]);

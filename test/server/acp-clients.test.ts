@@ -82,10 +82,16 @@ describe("ACP over WebSocket: clients sharing sessions", () => {
     await waitUntil(() => client.permissions.length === 1, "the client was asked");
     await client.close();
 
-    const { questions } = (await fixture.api(`/api/questions?sessionId=${sessionId}`).then((r) => r.json())) as { questions: Array<{ id: string; kind: string }> };
+    const { questions } = (await fixture.api(`/api/questions?sessionId=${sessionId}`).then((r) => r.json())) as {
+      questions: Array<{ id: string; kind: string }>;
+    };
     expect(questions).toHaveLength(1);
     expect(questions[0]!.kind).toBe("permission");
-    const answer = await fixture.api(`/api/questions/${questions[0]!.id}/answer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ optionId: "deny" }) });
+    const answer = await fixture.api(`/api/questions/${questions[0]!.id}/answer`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ optionId: "deny" }),
+    });
     expect(answer.status).toBe(200);
     expect(await answer.json()).toMatchObject({ id: questions[0]!.id, state: "answered" });
 
@@ -171,6 +177,8 @@ describe("ACP over WebSocket: clients sharing sessions", () => {
     await a.waitForText(sessionId, "Sleeping for 1h.");
     await a.agent.notify(methods.agent.session.cancel, { sessionId });
     expect(await turn).toMatchObject({ stopReason: "cancelled" });
-    expect(fixture.berth.host.recentRecords().map((r) => r.record)).toContainEqual(expect.objectContaining({ kind: "session_interrupted", sessionId, reason: "user" }));
+    expect(fixture.berth.host.recentRecords().map((r) => r.record)).toContainEqual(
+      expect.objectContaining({ kind: "session_interrupted", sessionId, reason: "user" }),
+    );
   });
 });

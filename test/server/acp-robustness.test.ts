@@ -33,7 +33,9 @@ describe("ACP endpoint: refusals and bad input", () => {
     const raw = await RawSocket.open(fixture.acpUrl, fixture.token);
     raw.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
     // The agent's own answer, with what Berth adds.
-    expect(await raw.response(1)).toMatchObject({ result: { protocolVersion: 1, agentInfo: { name: "berth-demo-agent" }, _meta: { "berth/host": { name: "berth" } } } });
+    expect(await raw.response(1)).toMatchObject({
+      result: { protocolVersion: 1, agentInfo: { name: "berth-demo-agent" }, _meta: { "berth/host": { name: "berth" } } },
+    });
 
     raw.send("{ this is not json");
     await waitUntil(() => raw.messages.some((m) => (m.error as { code?: number } | undefined)?.code === -32700), "a parse error");
@@ -42,7 +44,12 @@ describe("ACP endpoint: refusals and bad input", () => {
     raw.send({ jsonrpc: "2.0", id: 2, method: "session/teleport", params: {} });
     expect(await raw.response(2)).toMatchObject({ error: { code: -32601 } });
 
-    raw.send({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text: "x".repeat(100 * 1024) }] } });
+    raw.send({
+      jsonrpc: "2.0",
+      id: 3,
+      method: "session/prompt",
+      params: { sessionId: "s", prompt: [{ type: "text", text: "x".repeat(100 * 1024) }] },
+    });
     const oversized = await raw.response(3);
     expect(oversized).toMatchObject({ error: { code: -32600, data: { limit: 64 * 1024 } } });
     expect((oversized.error as { message: string }).message).toMatch(/more than the limit of 65536 bytes/);
@@ -125,7 +132,9 @@ describe("ACP endpoint: refusals and bad input", () => {
 
     await slow.response(2);
     expect(slow.ws.readyState).toBe(slow.ws.OPEN);
-    const chunks = slow.messages.filter((m) => (m.params as { update?: { sessionUpdate?: string; content?: { text?: string } } } | undefined)?.update?.content?.text?.length === 4096);
+    const chunks = slow.messages.filter(
+      (m) => (m.params as { update?: { sessionUpdate?: string; content?: { text?: string } } } | undefined)?.update?.content?.text?.length === 4096,
+    );
     expect(chunks).toHaveLength(3000);
     await slow.close();
   });

@@ -36,9 +36,15 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     const fixture = await startFixture();
     const answer = (await fixture.connect()).initialized;
     expect(answer.agentInfo).toMatchObject({ name: "berth-demo-agent" });
-    expect(answer.agentCapabilities).toMatchObject({ loadSession: true, sessionCapabilities: { list: {}, resume: {}, close: {} }, mcpCapabilities: { http: true } });
+    expect(answer.agentCapabilities).toMatchObject({
+      loadSession: true,
+      sessionCapabilities: { list: {}, resume: {}, close: {} },
+      mcpCapabilities: { http: true },
+    });
     expect(answer._meta).toMatchObject({ "berth/host": { name: "berth" } });
-    expect(recordsOf(fixture, "agent_asked").map(({ record }) => record)).toEqual([expect.objectContaining({ agent: "demo", purpose: "initialize" })]);
+    expect(recordsOf(fixture, "agent_asked").map(({ record }) => record)).toEqual([
+      expect.objectContaining({ agent: "demo", purpose: "initialize" }),
+    ]);
 
     // Another client, and the same host after a restart: the stored answer, no process started.
     await fixture.connect();
@@ -64,7 +70,10 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     const error = await client.agent.request("_nobody/knows", { x: 1 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RequestError);
     expect((error as RequestError).code).toBe(-32601);
-    await waitUntil(() => recordsOf(fixture, "agent_asked").some(({ record }) => record.kind === "agent_asked" && record.method === "_nobody/knows"), "the request's record");
+    await waitUntil(
+      () => recordsOf(fixture, "agent_asked").some(({ record }) => record.kind === "agent_asked" && record.method === "_nobody/knows"),
+      "the request's record",
+    );
 
     // With a session of that agent open, its running process answers: no other is started.
     const sessionId = await client.newSession(fixture.workDir);
@@ -98,16 +107,29 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
       client.notifications.flatMap(({ update }) =>
         (update.sessionUpdate === "tool_call" || update.sessionUpdate === "tool_call_update") && update.content ? [update.content] : [],
       );
-    const texts = () => contents(shown).flatMap((items) => items.flatMap((item) => (item.type === "content" && item.content.type === "text" ? [item.content.text] : [])));
+    const texts = () =>
+      contents(shown).flatMap((items) =>
+        items.flatMap((item) => (item.type === "content" && item.content.type === "text" ? [item.content.text] : [])),
+      );
     // While the command still runs, its output so far reaches the client that could not show a terminal.
     await waitUntil(() => texts().some((text) => text.includes("line1") && !text.includes("line3")), "partial output in the tool call");
     expect((await turn).stopReason).toBe("end_turn");
     await waitUntil(() => texts().some((text) => text.includes("line3")), "the whole output");
-    expect(contents(shown).flat().some((item) => item.type === "terminal")).toBe(false);
+    expect(
+      contents(shown)
+        .flat()
+        .some((item) => item.type === "terminal"),
+    ).toBe(false);
     // The agent's own final output is the tool call's last content.
     expect(contents(shown).at(-1)).toEqual([{ type: "content", content: { type: "text", text: "line1\nline2\nline3\n" } }]);
     // The raw client got the terminal id, as the agent sent it.
-    await waitUntil(() => contents(raw).flat().some((item) => item.type === "terminal"), "the raw terminal content");
+    await waitUntil(
+      () =>
+        contents(raw)
+          .flat()
+          .some((item) => item.type === "terminal"),
+      "the raw terminal content",
+    );
   });
 
   it("a form question a client cannot show is left for the dashboard, and the client is told where to answer", async () => {
@@ -165,7 +187,7 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     expect(stored).not.toContain("s3cret");
   });
 
-  it("with rememberLogins \"file\" a login survives a restart of the host, in a 0600 file", async () => {
+  it('with rememberLogins "file" a login survives a restart of the host, in a 0600 file', async () => {
     const agents = { locked: lockedAgent() };
     const fixture = await startFixture({ config: { rememberLogins: "file", agents } });
     const client = await fixture.connect({ agent: "locked" });
@@ -208,14 +230,17 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     const fixture = await startFixture({ config: { releaseGrace: "50ms" } });
     const creator = await fixture.connect();
     const server = (name: string): McpServer => ({ type: "http", name, url: `http://127.0.0.1:9/${name}`, headers: [] });
-    const sessionId = (await creator.agent.request(methods.agent.session.new, { cwd: fixture.workDir, mcpServers: [server("from-creator")] })).sessionId;
+    const sessionId = (await creator.agent.request(methods.agent.session.new, { cwd: fixture.workDir, mcpServers: [server("from-creator")] }))
+      .sessionId;
     await creator.prompt(sessionId, "/mcp-servers");
     await creator.waitForText(sessionId, "from-creator");
     await creator.close();
     await childGone(fixture, sessionId);
 
     const loader = await fixture.connect();
-    await expect(loader.agent.request(methods.agent.session.load, { sessionId, cwd: tempDir("berth-elsewhere-"), mcpServers: [] })).rejects.toMatchObject({
+    await expect(
+      loader.agent.request(methods.agent.session.load, { sessionId, cwd: tempDir("berth-elsewhere-"), mcpServers: [] }),
+    ).rejects.toMatchObject({
       code: -32602,
       message: expect.stringContaining("reopen it there"),
     });
@@ -227,7 +252,9 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
   });
 
   it("a connection bound to an agent lists that agent's sessions only", async () => {
-    const fixture = await startFixture({ config: { agents: { other: { command: process.execPath, args: [demoAgentMain, "--state-dir", tempDir("berth-other-agent-")] } } } });
+    const fixture = await startFixture({
+      config: { agents: { other: { command: process.execPath, args: [demoAgentMain, "--state-dir", tempDir("berth-other-agent-")] } } },
+    });
     const demo = await fixture.connect({ agent: "demo" });
     const other = await fixture.connect({ agent: "other" });
     const unbound = await fixture.connect();
@@ -253,7 +280,10 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     await ignorant.waitForText(sessionId, '_team/ask answered: {"from":"knowing","method":"_team/ask","params":{"q":1}}');
     // A third client that never answers has its copy withdrawn once the first answered.
     let withdrawn = false;
-    const slow = clientApp({ name: "slow" }).onRequest("*", ({ signal }) => new Promise((resolve) => signal.addEventListener("abort", () => resolve((withdrawn = true)))));
+    const slow = clientApp({ name: "slow" }).onRequest(
+      "*",
+      ({ signal }) => new Promise((resolve) => signal.addEventListener("abort", () => resolve((withdrawn = true)))),
+    );
     const slowConnection = slow.connect(createWebSocketStream(fixture.acpUrl, { WebSocket, headers: { authorization: `Bearer ${fixture.token}` } }));
     await slowConnection.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     await slowConnection.agent.request(methods.agent.session.resume, { sessionId, cwd: fixture.workDir });
@@ -269,9 +299,13 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
   it("an environment-variable login: the client hands over the method's variables, every child of the agent is started with them", async () => {
     const fixture = await startFixture({ config: { releaseGrace: "50ms", agents: { locked: lockedAgent() } } });
     const client = await fixture.connect({ agent: "locked" });
-    const envLogin = (env: Record<string, unknown>) => client.agent.request(methods.agent.authenticate, { methodId: "demo-env", _meta: { "berth/env": env } });
+    const envLogin = (env: Record<string, unknown>) =>
+      client.agent.request(methods.agent.authenticate, { methodId: "demo-env", _meta: { "berth/env": env } });
     // Only the variables the agent's method names reach its environment.
-    await expect(envLogin({ LD_PRELOAD: "/tmp/x.so" })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('takes no variable "LD_PRELOAD"') });
+    await expect(envLogin({ LD_PRELOAD: "/tmp/x.so" })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('takes no variable "LD_PRELOAD"'),
+    });
     await expect(client.agent.request(methods.agent.authenticate, { methodId: "demo-env" })).rejects.toMatchObject({ code: -32602 });
     await envLogin({ BERTH_DEMO_ENV_TOKEN: "k3y" });
 
@@ -286,10 +320,14 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
 
   it("berth connect hands an environment-variable method's values from its own environment", async () => {
     const fixture = await startFixture({ config: { agents: { locked: lockedAgent() } } });
-    const bridge = spawn(process.execPath, [join(import.meta.dirname, "../../dist/cli/main.js"), "connect", "--url", fixture.url, "--token", fixture.token, "--agent", "locked"], {
-      stdio: ["pipe", "pipe", "inherit"],
-      env: { ...process.env, BERTH_DEMO_ENV_TOKEN: "from-the-editor" },
-    });
+    const bridge = spawn(
+      process.execPath,
+      [join(import.meta.dirname, "../../dist/cli/main.js"), "connect", "--url", fixture.url, "--token", fixture.token, "--agent", "locked"],
+      {
+        stdio: ["pipe", "pipe", "inherit"],
+        env: { ...process.env, BERTH_DEMO_ENV_TOKEN: "from-the-editor" },
+      },
+    );
     const connection = clientApp({ name: "editor" }).connect(
       ndJsonStream(Writable.toWeb(bridge.stdin) as WritableStream<Uint8Array>, Readable.toWeb(bridge.stdout) as ReadableStream<Uint8Array>),
     );
@@ -307,7 +345,8 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
 
   describe("an agent that never answers", () => {
     const misbehaving = { command: process.execPath, args: [join(import.meta.dirname, "../host/fixtures/misbehaving-agent.mjs")] };
-    const askedPids = (fixture: BerthFixture) => recordsOf(fixture, "agent_asked").flatMap(({ record }) => (record.kind === "agent_asked" ? [record.pid] : []));
+    const askedPids = (fixture: BerthFixture) =>
+      recordsOf(fixture, "agent_asked").flatMap(({ record }) => (record.kind === "agent_asked" ? [record.pid] : []));
 
     it("a client that gives up on a request outside any session: the agent process started for it is stopped", async () => {
       const fixture = await startFixture({ config: { agents: { mute: misbehaving } } });

@@ -9,7 +9,11 @@ const initialize = { jsonrpc: "2.0", id: 0, method: "initialize", params: { prot
 
 /** `POST /acp` of a Streamable HTTP `initialize`, by hand. */
 function postInitialize(fixture: BerthFixture, headers: Record<string, string>, query = ""): Promise<Response> {
-  return fetch(`${fixture.url}/acp${query}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(initialize) });
+  return fetch(`${fixture.url}/acp${query}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(initialize),
+  });
 }
 
 /** The status and body of a refused WebSocket upgrade. */
@@ -66,7 +70,11 @@ describe("ACP over Streamable HTTP on /acp", () => {
     expect(await initialized.json()).toMatchObject({ id: 0, result: { protocolVersion: PROTOCOL_VERSION } });
 
     const post = (message: unknown) =>
-      fetch(`${fixture.url}/acp`, { method: "POST", headers: { ...auth, "content-type": "application/json", "acp-connection-id": connectionId! }, body: JSON.stringify(message) });
+      fetch(`${fixture.url}/acp`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json", "acp-connection-id": connectionId! },
+        body: JSON.stringify(message),
+      });
     expect((await post({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: fixture.workDir, mcpServers: [] } })).status).toBe(202);
     await waitUntil(() => fixture.berth.host.listSessions().some((s) => s.holders === 1 && s.state === "live"), "the session is held");
     const [session] = fixture.berth.host.listSessions();
@@ -138,7 +146,9 @@ describe("ACP over WebSocket follows the transport proposal", () => {
     });
     expect(connectionId).toMatch(/^[0-9a-f-]{36}$/);
     ws.send(JSON.stringify({ ...initialize, id: 1 }));
-    const response = await new Promise<Record<string, unknown>>((resolve) => ws.once("message", (data) => resolve(JSON.parse(data.toString()) as Record<string, unknown>)));
+    const response = await new Promise<Record<string, unknown>>((resolve) =>
+      ws.once("message", (data) => resolve(JSON.parse(data.toString()) as Record<string, unknown>)),
+    );
     expect(response).toMatchObject({ id: 1, result: { protocolVersion: PROTOCOL_VERSION } });
     await new Promise((resolve) => {
       ws.once("close", resolve);

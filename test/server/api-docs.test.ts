@@ -14,7 +14,19 @@ const examples = [...apiDoc.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((match) =
 describe("docs/api.md", () => {
   it("has runnable curl examples for every route", () => {
     const script = examples.join("\n");
-    for (const route of ["/healthz", "/api/agents", "/api/sessions", "/api/sessions/$SESSION", "/api/sessions/$SESSION/events", "/api/locations", "/api/questions", "/api/questions/$QUESTION/answer", "/api/records", "/metrics", "-X DELETE"]) {
+    for (const route of [
+      "/healthz",
+      "/api/agents",
+      "/api/sessions",
+      "/api/sessions/$SESSION",
+      "/api/sessions/$SESSION/events",
+      "/api/locations",
+      "/api/questions",
+      "/api/questions/$QUESTION/answer",
+      "/api/records",
+      "/metrics",
+      "-X DELETE",
+    ]) {
       expect(script).toContain(route);
     }
   });

@@ -19,7 +19,12 @@ async function pair(limits: { maxBufferedBytes: number; drainTimeoutMs?: number 
   await new Promise((resolve) => client.once("open", resolve));
   const server = await accepted;
   const stalls: number[] = [];
-  const socket = new MessageLimitedSocket(server, { maxMessageBytes: 1024 * 1024, ...limits }, () => undefined, (buffered) => stalls.push(buffered));
+  const socket = new MessageLimitedSocket(
+    server,
+    { maxMessageBytes: 1024 * 1024, ...limits },
+    () => undefined,
+    (buffered) => stalls.push(buffered),
+  );
   const tcp = (client as unknown as { _socket: { pause(): void; resume(): void } })._socket;
   tcp.pause();
   return { socket, server, client, tcp, stalls };

@@ -12,7 +12,9 @@ const outsideRouter = ["GET /acp", "POST /acp", "DELETE /acp", "GET /"];
 describe("docs/openapi.json", () => {
   // The handlers are never called: only the route table is read.
   const routes = restRoutes({} as RestDeps).map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`);
-  const documented = Object.entries(openapi.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`));
+  const documented = Object.entries(openapi.paths).flatMap(([path, operations]) =>
+    Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+  );
 
   it("is OpenAPI 3.1 and documents every route of the router", () => {
     expect(openapi.openapi).toBe("3.1.0");
@@ -26,7 +28,9 @@ describe("docs/openapi.json", () => {
 
   it("documents 401 on every route that needs the token", () => {
     const unguarded = Object.entries(openapi.paths).flatMap(([path, operations]) =>
-      Object.entries(operations).flatMap(([method, operation]) => (path !== "/healthz" && !("401" in operation.responses) ? [`${method} ${path}`] : [])),
+      Object.entries(operations).flatMap(([method, operation]) =>
+        path !== "/healthz" && !("401" in operation.responses) ? [`${method} ${path}`] : [],
+      ),
     );
     expect(unguarded).toEqual([]);
   });

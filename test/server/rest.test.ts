@@ -9,7 +9,11 @@ import { cleanUp, startFixture, tempDir, waitUntil, waitUntilGone, type BerthFix
 
 afterEach(cleanUp);
 
-const body = (value: unknown) => ({ method: "POST", headers: { "content-type": "application/json" }, body: typeof value === "string" ? value : JSON.stringify(value) });
+const body = (value: unknown) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: typeof value === "string" ? value : JSON.stringify(value),
+});
 
 async function json<T>(response: Promise<Response> | Response): Promise<{ status: number; body: T }> {
   const res = await response;
@@ -42,7 +46,10 @@ class EventReader {
     while (!enough(this.frames)) {
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`the expected events did not arrive within ${timeoutMs} ms; frames so far:\n${this.frames.join("\n\n")}`)), Math.max(0, deadline - Date.now()));
+        timer = setTimeout(
+          () => reject(new Error(`the expected events did not arrive within ${timeoutMs} ms; frames so far:\n${this.frames.join("\n\n")}`)),
+          Math.max(0, deadline - Date.now()),
+        );
       });
       try {
         const { value, done } = await Promise.race([this.reader.read(), timedOut]);
@@ -61,7 +68,9 @@ class EventReader {
 }
 
 const eventsOf = (frames: string[], name: string) =>
-  frames.filter((frame) => frame.startsWith(`event: ${name}\n`)).map((frame) => JSON.parse(frame.slice(frame.indexOf("data: ") + 6)) as Record<string, unknown>);
+  frames
+    .filter((frame) => frame.startsWith(`event: ${name}\n`))
+    .map((frame) => JSON.parse(frame.slice(frame.indexOf("data: ") + 6)) as Record<string, unknown>);
 
 describe("REST API", () => {
   it("requires the token on every route but /healthz and the dashboard's files, and says nothing else without it", async () => {
@@ -87,7 +96,9 @@ describe("REST API", () => {
     expect(await json(fixture.api("/api/locations"))).toEqual({ status: 200, body: { locations: [] } });
     await fixture.berth.host.hold(session.id, "test").child;
     const { body: located } = await json<{ locations: Array<Record<string, unknown>> }>(fixture.api("/api/locations"));
-    expect(located.locations).toEqual([expect.objectContaining({ directory: fixture.workDir, workspace: null, sessions: [session.id], keptBy: "idle-ttl" })]);
+    expect(located.locations).toEqual([
+      expect.objectContaining({ directory: fixture.workDir, workspace: null, sessions: [session.id], keptBy: "idle-ttl" }),
+    ]);
   });
 
   it("creates, lists, reads and deletes sessions, refusing bad input with the reason", async () => {
@@ -123,7 +134,10 @@ describe("REST API", () => {
     const huge = await json<{ error: string }>(fixture.api("/api/sessions", body({ cwd: fixture.workDir, pad: "x".repeat(1024 * 1024) })));
     expect(huge).toMatchObject({ status: 413, body: { error: "body_too_large" } });
     expect((await json<{ error: string }>(fixture.api("/api/sessions?cwd=relative"))).status).toBe(400);
-    expect(await json(fixture.api("/api/sessions/nope"))).toEqual({ status: 404, body: { error: "session_not_found", message: 'no session "nope"' } });
+    expect(await json(fixture.api("/api/sessions/nope"))).toEqual({
+      status: 404,
+      body: { error: "session_not_found", message: 'no session "nope"' },
+    });
 
     // Deleting a session with a running agent stops it, and its journal goes.
     const child = await fixture.berth.host.hold(first.id, "test").child;
@@ -143,7 +157,10 @@ describe("REST API", () => {
     expect(all.status).toBe(200);
     // (The agent's command announcement as the session opened may come before the turn or in it.)
     expect(all.body.events.map((e) => e.seq)).toEqual(all.body.events.map((_, i) => i + 1));
-    expect(all.body.events.find((e) => e.kind === "turn_started")).toMatchObject({ sessionId: session.id, payload: { prompt: [{ type: "text", text: "one two three" }] } });
+    expect(all.body.events.find((e) => e.kind === "turn_started")).toMatchObject({
+      sessionId: session.id,
+      payload: { prompt: [{ type: "text", text: "one two three" }] },
+    });
     expect(all.body.events.at(-1)).toMatchObject({ kind: "turn_ended" });
     const page = await json<{ events: JournalEvent[] }>(fixture.api(`/api/sessions/${session.id}/events?after=1&limit=2`));
     expect(page.body.events.map((e) => e.seq)).toEqual([2, 3]);
@@ -164,15 +181,27 @@ describe("REST API", () => {
     expect((await json<{ questions: QuestionView[] }>(fixture.api("/api/questions?sessionId=another"))).body.questions).toEqual([]);
     const id = listed.questions[0]!.id;
 
-    expect(await json(fixture.api("/api/questions/nope/answer", body({ optionId: "allow" })))).toMatchObject({ status: 404, body: { error: "question_not_found" } });
+    expect(await json(fixture.api("/api/questions/nope/answer", body({ optionId: "allow" })))).toMatchObject({
+      status: 404,
+      body: { error: "question_not_found" },
+    });
     expect(await json(fixture.api(`/api/questions/${id}/answer`, body({ optionId: "maybe" })))).toMatchObject({
       status: 400,
       body: { error: "invalid_answer", message: expect.stringContaining('has no option "maybe" (options: allow, deny)') },
     });
-    expect(await json(fixture.api(`/api/questions/${id}/answer`, body({ choice: "allow" })))).toMatchObject({ status: 400, body: { error: "invalid_body" } });
-    expect(await json(fixture.api(`/api/questions/${id}/answer`, body({ action: "accept", content: { a: 1 } })))).toMatchObject({ status: 400, body: { error: "invalid_answer" } });
+    expect(await json(fixture.api(`/api/questions/${id}/answer`, body({ choice: "allow" })))).toMatchObject({
+      status: 400,
+      body: { error: "invalid_body" },
+    });
+    expect(await json(fixture.api(`/api/questions/${id}/answer`, body({ action: "accept", content: { a: 1 } })))).toMatchObject({
+      status: 400,
+      body: { error: "invalid_answer" },
+    });
 
-    expect(await json(fixture.api(`/api/questions/${id}/answer`, body({ optionId: "allow" })))).toMatchObject({ status: 200, body: { id, state: "answered" } });
+    expect(await json(fixture.api(`/api/questions/${id}/answer`, body({ optionId: "allow" })))).toMatchObject({
+      status: 200,
+      body: { id, state: "answered" },
+    });
     expect(await json(fixture.api(`/api/questions/${id}/answer`, body({ optionId: "deny" })))).toMatchObject({
       status: 409,
       body: { error: "question_already_resolved", message: `question "${id}" was already answered` },
@@ -207,9 +236,14 @@ describe("REST API", () => {
     const { body: recent } = await json<{ records: StampedRecord[] }>(fixture.api("/api/records?limit=3"));
     expect(recent.records).toHaveLength(3);
     expect(recent.records.map((r) => r.id)).toEqual([...recent.records.map((r) => r.id)].sort((a, b) => a - b));
-    expect(recent.records.at(-1)).toMatchObject({ message: "turn ended", record: { kind: "turn_ended", sessionId: session.id, stopReason: "end_turn" } });
+    expect(recent.records.at(-1)).toMatchObject({
+      message: "turn ended",
+      record: { kind: "turn_ended", sessionId: session.id, stopReason: "end_turn" },
+    });
     const { body: all } = await json<{ records: StampedRecord[] }>(fixture.api("/api/records"));
-    expect(all.records.map((r) => r.record.kind)).toEqual(expect.arrayContaining(["location_booted", "child_acquired", "turn_started", "turn_ended"]));
+    expect(all.records.map((r) => r.record.kind)).toEqual(
+      expect.arrayContaining(["location_booted", "child_acquired", "turn_started", "turn_ended"]),
+    );
     expect((await fixture.api("/api/records?limit=1001")).status).toBe(400);
   });
 
@@ -272,7 +306,17 @@ describe("REST API", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
     const text = await res.text();
-    for (const name of ["berth_agent_children", "berth_sessions", "berth_locations_cached", "berth_location_evictions_total", "berth_interruptions_total", "berth_questions_pending", "berth_acquisition_seconds", "berth_clients_connected", "berth_turns_total"]) {
+    for (const name of [
+      "berth_agent_children",
+      "berth_sessions",
+      "berth_locations_cached",
+      "berth_location_evictions_total",
+      "berth_interruptions_total",
+      "berth_questions_pending",
+      "berth_acquisition_seconds",
+      "berth_clients_connected",
+      "berth_turns_total",
+    ]) {
       expect(text).toContain(`# TYPE ${name} `);
     }
     expect(text).toContain("berth_agent_children 1");
@@ -319,7 +363,10 @@ describe("REST API", () => {
     expect(await (await fetch(`${fixture.url}/..%2F..%2F..%2Fetc%2Fpasswd`)).text()).toContain("<title>Berth</title>");
 
     expect(await json(fixture.api("/api/nothing-here"))).toMatchObject({ status: 404, body: { error: "not_found" } });
-    expect(await json(fixture.api("/api/sessions", { method: "PUT" }))).toMatchObject({ status: 405, body: { error: "method_not_allowed", message: expect.stringContaining("allowed: GET, POST") } });
+    expect(await json(fixture.api("/api/sessions", { method: "PUT" }))).toMatchObject({
+      status: 405,
+      body: { error: "method_not_allowed", message: expect.stringContaining("allowed: GET, POST") },
+    });
     // Plain HTTP on /acp is ACP's Streamable HTTP profile: a GET must ask for an event stream.
     expect((await fixture.api("/acp")).status).toBe(406);
   });

@@ -21,7 +21,10 @@ afterEach(async () => {
 
 function serve(args: readonly string[], dataDir = tempDir("berth-cli-data-")): BerthProcess {
   // No user configuration leaks into the test: the default config path is in an empty directory.
-  const berth = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, ...args], { XDG_CONFIG_HOME: tempDir("berth-cli-config-"), BERTH_LOG_LEVEL: "info" });
+  const berth = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, ...args], {
+    XDG_CONFIG_HOME: tempDir("berth-cli-config-"),
+    BERTH_LOG_LEVEL: "info",
+  });
   processes.push(berth);
   return berth;
 }
@@ -58,7 +61,9 @@ describe("berth serve as a real process", () => {
     expect(agents.every((pid) => pid !== null)).toBe(true);
     spawned.push(...terminalProcesses, ...agents.map(startedProcess));
     const watcher = await RawSocket.open(acpUrl, token);
-    const closedWith = new Promise<{ code: number; reason: string }>((resolve) => watcher.ws.once("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+    const closedWith = new Promise<{ code: number; reason: string }>((resolve) =>
+      watcher.ws.once("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
 
     berth.signal("SIGTERM");
     expect(await berth.exited).toEqual({ code: 0, signal: null });
@@ -70,7 +75,18 @@ describe("berth serve as a real process", () => {
     expect(existsSync(join(dataDir, "host.json"))).toBe(false);
 
     const messages = berth.logLines().map((line) => line.msg);
-    expect(messages).toEqual(expect.arrayContaining(["host started", "server listening", "client connected", "agent child acquired", "turn started", "session interrupted", "host stopped", "berth stopped"]));
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        "host started",
+        "server listening",
+        "client connected",
+        "agent child acquired",
+        "turn started",
+        "session interrupted",
+        "host stopped",
+        "berth stopped",
+      ]),
+    );
   });
 
   it("refuses a bad configuration naming the key, exit code 2, nothing started", async () => {

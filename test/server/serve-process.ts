@@ -37,7 +37,8 @@ export class BerthProcess {
     const match = /^Berth is running: (http:\/\/[^/]+)\/\?token=([\w-]+) \(ACP: (ws:\/\/[^ ]+\/acp)\)$/.exec(line);
     if (match) return { line, url: match[1]!, token: match[2]!, acpUrl: match[3]! };
     // A token that is not new is not printed: the line says how to get the link, the token is in the data directory.
-    const without = /^Berth is running: (http:\/\/[^/]+)\/ \(ACP: (ws:\/\/[^ ]+\/acp)\); dashboard link: berth token --link( --data-dir (\S+))?$/.exec(line);
+    const without =
+      /^Berth is running: (http:\/\/[^/]+)\/ \(ACP: (ws:\/\/[^ ]+\/acp)\); dashboard link: berth token --link( --data-dir (\S+))?$/.exec(line);
     if (!without || !this.dataDir) throw new Error(`unexpected start-up line ${JSON.stringify(line)}; stderr: ${this.stderr}`);
     return { line, url: without[1]!, token: readFileSync(join(this.dataDir, "token"), "utf8").trim(), acpUrl: without[2]! };
   }

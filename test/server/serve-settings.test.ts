@@ -12,7 +12,12 @@ describe("berth serve settings", () => {
     const configDir = tempDir("berth-settings-");
     const env = { XDG_CONFIG_HOME: configDir, XDG_DATA_HOME: join(configDir, "data-home") };
     const defaults = resolveServeSettings({}, env, "/work");
-    expect(defaults).toMatchObject({ listenHost: "127.0.0.1", port: 7420, dataDir: join(configDir, "data-home", "berth"), configPath: join(configDir, "berth", "config.json") });
+    expect(defaults).toMatchObject({
+      listenHost: "127.0.0.1",
+      port: 7420,
+      dataDir: join(configDir, "data-home", "berth"),
+      configPath: join(configDir, "berth", "config.json"),
+    });
     expect(defaults.config.releaseGrace).toBe(15_000);
 
     const file = join(configDir, "custom.json");
@@ -21,7 +26,11 @@ describe("berth serve settings", () => {
     expect(fromFile).toMatchObject({ listenHost: "::1", port: 9000, dataDir: "/srv/berth" });
     expect(fromFile.config).toMatchObject({ releaseGrace: 5_000, idleTtl: 600_000 });
 
-    const flagged = resolveServeSettings({ config: file, port: "0", host: "127.0.0.2", dataDir: "rel/data", releaseGrace: "300ms", maxActiveHold: "2h", sweepInterval: "1s" }, env, "/work");
+    const flagged = resolveServeSettings(
+      { config: file, port: "0", host: "127.0.0.2", dataDir: "rel/data", releaseGrace: "300ms", maxActiveHold: "2h", sweepInterval: "1s" },
+      env,
+      "/work",
+    );
     expect(flagged).toMatchObject({ listenHost: "127.0.0.2", port: 0, dataDir: "/work/rel/data" });
     expect(flagged.config).toMatchObject({ releaseGrace: 300, idleTtl: 600_000, maxActiveHold: 7_200_000, sweepInterval: 1_000 });
   });
@@ -31,7 +40,9 @@ describe("berth serve settings", () => {
     expect(() => resolveServeSettings({ port: "65536" }, env)).toThrow('--port: expected a port number from 0 to 65535, got "65536"');
     expect(() => resolveServeSettings({ port: "-1" }, env)).toThrow("--port");
     expect(() => resolveServeSettings({ sweepInterval: "0s" }, env)).toThrow("--sweep-interval: must be more than 0");
-    expect(() => resolveServeSettings({ maxActiveHold: "a day" }, env)).toThrow('--max-active-hold: expected a duration such as "500ms", "15s", "60m", "24h" or "7d", got "a day"');
+    expect(() => resolveServeSettings({ maxActiveHold: "a day" }, env)).toThrow(
+      '--max-active-hold: expected a duration such as "500ms", "15s", "60m", "24h" or "7d", got "a day"',
+    );
     expect(() => resolveServeSettings({ host: " " }, env)).toThrow("--host: expected an address");
   });
 
@@ -72,11 +83,30 @@ describe("access token and origins", () => {
   });
 
   it("lets in Host names of this machine only: IP literals, localhost, the listen address and the machine's name", () => {
-    for (const host of ["127.0.0.1:7420", "[::1]:7420", "192.168.1.20:7420", "localhost:7420", "LOCALHOST.:8000", "app.localhost:7420", "berth.lan:7420", "mybox:7420", "mybox.local:7420", undefined]) {
+    for (const host of [
+      "127.0.0.1:7420",
+      "[::1]:7420",
+      "192.168.1.20:7420",
+      "localhost:7420",
+      "LOCALHOST.:8000",
+      "app.localhost:7420",
+      "berth.lan:7420",
+      "mybox:7420",
+      "mybox.local:7420",
+      undefined,
+    ]) {
       expect(hostAllowed(host, "berth.lan", "mybox"), String(host)).toBe(true);
     }
     // A rebound name: the attacker's page keeps its own name while it resolves to 127.0.0.1.
-    for (const host of ["evil.example:7420", "127.0.0.1.nip.io:7420", "localhost.evil.example:7420", "mybox.evil.example", "", "a b", "user@127.0.0.1"]) {
+    for (const host of [
+      "evil.example:7420",
+      "127.0.0.1.nip.io:7420",
+      "localhost.evil.example:7420",
+      "mybox.evil.example",
+      "",
+      "a b",
+      "user@127.0.0.1",
+    ]) {
       expect(hostAllowed(host, "127.0.0.1", "mybox"), host).toBe(false);
     }
   });

@@ -40,7 +40,9 @@ export interface BerthFixture {
   stop(): Promise<void>;
 }
 
-type FixtureOptions = { config?: ConfigInput; dataDir?: string; workDir?: string } & Partial<Pick<BerthOptions, "maxMessageBytes" | "maxBufferedBytes" | "events" | "webDir">>;
+type FixtureOptions = { config?: ConfigInput; dataDir?: string; workDir?: string } & Partial<
+  Pick<BerthOptions, "maxMessageBytes" | "maxBufferedBytes" | "events" | "webDir">
+>;
 
 const running: BerthFixture[] = [];
 const clients: AcpTestClient[] = [];
@@ -80,7 +82,8 @@ export async function startFixture(options: FixtureOptions = {}): Promise<BerthF
     url,
     acpUrl,
     token: berth.token,
-    api: (path, init = {}) => fetch(url + path, { ...init, headers: { authorization: `Bearer ${berth.token}`, ...(init.headers as Record<string, string>) } }),
+    api: (path, init = {}) =>
+      fetch(url + path, { ...init, headers: { authorization: `Bearer ${berth.token}`, ...(init.headers as Record<string, string>) } }),
     connect: (clientOptions) => AcpTestClient.connect(acpUrl, { token: berth.token, ...clientOptions }),
     stop: async () => {
       running.splice(running.indexOf(fixture), 1);
@@ -130,10 +133,10 @@ export class AcpTestClient {
   initialized!: InitializeResponse;
   private connection!: ClientConnection;
 
-  private constructor(private readonly options: ClientOptions) {}
+  private constructor() {}
 
   static async connect(acpUrl: string, options: ClientOptions): Promise<AcpTestClient> {
-    const test = new AcpTestClient(options);
+    const test = new AcpTestClient();
     const headers = { ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }), ...options.headers };
     const app = client({ name: "berth-test-client" })
       .onNotification(methods.client.session.update, ({ params }) => {
@@ -146,7 +149,9 @@ export class AcpTestClient {
     const url = new URL(acpUrl);
     if (options.agent !== undefined) url.searchParams.set("agent", options.agent);
     if (options.transport === "http") url.protocol = "http:";
-    test.connection = app.connect(options.transport === "http" ? createHttpStream(url.href, { headers }) : createWebSocketStream(url.href, { WebSocket, headers }));
+    test.connection = app.connect(
+      options.transport === "http" ? createHttpStream(url.href, { headers }) : createWebSocketStream(url.href, { WebSocket, headers }),
+    );
     clients.push(test);
     test.initialized = await test.agent.request(methods.agent.initialize, {
       protocolVersion: PROTOCOL_VERSION,
@@ -193,7 +198,13 @@ export class AcpTestClient {
     await this.connection.closed;
   }
 
-  private asked<P, R>(list: AskedQuestion<P>[], params: P, signal: AbortSignal, onAbort: R, onAsk?: (question: AskedQuestion<P>) => void): Promise<R> {
+  private asked<P, R>(
+    list: AskedQuestion<P>[],
+    params: P,
+    signal: AbortSignal,
+    onAbort: R,
+    onAsk?: (question: AskedQuestion<P>) => void,
+  ): Promise<R> {
     return new Promise<R>((resolve) => {
       const question = { params, signal, answer: resolve as (response: unknown) => void } as AskedQuestion<P>;
       signal.addEventListener("abort", () => resolve(onAbort), { once: true });

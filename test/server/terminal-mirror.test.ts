@@ -12,13 +12,26 @@ const exited = (output: string): TerminalOutputResult => ({ output, truncated: f
 
 function mirrorOf(terminals: Map<string, TerminalOutputResult>) {
   const sent: SessionUpdate[] = [];
-  const mirror = new TerminalMirror((id) => terminals.get(id), (update) => sent.push(update), 500);
+  const mirror = new TerminalMirror(
+    (id) => terminals.get(id),
+    (update) => sent.push(update),
+    500,
+  );
   return { mirror, sent };
 }
 
-const toolCall: SessionUpdate = { sessionUpdate: "tool_call", toolCallId: "t1", title: "build", content: [{ type: "terminal", terminalId: "term-1" }] };
+const toolCall: SessionUpdate = {
+  sessionUpdate: "tool_call",
+  toolCallId: "t1",
+  title: "build",
+  content: [{ type: "terminal", terminalId: "term-1" }],
+};
 const texts = (updates: SessionUpdate[]) =>
-  updates.flatMap((u) => ("content" in u && Array.isArray(u.content) ? u.content.flatMap((c) => (c.type === "content" && c.content.type === "text" ? [c.content.text] : [])) : []));
+  updates.flatMap((u) =>
+    "content" in u && Array.isArray(u.content)
+      ? u.content.flatMap((c) => (c.type === "content" && c.content.type === "text" ? [c.content.text] : []))
+      : [],
+  );
 
 describe("TerminalMirror", () => {
   it("shows a running command's output and sends it again as it grows, until it exits", () => {
@@ -44,7 +57,12 @@ describe("TerminalMirror", () => {
     const terminals = new Map([["term-1", running("partial\n")]]);
     const { mirror, sent } = mirrorOf(terminals);
     mirror.rewrite(toolCall);
-    const final: SessionUpdate = { sessionUpdate: "tool_call_update", toolCallId: "t1", status: "completed", content: [{ type: "content", content: { type: "text", text: "all\n" } }] };
+    const final: SessionUpdate = {
+      sessionUpdate: "tool_call_update",
+      toolCallId: "t1",
+      status: "completed",
+      content: [{ type: "content", content: { type: "text", text: "all\n" } }],
+    };
     expect(mirror.rewrite(final)).toBe(final);
     terminals.delete("term-1");
     vi.advanceTimersByTime(5_000);

@@ -148,9 +148,7 @@ describe("the journal", () => {
   it("refuses asynchronous transaction work", () => {
     const store = files.open(files.path());
     newSession(store, "a");
-    expect(() => store.transaction(async () => store.events.append("a", "update", {}, T0))).toThrow(
-      "store.transaction: work must be synchronous",
-    );
+    expect(() => store.transaction(async () => store.events.append("a", "update", {}, T0))).toThrow("store.transaction: work must be synchronous");
     expect(store.events.lastSeq("a")).toBe(0);
   });
 

@@ -13,7 +13,11 @@ describe("the journal writer thread", () => {
     const store = files.open(path);
     newSession(store, "a");
     const outcomes: BatchOutcome[] = [];
-    const writer = new JournalWriter(path, (outcome) => outcomes.push(outcome), (values) => store.batches.apply(values));
+    const writer = new JournalWriter(
+      path,
+      (outcome) => outcomes.push(outcome),
+      (values) => store.batches.apply(values),
+    );
     for (let batch = 0; batch < 20; batch++) writer.write([...event("a", 2 * batch + 1), ...event("a", 2 * batch + 2)]);
     writer.sync();
     expect(store.events.read("a").map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
@@ -43,7 +47,11 @@ describe("the journal writer thread", () => {
     const store = files.open(path);
     newSession(store, "a");
     const outcomes: BatchOutcome[] = [];
-    const writer = new JournalWriter(path, (outcome) => outcomes.push(outcome), (values) => store.batches.apply(values));
+    const writer = new JournalWriter(
+      path,
+      (outcome) => outcomes.push(outcome),
+      (values) => store.batches.apply(values),
+    );
     writer.write([...event("a", 1), ...event("ghost", 1), ...event("a", 2)]);
     writer.write([...event("a", 2), ...event("a", 3)]);
     writer.sync();
@@ -60,11 +68,25 @@ describe("the journal writer thread", () => {
     const path = files.path();
     const store = files.open(path);
     newSession(store, "a");
-    const writer = new JournalWriter(path, () => undefined, (values) => store.batches.apply(values));
+    const writer = new JournalWriter(
+      path,
+      () => undefined,
+      (values) => store.batches.apply(values),
+    );
     const asked = (sessionId: string, id: string, seq: number): WriteValue[] => [
       2,
-      "e", sessionId, seq, "question_asked", JSON.stringify({ questionId: id }), T0,
-      "q", id, sessionId, "permission", "{}", T0,
+      "e",
+      sessionId,
+      seq,
+      "question_asked",
+      JSON.stringify({ questionId: id }),
+      T0,
+      "q",
+      id,
+      sessionId,
+      "permission",
+      "{}",
+      T0,
     ];
     // The event of the second unit takes a seq already used: its question must not be stored either.
     writer.write([...asked("a", "q1", 1), ...asked("a", "q2", 1)]);
@@ -82,10 +104,17 @@ describe("the journal writer when its thread dies", () => {
     newSession(store, "a");
     const outcomes: BatchOutcome[] = [];
     const lost: string[] = [];
-    const writer = new JournalWriter(path, (outcome) => outcomes.push(outcome), (values) => store.batches.apply(values), (error) => lost.push(error));
+    const writer = new JournalWriter(
+      path,
+      (outcome) => outcomes.push(outcome),
+      (values) => store.batches.apply(values),
+      (error) => lost.push(error),
+    );
     writer.write(event("a", 1));
     writer.sync();
-    const exited = new Promise((resolve) => (writer as unknown as { worker: { once(e: string, f: (value: unknown) => void): void } }).worker.once("exit", resolve));
+    const exited = new Promise((resolve) =>
+      (writer as unknown as { worker: { once(e: string, f: (value: unknown) => void): void } }).worker.once("exit", resolve),
+    );
     await (writer as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
     await exited;
     writer.write([...event("a", 2), ...event("a", 3)]);

@@ -12,10 +12,7 @@ const TABLES = ["agent_profiles", "events", "lifecycle_records", "process_groups
 
 function tablesOf(path: string): string[] {
   const db = files.raw(path, { readonly: true });
-  return db
-    .prepare<[], string>("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-    .pluck()
-    .all();
+  return db.prepare<[], string>("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all();
 }
 
 describe("migrations", () => {
@@ -88,9 +85,7 @@ describe("openDatabase", () => {
 
   it("names the file it cannot open", () => {
     const missing = `${files.path()}.missing`;
-    expect(() => openDatabase(missing, { readonly: true })).toThrow(
-      `cannot open database ${missing} read-only: SQLITE_CANTOPEN`,
-    );
+    expect(() => openDatabase(missing, { readonly: true })).toThrow(`cannot open database ${missing} read-only: SQLITE_CANTOPEN`);
     expect(() => openDatabase("/nonexistent-dir/berth.db")).toThrow(StoreOpenError);
     const notSqlite = files.path();
     writeFileSync(notSqlite, "this is not a database, just a long enough line of plain text to be read as a header");

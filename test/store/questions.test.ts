@@ -110,9 +110,9 @@ describe("questions", () => {
     newSession(store, "s1");
     expect(() => ask(store, "q1", "ghost")).toThrow('questions.ask: no session with id "ghost"');
     expect(() => store.questions.resolve("nope", "answered", 1, T0)).toThrow(StoreNotFoundError);
-    expect(() =>
-      store.questions.ask({ id: "q1", sessionId: "s1", kind: "survey" as "permission", request: {}, askedAt: T0 }),
-    ).toThrow('questions.ask: kind must be one of permission, elicitation, got "survey"');
+    expect(() => store.questions.ask({ id: "q1", sessionId: "s1", kind: "survey" as "permission", request: {}, askedAt: T0 })).toThrow(
+      'questions.ask: kind must be one of permission, elicitation, got "survey"',
+    );
     ask(store, "q1", "s1");
     expect(() => store.questions.resolve("q1", "pending" as "answered", 1, T0)).toThrow(
       "questions.resolve: state must be one of answered, cancelled, orphaned",

@@ -22,7 +22,16 @@ describe("sessions", () => {
       updatedAt: T0,
     });
     const agentRequest = { newSession: { mcpServers: [], _meta: { "x/y": 1 } } };
-    store.sessions.create({ id: "s2", agent: "claude", cwd: "/work/a", workspace: "ws", title: "fix", agentSessionId: "x-1", agentRequest, createdAt: T0 + 1 });
+    store.sessions.create({
+      id: "s2",
+      agent: "claude",
+      cwd: "/work/a",
+      workspace: "ws",
+      title: "fix",
+      agentSessionId: "x-1",
+      agentRequest,
+      createdAt: T0 + 1,
+    });
     store.sessions.setAgentState("s2", { modes: { currentModeId: "code" } });
     store.close();
 
@@ -84,8 +93,7 @@ describe("sessions", () => {
     expect(store.sessions.delete("doomed")).toBe(false);
 
     const raw = files.raw(path);
-    const count = (table: string, id: string) =>
-      raw.prepare(`SELECT count(*) FROM ${table} WHERE session_id = ?`).pluck().get(id);
+    const count = (table: string, id: string) => raw.prepare(`SELECT count(*) FROM ${table} WHERE session_id = ?`).pluck().get(id);
     expect(count("events", "doomed")).toBe(0);
     expect(count("questions", "doomed")).toBe(0);
     expect(count("events", "kept")).toBe(1);

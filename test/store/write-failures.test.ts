@@ -36,9 +36,10 @@ describe("a write that SQLite refuses", () => {
     expect(store.events.lastSeq("s1")).toBe(stored);
 
     expectWriteError(
-      () => store.transaction(() => {
-        for (let i = 0; i < 50; i++) store.events.append("s1", "update", bulky, T0);
-      }),
+      () =>
+        store.transaction(() => {
+          for (let i = 0; i < 50; i++) store.events.append("s1", "update", bulky, T0);
+        }),
       "events.append",
       "SQLITE_FULL",
     );

@@ -37,7 +37,7 @@ export type RealAgentName = "opencode" | "claude" | "codex";
 export const realAgentNames: readonly RealAgentName[] = ["opencode", "claude", "codex"];
 
 /** A Berth agent config entry (`agents.<id>` in berth.json). */
-export interface AgentEntry {
+interface AgentEntry {
   readonly command: string;
   readonly args: string[];
   readonly env: Record<string, string>;
@@ -69,7 +69,7 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const bin = (name: string) => join(repoRoot, "node_modules", ".bin", name);
 
 /** A loopback port nobody listens on (bound, read, closed): a model call there is refused at once. */
-export async function unusedLoopbackUrl(): Promise<string> {
+async function unusedLoopbackUrl(): Promise<string> {
   const server = createServer();
   await new Promise<void>((ok, fail) => server.once("error", fail).listen(0, "127.0.0.1", ok));
   const { port } = server.address() as { port: number };
@@ -97,7 +97,9 @@ export async function startRefusingModelEndpoint(): Promise<ModelEndpoint> {
     request.resume();
     request.on("end", () => {
       response.writeHead(400, { "content-type": "application/json" });
-      response.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "offline test endpoint: no model here", code: "offline" } }));
+      response.end(
+        JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "offline test endpoint: no model here", code: "offline" } }),
+      );
     });
   });
   await new Promise<void>((ok, fail) => server.once("error", fail).listen(0, "127.0.0.1", ok));
@@ -114,7 +116,7 @@ export async function startRefusingModelEndpoint(): Promise<ModelEndpoint> {
 }
 
 /** The model each agent is configured with (its id as the agent reports it in `models`). */
-export const offlineModel = { opencode: "fake/fake-model", claude: "default", codex: "gpt-5.4" } as const;
+const offlineModel = { opencode: "fake/fake-model", claude: "default", codex: "gpt-5.4" } as const;
 
 /**
  * Prepares an isolated, offline environment for one agent. Variables that would point the agent
@@ -307,7 +309,7 @@ export class ScriptClient {
 }
 
 /** What the test client advertises, directly and through Berth alike. */
-export const clientCapabilities: ClientCapabilities = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
+const clientCapabilities: ClientCapabilities = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
 
 /** A `RequestError`'s code and data, for comparing errors directly and through Berth. */
 export function errorShape(error: unknown): { code: unknown; data: unknown } {
@@ -392,7 +394,9 @@ export async function stopAllDirectAgents(): Promise<void> {
 
 /** An ACP client on Berth's WebSocket endpoint, bound to one agent (`?agent=ID`), not yet initialized. */
 export function connectThroughBerth(acpUrl: string, token: string, agentId: string): ScriptClient {
-  return new ScriptClient(createWebSocketStream(`${acpUrl}?agent=${encodeURIComponent(agentId)}`, { WebSocket, headers: { authorization: `Bearer ${token}` } }));
+  return new ScriptClient(
+    createWebSocketStream(`${acpUrl}?agent=${encodeURIComponent(agentId)}`, { WebSocket, headers: { authorization: `Bearer ${token}` } }),
+  );
 }
 
 /**

@@ -1,7 +1,7 @@
 import { client, methods, RequestError, type ClientCapabilities, type Stream } from "@agentclientprotocol/sdk";
 
 /** One step of the script and what the client got for it: an answer, or an error with its code and data. */
-export interface StepOutcome {
+interface StepOutcome {
   readonly step: string;
   readonly result?: unknown;
   readonly error?: { code: number; message: string; data?: unknown };
@@ -22,12 +22,12 @@ export interface ClientTranscript {
  * The same capabilities Berth advertises to agents, so what an agent reads from its client is
  * the same directly and through Berth (Berth serves files and terminals itself).
  */
-export const clientCapabilities: ClientCapabilities = {
+const clientCapabilities: ClientCapabilities = {
   fs: { readTextFile: true, writeTextFile: true },
   terminal: true,
   elicitation: { form: {} },
 };
-export const clientInfo = { name: "differential-client", title: "Differential client", version: "1.0.0" };
+const clientInfo = { name: "differential-client", title: "Differential client", version: "1.0.0" };
 
 /**
  * The client messages of the differential test, run against whatever `stream` reaches: the agent
@@ -68,10 +68,14 @@ export async function runClientScript(stream: Stream, cwd: string): Promise<Clie
   };
   const request = (method: string, params: unknown) => agent.request<unknown>(method, params);
   try {
-    await step("initialize", () => request("initialize", { protocolVersion: 1, clientCapabilities, clientInfo, _meta: { "differential/initialize": 1 } }));
+    await step("initialize", () =>
+      request("initialize", { protocolVersion: 1, clientCapabilities, clientInfo, _meta: { "differential/initialize": 1 } }),
+    );
     await step("session/new before authenticate", () => request("session/new", { cwd, mcpServers: [] }));
     await step("authenticate", () => request("authenticate", { methodId: "demo-token", _meta: { "berth-demo/token": "s3cret" } }));
-    const created = (await step("session/new", () => request("session/new", { cwd, mcpServers: [], _meta: { "differential/new": 2 } }))) as { sessionId: string };
+    const created = (await step("session/new", () => request("session/new", { cwd, mcpServers: [], _meta: { "differential/new": 2 } }))) as {
+      sessionId: string;
+    };
     const sessionId = created.sessionId;
     const prompt = (text: string, meta?: Record<string, unknown>) =>
       request("session/prompt", { sessionId, prompt: [{ type: "text", text }], ...(meta ? { _meta: meta } : {}) });

@@ -127,7 +127,10 @@ function normalized(value: unknown, run: Pick<Run, "sessionIds" | "cwd">, agentS
 function withoutBerthAdditions(client: ClientTranscript): ClientTranscript {
   const steps = client.steps.map((step) => {
     if (step.step !== "initialize" || !step.result) return step;
-    const result = structuredClone(step.result) as { _meta?: Record<string, unknown>; agentCapabilities?: { sessionCapabilities?: Record<string, unknown> } };
+    const result = structuredClone(step.result) as {
+      _meta?: Record<string, unknown>;
+      agentCapabilities?: { sessionCapabilities?: Record<string, unknown> };
+    };
     delete result._meta?.["berth/host"];
     delete result.agentCapabilities?.sessionCapabilities?.list;
     delete result.agentCapabilities?.sessionCapabilities?.delete;
@@ -160,7 +163,10 @@ describe("differential: the same client script directly and through Berth", () =
     expect(steps["session/new before authenticate"]?.error).toMatchObject({ code: -32000, data: { authMethods: ["demo-token", "demo-env"] } });
     expect(steps["session/new"]?.result).toMatchObject({ modes: { currentModeId: "ask" }, models: { currentModelId: "demo-small" } });
     expect(steps["session/set_config_option"]?.result).toMatchObject({ configOptions: [{ id: "verbosity", currentValue: "terse" }] });
-    expect(steps["prompt with _meta"]?.result).toMatchObject({ usage: { totalTokens: expect.any(Number) }, _meta: { "berth-demo/prompt-meta": { "differential/prompt": 3 } } });
+    expect(steps["prompt with _meta"]?.result).toMatchObject({
+      usage: { totalTokens: expect.any(Number) },
+      _meta: { "berth-demo/prompt-meta": { "differential/prompt": 3 } },
+    });
     expect(steps["prompt /mode"]).toBeDefined();
     expect(steps["extension request"]?.result).toMatchObject({ echoed: { x: 1 } });
     expect(steps["unknown extension request"]?.error).toMatchObject({ code: -32601 });
@@ -169,7 +175,16 @@ describe("differential: the same client script directly and through Berth", () =
     expect(reference.client.permissions).toHaveLength(1);
     expect(reference.client.updates.map((u) => (u as { update: { sessionUpdate: string } }).update.sessionUpdate)).toContain("current_mode_update");
     expect(afterLogin(reference.agentReceived).map((m) => m.method)).toEqual(
-      expect.arrayContaining(["authenticate", "session/new", "session/set_mode", "session/set_config_option", "session/set_model", "session/prompt", "_berth-demo/echo", "_berth-demo/ping"]),
+      expect.arrayContaining([
+        "authenticate",
+        "session/new",
+        "session/set_mode",
+        "session/set_config_option",
+        "session/set_model",
+        "session/prompt",
+        "_berth-demo/echo",
+        "_berth-demo/ping",
+      ]),
     );
   }, 60_000);
 

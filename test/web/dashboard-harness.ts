@@ -11,11 +11,11 @@ import { parseConfig } from "../../src/config/load-config.js";
 import { silentLogger } from "../../src/host/logger.js";
 import { startBerth, type RunningBerth } from "../../src/server/serve.js";
 
-export { processIsRunning, waitUntil, waitUntilGone } from "../support/process-table.js";
+export { waitUntilGone } from "../support/process-table.js";
 
 /** What `npm run build` produced: the dashboard as `berth serve` serves it. */
 export const webDir = fileURLToPath(new URL("../../dist/web/", import.meta.url));
-export const artifactsDir = fileURLToPath(new URL("../../test-artifacts/", import.meta.url));
+const artifactsDir = fileURLToPath(new URL("../../test-artifacts/", import.meta.url));
 
 export interface DashboardServer {
   readonly berth: RunningBerth;

@@ -143,7 +143,16 @@ describe("the dashboard in a real browser against a real Berth", () => {
     const ask = page.locator(".asks").getByRole("group").filter({ hasText: "Drop the database?" });
     await ask.getByRole("button", { name: "Deny" }).click();
     await transcript(page).locator(".message.agent", { hasText: "You chose: deny" }).waitFor();
-    await expect.poll(() => page.getByRole("region", { name: /Questions/ }).getByRole("listitem").count(), POLL).toBe(0);
+    await expect
+      .poll(
+        () =>
+          page
+            .getByRole("region", { name: /Questions/ })
+            .getByRole("listitem")
+            .count(),
+        POLL,
+      )
+      .toBe(0);
   });
 
   it("answers an /elicit form", async () => {
@@ -156,7 +165,10 @@ describe("the dashboard in a real browser against a real Berth", () => {
 
     // The same kind of form, answered from the Questions panel over REST.
     await send(page, "/elicit Favourite colour?");
-    const question = page.getByRole("region", { name: /Questions/ }).getByRole("listitem").filter({ hasText: "Favourite colour?" });
+    const question = page
+      .getByRole("region", { name: /Questions/ })
+      .getByRole("listitem")
+      .filter({ hasText: "Favourite colour?" });
     await question.getByLabel("Answer").fill("blue");
     await question.getByRole("button", { name: "Submit" }).click();
     await transcript(page).locator(".message.agent", { hasText: 'Elicitation action: accept, content: {"answer":"blue"}' }).waitFor();
@@ -216,7 +228,9 @@ describe("the dashboard in a real browser against a real Berth", () => {
 
   it("deletes a session after a confirmation", async () => {
     const { page } = main;
-    await card(page, sessionId).getByRole("button", { name: /^Delete/ }).click();
+    await card(page, sessionId)
+      .getByRole("button", { name: /^Delete/ })
+      .click();
     const dialog = page.getByRole("dialog", { name: "Delete this session?" });
     await dialog.getByRole("button", { name: "Keep it" }).click();
     await dialog.waitFor({ state: "detached" });
@@ -270,7 +284,16 @@ describe("eviction history", () => {
       await expect.poll(() => history.textContent(), POLL).toContain(quick.workDir);
       expect(await history.textContent()).toContain("idle");
       await expect.poll(() => page.getByRole("list", { name: /lifecycle/i }).textContent(), POLL).toContain("location services evicted");
-      await expect.poll(() => page.getByRole("region", { name: /Locations/ }).locator("li.location").count(), POLL).toBe(0);
+      await expect
+        .poll(
+          () =>
+            page
+              .getByRole("region", { name: /Locations/ })
+              .locator("li.location")
+              .count(),
+          POLL,
+        )
+        .toBe(0);
       expect(opened.errors).toEqual([]);
       await opened.close();
     } finally {

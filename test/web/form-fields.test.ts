@@ -10,8 +10,22 @@ const schema = {
     ratio: { type: "number" },
     agree: { type: "boolean", title: "I agree" },
     colour: { type: "string", enum: ["red", "green"] },
-    size: { type: "string", oneOf: [{ const: "s", title: "Small" }, { const: "l", title: "Large" }] },
-    tags: { type: "array", items: { anyOf: [{ const: "x", title: "X" }, { const: "y", title: "Y" }] } },
+    size: {
+      type: "string",
+      oneOf: [
+        { const: "s", title: "Small" },
+        { const: "l", title: "Large" },
+      ],
+    },
+    tags: {
+      type: "array",
+      items: {
+        anyOf: [
+          { const: "x", title: "X" },
+          { const: "y", title: "Y" },
+        ],
+      },
+    },
     blob: { type: "object" },
   },
   required: ["name", "colour"],
@@ -35,9 +49,27 @@ describe("elicitation form fields", () => {
     expect(fields[1]).toMatchObject({ inputMode: "email" });
     expect(fields[2]).toMatchObject({ integer: true, min: 1, max: 9, initial: "3" });
     // A required choice starts on its first option; an optional one starts empty.
-    expect(fields[5]).toMatchObject({ initial: "red", choices: [{ value: "red", label: "red" }, { value: "green", label: "green" }] });
-    expect(fields[6]).toMatchObject({ initial: "", choices: [{ value: "s", label: "Small" }, { value: "l", label: "Large" }] });
-    expect(fields[7]).toMatchObject({ initial: [], choices: [{ value: "x", label: "X" }, { value: "y", label: "Y" }] });
+    expect(fields[5]).toMatchObject({
+      initial: "red",
+      choices: [
+        { value: "red", label: "red" },
+        { value: "green", label: "green" },
+      ],
+    });
+    expect(fields[6]).toMatchObject({
+      initial: "",
+      choices: [
+        { value: "s", label: "Small" },
+        { value: "l", label: "Large" },
+      ],
+    });
+    expect(fields[7]).toMatchObject({
+      initial: [],
+      choices: [
+        { value: "x", label: "X" },
+        { value: "y", label: "Y" },
+      ],
+    });
   });
 
   it("answers with values of the schema's types and leaves empty optional fields out", () => {

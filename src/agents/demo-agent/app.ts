@@ -19,20 +19,16 @@ import { ConversationStore } from "./conversation-store.js";
 import { parsePromptCommand } from "./prompt-command.js";
 import { replayConversation } from "./replay.js";
 import { SessionRegistry, type DemoSession } from "./session-registry.js";
-import {
-  configOptionsOf,
-  sessionStateFields,
-  type SessionStateFields,
-  withConfigValue, withMode, withModel } from "./session-state.js";
+import { configOptionsOf, sessionStateFields, type SessionStateFields, withConfigValue, withMode, withModel } from "./session-state.js";
 import { runTurn, Turn, type ClientPeer } from "./turn.js";
 import { UsageMeter } from "./usage.js";
 
 export const demoAgentName = "berth-demo-agent";
 
 /** Model selection is not in SDK 2.4.0's method table, so it is registered as a custom method. */
-export const setModelMethod = "session/set_model";
+const setModelMethod = "session/set_model";
 /** An extension request answered with its own params, to show `_` methods pass through. */
-export const echoExtensionMethod = "_berth-demo/echo";
+const echoExtensionMethod = "_berth-demo/echo";
 
 const setModelParams = z.object({ sessionId: z.string(), modelId: z.string() });
 const anyParams = (params: unknown): unknown => params;
@@ -57,8 +53,7 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
   const sessions = new SessionRegistry(new ConversationStore(options.stateDir));
   const auth = new AuthGate(options.requireAuth, options.env);
   let peer: ClientPeer = { info: null, capabilities: {} };
-  const stateOf = (session: DemoSession, method: string): SessionStateFields =>
-    sessionStateFields(sessions.settingsOf(session), method);
+  const stateOf = (session: DemoSession, method: string): SessionStateFields => sessionStateFields(sessions.settingsOf(session), method);
 
   const app = agent({ name: demoAgentName })
     .onRequest(methods.agent.initialize, ({ params }) => {
@@ -166,7 +161,5 @@ function capabilities(loadSessions: boolean): AgentCapabilities {
 
 /** The prompt's text blocks; other content does not steer the demo agent. */
 function promptText(prompt: ContentBlock[]): string {
-  return prompt
-    .flatMap((block) => (block.type === "text" ? [block.text] : []))
-    .join("\n");
+  return prompt.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n");
 }

@@ -1,14 +1,14 @@
 import { RequestError, type AuthenticateRequest, type AuthMethod } from "@agentclientprotocol/sdk";
 
 /** Where `authenticate` carries the demo token: ACP has no field for secrets, so `_meta`. */
-export const tokenMetaKey = "berth-demo/token";
+const tokenMetaKey = "berth-demo/token";
 
 /**
  * Where the agent's own environment may carry the token instead, as clients that keep
  * credentials out of the protocol do: acpx sends `authenticate` with the method id only and
  * starts the agent with `ACPX_AUTH_DEMO_TOKEN` and its promoted form `DEMO_TOKEN` set.
  */
-export const tokenEnvNames = ["DEMO_TOKEN", "ACPX_AUTH_DEMO_TOKEN"] as const;
+const tokenEnvNames = ["DEMO_TOKEN", "ACPX_AUTH_DEMO_TOKEN"] as const;
 
 export const demoAuthMethod: AuthMethod = {
   id: "demo-token",
@@ -17,7 +17,7 @@ export const demoAuthMethod: AuthMethod = {
 };
 
 /** The variable of {@link envAuthMethod}: set in the agent's environment by whoever starts it. */
-export const envTokenName = "BERTH_DEMO_ENV_TOKEN";
+const envTokenName = "BERTH_DEMO_ENV_TOKEN";
 
 /**
  * An environment-variable method (as codex-acp's `openai-api-key`): the client starts the agent with
@@ -73,10 +73,7 @@ export class AuthGate {
   /** Throws ACP's auth-required error (-32000) while authentication is required and missing. */
   check(): void {
     if (this.required && !this.authenticated) {
-      throw RequestError.authRequired(
-        { authMethods: [demoAuthMethod.id, envAuthMethod.id] },
-        `call authenticate with "${demoAuthMethod.id}" first`,
-      );
+      throw RequestError.authRequired({ authMethods: [demoAuthMethod.id, envAuthMethod.id] }, `call authenticate with "${demoAuthMethod.id}" first`);
     }
   }
 }

@@ -3,9 +3,9 @@ import { resolve, join } from "node:path";
 import { parseArgs } from "node:util";
 import type { DemoAgentOptions } from "./app.js";
 
-export const stateDirEnv = "BERTH_DEMO_STATE_DIR";
-export const requireAuthEnv = "BERTH_DEMO_REQUIRE_AUTH";
-export const recordEnv = "BERTH_DEMO_RECORD";
+const stateDirEnv = "BERTH_DEMO_STATE_DIR";
+const requireAuthEnv = "BERTH_DEMO_REQUIRE_AUTH";
+const recordEnv = "BERTH_DEMO_RECORD";
 
 /** Shared across runs, so a restarted agent can still load its sessions. */
 export const defaultStateDir = join(tmpdir(), "berth-demo-agent");

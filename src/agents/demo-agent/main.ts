@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Berth's bundled ACP agent. stdout carries the protocol; diagnostics go to stderr.
 import { createDemoAgentApp, demoAgentName } from "./app.js";
-import { demoAgentUsage, parseDemoAgentOptions } from "./cli-options.js";
+import { type DemoAgentCliOptions, demoAgentUsage, parseDemoAgentOptions } from "./cli-options.js";
 import { recordingStream } from "./recording-stream.js";
 import { stdioStream } from "./stdio-stream.js";
 
@@ -14,7 +14,7 @@ if (argv.includes("--help") || argv.includes("-h")) {
   process.exit(0);
 }
 
-let options;
+let options: DemoAgentCliOptions;
 try {
   options = parseDemoAgentOptions(argv, process.env);
 } catch (error) {

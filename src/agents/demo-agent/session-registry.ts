@@ -5,7 +5,7 @@ import type { Conversation, ConversationEntry, ConversationStore } from "./conve
 import { defaultSettings, type SessionSettings } from "./session-state.js";
 
 /** A session has at most one turn; `running` carries what cancels it. */
-export type TurnState = { name: "idle" } | { name: "running"; cancel: AbortController };
+type TurnState = { name: "idle" } | { name: "running"; cancel: AbortController };
 
 /** A session this agent process currently serves. */
 export interface DemoSession {

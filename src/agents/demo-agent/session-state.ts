@@ -16,7 +16,7 @@ export type SessionSettings = z.infer<typeof sessionSettingsSchema>;
  * The model selector of the ACP draft that SDK 2.4.0 dropped (`models`,
  * `session/set_model`); advertised so a proxy can be shown to pass it through.
  */
-export interface SessionModelState {
+interface SessionModelState {
   currentModelId: string;
   availableModels: { modelId: string; name: string }[];
 }
@@ -79,20 +79,14 @@ export function configOptionsOf(settings: SessionSettings): SessionConfigOption[
 
 export function withMode(settings: SessionSettings, modeId: string): SessionSettings {
   if (!availableModes.some((mode) => mode.id === modeId)) {
-    throw RequestError.invalidParams(
-      { modeId },
-      `unknown mode "${modeId}"; available: ${names(availableModes.map((mode) => mode.id))}`,
-    );
+    throw RequestError.invalidParams({ modeId }, `unknown mode "${modeId}"; available: ${names(availableModes.map((mode) => mode.id))}`);
   }
   return { ...settings, modeId };
 }
 
 export function withModel(settings: SessionSettings, modelId: string): SessionSettings {
   if (!availableModels.some((model) => model.modelId === modelId)) {
-    throw RequestError.invalidParams(
-      { modelId },
-      `unknown model "${modelId}"; available: ${names(availableModels.map((model) => model.modelId))}`,
-    );
+    throw RequestError.invalidParams({ modelId }, `unknown model "${modelId}"; available: ${names(availableModels.map((model) => model.modelId))}`);
   }
   return { ...settings, modelId };
 }
@@ -107,10 +101,7 @@ export function withConfigValue(settings: SessionSettings, configId: string, val
   }
   const values = option.options.map((choice) => choice.value);
   if (typeof value !== "string" || !values.includes(value)) {
-    throw RequestError.invalidParams(
-      { configId, value },
-      `invalid value ${JSON.stringify(value)} for "${configId}"; available: ${names(values)}`,
-    );
+    throw RequestError.invalidParams({ configId, value }, `invalid value ${JSON.stringify(value)} for "${configId}"; available: ${names(values)}`);
   }
   return { ...settings, config: { ...settings.config, [configId]: value } };
 }

@@ -85,10 +85,7 @@ export async function runTurn(
   work: (turn: Turn) => Promise<StopReason>,
 ): Promise<StopReason> {
   if (session.turn.name === "running") {
-    throw RequestError.invalidRequest(
-      { sessionId: session.id },
-      "a prompt turn is already running in this session; cancel it or wait for it to end",
-    );
+    throw RequestError.invalidRequest({ sessionId: session.id }, "a prompt turn is already running in this session; cancel it or wait for it to end");
   }
   const cancel = new AbortController();
   session.turn = { name: "running", cancel };

@@ -3,9 +3,7 @@ import { locateHost, runClientCommand, withHostFlags, type HostFlags } from "../
 
 export function register(program: Command): void {
   withHostFlags(
-    program
-      .command("connect")
-      .description("a stdio bridge to the running host's ACP endpoint, for editors that launch ACP agents as commands"),
+    program.command("connect").description("a stdio bridge to the running host's ACP endpoint, for editors that launch ACP agents as commands"),
   )
     .option("--agent <id>", "the agent this connection speaks for, e.g. for new sessions (default: the host's default agent)")
     .action((flags: HostFlags & { agent?: string }) =>

@@ -2,7 +2,8 @@ import type { Command } from "commander";
 import { ConfigError } from "../../config/load-config.js";
 import { defaultConfigPath, defaultDataDir } from "../../config/paths.js";
 import { FAILURE_EXIT_CODE, INTERRUPTED_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "../exit-codes.js";
-import { isLoopback, resolveServeSettings, type ServeFlags } from "../serve-options.js";
+import type { RunningBerth } from "../../server/serve.js";
+import { isLoopback, resolveServeSettings, type ServeFlags, type ServeSettings } from "../serve-options.js";
 
 export function register(program: Command): void {
   program
@@ -24,7 +25,7 @@ export function register(program: Command): void {
 }
 
 async function serve(flags: ServeFlags): Promise<number> {
-  let settings;
+  let settings: ServeSettings;
   try {
     settings = resolveServeSettings(flags);
   } catch (error) {
@@ -36,9 +37,12 @@ async function serve(flags: ServeFlags): Promise<number> {
   const [{ createLogger }, { startBerth }] = await Promise.all([import("../../host/logger.js"), import("../../server/serve.js")]);
   const log = createLogger();
   if (!isLoopback(settings.listenHost)) {
-    log.warn({ host: settings.listenHost }, "listening on a non-loopback address: anyone who can reach it and has the token can run agents on this machine");
+    log.warn(
+      { host: settings.listenHost },
+      "listening on a non-loopback address: anyone who can reach it and has the token can run agents on this machine",
+    );
   }
-  let running;
+  let running: RunningBerth;
   try {
     running = await startBerth({ ...settings, log });
   } catch (error) {
@@ -47,7 +51,10 @@ async function serve(flags: ServeFlags): Promise<number> {
   }
   // The token goes to stdout once, when it is new, or when asked: a service's output ends up in system journals.
   const dataDirFlag = settings.dataDir === defaultDataDir() ? "" : ` --data-dir ${shellQuote(settings.dataDir)}`;
-  const line = running.tokenCreated || flags.printToken === true ? running.startupLine : running.startupLineWithoutToken(`dashboard link: berth token --link${dataDirFlag}`);
+  const line =
+    running.tokenCreated || flags.printToken === true
+      ? running.startupLine
+      : running.startupLineWithoutToken(`dashboard link: berth token --link${dataDirFlag}`);
   process.stdout.write(`${line}\n`);
   return new Promise<number>((resolve) => {
     let stopping = false;

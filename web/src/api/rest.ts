@@ -44,8 +44,6 @@ export const api = {
   deleteSession: (sessionId: string) => request<void>("DELETE", `api/sessions/${id(sessionId)}`),
   locations: () => request<{ locations: LocationView[] }>("GET", "api/locations").then((r) => r.locations),
   questions: () => request<{ questions: QuestionView[] }>("GET", "api/questions").then((r) => r.questions),
-  answerQuestion: (questionId: string, answer: QuestionAnswer) =>
-    request<QuestionView>("POST", `api/questions/${id(questionId)}/answer`, answer),
-  records: (limit: number) =>
-    request<{ records: StampedRecord[] }>("GET", `api/records?limit=${limit}`).then((r) => r.records),
+  answerQuestion: (questionId: string, answer: QuestionAnswer) => request<QuestionView>("POST", `api/questions/${id(questionId)}/answer`, answer),
+  records: (limit: number) => request<{ records: StampedRecord[] }>("GET", `api/records?limit=${limit}`).then((r) => r.records),
 };

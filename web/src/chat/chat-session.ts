@@ -68,12 +68,8 @@ export class ChatSession {
     });
     const app = client({ name: "berth-dashboard" })
       .onNotification(methods.client.session.update, ({ params }) => this.updated(params))
-      .onRequest(methods.client.session.requestPermission, ({ params, signal }) =>
-        this.ask({ kind: "permission", request: params }, signal),
-      )
-      .onRequest(methods.client.elicitation.create, ({ params, signal }) =>
-        this.ask({ kind: "elicitation", request: params }, signal),
-      );
+      .onRequest(methods.client.session.requestPermission, ({ params, signal }) => this.ask({ kind: "permission", request: params }, signal))
+      .onRequest(methods.client.elicitation.create, ({ params, signal }) => this.ask({ kind: "elicitation", request: params }, signal));
     this.connection = app.connect(createWebSocketStream(authorizedUrl("acp", "ws")));
     void this.connection.closed.then(() => this.lost());
     this.opened = this.open(opening);
@@ -187,10 +183,14 @@ export class ChatSession {
         withdraw();
         resolve(answer as A);
       });
-      signal.addEventListener("abort", () => {
-        withdraw();
-        reject(signal.reason);
-      }, { once: true });
+      signal.addEventListener(
+        "abort",
+        () => {
+          withdraw();
+          reject(signal.reason);
+        },
+        { once: true },
+      );
     });
   }
 

@@ -1,6 +1,6 @@
 import type { ContentBlock, PlanEntry, SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
 
-export type MessageRole = "user" | "agent" | "thought";
+type MessageRole = "user" | "agent" | "thought";
 
 export interface ToolCallView {
   readonly toolCallId: string;
@@ -64,10 +64,7 @@ export function applyUpdate(transcript: Transcript, update: SessionUpdate): Tran
         ? [...transcript.slice(0, -1), { kind: "plan", entries: update.entries }]
         : [...transcript, { kind: "plan", entries: update.entries }];
     case "notice":
-      return [
-        ...transcript,
-        { kind: "notice", severity: update.severity, title: update.title, description: update.description ?? null },
-      ];
+      return [...transcript, { kind: "notice", severity: update.severity, title: update.title, description: update.description ?? null }];
     default:
       return transcript;
   }

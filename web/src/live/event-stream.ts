@@ -16,14 +16,12 @@ export interface EventStreamHandlers {
 /** `GET /api/events` (Server-Sent Events): lifecycle records and session changes, live. */
 export function openEventStream(handlers: EventStreamHandlers): () => void {
   const source = new EventSource(authorizedUrl("api/events"));
-  const on = <T,>(type: string, handle: (data: T) => void): void =>
+  const on = <T>(type: string, handle: (data: T) => void): void =>
     source.addEventListener(type, (event) => handle(JSON.parse((event as MessageEvent<string>).data) as T));
   source.addEventListener("open", handlers.opened);
   on<StampedRecord>("record", handlers.record);
   on<SessionView>("session", handlers.session);
   on<{ id: string }>("session_deleted", ({ id }) => handlers.sessionDeleted(id));
-  source.addEventListener("error", () =>
-    source.readyState === EventSource.CLOSED ? handlers.closed() : handlers.retrying(),
-  );
+  source.addEventListener("error", () => (source.readyState === EventSource.CLOSED ? handlers.closed() : handlers.retrying()));
   return () => source.close();
 }

@@ -41,8 +41,8 @@ export function ChatPanel({
           <h2 id="chat-title">{title}</h2>
           {session ? (
             <p class="meta">
-              {session.agent} · <span class="path">{locationName(session.cwd, session.workspace)}</span> ·{" "}
-              <SessionStateBadge state={session.state} /> · {session.holders} {session.holders === 1 ? "holder" : "holders"}
+              {session.agent} · <span class="path">{locationName(session.cwd, session.workspace)}</span> · <SessionStateBadge state={session.state} />{" "}
+              · {session.holders} {session.holders === 1 ? "holder" : "holders"}
               {session.turnActive && session.turnStartedAt !== null ? (
                 <>
                   {" "}

@@ -20,9 +20,7 @@ export function ConfirmDialog({
   const [state, setState] = useState<Confirming>({ name: "asking" });
   const confirm = (): void => {
     setState({ name: "working" });
-    onConfirm().then(onClose, (error: unknown) =>
-      setState({ name: "failed", message: error instanceof Error ? error.message : String(error) }),
-    );
+    onConfirm().then(onClose, (error: unknown) => setState({ name: "failed", message: error instanceof Error ? error.message : String(error) }));
   };
   return (
     <Modal labelledBy="confirm-title" onClose={onClose}>

@@ -46,7 +46,17 @@ export function ElicitationForm({
   );
 }
 
-function Field({ id, field, value, onChange }: { id: string; field: FormField; value: FieldValue | undefined; onChange: (value: FieldValue) => void }) {
+function Field({
+  id,
+  field,
+  value,
+  onChange,
+}: {
+  id: string;
+  field: FormField;
+  value: FieldValue | undefined;
+  onChange: (value: FieldValue) => void;
+}) {
   const hintId = field.hint ? `${id}-hint` : undefined;
   const hint = field.hint ? <small id={hintId}>{field.hint}</small> : null;
   switch (field.kind) {
@@ -82,7 +92,13 @@ function Field({ id, field, value, onChange }: { id: string; field: FormField; v
       return (
         <div class="field">
           <label for={id}>{field.label}</label>
-          <select id={id} required={field.required} value={String(value ?? "")} aria-describedby={hintId} onChange={(e) => onChange(e.currentTarget.value)}>
+          <select
+            id={id}
+            required={field.required}
+            value={String(value ?? "")}
+            aria-describedby={hintId}
+            onChange={(e) => onChange(e.currentTarget.value)}
+          >
             {field.required ? null : <option value="">—</option>}
             {field.choices.map((choice) => (
               <option key={choice.value} value={choice.value}>

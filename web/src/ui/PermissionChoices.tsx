@@ -20,13 +20,7 @@ export function PermissionChoices({
   return (
     <div class="choices" role="group" aria-label="Answer">
       {options.map((option) => (
-        <button
-          type="button"
-          key={option.optionId}
-          class={toneOf[option.kind] ?? ""}
-          disabled={disabled}
-          onClick={() => onChoose(option.optionId)}
-        >
+        <button type="button" key={option.optionId} class={toneOf[option.kind] ?? ""} disabled={disabled} onClick={() => onChoose(option.optionId)}>
           {option.name}
         </button>
       ))}

@@ -28,12 +28,7 @@ export function QuestionsPanel({
         ) : (
           <ul class="cards">
             {questions.map((question) => (
-              <QuestionCard
-                key={question.id}
-                question={question}
-                session={sessions.find((s) => s.id === question.sessionId)}
-                onAnswer={onAnswer}
-              />
+              <QuestionCard key={question.id} question={question} session={sessions.find((s) => s.id === question.sessionId)} onAnswer={onAnswer} />
             ))}
           </ul>
         )}

@@ -46,7 +46,17 @@ export function SessionsPanel({
   );
 }
 
-function SessionCard({ session, last, open, onDelete }: { session: SessionView; last: StampedRecord | undefined; open: boolean; onDelete: () => void }) {
+function SessionCard({
+  session,
+  last,
+  open,
+  onDelete,
+}: {
+  session: SessionView;
+  last: StampedRecord | undefined;
+  open: boolean;
+  onDelete: () => void;
+}) {
   const headingId = `session-${session.id}`;
   const title = session.title ?? `Untitled session ${shortId(session.id)}`;
   return (

@@ -18,6 +18,7 @@ export function TranscriptView({ transcript, empty }: { transcript: Transcript; 
     following.current = element.scrollHeight - element.scrollTop - element.clientHeight < FOLLOW_SLACK_PX;
   };
   return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard to scroll it
     <div ref={ref} class="transcript" role="log" aria-live="polite" aria-label="Conversation" tabIndex={0} onScroll={scrolled}>
       {transcript.length === 0 ? <p class="empty">{empty}</p> : transcript.map((entry, i) => <Entry key={i} entry={entry} />)}
     </div>
@@ -100,8 +101,16 @@ function ToolContent({ content, running }: { content: ToolCallContent; running: 
         <div class="diff">
           <p class="path">{content.path}</p>
           <pre class="output">
-            {content.oldText ? content.oldText.split("\n").map((line) => `- ${line}\n`).join("") : ""}
-            {content.newText.split("\n").map((line) => `+ ${line}\n`).join("")}
+            {content.oldText
+              ? content.oldText
+                  .split("\n")
+                  .map((line) => `- ${line}\n`)
+                  .join("")
+              : ""}
+            {content.newText
+              .split("\n")
+              .map((line) => `+ ${line}\n`)
+              .join("")}
           </pre>
         </div>
       );

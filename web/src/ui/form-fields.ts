@@ -5,7 +5,13 @@ export type FormField = {
   readonly hint: string | null;
   readonly required: boolean;
 } & (
-  | { readonly kind: "text"; readonly inputMode: "text" | "email" | "url"; readonly minLength?: number; readonly maxLength?: number; readonly initial: string }
+  | {
+      readonly kind: "text";
+      readonly inputMode: "text" | "email" | "url";
+      readonly minLength?: number;
+      readonly maxLength?: number;
+      readonly initial: string;
+    }
   | { readonly kind: "number"; readonly integer: boolean; readonly min?: number; readonly max?: number; readonly initial: string }
   | { readonly kind: "boolean"; readonly initial: boolean }
   | { readonly kind: "choice"; readonly choices: readonly Choice[]; readonly initial: string }
@@ -13,7 +19,7 @@ export type FormField = {
   | { readonly kind: "unsupported"; readonly type: string }
 );
 
-export interface Choice {
+interface Choice {
   readonly value: string;
   readonly label: string;
 }
@@ -54,7 +60,14 @@ function fieldOf(name: string, p: Loose, required: boolean): FormField {
     }
     case "number":
     case "integer":
-      return { ...base, kind: "number", integer: type === "integer", min: num(p.minimum), max: num(p.maximum), initial: num(p.default)?.toString() ?? "" };
+      return {
+        ...base,
+        kind: "number",
+        integer: type === "integer",
+        min: num(p.minimum),
+        max: num(p.maximum),
+        initial: num(p.default)?.toString() ?? "",
+      };
     case "boolean":
       return { ...base, kind: "boolean", initial: p.default === true };
     case "array": {
