@@ -18,4 +18,3 @@ export function elicitationResponse(result: QuestionOutcome<QuestionAnswer>): Cr
   const answer = result.answer;
   return answer.action === "accept" ? { action: "accept", content: answer.content as never } : { action: answer.action };
 }
-

@@ -30,7 +30,10 @@ export async function runWriteStallBench(): Promise<void> {
   let measuring = false;
   const internals = host as unknown as Record<string, Record<string, unknown>>;
   const store = internals.store as unknown as Record<string, object>;
-  const targets: object[] = [internals.journal!, ...["sessions", "lifecycleRecords", "questions", "processGroups", "agentProfiles"].map((name) => store[name]!)];
+  const targets: object[] = [
+    internals.journal!,
+    ...["sessions", "lifecycleRecords", "questions", "processGroups", "agentProfiles"].map((name) => store[name]!),
+  ];
   for (const target of targets) {
     const isJournal = target === internals.journal;
     const proto = Object.getPrototypeOf(target) as Record<string, unknown>;
@@ -75,16 +78,26 @@ export async function runWriteStallBench(): Promise<void> {
     measuring = false;
     durations.sort((a, b) => a - b);
     others.sort((a, b) => a - b);
-    table(`Main-thread writes during /flood ${FLOOD_CHUNKS} × ${FLOOD_BYTES} B with ${SIDE_SESSIONS} sessions running short turns (${sideTurns} turns)`, [
-      ["main-thread write calls timed", fmt.int(durations.length)],
-      ["stall per write p50 / p99", `${fmt.ms(percentile(durations, 50))} / ${fmt.ms(percentile(durations, 99))}`, "p99 < 1 ms"],
-      ["stall per write max", fmt.ms(durations.at(-1) ?? 0)],
-      ["writes other than journal events (touch, title, records, state...)", fmt.int(others.length)],
-      ["their stall p50 / p99", `${fmt.ms(percentile(others, 50))} / ${fmt.ms(percentile(others, 99))}`, "p99 < 1 ms"],
-      ["their stall max", fmt.ms(others.at(-1) ?? 0)],
-      ["slowest calls", [...slowest].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(", ")],
-      ["event-loop delay p99 / max", `${fmt.ms(loopDelay.percentile(99) / 1e6)} / ${fmt.ms(loopDelay.max / 1e6)}`],
-    ]);
+    table(
+      `Main-thread writes during /flood ${FLOOD_CHUNKS} × ${FLOOD_BYTES} B with ${SIDE_SESSIONS} sessions running short turns (${sideTurns} turns)`,
+      [
+        ["main-thread write calls timed", fmt.int(durations.length)],
+        ["stall per write p50 / p99", `${fmt.ms(percentile(durations, 50))} / ${fmt.ms(percentile(durations, 99))}`, "p99 < 1 ms"],
+        ["stall per write max", fmt.ms(durations.at(-1) ?? 0)],
+        ["writes other than journal events (touch, title, records, state...)", fmt.int(others.length)],
+        ["their stall p50 / p99", `${fmt.ms(percentile(others, 50))} / ${fmt.ms(percentile(others, 99))}`, "p99 < 1 ms"],
+        ["their stall max", fmt.ms(others.at(-1) ?? 0)],
+        [
+          "slowest calls",
+          [...slowest]
+            .sort((a, b) => b[1] - a[1])
+            .slice(0, 3)
+            .map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`)
+            .join(", "),
+        ],
+        ["event-loop delay p99 / max", `${fmt.ms(loopDelay.percentile(99) / 1e6)} / ${fmt.ms(loopDelay.max / 1e6)}`],
+      ],
+    );
   } finally {
     await host.shutdown();
     rmSync(dataDir, { recursive: true, force: true });

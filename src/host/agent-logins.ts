@@ -57,7 +57,8 @@ export function loginOf(request: AuthenticateRequest, authMethods: readonly unkn
   if (forwarded._meta === undefined) delete forwarded._meta;
   if (given === undefined || given === null) return { request: forwarded, env: {} };
   const allowed = variablesOf(authMethods, request.methodId);
-  if (typeof given !== "object" || Array.isArray(given)) throw RequestError.invalidParams({ key: LOGIN_ENV_META }, `_meta["${LOGIN_ENV_META}"] must be an object of variable names to string values`);
+  if (typeof given !== "object" || Array.isArray(given))
+    throw RequestError.invalidParams({ key: LOGIN_ENV_META }, `_meta["${LOGIN_ENV_META}"] must be an object of variable names to string values`);
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(given)) {
     if (!allowed.includes(name)) {
@@ -85,6 +86,7 @@ function readLogins(file: string): Record<string, Login> {
     return {};
   }
   const parsed = JSON.parse(text) as unknown;
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error(`${file} does not hold agent logins (expected a JSON object)`);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new Error(`${file} does not hold agent logins (expected a JSON object)`);
   return parsed as Record<string, Login>;
 }

@@ -9,8 +9,7 @@ import { LocationServicesClosedError } from "../lifecycle/location-services-cach
 import { AcquisitionFailedError, HoldsDisposedError, StaleHoldError } from "../lifecycle/session-holds.js";
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
-export { UnknownAgentError, SessionNotFoundError, HostStoppedError, TurnFailedError, QuestionError, TurnAlreadyRunningError, InvalidLocationError };
-export { LocationServicesClosedError, AcquisitionFailedError, HoldsDisposedError, StaleHoldError };
+export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError };
 
 /** What kind of failure a host error is, whichever protocol reports it. */
 export type ErrorClass = "bad_input" | "not_found" | "conflict" | "unavailable" | "internal";

@@ -11,7 +11,11 @@ export const LOGIN_ENV_META = "berth/env";
 
 /** The variable names of an `env_var` auth method (ACP's auth RFD: `{ type: "env_var", vars: [{ name }] }`). */
 export function variablesOf(authMethods: readonly unknown[] | null | undefined, methodId: string): string[] {
-  const method = (authMethods ?? []).find((m): m is Record<string, unknown> => typeof m === "object" && m !== null && (m as { id?: unknown }).id === methodId);
+  const method = (authMethods ?? []).find(
+    (m): m is Record<string, unknown> => typeof m === "object" && m !== null && (m as { id?: unknown }).id === methodId,
+  );
   if (method?.type !== "env_var" || !Array.isArray(method.vars)) return [];
-  return method.vars.flatMap((v: unknown) => (typeof v === "object" && v !== null && typeof (v as { name?: unknown }).name === "string" ? [(v as { name: string }).name] : []));
+  return method.vars.flatMap((v: unknown) =>
+    typeof v === "object" && v !== null && typeof (v as { name?: unknown }).name === "string" ? [(v as { name: string }).name] : [],
+  );
 }

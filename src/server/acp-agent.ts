@@ -1,4 +1,15 @@
-import { agent, methods, PROTOCOL_VERSION, RequestError, type AgentApp, type AuthenticateResponse, type McpServer, type ClientCapabilities, type Implementation, type InitializeResponse } from "@agentclientprotocol/sdk";
+import {
+  agent,
+  methods,
+  PROTOCOL_VERSION,
+  RequestError,
+  type AgentApp,
+  type AuthenticateResponse,
+  type McpServer,
+  type ClientCapabilities,
+  type Implementation,
+  type InitializeResponse,
+} from "@agentclientprotocol/sdk";
 import type { Host } from "../host/host.js";
 import type { AgentRequest, ReopenRequest } from "../host/views.js";
 import type { Logger } from "../host/logger.js";
@@ -18,10 +29,10 @@ export interface AcpAgentOptions {
 }
 
 /** `_meta` keys of `session/new` that pick the agent and the workspace; Berth's own, not passed on. */
-export const AGENT_META = "berth/agent";
-export const WORKSPACE_META = "berth/workspace";
+const AGENT_META = "berth/agent";
+const WORKSPACE_META = "berth/workspace";
 /** What Berth adds to the agent's `initialize` `_meta`. */
-export const HOST_META = "berth/host";
+const HOST_META = "berth/host";
 /** Forking would put two conversations in one agent process; Berth runs one process per session. */
 const FORK = "session/fork";
 const FORK_CAPABILITY = "fork";
@@ -45,118 +56,128 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
   const requireFeed = (sessionId: string) => {
     requireSession(sessionId);
     const feed = sessions.feedOf(sessionId);
-    if (!feed) throw RequestError.invalidRequest({ sessionId }, `session "${sessionId}" is not open on this connection: open it with session/load or session/resume first`);
+    if (!feed)
+      throw RequestError.invalidRequest(
+        { sessionId },
+        `session "${sessionId}" is not open on this connection: open it with session/load or session/resume first`,
+      );
     return feed;
   };
   /** The session's modes, models and options, as a `session/new`/`load`/`resume` answer carries them. */
   const answerOf = (sessionId: string) => host.sessionAnswer(sessionId);
 
-  return agent({ name: "berth" })
-    .onRequest(methods.agent.initialize, async ({ params }) => {
-      capabilities = params.clientCapabilities ?? {};
-      clientInfo = params.clientInfo ?? null;
-      initializeMeta = params._meta ?? null;
-      try {
-        return withBerthAdditions(await host.agentProfile(connectionAgent));
-      } catch (error) {
-        // A broken agent must not lock clients out of Berth: they still list and load sessions, and learn why.
-        const reason = error instanceof Error ? error.message : String(error);
-        log.warn({ agent: connectionAgent, err: error, connectionId }, "agent did not answer initialize; clients get Berth's own answer");
-        return withBerthAdditions({ protocolVersion: PROTOCOL_VERSION, agentInfo: { name: connectionAgent, version: "unknown" } }, reason);
-      }
-    })
-    .onRequest(methods.agent.authenticate, async ({ params, signal }) => {
-      const answer = await translatedAsync(() => host.authenticate(connectionAgent, params, { clientInfo, initializeMeta, signal }));
-      log.info({ agent: connectionAgent, methodId: params.methodId, connectionId }, "client authenticated with an agent");
-      return (answer ?? {}) as AuthenticateResponse;
-    })
-    .onRequest(methods.agent.session.new, async ({ params, client }) => {
-      const { [AGENT_META]: agentMeta, [WORKSPACE_META]: workspaceMeta, ...meta } = params._meta ?? {};
-      const sessionAgent = optionalMeta(AGENT_META, agentMeta) ?? connectionAgent;
-      const workspace = optionalMeta(WORKSPACE_META, workspaceMeta);
-      const { cwd, _meta: _ignored, ...newSession } = params;
-      const agentRequest: AgentRequest = {
-        clientInfo,
-        initializeMeta,
-        newSession: Object.keys(meta).length > 0 ? { ...newSession, _meta: meta } : newSession,
-      };
-      const view = translated(() => host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest }));
-      try {
-        await sessions.hold(view.id, client, capabilities, { replay: false });
-      } catch (error) {
-        // The client never learns this session's id: do not leave it behind.
-        await host.deleteSession(view.id).catch(() => undefined);
-        throw toRequestError(error);
-      }
-      log.info({ sessionId: view.id, agent: view.agent, cwd: view.cwd, connectionId }, "client created a session");
-      return { ...answerOf(view.id), sessionId: view.id };
-    })
-    .onRequest(methods.agent.session.load, async ({ params, client }) => {
-      requireSession(params.sessionId);
-      translated(() => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
-      await translatedAsync(() => sessions.hold(params.sessionId, client, capabilities, { replay: true }));
-      return answerOf(params.sessionId);
-    })
-    .onRequest(methods.agent.session.resume, async ({ params, client }) => {
-      requireSession(params.sessionId);
-      translated(() => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
-      await translatedAsync(() => sessions.hold(params.sessionId, client, capabilities, { replay: false }));
-      // A warm agent says nothing on resume: the client still learns what the agent announced before.
-      sessions.feedOf(params.sessionId)?.announceState();
-      return answerOf(params.sessionId);
-    })
-    .onRequest(methods.agent.session.list, ({ params }) => {
-      const cwd = params.cwd ?? undefined;
-      const views = translated(() => host.listSessions(cwd === undefined ? {} : { cwd }));
-      return {
-        sessions: views
-          // A connection bound to an agent lists that agent's sessions, as the agent itself would.
-          .filter((view) => agentId === undefined || view.agent === agentId)
-          .map((view) => ({
-            sessionId: view.id,
-            cwd: view.cwd,
-            title: view.title,
-            updatedAt: new Date(view.updatedAt).toISOString(),
-            _meta: { [AGENT_META]: view.agent, [WORKSPACE_META]: view.workspace },
-          })),
-      };
-    })
-    .onRequest(methods.agent.session.prompt, ({ params }) => {
-      const feed = requireFeed(params.sessionId);
-      const { sessionId, prompt, ...extra } = params;
-      return translatedAsync(() => feed.ownPrompt(() => host.prompt(sessionId, prompt, extra)));
-    })
-    .onNotification(methods.agent.session.cancel, async ({ params }) => {
-      if (!sessions.feedOf(params.sessionId)) return log.warn({ sessionId: params.sessionId, connectionId }, "session/cancel for a session this client has not opened");
-      await host.cancel(params.sessionId);
-    })
-    .onRequest(methods.agent.session.close, ({ params }) => {
-      requireSession(params.sessionId);
-      sessions.release(params.sessionId);
-      return {};
-    })
-    // Berth's session is what the client knows: deleting it stops its agent (which closes its own) and drops the journal.
-    .onRequest(methods.agent.session.delete, async ({ params }) => {
-      requireSession(params.sessionId);
-      sessions.release(params.sessionId);
-      await translatedAsync(() => host.deleteSession(params.sessionId));
-      log.info({ sessionId: params.sessionId, connectionId }, "client deleted a session");
-      return {};
-    })
-    // Everything else is the agent's: a session's request goes to that session's agent, any other to the connection's agent.
-    .onRequest("*", ({ method, params, signal }) => {
-      if (method === FORK) throw RequestError.methodNotFound(method);
-      const sessionId = sessionIdOf(params);
-      if (sessionId === undefined) return translatedAsync(() => host.askAgent(connectionAgent, method, params, { clientInfo, initializeMeta, signal }, sessions.openIds()));
-      requireFeed(sessionId);
-      return translatedAsync(() => host.forward(sessionId, method, params, signal));
-    })
-    .onNotification("*", ({ method, params }) => {
-      const sessionId = sessionIdOf(params);
-      const passed =
-        sessionId === undefined ? host.notifyAgentOf(connectionAgent, method, params, sessions.openIds()) : sessions.feedOf(sessionId) !== undefined && host.notifyAgent(sessionId, method, params);
-      if (!passed) log.warn({ method, sessionId, connectionId }, "client notification dropped: no running agent of an open session to pass it to");
-    });
+  return (
+    agent({ name: "berth" })
+      .onRequest(methods.agent.initialize, async ({ params }) => {
+        capabilities = params.clientCapabilities ?? {};
+        clientInfo = params.clientInfo ?? null;
+        initializeMeta = params._meta ?? null;
+        try {
+          return withBerthAdditions(await host.agentProfile(connectionAgent));
+        } catch (error) {
+          // A broken agent must not lock clients out of Berth: they still list and load sessions, and learn why.
+          const reason = error instanceof Error ? error.message : String(error);
+          log.warn({ agent: connectionAgent, err: error, connectionId }, "agent did not answer initialize; clients get Berth's own answer");
+          return withBerthAdditions({ protocolVersion: PROTOCOL_VERSION, agentInfo: { name: connectionAgent, version: "unknown" } }, reason);
+        }
+      })
+      .onRequest(methods.agent.authenticate, async ({ params, signal }) => {
+        const answer = await translatedAsync(() => host.authenticate(connectionAgent, params, { clientInfo, initializeMeta, signal }));
+        log.info({ agent: connectionAgent, methodId: params.methodId, connectionId }, "client authenticated with an agent");
+        return (answer ?? {}) as AuthenticateResponse;
+      })
+      .onRequest(methods.agent.session.new, async ({ params, client }) => {
+        const { [AGENT_META]: agentMeta, [WORKSPACE_META]: workspaceMeta, ...meta } = params._meta ?? {};
+        const sessionAgent = optionalMeta(AGENT_META, agentMeta) ?? connectionAgent;
+        const workspace = optionalMeta(WORKSPACE_META, workspaceMeta);
+        const { cwd, _meta: _ignored, ...newSession } = params;
+        const agentRequest: AgentRequest = {
+          clientInfo,
+          initializeMeta,
+          newSession: Object.keys(meta).length > 0 ? { ...newSession, _meta: meta } : newSession,
+        };
+        const view = translated(() => host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest }));
+        try {
+          await sessions.hold(view.id, client, capabilities, { replay: false });
+        } catch (error) {
+          // The client never learns this session's id: do not leave it behind.
+          await host.deleteSession(view.id).catch(() => undefined);
+          throw toRequestError(error);
+        }
+        log.info({ sessionId: view.id, agent: view.agent, cwd: view.cwd, connectionId }, "client created a session");
+        return { ...answerOf(view.id), sessionId: view.id };
+      })
+      .onRequest(methods.agent.session.load, async ({ params, client }) => {
+        requireSession(params.sessionId);
+        translated(() => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
+        await translatedAsync(() => sessions.hold(params.sessionId, client, capabilities, { replay: true }));
+        return answerOf(params.sessionId);
+      })
+      .onRequest(methods.agent.session.resume, async ({ params, client }) => {
+        requireSession(params.sessionId);
+        translated(() => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
+        await translatedAsync(() => sessions.hold(params.sessionId, client, capabilities, { replay: false }));
+        // A warm agent says nothing on resume: the client still learns what the agent announced before.
+        sessions.feedOf(params.sessionId)?.announceState();
+        return answerOf(params.sessionId);
+      })
+      .onRequest(methods.agent.session.list, ({ params }) => {
+        const cwd = params.cwd ?? undefined;
+        const views = translated(() => host.listSessions(cwd === undefined ? {} : { cwd }));
+        return {
+          sessions: views
+            // A connection bound to an agent lists that agent's sessions, as the agent itself would.
+            .filter((view) => agentId === undefined || view.agent === agentId)
+            .map((view) => ({
+              sessionId: view.id,
+              cwd: view.cwd,
+              title: view.title,
+              updatedAt: new Date(view.updatedAt).toISOString(),
+              _meta: { [AGENT_META]: view.agent, [WORKSPACE_META]: view.workspace },
+            })),
+        };
+      })
+      .onRequest(methods.agent.session.prompt, ({ params }) => {
+        const feed = requireFeed(params.sessionId);
+        const { sessionId, prompt, ...extra } = params;
+        return translatedAsync(() => feed.ownPrompt(() => host.prompt(sessionId, prompt, extra)));
+      })
+      .onNotification(methods.agent.session.cancel, async ({ params }) => {
+        if (!sessions.feedOf(params.sessionId))
+          return log.warn({ sessionId: params.sessionId, connectionId }, "session/cancel for a session this client has not opened");
+        await host.cancel(params.sessionId);
+      })
+      .onRequest(methods.agent.session.close, ({ params }) => {
+        requireSession(params.sessionId);
+        sessions.release(params.sessionId);
+        return {};
+      })
+      // Berth's session is what the client knows: deleting it stops its agent (which closes its own) and drops the journal.
+      .onRequest(methods.agent.session.delete, async ({ params }) => {
+        requireSession(params.sessionId);
+        sessions.release(params.sessionId);
+        await translatedAsync(() => host.deleteSession(params.sessionId));
+        log.info({ sessionId: params.sessionId, connectionId }, "client deleted a session");
+        return {};
+      })
+      // Everything else is the agent's: a session's request goes to that session's agent, any other to the connection's agent.
+      .onRequest("*", ({ method, params, signal }) => {
+        if (method === FORK) throw RequestError.methodNotFound(method);
+        const sessionId = sessionIdOf(params);
+        if (sessionId === undefined)
+          return translatedAsync(() => host.askAgent(connectionAgent, method, params, { clientInfo, initializeMeta, signal }, sessions.openIds()));
+        requireFeed(sessionId);
+        return translatedAsync(() => host.forward(sessionId, method, params, signal));
+      })
+      .onNotification("*", ({ method, params }) => {
+        const sessionId = sessionIdOf(params);
+        const passed =
+          sessionId === undefined
+            ? host.notifyAgentOf(connectionAgent, method, params, sessions.openIds())
+            : sessions.feedOf(sessionId) !== undefined && host.notifyAgent(sessionId, method, params);
+        if (!passed) log.warn({ method, sessionId, connectionId }, "client notification dropped: no running agent of an open session to pass it to");
+      })
+  );
 }
 
 /** The agent's own answer with what Berth adds: sessions it can always load, list, resume and close. */
@@ -175,7 +196,11 @@ function withBerthAdditions(profile: InitializeResponse, agentUnavailable?: stri
 }
 
 /** What a `session/load`/`session/resume` asks of the agent besides the session (kept for a cold reopen). */
-function reopenOf(params: { mcpServers?: McpServer[] | null; additionalDirectories?: string[] | null; _meta?: Record<string, unknown> | null }): ReopenRequest {
+function reopenOf(params: {
+  mcpServers?: McpServer[] | null;
+  additionalDirectories?: string[] | null;
+  _meta?: Record<string, unknown> | null;
+}): ReopenRequest {
   return {
     mcpServers: params.mcpServers ?? [],
     ...(params.additionalDirectories ? { additionalDirectories: params.additionalDirectories } : {}),
@@ -190,12 +215,13 @@ function sessionIdOf(params: unknown): string | undefined {
 
 function optionalMeta(key: string, value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string" || value === "") throw RequestError.invalidParams({ key }, `_meta["${key}"] must be a non-empty string, got ${JSON.stringify(value)}`);
+  if (typeof value !== "string" || value === "")
+    throw RequestError.invalidParams({ key }, `_meta["${key}"] must be a non-empty string, got ${JSON.stringify(value)}`);
   return value;
 }
 
 /** Host errors as JSON-RPC errors, with their message and machine code; the agent's own errors unchanged. */
-export function toRequestError(error: unknown): RequestError {
+function toRequestError(error: unknown): RequestError {
   if (error instanceof RequestError) return error;
   if (error instanceof AcquisitionFailedError && error.cause instanceof RequestError) return error.cause;
   if (error instanceof SessionNotFoundError) return RequestError.sessionNotFound(error.sessionId);

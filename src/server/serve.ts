@@ -37,7 +37,7 @@ export interface RunningBerth {
   stop(): Promise<void>;
 }
 
-export class AlreadyRunningError extends Error {
+class AlreadyRunningError extends Error {
   override readonly name = "AlreadyRunningError";
 }
 
@@ -65,7 +65,10 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
       "the data directory was accessible to other users; it is now 0700 and its files 0600",
     );
   } else if (security.tightened.length > 0) {
-    options.log.warn({ dataDir: paths.dataDir, tightened: security.tightened }, "files in the data directory were readable by other users; tightened to 0600");
+    options.log.warn(
+      { dataDir: paths.dataDir, tightened: security.tightened },
+      "files in the data directory were readable by other users; tightened to 0600",
+    );
   }
   let host: Host;
   let server: BerthServer;

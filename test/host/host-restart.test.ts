@@ -102,7 +102,6 @@ describe("configuration", () => {
   });
 });
 
-
 describe("acquisitions racing with eviction and deletion", () => {
   const slowDemo = {
     command: "sh",
