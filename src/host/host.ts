@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { AuthenticateRequest, ContentBlock, Implementation, InitializeResponse, PromptRequest, PromptResponse } from "@agentclientprotocol/sdk";
+import type { AuthenticateRequest, ContentBlock, InitializeResponse, PromptRequest, PromptResponse } from "@agentclientprotocol/sdk";
 import type { AgentChild } from "../agents/agent-child.js";
 import { AgentRegistry } from "../agents/agent-registry.js";
 import type { Config } from "../config/config-schema.js";
 import { formatDuration } from "../config/durations.js";
 import { dataPaths } from "../config/paths.js";
-import { systemClock, type Clock, type Timer } from "../lifecycle/clock.js";
+import { systemClock, type Clock } from "../lifecycle/clock.js";
 import { ConnectionCleanups } from "../lifecycle/connection-cleanups.js";
 import { Executions } from "../lifecycle/executions.js";
 import { Listeners } from "../lifecycle/listeners.js";
@@ -18,15 +18,16 @@ import { SessionHolds, type HoldTicket, type SessionChildState } from "../lifecy
 import { bootLocationServices, closeLocationServices, type LocationServices } from "../location/location-services.js";
 import type { QuestionAnswer } from "../location/question-types.js";
 import type { TerminalOutputResult } from "../location/terminal.js";
-import { cleanupExpiredOutput } from "../location/terminal-output-files.js";
 import type { JournalEvent } from "../store/events.js";
 import type { Json } from "../store/index.js";
 import type { Session } from "../store/sessions.js";
 import type { ProcessGroupLedger } from "../processes/index.js";
 import { Store } from "../store/store.js";
 import { AgentChildren, SessionNotFoundError } from "./agent-children.js";
-import { AgentLogins, loginOf } from "./agent-logins.js";
+import { AgentLogins } from "./agent-logins.js";
+import { AgentsOutsideSessions, type Asker } from "./agents-outside-sessions.js";
 import { AgentProfiles } from "./agent-profiles.js";
+import { Housekeeping } from "./housekeeping.js";
 import { agentRequestOf, type AgentRequest, type ReopenRequest } from "./agent-request.js";
 import { answerFields, stateOf, withRequest, type AgentSessionState } from "./agent-session-state.js";
 import { RelayedRequest } from "./relayed-request.js";
@@ -59,14 +60,6 @@ export interface HostOptions {
   readonly logger?: Logger;
 }
 
-/** Who asks the agent something outside a session, as the agent would see them directly. */
-export interface Asker {
-  readonly clientInfo?: Implementation | null;
-  readonly initializeMeta?: Record<string, unknown> | null;
-  /** The client gave up: the agent's child is stopped. */
-  readonly signal?: AbortSignal;
-}
-
 export interface NewSessionParams {
   readonly cwd: string;
   readonly agent?: string;
@@ -77,7 +70,6 @@ export interface NewSessionParams {
 
 /** The holder that keeps a child that cannot be reloaded for as long as its location is retained. */
 const LOCATION_HOLDER = "berth:location";
-const HOUSEKEEPING_INTERVAL_MS = 60 * 60_000;
 const SHUTDOWN_SETTLE_MS = 5_000;
 
 /**
@@ -101,11 +93,12 @@ export class Host {
   private readonly profiles: AgentProfiles;
   private readonly logins: AgentLogins;
   private readonly transient: TransientChildren;
+  private readonly outside: AgentsOutsideSessions;
   private readonly log: Logger;
   private readonly clock: Clock;
   private nextRecordId: number;
   private readonly ledger: ProcessGroupLedger;
-  private housekeeping: Timer | undefined;
+  private readonly housekeeping: Housekeeping;
   private state: "running" | "stopping" | "stopped" = "running";
 
   private constructor(
@@ -126,6 +119,14 @@ export class Host {
     // The host's one writer: every write below goes through it (queued, or exclusive when it must be done at once).
     this.journal = new Journal(store, this.bus, (key) => this.retention.touch(key), clock, log);
     this.nextRecordId = store.lifecycleRecords.lastId() + 1;
+    this.housekeeping = new Housekeeping({
+      clock,
+      log,
+      terminalOutputDir: paths.terminalOutput,
+      outputRetentionMs: config.outputRetention,
+      pruneRecordsBefore: (at) => this.journal.exclusive(() => store.lifecycleRecords.pruneBefore(at)),
+      recordRetentionMs: config.recordRetention,
+    });
     const exclusive = <T>(work: () => T): T => this.journal.exclusive(work);
     const ledger: ProcessGroupLedger = {
       record: (group) => exclusive(() => store.processGroups.record(group)),
@@ -164,6 +165,13 @@ export class Host {
         }),
       exclusive,
     );
+    this.outside = new AgentsOutsideSessions({
+      registry: this.registry,
+      profiles: this.profiles,
+      logins: this.logins,
+      transient: this.transient,
+      childOf: (sessionId) => this.holds.child(sessionId),
+    });
     this.executions = new Executions(clock, record);
     this.cache = new LocationServicesCache<LocationServices>({
       boot: (key) =>
@@ -301,7 +309,7 @@ export class Host {
       throw error;
     }
     host.retention.start();
-    host.scheduleHousekeeping();
+    host.housekeeping.start();
     host.log.info({ dataDir: options.dataDir, sessions: store.sessions.list().length }, "host started");
     return host;
   }
@@ -457,18 +465,7 @@ export class Host {
 
   /** A notification for an agent outside any session: to its running child among `nearSessions`, else dropped. */
   notifyAgentOf(agentId: string, method: string, params: unknown, nearSessions: readonly string[]): boolean {
-    const child = this.runningChildOf(agentId, nearSessions);
-    if (!child) return false;
-    void child.notify(method, params);
-    return true;
-  }
-
-  private runningChildOf(agentId: string, sessionIds: readonly string[]): AgentChild | undefined {
-    for (const sessionId of [...sessionIds].reverse()) {
-      const child = this.holds.child(sessionId);
-      if (child?.state === "ready" && child.agentId === agentId) return child;
-    }
-    return undefined;
+    return this.outside.notify(agentId, method, params, nearSessions);
   }
 
   /** A notification for the session's agent (an extension): passed on if it has a child, else dropped. */
@@ -484,44 +481,19 @@ export class Host {
   /** The agent's own `initialize` answer (stored; a probe child only the first time). */
   agentProfile(agentId: string = this.registry.defaultAgent): Promise<InitializeResponse> {
     this.assertRunning();
-    this.registry.resolve(agentId);
-    return this.profiles.get(agentId);
+    return this.outside.profile(agentId);
   }
 
-  /**
-   * `authenticate` with the agent, in a child of its own started with the variables the client
-   * handed over for an environment-variable method; on success it is remembered and replayed to
-   * every later child of that agent before its session opens.
-   */
-  async authenticate(agentId: string, request: AuthenticateRequest, asker: Asker = {}): Promise<unknown> {
+  /** `authenticate` with the agent; remembered and replayed to every later child of that agent. */
+  authenticate(agentId: string, request: AuthenticateRequest, asker: Asker = {}): Promise<unknown> {
     this.assertRunning();
-    const login = loginOf(request, (await this.agentProfile(agentId)).authMethods);
-    const result = await this.transient.run(agentId, (child) => child.authenticate(login.request, asker.signal), {
-      ...asker,
-      purpose: "authenticate",
-      method: "authenticate",
-      login,
-      replayLogin: false,
-    });
-    this.logins.remember(agentId, login);
-    return result;
+    return this.outside.authenticate(agentId, request, asker);
   }
 
-  /**
-   * A request for an agent outside any session (an extension method): a running child of that agent
-   * among `nearSessions` (the asking connection's) answers it, else a child started for it.
-   */
+  /** A request for an agent outside any session (an extension method). */
   askAgent(agentId: string, method: string, params: unknown, asker: Asker = {}, nearSessions: readonly string[] = []): Promise<unknown> {
     this.assertRunning();
-    const child = this.runningChildOf(agentId, nearSessions);
-    if (child) return child.request(method, params, asker.signal);
-    return this.transient.run(agentId, (transient) => transient.request(method, params, asker.signal), {
-      ...asker,
-      purpose: "request",
-      method,
-      login: this.logins.get(agentId),
-      replayLogin: true,
-    });
+    return this.outside.ask(agentId, method, params, asker, nearSessions);
   }
 
   cancel(sessionId: string): Promise<boolean> {
@@ -617,7 +589,7 @@ export class Host {
     if (this.state !== "running") return;
     this.state = "stopping";
     this.retention.stop();
-    this.housekeeping?.cancel();
+    this.housekeeping.stop();
     const interrupted = this.executions
       .active()
       .map((execution) => this.executions.interrupt(execution.sessionId, { reason: "shutdown", awaitSettlement: true }));
@@ -742,24 +714,6 @@ export class Host {
 
   private assertRunning(): void {
     if (this.state !== "running") throw new HostStoppedError();
-  }
-
-  /** Hourly: terminal output files and lifecycle records older than their retention are removed. */
-  private scheduleHousekeeping(): void {
-    const run = () => {
-      const now = this.clock.now();
-      void cleanupExpiredOutput(dataPaths(this.dataDir).terminalOutput, this.config.outputRetention, now).catch((error: unknown) =>
-        this.log.warn({ err: error }, "terminal output cleanup failed"),
-      );
-      try {
-        const pruned = this.journal.exclusive(() => this.store.lifecycleRecords.pruneBefore(now - this.config.recordRetention));
-        if (pruned > 0) this.log.info({ pruned }, "old lifecycle records pruned");
-      } catch (error) {
-        this.log.warn({ err: error }, "lifecycle record pruning failed");
-      }
-      this.housekeeping = this.clock.setTimeout(run, HOUSEKEEPING_INTERVAL_MS);
-    };
-    run();
   }
 }
 

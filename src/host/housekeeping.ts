@@ -1,0 +1,45 @@
+import type { Clock, Timer } from "../lifecycle/clock.js";
+import { cleanupExpiredOutput } from "../location/terminal-output-files.js";
+import type { Logger } from "./logger.js";
+
+const HOUSEKEEPING_INTERVAL_MS = 60 * 60_000;
+
+export interface HousekeepingOptions {
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly terminalOutputDir: string;
+  /** How long full terminal output files are kept. */
+  readonly outputRetentionMs: number;
+  /** Removes lifecycle records older than a time; returns how many. */
+  readonly pruneRecordsBefore: (at: number) => number;
+  readonly recordRetentionMs: number;
+}
+
+/** Hourly, from the start: terminal output files and lifecycle records older than their retention are removed. */
+export class Housekeeping {
+  private timer: Timer | undefined;
+
+  constructor(private readonly options: HousekeepingOptions) {}
+
+  start(): void {
+    const { clock, log } = this.options;
+    const run = () => {
+      const now = clock.now();
+      void cleanupExpiredOutput(this.options.terminalOutputDir, this.options.outputRetentionMs, now).catch((error: unknown) =>
+        log.warn({ err: error }, "terminal output cleanup failed"),
+      );
+      try {
+        const pruned = this.options.pruneRecordsBefore(now - this.options.recordRetentionMs);
+        if (pruned > 0) log.info({ pruned }, "old lifecycle records pruned");
+      } catch (error) {
+        log.warn({ err: error }, "lifecycle record pruning failed");
+      }
+      this.timer = clock.setTimeout(run, HOUSEKEEPING_INTERVAL_MS);
+    };
+    run();
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+  }
+}
