@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { afterAll, describe, it } from "vitest";
+import { describe, it } from "vitest";
 import { Executions, type TurnHandle } from "../../src/lifecycle/executions.js";
 import type { LifecycleRecord } from "../../src/lifecycle/lifecycle-records.js";
 import { locationKey, type LocationKey } from "../../src/lifecycle/location-key.js";
@@ -252,18 +252,7 @@ const commandArbs = [
   ),
 ];
 
-const scheduler = fc.scheduler({
-  act: async (f) => {
-    await f();
-    stats.scheduledSteps++;
-    await drainMicrotasks();
-    current?.check();
-  },
-});
-
-afterAll(() => {
-  stats.report();
-});
+const scheduler = stats.scheduler(() => current?.check());
 
 describe("location retention under fast-check's scheduler (model-based)", () => {
   it("never evicts under active work, a need or a hold before the cap; never past the cap; idle locations within TTL plus a sweep", async () => {

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { afterAll, describe, it } from "vitest";
+import { describe, it } from "vitest";
 import { ConnectionCleanups } from "../../src/lifecycle/connection-cleanups.js";
 import { Executions, type TurnHandle } from "../../src/lifecycle/executions.js";
 import { locationKey } from "../../src/lifecycle/location-key.js";
@@ -213,19 +213,7 @@ commandArbs.push(
   ),
 );
 
-const scheduler = fc.scheduler({
-  // Invariants after every scheduled step, not only after each command.
-  act: async (f) => {
-    await f();
-    stats.scheduledSteps++;
-    await drainMicrotasks();
-    current?.check();
-  },
-});
-
-afterAll(() => {
-  stats.report();
-});
+const scheduler = stats.scheduler(() => current?.check());
 
 describe("session holds under fast-check's scheduler (model-based)", () => {
   it("never releases a held or busy child, releases each child at most once, always within the grace, one child per session, nothing after dispose", async () => {

@@ -1,3 +1,6 @@
+import fc from "fast-check";
+import { afterAll } from "vitest";
+
 /**
  * How hard the model-based tests work. `npm test` runs them at CI size (≥ 10,000 interleavings
  * across the models); `npm run test:deep` sets BERTH_MODEL_DEEP=1 for ≥ 1,000,000 (nightly).
@@ -18,7 +21,23 @@ export class ModelStats {
   scheduledSteps = 0;
   private readonly startedAt = performance.now();
 
-  constructor(private readonly name: string) {}
+  constructor(private readonly name: string) {
+    afterAll(() => {
+      this.report();
+    });
+  }
+
+  /** fast-check's scheduler, with `check` (the model's invariants) after every scheduled step, not only after each command. */
+  scheduler(check: () => void) {
+    return fc.scheduler({
+      act: async (f) => {
+        await f();
+        this.scheduledSteps++;
+        await drainMicrotasks();
+        check();
+      },
+    });
+  }
 
   report(): string {
     const seconds = (performance.now() - this.startedAt) / 1000;
