@@ -141,7 +141,10 @@ describe("what only a cgroup catches", () => {
 
 /** An agent whose start leaves a daemon behind, then runs the demo agent. */
 function escapingAgent(mark: string) {
-  return { command: "/bin/sh", args: ["-c", `${escapeSnippet(mark)}; exec "$0" "$@"`, process.execPath, demoAgentMain] };
+  return {
+    command: "/bin/sh",
+    args: ["-c", `${escapeSnippet(mark)}; exec "$0" "$@"`, process.execPath, demoAgentMain, "--state-dir", tempDir("berth-escape-agent-state-")],
+  };
 }
 
 describe("a host stops every daemon its agents and terminals left", () => {
