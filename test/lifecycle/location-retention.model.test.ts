@@ -187,18 +187,7 @@ class Real {
 
 type Command = fc.AsyncCommand<Record<string, never>, Real>;
 
-function step(name: string, run: (real: Real) => unknown): Command {
-  return {
-    check: () => true,
-    async run(_model, real) {
-      stats.commands++;
-      await run(real);
-      await drainMicrotasks();
-      real.check();
-    },
-    toString: () => name,
-  };
-}
+const step = (name: string, run: (real: Real) => unknown): Command => stats.step(name, run);
 
 const locationArb = fc.constantFrom(...LOCATIONS);
 const sessionArb = fc.constantFrom(...SESSIONS);

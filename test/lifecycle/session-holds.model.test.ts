@@ -130,19 +130,7 @@ class Real {
 
 type Command = fc.AsyncCommand<Record<string, never>, Real>;
 
-/** A command with no model of its own: run it, let promise work settle, then check every invariant. */
-function step(name: string, run: (real: Real) => unknown): Command {
-  return {
-    check: () => true,
-    async run(_model, real) {
-      stats.commands++;
-      await run(real);
-      await drainMicrotasks();
-      real.check();
-    },
-    toString: () => name,
-  };
-}
+const step = (name: string, run: (real: Real) => unknown): Command => stats.step(name, run);
 
 const sessionArb = fc.constantFrom<SessionId>(...SESSIONS);
 const connectionArb = fc.constantFrom<ConnectionId>(...CONNECTIONS);

@@ -27,6 +27,20 @@ export class ModelStats {
     });
   }
 
+  /** A command with no model of its own: run it, let promise work settle, then check every invariant. */
+  step<R extends { check(): void }>(name: string, run: (real: R) => unknown): fc.AsyncCommand<Record<string, never>, R> {
+    return {
+      check: () => true,
+      run: async (_model, real) => {
+        this.commands++;
+        await run(real);
+        await drainMicrotasks();
+        real.check();
+      },
+      toString: () => name,
+    };
+  }
+
   /** fast-check's scheduler, with `check` (the model's invariants) after every scheduled step, not only after each command. */
   scheduler(check: () => void) {
     return fc.scheduler({
