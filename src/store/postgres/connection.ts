@@ -1,7 +1,13 @@
 import postgres from "postgres";
 import { StoreOpenError } from "../errors.js";
 
-export type Sql = postgres.Sql;
+/** A pool, with int8 read as numbers. */
+export type Sql = postgres.Sql<{ bigint: number }>;
+/** What runs a query: the pool, or one transaction of it. */
+export type Queryable = Sql | postgres.TransactionSql<{ bigint: number }>;
+
+/** int8 (seqs, epochs, millisecond timestamps, counts) as JS numbers: every value Berth stores is below 2^53. */
+const bigintAsNumber = { to: 20, from: [20], serialize: (value: number) => String(value), parse: (text: string) => Number(text) };
 
 export interface ConnectOptions {
   /** Connections in the pool (default 10). */
@@ -28,6 +34,7 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
   return postgres(parsed.toString(), {
     ...(socketDir ? { host: socketDir } : {}),
     max: options.max ?? 10,
+    types: { bigint: bigintAsNumber },
     // Server notices (e.g. "relation already exists, skipping") are not Berth's to print.
     onnotice: () => undefined,
     connection: { application_name: "berth" },
