@@ -140,16 +140,28 @@ export class SqliteBackend implements StoreBackend {
   // The journal.
 
   async write(units: readonly WriteUnit[]): Promise<UnitOutcome[]> {
-    return units.map((unit) => {
-      try {
-        this.fence("events.write", unit.lease);
-        const seqs = this.store.transaction(() => this.applyUnit(unit));
-        if (seqs.length > 0) this.emit({ type: "events", sessionId: unit.lease.sessionId, lastSeq: seqs.at(-1)! });
-        return { ok: true, seqs };
-      } catch (error) {
-        return { ok: false, error: error as Error };
-      }
+    let outcomes: UnitOutcome[] = [];
+    try {
+      // One transaction for the batch (as the one writer commits a turn of the event loop), a savepoint per unit.
+      this.store.transaction(() => {
+        outcomes = units.map((unit) => {
+          try {
+            this.fence("events.write", unit.lease);
+            return { ok: true, seqs: this.store.transaction(() => this.applyUnit(unit)) };
+          } catch (error) {
+            return { ok: false, error: error as Error };
+          }
+        });
+      });
+    } catch (error) {
+      // The commit itself failed (disk full, I/O): nothing of the batch is stored.
+      return units.map(() => ({ ok: false, error: error as Error }));
+    }
+    units.forEach((unit, index) => {
+      const outcome = outcomes[index]!;
+      if (outcome.ok && outcome.seqs.length > 0) this.emit({ type: "events", sessionId: unit.lease.sessionId, lastSeq: outcome.seqs.at(-1)! });
     });
+    return outcomes;
   }
 
   async lastSeq(sessionId: string): Promise<number> {
