@@ -232,34 +232,28 @@ export class PostgresBackend implements StoreBackend {
   // The journal.
 
   async write(units: readonly WriteUnit[]): Promise<UnitOutcome[]> {
-    const statements = units.map((unit) => this.encodeUnit(unit));
-    const valid = statements.filter((statement): statement is EncodedUnit => !(statement instanceof Error));
-    let claimed: Array<number | undefined | Error>;
+    const encoded = units.map((unit) => this.encodeUnit(unit));
+    const valid = encoded.filter((unit): unit is EncodedUnit => !(unit instanceof Error));
+    const results = new Map<EncodedUnit, UnitOutcome>();
     try {
-      // One transaction (one commit) for the batch, its statements pipelined.
-      claimed = valid.length === 0 ? [] : await this.sql.begin((tx) => Promise.all(valid.map((unit) => appendUnit(tx, unit))));
+      // One transaction (one commit) for the batch, one statement per run of a session's units, pipelined.
+      const runs = runsOf(valid);
+      const lasts = runs.length === 0 ? [] : await this.sql.begin((tx) => Promise.all(runs.map((run) => appendRun(tx, run))));
+      for (const [index, run] of runs.entries()) await this.settle(run, lasts[index], results);
     } catch {
       // A unit cannot be stored (a question id taken, a session deleted meanwhile): each alone, so it costs only itself.
-      claimed = [];
+      results.clear();
       for (const unit of valid) {
+        let last: number | undefined | Error;
         try {
-          claimed.push(await appendUnit(this.sql, unit));
+          last = await appendRun(this.sql, [unit]);
         } catch (error) {
-          claimed.push(error as Error);
+          last = error as Error;
         }
+        await this.settle([unit], last, results);
       }
     }
-    const outcomes: UnitOutcome[] = [];
-    let next = 0;
-    for (const statement of statements) {
-      if (statement instanceof Error) {
-        outcomes.push({ ok: false, error: statement });
-        continue;
-      }
-      const last = claimed[next++];
-      outcomes.push(await this.outcomeOf(statement, last));
-    }
-    return outcomes;
+    return encoded.map((unit) => (unit instanceof Error ? { ok: false, error: unit } : results.get(unit)!));
   }
 
   async lastSeq(sessionId: string): Promise<number> {
@@ -503,11 +497,12 @@ export class PostgresBackend implements StoreBackend {
     }
   }
 
-  private async outcomeOf(unit: EncodedUnit, last: number | undefined | Error): Promise<UnitOutcome> {
-    if (last instanceof Error) return { ok: false, error: writeError("events.write", last) };
-    if (last === undefined) return { ok: false, error: await this.refusal("events.write", unit.lease) };
-    const first = last - unit.kinds.length;
-    return { ok: true, seqs: unit.kinds.map((_, index) => first + index + 1) };
+  /** Each unit of a run gets its seqs (drawn in order, ending at `last`), or the run's failure. */
+  private async settle(run: readonly EncodedUnit[], last: number | undefined | Error, results: Map<EncodedUnit, UnitOutcome>): Promise<void> {
+    const failure =
+      last instanceof Error ? writeError("events.write", last) : last === undefined ? await this.refusal("events.write", run[0]!.lease) : null;
+    let seq = typeof last === "number" ? last - run.reduce((sum, unit) => sum + unit.kinds.length, 0) : 0;
+    for (const unit of run) results.set(unit, failure ? { ok: false, error: failure } : { ok: true, seqs: unit.kinds.map(() => ++seq) });
   }
 
   /** Why a fenced write matched no row: the session is gone, or the epoch is stale. */
@@ -536,29 +531,47 @@ interface EncodedUnit {
   readonly titleIfNone: string | null;
 }
 
+/** Consecutive units under one lease: stored by one statement (an agent's stream is many units of one session). */
+function runsOf(units: readonly EncodedUnit[]): EncodedUnit[][] {
+  const runs: EncodedUnit[][] = [];
+  for (const unit of units) {
+    const run = runs.at(-1);
+    const lease = run?.[0]?.lease;
+    if (run && lease?.sessionId === unit.lease.sessionId && lease.epoch === unit.lease.epoch) run.push(unit);
+    else runs.push([unit]);
+  }
+  return runs;
+}
+
 /**
- * One unit, one statement: the session's row is updated only at the lease's epoch (else no row,
- * nothing stored), which locks it against other writers of the session and draws the seqs; the
- * events and the question are inserted from that row. Resolves to the last seq drawn, or
- * undefined if the epoch did not match.
+ * A run of units, one statement: the session's row is updated only at the lease's epoch (else no
+ * row, nothing stored), which locks it against other writers of the session and draws the seqs;
+ * the events and questions are inserted from that row. Resolves to the last seq drawn, or
+ * undefined if the epoch did not match (or the session is gone).
  */
-async function appendUnit(sql: Queryable, unit: EncodedUnit): Promise<number | undefined> {
-  const n = unit.kinds.length;
-  const q = unit.question;
+async function appendRun(sql: Queryable, run: readonly EncodedUnit[]): Promise<number | undefined> {
+  const { sessionId, epoch } = run[0]!.lease;
+  const kinds = run.flatMap((unit) => unit.kinds);
+  const questions = run.flatMap((unit) => (unit.question ? [unit.question] : []));
+  const touched = run.flatMap((unit) => (unit.touchedAt === null ? [] : [unit.touchedAt]));
+  const title = run.find((unit) => unit.titleIfNone !== null)?.titleIfNone ?? null;
+  const n = kinds.length;
   const [row] = await sql<{ lastSeq: number }[]>`
     WITH claimed AS (
-      UPDATE sessions SET last_seq = last_seq + ${n}, updated_at = greatest(updated_at, ${unit.touchedAt}::int8),
-        title = coalesce(title, ${unit.titleIfNone}::text)
-      WHERE id = ${unit.lease.sessionId} AND epoch = ${unit.lease.epoch}
+      UPDATE sessions SET last_seq = last_seq + ${n}, updated_at = greatest(updated_at, ${touched.length > 0 ? Math.max(...touched) : null}::int8),
+        title = coalesce(title, ${title}::text)
+      WHERE id = ${sessionId} AND epoch = ${epoch}
       RETURNING id, last_seq
     ), appended AS (
       INSERT INTO events (session_id, seq, kind, payload, at)
       SELECT claimed.id, claimed.last_seq - ${n} + e.ord, e.kind, e.payload, e.at
-      FROM claimed, unnest(${unit.kinds}::text[], ${unit.payloads}::text[], ${unit.ats}::int8[]) WITH ORDINALITY AS e (kind, payload, at, ord)
+      FROM claimed, unnest(${kinds}::text[], ${run.flatMap((unit) => unit.payloads)}::text[], ${run.flatMap((unit) => unit.ats)}::int8[])
+        WITH ORDINALITY AS e (kind, payload, at, ord)
     ), asked AS (
       INSERT INTO questions (id, session_id, kind, request, asked_at)
-      SELECT ${q?.id ?? null}::text, claimed.id, ${q?.kind ?? null}::text, ${q?.request ?? null}::text, ${q?.askedAt ?? null}::int8
-      FROM claimed WHERE ${q?.id ?? null}::text IS NOT NULL
+      SELECT q.id, claimed.id, q.kind, q.request, q.asked_at
+      FROM claimed, unnest(${questions.map((q) => q.id)}::text[], ${questions.map((q) => q.kind)}::text[],
+        ${questions.map((q) => q.request)}::text[], ${questions.map((q) => q.askedAt)}::int8[]) AS q (id, kind, request, asked_at)
     )
     SELECT last_seq AS "lastSeq", pg_notify(${CHANNEL}, json_build_object('type', 'events', 'sessionId', id, 'lastSeq', last_seq)::text)
     FROM claimed`;
