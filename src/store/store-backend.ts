@@ -128,7 +128,7 @@ export interface SessionChanges {
 }
 
 /** One event to append; its seq is the store's to draw. */
-export interface NewEvent {
+interface NewEvent {
   readonly kind: string;
   /** Encoded as JSON, unless `text` is given. */
   readonly payload?: unknown;
