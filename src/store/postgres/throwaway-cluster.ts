@@ -1,8 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { chownSync, existsSync, mkdtempSync, openSync, closeSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
 /**
@@ -62,8 +62,9 @@ export async function startThrowawayCluster(options: ThrowawayOptions = {}): Pro
   const found = findPostgresBinaries();
   if (!found) throw new Error(`no PostgreSQL server under ${BINARIES_ROOT}/*/bin: ${INSTALL_HINT}`);
   const started = performance.now();
-  const dir = mkdtempSync(join(tmpdir(), "berth-pg-"));
   const asRoot = process.getuid?.() === 0;
+  // The unprivileged user must reach its directory: a TMPDIR under /root would not do.
+  const dir = mkdtempSync(join(asRoot && !searchableByAll(tmpdir()) ? "/tmp" : tmpdir(), "berth-pg-"));
   // initdb and postgres refuse root: the directory belongs to an unprivileged user who runs both.
   if (asRoot) chownSync(dir, UNPRIVILEGED.uid, UNPRIVILEGED.gid);
   const data = join(dir, "data");
@@ -141,6 +142,14 @@ async function waitUntilReady(server: ChildProcess, data: string, dir: string): 
     if (existsSync(pidFile) && readFileSync(pidFile, "utf8").split("\n")[7]?.trim() === "ready") return;
     if (performance.now() > deadline) throw new Error(`postgres was not ready within ${READY_TIMEOUT_MS} ms: ${logTail(dir)}`);
     await sleep(10);
+  }
+}
+
+/** Every directory from the root down to `path` may be traversed by any user. */
+function searchableByAll(path: string): boolean {
+  for (let current = resolve(path); ; current = dirname(current)) {
+    if ((statSync(current).mode & 0o001) === 0) return false;
+    if (current === dirname(current)) return true;
   }
 }
 
