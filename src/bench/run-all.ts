@@ -2,9 +2,9 @@
 /** `npm run bench`: every benchmark, figures printed. */
 import { runHostBench } from "./host-bench.js";
 import { runJournalBench } from "./journal-bench.js";
+import { runStoreBackendBench } from "./store-backend-bench.js";
 import { runLifecycleBench } from "./lifecycle-bench.js";
 import { runRelayBench } from "./relay-bench.js";
-import { runStoreBackendBench } from "./store-backend-bench.js";
 import { runWriteStallBench } from "./write-stall-bench.js";
 
 console.log(`Berth benchmarks — node ${process.version}, ${new Date().toISOString()}`);
