@@ -1,6 +1,8 @@
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StoreNotFoundError, StoreWriteError } from "../../src/store/errors.js";
 import type { JournalEvent } from "../../src/store/events.js";
+import { modelRuns } from "../support/model-budget.js";
 import {
   LeaseHeldError,
   StaleEpochError,
@@ -286,6 +288,79 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
         expect(again.epoch).toBeGreaterThan(a.epoch);
         expect(written(await store.write([{ lease: again, events: [update("on")] }]))).toEqual([[1]]);
       });
+    });
+
+    it("fencing, explored: any sequence of writes, takeovers, releases and silences agrees with the model", async () => {
+      const b = db.fleet ? await db.client() : store;
+      await b.registerHost({ id: "host-b", url: null });
+      const clients = { a: store, b };
+      const ids = { a: "host-a", b: "host-b" } as const;
+      type Host = keyof typeof ids;
+      const host = fc.constantFrom<Host>("a", "b");
+      const command = fc.oneof(
+        fc.record({ op: fc.constant("write" as const), host }),
+        fc.record({ op: fc.constant("acquire" as const), host }),
+        fc.record({ op: fc.constant("release" as const), host }),
+        // The host falls silent (paused past its TTL) while the other keeps heartbeating.
+        fc.record({ op: fc.constant("silence" as const), host }),
+        // The host is back (SIGCONT) and heartbeats again.
+        fc.record({ op: fc.constant("heartbeat" as const), host }),
+      );
+      let runs = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 25 }), async (commands) => {
+          const sessionId = `explored-${++runs}`;
+          const created = await newSession(sessionId);
+          // The model: the session's owner and epoch, what each host believes its lease is, who is silent, the journal.
+          const model = { owner: "a" as Host | null, epoch: 1, silent: new Set<Host>(), events: [] as string[] };
+          const believed: Record<Host, Lease | undefined> = { a: created, b: undefined };
+          for (const [index, step] of commands.entries()) {
+            const other: Host = step.host === "a" ? "b" : "a";
+            const client = clients[step.host];
+            if (step.op === "write") {
+              const lease = believed[step.host];
+              if (!lease) continue;
+              const [outcome] = await client.write([{ lease, events: [update(`${step.host}${index}`)] }]);
+              if (lease.epoch === model.epoch) {
+                model.events.push(`${step.host}${index}`);
+                expect(outcome).toEqual({ ok: true, seqs: [model.events.length] });
+              } else expect(failureOf(outcome)).toBeInstanceOf(StaleEpochError);
+            } else if (step.op === "acquire") {
+              const attempt = client.acquireLease(sessionId, ids[step.host]);
+              if (model.owner === step.host) expect(await attempt).toEqual(believed[step.host]);
+              else if (model.owner === null || model.silent.has(model.owner)) {
+                model.owner = step.host;
+                model.epoch++;
+                believed[step.host] = await attempt;
+                expect(believed[step.host]).toEqual({ sessionId, hostId: ids[step.host], epoch: model.epoch });
+              } else await expect(attempt).rejects.toBeInstanceOf(LeaseHeldError);
+            } else if (step.op === "release") {
+              const lease = believed[step.host];
+              if (!lease) continue;
+              const attempt = client.releaseLease(lease);
+              if (lease.epoch === model.epoch) {
+                await attempt;
+                model.owner = null;
+                model.epoch++;
+              } else await expect(attempt).rejects.toBeInstanceOf(StaleEpochError);
+            } else if (step.op === "heartbeat") {
+              expect(await client.heartbeat(ids[step.host])).toBe(true);
+              model.silent.delete(step.host);
+            } else {
+              await db.silence(ids[step.host]);
+              await clients[other].heartbeat(ids[other]);
+              model.silent = new Set([step.host]);
+            }
+          }
+          expect(textsOf(await store.readEvents(sessionId))).toEqual(model.events);
+          expect(await store.getLease(sessionId)).toEqual({ sessionId, hostId: model.owner && ids[model.owner], epoch: model.epoch });
+          // Both hosts heartbeat again before the next run.
+          await store.heartbeat("host-a");
+          await b.heartbeat("host-b");
+        }),
+        // A run costs a millisecond on SQLite, tens of them on PostgreSQL.
+        { numRuns: modelRuns(store.kind === "sqlite" ? 300 : 60) },
+      );
     });
 
     it("two clients appending to one session concurrently: every seq once, no gap, each client's order kept", async () => {
