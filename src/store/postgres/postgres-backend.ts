@@ -1,3 +1,4 @@
+import postgres from "postgres";
 import type { GroupRecord, ProcessKind } from "../../processes/ledger.js";
 import type { AgentProfile } from "../agent-profiles.js";
 import { StoreInputError, StoreNotFoundError, StoreOpenError, StoreWriteError } from "../errors.js";
@@ -234,25 +235,24 @@ export class PostgresBackend implements StoreBackend {
   async write(units: readonly WriteUnit[]): Promise<UnitOutcome[]> {
     const encoded = units.map((unit) => this.encodeUnit(unit));
     const valid = encoded.filter((unit): unit is EncodedUnit => !(unit instanceof Error));
-    const results = new Map<EncodedUnit, UnitOutcome>();
+    let runs = runsOf(valid);
+    let lasts: Array<number | undefined | Error>;
     try {
       // One transaction (one commit) for the batch, one statement per run of a session's units, pipelined.
-      const runs = runsOf(valid);
-      const lasts = runs.length === 0 ? [] : await this.sql.begin((tx) => Promise.all(runs.map((run) => appendRun(tx, run))));
-      for (const [index, run] of runs.entries()) await this.settle(run, lasts[index], results);
-    } catch {
-      // A unit cannot be stored (a question id taken, a session deleted meanwhile): each alone, so it costs only itself.
-      results.clear();
-      for (const unit of valid) {
-        let last: number | undefined | Error;
-        try {
-          last = await appendRun(this.sql, [unit]);
-        } catch (error) {
-          last = error as Error;
-        }
-        await this.settle([unit], last, results);
+      lasts = runs.length === 0 ? [] : await this.sql.begin((tx) => Promise.all(runs.map((run) => appendRun(tx, run))));
+    } catch (error) {
+      // The connection failed: the batch may or may not have committed, so nothing is tried again.
+      if (!(error instanceof postgres.PostgresError)) lasts = runs.map(() => error as Error);
+      else {
+        // The server refused a statement and rolled the batch back (a question id taken, a session deleted
+        // meanwhile): each unit alone, so it costs only itself.
+        runs = valid.map((unit) => [unit]);
+        lasts = [];
+        for (const run of runs) lasts.push(await appendRun(this.sql, run).catch((failure: unknown) => failure as Error));
       }
     }
+    const results = new Map<EncodedUnit, UnitOutcome>();
+    for (const [index, run] of runs.entries()) await this.settle(run, lasts[index], results);
     return encoded.map((unit) => (unit instanceof Error ? { ok: false, error: unit } : results.get(unit)!));
   }
 
@@ -456,7 +456,15 @@ export class PostgresBackend implements StoreBackend {
 
   async subscribe(listener: (change: StoreChange) => void): Promise<() => Promise<void>> {
     // The client keeps one connection for LISTEN and listens again after it reconnects.
-    const { unlisten } = await this.sql.listen(CHANNEL, (payload) => listener(JSON.parse(payload) as StoreChange));
+    const { unlisten } = await this.sql.listen(CHANNEL, (payload) => {
+      let change: StoreChange;
+      try {
+        change = JSON.parse(payload) as StoreChange;
+      } catch {
+        return; // Not ours: something else notified on the channel.
+      }
+      listener(change);
+    });
     return unlisten;
   }
 
