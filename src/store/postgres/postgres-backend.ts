@@ -515,7 +515,12 @@ export class PostgresBackend implements StoreBackend {
 
   /** Why a fenced write matched no row: the session is gone, or the epoch is stale. */
   private async refusal(op: string, lease: Lease): Promise<Error> {
-    const current = await this.getLease(lease.sessionId);
+    let current: Lease | undefined;
+    try {
+      current = await this.getLease(lease.sessionId);
+    } catch (error) {
+      return writeError(op, error);
+    }
     if (!current) return new StoreNotFoundError(op, "session", lease.sessionId);
     return new StaleEpochError(op, lease.sessionId, lease.epoch, { hostId: current.hostId, epoch: current.epoch });
   }
