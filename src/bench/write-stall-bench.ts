@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -105,4 +106,99 @@ export async function runWriteStallBench(): Promise<void> {
   }
 }
 
-if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) await runWriteStallBench();
+/** Beyond the 5 s busy timeout Berth once had, to show what a long outside transaction does. */
+const LOCK_HOLD_MS = Number(process.env.BERTH_BENCH_LOCK_MS ?? 6_000);
+const LOCKED_FLOOD_CHUNKS = 2_000;
+const PROBE_INTERVAL_MS = 10;
+
+/**
+ * Another process holds the SQLite write lock (`BEGIN IMMEDIATE`, as `sqlite3 berth.sqlite` would)
+ * for a few seconds while the host relays a flood and a client creates a session: how long the
+ * event loop is held (what `/healthz` would wait), and what became of the work.
+ */
+export async function runOutsideLockBench(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), "berth-lock-"));
+  const workDir = mkdtempSync(join(tmpdir(), "berth-lock-work-"));
+  const host = await Host.start({ config: parseConfig({ releaseGrace: "1h" }), dataDir });
+  try {
+    const session = await host.createSession({ cwd: workDir });
+    await host.prompt(session.id, [{ type: "text", text: "warm up" }]);
+    const holder = await holdWriteLock(join(dataDir, "berth.sqlite"), LOCK_HOLD_MS);
+    const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+    loopDelay.enable();
+    // A timer every 10 ms: its longest lateness is the longest a request such as /healthz would have waited.
+    let probeGap = 0;
+    let last = performance.now();
+    const probe = setInterval(() => {
+      const now = performance.now();
+      probeGap = Math.max(probeGap, now - last - PROBE_INTERVAL_MS);
+      last = now;
+    }, PROBE_INTERVAL_MS);
+    const lockedAt = performance.now();
+    const flood = timed(() => host.prompt(session.id, [{ type: "text", text: `/flood ${LOCKED_FLOOD_CHUNKS} 64` }]));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const creating = timed(async () => host.createSession({ cwd: workDir }));
+    const [flooded, created] = await Promise.all([flood, creating]);
+    await holder.released;
+    clearInterval(probe);
+    loopDelay.disable();
+    const events = host.events(session.id);
+    const floodStart = events.findLast((event) => event.kind === "turn_started")?.seq ?? 0;
+    const chunks = events.filter((event) => event.seq > floodStart && event.kind === "update").length;
+    const contiguous = events.every((event, index) => event.seq === index + 1);
+    table(`An outside process holds the write lock for ${LOCK_HOLD_MS / 1000} s during a /flood ${LOCKED_FLOOD_CHUNKS} and a session creation`, [
+      ["event-loop delay max (a request such as /healthz waits this long)", fmt.ms(loopDelay.max / 1e6), "< 100 ms"],
+      ["longest gap of a 10 ms timer", fmt.ms(probeGap)],
+      ["flood prompt", `${flooded.outcome} after ${fmt.ms(flooded.ms)}`],
+      ["its updates stored, seqs contiguous", `${fmt.int(chunks)} of ${fmt.int(LOCKED_FLOOD_CHUNKS)}, ${contiguous ? "yes" : "no"}`],
+      ["session created while locked", `${created.outcome} after ${fmt.ms(created.ms)}`],
+      ["lock held for", fmt.ms(holder.heldMs(lockedAt))],
+    ]);
+  } finally {
+    await host.shutdown();
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+async function timed(work: () => Promise<unknown>): Promise<{ outcome: string; ms: number }> {
+  const start = performance.now();
+  try {
+    await work();
+    return { outcome: "ok", ms: performance.now() - start };
+  } catch (error) {
+    return { outcome: `failed (${error instanceof Error ? error.message.slice(0, 80) : String(error)})`, ms: performance.now() - start };
+  }
+}
+
+/** A real other process that takes the write lock and lets go of it after `holdMs` on its own clock. */
+async function holdWriteLock(path: string, holdMs: number): Promise<{ released: Promise<void>; heldMs: (from: number) => number }> {
+  const script = `const Database = require("better-sqlite3");
+const db = new Database(process.argv[1]);
+db.exec("BEGIN IMMEDIATE");
+console.log("locked");
+setTimeout(() => { db.exec("ROLLBACK"); db.close(); console.log("released"); }, Number(process.argv[2]));`;
+  const child = spawn(process.execPath, ["-e", script, path, String(holdMs)], {
+    cwd: new URL("../..", import.meta.url),
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let output = "";
+  let releasedAt = 0;
+  const released = new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes("released") && releasedAt === 0) releasedAt = performance.now();
+    });
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`the lock holder exited with ${code}`))));
+  });
+  while (!output.includes("locked")) {
+    if (child.exitCode !== null) throw new Error("the lock holder exited before it held the lock");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return { released, heldMs: (from) => (releasedAt === 0 ? Number.NaN : releasedAt - from) };
+}
+
+if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
+  await runWriteStallBench();
+  await runOutsideLockBench();
+}
