@@ -57,8 +57,8 @@ export async function runWriteStallBench(): Promise<void> {
   }
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   try {
-    const flooding = host.createSession({ cwd: workDir });
-    const sides = Array.from({ length: SIDE_SESSIONS }, () => host.createSession({ cwd: workDir }));
+    const flooding = await host.createSession({ cwd: workDir });
+    const sides = await Promise.all(Array.from({ length: SIDE_SESSIONS }, () => host.createSession({ cwd: workDir })));
     await host.prompt(flooding.id, [{ type: "text", text: "/flood 10 16" }]);
     for (const side of sides) await host.prompt(side.id, [{ type: "text", text: "warm up" }]);
     measuring = true;

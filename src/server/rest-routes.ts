@@ -48,7 +48,7 @@ export function restRoutes({ host, events, metrics }: RestDeps): Route[] {
     {
       method: "POST",
       path: "/api/sessions",
-      handle: async ({ req }) => json(host.createSession(parse(newSessionBody, await readJsonBody(req))), 201),
+      handle: async ({ req }) => json(await host.createSession(parse(newSessionBody, await readJsonBody(req))), 201),
     },
     { method: "GET", path: "/api/sessions/:id", handle: ({ params }) => json(requireSession(host, params.id!)) },
     {
@@ -80,7 +80,7 @@ export function restRoutes({ host, events, metrics }: RestDeps): Route[] {
       handle: async ({ req, params }) => {
         const body = await readJsonBody(req);
         if (!host.question(params.id!)) throw new HttpError(404, "question_not_found", `no question "${params.id}"`);
-        return json(host.answerQuestion(params.id!, parse(answerBody, body) as QuestionAnswer));
+        return json(await host.answerQuestion(params.id!, parse(answerBody, body) as QuestionAnswer));
       },
     },
     {
