@@ -29,10 +29,7 @@ export class StoreHealth {
     name: "writable",
   };
 
-  constructor(
-    private readonly path: string,
-    private readonly log: Logger,
-  ) {}
+  constructor(private readonly log: Logger) {}
 
   report(status: WriterStatus): void {
     if (status.state === "blocked") {
@@ -66,7 +63,8 @@ export class StoreHealth {
 
   private reason(): string {
     if (this.state.name === "writable") return "";
-    if (/^SQLITE_(BUSY|LOCKED)/.test(this.state.code)) return `waiting for the write lock of ${this.path}, held by another connection (${this.state.code})`;
+    // No path: `/healthz` answers anyone on the machine.
+    if (/^SQLITE_(BUSY|LOCKED)/.test(this.state.code)) return `waiting for the database's write lock, held by another connection (${this.state.code})`;
     return `${this.state.code}: ${this.state.error}`;
   }
 }

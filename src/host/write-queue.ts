@@ -56,7 +56,7 @@ export class WriteQueue {
     private readonly log: Logger,
     private readonly writeTimeoutMs: number,
   ) {
-    this.storeHealth = new StoreHealth(path, log);
+    this.storeHealth = new StoreHealth(log);
     this.writer = new JournalWriter(path, {
       committed: (outcome) => this.committed(outcome),
       status: (status) => this.storeHealth.report(status),

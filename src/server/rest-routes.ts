@@ -34,7 +34,16 @@ const answerBody = z.union(
 /** The REST API of the contract in docs/api.md; each route is listed in docs/openapi.json. */
 export function restRoutes({ host, events, metrics }: RestDeps): Route[] {
   return [
-    { method: "GET", path: "/healthz", public: true, handle: () => json({ status: "ok", version: berthVersion }) },
+    {
+      method: "GET",
+      path: "/healthz",
+      public: true,
+      // Answered from memory: whatever the store is doing, this never waits on it.
+      handle: () => {
+        const store = host.storeHealth();
+        return json({ status: store.state === "ok" ? "ok" : "degraded", version: berthVersion, store });
+      },
+    },
     { method: "GET", path: "/api/agents", handle: () => json({ agents: host.agents(), default: host.config.defaultAgent }) },
     { method: "GET", path: "/api/locations", handle: () => json({ locations: host.locations() }) },
     {
