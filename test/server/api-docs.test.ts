@@ -45,7 +45,7 @@ describe("docs/api.md", () => {
       cwd: fixture.workDir,
       env: { PATH: process.env.PATH, HOME: curlHome, CURL_HOME: curlHome, BERTH: fixture.url, TOKEN: fixture.token },
     });
-    expect(stdout).toContain('{"status":"ok","version":"0.1.0"}');
+    expect(stdout).toContain('{"status":"ok","version":"0.1.0","store":{"state":"ok","pendingWrites":');
     expect(stdout).toContain('"state": "answered"');
     expect(stdout).toContain("berth_agent_children");
     expect(stdout).toMatch(/^204$/m);
