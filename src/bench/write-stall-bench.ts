@@ -183,7 +183,11 @@ export async function runOutsideLockBench(): Promise<void> {
         `An outside process holds the write lock for ${LOCK_HOLD_MS / 1000} s while a client creates a session and prompts ${flood ? `/flood ${LOCKED_FLOOD_CHUNKS} 64` : "a short turn"} (real server, this process)`,
         [
           [`/healthz over HTTP, every ${HEALTHZ_EVERY_MS} ms: answers, of them degraded`, `${healthz.length}, ${degraded}`],
-          ["/healthz p50 / p99 / max", `${fmt.ms(percentile(healthz, 50))} / ${fmt.ms(percentile(healthz, 99))} / ${fmt.ms(healthz.at(-1) ?? 0)}`, "< 100 ms"],
+          [
+            "/healthz p50 / p99 / max",
+            `${fmt.ms(percentile(healthz, 50))} / ${fmt.ms(percentile(healthz, 99))} / ${fmt.ms(healthz.at(-1) ?? 0)}`,
+            "< 100 ms",
+          ],
           ["event-loop delay p99 / max", `${fmt.ms(loopDelay.percentile(99) / 1e6)} / ${fmt.ms(loopDelay.max / 1e6)}`],
           ["prompt", `${prompted.outcome} after ${fmt.ms(prompted.ms)}`],
           ["its updates stored, all seqs contiguous", `${fmt.int(updates)}, ${contiguous ? "yes" : "no"}`],

@@ -326,7 +326,14 @@ export class Host {
     const key = locationKey(params.cwd, params.workspace);
     assertDirectory(key.directory);
     const id = randomUUID();
-    const row = { id, agent, cwd: key.directory, workspace: key.workspace ?? null, agentRequest: params.agentRequest ?? null, createdAt: this.clock.now() };
+    const row = {
+      id,
+      agent,
+      cwd: key.directory,
+      workspace: key.workspace ?? null,
+      agentRequest: params.agentRequest ?? null,
+      createdAt: this.clock.now(),
+    };
     try {
       await this.journal.within(this.journal.call("sessions.create", [row], id), "the new session", "it was not created");
     } catch (error) {
@@ -399,7 +406,11 @@ export class Host {
       this.holds.childLost(sessionId, child);
       await this.children.release(sessionId, child, "deleted");
     }
-    await this.journal.within(this.journal.call("sessions.delete", [sessionId], sessionId), "the deletion", "it stays queued and is done once the store writes again");
+    await this.journal.within(
+      this.journal.call("sessions.delete", [sessionId], sessionId),
+      "the deletion",
+      "it stays queued and is done once the store writes again",
+    );
     this.journal.forget(sessionId);
     this.children.forget(sessionId);
     this.record({ kind: "session_deleted", sessionId });

@@ -87,10 +87,14 @@ export class Journal {
     }
     this.nextSeq.set(sessionId, seq + 1);
     const { then, refused } = options;
-    this.writes.unit([["e", sessionId, seq, kind, text, this.clock.now()], ...(options.with ?? [])], { sessionId, events: 1 }, {
-      ...(then ? { stored: () => then(seq) } : {}),
-      ...(refused ? { refused } : {}),
-    });
+    this.writes.unit(
+      [["e", sessionId, seq, kind, text, this.clock.now()], ...(options.with ?? [])],
+      { sessionId, events: 1 },
+      {
+        ...(then ? { stored: () => then(seq) } : {}),
+        ...(refused ? { refused } : {}),
+      },
+    );
     this.touchLocation(key);
     return true;
   }

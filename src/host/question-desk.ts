@@ -126,7 +126,11 @@ export class QuestionDesk {
       this.deps.peekLocation(question.sessionId)?.questions.answer(questionId, answer);
       this.deps.record({ kind: "question_answered", sessionId: question.sessionId, questionId });
     });
-    await this.deps.journal.within(stored, `the answer to question "${questionId}"`, "it stays queued and reaches the agent once the store writes again");
+    await this.deps.journal.within(
+      stored,
+      `the answer to question "${questionId}"`,
+      "it stays queued and reaches the agent once the store writes again",
+    );
     return questionView(this.deps.store.questions.get(questionId)!);
   }
 

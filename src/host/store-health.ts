@@ -25,7 +25,9 @@ export class StoreUnavailableError extends Error {
  * when, why) → `writable`. One log line when it becomes degraded, one when it writes again.
  */
 export class StoreHealth {
-  private state: { readonly name: "writable" } | { readonly name: "degraded"; readonly since: number; readonly code: string; readonly error: string } = {
+  private state:
+    | { readonly name: "writable" }
+    | { readonly name: "degraded"; readonly since: number; readonly code: string; readonly error: string } = {
     name: "writable",
   };
 
@@ -64,7 +66,8 @@ export class StoreHealth {
   private reason(): string {
     if (this.state.name === "writable") return "";
     // No path: `/healthz` answers anyone on the machine.
-    if (/^SQLITE_(BUSY|LOCKED)/.test(this.state.code)) return `waiting for the database's write lock, held by another connection (${this.state.code})`;
+    if (/^SQLITE_(BUSY|LOCKED)/.test(this.state.code))
+      return `waiting for the database's write lock, held by another connection (${this.state.code})`;
     return `${this.state.code}: ${this.state.error}`;
   }
 }

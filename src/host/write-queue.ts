@@ -90,7 +90,9 @@ export class WriteQueue {
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         const waited = formatDuration(this.writeTimeoutMs);
-        reject(new StoreUnavailableError(`${what} could not be stored within ${waited}: ${this.storeHealth.describe(this.uncommitted)}; ${whatIfLate}`));
+        reject(
+          new StoreUnavailableError(`${what} could not be stored within ${waited}: ${this.storeHealth.describe(this.uncommitted)}; ${whatIfLate}`),
+        );
       }, this.writeTimeoutMs);
       write.then(
         (value) => {

@@ -22,22 +22,22 @@ import { SessionStore, type NewSession } from "./sessions.js";
  * | `r` lifecycle record | id, kind, payload (JSON text), at |
  * | `c` a rarer write, by name (see {@link StoreCalls}) | name, arguments (a JSON array) |
  *
- * A unit's result is what its last `c` op returned (null if it has none).
+ * A unit's result is what its last `c` op returned (nothing if it has none).
  */
 export type WriteValue = string | number | null;
 const OP_WIDTH = 6;
 
 /** The rarer writes, each a method of the store run on the writer's connection. */
 export interface StoreCalls {
-  "sessions.create": (session: NewSession) => null;
+  "sessions.create": (session: NewSession) => void;
   "sessions.delete": (id: string) => boolean;
-  "sessions.setAgentState": (id: string, state: object | null) => null;
-  "sessions.setAgentSessionId": (id: string, agentSessionId: string | null) => null;
-  "sessions.setAgentRequest": (id: string, request: object | null) => null;
+  "sessions.setAgentState": (id: string, state: object | null) => void;
+  "sessions.setAgentSessionId": (id: string, agentSessionId: string | null) => void;
+  "sessions.setAgentRequest": (id: string, request: object | null) => void;
   "questions.resolve": (id: string, state: QuestionOutcome, answerOrReason: unknown, at: number) => boolean;
-  "processGroups.record": (group: GroupRecord) => null;
-  "processGroups.forget": (pgid: number) => null;
-  "agentProfiles.put": (profile: AgentProfile) => null;
+  "processGroups.record": (group: GroupRecord) => void;
+  "processGroups.forget": (pgid: number) => void;
+  "agentProfiles.put": (profile: AgentProfile) => void;
   "lifecycleRecords.pruneBefore": (before: number) => number;
 }
 
@@ -111,18 +111,18 @@ export class BatchApplier {
     const profiles = new AgentProfileStore(db);
     const records = new LifecycleRecordLog(db);
     this.#calls = {
-      "sessions.create": (session) => (sessions.create(session), null),
+      "sessions.create": (session) => {
+        sessions.create(session);
+      },
       "sessions.delete": (id) => sessions.delete(id),
-      "sessions.setAgentState": (id, state) => (sessions.setAgentState(id, state), null),
-      "sessions.setAgentSessionId": (id, agentSessionId) => (sessions.setAgentSessionId(id, agentSessionId), null),
-      "sessions.setAgentRequest": (id, request) => (sessions.setAgentRequest(id, request), null),
+      "sessions.setAgentState": (id, state) => sessions.setAgentState(id, state),
+      "sessions.setAgentSessionId": (id, agentSessionId) => sessions.setAgentSessionId(id, agentSessionId),
+      "sessions.setAgentRequest": (id, request) => sessions.setAgentRequest(id, request),
       "questions.resolve": (id, state, answerOrReason, at) =>
-        state === "answered"
-          ? questions.resolve(id, "answered", answerOrReason, at)
-          : questions.resolve(id, state, answerOrReason as string, at),
-      "processGroups.record": (group) => (groups.record(group), null),
-      "processGroups.forget": (pgid) => (groups.forget(pgid), null),
-      "agentProfiles.put": (profile) => (profiles.put(profile), null),
+        state === "answered" ? questions.resolve(id, "answered", answerOrReason, at) : questions.resolve(id, state, answerOrReason as string, at),
+      "processGroups.record": (group) => groups.record(group),
+      "processGroups.forget": (pgid) => groups.forget(pgid),
+      "agentProfiles.put": (profile) => profiles.put(profile),
       "lifecycleRecords.pruneBefore": (before) => records.pruneBefore(before),
     };
   }
@@ -133,7 +133,7 @@ export class BatchApplier {
     try {
       this.#db
         .transaction(() => {
-          units.forEach((start, unit) => this.#unit(values, start, unit, results));
+          for (const [unit, start] of units.entries()) this.#unit(values, start, unit, results);
         })
         .immediate();
       return { failed: [], results };
@@ -195,7 +195,7 @@ export class BatchApplier {
           this.#record.run(a as number, d as number, b as string, c as string);
           break;
         case "c":
-          results[unit] = this.#call(a as string, b as string);
+          results[unit] = this.#call(a as string, b as string) ?? null;
           break;
         default:
           throw new UnitRefusedError(`unknown write op ${String(code)}`);

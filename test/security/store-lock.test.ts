@@ -159,7 +159,9 @@ describe("another process holds the journal's SQLite write lock (issue 9 item 7)
     await until(async () => (await berth.healthz()).status === "ok", "/healthz reports the store healthy again");
     expect((await berth.healthz()).store).toMatchObject({ state: "ok" });
     expect(await (await berth.api("/metrics")).text()).toMatch(/^berth_store_degraded 0$/m);
-    expect(((await (await berth.api("/api/sessions")).json()) as { sessions: Array<{ id: string }> }).sessions.map((s) => s.id)).toEqual([session.id]);
+    expect(((await (await berth.api("/api/sessions")).json()) as { sessions: Array<{ id: string }> }).sessions.map((s) => s.id)).toEqual([
+      session.id,
+    ]);
     // One line when it began, one when it ended.
     const lines = berth.server.logLines().map((line) => line.msg);
     expect(lines.filter((msg) => msg === "store cannot write; writes are queued until it can")).toHaveLength(1);

@@ -115,7 +115,7 @@ describe("the journal writer thread", () => {
       {
         failed: [
           { unit: 4, error: 'unknown store call "sessions.drop"' },
-          { unit: 5, error: "sessions.setAgentSessionId: agentSessionId must be a non-empty string, got \"\"" },
+          { unit: 5, error: 'sessions.setAgentSessionId: agentSessionId must be a non-empty string, got ""' },
         ],
         results: [null, undefined, true, false, undefined, undefined, null],
       },
