@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { parseConfig } from "../config/load-config.js";
 import { Host } from "../host/host.js";
 import { silentLogger } from "../host/logger.js";
@@ -140,6 +140,12 @@ export async function runOutsideLockBench(): Promise<void> {
       const holder = lock ? await holdWriteLock(join(dataDir, "berth.sqlite"), LOCK_HOLD_MS) : undefined;
       const loopDelay = monitorEventLoopDelay({ resolution: 1 });
       loopDelay.enable();
+      // Garbage collection also holds the event loop: its longest pause, to tell it from the store.
+      let longestGc = 0;
+      const gc = new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) longestGc = Math.max(longestGc, entry.duration);
+      });
+      gc.observe({ entryTypes: ["gc"] });
       const healthz: number[] = [];
       let degraded = 0;
       let probing = true;
@@ -158,10 +164,12 @@ export async function runOutsideLockBench(): Promise<void> {
         probing = false;
         await probe;
         loopDelay.disable();
+        gc.disconnect();
         healthz.sort((a, b) => a - b);
         table(`No lock, nothing running, for ${LOCK_HOLD_MS / 1000} s: the machine's own noise`, [
           ["/healthz p50 / p99 / max", `${fmt.ms(percentile(healthz, 50))} / ${fmt.ms(percentile(healthz, 99))} / ${fmt.ms(healthz.at(-1) ?? 0)}`],
           ["event-loop delay p99 / max", `${fmt.ms(loopDelay.percentile(99) / 1e6)} / ${fmt.ms(loopDelay.max / 1e6)}`],
+          ["longest garbage-collection pause", fmt.ms(longestGc)],
         ]);
         continue;
       }
@@ -174,6 +182,7 @@ export async function runOutsideLockBench(): Promise<void> {
       probing = false;
       await probe;
       loopDelay.disable();
+      gc.disconnect();
       healthz.sort((a, b) => a - b);
       const events = host.events(session.id);
       const turnStart = events.findLast((event) => event.kind === "turn_started")?.seq ?? 0;
@@ -189,6 +198,7 @@ export async function runOutsideLockBench(): Promise<void> {
             "< 100 ms",
           ],
           ["event-loop delay p99 / max", `${fmt.ms(loopDelay.percentile(99) / 1e6)} / ${fmt.ms(loopDelay.max / 1e6)}`],
+          ["longest garbage-collection pause", fmt.ms(longestGc)],
           ["prompt", `${prompted.outcome} after ${fmt.ms(prompted.ms)}`],
           ["its updates stored, all seqs contiguous", `${fmt.int(updates)}, ${contiguous ? "yes" : "no"}`],
           ["session created while locked", `${created.outcome} after ${fmt.ms(created.ms)}`],

@@ -406,14 +406,13 @@ export class Host {
       this.holds.childLost(sessionId, child);
       await this.children.release(sessionId, child, "deleted");
     }
-    await this.journal.within(
-      this.journal.call("sessions.delete", [sessionId], sessionId),
-      "the deletion",
-      "it stays queued and is done once the store writes again",
-    );
-    this.journal.forget(sessionId);
-    this.children.forget(sessionId);
-    this.record({ kind: "session_deleted", sessionId });
+    // Whenever it is stored (later, if the store cannot write now), the session is forgotten and its deletion recorded.
+    const deleted = this.journal.call("sessions.delete", [sessionId], sessionId).then(() => {
+      this.journal.forget(sessionId);
+      this.children.forget(sessionId);
+      this.record({ kind: "session_deleted", sessionId });
+    });
+    await this.journal.within(deleted, "the deletion", "it stays queued and is done once the store writes again");
   }
 
   // ── holds, turns, subscriptions ──────────────────────────────────────

@@ -221,8 +221,11 @@ describe("another process holds the journal's SQLite write lock (issue 9 item 7)
     expect(stored).toBe(expectedLetters(chunks));
   });
 
-  it("a session whose creation waits longer than writeTimeout fails with 503 store_unavailable, and does not appear once the lock is free", async () => {
+  it("a creation or a deletion waiting longer than writeTimeout fails with 503 store_unavailable; once the lock is free, the session created is not there and the one deleted is gone", async () => {
     const berth = await serve({ writeTimeout: "1s" });
+    const existing = (await (await berth.api("/api/sessions", { method: "POST", body: JSON.stringify({ cwd: berth.workDir }) })).json()) as {
+      id: string;
+    };
     const holder = await LockHolder.take(berth.database);
     const refused = await berth.api("/api/sessions", { method: "POST", body: JSON.stringify({ cwd: berth.workDir }) });
     expect(refused.status).toBe(503);
@@ -232,6 +235,11 @@ describe("another process holds the journal's SQLite write lock (issue 9 item 7)
         /^the new session could not be stored within 1s: the store cannot write \(waiting for the database's write lock, held by another connection \(SQLITE_BUSY\), since .+\); \d+ writes are queued; it was not created$/,
       ),
     });
+    const deleting = await berth.api(`/api/sessions/${existing.id}`, { method: "DELETE" });
+    expect(deleting.status).toBe(503);
+    expect(((await deleting.json()) as { message: string }).message).toMatch(
+      /^the deletion could not be stored within 1s: .*; it stays queued and is done once the store writes again$/,
+    );
     expect(holder.holding).toBe(true);
 
     await holder.release();
