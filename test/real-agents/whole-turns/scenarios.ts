@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PermissionOption, SessionNotification, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { LocationView } from "../../../src/host/views.js";
 import type { AcpTestClient } from "../../server/server-harness.js";
 import { gate } from "../../support/model-endpoint/script.js";
 import { descendantsOf, waitUntilGone } from "../../support/process-table.js";
@@ -256,7 +257,7 @@ export function describeWholeTurns(agent: AgentUnderTest): void {
       });
     });
 
-    const longCall: Knobs = { releaseGrace: "500ms", idleTtl: "2s", sweepInterval: "100ms" };
+    const longCall: Knobs = { releaseGrace: "500ms", idleTtl: "3s", sweepInterval: "100ms" };
     describe(`with a short idle TTL (${JSON.stringify(longCall)})`, () => {
       const world = useWorld(agent, sharedDataDir, { knobs: longCall });
 
@@ -264,12 +265,12 @@ export function describeWholeTurns(agent: AgentUnderTest): void {
         const w = world();
         const idleTtl = ms(longCall.idleTtl!);
         const slept = join(w.cwd, "slept.txt");
-        const tag = w.play([{ toolCalls: [agent.shellTool("sleep 5 && echo slept > slept.txt")] }, { text: "Slept." }]);
+        const tag = w.play([{ toolCalls: [agent.shellTool("sleep 6 && echo slept > slept.txt")] }, { text: "Slept." }]);
         const client = await w.connect();
         const sessionId = await client.newSession(w.cwd);
         void client.prompt(sessionId, `${tag} sleep a while`).catch(() => undefined);
         const { pid } = await w.session(sessionId);
-        await w.waitFor("the agent runs the command", () => runningCommand(pid!, "sleep 5") !== undefined);
+        await w.waitFor("the agent runs the command", () => runningCommand(pid!, "sleep 6") !== undefined);
         w.watchProcesses(pid!);
         await client.close();
 
@@ -282,21 +283,28 @@ export function describeWholeTurns(agent: AgentUnderTest): void {
         expect(await w.session(sessionId)).toMatchObject({ state: "live", pid, holders: 0, turnActive: true });
         expect(existsSync(slept)).toBe(false);
 
+        // From the end of the command on, the location has a full idle TTL.
+        let after: LocationView | undefined;
+        await w.waitFor("the turn settled and the location is kept by its idle TTL", async () => {
+          after = await w.location();
+          if (after === undefined) throw new Error("the location was evicted before it was seen kept by its idle TTL");
+          return after.keptBy === "idle-ttl";
+        });
         const ended = await w.waitForRecord("the turn ended", (r) => r.kind === "turn_ended" && r.sessionId === sessionId);
         expect(ended.record).toMatchObject({ stopReason: "end_turn", error: null });
-        // From the end of the command on, the location has a full idle TTL.
-        const after = (await w.location())!;
-        expect(after).toMatchObject({ keptBy: "idle-ttl", activeSessions: [] });
-        expect(after.expiresAt - after.activeAt).toBe(idleTtl);
-        expect(after.activeAt).toBeGreaterThanOrEqual(Math.floor(statSync(slept).mtimeMs));
+        expect(after!.activeSessions).toEqual([]);
+        expect(after!.expiresAt - after!.activeAt).toBe(idleTtl);
+        expect(after!.activeAt).toBeGreaterThanOrEqual(Math.floor(statSync(slept).mtimeMs));
         const evicted = await w.waitForRecord("the location was evicted", (r) => r.kind === "location_evicted" && r.directory === w.cwd);
         expect(evicted.record.reason).toBe("idle");
-        expect(evicted.at).toBeGreaterThanOrEqual(after.expiresAt);
+        expect(evicted.at).toBeGreaterThanOrEqual(after!.expiresAt);
         expect(w.requestsOf(tag)[1]!.toolResults).toHaveLength(1);
       });
     });
 
-    const cap: Knobs = { releaseGrace: "500ms", idleTtl: "1s", maxActiveHold: "10s", sweepInterval: "100ms" };
+    // The cap must exceed the agent's own silence before its first update (opencode: 3.4 s on a loaded
+    // 2-core machine); the interrupt timeout leaves a slow machine's agent time to settle by itself.
+    const cap: Knobs = { releaseGrace: "500ms", idleTtl: "1s", maxActiveHold: "10s", sweepInterval: "100ms", interruptTimeout: "30s" };
     describe(`with a short cap (${JSON.stringify(cap)})`, () => {
       const world = useWorld(agent, sharedDataDir, { knobs: cap });
 
@@ -305,9 +313,13 @@ export function describeWholeTurns(agent: AgentUnderTest): void {
         const tag = w.play([{ text: "Waiting on a long command.", toolCalls: [agent.shellTool("sleep 97")] }]);
         const client = await w.connect();
         const sessionId = await client.newSession(w.cwd);
-        const turn = client.prompt(sessionId, `${tag} wait for the long command`);
+        let settled = false;
+        const turn = client.prompt(sessionId, `${tag} wait for the long command`).finally(() => (settled = true));
         const { pid } = await w.session(sessionId);
-        await w.waitFor("the agent runs the command", () => runningCommand(pid!, "sleep 97") !== undefined);
+        await w.waitFor("the agent runs the command", () => {
+          if (settled) throw new Error(`the turn ended before the agent ran the command: its silence before then exceeded the cap (${cap.maxActiveHold})`);
+          return runningCommand(pid!, "sleep 97") !== undefined;
+        });
         const sleeper = runningCommand(pid!, "sleep 97")!;
         const tree = w.watchProcesses(pid!);
         expect(tree).toContain(sleeper);

@@ -23,6 +23,7 @@ export interface Knobs {
   idleTtl?: string;
   maxActiveHold?: string;
   sweepInterval?: string;
+  interruptTimeout?: string;
 }
 
 export interface StampedRecord {
