@@ -317,7 +317,7 @@ export function describeWholeTurns(agent: AgentUnderTest): void {
         const turn = client.prompt(sessionId, `${tag} wait for the long command`).finally(() => (settled = true));
         const { pid } = await w.session(sessionId);
         await w.waitFor("the agent runs the command", () => {
-          if (settled) throw new Error(`the turn ended before the agent ran the command: its silence before then exceeded the cap (${cap.maxActiveHold})`);
+          if (settled) throw new Error(`the turn ended before the agent ran the command: its silence exceeded the cap (${cap.maxActiveHold})`);
           return runningCommand(pid!, "sleep 97") !== undefined;
         });
         const sleeper = runningCommand(pid!, "sleep 97")!;
