@@ -4,6 +4,7 @@ import { runHostBench } from "./host-bench.js";
 import { runJournalBench } from "./journal-bench.js";
 import { runLifecycleBench } from "./lifecycle-bench.js";
 import { runRelayBench } from "./relay-bench.js";
+import { runTranscriptBench } from "./transcript-bench.js";
 import { runWriteStallBench } from "./write-stall-bench.js";
 
 console.log(`Berth benchmarks — node ${process.version}, ${new Date().toISOString()}`);
@@ -12,3 +13,4 @@ await runJournalBench();
 await runHostBench();
 await runWriteStallBench();
 await runRelayBench();
+await runTranscriptBench();
