@@ -137,6 +137,9 @@ export async function connectAcpClient(server: DashboardServer): Promise<ClientC
  * rows far from the viewport are not rendered, so a search of the page alone would miss them.
  */
 export async function scrollTo(target: Locator, log: Locator = target.page().getByRole("log", { name: "Conversation" })): Promise<void> {
+  // A person scrolling up: the transcript stops following its end.
+  await log.hover();
+  await log.page().mouse.wheel(0, -400);
   await log.evaluate((element) => {
     element.scrollTop = 0;
   });

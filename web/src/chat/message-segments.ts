@@ -14,9 +14,9 @@ export interface Segments {
 }
 
 /** How far the tail grows between tries to cut it. */
-const CUT_STEP = 4_096;
+const CUT_STEP = 2_048;
 /** A tail this long is cut even without a blank line. */
-const HARD_LIMIT = 16_384;
+const HARD_LIMIT = 8_192;
 
 export function emptySegments(): Segments {
   return { blocks: [], tail: "", nextCut: CUT_STEP };

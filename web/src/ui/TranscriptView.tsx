@@ -1,5 +1,5 @@
 import { Component } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Transcript, TranscriptRow } from "../chat/transcript.js";
 import { whenHighlighterLoads } from "../content/markdown.js";
 import { forgetRenderings } from "./rendered-markdown.js";
@@ -48,25 +48,37 @@ export function TranscriptView({ transcript, empty }: { transcript: Transcript; 
     estimateSize: (index) => estimate(rows[index]!),
     getItemKey: (index) => rows[index]!.key,
     overscan: 4,
-    anchorTo: "end",
-    followOnAppend: true,
-    scrollEndThreshold: FOLLOW_SLACK_PX,
   });
   const items = virtualizer.getVirtualItems();
-  const atEnd = rows.length === 0 || virtualizer.isAtEnd();
 
-  // The first rows of an opened session: start at its end, where the conversation is.
-  const started = useRef(false);
-  useEffect(() => {
-    if (started.current || rows.length === 0) return;
-    started.current = true;
-    virtualizer.scrollToEnd();
-  }, [rows.length, virtualizer]);
+  // Following the end (where a conversation opens, and new text arrives) until the person scrolls up;
+  // reaching the end again, or "Latest", follows again. Only the person's own scrolling stops it.
+  const [following, setFollowing] = useState(true);
+  useLayoutEffect(() => {
+    if (following && rows.length > 0) virtualizer.scrollToIndex(rows.length - 1, { align: "end" });
+  });
+  const scrolledUp = (): void => setFollowing(false);
+  const scrolled = (): void => {
+    const element = scroller.current!;
+    if (!following && element.scrollHeight - element.scrollTop - element.clientHeight < FOLLOW_SLACK_PX) setFollowing(true);
+  };
 
   return (
     <div class="transcript-frame">
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard to scroll it */}
-      <div ref={scroller} class="transcript" role="log" aria-label="Conversation" tabIndex={0} data-rows={rows.length}>
+      <div
+        ref={scroller}
+        class="transcript"
+        role="log"
+        aria-label="Conversation"
+        tabIndex={0}
+        data-rows={rows.length}
+        onScroll={scrolled}
+        onWheel={(event) => event.deltaY < 0 && scrolledUp()}
+        onTouchMove={scrolledUp}
+        onPointerDown={(event) => event.target === event.currentTarget && scrolledUp()}
+        onKeyDown={(event) => ["ArrowUp", "PageUp", "Home"].includes(event.key) && scrolledUp()}
+      >
         {rows.length === 0 ? (
           <p class="empty">{empty}</p>
         ) : (
@@ -89,8 +101,8 @@ export function TranscriptView({ transcript, empty }: { transcript: Transcript; 
           </div>
         )}
       </div>
-      {atEnd ? null : (
-        <button type="button" class="jump-latest" onClick={() => virtualizer.scrollToEnd()}>
+      {following ? null : (
+        <button type="button" class="jump-latest" onClick={() => setFollowing(true)}>
           ↓ Latest
         </button>
       )}
