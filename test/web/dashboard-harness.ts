@@ -145,9 +145,17 @@ export async function scrollTo(target: Locator, log: Locator = target.page().get
   });
   for (let step = 0; step < 400; step++) {
     if ((await target.count()) > 0) {
-      await target.first().scrollIntoViewIfNeeded();
-      await target.first().waitFor();
-      return;
+      // Rows move while the virtualizer measures them: scroll without waiting for them to stand still.
+      const shown = await target
+        .first()
+        .evaluate((element) => {
+          element.scrollIntoView({ block: "center" });
+          return true;
+        })
+        .catch(() => false);
+      await log.page().evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+      if (shown && (await target.first().isVisible())) return;
+      continue;
     }
     const moved = await log.evaluate((element) => {
       const before = element.scrollTop;

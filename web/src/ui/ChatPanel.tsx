@@ -62,7 +62,7 @@ export function ChatPanel({
         </div>
       </header>
       <LinkStatus link={link} loading={loading} chat={chat} canReconnect={sessionId !== null} onReconnect={onReconnect} />
-      <TranscriptView transcript={chat.transcript} empty={loading ? "" : emptyText(session?.agent)} />
+      <TranscriptView transcript={chat.transcript} empty={loading ? "" : emptyText(session?.agent)} sent={outbox.length} />
       <div class="asks" aria-live="assertive">
         {asks.map((question) => (
           <AskCard key={question.id} question={question} chat={chat} />

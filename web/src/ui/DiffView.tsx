@@ -24,7 +24,7 @@ export function DiffView({ path, oldText, newText }: { path: string; oldText: st
             <span class="ln">{line.oldLine ?? ""}</span>
             <span class="ln">{line.newLine ?? ""}</span>
             <span class="code">
-              <span class="mark" aria-hidden="true">
+              <span class="diff-sign" aria-hidden="true">
                 {line.kind === "add" ? "+" : line.kind === "del" ? "-" : " "}
               </span>
               {line.text}

@@ -14,7 +14,7 @@ const FOLLOW_SLACK_PX = 48;
  * view renders at most once per frame however fast chunks arrive. While the person is at the end
  * it follows new text; scrolled up, it stays put and offers a way back.
  */
-export function TranscriptView({ transcript, empty }: { transcript: Transcript; empty: string }) {
+export function TranscriptView({ transcript, empty, sent }: { transcript: Transcript; empty: string; sent: number }) {
   const scroller = useRef<HTMLDivElement>(null);
   const [, setVersion] = useState(transcript.version);
   const [highlight, setHighlight] = useState(0);
@@ -57,6 +57,8 @@ export function TranscriptView({ transcript, empty }: { transcript: Transcript; 
   useLayoutEffect(() => {
     if (following && rows.length > 0) virtualizer.scrollToIndex(rows.length - 1, { align: "end" });
   });
+  // Sending a message goes back to the end, where its answer will be.
+  useEffect(() => setFollowing(true), [sent]);
   const scrolledUp = (): void => setFollowing(false);
   const scrolled = (): void => {
     const element = scroller.current!;
