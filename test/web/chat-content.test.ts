@@ -5,6 +5,7 @@ import type { Page } from "playwright-core";
 import {
   desktop,
   launchBrowser,
+  nextFrames,
   openPage,
   phone,
   screenshot,
@@ -17,6 +18,11 @@ import {
 } from "./dashboard-harness.js";
 
 const POLL = { timeout: 20_000, interval: 50 };
+
+/** The page's window, as far as these tests use it (the tests are type-checked without the DOM library). */
+interface View {
+  getComputedStyle(element: unknown): { backgroundColor: string };
+}
 
 let server: DashboardServer;
 let launched: LaunchedBrowser;
@@ -137,7 +143,7 @@ describe("the conversation's content in a real browser", () => {
       diff
         .locator(selector)
         .first()
-        .evaluate((element) => getComputedStyle(element).backgroundColor);
+        .evaluate((element) => (element.ownerDocument.defaultView as unknown as View).getComputedStyle(element).backgroundColor);
     expect(await background(".diff-line.add")).not.toBe(await background(".diff-line.del"));
     expect(await background(".diff-line.add")).not.toBe(await background(".diff-line.context"));
   });
@@ -194,8 +200,8 @@ describe("the conversation's content in a real browser", () => {
     await message.getByText("click me").click();
     await message.getByText("plain anchor").click();
     await message.getByText("bold").hover();
-    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-    expect(await page.evaluate(() => (window as unknown as { __xss?: string }).__xss)).toBeUndefined();
+    await nextFrames(page);
+    expect(await page.evaluate("typeof window.__xss")).toBe("undefined");
     expect(dialogs).toEqual([]);
     // Links agent text does carry open in a new tab and tell the target nothing.
     const link = message.getByText("plain anchor");
@@ -215,11 +221,14 @@ describe("the conversation's content in a real browser", () => {
           colorScheme: scheme,
         });
         const { page } = opened;
+        // Held, as after a message: the look of a chat in use.
+        await page.getByRole("button", { name: "Resume" }).click();
+        await page.getByRole("button", { name: "Resume" }).waitFor({ state: "detached" });
         const diff = transcript(page).locator("figure.diff");
         await scrollTo(diff);
         // The diff and the Markdown above it in view.
         await diff.evaluate((element) => element.scrollIntoView({ block: "end" }));
-        await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+        await nextFrames(page);
         expect(await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")).toBe(0);
         await page.evaluate("document.activeElement.blur()");
         await screenshot(page, `conversation-${width}-${scheme}`);

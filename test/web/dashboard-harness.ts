@@ -153,7 +153,7 @@ export async function scrollTo(target: Locator, log: Locator = target.page().get
           return true;
         })
         .catch(() => false);
-      await log.page().evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+      await nextFrames(log.page());
       if (shown && (await target.first().isVisible())) return;
       continue;
     }
@@ -163,8 +163,13 @@ export async function scrollTo(target: Locator, log: Locator = target.page().get
       return element.scrollTop !== before;
     });
     // The virtualizer renders the newly visible rows in the next frame.
-    await log.page().evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+    await nextFrames(log.page());
     if (!moved && (await target.count()) === 0) break;
   }
   await target.first().waitFor({ timeout: 5_000 });
+}
+
+/** Waits until the page has rendered two more frames (the virtualizer lays out rows in the frame after a scroll). */
+export function nextFrames(page: Page): Promise<unknown> {
+  return page.evaluate("new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))");
 }

@@ -15,7 +15,7 @@ import { authorizedUrl } from "../auth/token.js";
  * number in the notification's `_meta` (see docs/api.md), so it can merge live updates with the
  * journal it read over REST, each event once.
  */
-export const JOURNAL_SEQ_META = "berth/journalSeq";
+const JOURNAL_SEQ_META = "berth/journalSeq";
 export const SEQ_META = "berth/seq";
 /** On a chunk merged from several journaled chunks: the first one's seq (`berth/seq` is the last one's). */
 export const SEQ_FROM_META = "berth/seqFrom";

@@ -32,17 +32,17 @@ export interface MessageEntry extends EntryBase {
   length: number;
 }
 
-export interface ToolEntry extends EntryBase {
+interface ToolEntry extends EntryBase {
   readonly kind: "tool";
   call: ToolCallView;
 }
 
-export interface PlanItemEntry extends EntryBase {
+interface PlanItemEntry extends EntryBase {
   readonly kind: "plan";
   entries: readonly PlanEntry[];
 }
 
-export interface TurnEndEntry extends EntryBase {
+interface TurnEndEntry extends EntryBase {
   readonly kind: "turn-end";
   readonly stopReason: string | null;
   readonly error: string | null;

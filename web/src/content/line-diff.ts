@@ -1,8 +1,8 @@
 import { structuredPatch } from "diff";
 
-export type DiffLineKind = "add" | "del" | "context" | "hunk";
+type DiffLineKind = "add" | "del" | "context" | "hunk";
 
-export interface DiffLine {
+interface DiffLine {
   readonly kind: DiffLineKind;
   readonly text: string;
   /** Line numbers in the old and new file (null where the line is not in that file). */

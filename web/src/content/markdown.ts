@@ -39,7 +39,7 @@ export function markdownHtml(source: string): string {
   return DOMPurify.sanitize(marked.parse(source) as string, purifyOptions);
 }
 
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 

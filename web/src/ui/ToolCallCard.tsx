@@ -31,7 +31,6 @@ function ToolContent({ content, running }: { content: ToolCallContent; running: 
       const text = blockText(content.content);
       // Fenced output (Berth's view of a terminal, most agents' own) is Markdown; anything else is shown as it came.
       return text.includes("```") ? (
-        // biome-ignore lint/security/noDangerouslySetInnerHtml: rendered by marked and sanitized by DOMPurify (content/markdown.ts)
         <div class={running ? "output md live" : "output md"} dangerouslySetInnerHTML={{ __html: markdownHtml(text) }} />
       ) : (
         <pre class="output">{text}</pre>

@@ -54,7 +54,6 @@ function MessageRow({ uid, row, entry }: { uid: number; row: TranscriptRow; entr
       {plain ? (
         <p class="plain">{source}</p>
       ) : (
-        // biome-ignore lint/security/noDangerouslySetInnerHtml: rendered by marked and sanitized by DOMPurify (content/markdown.ts)
         <div class="md" dangerouslySetInnerHTML={{ __html: row.part >= 0 ? blockHtml(key, source) : tailHtml(key, source) }} />
       )}
     </div>

@@ -55,7 +55,9 @@ export function TranscriptView({ transcript, empty, sent }: { transcript: Transc
   // reaching the end again, or "Latest", follows again. Only the person's own scrolling stops it.
   const [following, setFollowing] = useState(true);
   useLayoutEffect(() => {
-    if (following && rows.length > 0) virtualizer.scrollToIndex(rows.length - 1, { align: "end" });
+    // Straight to the bottom: cheaper than the virtualizer's scrollToIndex, which settles over several frames.
+    const element = scroller.current;
+    if (following && element && rows.length > 0) element.scrollTop = element.scrollHeight;
   });
   // Sending a message goes back to the end, where its answer will be.
   useEffect(() => setFollowing(true), [sent]);
@@ -67,12 +69,12 @@ export function TranscriptView({ transcript, empty, sent }: { transcript: Transc
 
   return (
     <div class="transcript-frame">
-      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard to scroll it */}
       <div
         ref={scroller}
         class="transcript"
         role="log"
         aria-label="Conversation"
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard to scroll it
         tabIndex={0}
         data-rows={rows.length}
         onScroll={scrolled}
