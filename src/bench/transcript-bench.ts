@@ -51,9 +51,9 @@ export async function runTranscriptBench(): Promise<void> {
       table(`Dashboard transcript, /flood ${fmt.int(chunks)} ${CHUNK_BYTES} (${fmt.int((chunks * CHUNK_BYTES) / 1000)} kB)`, [
         ["host relay to a Node ACP client (prompt → response)", fmt.ms(relayMs)],
         ["page: prompt → all text shown", fmt.ms(live.shownMs), `≤ 2 × relay = ${fmt.ms(2 * relayMs)}`],
-        ["page: longest main-thread task while streaming", fmt.ms(live.longestTaskMs), "≤ 100 ms"],
+        ["page: longest main-thread task while streaming", longTask(live.longestTaskMs), "≤ 100 ms"],
         ["page: session opened again → all text shown", fmt.ms(reopened.shownMs)],
-        ["page: longest main-thread task while reopening", fmt.ms(reopened.longestTaskMs), "≤ 100 ms"],
+        ["page: longest main-thread task while reopening", longTask(reopened.longestTaskMs), "≤ 100 ms"],
       ]);
     }
   } finally {
@@ -135,4 +135,9 @@ async function shown(page: Page, chars: number): Promise<number> {
 
 async function longestTask(page: Page): Promise<number> {
   return page.evaluate(() => (globalThis as unknown as { __longest: number }).__longest);
+}
+
+/** The Long Tasks API reports tasks of 50 ms and more only. */
+function longTask(ms: number): string {
+  return ms === 0 ? "none ≥ 50 ms" : fmt.ms(ms);
 }
