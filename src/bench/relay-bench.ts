@@ -17,7 +17,7 @@ const FLOOD_BYTES = 256;
 const ECHO_TURNS = 200;
 
 /** A client that counts what arrives and notes when the first chunk of a turn did. */
-class CountingClient {
+export class CountingClient {
   chunks = 0;
   bytes = 0;
   firstChunkAt = 0;
@@ -101,13 +101,13 @@ async function direct(workDir: string, stateDir: string): Promise<RelayFigures> 
   }
 }
 
-interface ServeProcess {
+export interface ServeProcess {
   readonly child: ChildProcess;
   readonly acpUrl: string;
   readonly token: string;
 }
 
-async function startServe(dataDir: string): Promise<ServeProcess> {
+export async function startServe(dataDir: string): Promise<ServeProcess> {
   const child = spawn(process.execPath, [cliMain, "serve", "--port", "0", "--data-dir", dataDir, "--release-grace", "1h"], {
     stdio: ["ignore", "pipe", "ignore"],
     detached: true,
@@ -119,13 +119,13 @@ async function startServe(dataDir: string): Promise<ServeProcess> {
   return { child, token: match[1]!, acpUrl: match[2]! };
 }
 
-function wsClient(serve: ServeProcess): CountingClient {
+export function wsClient(serve: ServeProcess): CountingClient {
   return new CountingClient(
     createWebSocketStream(serve.acpUrl, { WebSocket: WebSocket as never, headers: { authorization: `Bearer ${serve.token}` } }),
   );
 }
 
-async function stopServe(serve: ServeProcess): Promise<void> {
+export async function stopServe(serve: ServeProcess): Promise<void> {
   const exited = new Promise((resolve) => serve.child.once("exit", resolve));
   serve.child.kill("SIGTERM");
   await exited;

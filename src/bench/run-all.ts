@@ -5,6 +5,7 @@ import { runJournalBench } from "./journal-bench.js";
 import { runStoreBackendBench } from "./store-backend-bench.js";
 import { runLifecycleBench } from "./lifecycle-bench.js";
 import { runRelayBench } from "./relay-bench.js";
+import { runTranscriptBench } from "./transcript-bench.js";
 import { runOutsideLockBench, runWriteStallBench } from "./write-stall-bench.js";
 
 console.log(`Berth benchmarks — node ${process.version}, ${new Date().toISOString()}`);
@@ -15,3 +16,4 @@ await runHostBench();
 await runWriteStallBench();
 await runOutsideLockBench();
 await runRelayBench();
+await runTranscriptBench();

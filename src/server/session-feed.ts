@@ -29,6 +29,29 @@ export interface SessionFeedOptions {
   readonly notify: (method: string, params: unknown) => void | Promise<void>;
 }
 
+/**
+ * A client that sets this in its capabilities' `_meta` reads the journal itself (REST): each live
+ * update carries its journal seq in `_meta["berth/seq"]`; consecutive text chunks of one message
+ * committed together reach it as one chunk whose `_meta["berth/seqFrom"]` is the first seq; other
+ * clients' prompts are not echoed to it (it reads them as `turn_started` events). See docs/api.md.
+ */
+const JOURNAL_SEQ_META = "berth/journalSeq";
+const SEQ_META = "berth/seq";
+const SEQ_FROM_META = "berth/seqFrom";
+/** The most text one merged chunk carries. */
+const MERGED_CHUNK_CHARS = 64 * 1024;
+
+type TextChunk = Extract<SessionUpdate, { sessionUpdate: "agent_message_chunk" | "user_message_chunk" | "agent_thought_chunk" }>;
+
+/** Chunks being merged for a seq-reading client: sent once the event loop turns, or before anything else. */
+interface MergedChunk {
+  readonly first: TextChunk;
+  readonly texts: string[];
+  readonly from: number;
+  to: number;
+  chars: number;
+}
+
 /** Journal events replayed between two yields to the event loop. */
 const REPLAY_SLICE = 500;
 
@@ -60,9 +83,13 @@ export class SessionFeed {
 
   /** Terminal content turned into output the client can show, unless it asked for terminal ids. */
   private readonly mirror: TerminalMirror | undefined;
+  /** The client asked for each update's journal seq. */
+  private readonly seqs: boolean;
+  private merging: MergedChunk | null = null;
 
   constructor(private readonly options: SessionFeedOptions) {
     this.unsubscribe = options.host.subscribe(options.sessionId, (event) => this.received(event));
+    this.seqs = options.capabilities._meta?.[JOURNAL_SEQ_META] === true;
     if (options.capabilities._meta?.[RAW_TERMINALS_META] !== true) {
       const { host, sessionId } = options;
       this.mirror = new TerminalMirror(
@@ -139,14 +166,17 @@ export class SessionFeed {
 
   private deliver(event: SessionEvent): void {
     switch (event.type) {
-      case "update":
-        return this.enqueue(() => this.notify(event.notification.update, event.notification._meta));
+      case "update": {
+        if (this.seqs && this.merge(event.seq, event.notification)) return;
+        const meta = this.seqs ? { ...event.notification._meta, [SEQ_META]: event.seq } : event.notification._meta;
+        return this.enqueue(() => this.notify(event.notification.update, meta));
+      }
       case "agent_request":
         return this.enqueue(async () => this.relay(event.request));
       case "agent_notification":
         return this.enqueue(async () => this.options.notify(event.method, event.params));
       case "turn_started":
-        if (this.ownPrompts === 0) this.enqueue(() => this.showPrompt(event.seq));
+        if (this.ownPrompts === 0 && !this.seqs) this.enqueue(() => this.showPrompt(event.seq));
         return;
       case "question_asked":
         return this.ask(event.question);
@@ -260,13 +290,66 @@ export class SessionFeed {
     if (options.waitWhileBehind) await behind;
   }
 
+  /**
+   * Takes a plain text chunk into the chunk being merged (same kind and message, next seq); false if
+   * it cannot be merged. A browser receives a few thousand WebSocket messages a second at most, far
+   * fewer than an agent streams: merging what was committed together keeps it up with the relay.
+   */
+  private merge(seq: number, notification: { update: SessionUpdate; _meta?: Record<string, unknown> | null }): boolean {
+    const update = notification.update;
+    if (!isPlainTextChunk(update) || notification._meta) return false;
+    const text = (update.content as { text: string }).text;
+    const merging = this.merging;
+    if (
+      merging &&
+      merging.to === seq - 1 &&
+      merging.first.sessionUpdate === update.sessionUpdate &&
+      merging.first.messageId === update.messageId &&
+      merging.chars + text.length <= MERGED_CHUNK_CHARS
+    ) {
+      merging.texts.push(text);
+      merging.to = seq;
+      merging.chars += text.length;
+      return true;
+    }
+    this.flushMerged();
+    this.merging = { first: update, texts: [text], from: seq, to: seq, chars: text.length };
+    setImmediate(() => this.flushMerged());
+    return true;
+  }
+
+  private flushMerged(): void {
+    const merging = this.merging;
+    if (!merging) return;
+    this.merging = null;
+    const { first, texts, from, to } = merging;
+    const update = { ...first, content: { type: "text", text: texts.join("") } } as SessionUpdate;
+    const meta = from === to ? { [SEQ_META]: to } : { [SEQ_META]: to, [SEQ_FROM_META]: from };
+    this.enqueue(() => this.notify(update, meta));
+  }
+
   private enqueue(send: () => Promise<void>): void {
+    // What is being merged was committed first: it goes first.
+    this.flushMerged();
     this.outbox = this.outbox
       .then(() => (this.state.name === "closed" ? undefined : send()))
       .catch(() => {
         // The connection closed under the send; its cleanup releases the session.
       });
   }
+}
+
+/** A text chunk with nothing but its kind, message id and text: merging it loses nothing. */
+function isPlainTextChunk(update: SessionUpdate): update is TextChunk {
+  if (
+    update.sessionUpdate !== "agent_message_chunk" &&
+    update.sessionUpdate !== "user_message_chunk" &&
+    update.sessionUpdate !== "agent_thought_chunk"
+  )
+    return false;
+  if (update._meta || update.content.type !== "text") return false;
+  const content = update.content as Record<string, unknown>;
+  return content.annotations == null && content._meta == null;
 }
 
 /** How a journal event appears in a replayed transcript: prompts as user messages, updates as they were. */

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { client, methods, PROTOCOL_VERSION, type ClientConnection } from "@agentclientprotocol/sdk";
 import { createWebSocketStream, type WebSocketConstructor } from "@agentclientprotocol/sdk/experimental/ws-client";
-import { chromium, type Browser, type BrowserContextOptions, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from "playwright-core";
 import { WebSocket } from "ws";
 import type { ConfigInput } from "../../src/config/config-schema.js";
 import { parseConfig } from "../../src/config/load-config.js";
@@ -130,4 +130,46 @@ export async function connectAcpClient(server: DashboardServer): Promise<ClientC
     .connect(createWebSocketStream(url, { WebSocket: WebSocket as unknown as WebSocketConstructor }));
   await connection.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
   return connection;
+}
+
+/**
+ * Scrolls the (virtualized) transcript from its top down until `target` is in the page and visible:
+ * rows far from the viewport are not rendered, so a search of the page alone would miss them.
+ */
+export async function scrollTo(target: Locator, log: Locator = target.page().getByRole("log", { name: "Conversation" })): Promise<void> {
+  // A person scrolling up: the transcript stops following its end.
+  await log.hover();
+  await log.page().mouse.wheel(0, -400);
+  await log.evaluate((element) => {
+    element.scrollTop = 0;
+  });
+  for (let step = 0; step < 400; step++) {
+    if ((await target.count()) > 0) {
+      // Rows move while the virtualizer measures them: scroll without waiting for them to stand still.
+      const shown = await target
+        .first()
+        .evaluate((element) => {
+          element.scrollIntoView({ block: "center" });
+          return true;
+        })
+        .catch(() => false);
+      await nextFrames(log.page());
+      if (shown && (await target.first().isVisible())) return;
+      continue;
+    }
+    const moved = await log.evaluate((element) => {
+      const before = element.scrollTop;
+      element.scrollTop = before + element.clientHeight * 0.8;
+      return element.scrollTop !== before;
+    });
+    // The virtualizer renders the newly visible rows in the next frame.
+    await nextFrames(log.page());
+    if (!moved && (await target.count()) === 0) break;
+  }
+  await target.first().waitFor({ timeout: 5_000 });
+}
+
+/** Waits until the page has rendered two more frames (the virtualizer lays out rows in the frame after a scroll). */
+export function nextFrames(page: Page): Promise<unknown> {
+  return page.evaluate("new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))");
 }

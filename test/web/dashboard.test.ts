@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { methods } from "@agentclientprotocol/sdk";
 import type { Page } from "playwright-core";
 import {
+  scrollTo,
   connectAcpClient,
   desktop,
   launchBrowser,
@@ -191,9 +192,11 @@ describe("the dashboard in a real browser against a real Berth", () => {
     await page.waitForURL(`${server.url}/#/`);
     await expect.poll(() => page.locator(".chat").count(), POLL).toBe(0);
     await card(page, sessionId).getByRole("link", { name: /^Open/ }).click();
-    await transcript(page).locator(".message.user", { hasText: "Hello from the browser" }).waitFor();
-    await transcript(page).locator(".message.agent", { hasText: "You chose: deny" }).waitFor();
-    expect(await transcript(page).getByRole("article", { name: "Tool call: echo shell-says-hi" }).count()).toBe(1);
+    // The transcript is virtualized: rows far from the viewport are not in the page until scrolled to.
+    await scrollTo(transcript(page).locator(".message.user", { hasText: "Hello from the browser" }));
+    await scrollTo(transcript(page).getByRole("article", { name: "Tool call: echo shell-says-hi" }));
+    await scrollTo(transcript(page).locator(".message.agent", { hasText: "You chose: deny" }));
+    await scrollTo(transcript(page).locator(".stop", { hasText: "Turn ended: cancelled" }));
   });
 
   it("shows the holder count drop when another client disconnects, and the release countdown start", async () => {

@@ -1,92 +1,185 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
-import { appendPrompt, appendStop, applyUpdate, type Transcript } from "../../web/src/chat/transcript.js";
+import type { JournalEvent } from "../../src/host/views.js";
+import { appendSegment, emptySegments, segmentsText } from "../../web/src/chat/message-segments.js";
+import { Transcript, type MessageEntry } from "../../web/src/chat/transcript.js";
 
-const replay = (updates: SessionUpdate[], from: Transcript = []): Transcript => updates.reduce(applyUpdate, from);
+let seq = 0;
+const event = (kind: string, payload: unknown): JournalEvent => ({ sessionId: "s", seq: ++seq, kind, payload: payload as never, at: 0 });
+const update = (u: SessionUpdate, meta?: Record<string, unknown>): JournalEvent => event("update", meta ? { update: u, _meta: meta } : { update: u });
 const agentChunk = (text: string, messageId: string | null = "m1"): SessionUpdate => ({
   sessionUpdate: "agent_message_chunk",
   messageId,
   content: { type: "text", text },
 });
+const textOf = (entry: unknown): string => {
+  const message = entry as MessageEntry;
+  return message.segments.blocks.join("") + message.segments.tail;
+};
+
+function read(events: JournalEvent[]): Transcript {
+  const transcript = new Transcript();
+  for (const e of events) transcript.applyEvent(e);
+  return transcript;
+}
 
 describe("transcript", () => {
   it("merges streamed chunks of one message and starts a new one for the next message or speaker", () => {
-    const transcript = replay([
-      { sessionUpdate: "user_message_chunk", content: { type: "text", text: "hi " } },
-      { sessionUpdate: "user_message_chunk", content: { type: "text", text: "there" } },
-      agentChunk("Hel"),
-      agentChunk("lo"),
-      agentChunk("Again", "m2"),
-      { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "hmm" } },
+    const t = read([
+      event("turn_started", { prompt: [{ type: "text", text: "hi there" }] }),
+      update(agentChunk("Hel")),
+      update(agentChunk("lo")),
+      update(agentChunk("Again", "m2")),
+      update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "hmm" } }),
     ]);
-    expect(transcript).toEqual([
-      { kind: "message", role: "user", messageId: null, text: "hi there", notice: false },
-      { kind: "message", role: "agent", messageId: "m1", text: "Hello", notice: false },
-      { kind: "message", role: "agent", messageId: "m2", text: "Again", notice: false },
-      { kind: "message", role: "thought", messageId: null, text: "hmm", notice: false },
+    expect(t.entries.map((e) => [e.kind, (e as MessageEntry).role, textOf(e)])).toEqual([
+      ["message", "user", "hi there"],
+      ["message", "agent", "Hello"],
+      ["message", "agent", "Again"],
+      ["message", "thought", "hmm"],
     ]);
+  });
+
+  it("applies each journal event once, whichever way it came", () => {
+    const t = new Transcript();
+    const first = update(agentChunk("once"));
+    expect(t.applyEvent(first)).toBe(true);
+    expect(t.applyEvent(first)).toBe(false);
+    expect(t.entries).toHaveLength(1);
+    expect(textOf(t.entries[0])).toBe("once");
+    expect(t.lastSeq).toBe(first.seq);
   });
 
   it("keeps Berth's own notices apart from the agent's text", () => {
-    const transcript = replay([
-      agentChunk("working"),
-      { ...agentChunk(" Berth interrupted this turn (reason: inactivity)"), _meta: { "berth/notice": { reason: "inactivity" } } },
+    const t = read([
+      update(agentChunk("working")),
+      update({ ...agentChunk(" Berth interrupted this turn"), _meta: { "berth/notice": { reason: "inactivity" } } }),
     ]);
-    expect(transcript.map((e) => e.kind === "message" && e.notice)).toEqual([false, true]);
+    expect(t.entries.map((e) => (e as MessageEntry).notice)).toEqual([false, true]);
   });
 
   it("updates a tool call in place: status, and content replaced as ACP says", () => {
-    const transcript = replay([
-      {
+    const t = read([
+      update({
         sessionUpdate: "tool_call",
         toolCallId: "t1",
         title: "make test",
         kind: "execute",
         status: "in_progress",
         content: [{ type: "terminal", terminalId: "term-1" }],
-      },
-      agentChunk("meanwhile"),
-      {
+      }),
+      update(agentChunk("meanwhile")),
+      update({
         sessionUpdate: "tool_call_update",
         toolCallId: "t1",
         status: "completed",
         content: [{ type: "content", content: { type: "text", text: "ok" } }],
         rawOutput: { exitCode: 0 },
-      },
+      }),
     ]);
-    expect(transcript).toHaveLength(2);
-    expect(transcript[0]).toEqual({
+    expect(t.entries).toHaveLength(2);
+    expect(t.entries[0]).toMatchObject({
       kind: "tool",
       call: {
         toolCallId: "t1",
         title: "make test",
         toolKind: "execute",
         status: "completed",
-        content: [{ type: "content", content: { type: "text", text: "ok" } }],
+        content: [{ type: "content" }],
         rawOutput: { exitCode: 0 },
       },
     });
   });
 
-  it("shows an update of an unknown tool call as a tool call of its own", () => {
-    const [entry] = replay([{ sessionUpdate: "tool_call_update", toolCallId: "late", status: "failed" }]);
-    expect(entry).toMatchObject({ kind: "tool", call: { toolCallId: "late", title: "tool call", status: "failed", content: [] } });
+  it("keeps turn ends that were not a plain end, questions and their answers, as the journal has them", () => {
+    seq = 0;
+    const request = {
+      toolCall: { title: "Deploy?" },
+      options: [
+        { optionId: "allow", name: "Allow", kind: "allow_once" },
+        { optionId: "deny", name: "Deny", kind: "reject_once" },
+      ],
+    };
+    const t = read([
+      event("turn_started", { prompt: [{ type: "text", text: "/ask Deploy?" }] }),
+      event("question_asked", { questionId: "q1", kind: "permission", request }),
+      event("question_resolved", { questionId: "q1", state: "answered", answer: { optionId: "allow" } }),
+      event("turn_ended", { stopReason: "end_turn", error: null }),
+      event("turn_started", { prompt: [{ type: "text", text: "/sleep 1h" }] }),
+      event("question_asked", { questionId: "q2", kind: "elicitation", request: { message: "Name?" } }),
+      event("question_resolved", { questionId: "q2", state: "cancelled", reason: "user" }),
+      event("turn_ended", { stopReason: "cancelled", error: null }),
+      event("turn_started", { prompt: [{ type: "text", text: "boom" }] }),
+      event("turn_ended", { stopReason: null, error: "the agent crashed" }),
+    ]);
+    const shown = t.entries.filter((e) => e.kind !== "message");
+    expect(shown).toMatchObject([
+      { kind: "question", question: { title: "Deploy?" }, resolution: { verb: "allowed", detail: "Allow" } },
+      { kind: "question", question: { title: "Name?" }, resolution: { verb: "withdrawn", detail: "user" } },
+      { kind: "turn-end", stopReason: "cancelled" },
+      { kind: "turn-end", error: "the agent crashed" },
+    ]);
+    expect(t.turnRunning).toBe(false);
+    expect(t.pendingQuestions()).toEqual([]);
+    expect(t.hasTurnFor("/sleep 1h", 0)).toBe(true);
+    expect(t.hasTurnFor("/sleep 1h", 6)).toBe(false);
   });
 
   it("replaces a plan that is still the last entry, and ignores updates with nothing to show", () => {
-    const transcript = replay([
-      { sessionUpdate: "plan", entries: [{ content: "a", priority: "high", status: "pending" }] },
-      { sessionUpdate: "plan", entries: [{ content: "a", priority: "high", status: "completed" }] },
-      { sessionUpdate: "available_commands_update", availableCommands: [] },
+    const t = read([
+      update({ sessionUpdate: "plan", entries: [{ content: "a", priority: "high", status: "pending" }] }),
+      update({ sessionUpdate: "plan", entries: [{ content: "a", priority: "high", status: "completed" }] }),
+      update({ sessionUpdate: "available_commands_update", availableCommands: [] }),
     ]);
-    expect(transcript).toEqual([{ kind: "plan", entries: [{ content: "a", priority: "high", status: "completed" }] }]);
+    expect(t.entries).toMatchObject([{ kind: "plan", entries: [{ content: "a", status: "completed" }] }]);
   });
 
-  it("adds the page's own prompts and how a turn stopped", () => {
-    const transcript = appendStop(appendPrompt([], "/sleep 1h"), "cancelled");
-    expect(transcript).toEqual([
-      { kind: "message", role: "user", messageId: null, text: "/sleep 1h", notice: false },
-      { kind: "stop", outcome: "cancelled" },
-    ]);
+  it("lays a long message out as rows of finished blocks and a growing tail", () => {
+    const t = new Transcript();
+    const chunks = Array.from({ length: 2_000 }, (_, i) => `paragraph ${i} ${"x".repeat(20)}\n\n`);
+    for (const chunk of chunks) t.applyEvent(update(agentChunk(chunk)));
+    const rows = t.rows();
+    expect(rows.length).toBeGreaterThan(5);
+    expect(rows.every((row) => row.entry === t.entries[0])).toBe(true);
+    expect(rows[0]).toMatchObject({ first: true });
+    expect(rows.at(-1)).toMatchObject({ last: true });
+    expect((t.entries[0] as MessageEntry).length).toBe(chunks.join("").length);
+    expect(textOf(t.entries[0])).toBe(chunks.join(""));
+  });
+});
+
+describe("message segments", () => {
+  it("keep the text as it came, except for fences closed and reopened at forced cuts", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: fc.constantFrom("a", " ", "\n", "`", "~", "#", "é", "😀"), maxLength: 3_000 }), { maxLength: 30 }),
+        (chunks) => {
+          const segments = emptySegments();
+          for (const chunk of chunks) appendSegment(segments, chunk);
+          const whole = chunks.join("");
+          if (!whole.includes("```") && !whole.includes("~~~")) expect(segmentsText(segments)).toBe(whole);
+          // No block is cut inside a surrogate pair.
+          for (const block of segments.blocks) expect(/[\uD800-\uDBFF]$/.test(block)).toBe(false);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("cut at blank lines outside code fences, and carry an open fence across a forced cut", () => {
+    const segments = emptySegments();
+    const code = Array.from({ length: 2_000 }, (_, i) => `line ${i}`).join("\n");
+    appendSegment(segments, `Intro\n\n\`\`\`ts\n${code}\n\nmore\n`);
+    for (const block of segments.blocks.slice(1)) expect(block.startsWith("```ts\n")).toBe(true);
+    for (const block of segments.blocks.slice(0, -1)) if (block.includes("```ts")) expect(block.trimEnd().endsWith("```")).toBe(true);
+    expect(segments.blocks[0]).toBe("Intro\n\n");
+  });
+
+  it("cut a huge single line at the limit", () => {
+    const segments = emptySegments();
+    for (let i = 0; i < 4_000; i++) appendSegment(segments, "abcdefghijklmnop");
+    expect(segments.blocks.length).toBeGreaterThan(2);
+    expect(segmentsText(segments)).toBe("abcdefghijklmnop".repeat(4_000));
   });
 });

@@ -13,6 +13,9 @@ export type PromptCommand =
   | { name: "mcp-servers" }
   | { name: "read"; path: string }
   | { name: "write"; path: string; content: string }
+  | { name: "edit"; path: string; content: string }
+  | { name: "plan"; steps: string[] }
+  | { name: "think"; text: string }
   | { name: "mode" }
   | { name: "whoami" }
   /** `/ext` and `/extnotify`: an extension message to the client. */
@@ -36,6 +39,9 @@ export const promptCommandHelp: Record<string, { hint?: string; description: str
   "mcp-servers": { description: "Report the MCP servers this session was given" },
   read: { hint: "<absolute path>", description: "Read a file through fs/read_text_file" },
   write: { hint: "<absolute path> <content>", description: "Write a file through fs/write_text_file" },
+  edit: { hint: "<absolute path> <content>", description: "Replace a file's content, shown as a tool call with a diff" },
+  plan: { hint: "<step>; <step>; ...", description: "Show a plan and work through its steps" },
+  think: { hint: "<text>", description: "Stream text as a thought, then answer" },
   mode: { description: "Report the session's current mode id" },
   whoami: { description: "Report the client's name and capabilities from initialize" },
   ext: { hint: "<method> [json params]", description: "Send an extension request to the client, report its answer" },
@@ -71,6 +77,19 @@ export function parsePromptCommand(text: string): PromptCommand {
       return rest ? { name, path: rest } : missingArgument(name);
     case "write":
       return parseWrite(rest);
+    case "edit": {
+      const write = parseWrite(rest);
+      return write.name === "write" ? { ...write, name: "edit" } : missingArgument(name);
+    }
+    case "plan": {
+      const steps = rest
+        .split(";")
+        .map((step) => step.trim())
+        .filter((step) => step !== "");
+      return steps.length > 0 ? { name, steps } : missingArgument(name);
+    }
+    case "think":
+      return rest ? { name, text: rest } : missingArgument(name);
     case "flood":
       return parseFlood(rest);
     case "ext":

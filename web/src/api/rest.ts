@@ -1,5 +1,5 @@
 import { authHeaders } from "../auth/token.js";
-import type { AgentsList, LocationView, QuestionAnswer, QuestionView, SessionView, StampedRecord } from "./types.js";
+import type { AgentsList, JournalEvent, LocationView, QuestionAnswer, QuestionView, SessionView, StampedRecord } from "./types.js";
 
 /** A refused REST call, with the server's machine code and human message. */
 export class ApiError extends Error {
@@ -41,6 +41,8 @@ export const api = {
   agents: () => request<AgentsList>("GET", "api/agents"),
   sessions: () => request<{ sessions: SessionView[] }>("GET", "api/sessions").then((r) => r.sessions),
   session: (sessionId: string) => request<SessionView>("GET", `api/sessions/${id(sessionId)}`),
+  events: (sessionId: string, after: number, limit: number) =>
+    request<{ events: JournalEvent[] }>("GET", `api/sessions/${id(sessionId)}/events?after=${after}&limit=${limit}`).then((r) => r.events),
   deleteSession: (sessionId: string) => request<void>("DELETE", `api/sessions/${id(sessionId)}`),
   locations: () => request<{ locations: LocationView[] }>("GET", "api/locations").then((r) => r.locations),
   questions: () => request<{ questions: QuestionView[] }>("GET", "api/questions").then((r) => r.questions),

@@ -1,78 +1,97 @@
-import {
-  client,
-  methods,
-  PROTOCOL_VERSION,
-  type ClientConnection,
-  type CreateElicitationRequest,
-  type CreateElicitationResponse,
-  type ElicitationContentValue,
-  type RequestPermissionRequest,
-  type RequestPermissionResponse,
-  type SessionNotification,
-} from "@agentclientprotocol/sdk";
-import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
-import { authorizedUrl } from "../auth/token.js";
-import { api } from "../api/rest.js";
-import type { QuestionAnswer } from "../api/types.js";
+import { methods, RequestError, type ClientConnection, type SessionNotification } from "@agentclientprotocol/sdk";
+import { api, ApiError } from "../api/rest.js";
+import type { JournalEvent, QuestionAnswer, SessionView } from "../api/types.js";
 import { Observable } from "../live/observable.js";
-import { applyUpdate, appendPrompt, appendStop, type Transcript } from "./transcript.js";
+import { connectAcp, SEQ_FROM_META, SEQ_META } from "./acp-link.js";
+import { reconnectDelay } from "./backoff.js";
+import { toFront, withState, without, type Outbox } from "./outbox.js";
+import { Transcript } from "./transcript.js";
+import type { TranscriptQuestion } from "./transcript-questions.js";
 
-/** Where a chat is in its life. Only `ready` accepts a prompt. */
-export type ChatPhase =
+/**
+ * How the page is linked to the session.
+ *
+ * - `reading`: the journal is read over REST; nothing is held and no agent starts (rule L9).
+ * - `connecting`: an ACP connection is being opened to hold the session (to prompt, or resume).
+ * - `live`: the session is held over ACP; prompts go out, updates stream in.
+ * - `reconnecting`: Berth could not be reached; the next attempt is at `retryAt`, and the page
+ *   goes back to `then` (`reading` or `live`) once it is.
+ * - `failed`: the session cannot be opened (deleted, refused); `closed`: the page let go.
+ */
+export type ChatLink =
+  | { readonly name: "reading" }
   | { readonly name: "connecting" }
-  | { readonly name: "opening" }
-  | { readonly name: "ready" }
-  | { readonly name: "prompting" }
-  | { readonly name: "closed" }
-  | { readonly name: "failed"; readonly message: string };
-
-/** A question the agent asked this connection, waiting for the person at the page. */
-export type ChatAsk =
-  | { readonly kind: "permission"; readonly id: number; readonly request: RequestPermissionRequest }
-  | { readonly kind: "elicitation"; readonly id: number; readonly request: CreateElicitationRequest };
-
-type ChatAnswer = RequestPermissionResponse | CreateElicitationResponse;
+  | { readonly name: "live" }
+  | { readonly name: "reconnecting"; readonly then: "reading" | "live"; readonly attempt: number; readonly retryAt: number; readonly reason: string }
+  | { readonly name: "failed"; readonly message: string }
+  | { readonly name: "closed" };
 
 export interface ChatState {
-  readonly phase: ChatPhase;
+  readonly link: ChatLink;
   readonly sessionId: string | null;
-  readonly transcript: Transcript;
-  readonly asks: readonly ChatAsk[];
+  /** The journal is still being read. */
+  readonly loading: boolean;
+  /** Messages typed on this page that the transcript does not show yet. */
+  readonly outbox: Outbox;
+  /** A turn runs (this page's or another client's). */
+  readonly turnRunning: boolean;
+  /** The session's questions waiting for an answer. */
+  readonly asks: readonly TranscriptQuestion[];
 }
 
-/** How the chat opens its session: an existing one (replaying its journal), or a new one. */
+/** How the chat opens its session: an existing one (read from its journal), or a new one. */
 export type ChatOpening =
   | { readonly mode: "load"; readonly sessionId: string }
   | { readonly mode: "new"; readonly agent: string; readonly cwd: string; readonly workspace: string | null };
 
-const CLIENT_INFO = { name: "berth-dashboard", title: "Berth dashboard", version: __BERTH_VERSION__ };
+/** Journal events read per REST request. */
+const PAGE = 2_000;
+/** How often a session read without holding it is read again while another client runs a turn. */
+const FOLLOW_MS = 1_000;
 
 /**
- * One session opened over ACP (WebSocket `/acp`): Berth is the agent, this page the client. Opening
- * holds the session, which keeps its agent child warm; `close()` releases the hold.
+ * One session on the page. Its transcript is the session's journal, read over REST (which holds
+ * nothing) and followed live over ACP once the person prompts or resumes; each journal event is
+ * applied once, in order, whichever way it came. A lost connection is retried with backoff, and a
+ * message sent meanwhile waits in the outbox: nothing typed is dropped without saying so.
  */
 export class ChatSession {
   readonly state: Observable<ChatState>;
+  readonly transcript = new Transcript();
   /** The session's id once it is open; rejects with a message naming what went wrong. */
   readonly opened: Promise<string>;
-  private readonly connection: ClientConnection;
-  private readonly waiting = new Map<number, (answer: ChatAnswer) => void>();
-  private nextAskId = 1;
+  private connection: ClientConnection | null = null;
+  /** Live updates that arrived while the journal was being read, or ahead of it: applied after. */
+  private held: SessionNotification[] = [];
+  private refreshing: Promise<void> | null = null;
+  private refreshAgain = false;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private followTimer: ReturnType<typeof setInterval> | undefined;
+  private nextMessageId = 1;
+  private prompting = false;
+  /** Whether the host runs a turn in this session, as the overview last said. */
+  private hostTurnActive: boolean | undefined;
+  private readonly online = (): void => this.retryNow();
 
   private constructor(opening: ChatOpening) {
     this.state = new Observable<ChatState>({
-      phase: { name: "connecting" },
+      link: opening.mode === "load" ? { name: "reading" } : { name: "connecting" },
       sessionId: opening.mode === "load" ? opening.sessionId : null,
-      transcript: [],
+      loading: opening.mode === "load",
+      outbox: [],
+      turnRunning: false,
       asks: [],
     });
-    const app = client({ name: "berth-dashboard" })
-      .onNotification(methods.client.session.update, ({ params }) => this.updated(params))
-      .onRequest(methods.client.session.requestPermission, ({ params, signal }) => this.ask({ kind: "permission", request: params }, signal))
-      .onRequest(methods.client.elicitation.create, ({ params, signal }) => this.ask({ kind: "elicitation", request: params }, signal));
-    this.connection = app.connect(createWebSocketStream(authorizedUrl("acp", "ws")));
-    void this.connection.closed.then(() => this.lost());
-    this.opened = this.open(opening);
+    let questionsVersion = 0;
+    this.transcript.subscribe(() => {
+      if (this.state.value.turnRunning !== this.turnRunning()) this.patch({ turnRunning: this.turnRunning() });
+      if (this.transcript.questionsVersion !== questionsVersion) {
+        questionsVersion = this.transcript.questionsVersion;
+        this.patch({ asks: this.transcript.pendingQuestions() });
+      }
+    });
+    globalThis.addEventListener?.("online", this.online);
+    this.opened = opening.mode === "load" ? this.read(opening.sessionId) : this.create(opening);
     this.opened.catch(() => undefined);
   }
 
@@ -80,84 +99,163 @@ export class ChatSession {
     return new ChatSession(opening);
   }
 
-  /** Read through a call: the phase moves while a request is awaited, so it must not be narrowed. */
-  private phase(): ChatPhase["name"] {
-    return this.state.value.phase.name;
-  }
-
   get sessionId(): string | null {
     return this.state.value.sessionId;
   }
 
-  async prompt(text: string): Promise<void> {
-    const sessionId = this.sessionId;
-    if (this.phase() !== "ready" || sessionId === null) return;
-    this.patch({ phase: { name: "prompting" }, transcript: appendPrompt(this.state.value.transcript, text) });
-    let outcome: string;
-    try {
-      const { stopReason } = await this.connection.agent.request(methods.agent.session.prompt, {
-        sessionId,
-        prompt: [{ type: "text", text }],
-      });
-      outcome = stopReason;
-    } catch (error) {
-      outcome = `failed: ${messageOf(error)}`;
-    }
-    if (this.phase() !== "prompting") return;
-    this.patch({
-      phase: { name: "ready" },
-      transcript: outcome === "end_turn" ? this.state.value.transcript : appendStop(this.state.value.transcript, outcome),
-    });
+  /** Sends a message: at once if nothing runs, else queued until the running turn ends. */
+  send(text: string): void {
+    if (this.closed() || text.trim() === "") return;
+    const message = { id: this.nextMessageId++, text, state: "queued", error: null, afterSeq: this.transcript.lastSeq, tried: false } as const;
+    this.patch({ outbox: [...this.state.value.outbox, message] });
+    this.pump();
+  }
+
+  /** Interrupts the running turn and sends this queued message as soon as it has stopped. */
+  stopAndSend(messageId: number): void {
+    this.patch({ outbox: toFront(this.state.value.outbox, messageId) });
+    this.cancel();
+  }
+
+  /** Sends a message that failed again. */
+  retry(messageId: number): void {
+    this.patch({ outbox: withState(this.state.value.outbox, messageId, { state: "queued", error: null }) });
+    this.pump();
+  }
+
+  discard(messageId: number): void {
+    this.patch({ outbox: without(this.state.value.outbox, messageId) });
+  }
+
+  /** Holds the session (starting its agent if it has none) without sending anything. */
+  resume(): void {
+    if (this.state.value.link.name === "reading") void this.goLive();
   }
 
   /** Interrupts the running turn, whoever started it. */
   cancel(): void {
-    const sessionId = this.sessionId;
-    if (sessionId !== null) void this.connection.agent.notify(methods.agent.session.cancel, { sessionId });
+    // Holding the session to cancel is fine while a turn runs (its agent is up), and pointless otherwise.
+    if (!this.turnRunning()) return;
+    void this.whenLive().then((connection) => {
+      const sessionId = this.sessionId;
+      if (connection && sessionId) void connection.agent.notify(methods.agent.session.cancel, { sessionId });
+    });
   }
 
-  /** Answers a question the agent asked this connection, in the shape REST uses too. */
-  answer(askId: number, answer: QuestionAnswer): void {
-    this.waiting.get(askId)?.(acpAnswer(answer));
+  /** Answers one of the session's questions (over REST: it reaches the agent whoever holds the session). */
+  async answer(questionId: string, answer: QuestionAnswer): Promise<void> {
+    try {
+      await api.answerQuestion(questionId, answer);
+    } catch (error) {
+      // Answered or withdrawn elsewhere first: the journal says how.
+      if (!(error instanceof ApiError && (error.status === 409 || error.status === 404))) throw error;
+    }
+    this.refresh();
+  }
+
+  /** The session as the overview sees it: its turns ending elsewhere, and its progress while read. */
+  observe(session: SessionView | undefined): void {
+    if (!session || this.closed()) return;
+    const follow = session.turnActive && this.state.value.link.name === "reading";
+    if (follow && this.followTimer === undefined) this.followTimer = setInterval(() => this.refresh(), FOLLOW_MS);
+    if (!follow && this.followTimer !== undefined) {
+      clearInterval(this.followTimer);
+      this.followTimer = undefined;
+    }
+    this.hostTurnActive = session.turnActive;
+    this.refresh();
   }
 
   /** Releases this page's hold on the session (it stays) and disconnects. */
   async close(): Promise<void> {
-    const { phase, sessionId } = this.state.value;
-    if (phase.name === "closed") return;
-    this.patch({ phase: { name: "closed" } });
-    if (sessionId !== null && phase.name !== "failed") {
-      await this.connection.agent.request(methods.agent.session.close, { sessionId }).catch(() => undefined);
+    if (this.closed()) return;
+    const { link, sessionId } = this.state.value;
+    this.patch({ link: { name: "closed" } });
+    clearTimeout(this.retryTimer);
+    clearInterval(this.followTimer);
+    globalThis.removeEventListener?.("online", this.online);
+    const connection = this.connection;
+    this.connection = null;
+    if (connection && sessionId !== null && link.name === "live") {
+      await connection.agent.request(methods.agent.session.close, { sessionId }).catch(() => undefined);
     }
-    this.connection.close();
+    connection?.close();
   }
 
-  private async open(opening: ChatOpening): Promise<string> {
-    let sessionId: string;
+  // Reading
+
+  private async read(sessionId: string): Promise<string> {
     try {
-      const agent = this.connection.agent;
-      await agent.request(methods.agent.initialize, {
-        protocolVersion: PROTOCOL_VERSION,
-        clientCapabilities: { elicitation: { form: {} } },
-        clientInfo: CLIENT_INFO,
-      });
-      this.patch({ phase: { name: "opening" } });
-      if (opening.mode === "load") {
-        // session/load needs the session's directory; the replay arrives as updates before the answer.
-        const { cwd } = await api.session(opening.sessionId);
-        await agent.request(methods.agent.session.load, { sessionId: opening.sessionId, cwd, mcpServers: [] });
-        sessionId = opening.sessionId;
-      } else {
-        const meta: Record<string, string> = { "berth/agent": opening.agent };
-        if (opening.workspace !== null) meta["berth/workspace"] = opening.workspace;
-        ({ sessionId } = await agent.request(methods.agent.session.new, {
-          cwd: opening.cwd,
-          mcpServers: [],
-          _meta: meta,
-        }));
-        this.patch({ sessionId });
+      await this.catchUp();
+    } catch (error) {
+      if (isGone(error)) {
+        this.fail(messageOf(error));
+        throw new Error(messageOf(error));
       }
-      if (this.phase() === "opening") this.patch({ phase: { name: "ready" } });
+      this.lost("reading", messageOf(error));
+    }
+    return sessionId;
+  }
+
+  /** Reads what the journal has beyond what is shown; one read at a time, another after it if asked meanwhile. */
+  refresh(): void {
+    if (this.closed() || this.state.value.link.name === "reconnecting") return;
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    this.refreshing = this.catchUp()
+      .catch((error: unknown) => {
+        if (isGone(error)) this.fail(messageOf(error));
+        else this.lost(this.state.value.link.name === "live" ? "live" : "reading", messageOf(error));
+      })
+      .finally(() => {
+        this.refreshing = null;
+        if (this.refreshAgain) {
+          this.refreshAgain = false;
+          this.refresh();
+        }
+      });
+  }
+
+  private async catchUp(): Promise<void> {
+    const sessionId = this.sessionId!;
+    for (;;) {
+      const events = await api.events(sessionId, this.transcript.lastSeq, PAGE);
+      if (this.closed()) return;
+      for (const event of events) this.transcript.applyEvent(event);
+      if (events.length < PAGE) break;
+      // A long journal is read in pages; the page stays responsive between them.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    // What arrived meanwhile was read with the journal, or comes next; a new gap is read again.
+    const held = this.held;
+    this.held = [];
+    for (const [index, notification] of held.entries()) {
+      const { [SEQ_META]: seq, [SEQ_FROM_META]: from, ...meta } = notification._meta ?? {};
+      const last = seq as number;
+      const first = typeof from === "number" ? from : last;
+      if (last <= this.transcript.lastSeq) continue;
+      if (first !== this.transcript.lastSeq + 1) {
+        this.held = held.slice(index);
+        this.refreshAgain = true;
+        break;
+      }
+      this.transcript.applyEvent(journalUpdate(notification, last, meta));
+    }
+    if (this.state.value.loading) this.patch({ loading: false });
+    this.reconcile();
+  }
+
+  // Going live
+
+  private async create(opening: Extract<ChatOpening, { mode: "new" }>): Promise<string> {
+    try {
+      const connection = await this.connect();
+      const meta: Record<string, string> = { "berth/agent": opening.agent };
+      if (opening.workspace !== null) meta["berth/workspace"] = opening.workspace;
+      const { sessionId } = await connection.agent.request(methods.agent.session.new, { cwd: opening.cwd, mcpServers: [], _meta: meta });
+      this.patch({ sessionId, link: { name: "live" }, loading: false });
       return sessionId;
     } catch (error) {
       this.fail(messageOf(error));
@@ -165,44 +263,188 @@ export class ChatSession {
     }
   }
 
-  private updated(notification: SessionNotification): void {
-    if (notification.sessionId !== this.sessionId) return;
-    this.patch({ transcript: applyUpdate(this.state.value.transcript, notification.update) });
+  private goingLive: Promise<ClientConnection | null> | null = null;
+
+  /** The live connection, opening it (and holding the session) if the page was only reading. */
+  private whenLive(): Promise<ClientConnection | null> {
+    if (this.state.value.link.name === "live") return Promise.resolve(this.connection);
+    if (this.state.value.link.name === "reading") return this.goLive();
+    return this.goingLive ?? Promise.resolve(null);
   }
 
-  /** Shows the question until it is answered here, or withdrawn (answered elsewhere, cancelled). */
-  private ask<A extends ChatAnswer>(question: Omit<ChatAsk, "id">, signal: AbortSignal): Promise<A> {
-    const id = this.nextAskId++;
-    const withdraw = (): void => {
-      this.waiting.delete(id);
-      this.patch({ asks: this.state.value.asks.filter((a) => a.id !== id) });
-    };
-    this.patch({ asks: [...this.state.value.asks, { ...question, id } as ChatAsk] });
-    return new Promise<A>((resolve, reject) => {
-      this.waiting.set(id, (answer) => {
-        withdraw();
-        resolve(answer as A);
-      });
-      signal.addEventListener(
-        "abort",
-        () => {
-          withdraw();
-          reject(signal.reason);
-        },
-        { once: true },
-      );
+  private goLive(): Promise<ClientConnection | null> {
+    this.goingLive ??= this.attach().finally(() => {
+      this.goingLive = null;
     });
+    return this.goingLive;
   }
 
-  private lost(): void {
-    if (this.phase() !== "closed") this.fail("The connection to Berth was lost.");
+  /** Opens a connection and resumes the session on it (no replay: the journal is read over REST). */
+  private async attach(): Promise<ClientConnection | null> {
+    const sessionId = this.sessionId!;
+    this.patch({ link: { name: "connecting" } });
+    clearInterval(this.followTimer);
+    this.followTimer = undefined;
+    try {
+      const { cwd } = await api.session(sessionId);
+      const connection = await this.connect();
+      await connection.agent.request(methods.agent.session.resume, { sessionId, cwd, mcpServers: [] });
+      if (this.closed()) return null;
+      this.patch({ link: { name: "live" } });
+      this.refresh();
+      this.pump();
+      return connection;
+    } catch (error) {
+      if (this.closed()) return null;
+      if (isGone(error)) this.fail(messageOf(error));
+      else this.lost("live", messageOf(error));
+      return null;
+    }
+  }
+
+  private async connect(): Promise<ClientConnection> {
+    this.connection?.close();
+    const connection = await connectAcp({ update: (notification) => this.updated(notification), asked: () => this.refresh() });
+    this.connection = connection;
+    void connection.closed.then(() => {
+      if (this.connection !== connection || this.closed()) return;
+      this.connection = null;
+      const { link } = this.state.value;
+      if (link.name === "live" || link.name === "connecting") this.lost("live", "The connection to Berth was lost.");
+    });
+    return connection;
+  }
+
+  // Live updates
+
+  private updated(notification: SessionNotification): void {
+    if (notification.sessionId !== this.sessionId || this.closed()) return;
+    const { [SEQ_META]: seq, [SEQ_FROM_META]: from, ...meta } = notification._meta ?? {};
+    if (typeof seq !== "number") {
+      // Not journaled (a running command's output as it grows): shown, never replayed.
+      this.transcript.applyUpdate(notification.update, notification._meta);
+      return;
+    }
+    const first = typeof from === "number" ? from : seq;
+    if (this.refreshing) {
+      this.held.push(notification);
+      return;
+    }
+    if (first !== this.transcript.lastSeq + 1 && seq > this.transcript.lastSeq) {
+      // Ahead of what was read (a prompt, a turn's end, a question came between): read the gap first.
+      this.held.push(notification);
+      this.refresh();
+      return;
+    }
+    this.transcript.applyEvent(journalUpdate(notification, seq, meta));
+  }
+
+  // The outbox
+
+  /** Sends the next queued message if nothing runs and the session is held (holding it first if it is only read). */
+  private pump(): void {
+    const { outbox, link } = this.state.value;
+    const next = outbox.find((message) => message.state === "queued");
+    if (!next || this.closed()) return;
+    if (link.name === "reading") {
+      void this.goLive();
+      return;
+    }
+    if (link.name !== "live" || !this.connection || this.prompting || this.turnRunning()) return;
+    void this.prompt(this.connection, next.id, next.text);
+  }
+
+  private async prompt(connection: ClientConnection, id: number, text: string): Promise<void> {
+    const sessionId = this.sessionId!;
+    this.prompting = true;
+    const afterSeq = this.transcript.lastSeq;
+    this.patch({ outbox: withState(this.state.value.outbox, id, { state: "sending", afterSeq, tried: true }), turnRunning: true });
+    let failure: string | null = null;
+    let busy = false;
+    try {
+      await connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+    } catch (error) {
+      failure = messageOf(error);
+      busy = error instanceof RequestError && (error.data as { code?: unknown } | undefined)?.code === "turn_in_flight";
+    }
+    this.prompting = false;
+    if (this.closed()) return;
+    // The journal tells whether the message got its turn (shown in the transcript) or not.
+    this.refresh();
+    await this.refreshing?.catch(() => undefined);
+    const message = this.state.value.outbox.find((m) => m.id === id);
+    if (message) {
+      if (this.transcript.hasTurnFor(text, afterSeq)) this.patch({ outbox: without(this.state.value.outbox, id) });
+      // Another client's turn came first, or the connection went: it goes out again after.
+      else if (busy || this.state.value.link.name !== "live") this.patch({ outbox: withState(this.state.value.outbox, id, { state: "queued" }) });
+      else this.patch({ outbox: withState(this.state.value.outbox, id, { state: "failed", error: failure ?? "the turn did not start" }) });
+    }
+    this.patch({ turnRunning: this.turnRunning() });
+    this.pump();
+  }
+
+  /**
+   * Messages whose turn is in the journal are shown by the transcript, not the outbox; one whose
+   * send was cut off by a lost connection but reached Berth is not sent twice.
+   */
+  private reconcile(): void {
+    let outbox = this.state.value.outbox;
+    for (const message of outbox) {
+      if (!message.tried || message.state === "started" || !this.transcript.hasTurnFor(message.text, message.afterSeq)) continue;
+      outbox = message.state === "sending" ? withState(outbox, message.id, { state: "started" }) : without(outbox, message.id);
+    }
+    if (outbox !== this.state.value.outbox) this.patch({ outbox });
+    this.patch({ turnRunning: this.turnRunning() });
+    this.pump();
+  }
+
+  /** The overview's word on a running turn wins over the journal's (a crash can leave a turn without its end). */
+  private turnRunning(): boolean {
+    return this.prompting || (this.hostTurnActive ?? this.transcript.turnRunning);
+  }
+
+  // Losing and finding Berth again
+
+  private lost(then: "reading" | "live", reason: string): void {
+    if (this.closed() || this.state.value.link.name === "failed") return;
+    this.connection?.close();
+    this.connection = null;
+    const previous = this.state.value.link;
+    const attempt = previous.name === "reconnecting" ? previous.attempt + 1 : 1;
+    const delay = reconnectDelay(attempt);
+    this.patch({ link: { name: "reconnecting", then, attempt, retryAt: Date.now() + delay, reason } });
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.reconnect(), delay);
+  }
+
+  /** The network is back (or the person asked): try now rather than at the scheduled time. */
+  retryNow(): void {
+    if (this.state.value.link.name !== "reconnecting") return;
+    clearTimeout(this.retryTimer);
+    this.reconnect();
+  }
+
+  private reconnect(): void {
+    const link = this.state.value.link;
+    if (link.name !== "reconnecting") return;
+    if (link.then === "live") {
+      this.patch({ link: { name: "reading" } });
+      void this.goLive();
+      return;
+    }
+    this.patch({ link: { name: "reading" } });
+    void this.read(this.sessionId!);
   }
 
   private fail(message: string): void {
-    if (this.phase() === "closed") return;
-    this.patch({ phase: { name: "failed", message }, asks: [] });
-    this.waiting.clear();
-    this.connection.close();
+    if (this.closed()) return;
+    this.patch({ link: { name: "failed", message } });
+    this.connection?.close();
+    this.connection = null;
+  }
+
+  private closed(): boolean {
+    return this.state.value.link.name === "closed";
   }
 
   private patch(change: Partial<ChatState>): void {
@@ -210,11 +452,15 @@ export class ChatSession {
   }
 }
 
-function acpAnswer(answer: QuestionAnswer): ChatAnswer {
-  if ("optionId" in answer) return { outcome: { outcome: "selected", optionId: answer.optionId } };
-  return answer.action === "accept"
-    ? { action: "accept", content: answer.content as Record<string, ElicitationContentValue> }
-    : { action: answer.action };
+/** A live update as the journal event it is. */
+function journalUpdate(notification: SessionNotification, seq: number, meta: Record<string, unknown>): JournalEvent {
+  return { sessionId: notification.sessionId, seq, kind: "update", payload: { update: notification.update, _meta: meta } as never, at: 0 };
+}
+
+/** The session no longer exists: retrying will not help. */
+function isGone(error: unknown): boolean {
+  if (error instanceof ApiError) return error.status === 404;
+  return error instanceof RequestError && error.code === -32002;
 }
 
 function messageOf(error: unknown): string {

@@ -1,4 +1,7 @@
 import type { ContentBlock, PlanEntry, SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
+import type { JournalEvent } from "../api/types.js";
+import { appendSegment, emptySegments, type Segments } from "./message-segments.js";
+import { questionOf, resolutionOf, type QuestionResolution, type TranscriptQuestion } from "./transcript-questions.js";
 
 type MessageRole = "user" | "agent" | "thought";
 
@@ -11,23 +14,58 @@ export interface ToolCallView {
   readonly rawOutput: unknown;
 }
 
-/** One thing in a conversation as the chat shows it: streamed chunks are merged into messages. */
-export type TranscriptEntry =
-  | {
-      readonly kind: "message";
-      readonly role: MessageRole;
-      readonly messageId: string | null;
-      readonly text: string;
-      /** Written by Berth itself (an interruption, a crash), not by the agent. */
-      readonly notice: boolean;
-    }
-  | { readonly kind: "tool"; readonly call: ToolCallView }
-  | { readonly kind: "plan"; readonly entries: readonly PlanEntry[] }
-  | { readonly kind: "notice"; readonly severity: string; readonly title: string; readonly description: string | null }
-  /** How a prompt sent from this page ended, when it did not simply end its turn. */
-  | { readonly kind: "stop"; readonly outcome: string };
+interface EntryBase {
+  /** Stable for the life of the transcript: the key views render it by. */
+  readonly id: number;
+  /** Bumped on every change, so views know what to render again. */
+  version: number;
+}
 
-export type Transcript = readonly TranscriptEntry[];
+export interface MessageEntry extends EntryBase {
+  readonly kind: "message";
+  readonly role: MessageRole;
+  readonly messageId: string | null;
+  /** Written by Berth itself (an interruption, a crash), not by the agent. */
+  readonly notice: boolean;
+  readonly segments: Segments;
+  /** Characters received (the segments may hold a few more: fences closed and reopened at cuts). */
+  length: number;
+}
+
+interface ToolEntry extends EntryBase {
+  readonly kind: "tool";
+  call: ToolCallView;
+}
+
+interface PlanItemEntry extends EntryBase {
+  readonly kind: "plan";
+  entries: readonly PlanEntry[];
+}
+
+interface TurnEndEntry extends EntryBase {
+  readonly kind: "turn-end";
+  readonly stopReason: string | null;
+  readonly error: string | null;
+}
+
+export interface QuestionEntry extends EntryBase {
+  readonly kind: "question";
+  readonly question: TranscriptQuestion;
+  resolution: QuestionResolution | null;
+}
+
+/** One thing in a conversation as the chat shows it: streamed chunks are merged into messages. */
+export type TranscriptEntry = MessageEntry | ToolEntry | PlanItemEntry | TurnEndEntry | QuestionEntry;
+
+/** What the virtualized view lays out: a message is one row per finished block plus its tail. */
+export interface TranscriptRow {
+  readonly key: string;
+  readonly entry: TranscriptEntry;
+  /** For messages: the block index, or -1 for the tail. */
+  readonly part: number;
+  readonly first: boolean;
+  readonly last: boolean;
+}
 
 const roleOf = {
   user_message_chunk: "user",
@@ -35,17 +73,94 @@ const roleOf = {
   agent_thought_chunk: "thought",
 } as const;
 
-/** The transcript after one `session/update`. Updates with nothing to show leave it as it is. */
-export function applyUpdate(transcript: Transcript, update: SessionUpdate): Transcript {
-  switch (update.sessionUpdate) {
-    case "user_message_chunk":
-    case "agent_message_chunk":
-    case "agent_thought_chunk":
-      return appendText(transcript, roleOf[update.sessionUpdate], update.messageId ?? null, blockText(update.content), isNotice(update._meta));
-    case "tool_call":
-      return [
-        ...transcript,
-        {
+/**
+ * A session's conversation, built from its journal (REST) and live updates (ACP): events apply in
+ * journal order (`seq`), each once, whichever way it came. It is mutable and versioned, because a
+ * long reply is hundreds of thousands of chunks: views read it once per frame, not per chunk.
+ */
+let transcripts = 0;
+
+export class Transcript {
+  /** Unique on the page: keys renderings cached across transcripts. */
+  readonly uid = ++transcripts;
+  readonly entries: TranscriptEntry[] = [];
+  /** The last journal event applied; events up to it are never applied again. */
+  lastSeq = 0;
+  /** Bumped on every change. */
+  version = 0;
+  /** A turn started and has not ended, as far as the journal tells. */
+  turnRunning = false;
+  /** Each turn's prompt text, for telling whether a message sent from this page got its turn. */
+  private readonly prompts: Array<{ readonly seq: number; readonly text: string }> = [];
+  private nextId = 1;
+  private readonly listeners = new Set<() => void>();
+  private readonly questions = new Map<string, QuestionEntry>();
+  private rowsCache: { version: number; rows: TranscriptRow[] } = { version: -1, rows: [] };
+
+  /** Applies a journal event not applied yet; false if it was (`seq` at or below {@link lastSeq}). */
+  applyEvent(event: JournalEvent): boolean {
+    if (event.seq <= this.lastSeq) return false;
+    this.lastSeq = event.seq;
+    const payload = (event.payload ?? {}) as Record<string, unknown>;
+    switch (event.kind) {
+      case "update":
+        this.update(payload.update as SessionUpdate, payload._meta as Record<string, unknown> | undefined);
+        break;
+      case "turn_started": {
+        this.turnRunning = true;
+        const prompt = (payload.prompt as ContentBlock[] | undefined) ?? [];
+        this.prompts.push({ seq: event.seq, text: prompt.map(blockText).join("") });
+        for (const block of prompt) this.appendText("user", null, blockText(block), false);
+        // Two prompts in a row are two messages.
+        this.closeMessage();
+        break;
+      }
+      case "turn_ended": {
+        this.turnRunning = false;
+        const stopReason = typeof payload.stopReason === "string" ? payload.stopReason : null;
+        const error = typeof payload.error === "string" ? payload.error : null;
+        // A turn that simply ended needs no line of its own.
+        if (stopReason !== "end_turn" || error !== null) this.push({ kind: "turn-end", stopReason, error });
+        this.closeMessage();
+        break;
+      }
+      case "question_asked": {
+        const question = questionOf(payload);
+        if (question) this.questions.set(question.id, this.push<QuestionEntry>({ kind: "question", question, resolution: null }));
+        this.questionsVersion++;
+        break;
+      }
+      case "question_resolved": {
+        const entry = this.questions.get(String(payload.questionId));
+        if (entry) {
+          entry.resolution = resolutionOf(entry.question, payload);
+          this.changed(entry);
+          this.questionsVersion++;
+        }
+        break;
+      }
+      // `interrupted` and `agent_exited` come with a notice (an update) that says it in words.
+    }
+    this.touch();
+    return true;
+  }
+
+  /** A `session/update` as ACP sends it. Live updates with a journal seq go through {@link applyEvent}. */
+  applyUpdate(update: SessionUpdate, meta?: Record<string, unknown> | null): void {
+    if (this.update(update, meta)) this.touch();
+  }
+
+  private update(update: SessionUpdate, meta?: Record<string, unknown> | null): boolean {
+    switch (update.sessionUpdate) {
+      case "user_message_chunk":
+      case "agent_message_chunk":
+      case "agent_thought_chunk": {
+        const notice = isNotice(meta) || isNotice(update._meta);
+        this.appendText(roleOf[update.sessionUpdate], update.messageId ?? null, blockText(update.content), notice);
+        break;
+      }
+      case "tool_call":
+        this.push({
           kind: "tool",
           call: {
             toolCallId: update.toolCallId,
@@ -55,50 +170,98 @@ export function applyUpdate(transcript: Transcript, update: SessionUpdate): Tran
             content: update.content ?? [],
             rawOutput: update.rawOutput,
           },
-        },
-      ];
-    case "tool_call_update":
-      return updateToolCall(transcript, update);
-    case "plan":
-      return transcript.at(-1)?.kind === "plan"
-        ? [...transcript.slice(0, -1), { kind: "plan", entries: update.entries }]
-        : [...transcript, { kind: "plan", entries: update.entries }];
-    case "notice":
-      return [...transcript, { kind: "notice", severity: update.severity, title: update.title, description: update.description ?? null }];
-    default:
-      return transcript;
+        });
+        break;
+      case "tool_call_update":
+        this.updateToolCall(update);
+        break;
+      case "plan": {
+        const last = this.entries.at(-1);
+        if (last?.kind === "plan") {
+          last.entries = update.entries;
+          this.changed(last);
+        } else {
+          this.push({ kind: "plan", entries: update.entries });
+        }
+        break;
+      }
+      default:
+        return false;
+    }
+    return true;
   }
-}
 
-/** A prompt typed on this page, shown at once; the server does not echo it back to its sender. */
-export function appendPrompt(transcript: Transcript, text: string): Transcript {
-  return [...transcript, { kind: "message", role: "user", messageId: null, text, notice: false }];
-}
-
-export function appendStop(transcript: Transcript, outcome: string): Transcript {
-  return [...transcript, { kind: "stop", outcome }];
-}
-
-function appendText(transcript: Transcript, role: MessageRole, messageId: string | null, text: string, notice: boolean): Transcript {
-  const last = transcript.at(-1);
-  if (last?.kind === "message" && last.role === role && last.messageId === messageId && last.notice === notice) {
-    return [...transcript.slice(0, -1), { ...last, text: last.text + text }];
+  /** The rows to lay out, recomputed only when something changed. */
+  rows(): readonly TranscriptRow[] {
+    if (this.rowsCache.version === this.version) return this.rowsCache.rows;
+    const rows: TranscriptRow[] = [];
+    for (const entry of this.entries) {
+      if (entry.kind !== "message") {
+        rows.push({ key: String(entry.id), entry, part: 0, first: true, last: true });
+        continue;
+      }
+      const { blocks, tail } = entry.segments;
+      blocks.forEach((_, part) => {
+        rows.push({ key: `${entry.id}.${part}`, entry, part, first: part === 0, last: part === blocks.length - 1 && tail === "" });
+      });
+      if (tail !== "" || blocks.length === 0) rows.push({ key: `${entry.id}.t`, entry, part: -1, first: blocks.length === 0, last: true });
+    }
+    this.rowsCache = { version: this.version, rows };
+    return rows;
   }
-  return [...transcript, { kind: "message", role, messageId, text, notice }];
-}
 
-type ToolCallUpdate = Extract<SessionUpdate, { sessionUpdate: "tool_call_update" }>;
+  /** Listens for changes; called once per batch of changes, synchronously. */
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
 
-function updateToolCall(transcript: Transcript, update: ToolCallUpdate): Transcript {
-  const index = transcript.findLastIndex((e) => e.kind === "tool" && e.call.toolCallId === update.toolCallId);
-  const entry = transcript[index];
-  const call: ToolCallView =
-    entry?.kind === "tool"
-      ? entry.call
-      : { toolCallId: update.toolCallId, title: "tool call", toolKind: null, status: "pending", content: [], rawOutput: undefined };
-  const next: TranscriptEntry = {
-    kind: "tool",
-    call: {
+  /** Whether the journal has a turn for this prompt after `afterSeq`. */
+  hasTurnFor(text: string, afterSeq: number): boolean {
+    for (let i = this.prompts.length - 1; i >= 0 && this.prompts[i]!.seq > afterSeq; i--) if (this.prompts[i]!.text === text) return true;
+    return false;
+  }
+
+  /** Bumped when a question is asked or settled. */
+  questionsVersion = 0;
+
+  /** The questions still waiting for an answer, oldest first. */
+  pendingQuestions(): TranscriptQuestion[] {
+    return [...this.questions.values()].filter((entry) => entry.resolution === null).map((entry) => entry.question);
+  }
+
+  /** A finished message is never appended to again: the next chunk starts a new message. */
+  private closeMessage(): void {
+    this.open = null;
+  }
+
+  private open: MessageEntry | null = null;
+
+  private appendText(role: MessageRole, messageId: string | null, text: string, notice: boolean): void {
+    const last = this.open;
+    if (last && last === this.entries.at(-1) && last.role === role && last.messageId === messageId && last.notice === notice) {
+      appendSegment(last.segments, text);
+      last.length += text.length;
+      this.changed(last);
+      return;
+    }
+    const entry = this.push<MessageEntry>({ kind: "message", role, messageId, notice, segments: emptySegments(), length: 0 });
+    appendSegment(entry.segments, text);
+    entry.length = text.length;
+    this.open = entry;
+  }
+
+  private updateToolCall(update: Extract<SessionUpdate, { sessionUpdate: "tool_call_update" }>): void {
+    const entry = this.entries.findLast((e): e is ToolEntry => e.kind === "tool" && e.call.toolCallId === update.toolCallId);
+    const call: ToolCallView = entry?.call ?? {
+      toolCallId: update.toolCallId,
+      title: "tool call",
+      toolKind: null,
+      status: "pending",
+      content: [],
+      rawOutput: undefined,
+    };
+    const next: ToolCallView = {
       toolCallId: call.toolCallId,
       title: update.title ?? call.title,
       toolKind: update.kind ?? call.toolKind,
@@ -106,10 +269,33 @@ function updateToolCall(transcript: Transcript, update: ToolCallUpdate): Transcr
       // ACP: content in an update replaces the tool call's content.
       content: update.content ?? call.content,
       rawOutput: update.rawOutput ?? call.rawOutput,
-    },
-  };
-  return index < 0 ? [...transcript, next] : transcript.map((e, i) => (i === index ? next : e));
+    };
+    if (entry) {
+      entry.call = next;
+      this.changed(entry);
+    } else {
+      this.push({ kind: "tool", call: next });
+    }
+  }
+
+  private push<E extends TranscriptEntry>(entry: DistributiveOmit<E, "id" | "version">): E {
+    const full = { ...entry, id: this.nextId++, version: 0 } as unknown as E;
+    this.entries.push(full);
+    if (full.kind !== "message") this.open = null;
+    return full;
+  }
+
+  private changed(entry: TranscriptEntry): void {
+    entry.version++;
+  }
+
+  private touch(): void {
+    this.version++;
+    for (const listener of this.listeners) listener();
+  }
 }
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export function blockText(block: ContentBlock): string {
   switch (block.type) {

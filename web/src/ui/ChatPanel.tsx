@@ -1,21 +1,16 @@
+import { useEffect, useState } from "preact/hooks";
 import type { SessionView } from "../api/types.js";
-import type { ChatAsk, ChatSession } from "../chat/chat-session.js";
+import type { QuestionAnswer } from "../api/types.js";
+import type { ChatLink, ChatSession } from "../chat/chat-session.js";
+import type { TranscriptQuestion } from "../chat/transcript-questions.js";
 import { useObservable } from "../live/observable.js";
 import { locationName, shortId } from "../util/format.js";
-import { Elapsed } from "./Countdown.js";
+import { Countdown, Elapsed } from "./Countdown.js";
+import { Outbox } from "./Outbox.js";
 import { PromptBox } from "./PromptBox.js";
 import { QuestionBody } from "./QuestionBody.js";
 import { SessionStateBadge } from "./StateBadge.js";
 import { TranscriptView } from "./TranscriptView.js";
-
-const phaseText = {
-  connecting: "Connecting to Berth…",
-  opening: "Opening the session…",
-  ready: null,
-  prompting: null,
-  closed: "Closed.",
-} as const;
-
 /** One open session: its transcript (replayed, then live), its questions, a prompt box and controls. */
 export function ChatPanel({
   chat,
@@ -30,10 +25,10 @@ export function ChatPanel({
   onDelete: (session: SessionView) => void;
   onReconnect: () => void;
 }) {
-  const { phase, transcript, asks, sessionId } = useObservable(chat.state);
-  const turnRunning = phase.name === "prompting" || session?.turnActive === true;
+  const { link, sessionId, loading, outbox, turnRunning, asks } = useObservable(chat.state);
   const title = session?.title ?? (sessionId ? `Untitled session ${shortId(sessionId)}` : "New session");
-  const status = phase.name === "failed" ? null : phaseText[phase.name];
+  // The overview tells of turns and answers elsewhere: the transcript reads what they added.
+  useEffect(() => chat.observe(session), [chat, session?.turnActive, session?.updatedAt, session?.pendingQuestions]);
   return (
     <section class="chat panel" aria-labelledby="chat-title">
       <header class="chat-head">
@@ -66,28 +61,15 @@ export function ChatPanel({
           ) : null}
         </div>
       </header>
-      {status ? (
-        <p class="status" role="status">
-          {status}
-        </p>
-      ) : null}
-      {phase.name === "failed" ? (
-        <div class="error-box" role="alert">
-          <p>{phase.message}</p>
-          {sessionId ? (
-            <button type="button" onClick={onReconnect}>
-              Reconnect
-            </button>
-          ) : null}
-        </div>
-      ) : null}
-      <TranscriptView transcript={transcript} empty={phase.name === "ready" ? emptyText(session?.agent) : ""} />
+      <LinkStatus link={link} loading={loading} chat={chat} canReconnect={sessionId !== null} onReconnect={onReconnect} />
+      <TranscriptView transcript={chat.transcript} empty={loading ? "" : emptyText(session?.agent)} sent={outbox.length} />
       <div class="asks" aria-live="assertive">
-        {asks.map((ask) => (
-          <AskCard key={ask.id} ask={ask} chat={chat} />
+        {asks.map((question) => (
+          <AskCard key={question.id} question={question} chat={chat} />
         ))}
       </div>
-      <PromptBox enabled={phase.name === "ready"} onSend={(text) => void chat.prompt(text)} />
+      <Outbox outbox={outbox} turnRunning={turnRunning} chat={chat} />
+      <PromptBox enabled={link.name !== "failed" && link.name !== "closed"} onSend={(text) => chat.send(text)} />
     </section>
   );
 }
@@ -98,12 +80,96 @@ function emptyText(agent: string | undefined): string {
     : "No messages yet.";
 }
 
-function AskCard({ ask, chat }: { ask: ChatAsk; chat: ChatSession }) {
-  const headingId = `ask-${ask.id}`;
+/** Where the page stands with Berth, in a line: reading only, connecting, lost and retrying, or failed. */
+function LinkStatus({
+  link,
+  loading,
+  chat,
+  canReconnect,
+  onReconnect,
+}: {
+  link: ChatLink;
+  loading: boolean;
+  chat: ChatSession;
+  canReconnect: boolean;
+  onReconnect: () => void;
+}) {
+  if (link.name === "failed") {
+    return (
+      <div class="error-box" role="alert">
+        <p>{link.message}</p>
+        {canReconnect ? (
+          <button type="button" onClick={onReconnect}>
+            Reconnect
+          </button>
+        ) : null}
+      </div>
+    );
+  }
+  if (link.name === "reconnecting") {
+    return (
+      <div class="link-status lost" role="status">
+        <p>
+          Berth cannot be reached ({link.reason}). Trying again <Countdown at={link.retryAt} />, attempt {link.attempt}. Messages you send wait until
+          then.
+        </p>
+        <button type="button" onClick={() => chat.retryNow()}>
+          Retry now
+        </button>
+      </div>
+    );
+  }
+  if (loading) {
+    return (
+      <p class="status" role="status">
+        Reading the conversation…
+      </p>
+    );
+  }
+  if (link.name === "connecting") {
+    return (
+      <p class="status" role="status">
+        Connecting to Berth…
+      </p>
+    );
+  }
+  if (link.name === "reading") {
+    return (
+      <div class="link-status reading" role="status">
+        <p>Reading the journal: this page does not hold the session. Sending a message, or Resume, starts its agent if needed.</p>
+        <button type="button" onClick={() => chat.resume()}>
+          Resume
+        </button>
+      </div>
+    );
+  }
+  return null;
+}
+
+/** A question waiting for the person, answered over REST (it reaches the agent whoever holds the session). */
+function AskCard({ question, chat }: { question: TranscriptQuestion; chat: ChatSession }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const headingId = `ask-${question.id}`;
+  const answer = async (value: QuestionAnswer): Promise<void> => {
+    setBusy(true);
+    setError(null);
+    try {
+      await chat.answer(question.id, value);
+    } catch (caught) {
+      setError(caught instanceof Error ? caught.message : String(caught));
+      setBusy(false);
+    }
+  };
   return (
     <div class="card question ask" role="group" aria-labelledby={headingId}>
-      <h3 id={headingId}>{ask.kind === "permission" ? "The agent asks for permission" : "The agent asks you to fill in a form"}</h3>
-      <QuestionBody kind={ask.kind} request={ask.request} idPrefix={headingId} busy={false} onAnswer={(answer) => chat.answer(ask.id, answer)} />
+      <h3 id={headingId}>{question.kind === "permission" ? "The agent asks for permission" : "The agent asks you to fill in a form"}</h3>
+      <QuestionBody kind={question.kind} request={question.request} idPrefix={headingId} busy={busy} onAnswer={(value) => void answer(value)} />
+      {error ? (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      ) : null}
     </div>
   );
 }

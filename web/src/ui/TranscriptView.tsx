@@ -1,132 +1,152 @@
-import type { ToolCallContent } from "@agentclientprotocol/sdk";
-import { useLayoutEffect, useRef } from "preact/hooks";
-import { blockText, type ToolCallView, type Transcript, type TranscriptEntry } from "../chat/transcript.js";
+import { Component } from "preact";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import type { Transcript, TranscriptRow } from "../chat/transcript.js";
+import { whenHighlighterLoads } from "../content/markdown.js";
+import { forgetRenderings } from "./rendered-markdown.js";
+import { TranscriptEntryView } from "./TranscriptEntry.js";
+import { useVirtualizer } from "./use-virtualizer.js";
 
-/** How close to the bottom counts as "following" the conversation, so new text scrolls into view. */
+/** How close to the end (px) counts as following the conversation, so new text scrolls into view. */
 const FOLLOW_SLACK_PX = 48;
 
-/** The conversation: messages, thoughts, tool calls with their output, plans and notices. */
-export function TranscriptView({ transcript, empty }: { transcript: Transcript; empty: string }) {
-  const ref = useRef<HTMLDivElement>(null);
-  const following = useRef(true);
-  useLayoutEffect(() => {
-    const element = ref.current;
-    if (element && following.current) element.scrollTop = element.scrollHeight;
+/**
+ * The conversation, virtualized: only the rows in and near the viewport are in the page, and the
+ * view renders at most once per frame however fast chunks arrive. While the person is at the end
+ * it follows new text; scrolled up, it stays put and offers a way back.
+ */
+export function TranscriptView({ transcript, empty, sent }: { transcript: Transcript; empty: string; sent: number }) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const [, setVersion] = useState(transcript.version);
+  const [highlight, setHighlight] = useState(0);
+  useEffect(() => {
+    let frame = 0;
+    const unsubscribe = transcript.subscribe(() => {
+      frame ||= requestAnimationFrame(() => {
+        frame = 0;
+        setVersion(transcript.version);
+      });
+    });
+    setVersion(transcript.version);
+    return () => {
+      unsubscribe();
+      cancelAnimationFrame(frame);
+    };
   }, [transcript]);
+  useEffect(
+    () =>
+      whenHighlighterLoads(() => {
+        forgetRenderings();
+        setHighlight((n) => n + 1);
+      }),
+    [],
+  );
+
+  const rows = transcript.rows();
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: (index) => estimate(rows[index]!),
+    getItemKey: (index) => rows[index]!.key,
+    overscan: 4,
+  });
+  const items = virtualizer.getVirtualItems();
+
+  // Following the end (where a conversation opens, and new text arrives) until the person scrolls up;
+  // reaching the end again, or "Latest", follows again. Only the person's own scrolling stops it.
+  const [following, setFollowing] = useState(true);
+  useLayoutEffect(() => {
+    // Straight to the bottom: cheaper than the virtualizer's scrollToIndex, which settles over several frames.
+    const element = scroller.current;
+    if (following && element && rows.length > 0) element.scrollTop = element.scrollHeight;
+  });
+  // Sending a message goes back to the end, where its answer will be.
+  useEffect(() => setFollowing(true), [sent]);
+  const scrolledUp = (): void => setFollowing(false);
   const scrolled = (): void => {
-    const element = ref.current!;
-    following.current = element.scrollHeight - element.scrollTop - element.clientHeight < FOLLOW_SLACK_PX;
+    const element = scroller.current!;
+    if (!following && element.scrollHeight - element.scrollTop - element.clientHeight < FOLLOW_SLACK_PX) setFollowing(true);
   };
+
   return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard to scroll it
-    <div ref={ref} class="transcript" role="log" aria-live="polite" aria-label="Conversation" tabIndex={0} onScroll={scrolled}>
-      {transcript.length === 0 ? <p class="empty">{empty}</p> : transcript.map((entry, i) => <Entry key={i} entry={entry} />)}
+    <div class="transcript-frame">
+      <div
+        ref={scroller}
+        class="transcript"
+        role="log"
+        aria-label="Conversation"
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard to scroll it
+        tabIndex={0}
+        data-rows={rows.length}
+        onScroll={scrolled}
+        onWheel={(event) => event.deltaY < 0 && scrolledUp()}
+        onTouchMove={scrolledUp}
+        onPointerDown={(event) => event.target === event.currentTarget && scrolledUp()}
+        onKeyDown={(event) => ["ArrowUp", "PageUp", "Home"].includes(event.key) && scrolledUp()}
+      >
+        {rows.length === 0 ? (
+          <p class="empty">{empty}</p>
+        ) : (
+          <div class="transcript-space" style={{ height: `${virtualizer.getTotalSize()}px` }}>
+            <div class="transcript-rows" style={{ transform: `translateY(${items[0]?.start ?? 0}px)` }}>
+              {items.map((item) => {
+                const row = rows[item.index]!;
+                return (
+                  <div key={item.key} class={row.last ? "row last" : "row"} data-index={item.index} ref={virtualizer.measureElement}>
+                    <RowView
+                      uid={transcript.uid}
+                      row={row}
+                      version={row.part >= 0 && row.entry.kind === "message" ? 0 : row.entry.version}
+                      highlight={highlight}
+                    />
+                  </div>
+                );
+              })}
+            </div>
+          </div>
+        )}
+      </div>
+      {following ? null : (
+        <button type="button" class="jump-latest" onClick={() => setFollowing(true)}>
+          ↓ Latest
+        </button>
+      )}
     </div>
   );
 }
 
-function Entry({ entry }: { entry: TranscriptEntry }) {
-  switch (entry.kind) {
-    case "message":
-      if (entry.notice) {
-        return (
-          <div class="message notice" role="note">
-            <span class="who">Berth</span>
-            <p>{entry.text}</p>
-          </div>
-        );
-      }
-      return (
-        <div class={`message ${entry.role}`}>
-          <span class="who">{entry.role === "user" ? "You" : entry.role === "agent" ? "Agent" : "Thinking"}</span>
-          <p>{entry.text}</p>
-        </div>
-      );
-    case "tool":
-      return <ToolCall call={entry.call} />;
-    case "plan":
-      return (
-        <div class="plan">
-          <span class="who">Plan</span>
-          <ol>
-            {entry.entries.map((item, i) => (
-              <li key={i} class={`plan-${item.status}`}>
-                <span class="badge muted">{item.status.replace("_", " ")}</span> {item.content}
-              </li>
-            ))}
-          </ol>
-        </div>
-      );
-    case "notice":
-      return (
-        <div class={`message notice severity-${entry.severity}`} role="note">
-          <span class="who">{entry.title}</span>
-          {entry.description ? <p>{entry.description}</p> : null}
-        </div>
-      );
-    case "stop":
-      return (
-        <p class="stop" role="status">
-          Turn ended: {entry.outcome.replace("_", " ")}
-        </p>
-      );
+interface RowProps {
+  uid: number;
+  row: TranscriptRow;
+  /** The entry's version when it can still change (a finished block cannot). */
+  version: number;
+  highlight: number;
+}
+
+/** A row renders again only when what it shows changed: the hot path of a long reply touches one row per frame. */
+class RowView extends Component<RowProps> {
+  override shouldComponentUpdate(next: RowProps): boolean {
+    const { row, version, highlight } = this.props;
+    return (
+      next.row.entry !== row.entry ||
+      next.row.part !== row.part ||
+      next.row.first !== row.first ||
+      next.row.last !== row.last ||
+      next.version !== version ||
+      next.highlight !== highlight
+    );
+  }
+
+  override render({ uid, row }: RowProps) {
+    return <TranscriptEntryView uid={uid} row={row} />;
   }
 }
 
-const statusTones: Record<string, string> = { pending: "muted", in_progress: "info", completed: "ok", failed: "danger" };
-
-function ToolCall({ call }: { call: ToolCallView }) {
-  const exit = exitOf(call.rawOutput);
-  return (
-    <article class="tool" aria-label={`Tool call: ${call.title}`}>
-      <header>
-        <span class="tool-kind">{call.toolKind ?? "tool"}</span>
-        <code class="tool-title">{call.title}</code>
-        <span class={`badge ${statusTones[call.status] ?? "muted"}`}>{call.status.replace("_", " ")}</span>
-        {exit ? <span class="mono muted">{exit}</span> : null}
-      </header>
-      {call.content.map((content, i) => (
-        <ToolContent key={i} content={content} running={call.status === "in_progress" || call.status === "pending"} />
-      ))}
-    </article>
-  );
-}
-
-function ToolContent({ content, running }: { content: ToolCallContent; running: boolean }) {
-  switch (content.type) {
-    case "content":
-      return <pre class="output">{blockText(content.content)}</pre>;
-    case "diff":
-      return (
-        <div class="diff">
-          <p class="path">{content.path}</p>
-          <pre class="output">
-            {content.oldText
-              ? content.oldText
-                  .split("\n")
-                  .map((line) => `- ${line}\n`)
-                  .join("")
-              : ""}
-            {content.newText
-              .split("\n")
-              .map((line) => `+ ${line}\n`)
-              .join("")}
-          </pre>
-        </div>
-      );
-    case "terminal":
-      return (
-        <p class="terminal">
-          <span class="badge info">terminal</span> <code>{content.terminalId}</code>
-          {running ? " running on the host; its output shows here when the command ends" : null}
-        </p>
-      );
+/** A first guess of a row's height, replaced by its measured height once shown. */
+function estimate(row: TranscriptRow): number {
+  const entry = row.entry;
+  if (entry.kind === "message") {
+    const chars = row.part >= 0 ? (entry.segments.blocks[row.part]?.length ?? 0) : entry.segments.tail.length;
+    return 30 + Math.ceil(chars / 80) * 22;
   }
-}
-
-function exitOf(rawOutput: unknown): string | null {
-  if (typeof rawOutput !== "object" || rawOutput === null) return null;
-  const { exitCode, signal } = rawOutput as { exitCode?: unknown; signal?: unknown };
-  if (typeof signal === "string") return `signal ${signal}`;
-  return typeof exitCode === "number" ? `exit ${exitCode}` : null;
+  return entry.kind === "tool" ? 140 : 48;
 }

@@ -7,10 +7,12 @@ import { echo } from "./echo.js";
 import { elicit } from "./elicit.js";
 import { extensionNotification, extensionRequest } from "./extension.js";
 import { fail } from "./fail.js";
+import { editFile } from "./edit.js";
 import { readFile, writeFile } from "./files.js";
 import { flood } from "./flood.js";
 import { mode, whoami } from "./introspect.js";
 import { mcpServers } from "./mcp-servers.js";
+import { plan, think } from "./plan.js";
 import { runShell } from "./run-shell.js";
 import { sleep } from "./sleep.js";
 import { spawnOrphan } from "./spawn-orphan.js";
@@ -40,6 +42,12 @@ export async function runCommand(turn: Turn, command: PromptCommand): Promise<St
       return readFile(turn, command.path);
     case "write":
       return writeFile(turn, command.path, command.content);
+    case "edit":
+      return editFile(turn, command.path, command.content);
+    case "plan":
+      return plan(turn, command.steps);
+    case "think":
+      return think(turn, command.text);
     case "mode":
       return mode(turn);
     case "whoami":

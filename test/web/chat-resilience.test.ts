@@ -1,0 +1,178 @@
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { parseConfig } from "../../src/config/load-config.js";
+import { silentLogger } from "../../src/host/logger.js";
+import { startBerth, type RunningBerth } from "../../src/server/serve.js";
+import { launchBrowser, openPage, waitUntilGone, webDir, type LaunchedBrowser, type OpenedPage } from "./dashboard-harness.js";
+
+const POLL = { timeout: 30_000, interval: 50 };
+
+/**
+ * A Berth that can be stopped and started again on the same port and data directory, as a host
+ * restart is: the page must find it again by itself.
+ */
+class RestartableBerth {
+  berth: RunningBerth | null = null;
+  port = 0;
+  readonly childPids = new Set<number>();
+  readonly dataDir = mkdtempSync(join(tmpdir(), "berth-web-restart-data-"));
+  readonly workDir = realpathSync(mkdtempSync(join(tmpdir(), "berth-web-restart-work-")));
+
+  async start(): Promise<RunningBerth> {
+    const berth = await startBerth({
+      config: parseConfig({ releaseGrace: "60s" }),
+      dataDir: this.dataDir,
+      listenHost: "127.0.0.1",
+      port: this.port,
+      log: silentLogger(),
+      webDir,
+    });
+    this.port = Number(new URL(berth.server.url).port);
+    berth.host.onRecord(({ record }) => {
+      if (record.kind === "child_acquired") this.childPids.add(record.pid);
+    });
+    this.berth = berth;
+    return berth;
+  }
+
+  async stop(): Promise<void> {
+    await this.berth?.stop();
+    this.berth = null;
+  }
+
+  get running(): RunningBerth {
+    if (!this.berth) throw new Error("Berth is not running");
+    return this.berth;
+  }
+
+  async remove(): Promise<void> {
+    await this.stop();
+    rmSync(this.workDir, { recursive: true, force: true });
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+let host: RestartableBerth;
+let launched: LaunchedBrowser;
+let main: OpenedPage;
+let sessionId: string;
+
+beforeAll(async () => {
+  host = new RestartableBerth();
+  await host.start();
+  launched = await launchBrowser();
+});
+
+afterAll(async () => {
+  await main?.close();
+  const browserPids = launched ? await launched.pids().catch(() => []) : [];
+  await launched?.browser.close();
+  await host?.remove();
+  expect(await waitUntilGone([...(host?.childPids ?? []), ...browserPids])).toEqual([]);
+});
+
+const transcript = (page: Page) => page.getByRole("log", { name: "Conversation" });
+const outbox = (page: Page) => page.getByRole("list", { name: "Messages not sent yet" });
+
+async function send(page: Page, text: string): Promise<void> {
+  const box = page.getByLabel("Message to the agent");
+  await box.fill(text);
+  await box.press("Enter");
+}
+
+/** The host's lifecycle records (they outlive restarts), from its REST API. */
+async function records(): Promise<Array<{ id: number; record: { kind: string; sessionId?: string } }>> {
+  const { url, token } = { url: host.running.server.url, token: host.running.token };
+  const response = await fetch(`${url}/api/records?limit=1000`, { headers: { authorization: `Bearer ${token}` } });
+  return ((await response.json()) as { records: Array<{ id: number; record: { kind: string; sessionId?: string } }> }).records;
+}
+
+/** Agent children started for the session after the record `afterId`. */
+async function childrenStarted(afterId: number): Promise<number> {
+  return (await records()).filter(({ id, record }) => id > afterId && record.sessionId === sessionId && record.kind === "child_acquired").length;
+}
+
+async function sessionView(): Promise<{ state: string; holders: number; pid: number | null }> {
+  const response = await fetch(`${host.running.server.url}/api/sessions/${sessionId}`, {
+    headers: { authorization: `Bearer ${host.running.token}` },
+  });
+  return (await response.json()) as { state: string; holders: number; pid: number | null };
+}
+
+describe("a chat that is never stuck, and reads without booting", () => {
+  it("opens an old session after a restart from its journal, without holding it or starting its agent (rule L9)", async () => {
+    const berth = host.running;
+    sessionId = (await berth.host.createSession({ cwd: host.workDir })).id;
+    expect((await berth.host.prompt(sessionId, [{ type: "text", text: "Remember the milk" }])).stopReason).toBe("end_turn");
+    await host.stop();
+    await host.start();
+    const restartedAt = Math.max(0, ...(await records()).map(({ id }) => id));
+
+    main = await openPage(launched.browser, host.running.server.url, `/?token=${host.running.token}#/sessions/${sessionId}`);
+    const { page } = main;
+    await transcript(page).locator(".message.agent", { hasText: "Remember the milk" }).waitFor();
+    await page.getByRole("button", { name: "Resume" }).waitFor();
+    // The journal was read (the reply is shown): nothing holds the session, no agent was started.
+    expect(await sessionView()).toMatchObject({ state: "childless", holders: 0, pid: null });
+    expect(await childrenStarted(restartedAt)).toBe(0);
+
+    // A message starts it.
+    await send(page, "And the bread");
+    await transcript(page).locator(".message.agent", { hasText: "And the bread" }).waitFor();
+    expect(await childrenStarted(restartedAt)).toBe(1);
+    expect((await sessionView()).holders).toBe(1);
+    expect(main.errors).toEqual([]);
+  });
+
+  it("queues a message typed during a turn, shows it as queued, and sends it when the turn ends", async () => {
+    const { page } = main;
+    await send(page, "/sleep 1500ms");
+    await expect.poll(() => page.getByRole("button", { name: "Cancel turn" }).isEnabled(), POLL).toBe(true);
+    await send(page, "Queued behind the sleep");
+    await outbox(page).getByText("Queued: sends when the turn ends").waitFor();
+    expect(await outbox(page).getByText("Queued behind the sleep").count()).toBe(1);
+    await transcript(page).locator(".message.agent", { hasText: "Queued behind the sleep" }).waitFor();
+    await outbox(page).waitFor({ state: "detached" });
+    await transcript(page).locator(".message.agent", { hasText: "Slept" }).first().waitFor();
+  });
+
+  it("stops the running turn and sends the queued message with 'Stop and send'", async () => {
+    const { page } = main;
+    await send(page, "/sleep 1h");
+    await expect.poll(() => page.getByRole("button", { name: "Cancel turn" }).isEnabled(), POLL).toBe(true);
+    await send(page, "Sent after stopping");
+    await outbox(page).getByRole("button", { name: "Stop and send" }).click();
+    await transcript(page).locator(".stop", { hasText: "Turn ended: cancelled" }).waitFor();
+    await transcript(page).locator(".message.agent", { hasText: "Sent after stopping" }).waitFor();
+    await outbox(page).waitFor({ state: "detached" });
+  });
+
+  it("shows a message whose turn failed as failed, with the agent's reason, rather than dropping it", async () => {
+    const { page } = main;
+    await send(page, "/fail -32603 The model is overloaded");
+    await transcript(page).locator(".stop.failed", { hasText: "The model is overloaded" }).waitFor();
+    expect(await transcript(page).locator(".message.user", { hasText: "/fail -32603 The model is overloaded" }).count()).toBe(1);
+    await outbox(page).waitFor({ state: "detached" });
+  });
+
+  it("reconnects by itself after a host restart on the same port and data directory; messages sent meanwhile go out", async () => {
+    const { page } = main;
+    await host.stop();
+    const lost = page.getByRole("status").filter({ hasText: "Berth cannot be reached" });
+    await lost.waitFor();
+    // Typed while Berth is away: kept, shown as queued, never dropped.
+    await send(page, "Written while Berth was down");
+    await outbox(page).getByText("Written while Berth was down").waitFor();
+    await host.start();
+    await lost.waitFor({ state: "detached", timeout: 30_000 });
+    await transcript(page).locator(".message.agent", { hasText: "Written while Berth was down" }).waitFor();
+    await send(page, "And after it came back");
+    await transcript(page).locator(".message.agent", { hasText: "And after it came back" }).waitFor();
+    // Each message went out once.
+    expect(await transcript(page).locator(".message.user", { hasText: "Written while Berth was down" }).count()).toBe(1);
+    expect(main.errors).toEqual([]);
+  });
+});

@@ -1,0 +1,56 @@
+import type { ToolCallContent } from "@agentclientprotocol/sdk";
+import type { ToolCallView } from "../chat/transcript.js";
+import { blockText } from "../chat/transcript.js";
+import { markdownHtml } from "../content/markdown.js";
+import { DiffView } from "./DiffView.js";
+
+const statusTones: Record<string, string> = { pending: "muted", in_progress: "info", completed: "ok", failed: "danger" };
+
+/** A tool call: what it is, how it went, and its output, diffs and terminals. */
+export function ToolCallCard({ call }: { call: ToolCallView }) {
+  const exit = exitOf(call.rawOutput);
+  const running = call.status === "in_progress" || call.status === "pending";
+  return (
+    <article class={`tool status-${call.status}`} aria-label={`Tool call: ${call.title}`}>
+      <header>
+        <span class="tool-kind">{call.toolKind ?? "tool"}</span>
+        <code class="tool-title">{call.title}</code>
+        <span class={`badge ${statusTones[call.status] ?? "muted"}`}>{call.status.replace("_", " ")}</span>
+        {exit ? <span class="mono muted">{exit}</span> : null}
+      </header>
+      {call.content.map((content, i) => (
+        <ToolContent key={i} content={content} running={running} />
+      ))}
+    </article>
+  );
+}
+
+function ToolContent({ content, running }: { content: ToolCallContent; running: boolean }) {
+  switch (content.type) {
+    case "content": {
+      const text = blockText(content.content);
+      // Fenced output (Berth's view of a terminal, most agents' own) is Markdown; anything else is shown as it came.
+      return text.includes("```") ? (
+        <div class={running ? "output md live" : "output md"} dangerouslySetInnerHTML={{ __html: markdownHtml(text) }} />
+      ) : (
+        <pre class="output">{text}</pre>
+      );
+    }
+    case "diff":
+      return <DiffView path={content.path} oldText={content.oldText ?? null} newText={content.newText} />;
+    case "terminal":
+      return (
+        <p class="terminal">
+          <span class="badge info">terminal</span> <code>{content.terminalId}</code>
+          {running ? " running on the host; resume the session to follow its output" : null}
+        </p>
+      );
+  }
+}
+
+function exitOf(rawOutput: unknown): string | null {
+  if (typeof rawOutput !== "object" || rawOutput === null) return null;
+  const { exitCode, signal } = rawOutput as { exitCode?: unknown; signal?: unknown };
+  if (typeof signal === "string") return `signal ${signal}`;
+  return typeof exitCode === "number" ? `exit ${exitCode}` : null;
+}
