@@ -84,6 +84,27 @@ function startTicksOf(pid: number): string | undefined {
   return fieldsAfterName(pid)?.[19];
 }
 
+/** Every running descendant of `pid` (children, their children, …), read from the process table's parent links. */
+export function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const parent = Number(fieldsAfterName(Number(entry))?.[1]);
+    if (!Number.isFinite(parent)) continue;
+    children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+  }
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const child of children.get(queue.shift()!) ?? []) {
+      if (!processIsRunning(child)) continue;
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
 /** The process group of a live `pid`, from `/proc/<pid>/stat`. */
 export function processGroupOf(pid: number): number {
   return Number(fieldsAfterName(pid)?.[2]);

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -37,7 +37,7 @@ export type RealAgentName = "opencode" | "claude" | "codex";
 export const realAgentNames: readonly RealAgentName[] = ["opencode", "claude", "codex"];
 
 /** A Berth agent config entry (`agents.<id>` in berth.json). */
-interface AgentEntry {
+export interface AgentEntry {
   readonly command: string;
   readonly args: string[];
   readonly env: Record<string, string>;
@@ -67,6 +67,7 @@ export interface PrepareOptions {
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const bin = (name: string) => join(repoRoot, "node_modules", ".bin", name);
+const claudeAcpMain = join(repoRoot, "node_modules", "@zed-industries", "claude-agent-acp", "dist", "index.js");
 
 /** A loopback port nobody listens on (bound, read, closed): a model call there is refused at once. */
 async function unusedLoopbackUrl(): Promise<string> {
@@ -118,16 +119,23 @@ export async function startRefusingModelEndpoint(): Promise<ModelEndpoint> {
 /** The model each agent is configured with (its id as the agent reports it in `models`). */
 const offlineModel = { opencode: "fake/fake-model", claude: "default", codex: "gpt-5.4" } as const;
 
+export interface OfflineSetupOptions {
+  /** The fresh home directory (XDG directories are made inside it). */
+  readonly home: string;
+  /** The directory sessions open in (opencode reads its `opencode.json` from here). */
+  readonly cwd: string;
+  /** `http://127.0.0.1:PORT`, where the model endpoint is. */
+  readonly modelUrl: string;
+  /** The agent asks over ACP before it runs a shell command (opencode: `"permission": {"bash": "ask"}`). */
+  readonly askPermission?: boolean;
+}
+
 /**
- * Prepares an isolated, offline environment for one agent. Variables that would point the agent
- * at a real account (keys, config dirs) are set explicitly, since Berth merges its own environment
- * into the child's.
+ * Writes one agent's offline configuration into a fresh home and cwd and returns its Berth config
+ * entry. Variables that would point the agent at a real account (keys, config dirs) are set
+ * explicitly, since Berth merges its own environment into the child's.
  */
-export async function prepareRealAgent(name: RealAgentName, options: PrepareOptions = {}): Promise<RealAgentEnvironment> {
-  const modelUrl = options.modelUrl ?? (await unusedLoopbackUrl());
-  const root = realpathSync(mkdtempSync(join(tmpdir(), `berth-real-${name}-`)));
-  const home = join(root, "home");
-  const cwd = join(root, "work");
+export function writeOfflineSetup(name: RealAgentName, { home, cwd, modelUrl, askPermission = false }: OfflineSetupOptions): AgentEntry {
   const xdg = {
     XDG_CONFIG_HOME: join(home, ".config"),
     XDG_DATA_HOME: join(home, ".local", "share"),
@@ -143,7 +151,6 @@ export async function prepareRealAgent(name: RealAgentName, options: PrepareOpti
     no_proxy: "127.0.0.1,localhost",
     DO_NOT_TRACK: "1",
   };
-  const cleanup = () => rmSync(root, { recursive: true, force: true });
   switch (name) {
     case "opencode": {
       writeFileSync(
@@ -163,6 +170,7 @@ export async function prepareRealAgent(name: RealAgentName, options: PrepareOpti
             },
             model: offlineModel.opencode,
             small_model: offlineModel.opencode,
+            ...(askPermission ? { permission: { bash: "ask" } } : {}),
           },
           null,
           2,
@@ -175,7 +183,7 @@ export async function prepareRealAgent(name: RealAgentName, options: PrepareOpti
         OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
         OPENCODE_DISABLE_SHARE: "1",
       };
-      return { name, root, home, cwd, modelUrl, entry: { command: bin("opencode"), args: ["acp"], env }, authMethodId: undefined, cleanup };
+      return { command: bin("opencode"), args: ["acp"], env };
     }
     case "claude": {
       const env = {
@@ -188,16 +196,7 @@ export async function prepareRealAgent(name: RealAgentName, options: PrepareOpti
         // Running as root, claude refuses its permission-bypass mode unless told it is sandboxed.
         IS_SANDBOX: "1",
       };
-      return {
-        name,
-        root,
-        home,
-        cwd,
-        modelUrl,
-        entry: { command: process.execPath, args: [join(repoRoot, "node_modules", "@zed-industries", "claude-agent-acp", "dist", "index.js")], env },
-        authMethodId: undefined,
-        cleanup,
-      };
+      return { command: process.execPath, args: [claudeAcpMain], env };
     }
     case "codex": {
       const codexHome = join(home, ".codex");
@@ -217,9 +216,29 @@ export async function prepareRealAgent(name: RealAgentName, options: PrepareOpti
         ].join("\n"),
       );
       const env = { ...base, CODEX_HOME: codexHome, OPENAI_API_KEY: "x", RUST_LOG: "error" };
-      return { name, root, home, cwd, modelUrl, entry: { command: bin("codex-acp"), args: [], env }, authMethodId: "openai-api-key", cleanup };
+      return { command: bin("codex-acp"), args: [], env };
     }
   }
+}
+
+/** Whether the agent's package is installed (its command is there). */
+export function realAgentInstalled(name: RealAgentName): boolean {
+  const path = { opencode: bin("opencode"), claude: claudeAcpMain, codex: bin("codex-acp") }[name];
+  return existsSync(path);
+}
+
+/** `authenticate` method ids a client uses before session/new and session/load, per agent. */
+const offlineAuthMethod: Record<RealAgentName, string | undefined> = { opencode: undefined, claude: undefined, codex: "openai-api-key" };
+
+/** Prepares an isolated, offline environment for one agent in a new temp dir. */
+export async function prepareRealAgent(name: RealAgentName, options: PrepareOptions = {}): Promise<RealAgentEnvironment> {
+  const modelUrl = options.modelUrl ?? (await unusedLoopbackUrl());
+  const root = realpathSync(mkdtempSync(join(tmpdir(), `berth-real-${name}-`)));
+  const home = join(root, "home");
+  const cwd = join(root, "work");
+  const entry = writeOfflineSetup(name, { home, cwd, modelUrl });
+  const cleanup = () => rmSync(root, { recursive: true, force: true });
+  return { name, root, home, cwd, modelUrl, entry, authMethodId: offlineAuthMethod[name], cleanup };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { ToolCallStep } from "../../support/model-endpoint/script.js";
+import type { AgentEntry } from "../../support/real-agents.js";
 
 /**
  * A real agent as the whole-turn scenarios (scenarios.ts) drive it: how to point it at the scripted
@@ -7,11 +8,7 @@ import type { ToolCallStep } from "../../support/model-endpoint/script.js";
  */
 
 /** A Berth agent config entry (`agents.<id>` in berth.json). */
-export interface AgentCommand {
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-}
+export type AgentCommand = AgentEntry;
 
 export interface AgentUnderTest {
   /** The agent id in the Berth config. */
