@@ -26,9 +26,13 @@ function toolUpdates(client: AcpTestClient, sessionId: string): ToolUpdate[] {
     .filter((u): u is ToolUpdate => u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update");
 }
 
-/** The text content of a tool call update (what the agent shows as its output). */
+/**
+ * What a tool call update shows as its output: its text content, else its raw output (codex-acp
+ * reports a command's output only as `rawOutput`, e.g. `{ formatted_output, exit_code, … }`).
+ */
 function outputText(update: ToolUpdate): string {
-  return (update.content ?? []).map((c) => (c.type === "content" && c.content.type === "text" ? c.content.text : "")).join("");
+  const text = (update.content ?? []).map((c) => (c.type === "content" && c.content.type === "text" ? c.content.text : "")).join("");
+  return text || (update.rawOutput === undefined ? "" : JSON.stringify(update.rawOutput));
 }
 
 /** Each tool call of a session, once, with its last status and output, in the order they began. */
@@ -37,7 +41,7 @@ function toolCalls(client: AcpTestClient, sessionId: string): { id: string; stat
   for (const update of toolUpdates(client, sessionId)) {
     const call = calls.get(update.toolCallId) ?? { id: update.toolCallId, status: undefined, output: "" };
     if (update.status) call.status = update.status;
-    if (update.content) call.output = outputText(update);
+    if (update.content || update.rawOutput !== undefined) call.output = outputText(update);
     calls.set(update.toolCallId, call);
   }
   return [...calls.values()];
