@@ -1,0 +1,104 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { scriptedTurns } from "../support/model-endpoint/script.js";
+import { startModelEndpoint, type ModelEndpoint } from "../support/model-endpoint/server.js";
+import { DirectAgent, prepareRealAgent, realAgentInstalled, stopAllDirectAgents, type RealAgentEnvironment } from "../support/real-agents.js";
+
+/**
+ * The recipes of docs/host.md for pointing claude-agent-acp and codex-acp at a local model
+ * server, run as written: each documented block (marked `<!-- recipe: NAME -->`) is read from the
+ * page, its loopback address replaced by a scripted model endpoint's, and the agent, in a fresh
+ * home with nothing else of its offline test setup that the recipe sets, completes a turn that
+ * runs a command. So the page cannot drift from what works.
+ */
+
+const hostDoc = readFileSync(new URL("../../docs/host.md", import.meta.url), "utf8");
+
+/** The fenced block right after `<!-- recipe: NAME -->` in docs/host.md. */
+function recipe(name: string): string {
+  const match = new RegExp(`<!-- recipe: ${name} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)\\n\`\`\``).exec(hostDoc);
+  if (!match) throw new Error(`docs/host.md has no block marked <!-- recipe: ${name} -->`);
+  return match[1]!;
+}
+
+/** The `env` of the documented Berth agent entry. */
+function documentedEnv(name: string, agentId: string): Record<string, string> {
+  return (JSON.parse(recipe(name)) as { agents: Record<string, { env: Record<string, string> }> }).agents[agentId]!.env;
+}
+
+/** What the documented examples call the local server. */
+const documentedUrl = /http:\/\/127\.0\.0\.1:\d+/;
+
+let endpoint: ModelEndpoint | undefined;
+let env: RealAgentEnvironment | undefined;
+afterEach(async () => {
+  await stopAllDirectAgents();
+  await endpoint?.close();
+  env?.cleanup();
+  endpoint = undefined;
+  env = undefined;
+});
+
+/** A turn that runs a read-only command (neither agent asks before it), then answers. */
+async function runTurn(agentEnv: RealAgentEnvironment) {
+  const agent = await DirectAgent.start(agentEnv);
+  const { sessionId } = await agent.newSession(agentEnv.cwd);
+  const turn = await agent.promptSettled(sessionId, "run the recipe check");
+  return { turn, text: agent.updates(sessionId, "agent_message_chunk") };
+}
+
+describe.skipIf(!realAgentInstalled("claude"))("docs/host.md: claude-agent-acp against a local model endpoint", () => {
+  it("the documented environment points it at the server, under the documented model name", async () => {
+    endpoint = await startModelEndpoint(
+      scriptedTurns([
+        { text: "Checking.", toolCalls: [{ name: "Bash", input: { command: "echo recipe-ok", description: "check" } }] },
+        { text: "Works." },
+      ]),
+    );
+    env = await prepareRealAgent("claude");
+    const documented = documentedEnv("claude berth.json", "claude");
+    expect(documented.ANTHROPIC_BASE_URL).toMatch(documentedUrl);
+    env.entry.env.ANTHROPIC_BASE_URL = "";
+    env.entry.env.ANTHROPIC_API_KEY = "";
+    Object.assign(env.entry.env, documented, { ANTHROPIC_BASE_URL: endpoint.url });
+
+    const { turn } = await runTurn(env);
+
+    expect(turn).toMatchObject({ ok: true, value: { stopReason: "end_turn" } });
+    expect(endpoint.requests.map((r) => [r.path, r.model])).toEqual([
+      ["/v1/messages?beta=true", documented.ANTHROPIC_DEFAULT_SONNET_MODEL],
+      ["/v1/messages?beta=true", documented.ANTHROPIC_DEFAULT_SONNET_MODEL],
+    ]);
+    expect(endpoint.requests[1]!.toolResults.map((r) => r.output)).toEqual(["recipe-ok"]);
+    expect(endpoint.unrouted).toEqual([]);
+  });
+});
+
+describe.skipIf(!realAgentInstalled("codex"))("docs/host.md: codex-acp against a local model endpoint", () => {
+  it("the documented config.toml and environment point it at the server, with no authenticate", async () => {
+    endpoint = await startModelEndpoint(
+      scriptedTurns([{ text: "Checking.", toolCalls: [{ name: "exec_command", input: { cmd: "echo recipe-ok" } }] }, { text: "Works." }]),
+    );
+    env = await prepareRealAgent("codex");
+    const config = recipe("codex config.toml");
+    expect(config).toMatch(documentedUrl);
+    const model = /^model = "([^"]+)"$/m.exec(config)![1]!;
+    writeFileSync(join(env.entry.env.CODEX_HOME!, "config.toml"), config.replace(documentedUrl, endpoint.url));
+    // Only the documented key: the offline setup's OPENAI_API_KEY is not what the recipe uses.
+    env.entry.env.OPENAI_API_KEY = "";
+    Object.assign(env.entry.env, documentedEnv("codex berth.json", "codex"));
+
+    const { turn, text } = await runTurn(env);
+
+    expect(turn).toMatchObject({ ok: true, value: { stopReason: "end_turn" } });
+    expect(endpoint.requests.map((r) => [r.path, r.model])).toEqual([
+      ["/v1/responses", model],
+      ["/v1/responses", model],
+    ]);
+    expect(endpoint.requests[1]!.toolResults.at(-1)?.output).toContain("recipe-ok");
+    expect(endpoint.unrouted).toEqual([]);
+    // The documented warning for a model name codex does not know.
+    expect(JSON.stringify(text)).toContain(`Model metadata for \`${model}\` not found`);
+  });
+});
