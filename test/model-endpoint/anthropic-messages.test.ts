@@ -1,23 +1,14 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { gate, scriptedTurns, type ModelScript } from "../support/model-endpoint/script.js";
-import { startModelEndpoint, type ModelEndpoint } from "../support/model-endpoint/server.js";
-import { readNamedEvents, type NamedEvent } from "./named-events.js";
+import { describe, expect, it } from "vitest";
+import { gate, scriptedTurns } from "../support/model-endpoint/script.js";
+import type { ModelEndpoint } from "../support/model-endpoint/server.js";
+import { endpointStarter, goAwayDuringHold, readNamedEvents, type NamedEvent } from "./endpoint-client.js";
 
 /**
  * The scripted model endpoint itself, over real HTTP on loopback: the Anthropic Messages format as
  * claude-agent-acp (Claude Code) reads it, streamed and not.
  */
 
-const endpoints: ModelEndpoint[] = [];
-afterEach(async () => {
-  await Promise.all(endpoints.splice(0).map((e) => e.close()));
-});
-
-async function start(script: ModelScript): Promise<ModelEndpoint> {
-  const endpoint = await startModelEndpoint(script);
-  endpoints.push(endpoint);
-  return endpoint;
-}
+const start = endpointStarter();
 
 const tools = [{ name: "Bash", description: "run", input_schema: { type: "object", properties: { command: { type: "string" } } } }];
 
@@ -168,17 +159,11 @@ describe("scripted model endpoint: Anthropic Messages", () => {
   it("a client that goes away during a hold ends the response without an error", async () => {
     const held = gate();
     const endpoint = await start(scriptedTurns([{ text: "waiting", hold: held.opened }]));
-    const abort = new AbortController();
-    const reading = readNamedEvents(
-      await messages(endpoint, { stream: true, tools, messages: [{ role: "user", content: "go" }] }, abort.signal),
-      (event) => {
-        if (event.event === "content_block_delta") abort.abort();
-      },
+    await goAwayDuringHold(
+      endpoint,
+      (signal) => messages(endpoint, { stream: true, tools, messages: [{ role: "user", content: "go" }] }, signal),
+      held.open,
     );
-    await expect(reading).rejects.toThrow();
-    held.open();
-    expect((await fetch(`${endpoint.url}/`, { method: "HEAD" })).status).toBe(200);
-    expect(endpoint.errors).toEqual([]);
   });
 
   it("answers one JSON message when the request does not stream", async () => {

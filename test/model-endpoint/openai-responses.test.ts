@@ -1,23 +1,14 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { gate, scriptedTurns, type ModelScript } from "../support/model-endpoint/script.js";
-import { startModelEndpoint, type ModelEndpoint } from "../support/model-endpoint/server.js";
-import { readNamedEvents, type NamedEvent } from "./named-events.js";
+import { describe, expect, it } from "vitest";
+import { gate, scriptedTurns } from "../support/model-endpoint/script.js";
+import type { ModelEndpoint } from "../support/model-endpoint/server.js";
+import { endpointStarter, goAwayDuringHold, readNamedEvents, type NamedEvent } from "./endpoint-client.js";
 
 /**
  * The scripted model endpoint itself, over real HTTP on loopback: the OpenAI Responses format as
  * codex-acp reads it (a custom provider with `wire_api = "responses"`), streamed and not.
  */
 
-const endpoints: ModelEndpoint[] = [];
-afterEach(async () => {
-  await Promise.all(endpoints.splice(0).map((e) => e.close()));
-});
-
-async function start(script: ModelScript): Promise<ModelEndpoint> {
-  const endpoint = await startModelEndpoint(script);
-  endpoints.push(endpoint);
-  return endpoint;
-}
+const start = endpointStarter();
 
 // As codex offers them: a JSON function and a freeform (grammar) tool.
 const tools = [
@@ -188,14 +179,7 @@ describe("scripted model endpoint: OpenAI Responses", () => {
   it("a client that goes away during a hold ends the response without an error", async () => {
     const held = gate();
     const endpoint = await start(scriptedTurns([{ text: "waiting", hold: held.opened }]));
-    const abort = new AbortController();
-    const reading = readNamedEvents(await responses(endpoint, { stream: true, tools, input: [userMessage("go")] }, abort.signal), (event) => {
-      if (event.event === "response.output_text.delta") abort.abort();
-    });
-    await expect(reading).rejects.toThrow();
-    held.open();
-    expect((await fetch(`${endpoint.url}/`)).status).toBe(200);
-    expect(endpoint.errors).toEqual([]);
+    await goAwayDuringHold(endpoint, (signal) => responses(endpoint, { stream: true, tools, input: [userMessage("go")] }, signal), held.open);
   });
 
   it("answers one JSON response when the request does not stream", async () => {
