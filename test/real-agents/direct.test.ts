@@ -5,6 +5,7 @@ import {
   errorShape,
   modelIds,
   prepareRealAgent,
+  realAgentInstalled,
   realAgentNames,
   startRefusingModelEndpoint,
   stopAllDirectAgents,
@@ -21,7 +22,8 @@ import {
 for (const name of realAgentNames) {
   const facts = agentFacts[name];
 
-  describe(`${name}, directly over stdio`, () => {
+  const installed = realAgentInstalled(name);
+  describe.skipIf(!installed)(`${name}, directly over stdio${installed ? "" : " (skipped: not installed; run npm ci)"}`, () => {
     let endpoint: ModelEndpoint;
     let env: RealAgentEnvironment;
     let agent: DirectAgent;

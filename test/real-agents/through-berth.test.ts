@@ -8,6 +8,7 @@ import {
   errorShape,
   modelIds,
   prepareRealAgent,
+  realAgentInstalled,
   realAgentNames,
   startRefusingModelEndpoint,
   type ModelEndpoint,
@@ -30,7 +31,8 @@ for (const name of realAgentNames) {
   const facts = agentFacts[name];
   const prompt = `remember the berth (${name})`;
 
-  describe(`${name}, through Berth`, () => {
+  const installed = realAgentInstalled(name);
+  describe.skipIf(!installed)(`${name}, through Berth${installed ? "" : " (skipped: not installed; run npm ci)"}`, () => {
     let endpoint: ModelEndpoint;
     let env: RealAgentEnvironment;
     let fixture: BerthFixture;

@@ -8,7 +8,7 @@ import type { AgentEntry } from "../../support/real-agents.js";
  */
 
 /** A Berth agent config entry (`agents.<id>` in berth.json). */
-export type AgentCommand = AgentEntry;
+type AgentCommand = AgentEntry;
 
 export interface AgentUnderTest {
   /** The agent id in the Berth config. */

@@ -164,13 +164,21 @@ export class World {
     return (await this.api<{ records: StampedRecord[] }>("/api/records?limit=1000")).records;
   }
 
-  /** Waits on a condition read from Berth's views or the world (polled), failing with `what`. */
-  async waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  /**
+   * Waits on a condition read from Berth's views or the world (polled), failing with `what`. The
+   * bound is generous: a real agent on a loaded 2-core machine takes seconds to start and answer.
+   */
+  async waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!(await condition())) {
       if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
+  }
+
+  /** Waits until a client has received `text` among the agent's message chunks of a session. */
+  waitForText(client: AcpTestClient, sessionId: string, text: string): Promise<void> {
+    return this.waitFor(`the client received ${JSON.stringify(text)}`, () => client.texts(sessionId).includes(text));
   }
 
   /** Waits for a record matching `match` and returns it. */

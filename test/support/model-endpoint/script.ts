@@ -24,7 +24,7 @@ export interface ModelTurn {
   after?: string;
 }
 
-export type WireFormatName = "openai-chat" | "anthropic-messages" | "openai-responses";
+type WireFormatName = "openai-chat" | "anthropic-messages" | "openai-responses";
 
 /** A normalized view of what the agent sent, whatever the wire format. */
 export interface ModelRequest {
