@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { format as anthropicMessages } from "./anthropic-messages.js";
+import { format as geminiGenerateContent } from "./gemini-generate-content.js";
 import { format as openAiChat } from "./openai-chat.js";
 import { format as openAiResponses } from "./openai-responses.js";
 import type { ModelRequest, ModelScript, WireFormat } from "./script.js";
@@ -18,6 +19,13 @@ const routes: ReadonlyMap<string, WireFormat> = new Map([
   ["/v1/messages", anthropicMessages],
   ["/v1/responses", openAiResponses],
 ]);
+
+/** The Gemini API names the model in the path: `/v1beta/models/MODEL:generateContent` or `:streamGenerateContent`. */
+const geminiPath = /^\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateContent)$/;
+
+function formatFor(pathname: string): WireFormat | undefined {
+  return routes.get(pathname) ?? (geminiPath.test(pathname) ? geminiGenerateContent : undefined);
+}
 
 export interface ModelEndpoint {
   /** `http://127.0.0.1:PORT` (agents add their own `/v1`). */
@@ -50,7 +58,7 @@ export async function startModelEndpoint(script: ModelScript): Promise<ModelEndp
       res.writeHead(200, { "content-type": "text/plain" }).end(req.method === "GET" ? "scripted model endpoint\n" : undefined);
       return;
     }
-    const wire = req.method === "POST" ? routes.get(pathname) : undefined;
+    const wire = req.method === "POST" ? formatFor(pathname) : undefined;
     const text = await readBody(req);
     if (!wire) {
       unrouted.push(`${req.method} ${path}`);
