@@ -20,7 +20,7 @@ export async function runHostBench(): Promise<void> {
     const cold: number[] = [];
     const warm: number[] = [];
     for (let i = 0; i < 12; i++) {
-      const session = host.createSession({ cwd: workDir });
+      const session = await host.createSession({ cwd: workDir });
       cold.push(await timeMs(() => host.hold(session.id, "bench").child));
       host.hold(session.id, "bench").release();
       for (let j = 0; j < 50; j++) {

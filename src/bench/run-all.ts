@@ -2,13 +2,16 @@
 /** `npm run bench`: every benchmark, figures printed. */
 import { runHostBench } from "./host-bench.js";
 import { runJournalBench } from "./journal-bench.js";
+import { runStoreBackendBench } from "./store-backend-bench.js";
 import { runLifecycleBench } from "./lifecycle-bench.js";
 import { runRelayBench } from "./relay-bench.js";
-import { runWriteStallBench } from "./write-stall-bench.js";
+import { runOutsideLockBench, runWriteStallBench } from "./write-stall-bench.js";
 
 console.log(`Berth benchmarks — node ${process.version}, ${new Date().toISOString()}`);
 await runLifecycleBench();
 await runJournalBench();
+await runStoreBackendBench();
 await runHostBench();
 await runWriteStallBench();
+await runOutsideLockBench();
 await runRelayBench();

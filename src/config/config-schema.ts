@@ -63,6 +63,12 @@ export const configSchema = z
     initializeTimeout: duration.prefault("30s"),
     interruptTimeout: duration.prefault("10s"),
     stopTimeout: duration.prefault("3s"),
+    /**
+     * How long work that must be stored before it is acknowledged (a session created or deleted, a
+     * question answered) waits for a store that cannot write (another process holds its write lock,
+     * a full disk) before it fails with a clear error. The write stays queued.
+     */
+    writeTimeout: duration.prefault("10s"),
     /** Where the `authenticate` an agent accepted is kept for its later children: memory, or a 0600 file in the data directory. */
     rememberLogins: z.enum(["memory", "file"], { error: 'expected "memory" or "file"' }).default("memory"),
     dataDir: nonEmpty.optional(),

@@ -191,7 +191,7 @@ export class AgentChildren {
         answer = child.canLoad ? await child.loadSession(params) : await child.resumeSession(params);
       } catch (error) {
         // Nothing was said yet (agents keep no conversation before its first prompt): start it afresh.
-        if (this.hasTurns(session.id)) throw reloadRefused(error);
+        if (await this.hasTurns(session.id)) throw reloadRefused(error);
         this.deps.log.info({ sessionId: session.id, err: error }, "agent could not reopen a session without turns; created it again");
       }
     } else if (agentSessionId) {
@@ -201,7 +201,7 @@ export class AgentChildren {
     }
     if (answer === undefined) {
       const response = await child.newSession({ ...request.newSession, cwd, mcpServers: mergedMcpServers(request.newSession?.mcpServers, services) });
-      this.deps.journal.exclusive(() => this.deps.store.sessions.setAgentSessionId(session.id, response.sessionId));
+      this.deps.journal.setSession(session.id, { agentSessionId: response.sessionId });
       answer = response;
     }
     let fresh = withAnswer({}, answer);
@@ -214,11 +214,12 @@ export class AgentChildren {
     }
     // Re-read: updates (available commands) may have been stored while the session opened.
     const current = stateOf(this.deps.store.sessions.get(session.id)?.agentState ?? null);
-    this.deps.journal.exclusive(() => this.deps.store.sessions.setAgentState(session.id, { ...current, ...answerFields(fresh) }));
+    this.deps.journal.setSession(session.id, { agentState: { ...current, ...answerFields(fresh) } });
   }
 
-  private hasTurns(sessionId: string): boolean {
-    this.deps.journal.flush();
+  private async hasTurns(sessionId: string): Promise<boolean> {
+    // A turn queued before this acquisition counts: wait (without blocking) until it is stored.
+    await this.deps.journal.committed();
     for (const event of this.deps.store.events.replay(sessionId)) if (event.kind === "turn_started") return true;
     return false;
   }
@@ -241,12 +242,7 @@ export class AgentChildren {
   private track(sessionId: string, update: Parameters<typeof withUpdate>[1]): void {
     const session = this.deps.store.sessions.get(sessionId);
     const next = session && withUpdate(stateOf(session.agentState), update);
-    if (!next) return;
-    try {
-      this.deps.journal.exclusive(() => this.deps.store.sessions.setAgentState(sessionId, next));
-    } catch (error) {
-      this.deps.log.warn({ err: error, sessionId }, "session state not stored");
-    }
+    if (next) this.deps.journal.setSession(sessionId, { agentState: next });
   }
 
   /** The agent's own session id in what it sends becomes Berth's, the only one clients know. */

@@ -3,6 +3,7 @@ import type { AgentCommand } from "../agents/agent-child.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
 import type { Clock } from "../lifecycle/clock.js";
 import type { Json } from "../store/index.js";
+import type { AgentProfile } from "../store/agent-profiles.js";
 import type { Store } from "../store/store.js";
 
 /**
@@ -12,20 +13,22 @@ import type { Store } from "../store/store.js";
  */
 export class AgentProfiles {
   private readonly probing = new Map<string, Promise<InitializeResponse>>();
+  /** Answers remembered by this host, which reads may not show yet: their writes are queued. */
+  private readonly remembered = new Map<string, AgentProfile>();
 
   constructor(
     private readonly store: Store,
     private readonly registry: AgentRegistry,
     private readonly clock: Clock,
     private readonly probe: (agentId: string) => Promise<InitializeResponse>,
-    /** Runs a write through the host's one writer. */
-    private readonly exclusive: <T>(work: () => T) => T = (work) => work(),
+    /** Stores a profile through the host's one writer. */
+    private readonly save: (profile: AgentProfile) => void,
   ) {}
 
   /** The agent's answer: stored, or from a probe (one at a time per agent). */
   async get(agentId: string): Promise<InitializeResponse> {
     const command = commandKey(this.registry.resolve(agentId));
-    const stored = this.store.agentProfiles.get(agentId);
+    const stored = this.remembered.get(agentId) ?? this.store.agentProfiles.get(agentId);
     if (stored?.command === command) return stored.initialize as unknown as InitializeResponse;
     let probing = this.probing.get(agentId);
     if (!probing) {
@@ -38,7 +41,9 @@ export class AgentProfiles {
   /** A child of `agentId` answered `initialize`: its answer is the agent's from now on. */
   remember(agentId: string, response: InitializeResponse): void {
     const command = commandKey(this.registry.resolve(agentId));
-    this.exclusive(() => this.store.agentProfiles.put({ agent: agentId, command, initialize: response as unknown as Json, at: this.clock.now() }));
+    const profile = { agent: agentId, command, initialize: response as unknown as Json, at: this.clock.now() };
+    this.remembered.set(agentId, profile);
+    this.save(profile);
   }
 }
 

@@ -3,6 +3,7 @@ import { SessionNotFoundError } from "./agent-children.js";
 import { HostStoppedError } from "./host.js";
 import { TurnFailedError } from "./turns.js";
 import { QuestionError } from "./question-desk.js";
+import { StoreUnavailableError } from "./store-health.js";
 import { TurnAlreadyRunningError } from "../lifecycle/executions.js";
 import { InvalidLocationError } from "../lifecycle/location-key.js";
 import { LocationServicesClosedError } from "../lifecycle/location-services-cache.js";
@@ -42,6 +43,8 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof TurnFailedError || error instanceof AcquisitionFailedError) return as("unavailable", "agent_failed");
   // The hold left (or was replaced) before its agent was ready: the request raced its own release; retrying holds afresh.
   if (error instanceof StaleHoldError) return as("conflict", "hold_ended");
+  // The store could not write what had to be stored first (another process's lock, a full disk): retry later.
+  if (error instanceof StoreUnavailableError) return as("unavailable", "store_unavailable");
   // The host refuses new work once shutdown began.
   if (error instanceof HoldsDisposedError || error instanceof HostStoppedError || error instanceof LocationServicesClosedError)
     return as("unavailable", "shutting_down");

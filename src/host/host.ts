@@ -42,6 +42,7 @@ import { restoreAfterRestart } from "./startup.js";
 export { sweepLeftovers } from "./startup.js";
 import { locationOf } from "./session-location.js";
 import { Turns } from "./turns.js";
+import type { StoreHealthView } from "./store-health.js";
 import type { LocationView, QuestionView, SessionView } from "./views.js";
 
 /** The host is stopping or stopped: it admits no new work. */
@@ -116,24 +117,24 @@ export class Host {
     this.bus = new SessionBus((sessionId, error) => log.error({ err: error, sessionId }, "session subscriber failed and was dropped"));
     const paths = dataPaths(dataDir);
     const record = (r: HostRecord) => this.record(r);
-    // The host's one writer: every write below goes through it (queued, or exclusive when it must be done at once).
-    this.journal = new Journal(store, this.bus, (key) => this.retention.touch(key), clock, log);
+    // The host's one writer: every write below goes through it, queued; the event loop never waits on the database.
+    this.journal = new Journal(store, this.bus, (key) => this.retention.touch(key), clock, log, config.writeTimeout);
     this.nextRecordId = store.lifecycleRecords.lastId() + 1;
     this.housekeeping = new Housekeeping({
       clock,
       log,
       terminalOutputDir: paths.terminalOutput,
       outputRetentionMs: config.outputRetention,
-      pruneRecordsBefore: (at) => this.journal.exclusive(() => store.lifecycleRecords.pruneBefore(at)),
+      pruneRecordsBefore: (at) => this.journal.call("lifecycleRecords.pruneBefore", [at]),
       recordRetentionMs: config.recordRetention,
     });
-    const exclusive = <T>(work: () => T): T => this.journal.exclusive(work);
     const ledger: ProcessGroupLedger = {
-      record: (group) => exclusive(() => store.processGroups.record(group)),
+      // Queued: a host killed before it is stored leaves a group the next start still finds by its marker.
+      record: (group) => this.journal.queue("processGroups.record", [group]),
       // A crashed child's group may finish stopping after shutdown closed the store: what it would
       // have forgotten is found gone and dropped by the next start's reaping.
       forget: (pgid) => {
-        if (this.state !== "stopped") exclusive(() => store.processGroups.forget(pgid));
+        if (this.state !== "stopped") this.journal.queue("processGroups.forget", [pgid]);
       },
       list: () => store.processGroups.list(),
     };
@@ -163,7 +164,7 @@ export class Host {
           method: "initialize",
           replayLogin: false,
         }),
-      exclusive,
+      (profile) => this.journal.queue("agentProfiles.put", [profile]),
     );
     this.outside = new AgentsOutsideSessions({
       registry: this.registry,
@@ -290,13 +291,14 @@ export class Host {
   static async start(options: HostOptions): Promise<Host> {
     const paths = dataPaths(options.dataDir);
     for (const dir of [paths.dataDir, paths.terminalOutput, paths.agentState]) mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const store = Store.open(paths.database);
+    // Only read on this thread (the writer thread writes): a read never waits, and a write here would fail at once rather than wait.
+    const store = Store.open(paths.database, { busyTimeoutMs: 0 });
     const host = new Host(options.config, options.dataDir, store, options.clock ?? systemClock, options.logger ?? silentLogger());
     try {
       await restoreAfterRestart({
         store,
         ledger: host.ledger,
-        exclusive: (work) => host.journal.exclusive(work),
+        journal: host.journal,
         clock: host.clock,
         record: (r) => host.record(r),
         log: host.log,
@@ -316,23 +318,29 @@ export class Host {
 
   // ── sessions ──────────────────────────────────────────────────────────
 
-  createSession(params: NewSessionParams): SessionView {
+  /** Stores a new session; settles once it is stored, or fails after `writeTimeout` if the store cannot write. */
+  async createSession(params: NewSessionParams): Promise<SessionView> {
     this.assertRunning();
     const agent = params.agent ?? this.registry.defaultAgent;
     this.registry.resolve(agent);
     const key = locationKey(params.cwd, params.workspace);
     assertDirectory(key.directory);
     const id = randomUUID();
-    this.journal.exclusive(() =>
-      this.store.sessions.create({
-        id,
-        agent,
-        cwd: key.directory,
-        workspace: key.workspace ?? null,
-        agentRequest: params.agentRequest ?? null,
-        createdAt: this.clock.now(),
-      }),
-    );
+    const row = {
+      id,
+      agent,
+      cwd: key.directory,
+      workspace: key.workspace ?? null,
+      agentRequest: params.agentRequest ?? null,
+      createdAt: this.clock.now(),
+    };
+    try {
+      await this.journal.within(this.journal.call("sessions.create", [row], id), "the new session", "it was not created");
+    } catch (error) {
+      // The client is told it failed: once the store writes again, it must not appear after all.
+      this.journal.queue("sessions.delete", [id]);
+      throw error;
+    }
     return this.sessionView(this.requireSession(id));
   }
 
@@ -346,7 +354,7 @@ export class Host {
     if (key.directory !== session.cwd) {
       throw new InvalidLocationError(`session "${sessionId}" works in ${session.cwd}, not ${key.directory}: reopen it there`);
     }
-    this.journal.exclusive(() => this.store.sessions.setAgentRequest(sessionId, { ...agentRequestOf(session.agentRequest), reopen }));
+    this.journal.setSession(sessionId, { agentRequest: { ...agentRequestOf(session.agentRequest), reopen } });
   }
 
   /** What a `session/new`, `load` or `resume` answer says of the session: its modes, models, config options, `_meta`. */
@@ -360,14 +368,12 @@ export class Host {
   }
 
   getSession(sessionId: string): SessionView | undefined {
-    this.journal.settleSessions();
     const session = this.store.sessions.get(sessionId);
     return session && this.sessionView(session);
   }
 
   listSessions(filter: { cwd?: string } = {}): SessionView[] {
     const cwd = filter.cwd === undefined ? undefined : locationKey(filter.cwd).directory;
-    this.journal.settleSessions();
     return this.store.sessions.list(cwd === undefined ? {} : { cwd }).map((session) => this.sessionView(session));
   }
 
@@ -378,14 +384,12 @@ export class Host {
 
   events(sessionId: string, options: { after?: number; limit?: number } = {}): JournalEvent[] {
     this.requireSession(sessionId);
-    this.journal.flush();
     return this.store.events.read(sessionId, options);
   }
 
   /** Iterates a session's whole journal without loading it into memory. */
   replay(sessionId: string): IterableIterator<JournalEvent> {
     this.requireSession(sessionId);
-    this.journal.flush();
     return this.store.events.replay(sessionId);
   }
 
@@ -402,10 +406,13 @@ export class Host {
       this.holds.childLost(sessionId, child);
       await this.children.release(sessionId, child, "deleted");
     }
-    this.journal.forget(sessionId);
-    this.children.forget(sessionId);
-    this.journal.exclusive(() => this.store.sessions.delete(sessionId));
-    this.record({ kind: "session_deleted", sessionId });
+    // Whenever it is stored (later, if the store cannot write now), the session is forgotten and its deletion recorded.
+    const deleted = this.journal.call("sessions.delete", [sessionId], sessionId).then(() => {
+      this.journal.forget(sessionId);
+      this.children.forget(sessionId);
+      this.record({ kind: "session_deleted", sessionId });
+    });
+    await this.journal.within(deleted, "the deletion", "it stays queued and is done once the store writes again");
   }
 
   // ── holds, turns, subscriptions ──────────────────────────────────────
@@ -456,7 +463,7 @@ export class Host {
       const result = await child.request(method, params, signal);
       const session = this.store.sessions.get(sessionId);
       const next = session && withRequest(stateOf(session.agentState), method, params, result);
-      if (next) this.journal.exclusive(() => this.store.sessions.setAgentState(sessionId, next));
+      if (next) this.journal.setSession(sessionId, { agentState: next });
       return result;
     } finally {
       ticket.release();
@@ -525,8 +532,14 @@ export class Host {
     return this.desk.get(questionId);
   }
 
-  answerQuestion(questionId: string, answer: QuestionAnswer): QuestionView {
+  /** Settles once the answer is stored (then the agent has it), or fails after `writeTimeout` if the store cannot write. */
+  answerQuestion(questionId: string, answer: QuestionAnswer): Promise<QuestionView> {
     return this.desk.answer(questionId, answer);
+  }
+
+  /** Whether the store writes (else since when and why), and how many writes wait: for `/healthz` and metrics. */
+  storeHealth(): StoreHealthView {
+    return this.journal.health();
   }
 
   // ── locations and records ────────────────────────────────────────────
@@ -563,8 +576,10 @@ export class Host {
   }
 
   recentRecords(limit = 100): StampedRecord[] {
-    this.journal.flush();
-    return this.store.lifecycleRecords.recent(limit).map((row) => ({
+    // Records are streamed at once: those still queued are listed too.
+    const rows = new Map(this.store.lifecycleRecords.recent(limit).map((row) => [row.id, row]));
+    for (const row of this.journal.queuedRecords()) rows.set(row.id, row);
+    return [...rows.values()].slice(-limit).map((row) => ({
       id: row.id,
       at: row.at,
       message: messageOf(row.payload as unknown as HostRecord),

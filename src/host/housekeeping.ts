@@ -10,8 +10,8 @@ export interface HousekeepingOptions {
   readonly terminalOutputDir: string;
   /** How long full terminal output files are kept. */
   readonly outputRetentionMs: number;
-  /** Removes lifecycle records older than a time; returns how many. */
-  readonly pruneRecordsBefore: (at: number) => number;
+  /** Removes lifecycle records older than a time (through the host's writer); settles with how many. */
+  readonly pruneRecordsBefore: (at: number) => Promise<number>;
   readonly recordRetentionMs: number;
 }
 
@@ -28,12 +28,12 @@ export class Housekeeping {
       void cleanupExpiredOutput(this.options.terminalOutputDir, this.options.outputRetentionMs, now).catch((error: unknown) =>
         log.warn({ err: error }, "terminal output cleanup failed"),
       );
-      try {
-        const pruned = this.options.pruneRecordsBefore(now - this.options.recordRetentionMs);
-        if (pruned > 0) log.info({ pruned }, "old lifecycle records pruned");
-      } catch (error) {
-        log.warn({ err: error }, "lifecycle record pruning failed");
-      }
+      this.options.pruneRecordsBefore(now - this.options.recordRetentionMs).then(
+        (pruned) => {
+          if (pruned > 0) log.info({ pruned }, "old lifecycle records pruned");
+        },
+        (error: unknown) => log.warn({ err: error }, "lifecycle record pruning failed"),
+      );
       this.timer = clock.setTimeout(run, HOUSEKEEPING_INTERVAL_MS);
     };
     run();

@@ -1,68 +1,63 @@
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Clock } from "../lifecycle/clock.js";
 import type { LocationKey } from "../lifecycle/location-key.js";
-import { JournalWriter, type BatchOutcome } from "../store/journal-writer.js";
+import type { Json } from "../store/input.js";
+import type { LifecycleRecord } from "../store/lifecycle-records.js";
+import type { QueuedSessionChange } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
-import type { WriteValue } from "../store/write-batch.js";
+import type { StoreCallName, StoreCalls } from "../store/write-batch.js";
 import type { Logger } from "./logger.js";
 import type { SessionBus } from "./session-bus.js";
+import type { StoreHealthView } from "./store-health.js";
+import { callOp, WriteQueue, type WriteOp } from "./write-queue.js";
 
 /** The kinds of durable events in a session's journal. */
 export type JournalKind = "turn_started" | "update" | "turn_ended" | "question_asked" | "question_resolved" | "interrupted" | "agent_exited";
-
-/** One more write op (see `write-batch.ts`) stored in the same transaction as an event. */
-export type WriteOp = readonly [code: string, WriteValue, WriteValue, WriteValue, WriteValue, WriteValue];
 
 export interface AppendOptions {
   /** Stored with the event, all or nothing (a question's row with its `question_asked`). */
   readonly with?: readonly WriteOp[];
   /** Runs once the event is committed, in order with every other event and `afterCommit`; never if it was not stored. */
   readonly then?: (seq: number) => void;
+  /** Runs instead of `then` if SQLite refused the event (and what was stored with it). */
+  readonly refused?: (error: string) => void;
   /** The payload as JSON text already (the agent's line as it came): stored without encoding. */
   readonly text?: string;
 }
 
-interface Callback {
-  /** The unit whose commit it waits for; null: runs whatever the batch's fate (ordering only). */
-  readonly unit: number | null;
-  readonly run: () => void;
-}
-
-interface Batch {
-  readonly callbacks: Callback[];
-  /** For each unit, the events it holds (reported if it fails). */
-  readonly units: Array<{ sessionId: string | null; events: number }>;
+/** The session fields the host sets (besides touches and titles), each stored through the writer. */
+export interface SessionFields {
+  readonly agentState?: object;
+  readonly agentSessionId?: string;
+  readonly agentRequest?: object;
 }
 
 /**
  * The host's one writer, and the journal it keeps. Every SQLite write of the host goes
- * through it:
+ * through its {@link WriteQueue}, in order, committed by the writer thread
+ * (`src/store/journal-writer.ts`): the event loop never runs a write statement, so it never
+ * waits on the database's write lock, whoever holds it.
  *
  * - events (and the writes that belong to them, such as a question's row), session touches,
- *   titles and lifecycle records are queued and committed in one transaction per turn of the
- *   event loop by the writer thread (`src/store/journal-writer.ts`): the event loop never
- *   waits on a database lock;
- * - rare writes that must be done before the caller goes on (a session created or deleted,
- *   a process group recorded, a question answered) run in {@link exclusive}: the thread is
- *   drained first, so the main connection writes alone and waits on no lock either.
+ *   titles, session fields and lifecycle records are queued; reads of a session show its queued
+ *   changes at once (`SessionStore.queued`);
+ * - a write the caller needs done before it goes on (a session created or deleted, a question
+ *   answered) is awaited as a promise ({@link call}), bounded by `writeTimeout` where a client
+ *   waits for it ({@link within}).
  *
  * **Committed before seen**: an event reaches subscribers (`then`, {@link afterCommit}, the
  * bus) only after its transaction committed. Sequence numbers are drawn in memory as events
  * are queued, but no one outside this class sees one before it is committed, so a number lost
  * in a crash was never seen, and numbering after a restart (the stored maximum + 1) never
- * gives a seen number twice. A batch that fails (disk full) is reported and not delivered.
+ * gives a seen number twice. A unit that fails (a session deleted meanwhile) is reported and
+ * not delivered; while SQLite cannot write at all (another process's lock, a full disk),
+ * everything waits in order and is stored once it can.
  */
 export class Journal {
   private readonly nextSeq = new Map<string, number>();
-  private values: WriteValue[] = [];
-  private pending: Batch = { callbacks: [], units: [] };
-  private flushScheduled = false;
-  /** Batches handed to the writer and not yet delivered, by number. */
-  private readonly inFlight = new Map<number, Batch>();
-  /** The last batch holding a session touch or title, and whether the pending one does. */
-  private lastSessionWrite = 0;
-  private pendingSessionWrite = false;
-  private readonly writer: JournalWriter;
+  private readonly writes: WriteQueue;
+  /** Lifecycle records queued and not committed yet: streamed at once, so listed at once too. */
+  private readonly records = new Map<number, LifecycleRecord>();
 
   constructor(
     private readonly store: Store,
@@ -70,38 +65,36 @@ export class Journal {
     private readonly touchLocation: (key: LocationKey) => void,
     private readonly clock: Clock,
     private readonly log: Logger,
+    private readonly writeTimeoutMs: number,
   ) {
-    this.writer = new JournalWriter(
-      store.path,
-      (outcome) => this.committed(outcome),
-      (values) => store.batches.apply(values),
-      (error) => this.log.error({ err: error }, "journal write failed"),
-    );
+    this.writes = new WriteQueue(store.path, log, writeTimeoutMs);
   }
 
   /**
    * Numbers and queues one event. Never throws: it runs inside agents' streams. Returns false
-   * when it cannot be journaled (the session is unknown, the journal is failing).
+   * when it cannot be journaled (the session is unknown).
    */
   append(sessionId: string, key: LocationKey, kind: JournalKind, payload: unknown, options: AppendOptions = {}): boolean {
     let seq = this.nextSeq.get(sessionId);
     let text: string;
     try {
-      if (seq === undefined) seq = this.storedLastSeq(sessionId) + 1;
+      // A session this journal has not numbered yet has no event in flight: its stored maximum is its last.
+      if (seq === undefined) seq = this.store.events.lastSeq(sessionId) + 1;
       text = options.text ?? JSON.stringify(payload);
     } catch (error) {
       this.log.warn({ err: error, sessionId, kind }, "event not journaled");
       return false;
     }
     this.nextSeq.set(sessionId, seq + 1);
-    const extra = options.with ?? [];
-    const unit = this.pending.units.length;
-    this.values.push(1 + extra.length, "e", sessionId, seq, kind, text, this.clock.now());
-    for (const op of extra) this.values.push(...op);
-    this.pending.units.push({ sessionId, events: 1 });
-    const then = options.then;
-    if (then) this.pending.callbacks.push({ unit, run: () => then(seq) });
-    this.schedule();
+    const { then, refused } = options;
+    this.writes.unit(
+      [["e", sessionId, seq, kind, text, this.clock.now()], ...(options.with ?? [])],
+      { sessionId, events: 1 },
+      {
+        ...(then ? { stored: () => then(seq) } : {}),
+        ...(refused ? { refused } : {}),
+      },
+    );
     this.touchLocation(key);
     return true;
   }
@@ -126,157 +119,80 @@ export class Journal {
 
   /** Runs `work` after everything queued so far is committed (at once if nothing is): keeps the order of what clients see. */
   afterCommit(work: () => void): void {
-    if (this.pending.units.length > 0 || this.pending.callbacks.length > 0) {
-      this.pending.callbacks.push({ unit: null, run: work });
-      return;
-    }
-    const last = this.inFlight.get(this.writer.last);
-    if (last) last.callbacks.push({ unit: null, run: work });
-    else work();
+    this.writes.afterCommit(work);
+  }
+
+  /** Settles once everything queued so far is committed (or refused). */
+  committed(): Promise<void> {
+    return new Promise((resolve) => this.writes.afterCommit(resolve));
   }
 
   /** The session was active: its `updated_at` moves (never backwards). Queued. */
   touchSession(sessionId: string, at: number): void {
-    this.queue(["t", sessionId, at, null, null, null]);
-    this.pendingSessionWrite = true;
+    this.sessionWrite(sessionId, { updatedAt: at }, [["t", sessionId, at, null, null, null]]);
   }
 
   /** The session's title, if it has none yet. Queued. */
   titleSession(sessionId: string, title: string): void {
-    this.queue(["n", sessionId, title, null, null, null]);
-    this.pendingSessionWrite = true;
+    this.sessionWrite(sessionId, { title }, [["n", sessionId, title, null, null, null]]);
   }
 
-  /** A lifecycle record with the id the host gave it. Queued. */
+  /** Sets the session's fields. Queued; reads show them at once. */
+  setSession(sessionId: string, fields: SessionFields): void {
+    const ops: WriteOp[] = [];
+    if (fields.agentState !== undefined) ops.push(callOp("sessions.setAgentState", [sessionId, fields.agentState]));
+    if (fields.agentSessionId !== undefined) ops.push(callOp("sessions.setAgentSessionId", [sessionId, fields.agentSessionId]));
+    if (fields.agentRequest !== undefined) ops.push(callOp("sessions.setAgentRequest", [sessionId, fields.agentRequest]));
+    if (ops.length > 0) this.sessionWrite(sessionId, fields as QueuedSessionChange, ops);
+  }
+
+  /** A lifecycle record with the id the host gave it. Queued; listed by {@link queuedRecords} until committed. */
   record(id: number, kind: string, payload: unknown, at: number): void {
-    this.queue(["r", id, kind, JSON.stringify(payload), at, null]);
+    this.records.set(id, { id, kind, payload: payload as Json, at });
+    const landed = () => this.records.delete(id);
+    this.writes.unit([["r", id, kind, JSON.stringify(payload), at, null]], NO_EVENTS, { stored: landed, refused: landed });
   }
 
-  /** Waits until queued session touches and titles are committed, so views read them. */
-  settleSessions(): void {
-    if (this.pendingSessionWrite) this.hand();
-    if (this.lastSessionWrite > this.writer.committed) this.writer.sync(this.lastSessionWrite);
+  /** Lifecycle records queued and not committed yet, oldest first. */
+  queuedRecords(): LifecycleRecord[] {
+    return [...this.records.values()];
   }
 
-  /**
-   * Runs a write that must be stored before the caller goes on, on the main connection: the
-   * queue is committed (and delivered) first, so this connection writes alone.
-   */
-  exclusive<T>(work: () => T): T {
-    this.flush();
-    return work();
+  /** Queues a store method on the writer's connection; settles once it is committed (or refused). */
+  call<N extends StoreCallName>(name: N, args: Parameters<StoreCalls[N]>, sessionId: string | null = null): Promise<ReturnType<StoreCalls[N]>> {
+    return this.writes.call(name, args, { sessionId, events: 0 });
   }
 
-  /**
-   * Numbers and stores one event at once, on the main connection; only inside {@link exclusive}
-   * (in the same transaction as what it records). Returns its seq, 0 if the session is unknown.
-   */
-  appendNow(sessionId: string, kind: JournalKind, payload: unknown): number {
-    const seq = this.nextSeq.get(sessionId) ?? this.storedLastSeq(sessionId) + 1;
-    this.nextSeq.set(sessionId, seq + 1);
-    this.store.events.appendSequenced([{ sessionId, seq, kind, payload, at: this.clock.now() }]);
-    return seq;
+  /** Queues a store method on the writer's connection, for no one to wait on (a refusal is logged). */
+  queue<N extends StoreCallName>(name: N, args: Parameters<StoreCalls[N]>): void {
+    this.writes.unit([callOp(name, args)], NO_EVENTS);
   }
 
-  /** Commits every queued write now and delivers it. */
-  flush(): void {
-    this.hand();
-    this.writer.sync();
+  /** Waits for `write` at most `writeTimeout`; then a `StoreUnavailableError` names what was not stored, why, and `whatIfLate`. */
+  within<T>(write: Promise<T>, what: string, whatIfLate: string): Promise<T> {
+    return this.writes.within(write, what, whatIfLate);
   }
 
-  /** The session is gone: forget its sequence. */
+  /** Whether the store writes, and how many writes wait. */
+  health(): StoreHealthView {
+    return this.writes.health();
+  }
+
+  /** The session is gone (its deletion committed): forget its sequence. */
   forget(sessionId: string): void {
-    this.flush();
     this.nextSeq.delete(sessionId);
   }
 
-  /** Stores what is queued and stops the writer thread. */
+  /** Stores what is queued (waiting at most `writeTimeout` for a store that cannot write) and stops the writer thread. */
   async close(): Promise<void> {
-    this.hand();
-    await this.writer.close();
+    await this.writes.close(this.writeTimeoutMs);
   }
 
-  private queue(op: WriteOp): void {
-    this.values.push(1, ...op);
-    this.pending.units.push({ sessionId: null, events: 0 });
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => this.hand());
-  }
-
-  /** Hands the queued batch to the writer thread (one transaction). */
-  private hand(): void {
-    this.flushScheduled = false;
-    const batch = this.pending;
-    if (batch.units.length === 0) {
-      // Only callbacks for ordering: they wait for what is in flight.
-      const callbacks = batch.callbacks.splice(0);
-      for (const callback of callbacks) this.afterCommit(callback.run);
-      return;
-    }
-    const values = this.values;
-    this.values = [];
-    this.pending = { callbacks: [], units: [] };
-    const sessionWrite = this.pendingSessionWrite;
-    this.pendingSessionWrite = false;
-    let number: number;
-    try {
-      number = this.writer.write(values);
-    } catch (error) {
-      this.log.error({ err: error, events: countEvents(batch) }, "journal write failed");
-      return;
-    }
-    if (sessionWrite) this.lastSessionWrite = number;
-    // Inline writing (thread gone) delivers within `write`: nothing is in flight then.
-    if (this.writer.committed < number) this.inFlight.set(number, batch);
-    else this.deliver(batch, { batch: number, failed: this.lastFailed });
-  }
-
-  private lastFailed: BatchOutcome["failed"] = [];
-
-  private committed(outcome: BatchOutcome): void {
-    const batch = this.inFlight.get(outcome.batch);
-    if (!batch) {
-      // Inline: `hand` delivers it once `write` returned.
-      this.lastFailed = outcome.failed;
-      return;
-    }
-    this.inFlight.delete(outcome.batch);
-    this.deliver(batch, outcome);
-  }
-
-  private deliver(batch: Batch, outcome: BatchOutcome): void {
-    const all = outcome.failed.some((failure) => failure.unit === -1);
-    const failed = new Set(outcome.failed.map((failure) => failure.unit));
-    if (outcome.failed.length > 0) {
-      const units = all ? batch.units : batch.units.filter((_, unit) => failed.has(unit));
-      const sessions = [...new Set(units.flatMap((unit) => (unit.sessionId === null ? [] : [unit.sessionId])))];
-      this.log.error(
-        { err: outcome.failed[0]!.error, events: units.reduce((sum, unit) => sum + unit.events, 0), writes: units.length, sessions },
-        "journal write failed",
-      );
-    }
-    for (const callback of batch.callbacks) {
-      if (callback.unit !== null && (all || failed.has(callback.unit))) continue;
-      try {
-        callback.run();
-      } catch (error) {
-        this.log.error({ err: error }, "journal subscriber failed");
-      }
-    }
-  }
-
-  /** The last stored seq of a session this journal has not numbered yet (after in-flight writes land). */
-  private storedLastSeq(sessionId: string): number {
-    this.writer.sync();
-    return this.store.events.lastSeq(sessionId);
+  private sessionWrite(sessionId: string, change: QueuedSessionChange, ops: readonly WriteOp[]): void {
+    this.store.sessions.queued(sessionId, change);
+    const landed = () => this.store.sessions.landed(sessionId);
+    this.writes.unit(ops, { sessionId, events: 0 }, { stored: landed, refused: landed });
   }
 }
 
-function countEvents(batch: Batch): number {
-  return batch.units.reduce((sum, unit) => sum + unit.events, 0);
-}
+const NO_EVENTS = { sessionId: null, events: 0 } as const;

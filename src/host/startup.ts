@@ -1,10 +1,12 @@
 import type { Clock } from "../lifecycle/clock.js";
 import { dirname } from "node:path";
 import { attachScope, ProcessScope, reapLeftoverGroups, type ProcessGroupLedger } from "../processes/index.js";
-import type { SequencedEvent } from "../store/events.js";
 import type { Question } from "../store/questions.js";
 import type { Store } from "../store/store.js";
 import type { HostRecord } from "./host-records.js";
+import type { Journal } from "./journal.js";
+import { locationOf } from "./session-location.js";
+import { callOp } from "./write-queue.js";
 import type { Logger } from "./logger.js";
 
 /**
@@ -18,7 +20,7 @@ export async function restoreAfterRestart(deps: {
   store: Store;
   /** The process-group ledger, written through the host's one writer. */
   ledger: ProcessGroupLedger;
-  exclusive: <T>(work: () => T) => T;
+  journal: Journal;
   clock: Clock;
   record: (record: HostRecord) => void;
   log: Logger;
@@ -41,15 +43,15 @@ export async function restoreAfterRestart(deps: {
     { scope: scope.key, cgroups: scope.cgroupDirectory ?? "unavailable", outcome: swept.outcome, ms: Math.round(swept.elapsedMs) },
     "leftover processes of this data directory swept",
   );
-  const orphaned = deps.exclusive(() => store.questions.orphanAllPending(ORPHAN_REASON, clock.now()));
-  if (orphaned.length > 0) log.info({ questions: orphaned.map((q) => q.id) }, "pending questions orphaned after restart");
-  for (const [sessionId, questions] of groupBySession(orphaned)) {
-    try {
-      deps.exclusive(() => journalOrphans(store, sessionId, questions, clock.now()));
-    } catch (error) {
-      log.error({ err: error, sessionId }, "could not record orphaned questions in the session's journal");
-    }
-  }
+  // Nothing of this run has asked anything yet: every pending question is the previous run's.
+  const orphaned = store.questions.listPending();
+  if (orphaned.length === 0) return;
+  log.info({ questions: orphaned.map((q) => q.id) }, "pending questions orphaned after restart");
+  for (const [sessionId, questions] of groupBySession(orphaned)) journalOrphans(store, deps.journal, sessionId, questions, clock.now());
+  // Shown as orphaned from the first request on: wait (without blocking, at most `writeTimeout`) until it is stored.
+  await deps.journal
+    .within(deps.journal.committed(), "orphaning the previous run's questions", "they are orphaned once the store writes again")
+    .catch((error: unknown) => log.error({ err: error }, "could not record orphaned questions yet"));
 }
 
 const ORPHAN_REASON = "the agent process that asked is gone (host restarted)";
@@ -59,25 +61,27 @@ const ORPHAN_REASON = "the agent process that asked is gone (host restarted)";
  * each question resolved `orphaned`, the turn that asked it ended (it cannot go on: its agent
  * process is gone), and a notice in the transcript, "the agent stopped before you answered",
  * whose `_meta["berth/notice"].rerun` carries that turn's prompt so a client can offer to send
- * it again. Written straight to the store at start-up, before the journal numbers any event.
+ * it again. Each question's new state is stored with its event.
  */
-function journalOrphans(store: Store, sessionId: string, questions: readonly Question[], at: number): void {
-  let seq = store.events.lastSeq(sessionId);
+function journalOrphans(store: Store, journal: Journal, sessionId: string, questions: readonly Question[], at: number): void {
+  const session = store.sessions.get(sessionId);
+  if (!session) return;
+  const key = locationOf(session);
   let openPrompt: unknown;
   for (const event of store.events.replay(sessionId)) {
     if (event.kind === "turn_started") openPrompt = (event.payload as { prompt?: unknown }).prompt;
     else if (event.kind === "turn_ended") openPrompt = undefined;
   }
-  const events: SequencedEvent[] = questions.map((question) => ({
-    sessionId,
-    seq: ++seq,
-    kind: "question_resolved",
-    payload: { questionId: question.id, state: "orphaned", reason: ORPHAN_REASON },
-    at,
-  }));
-  if (openPrompt !== undefined) {
-    events.push({ sessionId, seq: ++seq, kind: "turn_ended", payload: { stopReason: null, error: "the host stopped during the turn" }, at });
+  for (const question of questions) {
+    journal.append(
+      sessionId,
+      key,
+      "question_resolved",
+      { questionId: question.id, state: "orphaned", reason: ORPHAN_REASON },
+      { with: [callOp("questions.resolve", [question.id, "orphaned", ORPHAN_REASON, at])] },
+    );
   }
+  if (openPrompt !== undefined) journal.append(sessionId, key, "turn_ended", { stopReason: null, error: "the host stopped during the turn" });
   const asked = questions.map(describeQuestion).join("; ");
   const again = openPrompt === undefined ? "" : " Send your last prompt again to re-run the turn.";
   const text = `The agent stopped before you answered (${asked}): Berth was stopped abruptly, and the agent process that asked is gone, so an answer can no longer reach it.${again}`;
@@ -87,8 +91,7 @@ function journalOrphans(store: Store, sessionId: string, questions: readonly Que
     ...(openPrompt === undefined ? {} : { rerun: { prompt: openPrompt } }),
   };
   const update = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n\n${text}\n` }, _meta: { "berth/notice": notice } };
-  events.push({ sessionId, seq: ++seq, kind: "update", payload: { update }, at });
-  store.events.appendSequenced(events);
+  journal.append(sessionId, key, "update", { update });
 }
 
 function describeQuestion(question: Question): string {

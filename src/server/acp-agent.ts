@@ -96,7 +96,7 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
           initializeMeta,
           newSession: Object.keys(meta).length > 0 ? { ...newSession, _meta: meta } : newSession,
         };
-        const view = translated(() => host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest }));
+        const view = await translatedAsync(() => host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest }));
         try {
           await sessions.hold(view.id, client, capabilities, { replay: false });
         } catch (error) {

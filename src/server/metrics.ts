@@ -61,6 +61,22 @@ export class BerthMetrics {
         this.set(clientsConnected());
       },
     });
+    new Gauge({
+      name: "berth_store_degraded",
+      help: "1 while the store cannot write (another process holds its write lock, a full disk, a read-only file): writes wait, in order.",
+      registers,
+      collect() {
+        this.set(host.storeHealth().state === "degraded" ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "berth_store_pending_writes",
+      help: "Writes queued for the store and not committed yet.",
+      registers,
+      collect() {
+        this.set(host.storeHealth().pendingWrites);
+      },
+    });
     const evictions = new Counter({
       name: "berth_location_evictions_total",
       help: "Locations evicted, by reason (idle, inactivity).",

@@ -34,7 +34,16 @@ const answerBody = z.union(
 /** The REST API of the contract in docs/api.md; each route is listed in docs/openapi.json. */
 export function restRoutes({ host, events, metrics }: RestDeps): Route[] {
   return [
-    { method: "GET", path: "/healthz", public: true, handle: () => json({ status: "ok", version: berthVersion }) },
+    {
+      method: "GET",
+      path: "/healthz",
+      public: true,
+      // Answered from memory: whatever the store is doing, this never waits on it.
+      handle: () => {
+        const store = host.storeHealth();
+        return json({ status: store.state === "ok" ? "ok" : "degraded", version: berthVersion, store });
+      },
+    },
     { method: "GET", path: "/api/agents", handle: () => json({ agents: host.agents(), default: host.config.defaultAgent }) },
     { method: "GET", path: "/api/locations", handle: () => json({ locations: host.locations() }) },
     {
@@ -48,7 +57,7 @@ export function restRoutes({ host, events, metrics }: RestDeps): Route[] {
     {
       method: "POST",
       path: "/api/sessions",
-      handle: async ({ req }) => json(host.createSession(parse(newSessionBody, await readJsonBody(req))), 201),
+      handle: async ({ req }) => json(await host.createSession(parse(newSessionBody, await readJsonBody(req))), 201),
     },
     { method: "GET", path: "/api/sessions/:id", handle: ({ params }) => json(requireSession(host, params.id!)) },
     {
@@ -80,7 +89,7 @@ export function restRoutes({ host, events, metrics }: RestDeps): Route[] {
       handle: async ({ req, params }) => {
         const body = await readJsonBody(req);
         if (!host.question(params.id!)) throw new HttpError(404, "question_not_found", `no question "${params.id}"`);
-        return json(host.answerQuestion(params.id!, parse(answerBody, body) as QuestionAnswer));
+        return json(await host.answerQuestion(params.id!, parse(answerBody, body) as QuestionAnswer));
       },
     },
     {

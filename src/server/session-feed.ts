@@ -51,6 +51,8 @@ export class SessionFeed {
   private readonly unsubscribe: () => void;
   /** Turns this connection itself is prompting: their prompts are not echoed back to it. */
   private ownPrompts = 0;
+  /** The last seq the journal's replay sent. */
+  private replayedUpTo = 0;
   /** Questions this client cannot show that it was told to answer elsewhere. */
   private readonly toldElsewhere = new Set<string>();
   /** The agent's requests this client took and has not answered; refused if the client leaves first. */
@@ -72,12 +74,11 @@ export class SessionFeed {
 
   /** Replays the journal (for `session/load`), then goes live and asks the pending questions. */
   async start({ replay }: { replay: boolean }): Promise<void> {
-    let replayedUpTo = 0;
     if (replay) {
       let sinceYield = 0;
       for (const event of this.options.host.replay(this.options.sessionId)) {
         if (this.state.name === "closed") return;
-        replayedUpTo = event.seq;
+        this.replayedUpTo = event.seq;
         // A slow client is waited for (its socket drains) rather than cut for falling behind.
         for (const entry of historyOf(event)) await this.notify(entry.update, entry.meta, { waitWhileBehind: true });
         // A long journal must not hold up every other stream this host relays.
@@ -90,7 +91,7 @@ export class SessionFeed {
     if (this.state.name !== "starting") return;
     const waiting = this.state.waiting;
     this.state = { name: "live" };
-    for (const event of waiting) if (!("seq" in event) || event.seq > replayedUpTo) this.deliver(event);
+    for (const event of waiting) if (!this.replayed(event)) this.deliver(event);
     for (const question of this.options.host.pendingQuestions(this.options.sessionId)) this.ask(question);
   }
 
@@ -123,8 +124,13 @@ export class SessionFeed {
     this.relayed.clear();
   }
 
+  /** An event the replay already sent: it was committed (and read) before its subscribers were told. */
+  private replayed(event: SessionEvent): boolean {
+    return "seq" in event && event.seq <= this.replayedUpTo;
+  }
+
   private received(event: SessionEvent): void {
-    if (this.state.name === "closed") return;
+    if (this.state.name === "closed" || this.replayed(event)) return;
     // Claimed at once, so the agent's request knows this client will answer even while the journal replays.
     if (event.type === "agent_request") this.relayed.set(event.request, event.request.claim());
     if (this.state.name === "starting") this.state.waiting.push(event);
@@ -230,13 +236,11 @@ export class SessionFeed {
   }
 
   private answer(questionId: string, answer: QuestionAnswer): void {
-    try {
-      this.options.host.answerQuestion(questionId, answer);
-    } catch (error) {
+    this.options.host.answerQuestion(questionId, answer).catch((error: unknown) => {
       // Another client or an operator was first: theirs stands.
       if (error instanceof QuestionError && error.code === "already_resolved") return;
       this.options.log.warn({ err: error, sessionId: this.options.sessionId, questionId }, "a client's answer was refused");
-    }
+    });
   }
 
   private withdraw(questionId: string): void {

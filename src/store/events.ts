@@ -27,7 +27,7 @@ export interface ReplayOptions {
   pageSize?: number;
 }
 
-interface EventRow {
+export interface EventRow {
   sessionId: string;
   seq: number;
   kind: string;
@@ -162,7 +162,7 @@ export class EventJournal {
   }
 }
 
-function toEvent(row: EventRow): JournalEvent {
+export function toEvent(row: EventRow): JournalEvent {
   const payload = decodeJson(row.payload);
   return { ...row, payload: row.kind === "update" ? updatePayload(payload) : payload };
 }

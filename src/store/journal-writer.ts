@@ -3,7 +3,10 @@ import type { BatchResult, WriteValue } from "./write-batch.js";
 
 /** Resolves from both `src/store` and `dist/store`: the worker always runs compiled. */
 const workerFile = new URL("../../dist/store/journal-writer-worker.js", import.meta.url);
-const SYNC_TIMEOUT_MS = 30_000;
+/** How long one try of the writer thread waits inside SQLite for another connection's write lock. */
+const LOCK_WAIT_MS = 250;
+/** How long a thread told to abandon its queue may take to stop (one try, then its exit). */
+const ABANDON_MS = 5_000;
 
 /** A batch's fate, reported once it is committed (or failed), in the order batches were written. */
 export interface BatchOutcome extends BatchResult {
@@ -11,68 +14,49 @@ export interface BatchOutcome extends BatchResult {
   readonly batch: number;
 }
 
+/** What the writer thread says of the store as a whole, when it changes. */
+export type WriterStatus =
+  /** SQLite cannot write for now (`code`: `SQLITE_BUSY` for another connection's lock, `SQLITE_FULL`...); batches wait, in order. */
+  | { readonly state: "blocked"; readonly since: number; readonly code: string; readonly error: string }
+  /** It writes again: blocked from `since` until `at` (ms epoch). */
+  | { readonly state: "writable"; readonly since: number; readonly at: number };
+
+/** What the thread posts back: outcomes and status changes, in the order they happened. */
+export type WriterMessage = BatchOutcome | WriterStatus;
+
+export interface WriterListeners {
+  readonly committed: (outcome: BatchOutcome) => void;
+  readonly status?: (status: WriterStatus) => void;
+  /** The thread died (a bug): what it had not committed is reported failed, and a new thread takes over. */
+  readonly threadLost?: (error: string) => void;
+}
+
 /**
  * The host's one writer: batches (see `write-batch.ts`) are committed in order on a worker
  * thread with its own connection. `write` returns at once; each batch's outcome comes back
- * through `onCommitted`, in order, after its transaction committed. `sync` blocks until every
- * batch written so far is committed and its outcome delivered.
- * `threaded` → `inline` if the thread dies (batches are then applied on the caller's thread by
- * `applyInline`, nothing later is lost but speed) → `stopped` once closed.
+ * through `committed`, in order, after its transaction committed. Nothing here ever waits on
+ * the caller's thread: not for a lock, not for the thread.
+ * `running` → `closing` (what is queued is stored first, for a bounded time) → `stopped`.
  */
 export class JournalWriter {
-  private readonly worker: Worker;
-  private readonly acks: MessagePort;
-  /** [0]: batches the worker has finished (their outcomes were posted first). */
-  private readonly written = new Int32Array(new SharedArrayBuffer(4));
+  private worker!: Worker;
+  private acks!: MessagePort;
   private posted = 0;
   private delivered = 0;
-  private state: "threaded" | "inline" | "stopped" = "threaded";
+  private blockedSince: number | undefined;
+  private state: "running" | "closing" | "stopped" = "running";
 
   constructor(
-    path: string,
-    private readonly onCommitted: (outcome: BatchOutcome) => void,
-    /** Applies a batch on the caller's thread, if the worker is gone. */
-    private readonly applyInline: (values: readonly WriteValue[]) => BatchResult,
-    private readonly onThreadLost: (error: string) => void = () => undefined,
+    private readonly path: string,
+    private readonly listeners: WriterListeners,
   ) {
-    const channel = new MessageChannel();
-    this.acks = channel.port1;
-    this.worker = new Worker(workerFile, {
-      // Not the host's own flags: under `node -e SCRIPT` the thread would run SCRIPT instead of the writer.
-      execArgv: [],
-      workerData: { path, progress: this.written.buffer, acks: channel.port2 },
-      transferList: [channel.port2],
-    });
-    this.acks.on("message", (outcome: BatchOutcome) => this.deliver(outcome));
-    const died = (error: unknown) => {
-      if (this.state !== "threaded") return;
-      this.state = "inline";
-      this.collect();
-      // Batches posted to the dead thread and not committed are lost: reported as failed, never as stored.
-      const reason = `journal writer thread stopped (${error instanceof Error ? error.message : String(error)})`;
-      for (let batch = this.delivered + 1; batch <= this.posted; batch++) this.deliver({ batch, failed: [{ unit: -1, error: reason }] });
-      Atomics.store(this.written, 0, this.posted);
-      this.onThreadLost(`${reason}; writing on the main thread`);
-    };
-    this.worker.on("error", died);
-    this.worker.on("exit", (code) => died(`exit code ${code}`));
+    this.startThread();
   }
 
   /** Queues a batch; returns its number. */
   write(values: WriteValue[]): number {
-    if (this.state === "stopped") throw new Error("the journal writer is stopped");
+    if (this.state !== "running") throw new Error("the journal writer is stopped");
     const batch = ++this.posted;
-    if (this.state === "inline") {
-      let result: BatchResult;
-      try {
-        result = this.applyInline(values);
-      } catch (error) {
-        result = { failed: [{ unit: -1, error: error instanceof Error ? error.message : String(error) }] };
-      }
-      Atomics.store(this.written, 0, batch);
-      this.deliver({ batch, ...result });
-      return batch;
-    }
     this.worker.postMessage(values);
     return batch;
   }
@@ -82,49 +66,84 @@ export class JournalWriter {
     return this.posted;
   }
 
-  /** Batches committed and delivered. */
+  /** Batches committed (or failed) and delivered. */
   get committed(): number {
     return this.delivered;
   }
 
-  /** Blocks until batch `upTo` (default: every batch written so far) is committed and its outcome delivered. */
-  sync(upTo = this.posted): void {
-    for (;;) {
-      this.collect();
-      if (this.delivered >= upTo) return;
-      const done = Atomics.load(this.written, 0);
-      if (done > this.delivered) continue;
-      if (Atomics.wait(this.written, 0, done, SYNC_TIMEOUT_MS) === "timed-out") {
-        throw new Error(`the journal writer did not finish within ${SYNC_TIMEOUT_MS} ms`);
-      }
+  /**
+   * Stores what is queued, waiting at most `timeoutMs` (the store may be blocked), then stops the
+   * thread. Returns how many batches were not stored (each is also reported failed).
+   */
+  async close(timeoutMs: number): Promise<number> {
+    if (this.state !== "running") return 0;
+    this.state = "closing";
+    const worker = this.worker;
+    let timer: NodeJS.Timeout | undefined;
+    const exited = new Promise<boolean>((resolve) => worker.once("exit", () => resolve(true)));
+    worker.postMessage("close");
+    const bounded = (ms: number) => Promise.race([exited, new Promise<boolean>((resolve) => (timer = setTimeout(resolve, ms, false)))]);
+    let finished = await bounded(timeoutMs);
+    clearTimeout(timer);
+    if (!finished) {
+      // Told between two tries, the thread stops cleanly: terminating it inside a SQLite call would bring the process down.
+      worker.postMessage("abandon");
+      finished = await bounded(ABANDON_MS);
+      clearTimeout(timer);
+      if (!finished) await worker.terminate();
     }
-  }
-
-  async close(): Promise<void> {
-    if (this.state === "stopped") return;
-    if (this.state === "inline") {
-      this.state = "stopped";
-      this.acks.close();
-      return;
-    }
-    this.sync();
+    this.collect();
     this.state = "stopped";
-    const exited = new Promise((resolve) => this.worker.once("exit", resolve));
-    this.worker.postMessage("close");
-    await exited;
     this.acks.close();
+    const lost = this.posted - this.delivered;
+    this.failInFlight("not stored: the host stopped while the store could not write");
+    return lost;
   }
 
-  /** Takes every outcome already posted, without waiting for the event loop. */
+  private startThread(): void {
+    const channel = new MessageChannel();
+    const worker = new Worker(workerFile, {
+      // Not the host's own flags: under `node -e SCRIPT` the thread would run SCRIPT instead of the writer.
+      execArgv: [],
+      workerData: { path: this.path, first: this.posted + 1, acks: channel.port2, lockWaitMs: LOCK_WAIT_MS, blockedSince: this.blockedSince },
+      transferList: [channel.port2],
+    });
+    this.worker = worker;
+    this.acks = channel.port1;
+    this.acks.on("message", (message: WriterMessage) => this.receive(message));
+    const died = (error: unknown) => {
+      if (this.worker !== worker || this.state !== "running") return;
+      this.collect();
+      this.acks.close();
+      // Batches posted to the dead thread and not reported are lost: reported as failed, never as stored.
+      const reason = `journal writer thread stopped (${error instanceof Error ? error.message : String(error)})`;
+      this.failInFlight(reason);
+      this.startThread();
+      this.listeners.threadLost?.(`${reason}; a new writer thread took over`);
+    };
+    worker.on("error", died);
+    worker.on("exit", (code) => died(`exit code ${code}`));
+  }
+
+  /** Takes every message already posted, without waiting for the event loop (the thread is gone or going). */
   private collect(): void {
     for (let message = receiveMessageOnPort(this.acks); message; message = receiveMessageOnPort(this.acks)) {
-      this.deliver(message.message as BatchOutcome);
+      this.receive(message.message as WriterMessage);
     }
   }
 
-  private deliver(outcome: BatchOutcome): void {
-    if (outcome.batch <= this.delivered) return;
-    this.delivered = outcome.batch;
-    this.onCommitted(outcome);
+  private receive(message: WriterMessage): void {
+    if ("state" in message) {
+      this.blockedSince = message.state === "blocked" ? message.since : undefined;
+      this.listeners.status?.(message);
+      return;
+    }
+    if (message.batch <= this.delivered) return;
+    this.delivered = message.batch;
+    this.listeners.committed(message);
+  }
+
+  private failInFlight(reason: string): void {
+    for (let batch = this.delivered + 1; batch <= this.posted; batch++) this.receive({ batch, failed: [{ unit: -1, error: reason }] });
   }
 }

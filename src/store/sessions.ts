@@ -33,6 +33,20 @@ export interface NewSession {
   createdAt: number;
 }
 
+/**
+ * A change the host's one writer has queued and not committed yet. The main thread's reads show
+ * it at once, so nothing reads an older state of a session than the one the host itself set.
+ */
+export interface QueuedSessionChange {
+  /** Set only if the session has none (as the writer does). */
+  readonly title?: string;
+  readonly agentSessionId?: string | null;
+  readonly agentRequest?: Json | null;
+  readonly agentState?: Json | null;
+  /** Never backwards. */
+  readonly updatedAt?: number;
+}
+
 interface SessionRow extends Omit<Session, "agentRequest" | "agentState"> {
   agentRequest: string | null;
   agentState: string | null;
@@ -53,6 +67,7 @@ export class SessionStore {
   readonly #setAgentRequest;
   readonly #touch;
   readonly #delete;
+  readonly #queued = new Map<string, { change: QueuedSessionChange; writes: number }>();
 
   constructor(db: SqliteDatabase) {
     this.#insert = db.prepare<Session>(
@@ -89,14 +104,32 @@ export class SessionStore {
     return row;
   }
 
+  /** The session as stored, with the changes still queued for it (see {@link queued}). */
   get(id: string): Session | undefined {
     const row = this.#get.get(id);
-    return row && sessionOf(row);
+    return row && this.#withQueued(sessionOf(row));
   }
 
-  /** Newest (most recently updated) first; only those in `cwd` if given. */
+  /** Newest (most recently updated) first; only those in `cwd` if given. With the changes still queued. */
   list(filter: { cwd?: string } = {}): Session[] {
-    return (filter.cwd === undefined ? this.#listAll.all() : this.#listByCwd.all(filter.cwd)).map(sessionOf);
+    const sessions = (filter.cwd === undefined ? this.#listAll.all() : this.#listByCwd.all(filter.cwd)).map(sessionOf);
+    if (this.#queued.size === 0) return sessions;
+    return sessions.map((session) => this.#withQueued(session)).sort(newestFirst);
+  }
+
+  /** The host's writer queued `change` for session `id`: reads show it until {@link landed} was called once for each `queued`. */
+  queued(id: string, change: QueuedSessionChange): void {
+    const entry = this.#queued.get(id) ?? { change: {}, writes: 0 };
+    const updatedAt = Math.max(change.updatedAt ?? 0, entry.change.updatedAt ?? 0);
+    entry.change = { ...entry.change, ...change, ...(updatedAt > 0 ? { updatedAt } : {}) };
+    entry.writes++;
+    this.#queued.set(id, entry);
+  }
+
+  /** One queued change was committed (or refused): once all have, reads show the stored row alone. */
+  landed(id: string): void {
+    const entry = this.#queued.get(id);
+    if (entry && --entry.writes === 0) this.#queued.delete(id);
   }
 
   setAgentRequest(id: string, request: object | null): void {
@@ -130,9 +163,21 @@ export class SessionStore {
     return guardWrite("sessions.delete", () => this.#delete.run(id).changes) === 1;
   }
 
+  #withQueued(session: Session): Session {
+    const change = this.#queued.get(session.id)?.change;
+    if (!change) return session;
+    const { title, updatedAt, ...fields } = change;
+    return { ...session, ...fields, title: session.title ?? title ?? null, updatedAt: Math.max(session.updatedAt, updatedAt ?? 0) };
+  }
+
   #update(op: string, id: string, update: () => number): void {
     if (guardWrite(op, update) === 0) throw new StoreNotFoundError(op, "session", id);
   }
+}
+
+/** The order of `NEWEST_FIRST`. */
+function newestFirst(a: Session, b: Session): number {
+  return b.updatedAt - a.updatedAt || b.createdAt - a.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 function jsonText(value: unknown): string | null {

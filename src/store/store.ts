@@ -8,7 +8,6 @@ import { SqliteProcessGroupLedger } from "./process-groups.js";
 import { QuestionStore } from "./questions.js";
 import { SessionStore } from "./sessions.js";
 import { guardWrite } from "./write-guard.js";
-import { BatchApplier } from "./write-batch.js";
 
 /** Everything Berth persists, in one SQLite file. Synchronous: every call is one short SQLite transaction. */
 export class Store {
@@ -18,8 +17,6 @@ export class Store {
   readonly processGroups: SqliteProcessGroupLedger;
   readonly lifecycleRecords: LifecycleRecordLog;
   readonly agentProfiles: AgentProfileStore;
-  /** Applies the host writer's batches on this connection (when its thread is gone). */
-  readonly batches: BatchApplier;
   readonly #db: SqliteDatabase;
 
   private constructor(db: SqliteDatabase) {
@@ -30,7 +27,6 @@ export class Store {
     this.processGroups = new SqliteProcessGroupLedger(db);
     this.lifecycleRecords = new LifecycleRecordLog(db);
     this.agentProfiles = new AgentProfileStore(db);
-    this.batches = new BatchApplier(db);
   }
 
   /** Opens or creates the file and brings its schema up to date. */

@@ -1,4 +1,10 @@
+import type { GroupRecord } from "../processes/ledger.js";
+import { AgentProfileStore, type AgentProfile } from "./agent-profiles.js";
 import type { SqliteDatabase } from "./database.js";
+import { LifecycleRecordLog } from "./lifecycle-records.js";
+import { SqliteProcessGroupLedger } from "./process-groups.js";
+import { QuestionStore, type QuestionOutcome } from "./questions.js";
+import { SessionStore, type NewSession } from "./sessions.js";
 
 /**
  * What the host's one writer stores, as flat values so a batch crosses to the writer thread
@@ -14,20 +20,70 @@ import type { SqliteDatabase } from "./database.js";
  * | `t` session touched | sessionId, at |
  * | `n` session titled (only if it has none) | sessionId, title |
  * | `r` lifecycle record | id, kind, payload (JSON text), at |
+ * | `c` a rarer write, by name (see {@link StoreCalls}) | name, arguments (a JSON array) |
+ *
+ * A unit's result is what its last `c` op returned (nothing if it has none).
  */
 export type WriteValue = string | number | null;
 const OP_WIDTH = 6;
+
+/** The rarer writes, each a method of the store run on the writer's connection. */
+export interface StoreCalls {
+  "sessions.create": (session: NewSession) => void;
+  "sessions.delete": (id: string) => boolean;
+  "sessions.setAgentState": (id: string, state: object | null) => void;
+  "sessions.setAgentSessionId": (id: string, agentSessionId: string | null) => void;
+  "sessions.setAgentRequest": (id: string, request: object | null) => void;
+  "questions.resolve": (id: string, state: QuestionOutcome, answerOrReason: unknown, at: number) => boolean;
+  "processGroups.record": (group: GroupRecord) => void;
+  "processGroups.forget": (pgid: number) => void;
+  "agentProfiles.put": (profile: AgentProfile) => void;
+  "lifecycleRecords.pruneBefore": (before: number) => number;
+}
+
+export type StoreCallName = keyof StoreCalls;
 
 class UnitRefusedError extends Error {
   override readonly name = "UnitRefusedError";
 }
 
+/**
+ * SQLite could not write at all, for now: another connection holds the write lock, the disk is
+ * full, the file or its directory is read-only, an I/O error. Nothing of the batch was stored;
+ * the same batch can be applied again later.
+ */
+export class StoreBlockedError extends Error {
+  override readonly name = "StoreBlockedError";
+  constructor(
+    /** The SQLite code, e.g. `SQLITE_BUSY`, `SQLITE_FULL`. */
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Codes that say "not now" about the database as a whole, never "not this row". */
+const BLOCKING_CODE = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN|PROTOCOL|NOMEM)/;
+
+/** The {@link StoreBlockedError} an error is, if SQLite refused to write for now rather than refused the data. */
+function blockedBy(error: unknown): StoreBlockedError | undefined {
+  if (error instanceof StoreBlockedError) return error;
+  const code = error && typeof error === "object" && "code" in error && typeof error.code === "string" ? error.code : undefined;
+  return code && BLOCKING_CODE.test(code) ? new StoreBlockedError(code, (error as Error).message) : undefined;
+}
+
 export interface BatchResult {
   /** Indexes (in the batch) of the units that were not stored, with why. */
   readonly failed: ReadonlyArray<{ readonly unit: number; readonly error: string }>;
+  /** By unit index, what its last `c` op returned (absent for units without one). */
+  readonly results?: ReadonlyArray<unknown>;
 }
 
-/** Applies batches on one connection: one transaction per batch; if it fails, each unit alone. */
+/**
+ * Applies batches on one connection: one transaction per batch; if it fails, each unit alone.
+ * Throws {@link StoreBlockedError} (nothing stored) when SQLite cannot write at all for now.
+ */
 export class BatchApplier {
   readonly #db;
   readonly #event;
@@ -35,6 +91,7 @@ export class BatchApplier {
   readonly #touch;
   readonly #title;
   readonly #record;
+  readonly #calls: StoreCalls;
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
@@ -48,41 +105,68 @@ export class BatchApplier {
     this.#touch = db.prepare<[number, string]>("UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ?");
     this.#title = db.prepare<[string, string]>("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL");
     this.#record = db.prepare<[number, number, string, string]>("INSERT INTO lifecycle_records (id, at, kind, payload) VALUES (?, ?, ?, ?)");
+    const sessions = new SessionStore(db);
+    const questions = new QuestionStore(db);
+    const groups = new SqliteProcessGroupLedger(db);
+    const profiles = new AgentProfileStore(db);
+    const records = new LifecycleRecordLog(db);
+    this.#calls = {
+      "sessions.create": (session) => {
+        sessions.create(session);
+      },
+      "sessions.delete": (id) => sessions.delete(id),
+      "sessions.setAgentState": (id, state) => sessions.setAgentState(id, state),
+      "sessions.setAgentSessionId": (id, agentSessionId) => sessions.setAgentSessionId(id, agentSessionId),
+      "sessions.setAgentRequest": (id, request) => sessions.setAgentRequest(id, request),
+      "questions.resolve": (id, state, answerOrReason, at) =>
+        state === "answered" ? questions.resolve(id, "answered", answerOrReason, at) : questions.resolve(id, state, answerOrReason as string, at),
+      "processGroups.record": (group) => groups.record(group),
+      "processGroups.forget": (pgid) => groups.forget(pgid),
+      "agentProfiles.put": (profile) => profiles.put(profile),
+      "lifecycleRecords.pruneBefore": (before) => records.pruneBefore(before),
+    };
   }
 
   apply(values: readonly WriteValue[]): BatchResult {
     const units = unitStarts(values);
+    const results: unknown[] = [];
     try {
       this.#db
         .transaction(() => {
-          for (const start of units) this.#unit(values, start);
+          for (const [unit, start] of units.entries()) this.#unit(values, start, unit, results);
         })
         .immediate();
-      return { failed: [] };
-    } catch {
-      // Something in the batch cannot be stored (a session deleted meanwhile, a full disk):
-      // each unit alone, in its own savepoint, so one bad unit costs only itself.
+      return { failed: [], results };
+    } catch (error) {
+      const blocked = blockedBy(error);
+      if (blocked) throw blocked;
+      // Something in the batch cannot be stored (a session deleted meanwhile): each unit alone,
+      // in its own savepoint, so one bad unit costs only itself.
+      results.length = 0;
       const failed: Array<{ unit: number; error: string }> = [];
       try {
         this.#db
           .transaction(() => {
             units.forEach((start, unit) => {
               try {
-                this.#db.transaction(() => this.#unit(values, start))();
+                this.#db.transaction(() => this.#unit(values, start, unit, results))();
               } catch (error) {
+                if (blockedBy(error)) throw error;
                 failed.push({ unit, error: messageOf(error) });
               }
             });
           })
           .immediate();
       } catch (error) {
+        const blocked = blockedBy(error);
+        if (blocked) throw blocked;
         return { failed: units.map((_, unit) => ({ unit, error: messageOf(error) })) };
       }
-      return { failed };
+      return { failed, results };
     }
   }
 
-  #unit(values: readonly WriteValue[], start: number): void {
+  #unit(values: readonly WriteValue[], start: number, unit: number, results: unknown[]): void {
     const count = values[start] as number;
     for (let op = 0; op < count; op++) {
       const at = start + 1 + op * OP_WIDTH;
@@ -110,10 +194,19 @@ export class BatchApplier {
         case "r":
           this.#record.run(a as number, d as number, b as string, c as string);
           break;
+        case "c":
+          results[unit] = this.#call(a as string, b as string) ?? null;
+          break;
         default:
           throw new UnitRefusedError(`unknown write op ${String(code)}`);
       }
     }
+  }
+
+  #call(name: string, args: string): unknown {
+    if (!Object.hasOwn(this.#calls, name)) throw new UnitRefusedError(`unknown store call ${JSON.stringify(name)}`);
+    const call = this.#calls[name as StoreCallName] as (...values: unknown[]) => unknown;
+    return call(...(JSON.parse(args) as unknown[]));
   }
 }
 
@@ -123,7 +216,7 @@ function unitStarts(values: readonly WriteValue[]): number[] {
   return starts;
 }
 
-function messageOf(error: unknown): string {
+export function messageOf(error: unknown): string {
   if (error && typeof error === "object" && "code" in error && typeof error.code === "string")
     return `${error.code}: ${(error as unknown as Error).message}`;
   return error instanceof Error ? error.message : String(error);

@@ -22,7 +22,7 @@ const { demoAgentMain } = await import(new URL("dist/agents/agent-registry.js", 
 const { defaultWebDir } = await import(new URL("dist/server/static-files.js", root));
 const host = await Host.start({ config: parseConfig({}), dataDir: process.argv[2] });
 try {
-  const session = host.createSession({ cwd: process.argv[3] });
+  const session = await host.createSession({ cwd: process.argv[3] });
   const { stopReason } = await host.prompt(session.id, [{ type: "text", text: "hello" }]);
   console.log(JSON.stringify({ stopReason, demoAgentMain, agentFound: existsSync(demoAgentMain), webDir: defaultWebDir, webFound: existsSync(join(defaultWebDir, "index.html")) }));
 } finally {

@@ -17,7 +17,7 @@ class DelayRecordingClock extends VirtualClock {
 describe("host with the demo agent (real processes, real SQLite)", () => {
   it("prompts a session: streams the reply to subscribers in order and journals the turn", async () => {
     const { host, workDir } = await startHost();
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     expect(session).toMatchObject({ agent: "demo", cwd: workDir, state: "childless", pid: null, holders: 0 });
     const live = collect(host, session.id);
 
@@ -49,17 +49,17 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
 
   it("refuses bad input with clear errors and keeps running", async () => {
     const { host, workDir } = await startHost();
-    expect(() => host.createSession({ cwd: "relative/dir" })).toThrow(/must be absolute, got relative path "relative\/dir"/);
-    expect(() => host.createSession({ cwd: `${workDir}/missing` })).toThrow(`directory does not exist: ${workDir}/missing`);
-    expect(() => host.createSession({ cwd: workDir, agent: "nope" })).toThrow('unknown agent "nope" (configured agents: demo)');
+    await expect(host.createSession({ cwd: "relative/dir" })).rejects.toThrow(/must be absolute, got relative path "relative\/dir"/);
+    await expect(host.createSession({ cwd: `${workDir}/missing` })).rejects.toThrow(`directory does not exist: ${workDir}/missing`);
+    await expect(host.createSession({ cwd: workDir, agent: "nope" })).rejects.toThrow('unknown agent "nope" (configured agents: demo)');
     await expect(host.prompt("no-such-session", text("hi"))).rejects.toThrow('no session "no-such-session"');
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     expect((await host.prompt(session.id, text("still fine"))).stopReason).toBe("end_turn");
   });
 
   it("an agent command that does not exist: a clear acquisition error, nothing held", async () => {
     const { host, workDir } = await startHost({ config: { agents: { ghost: { command: "/nonexistent/agent-binary" } } } });
-    const session = host.createSession({ cwd: workDir, agent: "ghost" });
+    const session = await host.createSession({ cwd: workDir, agent: "ghost" });
     const ticket = host.hold(session.id, "client-1");
     await expect(ticket.child).rejects.toThrow(
       /could not start the agent for session .*: cannot start agent "ghost": cannot start command "\/nonexistent\/agent-binary"/,
@@ -71,7 +71,7 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
     const { host, workDir } = await startHost({
       config: { initializeTimeout: "300ms", agents: { mute: { command: "sleep", args: ["3600"] } } },
     });
-    const session = host.createSession({ cwd: workDir, agent: "mute" });
+    const session = await host.createSession({ cwd: workDir, agent: "mute" });
     await expect(host.prompt(session.id, text("hi"))).rejects.toThrow('agent "mute" did not answer initialize within 300 ms');
     const reaped = host.recentRecords().filter((r) => r.record.kind === "acquisition_failed");
     expect(reaped).toHaveLength(1);
@@ -81,7 +81,7 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
     const script = 'echo "fatal: no API key configured" >&2; echo "see https://example.com/setup" >&2; exit 3';
     const { host, workDir } = await startHost({ config: { agents: { broken: { command: "sh", args: ["-c", script] } } } });
     for (let attempt = 0; attempt < 5; attempt++) {
-      const session = host.createSession({ cwd: workDir, agent: "broken" });
+      const session = await host.createSession({ cwd: workDir, agent: "broken" });
       const failure = await host.hold(session.id, "client-1").child.then(
         () => undefined,
         (error: unknown) => String(error instanceof Error ? `${error.message} ${String(error.cause)}` : error),
@@ -95,7 +95,7 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
 
   it("shutdown stops every child as a group", async () => {
     const fixture = await startHost();
-    const session = fixture.host.createSession({ cwd: fixture.workDir });
+    const session = await fixture.host.createSession({ cwd: fixture.workDir });
     const child = await fixture.host.hold(session.id, "c").child;
     expect(processIsRunning(child.pid)).toBe(true);
     await fixture.host.shutdown();
@@ -107,7 +107,7 @@ describe("an agent that misbehaves", () => {
   it("garbage lines and updates without a session are refused, unknown update kinds relayed; the turn, the session and the host carry on", async () => {
     const misbehaving = fileURLToPath(new URL("./fixtures/misbehaving-agent.mjs", import.meta.url));
     const { host, workDir } = await startHost({ config: { agents: { raw: { command: process.execPath, args: [misbehaving] } } } });
-    const session = host.createSession({ cwd: workDir, agent: "raw" });
+    const session = await host.createSession({ cwd: workDir, agent: "raw" });
     const live = collect(host, session.id);
     expect((await host.prompt(session.id, text("go"))).stopReason).toBe("end_turn");
     expect(live.texts()).toEqual(["still here"]);
@@ -123,7 +123,7 @@ describe("agents that do not cooperate", () => {
     const misbehaving = fileURLToPath(new URL("./fixtures/misbehaving-agent.mjs", import.meta.url));
     const clock = new VirtualClock();
     const { host, workDir } = await startHost({ clock, config: { agents: { raw: { command: process.execPath, args: [misbehaving] } } } });
-    const session = host.createSession({ cwd: workDir, agent: "raw" });
+    const session = await host.createSession({ cwd: workDir, agent: "raw" });
     const turn = host.prompt(session.id, text("hang"));
     const settled = turn.catch((error: unknown) => error);
     await waitUntil(() => host.getSession(session.id)!.turnActive, "the turn runs");
@@ -139,7 +139,7 @@ describe("agents that do not cooperate", () => {
 
   it("an agent that crashes takes what it left in its process group with it", async () => {
     const { host, workDir } = await startHost();
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     const live = collect(host, session.id);
     await host.prompt(session.id, text("/spawn-orphan"));
     const orphanPid = Number(/orphan pid: (\d+)/.exec(live.texts().join(""))![1]);
@@ -151,7 +151,7 @@ describe("agents that do not cooperate", () => {
   it("an agent that keeps crashing is restarted with backoff, never in a tight loop", async () => {
     const clock = new DelayRecordingClock();
     const { host, workDir } = await startHost({ clock });
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     const acquired = () => host.recentRecords().filter((r) => r.record.kind === "child_acquired").length;
     for (let crash = 1; crash <= 2; crash++) {
       await expect(host.prompt(session.id, text("/crash"))).rejects.toThrow(/the turn failed/);

@@ -21,7 +21,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     const startedAt = clock.now();
     // evictHeld on: the held session's location idles out like any other once the turn is done.
     const { host, workDir } = await startHost({ clock, config: { evictHeld: true } });
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     host.hold(session.id, "client");
     const live = collect(host, session.id);
     const turn = host.prompt(session.id, text("/run while [ ! -e go ]; do sleep 0.05; done; echo build finished"));
@@ -60,7 +60,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
   it("held but idle (evictHeld off, the default): the held session keeps its location and agent past the idle TTL; at the cap both go, with a notice", async () => {
     const clock = new VirtualClock();
     const { host, workDir } = await startHost({ clock });
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     const ticket = host.hold(session.id, "editor");
     const live = collect(host, session.id);
     expect((await host.prompt(session.id, text("hello"))).stopReason).toBe("end_turn");
@@ -89,7 +89,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     const misbehaving = new URL("./fixtures/misbehaving-agent.mjs", import.meta.url).pathname;
     const clock = new VirtualClock();
     const { host, workDir } = await startHost({ clock, config: { agents: { raw: { command: process.execPath, args: [misbehaving] } } } });
-    const session = host.createSession({ cwd: workDir, agent: "raw" });
+    const session = await host.createSession({ cwd: workDir, agent: "raw" });
     host.hold(session.id, "editor");
     const live = collect(host, session.id);
     const settled = host.prompt(session.id, text("hang")).catch((error: unknown) => error);
@@ -106,7 +106,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
 
   it("host shutdown: a held session's client is told its agent stops, and the notice is in the journal after the restart", async () => {
     const fixture = await startHost();
-    const session = fixture.host.createSession({ cwd: fixture.workDir });
+    const session = await fixture.host.createSession({ cwd: fixture.workDir });
     const { pid } = await fixture.host.hold(session.id, "editor").child;
     const live = collect(fixture.host, session.id);
     const restarted = await fixture.restart();
@@ -120,7 +120,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
   it("an unheld idle location is still evicted on its idle TTL with evictHeld off, and nobody is sent a notice", async () => {
     const clock = new VirtualClock();
     const { host, workDir } = await startHost({ clock });
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     const live = collect(host, session.id);
     const ticket = host.hold(session.id, "script");
     expect((await host.prompt(session.id, text("hello"))).stopReason).toBe("end_turn");
@@ -137,7 +137,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
   it("a question left unanswered for hours is answered later and reaches the same waiting request", async () => {
     const clock = new VirtualClock();
     const { host, workDir } = await startHost({ clock });
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     const live = collect(host, session.id);
     const turn = host.prompt(session.id, text("/ask May I deploy to production?"));
     await waitUntil(() => host.pendingQuestions(session.id).length === 1, "the question is asked");
@@ -148,10 +148,10 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     expect(host.getSession(session.id)).toMatchObject({ turnActive: true, pendingQuestions: 1 });
     expect(recordsOf(host, "session_interrupted")).toEqual([]);
 
-    expect(host.answerQuestion(question!.id, { optionId: "allow" })).toMatchObject({ state: "answered" });
+    expect(await host.answerQuestion(question!.id, { optionId: "allow" })).toMatchObject({ state: "answered" });
     expect((await turn).stopReason).toBe("end_turn");
     expect(live.texts().join("")).toContain("You chose: allow");
-    expect(() => host.answerQuestion(question!.id, { optionId: "deny" })).toThrow(`question "${question!.id}" was already answered`);
+    await expect(host.answerQuestion(question!.id, { optionId: "deny" })).rejects.toThrow(`question "${question!.id}" was already answered`);
   });
 
   it("the 24 h cap interrupts with reason inactivity, journals it, stops services, terminals and the child, and leaves no process", async () => {
@@ -165,7 +165,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
         },
       },
     });
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     host.hold(session.id, "client");
     const live = collect(host, session.id);
     const turn = host.prompt(session.id, text("/run sleep 86400"));
@@ -198,7 +198,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
   it("release grace with a real child: a holder returning within the grace keeps the same pid; released once after it", async () => {
     const clock = new VirtualClock();
     const { host, workDir } = await startHost({ clock });
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     const first = host.hold(session.id, "laptop");
     const { pid } = await first.child;
     first.release();
@@ -221,7 +221,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
   it("/spawn-orphan then release: the grandchild dies with the agent's process group", async () => {
     const clock = new VirtualClock();
     const { host, workDir } = await startHost({ clock });
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     const ticket = host.hold(session.id, "client");
     const { pid } = await ticket.child;
     const live = collect(host, session.id);
@@ -235,7 +235,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
 
   it("/crash mid-turn: the turn ends with a recorded error, the session is childless, a new prompt works", async () => {
     const { host, workDir } = await startHost();
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     const { pid } = await host.hold(session.id, "client").child;
     await expect(host.prompt(session.id, text("/crash"))).rejects.toThrow(/the turn failed/);
     await waitUntil(() => host.getSession(session.id)!.state === "childless", "the session becomes childless");
@@ -258,7 +258,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     writeFileSync(join(workDir, "notes.txt"), "line one\nline two\n");
     symlinkSync(join(outside, "secret.txt"), join(workDir, "link-out.txt"));
     mkdirSync(join(workDir, "sub"));
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     const live = collect(host, session.id);
     const say = async (prompt: string) => {
       const before = live.texts().length;
@@ -290,8 +290,8 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
         },
       },
     });
-    const a = host.createSession({ cwd: workDir });
-    const b = host.createSession({ cwd: workDir });
+    const a = await host.createSession({ cwd: workDir });
+    const b = await host.createSession({ cwd: workDir });
     expect(host.locations()).toEqual([]);
     expect(existsSync(pidFile)).toBe(false);
 

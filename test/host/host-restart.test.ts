@@ -71,7 +71,7 @@ describe("agents that can neither load nor resume", () => {
         agents: { forgetful: { command: process.execPath, args: [demoAgentMain, "--no-load", "--state-dir", tempDir("berth-forgetful-state-")] } },
       },
     });
-    const session = host.createSession({ cwd: workDir, agent: "forgetful" });
+    const session = await host.createSession({ cwd: workDir, agent: "forgetful" });
     const ticket = host.hold(session.id, "client");
     const { pid } = await ticket.child;
     await host.prompt(session.id, text("remember me"));
@@ -112,10 +112,10 @@ describe("acquisitions racing with eviction and deletion", () => {
     const clock = new VirtualClock();
     const stateDir = tempDir("berth-slow-state-");
     const { host, workDir } = await startHost({ clock, config: { agents: { slow: { ...slowDemo, env: { STATE: stateDir } } } } });
-    const first = host.createSession({ cwd: workDir });
+    const first = await host.createSession({ cwd: workDir });
     await host.prompt(first.id, text("hi"));
     await clock.advance(59 * 60_000);
-    const late = host.createSession({ cwd: workDir, agent: "slow" });
+    const late = await host.createSession({ cwd: workDir, agent: "slow" });
     const ticket = host.hold(late.id, "client");
     await waitUntil(() => existsSync(join(stateDir, "spawned")) && host.getSession(late.id)!.state === "acquiring", "the slow agent is starting");
     await clock.advance(2 * 60_000);
@@ -129,7 +129,7 @@ describe("acquisitions racing with eviction and deletion", () => {
   it("deleting a session while its agent is starting leaves no process and no error behind", async () => {
     const stateDir = tempDir("berth-slow-state-");
     const { host, workDir } = await startHost({ config: { agents: { slow: { ...slowDemo, env: { STATE: stateDir } } } } });
-    const session = host.createSession({ cwd: workDir, agent: "slow" });
+    const session = await host.createSession({ cwd: workDir, agent: "slow" });
     const ticket = host.hold(session.id, "client");
     const outcome = ticket.child.catch((error: unknown) => error);
     await host.deleteSession(session.id);

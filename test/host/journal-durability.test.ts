@@ -9,7 +9,7 @@ afterEach(closeAllHosts);
 describe("committed before seen", () => {
   it("a subscriber hears of an event only once it is in the journal, with the seq it is stored under", async () => {
     const { host, workDir, dataDir } = await startHost();
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     // Another connection, as a restarted host would read the file.
     const reader = new Database(join(dataDir, "berth.sqlite"), { readonly: true });
     const stored = reader.prepare<[string, number], { kind: string; payload: string }>(
@@ -41,7 +41,7 @@ describe("committed before seen", () => {
 
   it("a question reaches clients once its row and its question_asked event are stored, together", async () => {
     const { host, workDir, dataDir } = await startHost();
-    const session = host.createSession({ cwd: workDir });
+    const session = await host.createSession({ cwd: workDir });
     const reader = new Database(join(dataDir, "berth.sqlite"), { readonly: true });
     const checks: Array<{ row: boolean; event: boolean }> = [];
     host.subscribe(session.id, (event) => {
@@ -58,7 +58,7 @@ describe("committed before seen", () => {
       await waitUntil(() => checks.length > 0, "the question was asked");
       expect(checks).toEqual([{ row: true, event: true }]);
       const [question] = host.pendingQuestions(session.id);
-      const answered = host.answerQuestion(question!.id, {
+      const answered = await host.answerQuestion(question!.id, {
         optionId: (question!.request as { options: Array<{ optionId: string }> }).options[0]!.optionId,
       });
       expect(answered.state).toBe("answered");
@@ -75,7 +75,7 @@ describe("committed before seen", () => {
 
   it("numbers go on after a restart from what is stored; the journal reads back every update as it was relayed", async () => {
     const fixture = await startHost();
-    const session = fixture.host.createSession({ cwd: fixture.workDir });
+    const session = await fixture.host.createSession({ cwd: fixture.workDir });
     const relayed: unknown[] = [];
     fixture.host.subscribe(session.id, (event) => {
       if (event.type === "update")

@@ -56,7 +56,7 @@ describe("the data directory is its owner's alone", () => {
     const { log, lines } = capturingLogger();
     const berth = await startBerth({ config: parseConfig({}), dataDir, listenHost: "127.0.0.1", port: 0, log });
     try {
-      const session = berth.host.createSession({ cwd: join(dataDir, "..") });
+      const session = await berth.host.createSession({ cwd: join(dataDir, "..") });
       await berth.host.prompt(session.id, [{ type: "text", text: "/run echo hello" }]);
       expect(modeOf(dataDir)).toBe("700");
       const all = modes(dataDir);

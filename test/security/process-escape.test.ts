@@ -152,7 +152,7 @@ describe("a host stops every daemon its agents and terminals left", () => {
     const clock = new VirtualClock();
     const mark = `agent-${randomUUID()}`;
     const { host, workDir } = await startHost({ clock, config: { agents: { escaper: escapingAgent(mark) } } });
-    const session = host.createSession({ cwd: workDir, agent: "escaper" });
+    const session = await host.createSession({ cwd: workDir, agent: "escaper" });
     const hold = host.hold(session.id, "client");
     await hold.child;
     const pids = await escapee(mark);
@@ -168,7 +168,7 @@ describe("a host stops every daemon its agents and terminals left", () => {
     const terminalMark = `terminal-${randomUUID()}`;
     // A held location is evicted at the idle TTL only with evictHeld (docs/host.md).
     const { host, workDir } = await startHost({ clock, config: { evictHeld: true, agents: { escaper: escapingAgent(agentMark) } } });
-    const session = host.createSession({ cwd: workDir, agent: "escaper" });
+    const session = await host.createSession({ cwd: workDir, agent: "escaper" });
     host.hold(session.id, "client");
     expect((await host.prompt(session.id, text(`/run ${escapeSnippet(terminalMark)}; echo started`))).stopReason).toBe("end_turn");
     const agentPids = await escapee(agentMark);

@@ -107,7 +107,7 @@ describe("ACP over WebSocket: clients sharing sessions", () => {
 
   it("a question asked while no client is connected is re-asked of the client that loads the session", async () => {
     const fixture = await startFixture();
-    const sessionId = fixture.berth.host.createSession({ cwd: fixture.workDir }).id;
+    const sessionId = (await fixture.berth.host.createSession({ cwd: fixture.workDir })).id;
     // No client at all: the turn is started on the host, as a script or an operator would.
     const turn = fixture.berth.host.prompt(sessionId, [{ type: "text", text: "/ask Run the migration?" }]);
     await waitUntil(() => fixture.berth.host.pendingQuestions(sessionId).length === 1, "the question is pending");

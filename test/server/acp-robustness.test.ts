@@ -92,7 +92,7 @@ describe("ACP endpoint: refusals and bad input", () => {
 
   it("a socket closed while its agent is still starting releases its hold", async () => {
     const fixture = await startFixture({ config: { releaseGrace: "200ms" } });
-    const sessionId = fixture.berth.host.createSession({ cwd: fixture.workDir }).id;
+    const sessionId = (await fixture.berth.host.createSession({ cwd: fixture.workDir })).id;
     const raw = await RawSocket.open(fixture.acpUrl, fixture.token);
     raw.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
     await raw.response(1);
@@ -108,7 +108,7 @@ describe("ACP endpoint: refusals and bad input", () => {
   it("replays a long journal to a client that reads slowly by waiting for its socket to drain, never cutting it", async () => {
     const fixture = await startFixture({ maxBufferedBytes: 1024 * 1024 });
     const { host } = fixture.berth;
-    const sessionId = host.createSession({ cwd: fixture.workDir }).id;
+    const sessionId = (await host.createSession({ cwd: fixture.workDir })).id;
     // 12 MB of history: twelve times what the host buffers for one client before cutting it.
     expect((await host.prompt(sessionId, [{ type: "text", text: "/flood 3000 4096" }])).stopReason).toBe("end_turn");
 
@@ -142,7 +142,7 @@ describe("ACP endpoint: refusals and bad input", () => {
   it("disconnects a client that stopped reading once it is too far behind; the session carries on", async () => {
     const fixture = await startFixture({ maxBufferedBytes: 8 * 1024 * 1024 });
     const { host } = fixture.berth;
-    const sessionId = host.createSession({ cwd: fixture.workDir }).id;
+    const sessionId = (await host.createSession({ cwd: fixture.workDir })).id;
     const sleeper = await RawSocket.open(fixture.acpUrl, fixture.token);
     sleeper.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
     await sleeper.response(1);

@@ -142,7 +142,7 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     const [question] = fixture.berth.host.pendingQuestions(sessionId);
     await waitUntil(() => client.texts(sessionId).includes(`berth answer ${question!.id}`), "the notice naming the question");
     expect(client.elicitations).toHaveLength(0);
-    fixture.berth.host.answerQuestion(question!.id, { action: "accept", content: { answer: "Ada" } });
+    await fixture.berth.host.answerQuestion(question!.id, { action: "accept", content: { answer: "Ada" } });
     expect((await turn).stopReason).toBe("end_turn");
   });
 

@@ -34,7 +34,7 @@ describe("docs/api.md", () => {
   it("its examples run against a live server and every request succeeds", async () => {
     const fixture = await startFixture();
     // The answer example needs a question waiting: an agent asks one.
-    const asking = fixture.berth.host.createSession({ cwd: fixture.workDir });
+    const asking = await fixture.berth.host.createSession({ cwd: fixture.workDir });
     const turn = fixture.berth.host.prompt(asking.id, [{ type: "text", text: "/ask Deploy to production?" }]);
     await waitUntil(() => fixture.berth.host.pendingQuestions().length === 1, "a question is pending");
     // Any HTTP error status fails the script (curl exits 22 and `set -e` stops).
@@ -45,7 +45,7 @@ describe("docs/api.md", () => {
       cwd: fixture.workDir,
       env: { PATH: process.env.PATH, HOME: curlHome, CURL_HOME: curlHome, BERTH: fixture.url, TOKEN: fixture.token },
     });
-    expect(stdout).toContain('{"status":"ok","version":"0.1.0"}');
+    expect(stdout).toContain('{"status":"ok","version":"0.1.0","store":{"state":"ok","pendingWrites":');
     expect(stdout).toContain('"state": "answered"');
     expect(stdout).toContain("berth_agent_children");
     expect(stdout).toMatch(/^204$/m);

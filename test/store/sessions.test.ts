@@ -126,4 +126,24 @@ describe("sessions", () => {
     );
     expect(store.sessions.list()).toEqual([]);
   });
+
+  it("show the changes the host's writer queued until each has landed: a title only if none, updatedAt never back, list order by them", () => {
+    const store = files.open(files.path());
+    newSession(store, "old", { createdAt: T0 });
+    newSession(store, "new", { createdAt: T0 + 10 });
+    store.sessions.setTitle("new", "kept");
+    store.sessions.queued("old", { updatedAt: T0 + 100, title: "first" });
+    store.sessions.queued("old", { updatedAt: T0 + 50, agentState: { mode: "code" } });
+    store.sessions.queued("new", { title: "ignored", agentSessionId: "agent-1" });
+    expect(store.sessions.get("old")).toMatchObject({ title: "first", updatedAt: T0 + 100, agentState: { mode: "code" } });
+    expect(store.sessions.get("new")).toMatchObject({ title: "kept", agentSessionId: "agent-1", updatedAt: T0 + 10 });
+    expect(store.sessions.list().map((session) => session.id)).toEqual(["old", "new"]);
+    store.sessions.landed("old");
+    expect(store.sessions.get("old")).toMatchObject({ title: "first", updatedAt: T0 + 100 });
+    store.sessions.landed("old");
+    store.sessions.landed("new");
+    // Nothing was stored: once landed, reads show the stored rows alone.
+    expect(store.sessions.get("old")).toMatchObject({ title: null, updatedAt: T0, agentState: null });
+    expect(store.sessions.list().map((session) => session.id)).toEqual(["new", "old"]);
+  });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/store/database.js";
 import { StoreWriteError } from "../../src/store/errors.js";
 import { Store } from "../../src/store/store.js";
+import { BatchApplier, StoreBlockedError, type WriteValue } from "../../src/store/write-batch.js";
 import { T0, catchError, newSession, useStoreFiles } from "./fixture.js";
 
 const files = useStoreFiles();
@@ -87,5 +88,37 @@ describe("a write that SQLite refuses", () => {
     expect(after.questions.get("q1")?.state).toBe("pending");
     expect(after.processGroups.list()).toEqual([]);
     expect(after.lifecycleRecords.recent(10)).toEqual([]);
+  });
+});
+
+describe("a batch of the host's writer that SQLite cannot write for now", () => {
+  const bulky = JSON.stringify({ text: "x".repeat(2_000) });
+  const events = (from: number, count: number): WriteValue[] =>
+    Array.from({ length: count }, (_, i) => [1, "e", "s1", from + i, "update", bulky, T0]).flat() as WriteValue[];
+
+  it("on a full disk throws StoreBlockedError (SQLITE_FULL) with nothing of it stored; the very same batch is stored once there is room", () => {
+    const path = files.path();
+    const db = openDatabase(path);
+    const store = files.own(Store.fromDatabase(db));
+    newSession(store, "s1");
+    const applier = new BatchApplier(db);
+    const pages = db.pragma("page_count", { simple: true }) as number;
+    db.pragma(`max_page_count = ${pages + 4}`);
+    const batch = events(1, 40);
+    const error = catchError(() => applier.apply(batch));
+    expect(error).toBeInstanceOf(StoreBlockedError);
+    expect(error).toMatchObject({ code: "SQLITE_FULL" });
+    expect(store.events.read("s1")).toEqual([]);
+    db.pragma("max_page_count = 1073741823");
+    expect(applier.apply(batch)).toEqual({ failed: [], results: [] });
+    expect(store.events.read("s1").map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+  });
+
+  it("on a read-only database throws StoreBlockedError (SQLITE_READONLY), never a failed unit", () => {
+    const path = files.path();
+    newSession(files.open(path), "s1");
+    const reader = openDatabase(path, { readonly: true });
+    files.own(reader);
+    expect(catchError(() => new BatchApplier(reader).apply(events(1, 2)))).toMatchObject({ name: "StoreBlockedError", code: "SQLITE_READONLY" });
   });
 });

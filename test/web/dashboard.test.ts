@@ -277,7 +277,7 @@ describe("eviction history", () => {
       const opened = await openPage(launched.browser, quick.url, `/?token=${quick.token}`);
       const { page } = opened;
       await page.getByRole("heading", { name: "Locations" }).waitFor();
-      const session = quick.berth.host.createSession({ cwd: quick.workDir });
+      const session = await quick.berth.host.createSession({ cwd: quick.workDir });
       await quick.berth.host.prompt(session.id, [{ type: "text", text: "one durable event" }]);
 
       const history = page.getByRole("region", { name: /Locations/ }).locator("ul.history");

@@ -55,7 +55,6 @@ async function serve(flags: ServeFlags): Promise<number> {
     running.tokenCreated || flags.printToken === true
       ? running.startupLine
       : running.startupLineWithoutToken(`dashboard link: berth token --link${dataDirFlag}`);
-  process.stdout.write(`${line}\n`);
   return new Promise<number>((resolve) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -78,6 +77,8 @@ async function serve(flags: ServeFlags): Promise<number> {
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
+    // Only now: whoever reads this line may signal at once (a test, a supervisor), and must find the handlers.
+    process.stdout.write(`${line}\n`);
   });
 }
 

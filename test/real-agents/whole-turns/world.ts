@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LocationView, QuestionView, SessionView } from "../../../src/host/views.js";
@@ -23,6 +23,7 @@ export interface Knobs {
   idleTtl?: string;
   maxActiveHold?: string;
   sweepInterval?: string;
+  interruptTimeout?: string;
 }
 
 export interface StampedRecord {
@@ -71,12 +72,16 @@ export class World {
     private readonly dataDir: string,
   ) {}
 
-  static async start(agent: AgentUnderTest, options: { knobs?: Knobs; askPermission?: boolean } = {}): Promise<World> {
+  /**
+   * `dataDir`: Berth's data directory, which worlds started one after another may share: Berth keeps
+   * each agent's `initialize` answer there, so only the first world starts the agent to ask it.
+   */
+  static async start(agent: AgentUnderTest, options: { knobs?: Knobs; askPermission?: boolean; dataDir: string }): Promise<World> {
     const root = realpathSync(mkdtempSync(join(tmpdir(), `berth-whole-${agent.id}-`)));
     const cwd = join(root, "work");
-    const dataDir = join(root, "data");
-    mkdirSync(dataDir, { mode: 0o700 });
+    const { dataDir } = options;
     let world: World | undefined;
+    // Until the world exists, the endpoint answers 400 (the script throws).
     const endpoint = await startModelEndpoint((request) => world!.reply(request));
     try {
       const entry = await agent.prepare({ home: join(root, "home"), cwd, endpointUrl: endpoint.url, askPermission: options.askPermission ?? false });
@@ -84,6 +89,8 @@ export class World {
       writeFileSync(configFile, JSON.stringify({ agents: { [agent.id]: entry }, defaultAgent: agent.id, ...options.knobs }, null, 2));
       world = new World(agent, root, cwd, endpoint, configFile, dataDir);
       await world.startBerth();
+      // Records of earlier worlds on this data directory name processes long gone.
+      world.recordsWatched = Math.max(0, ...(await world.records()).map((r) => r.id));
       return world;
     } catch (error) {
       await (world ? world.close() : endpoint.close()).catch(() => undefined);

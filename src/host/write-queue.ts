@@ -1,0 +1,202 @@
+import { formatDuration } from "../config/durations.js";
+import { JournalWriter, type BatchOutcome } from "../store/journal-writer.js";
+import type { StoreCallName, StoreCalls, WriteValue } from "../store/write-batch.js";
+import type { Logger } from "./logger.js";
+import { StoreHealth, StoreUnavailableError, type StoreHealthView } from "./store-health.js";
+
+/** One write op (see `src/store/write-batch.ts`): a code and five fields. */
+export type WriteOp = readonly [code: string, WriteValue, WriteValue, WriteValue, WriteValue, WriteValue];
+
+/** What to do once a unit's fate is known. */
+export interface UnitOutcome {
+  /** Runs once the unit is committed, with its result (what its last call op returned). */
+  readonly stored?: (result: unknown) => void;
+  /** Runs if SQLite refused the unit (a constraint, a session deleted meanwhile): nothing of it is stored. */
+  readonly refused?: (error: string) => void;
+}
+
+/** For the log line of a unit that failed. */
+export interface UnitSubject {
+  readonly sessionId: string | null;
+  readonly events: number;
+}
+
+interface Callback extends UnitOutcome {
+  /** The unit whose commit it waits for; null: runs whatever the batch's fate (ordering only). */
+  readonly unit: number | null;
+}
+
+interface Batch {
+  readonly callbacks: Callback[];
+  readonly units: UnitSubject[];
+}
+
+/**
+ * Every SQLite write of the host, in one ordered queue: units (written all or none) gathered
+ * over one turn of the event loop are handed to the writer thread as one batch, committed in
+ * order, and their callbacks run once committed, in order. Nothing here waits on the main
+ * thread: a caller that needs a write done awaits a promise ({@link call}), bounded by
+ * `writeTimeout` where a client waits for it ({@link within}).
+ */
+export class WriteQueue {
+  private values: WriteValue[] = [];
+  private pending: Batch = { callbacks: [], units: [] };
+  private handScheduled = false;
+  /** Batches handed to the writer and not yet delivered, by number. */
+  private readonly inFlight = new Map<number, Batch>();
+  /** Units queued or in flight, not delivered yet. */
+  private uncommitted = 0;
+  /** Set while closing: failures are counted into one line instead of one line each. */
+  private lostAtClose: number | undefined;
+  private readonly writer: JournalWriter;
+  private readonly storeHealth: StoreHealth;
+
+  constructor(
+    path: string,
+    private readonly log: Logger,
+    private readonly writeTimeoutMs: number,
+  ) {
+    this.storeHealth = new StoreHealth(log);
+    this.writer = new JournalWriter(path, {
+      committed: (outcome) => this.committed(outcome),
+      status: (status) => this.storeHealth.report(status),
+      threadLost: (error) => log.error({ err: error }, "journal write failed"),
+    });
+  }
+
+  /** Queues one unit: `ops` are stored all or none, after everything queued before. */
+  unit(ops: readonly WriteOp[], subject: UnitSubject, outcome: UnitOutcome = {}): void {
+    const unit = this.pending.units.length;
+    this.values.push(ops.length);
+    for (const op of ops) this.values.push(...op);
+    this.pending.units.push(subject);
+    this.uncommitted++;
+    if (outcome.stored || outcome.refused) this.pending.callbacks.push({ unit, ...outcome });
+    this.schedule();
+  }
+
+  /** Queues a store method to run on the writer's connection; settles once it is committed (or refused). Never times out. */
+  call<N extends StoreCallName>(name: N, args: Parameters<StoreCalls[N]>, subject: UnitSubject = NO_SUBJECT): Promise<ReturnType<StoreCalls[N]>> {
+    return new Promise((resolve, reject) =>
+      this.unit([callOp(name, args)], subject, {
+        stored: (result) => resolve(result as ReturnType<StoreCalls[N]>),
+        refused: (error) => reject(new Error(`${name} was not stored: ${error}`)),
+      }),
+    );
+  }
+
+  /** Waits for `write` at most `writeTimeout`, then fails with a {@link StoreUnavailableError} saying why (the write stays queued). */
+  within<T>(write: Promise<T>, what: string, whatIfLate: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const waited = formatDuration(this.writeTimeoutMs);
+        reject(
+          new StoreUnavailableError(`${what} could not be stored within ${waited}: ${this.storeHealth.describe(this.uncommitted)}; ${whatIfLate}`),
+        );
+      }, this.writeTimeoutMs);
+      write.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** Runs `work` after everything queued so far is committed (at once if nothing is): keeps the order of what clients see. */
+  afterCommit(work: () => void): void {
+    if (this.pending.units.length > 0 || this.pending.callbacks.length > 0) {
+      this.pending.callbacks.push({ unit: null, stored: work });
+      return;
+    }
+    const last = this.inFlight.get(this.writer.last);
+    if (last) last.callbacks.push({ unit: null, stored: work });
+    else work();
+  }
+
+  health(): StoreHealthView {
+    return this.storeHealth.view(this.uncommitted);
+  }
+
+  /** Stores what is queued, waiting at most `timeoutMs` for a store that cannot write, and stops the writer thread. */
+  async close(timeoutMs: number): Promise<void> {
+    this.hand();
+    this.lostAtClose = 0;
+    await this.writer.close(timeoutMs);
+    if (this.lostAtClose > 0) {
+      this.log.error({ writes: this.lostAtClose, store: this.storeHealth.describe(this.uncommitted) }, "writes not stored before the host stopped");
+    }
+  }
+
+  private schedule(): void {
+    if (this.handScheduled) return;
+    this.handScheduled = true;
+    setImmediate(() => this.hand());
+  }
+
+  /** Hands the queued batch to the writer thread (one transaction). */
+  private hand(): void {
+    this.handScheduled = false;
+    const batch = this.pending;
+    if (batch.units.length === 0) {
+      // Only callbacks for ordering: they wait for what is in flight.
+      for (const { stored } of batch.callbacks.splice(0)) this.afterCommit(() => stored?.(null));
+      return;
+    }
+    const values = this.values;
+    this.values = [];
+    this.pending = { callbacks: [], units: [] };
+    let number: number;
+    try {
+      number = this.writer.write(values);
+    } catch (error) {
+      this.deliver(batch, { batch: 0, failed: [{ unit: -1, error: error instanceof Error ? error.message : String(error) }] });
+      return;
+    }
+    this.inFlight.set(number, batch);
+  }
+
+  private committed(outcome: BatchOutcome): void {
+    const batch = this.inFlight.get(outcome.batch);
+    if (!batch) return;
+    this.inFlight.delete(outcome.batch);
+    this.deliver(batch, outcome);
+  }
+
+  private deliver(batch: Batch, outcome: BatchOutcome): void {
+    this.uncommitted -= batch.units.length;
+    const all = outcome.failed.some((failure) => failure.unit === -1);
+    const failed = new Map(outcome.failed.map((failure) => [failure.unit, failure.error]));
+    if (outcome.failed.length > 0) {
+      const units = all ? batch.units : batch.units.filter((_, unit) => failed.has(unit));
+      if (this.lostAtClose !== undefined) this.lostAtClose += units.length;
+      else {
+        const sessions = [...new Set(units.flatMap((unit) => (unit.sessionId === null ? [] : [unit.sessionId])))];
+        this.log.error(
+          { err: outcome.failed[0]!.error, events: units.reduce((sum, unit) => sum + unit.events, 0), writes: units.length, sessions },
+          "journal write failed",
+        );
+      }
+    }
+    for (const callback of batch.callbacks) {
+      try {
+        if (callback.unit === null) callback.stored?.(null);
+        else if (all || failed.has(callback.unit)) callback.refused?.(failed.get(callback.unit) ?? outcome.failed[0]!.error);
+        else callback.stored?.(outcome.results?.[callback.unit] ?? null);
+      } catch (error) {
+        this.log.error({ err: error }, "journal subscriber failed");
+      }
+    }
+  }
+}
+
+const NO_SUBJECT: UnitSubject = { sessionId: null, events: 0 };
+
+/** A `c` op: a store method by name, its arguments as JSON. */
+export function callOp<N extends StoreCallName>(name: N, args: Parameters<StoreCalls[N]>): WriteOp {
+  return ["c", name, JSON.stringify(args), null, null, null];
+}

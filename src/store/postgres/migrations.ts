@@ -1,0 +1,123 @@
+import { StoreOpenError } from "../errors.js";
+import type { Sql } from "./connection.js";
+
+interface PostgresMigration {
+  /** The schema version once this step is applied; steps are numbered 1, 2, 3... */
+  version: number;
+  description: string;
+  sql: string;
+}
+
+// Append new steps at the end; never edit a step that has shipped. Timestamps the host gives
+// are integer milliseconds (bigint), as in the SQLite file; host liveness uses the server's
+// clock (timestamptz), the one clock every host of a fleet shares.
+const migrations: readonly PostgresMigration[] = [
+  {
+    version: 1,
+    description:
+      "hosts, sessions with their lease (owner, epoch) and seq counter, journal, questions, process groups, lifecycle records, agent profiles",
+    sql: `
+      CREATE TABLE hosts (
+        id            text PRIMARY KEY,
+        url           text,
+        registered_at timestamptz NOT NULL,
+        heartbeat_at  timestamptz NOT NULL
+      );
+
+      -- A session's row is also its lease row: the owner, the epoch that fences writes, and the
+      -- last seq drawn, so one UPDATE checks the epoch, draws seqs and locks against concurrent writers.
+      CREATE TABLE sessions (
+        id               text PRIMARY KEY,
+        agent            text NOT NULL,
+        cwd              text NOT NULL,
+        workspace        text,
+        title            text,
+        agent_session_id text,
+        agent_request    text,
+        agent_state      text,
+        created_at       bigint NOT NULL,
+        updated_at       bigint NOT NULL,
+        owner_host       text,
+        epoch            bigint NOT NULL DEFAULT 1,
+        last_seq         bigint NOT NULL DEFAULT 0
+      );
+      CREATE INDEX sessions_by_recency ON sessions (updated_at DESC, created_at DESC);
+      CREATE INDEX sessions_by_cwd ON sessions (cwd, updated_at DESC, created_at DESC);
+      CREATE INDEX sessions_by_owner ON sessions (owner_host);
+
+      CREATE TABLE events (
+        session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq        bigint NOT NULL,
+        kind       text NOT NULL,
+        payload    text NOT NULL,
+        at         bigint NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      );
+
+      CREATE TABLE questions (
+        id          text PRIMARY KEY,
+        session_id  text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        kind        text NOT NULL CHECK (kind IN ('permission', 'elicitation')),
+        request     text NOT NULL,
+        asked_at    bigint NOT NULL,
+        state       text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'answered', 'cancelled', 'orphaned')),
+        answer      text,
+        reason      text,
+        resolved_at bigint
+      );
+      CREATE INDEX questions_by_session ON questions (session_id, asked_at);
+      CREATE INDEX questions_pending ON questions (asked_at) WHERE state = 'pending';
+
+      CREATE TABLE process_groups (
+        host_id     text NOT NULL,
+        pgid        integer NOT NULL,
+        kind        text NOT NULL CHECK (kind IN ('agent', 'terminal', 'service')),
+        label       text NOT NULL,
+        start_ticks bigint NOT NULL,
+        boot_id     text NOT NULL,
+        started_at  bigint NOT NULL,
+        PRIMARY KEY (host_id, pgid)
+      );
+
+      CREATE TABLE lifecycle_records (
+        id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at      bigint NOT NULL,
+        kind    text NOT NULL,
+        payload text NOT NULL
+      );
+      CREATE INDEX lifecycle_records_by_time ON lifecycle_records (at);
+
+      CREATE TABLE agent_profiles (
+        agent      text PRIMARY KEY,
+        command    text NOT NULL,
+        initialize text NOT NULL,
+        at         bigint NOT NULL
+      );
+    `,
+  },
+];
+
+const latestVersion = migrations.length;
+
+/**
+ * Brings the database up to the latest schema, one step per transaction. Hosts of a fleet start
+ * together: an advisory lock makes one of them migrate while the others wait, then find it done.
+ */
+export async function migratePostgres(sql: Sql): Promise<{ from: number; to: number }> {
+  return sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtext('berth.migrate'))`;
+    await tx`CREATE TABLE IF NOT EXISTS berth_schema (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
+    const [row] = await tx<{ version: number | null }[]>`SELECT max(version) AS version FROM berth_schema`;
+    const from = row?.version ?? 0;
+    if (from > latestVersion) {
+      throw new StoreOpenError(
+        `the PostgreSQL database has Berth schema version ${from}, newer than the latest this Berth knows (${latestVersion}); upgrade Berth`,
+      );
+    }
+    for (const step of migrations.slice(from)) {
+      await tx.unsafe(step.sql);
+      await tx`INSERT INTO berth_schema (version, description) VALUES (${step.version}, ${step.description})`;
+    }
+    return { from, to: latestVersion };
+  });
+}

@@ -1,0 +1,632 @@
+import postgres from "postgres";
+import type { GroupRecord, ProcessKind } from "../../processes/ledger.js";
+import type { AgentProfile } from "../agent-profiles.js";
+import { StoreInputError, StoreNotFoundError, StoreOpenError, StoreWriteError } from "../errors.js";
+import { toEvent, type EventRow, type JournalEvent, type ReadOptions, type ReplayOptions } from "../events.js";
+import {
+  decodeJson,
+  encodeJson,
+  requireAbsolutePath,
+  requireCount,
+  requireNullableText,
+  requireOneOf,
+  requireText,
+  requireTimestamp,
+} from "../input.js";
+import type { LifecycleRecord } from "../lifecycle-records.js";
+import type { Question } from "../questions.js";
+import type { NewSession, Session } from "../sessions.js";
+import {
+  LeaseHeldError,
+  StaleEpochError,
+  type HostInfo,
+  type Lease,
+  type QuestionResolution,
+  type SessionChanges,
+  type StoreBackend,
+  type StoreChange,
+  type UnitOutcome,
+  type WriteUnit,
+} from "../store-backend.js";
+import { connect, redact, type Queryable, type Sql } from "./connection.js";
+import { migratePostgres } from "./migrations.js";
+
+export interface PostgresBackendOptions {
+  /** A host whose heartbeat is older than this has lost its leases to whoever takes them (default 30 s). */
+  readonly hostTtlMs?: number;
+  /** Connections in the pool (default 10); `subscribe` uses one more. */
+  readonly maxConnections?: number;
+}
+
+/** The channel `LISTEN/NOTIFY` wakes other hosts on; each payload is one {@link StoreChange} as JSON. */
+const CHANNEL = "berth_changes";
+const DEFAULT_HOST_TTL_MS = 30_000;
+const DEFAULT_PAGE_SIZE = 1_000;
+const SESSION_COLUMNS = `id, agent, cwd, workspace, title, agent_session_id AS "agentSessionId", agent_request AS "agentRequest",
+  agent_state AS "agentState", created_at AS "createdAt", updated_at AS "updatedAt"`;
+const QUESTION_COLUMNS = `id, session_id AS "sessionId", kind, request, asked_at AS "askedAt", state, answer, reason, resolved_at AS "resolvedAt"`;
+const HOST_COLUMNS = `id, url, (extract(epoch FROM registered_at) * 1000)::int8 AS "registeredAt",
+  (extract(epoch FROM heartbeat_at) * 1000)::int8 AS "heartbeatAt"`;
+const processKinds: readonly ProcessKind[] = ["agent", "terminal", "service"];
+
+interface SessionRow extends Omit<Session, "agentRequest" | "agentState"> {
+  agentRequest: string | null;
+  agentState: string | null;
+}
+interface QuestionRow extends Omit<Question, "request" | "answer"> {
+  request: string;
+  answer: string | null;
+}
+
+/**
+ * The store in a PostgreSQL database shared by a fleet of hosts (docs/fleet.md). Each session's
+ * row is its lease: the owner, the epoch that fences writes, and the last seq drawn. A journal
+ * write is one statement that checks the epoch, draws the seqs under the row's lock and inserts
+ * the events (and a question), so it is atomic, gapless and fenced in one round trip; a batch of
+ * units is one transaction. Every change is announced with `NOTIFY` in its own transaction, so
+ * other hosts hear of it only once it is committed.
+ */
+export class PostgresBackend implements StoreBackend {
+  readonly kind = "postgres";
+
+  private constructor(
+    private readonly sql: Sql,
+    private readonly hostTtlMs: number,
+  ) {}
+
+  /** Connects and brings the schema up to date. */
+  static async open(url: string, options: PostgresBackendOptions = {}): Promise<PostgresBackend> {
+    const hostTtlMs = requireCount("store.open", "hostTtlMs", options.hostTtlMs ?? DEFAULT_HOST_TTL_MS);
+    const sql = connect(url, { max: options.maxConnections ?? 10 });
+    try {
+      await migratePostgres(sql);
+    } catch (error) {
+      await sql.end({ timeout: 1 });
+      if (error instanceof StoreOpenError) throw error;
+      throw new StoreOpenError(`cannot open the PostgreSQL store ${redact(url)}: ${(error as Error).message}`, { cause: error });
+    }
+    return new PostgresBackend(sql, hostTtlMs);
+  }
+
+  // Hosts and ownership.
+
+  async registerHost(host: { id: string; url: string | null }): Promise<HostInfo> {
+    const op = "hosts.register";
+    const id = requireText(op, "id", host.id);
+    const url = requireNullableText(op, "url", host.url);
+    const [row] = await this.guard(
+      op,
+      () => this.sql<Omit<HostInfo, "alive">[]>`
+        INSERT INTO hosts (id, url, registered_at, heartbeat_at) VALUES (${id}, ${url}, clock_timestamp(), clock_timestamp())
+        ON CONFLICT (id) DO UPDATE SET url = excluded.url, registered_at = excluded.registered_at, heartbeat_at = excluded.heartbeat_at
+        RETURNING ${this.sql.unsafe(HOST_COLUMNS)}`,
+    );
+    return { ...row!, alive: true };
+  }
+
+  async heartbeat(hostId: string): Promise<boolean> {
+    const op = "hosts.heartbeat";
+    const id = requireText(op, "hostId", hostId);
+    const rows = await this.guard(op, () => this.sql`UPDATE hosts SET heartbeat_at = clock_timestamp() WHERE id = ${id}`);
+    return rows.count === 1;
+  }
+
+  async listHosts(): Promise<HostInfo[]> {
+    return this.sql<HostInfo[]>`
+      SELECT ${this.sql.unsafe(HOST_COLUMNS)}, heartbeat_at > clock_timestamp() - ${this.hostTtlMs} * interval '1 millisecond' AS alive
+      FROM hosts ORDER BY id`;
+  }
+
+  async acquireLease(sessionId: string, hostId: string): Promise<Lease> {
+    const op = "leases.acquire";
+    const id = requireText(op, "sessionId", sessionId);
+    const host = requireText(op, "hostId", hostId);
+    // Taken only from no one or from a host whose heartbeat is older than the TTL, on the server's clock.
+    const [taken] = await this.guard(
+      op,
+      () => this.sql<Lease[]>`
+        UPDATE sessions s SET owner_host = ${host}, epoch = s.epoch + 1
+        WHERE s.id = ${id} AND s.owner_host IS DISTINCT FROM ${host} AND (
+          s.owner_host IS NULL OR NOT EXISTS (
+            SELECT 1 FROM hosts h
+            WHERE h.id = s.owner_host AND h.heartbeat_at > clock_timestamp() - ${this.hostTtlMs} * interval '1 millisecond'))
+        RETURNING s.id AS "sessionId", s.owner_host AS "hostId", s.epoch,
+          pg_notify(${CHANNEL}, json_build_object('type', 'lease', 'sessionId', s.id, 'hostId', s.owner_host, 'epoch', s.epoch)::text)`,
+    );
+    if (taken) return { sessionId: taken.sessionId, hostId: taken.hostId, epoch: taken.epoch };
+    const current = await this.getLease(id);
+    if (!current) throw new StoreNotFoundError(op, "session", id);
+    if (current.hostId === host) return current;
+    // Taken or renewed meanwhile by a live host.
+    if (current.hostId === null) return this.acquireLease(id, host);
+    throw new LeaseHeldError(id, current);
+  }
+
+  async releaseLease(lease: Lease): Promise<void> {
+    const op = "leases.release";
+    const rows = await this.guard(
+      op,
+      () => this.sql`
+        UPDATE sessions SET owner_host = NULL, epoch = epoch + 1 WHERE id = ${lease.sessionId} AND epoch = ${lease.epoch}
+        RETURNING pg_notify(${CHANNEL}, json_build_object('type', 'lease', 'sessionId', id, 'hostId', NULL, 'epoch', epoch)::text)`,
+    );
+    if (rows.count === 0) throw await this.refusal(op, lease);
+  }
+
+  async getLease(sessionId: string): Promise<Lease | undefined> {
+    const [row] = await this.sql<Lease[]>`SELECT id AS "sessionId", owner_host AS "hostId", epoch FROM sessions WHERE id = ${sessionId}`;
+    return row;
+  }
+
+  // Sessions.
+
+  async createSession(session: NewSession, hostId: string): Promise<Lease> {
+    const op = "sessions.create";
+    const row = {
+      id: requireText(op, "id", session.id),
+      agent: requireText(op, "agent", session.agent),
+      cwd: requireAbsolutePath(op, "cwd", session.cwd),
+      workspace: requireNullableText(op, "workspace", session.workspace),
+      title: requireNullableText(op, "title", session.title),
+      agentSessionId: requireNullableText(op, "agentSessionId", session.agentSessionId),
+      agentRequest: jsonText(op, "agentRequest", session.agentRequest),
+      createdAt: requireTimestamp(op, "createdAt", session.createdAt),
+      host: requireText(op, "hostId", hostId),
+    };
+    await this.guard(
+      op,
+      () => this.sql`
+        INSERT INTO sessions (id, agent, cwd, workspace, title, agent_session_id, agent_request, created_at, updated_at, owner_host, epoch)
+        VALUES (${row.id}, ${row.agent}, ${row.cwd}, ${row.workspace}, ${row.title}, ${row.agentSessionId}, ${row.agentRequest},
+          ${row.createdAt}, ${row.createdAt}, ${row.host}, 1)
+        RETURNING pg_notify(${CHANNEL}, json_build_object('type', 'session', 'sessionId', id)::text)`,
+    );
+    return { sessionId: row.id, hostId: row.host, epoch: 1 };
+  }
+
+  async getSession(id: string): Promise<Session | undefined> {
+    const [row] = await this.sql<SessionRow[]>`SELECT ${this.sql.unsafe(SESSION_COLUMNS)} FROM sessions WHERE id = ${id}`;
+    return row && sessionOf(row);
+  }
+
+  async listSessions(filter: { cwd?: string } = {}): Promise<Session[]> {
+    const where = filter.cwd === undefined ? this.sql`` : this.sql`WHERE cwd = ${filter.cwd}`;
+    const rows = await this.sql<SessionRow[]>`
+      SELECT ${this.sql.unsafe(SESSION_COLUMNS)} FROM sessions ${where} ORDER BY updated_at DESC, created_at DESC, id`;
+    return rows.map(sessionOf);
+  }
+
+  async updateSession(lease: Lease, changes: SessionChanges): Promise<void> {
+    const op = "sessions.update";
+    const has = (key: keyof SessionChanges) => key in changes && changes[key] !== undefined;
+    const agentRequest = jsonText(op, "agentRequest", changes.agentRequest);
+    const agentState = jsonText(op, "agentState", changes.agentState);
+    const title = requireNullableText(op, "title", changes.title);
+    const agentSessionId = requireNullableText(op, "agentSessionId", changes.agentSessionId);
+    const touchedAt = changes.touchedAt === undefined ? null : requireTimestamp(op, "touchedAt", changes.touchedAt);
+    const rows = await this.guard(
+      op,
+      () => this.sql`
+        UPDATE sessions SET
+          agent_request = CASE WHEN ${has("agentRequest")} THEN ${agentRequest}::text ELSE agent_request END,
+          agent_state = CASE WHEN ${has("agentState")} THEN ${agentState}::text ELSE agent_state END,
+          title = CASE WHEN ${has("title")} THEN ${title}::text ELSE title END,
+          agent_session_id = CASE WHEN ${has("agentSessionId")} THEN ${agentSessionId}::text ELSE agent_session_id END,
+          updated_at = greatest(updated_at, ${touchedAt}::int8)
+        WHERE id = ${lease.sessionId} AND epoch = ${lease.epoch}
+        RETURNING pg_notify(${CHANNEL}, json_build_object('type', 'session', 'sessionId', id)::text)`,
+    );
+    if (rows.count === 0) throw await this.refusal(op, lease);
+  }
+
+  async deleteSession(lease: Lease): Promise<void> {
+    const op = "sessions.delete";
+    const rows = await this.guard(
+      op,
+      () => this.sql`
+        DELETE FROM sessions WHERE id = ${lease.sessionId} AND epoch = ${lease.epoch}
+        RETURNING pg_notify(${CHANNEL}, json_build_object('type', 'session', 'sessionId', id)::text)`,
+    );
+    if (rows.count === 0) throw await this.refusal(op, lease);
+  }
+
+  // The journal.
+
+  async write(units: readonly WriteUnit[]): Promise<UnitOutcome[]> {
+    const encoded = units.map((unit) => this.encodeUnit(unit));
+    const valid = encoded.filter((unit): unit is EncodedUnit => !(unit instanceof Error));
+    let runs = runsOf(valid);
+    let lasts: Array<number | undefined | Error>;
+    try {
+      // One transaction (one commit) for the batch, one statement per run of a session's units, pipelined.
+      lasts = runs.length === 0 ? [] : await this.sql.begin((tx) => Promise.all(runs.map((run) => appendRun(tx, run))));
+    } catch (error) {
+      // The connection failed: the batch may or may not have committed, so nothing is tried again.
+      if (!(error instanceof postgres.PostgresError)) lasts = runs.map(() => error as Error);
+      else {
+        // The server refused a statement and rolled the batch back (a question id taken, a session deleted
+        // meanwhile): each unit alone, so it costs only itself.
+        runs = valid.map((unit) => [unit]);
+        lasts = [];
+        for (const run of runs) lasts.push(await appendRun(this.sql, run).catch((failure: unknown) => failure as Error));
+      }
+    }
+    const results = new Map<EncodedUnit, UnitOutcome>();
+    for (const [index, run] of runs.entries()) await this.settle(run, lasts[index], results);
+    return encoded.map((unit) => (unit instanceof Error ? { ok: false, error: unit } : results.get(unit)!));
+  }
+
+  async lastSeq(sessionId: string): Promise<number> {
+    const [row] = await this.sql<{ lastSeq: number }[]>`SELECT last_seq AS "lastSeq" FROM sessions WHERE id = ${sessionId}`;
+    if (!row) throw new StoreNotFoundError("events.lastSeq", "session", sessionId);
+    return row.lastSeq;
+  }
+
+  async readEvents(sessionId: string, options: ReadOptions = {}): Promise<JournalEvent[]> {
+    const op = "events.read";
+    const after = requireCount(op, "after", options.after ?? 0);
+    const limit = options.limit === undefined ? null : requireCount(op, "limit", options.limit);
+    await this.lastSeq(sessionId);
+    return (await this.page(sessionId, after, limit)).map(toEvent);
+  }
+
+  replay(sessionId: string, options: ReplayOptions = {}): AsyncIterable<JournalEvent> {
+    const op = "events.replay";
+    const after = requireCount(op, "after", options.after ?? 0);
+    const pageSize = requireCount(op, "pageSize", options.pageSize ?? DEFAULT_PAGE_SIZE);
+    if (pageSize === 0) throw new StoreInputError(op, "pageSize must be at least 1");
+    const backend = this;
+    return {
+      async *[Symbol.asyncIterator]() {
+        await backend.lastSeq(sessionId);
+        // Keyset pages: no cursor or transaction stays open between pages, so writers are never held up.
+        for (let cursor = after; ; ) {
+          const rows = await backend.page(sessionId, cursor, pageSize);
+          for (const row of rows) yield toEvent(row);
+          const last = rows.at(-1);
+          if (last === undefined || rows.length < pageSize) return;
+          cursor = last.seq;
+        }
+      },
+    };
+  }
+
+  // Questions.
+
+  async getQuestion(id: string): Promise<Question | undefined> {
+    const [row] = await this.sql<QuestionRow[]>`SELECT ${this.sql.unsafe(QUESTION_COLUMNS)} FROM questions WHERE id = ${id}`;
+    return row && questionOf(row);
+  }
+
+  async listPendingQuestions(sessionId?: string): Promise<Question[]> {
+    const of = sessionId === undefined ? this.sql`` : this.sql`AND session_id = ${sessionId}`;
+    const rows = await this.sql<QuestionRow[]>`
+      SELECT ${this.sql.unsafe(QUESTION_COLUMNS)} FROM questions WHERE state = 'pending' ${of} ORDER BY asked_at, id`;
+    return rows.map(questionOf);
+  }
+
+  async resolveQuestion(resolution: QuestionResolution, lease?: Lease): Promise<{ won: boolean; seq: number | null }> {
+    const op = "questions.resolve";
+    const id = requireText(op, "questionId", resolution.questionId);
+    const state = requireOneOf(op, "state", resolution.state, ["answered", "cancelled"] as const);
+    const at = requireTimestamp(op, "at", resolution.at);
+    const answer = resolution.state === "answered" ? encodeJson(op, "answer", resolution.answer) : null;
+    const reason = resolution.state === "cancelled" ? requireText(op, "reason", resolution.reason) : null;
+    const detail = resolution.state === "answered" ? { answer: resolution.answer } : { reason };
+    const payload = encodeJson(op, "payload", { questionId: id, state, ...detail });
+    // The `state = 'pending'` guard makes the first resolution win fleet-wide; its event is drawn under the session's lock.
+    const [row] = await this.guard(
+      op,
+      () => this.sql<{ seq: number }[]>`
+        WITH resolved AS (
+          UPDATE questions q SET state = ${state}, answer = ${answer}::text, reason = ${reason}::text, resolved_at = ${at}
+          WHERE q.id = ${id} AND q.state = 'pending' AND (${lease?.epoch ?? null}::int8 IS NULL OR EXISTS (
+            SELECT 1 FROM sessions s WHERE s.id = q.session_id AND s.id = ${lease?.sessionId ?? null}::text AND s.epoch = ${lease?.epoch ?? null}::int8))
+          RETURNING q.session_id
+        ), claimed AS (
+          UPDATE sessions s SET last_seq = s.last_seq + 1 FROM resolved WHERE s.id = resolved.session_id RETURNING s.id, s.last_seq
+        ), appended AS (
+          INSERT INTO events (session_id, seq, kind, payload, at) SELECT id, last_seq, 'question_resolved', ${payload}, ${at} FROM claimed
+        )
+        SELECT last_seq AS seq,
+          pg_notify(${CHANNEL}, json_build_object('type', 'question', 'sessionId', id, 'questionId', ${id}::text)::text),
+          pg_notify(${CHANNEL}, json_build_object('type', 'events', 'sessionId', id, 'lastSeq', last_seq)::text)
+        FROM claimed`,
+    );
+    if (row) return { won: true, seq: row.seq };
+    const question = await this.getQuestion(id);
+    if (!question) throw new StoreNotFoundError(op, "question", id);
+    if (lease && question.state === "pending") {
+      if (lease.sessionId !== question.sessionId) {
+        throw new StoreInputError(op, `question ${JSON.stringify(id)} belongs to session ${JSON.stringify(question.sessionId)}, not to the lease's`);
+      }
+      throw await this.refusal(op, lease);
+    }
+    return { won: false, seq: null };
+  }
+
+  async orphanPendingQuestions(hostId: string, reason: string, at: number): Promise<Question[]> {
+    const op = "questions.orphanPending";
+    const host = requireText(op, "hostId", hostId);
+    const why = requireText(op, "reason", reason);
+    const resolvedAt = requireTimestamp(op, "at", at);
+    const rows = await this.guard(
+      op,
+      () => this.sql<QuestionRow[]>`
+        UPDATE questions q SET state = 'orphaned', reason = ${why}, resolved_at = ${resolvedAt}
+        FROM sessions s WHERE s.id = q.session_id AND s.owner_host = ${host} AND q.state = 'pending'
+        RETURNING q.id, q.session_id AS "sessionId", q.kind, q.request, q.asked_at AS "askedAt", q.state, q.answer, q.reason,
+          q.resolved_at AS "resolvedAt"`,
+    );
+    return rows.map(questionOf).sort((a, b) => a.askedAt - b.askedAt || (a.id < b.id ? -1 : 1));
+  }
+
+  // Lifecycle records.
+
+  async appendRecord(kind: string, payload: unknown, at: number): Promise<number> {
+    const op = "lifecycleRecords.append";
+    const values = [requireTimestamp(op, "at", at), requireText(op, "kind", kind), encodeJson(op, "payload", payload)] as const;
+    const [row] = await this.guard(
+      op,
+      () =>
+        this.sql<{ id: number }[]>`INSERT INTO lifecycle_records (at, kind, payload) VALUES (${values[0]}, ${values[1]}, ${values[2]}) RETURNING id`,
+    );
+    return row!.id;
+  }
+
+  async recentRecords(limit: number): Promise<LifecycleRecord[]> {
+    const count = requireCount("lifecycleRecords.recent", "limit", limit);
+    const rows = await this.sql<RecordRow[]>`
+      SELECT * FROM (SELECT id, at, kind, payload FROM lifecycle_records ORDER BY id DESC LIMIT ${count}) newest ORDER BY id`;
+    return rows.map(recordOf);
+  }
+
+  async recordsAfter(id: number, limit?: number): Promise<LifecycleRecord[]> {
+    const op = "lifecycleRecords.after";
+    const max = limit === undefined ? null : requireCount(op, "limit", limit);
+    const rows = await this.sql<RecordRow[]>`
+      SELECT id, at, kind, payload FROM lifecycle_records WHERE id > ${requireCount(op, "id", id)} ORDER BY id LIMIT ${max}`;
+    return rows.map(recordOf);
+  }
+
+  async pruneRecordsBefore(at: number): Promise<number> {
+    const op = "lifecycleRecords.pruneBefore";
+    const cutoff = requireTimestamp(op, "before", at);
+    const rows = await this.guard(op, () => this.sql`DELETE FROM lifecycle_records WHERE at < ${cutoff}`);
+    return rows.count;
+  }
+
+  // The process-group ledger.
+
+  async recordGroup(hostId: string, group: GroupRecord): Promise<void> {
+    const op = "processGroups.record";
+    const host = requireText(op, "hostId", hostId);
+    const row = {
+      pgid: requirePgid(op, group.pgid),
+      kind: requireOneOf(op, "kind", group.kind, processKinds),
+      label: requireText(op, "label", group.label),
+      startTicks: requireCount(op, "startTicks", group.startTicks),
+      bootId: requireText(op, "bootId", group.bootId),
+      startedAt: requireTimestamp(op, "startedAt", group.startedAt),
+    };
+    // A pgid belongs to one live group of a host: recording it again replaces the stale record.
+    await this.guard(
+      op,
+      () => this.sql`
+        INSERT INTO process_groups (host_id, pgid, kind, label, start_ticks, boot_id, started_at)
+        VALUES (${host}, ${row.pgid}, ${row.kind}, ${row.label}, ${row.startTicks}, ${row.bootId}, ${row.startedAt})
+        ON CONFLICT (host_id, pgid) DO UPDATE SET kind = excluded.kind, label = excluded.label, start_ticks = excluded.start_ticks,
+          boot_id = excluded.boot_id, started_at = excluded.started_at`,
+    );
+  }
+
+  async forgetGroup(hostId: string, pgid: number): Promise<void> {
+    const op = "processGroups.forget";
+    const id = requirePgid(op, pgid);
+    await this.guard(op, () => this.sql`DELETE FROM process_groups WHERE host_id = ${hostId} AND pgid = ${id}`);
+  }
+
+  async listGroups(hostId: string): Promise<GroupRecord[]> {
+    return this.sql<GroupRecord[]>`
+      SELECT pgid, kind, label, start_ticks AS "startTicks", boot_id AS "bootId", started_at AS "startedAt"
+      FROM process_groups WHERE host_id = ${hostId} ORDER BY started_at, pgid`;
+  }
+
+  // Agents' initialize answers.
+
+  async putAgentProfile(profile: AgentProfile): Promise<void> {
+    const op = "agentProfiles.put";
+    const agent = requireText(op, "agent", profile.agent);
+    const command = requireText(op, "command", profile.command);
+    const at = requireTimestamp(op, "at", profile.at);
+    const initialize = encodeJson(op, "initialize", profile.initialize);
+    await this.guard(
+      op,
+      () => this.sql`
+        INSERT INTO agent_profiles (agent, command, initialize, at) VALUES (${agent}, ${command}, ${initialize}, ${at})
+        ON CONFLICT (agent) DO UPDATE SET command = excluded.command, initialize = excluded.initialize, at = excluded.at`,
+    );
+  }
+
+  async getAgentProfile(agent: string): Promise<AgentProfile | undefined> {
+    const [row] = await this.sql<{ agent: string; command: string; initialize: string; at: number }[]>`
+      SELECT agent, command, initialize, at FROM agent_profiles WHERE agent = ${agent}`;
+    return row && { ...row, initialize: decodeJson(row.initialize) };
+  }
+
+  async subscribe(listener: (change: StoreChange) => void): Promise<() => Promise<void>> {
+    // The client keeps one connection for LISTEN and listens again after it reconnects.
+    const { unlisten } = await this.sql.listen(CHANNEL, (payload) => {
+      let change: StoreChange;
+      try {
+        change = JSON.parse(payload) as StoreChange;
+      } catch {
+        return; // Not ours: something else notified on the channel.
+      }
+      listener(change);
+    });
+    return unlisten;
+  }
+
+  async close(): Promise<void> {
+    await this.sql.end({ timeout: 5 });
+  }
+
+  private page(sessionId: string, after: number, limit: number | null): Promise<EventRow[]> {
+    return this.sql<EventRow[]>`
+      SELECT session_id AS "sessionId", seq, kind, payload, at FROM events
+      WHERE session_id = ${sessionId} AND seq > ${after} ORDER BY seq LIMIT ${limit}`;
+  }
+
+  private encodeUnit(unit: WriteUnit): EncodedUnit | Error {
+    const op = "events.write";
+    try {
+      const sessionId = requireText(op, "lease.sessionId", unit.lease.sessionId);
+      const epoch = requireCount(op, "lease.epoch", unit.lease.epoch);
+      const kinds: string[] = [];
+      const payloads: string[] = [];
+      const ats: number[] = [];
+      for (const event of unit.events) {
+        kinds.push(requireText(op, "kind", event.kind));
+        payloads.push(event.text ?? encodeJson(op, "payload", event.payload));
+        ats.push(requireTimestamp(op, "at", event.at));
+      }
+      const question = unit.question && {
+        id: requireText(op, "question.id", unit.question.id),
+        kind: requireOneOf(op, "question.kind", unit.question.kind, ["permission", "elicitation"] as const),
+        request: encodeJson(op, "question.request", unit.question.request),
+        askedAt: requireTimestamp(op, "question.askedAt", unit.question.askedAt),
+      };
+      const touchedAt = unit.touchedAt === undefined ? null : requireTimestamp(op, "touchedAt", unit.touchedAt);
+      const titleIfNone = unit.titleIfNone === undefined ? null : requireText(op, "titleIfNone", unit.titleIfNone);
+      return { lease: { ...unit.lease, sessionId, epoch }, kinds, payloads, ats, question: question ?? null, touchedAt, titleIfNone };
+    } catch (error) {
+      return error as Error;
+    }
+  }
+
+  /** Each unit of a run gets its seqs (drawn in order, ending at `last`), or the run's failure. */
+  private async settle(run: readonly EncodedUnit[], last: number | undefined | Error, results: Map<EncodedUnit, UnitOutcome>): Promise<void> {
+    const failure =
+      last instanceof Error ? writeError("events.write", last) : last === undefined ? await this.refusal("events.write", run[0]!.lease) : null;
+    let seq = typeof last === "number" ? last - run.reduce((sum, unit) => sum + unit.kinds.length, 0) : 0;
+    for (const unit of run) results.set(unit, failure ? { ok: false, error: failure } : { ok: true, seqs: unit.kinds.map(() => ++seq) });
+  }
+
+  /** Why a fenced write matched no row: the session is gone, or the epoch is stale. */
+  private async refusal(op: string, lease: Lease): Promise<Error> {
+    let current: Lease | undefined;
+    try {
+      current = await this.getLease(lease.sessionId);
+    } catch (error) {
+      return writeError(op, error);
+    }
+    if (!current) return new StoreNotFoundError(op, "session", lease.sessionId);
+    return new StaleEpochError(op, lease.sessionId, lease.epoch, { hostId: current.hostId, epoch: current.epoch });
+  }
+
+  private async guard<T>(op: string, query: () => Promise<T>): Promise<T> {
+    try {
+      return await query();
+    } catch (error) {
+      throw writeError(op, error);
+    }
+  }
+}
+
+interface EncodedUnit {
+  readonly lease: Lease;
+  readonly kinds: string[];
+  readonly payloads: string[];
+  readonly ats: number[];
+  readonly question: { id: string; kind: string; request: string; askedAt: number } | null;
+  readonly touchedAt: number | null;
+  readonly titleIfNone: string | null;
+}
+
+/** Consecutive units under one lease: stored by one statement (an agent's stream is many units of one session). */
+function runsOf(units: readonly EncodedUnit[]): EncodedUnit[][] {
+  const runs: EncodedUnit[][] = [];
+  for (const unit of units) {
+    const run = runs.at(-1);
+    const lease = run?.[0]?.lease;
+    if (run && lease?.sessionId === unit.lease.sessionId && lease.epoch === unit.lease.epoch) run.push(unit);
+    else runs.push([unit]);
+  }
+  return runs;
+}
+
+/**
+ * A run of units, one statement: the session's row is updated only at the lease's epoch (else no
+ * row, nothing stored), which locks it against other writers of the session and draws the seqs;
+ * the events and questions are inserted from that row. Resolves to the last seq drawn, or
+ * undefined if the epoch did not match (or the session is gone).
+ */
+async function appendRun(sql: Queryable, run: readonly EncodedUnit[]): Promise<number | undefined> {
+  const { sessionId, epoch } = run[0]!.lease;
+  const kinds = run.flatMap((unit) => unit.kinds);
+  const questions = run.flatMap((unit) => (unit.question ? [unit.question] : []));
+  const touched = run.flatMap((unit) => (unit.touchedAt === null ? [] : [unit.touchedAt]));
+  const title = run.find((unit) => unit.titleIfNone !== null)?.titleIfNone ?? null;
+  const n = kinds.length;
+  const [row] = await sql<{ lastSeq: number }[]>`
+    WITH claimed AS (
+      UPDATE sessions SET last_seq = last_seq + ${n}, updated_at = greatest(updated_at, ${touched.length > 0 ? Math.max(...touched) : null}::int8),
+        title = coalesce(title, ${title}::text)
+      WHERE id = ${sessionId} AND epoch = ${epoch}
+      RETURNING id, last_seq
+    ), appended AS (
+      INSERT INTO events (session_id, seq, kind, payload, at)
+      SELECT claimed.id, claimed.last_seq - ${n} + e.ord, e.kind, e.payload, e.at
+      FROM claimed, unnest(${kinds}::text[], ${run.flatMap((unit) => unit.payloads)}::text[], ${run.flatMap((unit) => unit.ats)}::int8[])
+        WITH ORDINALITY AS e (kind, payload, at, ord)
+    ), asked AS (
+      INSERT INTO questions (id, session_id, kind, request, asked_at)
+      SELECT q.id, claimed.id, q.kind, q.request, q.asked_at
+      FROM claimed, unnest(${questions.map((q) => q.id)}::text[], ${questions.map((q) => q.kind)}::text[],
+        ${questions.map((q) => q.request)}::text[], ${questions.map((q) => q.askedAt)}::int8[]) AS q (id, kind, request, asked_at)
+    )
+    SELECT last_seq AS "lastSeq", pg_notify(${CHANNEL}, json_build_object('type', 'events', 'sessionId', id, 'lastSeq', last_seq)::text)
+    FROM claimed`;
+  return row?.lastSeq;
+}
+
+interface RecordRow {
+  id: number;
+  at: number;
+  kind: string;
+  payload: string;
+}
+
+function sessionOf(row: SessionRow): Session {
+  return {
+    ...row,
+    agentRequest: row.agentRequest === null ? null : decodeJson(row.agentRequest),
+    agentState: row.agentState === null ? null : decodeJson(row.agentState),
+  };
+}
+
+function questionOf(row: QuestionRow): Question {
+  return { ...row, request: decodeJson(row.request), answer: row.answer === null ? null : decodeJson(row.answer) };
+}
+
+function recordOf(row: RecordRow): LifecycleRecord {
+  return { ...row, payload: decodeJson(row.payload) };
+}
+
+function jsonText(op: string, field: string, value: unknown): string | null {
+  return value === null || value === undefined ? null : encodeJson(op, field, value);
+}
+
+function requirePgid(op: string, pgid: unknown): number {
+  const value = requireCount(op, "pgid", pgid);
+  if (value < 2) throw new StoreInputError(op, `pgid must be greater than 1, got ${value}`);
+  return value;
+}
+
+/** A refusal by the server (constraint, connection lost...) as the store's write error, with PostgreSQL's SQLSTATE as the code. */
+function writeError(op: string, error: unknown): Error {
+  if (error instanceof StoreInputError || error instanceof StoreNotFoundError || error instanceof StaleEpochError) return error;
+  const code = (error as { code?: unknown }).code;
+  return new StoreWriteError(op, typeof code === "string" ? code : "UNKNOWN", (error as Error).message, { cause: error });
+}

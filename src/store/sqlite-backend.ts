@@ -1,0 +1,318 @@
+import type { GroupRecord } from "../processes/ledger.js";
+import type { AgentProfile } from "./agent-profiles.js";
+import { StoreNotFoundError } from "./errors.js";
+import type { JournalEvent, ReadOptions, ReplayOptions } from "./events.js";
+import { requireCount, requireNullableText, requireText } from "./input.js";
+import type { LifecycleRecord } from "./lifecycle-records.js";
+import type { Question } from "./questions.js";
+import type { NewSession, Session } from "./sessions.js";
+import {
+  LeaseHeldError,
+  StaleEpochError,
+  type HostInfo,
+  type Lease,
+  type QuestionResolution,
+  type SessionChanges,
+  type StoreBackend,
+  type StoreChange,
+  type UnitOutcome,
+  type WriteUnit,
+} from "./store-backend.js";
+import type { Store } from "./store.js";
+
+export interface SqliteBackendOptions {
+  /** A host whose heartbeat is older than this has lost its leases to whoever takes them (default 30 s). */
+  readonly hostTtlMs?: number;
+  /** The clock of heartbeats (default `Date.now`). */
+  readonly now?: () => number;
+}
+
+const DEFAULT_HOST_TTL_MS = 30_000;
+
+interface HostEntry {
+  readonly id: string;
+  readonly url: string | null;
+  readonly registeredAt: number;
+  heartbeatAt: number;
+}
+
+/**
+ * The SQLite store (`store.ts`, synchronous) behind the asynchronous interface. A SQLite file
+ * has one host (the data directory's OS lock), so hosts and leases live in this object's
+ * memory: they fence what this process writes (an owner that gave a session up, or lost it to a
+ * later acquisition, writes nothing more), and die with it, as every lease of a dead host does.
+ * Each call is one short SQLite transaction on the caller's thread; in the host, the one
+ * writer (src/host/journal.ts) applies the journal's units off the event loop.
+ */
+export class SqliteBackend implements StoreBackend {
+  readonly kind = "sqlite";
+  private readonly hosts = new Map<string, HostEntry>();
+  private readonly leases = new Map<string, { hostId: string | null; epoch: number }>();
+  private readonly listeners = new Set<(change: StoreChange) => void>();
+  private readonly hostTtlMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly store: Store,
+    options: SqliteBackendOptions = {},
+  ) {
+    this.hostTtlMs = requireCount("store.open", "hostTtlMs", options.hostTtlMs ?? DEFAULT_HOST_TTL_MS);
+    this.now = options.now ?? Date.now;
+  }
+
+  // Hosts and ownership.
+
+  async registerHost(host: { id: string; url: string | null }): Promise<HostInfo> {
+    const op = "hosts.register";
+    const at = this.now();
+    const entry = { id: requireText(op, "id", host.id), url: requireNullableText(op, "url", host.url), registeredAt: at, heartbeatAt: at };
+    this.hosts.set(entry.id, entry);
+    return { ...entry, alive: true };
+  }
+
+  async heartbeat(hostId: string): Promise<boolean> {
+    const entry = this.hosts.get(requireText("hosts.heartbeat", "hostId", hostId));
+    if (entry) entry.heartbeatAt = this.now();
+    return entry !== undefined;
+  }
+
+  async listHosts(): Promise<HostInfo[]> {
+    return [...this.hosts.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map((host) => ({ ...host, alive: this.alive(host.id) }));
+  }
+
+  async acquireLease(sessionId: string, hostId: string): Promise<Lease> {
+    const op = "leases.acquire";
+    const host = requireText(op, "hostId", hostId);
+    const current = this.leaseOf(op, requireText(op, "sessionId", sessionId));
+    if (current.hostId === host) return current;
+    if (current.hostId !== null && this.alive(current.hostId)) throw new LeaseHeldError(sessionId, current);
+    return this.setLease(sessionId, host, current.epoch + 1);
+  }
+
+  async releaseLease(lease: Lease): Promise<void> {
+    this.fence("leases.release", lease);
+    // A new epoch: the lease given up fences nothing more in.
+    this.setLease(lease.sessionId, null, lease.epoch + 1);
+  }
+
+  async getLease(sessionId: string): Promise<Lease | undefined> {
+    return this.store.sessions.get(sessionId) && this.leaseOf("leases.get", sessionId);
+  }
+
+  // Sessions.
+
+  async createSession(session: NewSession, hostId: string): Promise<Lease> {
+    const host = requireText("sessions.create", "hostId", hostId);
+    this.store.sessions.create(session);
+    this.emit({ type: "session", sessionId: session.id });
+    return this.setLease(session.id, host, 1);
+  }
+
+  async getSession(id: string): Promise<Session | undefined> {
+    return this.store.sessions.get(id);
+  }
+
+  async listSessions(filter: { cwd?: string } = {}): Promise<Session[]> {
+    return this.store.sessions.list(filter);
+  }
+
+  async updateSession(lease: Lease, changes: SessionChanges): Promise<void> {
+    this.fence("sessions.update", lease);
+    const { sessions } = this.store;
+    const id = lease.sessionId;
+    this.store.transaction(() => {
+      if (changes.agentRequest !== undefined) sessions.setAgentRequest(id, changes.agentRequest);
+      if (changes.agentState !== undefined) sessions.setAgentState(id, changes.agentState);
+      if (changes.title !== undefined) sessions.setTitle(id, changes.title);
+      if (changes.agentSessionId !== undefined) sessions.setAgentSessionId(id, changes.agentSessionId);
+      if (changes.touchedAt !== undefined) sessions.touch(id, changes.touchedAt);
+    });
+    this.emit({ type: "session", sessionId: id });
+  }
+
+  async deleteSession(lease: Lease): Promise<void> {
+    this.fence("sessions.delete", lease);
+    this.store.sessions.delete(lease.sessionId);
+    this.leases.delete(lease.sessionId);
+    this.emit({ type: "session", sessionId: lease.sessionId });
+  }
+
+  // The journal.
+
+  async write(units: readonly WriteUnit[]): Promise<UnitOutcome[]> {
+    let outcomes: UnitOutcome[] = [];
+    try {
+      // One transaction for the batch (as the one writer commits a turn of the event loop), a savepoint per unit.
+      this.store.transaction(() => {
+        outcomes = units.map((unit) => {
+          try {
+            this.fence("events.write", unit.lease);
+            return { ok: true, seqs: this.store.transaction(() => this.applyUnit(unit)) };
+          } catch (error) {
+            return { ok: false, error: error as Error };
+          }
+        });
+      });
+    } catch (error) {
+      // The commit itself failed (disk full, I/O): nothing of the batch is stored.
+      return units.map(() => ({ ok: false, error: error as Error }));
+    }
+    units.forEach((unit, index) => {
+      const outcome = outcomes[index]!;
+      if (outcome.ok && outcome.seqs.length > 0) this.emit({ type: "events", sessionId: unit.lease.sessionId, lastSeq: outcome.seqs.at(-1)! });
+    });
+    return outcomes;
+  }
+
+  async lastSeq(sessionId: string): Promise<number> {
+    return this.store.events.lastSeq(sessionId);
+  }
+
+  async readEvents(sessionId: string, options?: ReadOptions): Promise<JournalEvent[]> {
+    return this.store.events.read(sessionId, options);
+  }
+
+  replay(sessionId: string, options?: ReplayOptions): AsyncIterable<JournalEvent> {
+    const { events } = this.store;
+    // Errors (an unknown session) surface on iteration, as PostgreSQL's do.
+    return {
+      async *[Symbol.asyncIterator]() {
+        yield* events.replay(sessionId, options);
+      },
+    };
+  }
+
+  // Questions.
+
+  async getQuestion(id: string): Promise<Question | undefined> {
+    return this.store.questions.get(id);
+  }
+
+  async listPendingQuestions(sessionId?: string): Promise<Question[]> {
+    return this.store.questions.listPending(sessionId);
+  }
+
+  async resolveQuestion(resolution: QuestionResolution, lease?: Lease): Promise<{ won: boolean; seq: number | null }> {
+    const op = "questions.resolve";
+    const { questions, events } = this.store;
+    const question = questions.get(requireText(op, "questionId", resolution.questionId));
+    if (!question) throw new StoreNotFoundError(op, "question", resolution.questionId);
+    if (lease && question.state === "pending") this.fence(op, lease);
+    const outcome = this.store.transaction(() => {
+      const won =
+        resolution.state === "answered"
+          ? questions.resolve(question.id, "answered", resolution.answer, resolution.at)
+          : questions.resolve(question.id, "cancelled", resolution.reason, resolution.at);
+      if (!won) return { won, seq: null };
+      const detail = resolution.state === "answered" ? { answer: resolution.answer } : { reason: resolution.reason };
+      const payload = { questionId: question.id, state: resolution.state, ...detail };
+      return { won, seq: events.append(question.sessionId, "question_resolved", payload, resolution.at) };
+    });
+    if (outcome.seq !== null) {
+      this.emit({ type: "question", sessionId: question.sessionId, questionId: question.id });
+      this.emit({ type: "events", sessionId: question.sessionId, lastSeq: outcome.seq });
+    }
+    return outcome;
+  }
+
+  async orphanPendingQuestions(hostId: string, reason: string, at: number): Promise<Question[]> {
+    requireText("questions.orphanPending", "hostId", hostId);
+    // The file's one host owns every session in it.
+    return this.store.questions.orphanAllPending(reason, at);
+  }
+
+  // Lifecycle records.
+
+  async appendRecord(kind: string, payload: unknown, at: number): Promise<number> {
+    return this.store.lifecycleRecords.append(kind, payload, at);
+  }
+
+  async recentRecords(limit: number): Promise<LifecycleRecord[]> {
+    return this.store.lifecycleRecords.recent(limit);
+  }
+
+  async recordsAfter(id: number, limit?: number): Promise<LifecycleRecord[]> {
+    return this.store.lifecycleRecords.after(id, limit);
+  }
+
+  async pruneRecordsBefore(at: number): Promise<number> {
+    return this.store.lifecycleRecords.pruneBefore(at);
+  }
+
+  // The process-group ledger: the file's one host's.
+
+  async recordGroup(_hostId: string, group: GroupRecord): Promise<void> {
+    this.store.processGroups.record(group);
+  }
+
+  async forgetGroup(_hostId: string, pgid: number): Promise<void> {
+    this.store.processGroups.forget(pgid);
+  }
+
+  async listGroups(_hostId: string): Promise<GroupRecord[]> {
+    return this.store.processGroups.list();
+  }
+
+  // Agents' initialize answers.
+
+  async putAgentProfile(profile: AgentProfile): Promise<void> {
+    this.store.agentProfiles.put(profile);
+  }
+
+  async getAgentProfile(agent: string): Promise<AgentProfile | undefined> {
+    return this.store.agentProfiles.get(agent);
+  }
+
+  async subscribe(listener: (change: StoreChange) => void): Promise<() => Promise<void>> {
+    this.listeners.add(listener);
+    return async () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+    this.store.close();
+  }
+
+  /** Inside the unit's transaction: every part is stored, or none. */
+  private applyUnit(unit: WriteUnit): number[] {
+    const { events, sessions, questions } = this.store;
+    const id = unit.lease.sessionId;
+    const seqs = unit.events.map((event) =>
+      events.append(id, event.kind, event.text === undefined ? event.payload : JSON.parse(event.text), event.at),
+    );
+    if (unit.question) questions.ask({ ...unit.question, sessionId: id });
+    if (unit.touchedAt !== undefined) sessions.touch(id, unit.touchedAt);
+    if (unit.titleIfNone !== undefined && sessions.get(id)?.title === null) sessions.setTitle(id, unit.titleIfNone);
+    return seqs;
+  }
+
+  private alive(hostId: string): boolean {
+    const host = this.hosts.get(hostId);
+    return host !== undefined && host.heartbeatAt + this.hostTtlMs > this.now();
+  }
+
+  /** A session's lease; one this process never handed out is unowned at epoch 0 (the previous run's leases died with it). */
+  private leaseOf(op: string, sessionId: string): Lease {
+    if (!this.store.sessions.get(sessionId)) throw new StoreNotFoundError(op, "session", sessionId);
+    const lease = this.leases.get(sessionId) ?? { hostId: null, epoch: 0 };
+    return { sessionId, ...lease };
+  }
+
+  private setLease(sessionId: string, hostId: string | null, epoch: number): Lease {
+    this.leases.set(sessionId, { hostId, epoch });
+    this.emit({ type: "lease", sessionId, hostId, epoch });
+    return { sessionId, hostId, epoch };
+  }
+
+  private fence(op: string, lease: Lease): void {
+    requireCount(op, "lease.epoch", lease.epoch);
+    const current = this.leaseOf(op, requireText(op, "lease.sessionId", lease.sessionId));
+    if (current.epoch !== lease.epoch) throw new StaleEpochError(op, lease.sessionId, lease.epoch, current);
+  }
+
+  private emit(change: StoreChange): void {
+    for (const listener of this.listeners) listener(change);
+  }
+}

@@ -1,0 +1,188 @@
+import type { GroupRecord } from "../processes/ledger.js";
+import type { AgentProfile } from "./agent-profiles.js";
+import type { JournalEvent, ReadOptions, ReplayOptions } from "./events.js";
+import type { Json } from "./input.js";
+import type { LifecycleRecord } from "./lifecycle-records.js";
+import type { Question } from "./questions.js";
+import type { NewSession, Session } from "./sessions.js";
+
+/**
+ * Everything Berth persists, behind one asynchronous interface with two implementations:
+ * SQLite (the embedded default, one host per data directory: `sqlite-backend.ts`) and
+ * PostgreSQL (a fleet of hosts sharing one database: `postgres/postgres-backend.ts`).
+ * docs/fleet.md says how each maps onto it.
+ *
+ * Rules every implementation keeps (the contract suite, test/store-contract, checks them):
+ * - A journal's seqs are 1, 2, 3... per session, drawn by the store when the write commits:
+ *   never reused, never skipped by a committed write, never seen before they are committed.
+ * - A {@link WriteUnit} is stored whole or not at all; units are applied in order.
+ * - Every journal write and every change of a session's state carries the owner's {@link Lease};
+ *   a stale epoch is refused with {@link StaleEpochError}, and nothing of it is stored.
+ */
+export interface StoreBackend {
+  readonly kind: "sqlite" | "postgres";
+
+  // Hosts and ownership.
+  /** Registers (or re-registers) a host; its heartbeat starts now. */
+  registerHost(host: { id: string; url: string | null }): Promise<HostInfo>;
+  /** The host is alive; false if it is not registered (it was removed). */
+  heartbeat(hostId: string): Promise<boolean>;
+  listHosts(): Promise<HostInfo[]>;
+  /**
+   * Makes `hostId` the session's owner: returns its current lease if it owns it already;
+   * otherwise takes it, with the epoch raised, when no live host owns it (no owner, or the
+   * owner's heartbeat is older than the host TTL). Throws {@link LeaseHeldError} if a live host
+   * does, `StoreNotFoundError` for an unknown session.
+   */
+  acquireLease(sessionId: string, hostId: string): Promise<Lease>;
+  /** Gives the session up: it has no owner until the next acquisition, and a new epoch, so the old lease writes nothing more. Refused if stale. */
+  releaseLease(lease: Lease): Promise<void>;
+  /** The session's owner and epoch; undefined for an unknown session, `hostId` null when unowned. */
+  getLease(sessionId: string): Promise<Lease | undefined>;
+
+  // Sessions.
+  /** Creates the session owned by `hostId`, at epoch 1. */
+  createSession(session: NewSession, hostId: string): Promise<Lease>;
+  getSession(id: string): Promise<Session | undefined>;
+  /** Newest (most recently updated) first; only those in `cwd` if given. */
+  listSessions(filter?: { cwd?: string }): Promise<Session[]>;
+  /** Changes a session's state; refused if the lease is stale. */
+  updateSession(lease: Lease, changes: SessionChanges): Promise<void>;
+  /** Deletes the session with its journal and questions; refused if the lease is stale. */
+  deleteSession(lease: Lease): Promise<void>;
+
+  // The journal.
+  /** Stores each unit whole or not at all, in order; one unit's failure costs only that unit. */
+  write(units: readonly WriteUnit[]): Promise<UnitOutcome[]>;
+  /** The seq of the session's newest event, 0 if none; throws `StoreNotFoundError` for an unknown session. */
+  lastSeq(sessionId: string): Promise<number>;
+  /** Events in seq order (after `after`, at most `limit`). */
+  readEvents(sessionId: string, options?: ReadOptions): Promise<JournalEvent[]>;
+  /** Every event in seq order, a page at a time: a huge journal is never in memory at once. */
+  replay(sessionId: string, options?: ReplayOptions): AsyncIterable<JournalEvent>;
+
+  // Questions (asked through a write unit, with their `question_asked` event).
+  getQuestion(id: string): Promise<Question | undefined>;
+  /** Pending questions, oldest first: all of them, or one session's. */
+  listPendingQuestions(sessionId?: string): Promise<Question[]>;
+  /**
+   * Resolves a pending question and journals `question_resolved` in the same transaction; the
+   * first resolution wins, fleet-wide (`won: false` for every later one, nothing stored). An
+   * answer is a person's decision, valid from any host; a cancellation by the owner passes its
+   * lease and is refused if it is stale.
+   */
+  resolveQuestion(resolution: QuestionResolution, lease?: Lease): Promise<{ won: boolean; seq: number | null }>;
+  /** After a restart: the pending questions of the sessions `hostId` owns become orphaned; returns them, oldest first. */
+  orphanPendingQuestions(hostId: string, reason: string, at: number): Promise<Question[]>;
+
+  // Lifecycle records (fleet-wide, numbered by the store).
+  appendRecord(kind: string, payload: unknown, at: number): Promise<number>;
+  /** The newest `limit` records, oldest first. */
+  recentRecords(limit: number): Promise<LifecycleRecord[]>;
+  recordsAfter(id: number, limit?: number): Promise<LifecycleRecord[]>;
+  pruneRecordsBefore(at: number): Promise<number>;
+
+  // The process-group ledger: each host's own.
+  recordGroup(hostId: string, group: GroupRecord): Promise<void>;
+  forgetGroup(hostId: string, pgid: number): Promise<void>;
+  listGroups(hostId: string): Promise<GroupRecord[]>;
+
+  // Agents' initialize answers.
+  putAgentProfile(profile: AgentProfile): Promise<void>;
+  getAgentProfile(agent: string): Promise<AgentProfile | undefined>;
+
+  /**
+   * Calls `listener` after each committed change, from any host of the fleet (PostgreSQL:
+   * `LISTEN/NOTIFY`). A wake-up, not a copy: the listener reads what changed. Returns the way to stop.
+   */
+  subscribe(listener: (change: StoreChange) => void): Promise<() => Promise<void>>;
+
+  close(): Promise<void>;
+}
+
+/** The owner of a session and its fencing token: higher epochs supersede lower ones. */
+export interface Lease {
+  readonly sessionId: string;
+  /** Null while the session has no owner (released, or never taken). */
+  readonly hostId: string | null;
+  readonly epoch: number;
+}
+
+export interface HostInfo {
+  readonly id: string;
+  /** Where its peers reach it (host-to-host relays); null for a host that serves no peers. */
+  readonly url: string | null;
+  readonly registeredAt: number;
+  readonly heartbeatAt: number;
+  /** Its heartbeat is within the host TTL: its leases stand. */
+  readonly alive: boolean;
+}
+
+export interface SessionChanges {
+  readonly agentRequest?: object | null;
+  readonly agentState?: object | null;
+  readonly title?: string | null;
+  readonly agentSessionId?: string | null;
+  /** Moves `updatedAt`, never backwards. */
+  readonly touchedAt?: number;
+}
+
+/** One event to append; its seq is the store's to draw. */
+interface NewEvent {
+  readonly kind: string;
+  /** Encoded as JSON, unless `text` is given. */
+  readonly payload?: unknown;
+  /** The payload as JSON text already (an agent's line as it came): stored as it is. */
+  readonly text?: string;
+  readonly at: number;
+}
+
+/** What is stored together, all or nothing, under the session owner's lease. */
+export interface WriteUnit {
+  readonly lease: Lease;
+  readonly events: readonly NewEvent[];
+  /** A question asked, stored with the events (its `question_asked`). */
+  readonly question?: { readonly id: string; readonly kind: "permission" | "elicitation"; readonly request: unknown; readonly askedAt: number };
+  /** Moves the session's `updatedAt` (never backwards). */
+  readonly touchedAt?: number;
+  /** The session's title, only if it has none yet. */
+  readonly titleIfNone?: string;
+}
+
+export type UnitOutcome = { readonly ok: true; readonly seqs: readonly number[] } | { readonly ok: false; readonly error: Error };
+
+export type QuestionResolution =
+  | { readonly questionId: string; readonly state: "answered"; readonly answer: Json; readonly at: number }
+  | { readonly questionId: string; readonly state: "cancelled"; readonly reason: string; readonly at: number };
+
+/** What a subscriber is woken for. */
+export type StoreChange =
+  | { readonly type: "events"; readonly sessionId: string; readonly lastSeq: number }
+  | { readonly type: "session"; readonly sessionId: string }
+  | { readonly type: "question"; readonly sessionId: string; readonly questionId: string }
+  | { readonly type: "lease"; readonly sessionId: string; readonly hostId: string | null; readonly epoch: number };
+
+/** A write carried an epoch older than the session's: another host (or a later incarnation) owns it now. Nothing was stored. */
+export class StaleEpochError extends Error {
+  override readonly name = "StaleEpochError";
+  constructor(
+    readonly operation: string,
+    readonly sessionId: string,
+    readonly epoch: number,
+    readonly current: { readonly hostId: string | null; readonly epoch: number },
+  ) {
+    const owner = current.hostId === null ? "no host" : `host ${JSON.stringify(current.hostId)}`;
+    super(`${operation}: session ${JSON.stringify(sessionId)} is at epoch ${current.epoch} (owned by ${owner}); epoch ${epoch} is stale`);
+  }
+}
+
+/** A live host owns the session: it cannot be taken. */
+export class LeaseHeldError extends Error {
+  override readonly name = "LeaseHeldError";
+  constructor(
+    readonly sessionId: string,
+    readonly owner: Lease,
+  ) {
+    super(`session ${JSON.stringify(sessionId)} is owned by live host ${JSON.stringify(owner.hostId)} (epoch ${owner.epoch})`);
+  }
+}

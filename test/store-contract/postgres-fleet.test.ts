@@ -1,0 +1,107 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { StoreOpenError } from "../../src/store/errors.js";
+import { connect, type Sql } from "../../src/store/postgres/connection.js";
+import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
+import { LeaseHeldError, StaleEpochError, type StoreBackend } from "../../src/store/store-backend.js";
+import { usePostgresCluster } from "../support/postgres-cluster.js";
+
+/** What only a shared database has: several hosts racing for a session, a fence under a lock wait, hosts migrating together. */
+describe("PostgreSQL: hosts sharing one database", () => {
+  const postgres = usePostgresCluster();
+  const opened: Array<StoreBackend | Sql> = [];
+  afterEach(async () => {
+    for (const client of opened.splice(0)) await ("kind" in client ? client.close() : client.end());
+  });
+  const open = async (url: string) => {
+    const backend = await PostgresBackend.open(url, { maxConnections: 2 });
+    opened.push(backend);
+    return backend;
+  };
+  const admin = (url: string) => {
+    const sql = connect(url, { max: 1 });
+    opened.push(sql);
+    return sql;
+  };
+  const T0 = Date.UTC(2025, 0, 1);
+  const event = { kind: "update", payload: { n: 1 }, at: T0 };
+
+  /** A session of host A, whose heartbeat is then an hour old. */
+  async function silentOwner(url: string) {
+    const a = await open(url);
+    await a.registerHost({ id: "host-a", url: null });
+    const lease = await a.createSession({ id: "s", agent: "demo", cwd: "/w", createdAt: T0 }, "host-a");
+    await admin(url)`UPDATE hosts SET heartbeat_at = heartbeat_at - interval '1 hour' WHERE id = 'host-a'`;
+    return { a, lease };
+  }
+
+  it("two hosts racing for a silent host's session: exactly one takes it, at one higher epoch", async () => {
+    const url = await postgres.freshDatabase();
+    await silentOwner(url);
+    const [b, c] = [await open(url), await open(url)];
+    await b.registerHost({ id: "host-b", url: null });
+    await c.registerHost({ id: "host-c", url: null });
+    const results = await Promise.allSettled([b.acquireLease("s", "host-b"), c.acquireLease("s", "host-c")]);
+    const won = results.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+    const lost = results.flatMap((result) => (result.status === "rejected" ? [result.reason] : []));
+    expect(won).toHaveLength(1);
+    expect(won[0]!.epoch).toBe(2);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toBeInstanceOf(LeaseHeldError);
+    expect(await b.getLease("s")).toEqual(won[0]);
+  });
+
+  it("a write waiting on the session's lock while another host takes it over is refused once the takeover commits", async () => {
+    const url = await postgres.freshDatabase();
+    const { a, lease } = await silentOwner(url);
+    const takeover = admin(url);
+    const watcher = admin(url);
+    let stale: Promise<unknown> | undefined;
+    await takeover.begin(async (tx) => {
+      // Host B's takeover holds the session's row: A's write (woken from SIGSTOP) must wait for it...
+      await tx`UPDATE sessions SET owner_host = 'host-b', epoch = epoch + 1 WHERE id = 's'`;
+      stale = a.write([{ lease, events: [event] }]);
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const [waiting] = await watcher<{ count: number }[]>`SELECT count(*)::int AS count FROM pg_locks WHERE NOT granted`;
+        if (waiting!.count > 0) break;
+        if (Date.now() > deadline) throw new Error("the stale write never waited on the session's lock");
+        await sleep(10);
+      }
+    });
+    // ...and, once the takeover committed, find the epoch changed: refused, nothing stored.
+    const [outcome] = (await stale) as Awaited<ReturnType<StoreBackend["write"]>>;
+    expect(outcome?.ok).toBe(false);
+    expect(outcome?.ok === false && outcome.error).toBeInstanceOf(StaleEpochError);
+    expect(await a.lastSeq("s")).toBe(0);
+    expect(await a.readEvents("s")).toEqual([]);
+  });
+
+  it("hosts starting together migrate the schema once; a newer schema than this Berth knows is refused", async () => {
+    const url = await postgres.freshDatabase();
+    await Promise.all([open(url), open(url), open(url)]);
+    const sql = admin(url);
+    expect(await sql`SELECT version FROM berth_schema ORDER BY version`).toEqual([{ version: 1 }]);
+
+    await sql`INSERT INTO berth_schema (version, description) VALUES (99, 'from the future')`;
+    const refused = await PostgresBackend.open(url).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(StoreOpenError);
+    expect((refused as Error).message).toMatch(/schema version 99, newer than the latest this Berth knows \(1\)/);
+  });
+
+  it("a URL that is not PostgreSQL's, or a server that is not there, fails with the URL named and its password hidden", async () => {
+    expect(() => connect("mysql://me@localhost/berth")).toThrow(/is not a postgres:\/\/ URL/);
+    expect(() => connect("not a url")).toThrow(StoreOpenError);
+    const nowhere = `postgres://me:secret@localhost:5432/berth?host=${encodeURIComponent(`${postgres.cluster.dir}/nowhere`)}`;
+    const refused = await PostgresBackend.open(nowhere).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(StoreOpenError);
+    expect((refused as Error).message).toContain("postgres://me:***@localhost:5432/berth");
+    expect((refused as Error).message).not.toContain("secret");
+  });
+});
