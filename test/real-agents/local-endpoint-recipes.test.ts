@@ -1,34 +1,26 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config/load-config.js";
+import { documentedUrl, recipe } from "../support/doc-recipes.js";
 import { scriptedTurns } from "../support/model-endpoint/script.js";
 import { startModelEndpoint, type ModelEndpoint } from "../support/model-endpoint/server.js";
 import { DirectAgent, prepareRealAgent, realAgentInstalled, stopAllDirectAgents, type RealAgentEnvironment } from "../support/real-agents.js";
 
 /**
  * The recipes of docs/host.md for pointing claude-agent-acp and codex-acp at a local model
- * server, run as written: each documented block (marked `<!-- recipe: NAME -->`) is read from the
- * page, its loopback address replaced by a scripted model endpoint's, and the agent, in a fresh
- * home with nothing else of its offline test setup that the recipe sets, completes a turn that
- * runs a command. So the page cannot drift from what works.
+ * server, run as written: each documented block is read from the page (test/support/doc-recipes.ts),
+ * its loopback address replaced by a scripted model endpoint's, and the agent, in a fresh home with
+ * nothing else of its offline test setup that the recipe sets, completes a turn that runs a
+ * command. So the page cannot drift from what works.
  */
 
-const hostDoc = readFileSync(new URL("../../docs/host.md", import.meta.url), "utf8");
-
-/** The fenced block right after `<!-- recipe: NAME -->` in docs/host.md. */
-function recipe(name: string): string {
-  const match = new RegExp(`<!-- recipe: ${name} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)\\n\`\`\``).exec(hostDoc);
-  if (!match) throw new Error(`docs/host.md has no block marked <!-- recipe: ${name} -->`);
-  return match[1]!;
-}
-
-/** The `env` of the documented Berth agent entry. */
+/** The `env` of the documented Berth agent entry, which must be a valid Berth configuration. */
 function documentedEnv(name: string, agentId: string): Record<string, string> {
-  return (JSON.parse(recipe(name)) as { agents: Record<string, { env: Record<string, string> }> }).agents[agentId]!.env;
+  const config = JSON.parse(recipe(name)) as { agents: Record<string, { env: Record<string, string> }> };
+  expect(() => parseConfig(config)).not.toThrow();
+  return config.agents[agentId]!.env;
 }
-
-/** What the documented examples call the local server. */
-const documentedUrl = /http:\/\/127\.0\.0\.1:\d+/;
 
 let endpoint: ModelEndpoint | undefined;
 let env: RealAgentEnvironment | undefined;
