@@ -1,11 +1,20 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load-config.js";
 import { documentedUrl, recipe } from "../support/doc-recipes.js";
 import { scriptedTurns } from "../support/model-endpoint/script.js";
 import { startModelEndpoint, type ModelEndpoint } from "../support/model-endpoint/server.js";
-import { DirectAgent, prepareRealAgent, realAgentInstalled, stopAllDirectAgents, type RealAgentEnvironment } from "../support/real-agents.js";
+import {
+  DirectAgent,
+  isolatedEnvironment,
+  prepareRealAgent,
+  realAgentInstalled,
+  stopAllDirectAgents,
+  type RealAgentEnvironment,
+} from "../support/real-agents.js";
+import { gemini, geminiMain } from "./whole-turns/agents/gemini.js";
 
 /**
  * The recipes of docs/host.md for pointing claude-agent-acp and codex-acp at a local model
@@ -24,16 +33,19 @@ function documentedEnv(name: string, agentId: string): Record<string, string> {
 
 let endpoint: ModelEndpoint | undefined;
 let env: RealAgentEnvironment | undefined;
+let tempRoot: string | undefined;
 afterEach(async () => {
   await stopAllDirectAgents();
   await endpoint?.close();
   env?.cleanup();
+  if (tempRoot) rmSync(tempRoot, { recursive: true, force: true });
   endpoint = undefined;
   env = undefined;
+  tempRoot = undefined;
 });
 
-/** A turn that runs a read-only command (neither agent asks before it), then answers. */
-async function runTurn(agentEnv: RealAgentEnvironment) {
+/** A turn that runs a command, then answers. */
+async function runTurn(agentEnv: Pick<RealAgentEnvironment, "cwd" | "entry"> & { name: string }) {
   const agent = await DirectAgent.start(agentEnv);
   const { sessionId } = await agent.newSession(agentEnv.cwd);
   const turn = await agent.promptSettled(sessionId, "run the recipe check");
@@ -92,5 +104,48 @@ describe.skipIf(!realAgentInstalled("codex"))("docs/host.md: codex-acp against a
     expect(endpoint.unrouted).toEqual([]);
     // The documented warning for a model name codex does not know.
     expect(JSON.stringify(text)).toContain(`Model metadata for \`${model}\` not found`);
+  });
+});
+
+describe.skipIf(!gemini.available())("docs/host.md: Gemini CLI against a local model endpoint", () => {
+  it("the documented settings and environment point it at the server, under the documented model name, and it runs a command unasked", async () => {
+    endpoint = await startModelEndpoint(
+      scriptedTurns([
+        {
+          text: "Checking.",
+          toolCalls: [{ name: "run_shell_command", input: { command: "echo recipe-ok > recipe.txt && echo recipe-ok", description: "check" } }],
+        },
+        { text: "Works." },
+      ]),
+    );
+    tempRoot = realpathSync(mkdtempSync(join(tmpdir(), "berth-real-gemini-")));
+    const home = join(tempRoot, "home");
+    const cwd = join(tempRoot, "work");
+    const isolated = isolatedEnvironment(home, cwd);
+    mkdirSync(join(home, ".gemini"), { mode: 0o700 });
+    writeFileSync(join(home, ".gemini", "settings.json"), recipe("gemini settings.json"));
+    const documented = JSON.parse(recipe("gemini berth.json")) as {
+      agents: { gemini: { command: string; args: string[]; env: Record<string, string> } };
+    };
+    const { env: documentedVars, args, command } = documented.agents.gemini;
+    expect(command).toBe("gemini");
+    expect(documentedVars.GOOGLE_GEMINI_BASE_URL).toMatch(documentedUrl);
+    documentedEnv("gemini berth.json", "gemini");
+    // `gemini` on the PATH is the package's bundle, run by node here.
+    const entry = {
+      command: process.execPath,
+      args: [geminiMain, ...args],
+      env: { ...isolated, ...documentedVars, GOOGLE_GEMINI_BASE_URL: endpoint.url },
+    };
+
+    const { turn } = await runTurn({ name: "gemini", cwd, entry });
+
+    expect(turn).toMatchObject({ ok: true, value: { stopReason: "end_turn" } });
+    const path = `/v1beta/models/${documentedVars.GEMINI_MODEL}:streamGenerateContent?alt=sse`;
+    expect(endpoint.requests.map((r) => r.path)).toEqual([path, path]);
+    expect(endpoint.requests[1]!.toolResults.at(-1)?.output).toContain("recipe-ok");
+    // The client answers no permission request: the command ran because nothing was asked.
+    expect(existsSync(join(cwd, "recipe.txt")) && readFileSync(join(cwd, "recipe.txt"), "utf8")).toBe("recipe-ok\n");
+    expect(endpoint.unrouted).toEqual([]);
   });
 });
