@@ -1,22 +1,14 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { gate, scriptedTurns, type ModelScript } from "../support/model-endpoint/script.js";
-import { startModelEndpoint, type ModelEndpoint } from "../support/model-endpoint/server.js";
+import { describe, expect, it } from "vitest";
+import { gate, scriptedTurns } from "../support/model-endpoint/script.js";
+import type { ModelEndpoint } from "../support/model-endpoint/server.js";
+import { endpointStarter, goAwayDuringHold, readServerSentEvents } from "./endpoint-client.js";
 
 /**
  * The scripted model endpoint itself, over real HTTP on loopback: the OpenAI Chat Completions format
  * as opencode's provider (and Ollama / vLLM / llama.cpp clients) read it, streamed and not.
  */
 
-const endpoints: ModelEndpoint[] = [];
-afterEach(async () => {
-  await Promise.all(endpoints.splice(0).map((e) => e.close()));
-});
-
-async function start(script: ModelScript): Promise<ModelEndpoint> {
-  const endpoint = await startModelEndpoint(script);
-  endpoints.push(endpoint);
-  return endpoint;
-}
+const start = endpointStarter();
 
 const tools = [{ type: "function", function: { name: "bash", parameters: { type: "object", properties: { command: { type: "string" } } } } }];
 
@@ -31,27 +23,7 @@ function chat(endpoint: ModelEndpoint, body: Record<string, unknown>, signal?: A
 
 /** Reads an SSE body event by event, calling `onEvent` with each `data:` payload as it arrives. */
 async function readEvents(response: Response, onEvent: (data: string) => void = () => undefined): Promise<string[]> {
-  const events: string[] = [];
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return events;
-    buffer += value;
-    let end = buffer.indexOf("\n\n");
-    while (end >= 0) {
-      const data = buffer
-        .slice(0, end)
-        .split("\n")
-        .filter((line) => line.startsWith("data: "))
-        .map((line) => line.slice(6))
-        .join("\n");
-      buffer = buffer.slice(end + 2);
-      events.push(data);
-      onEvent(data);
-      end = buffer.indexOf("\n\n");
-    }
-  }
+  return (await readServerSentEvents(response, (event) => onEvent(event.data))).map((event) => event.data);
 }
 
 type Chunk = {
@@ -173,15 +145,11 @@ describe("scripted model endpoint: OpenAI Chat Completions", () => {
   it("a client that goes away during a hold ends the response without an error", async () => {
     const held = gate();
     const endpoint = await start(scriptedTurns([{ text: "waiting", hold: held.opened }]));
-    const abort = new AbortController();
-    const reading = readEvents(await chat(endpoint, { stream: true, tools, messages: [{ role: "user", content: "go" }] }, abort.signal), (data) => {
-      if (data.includes("waiting")) abort.abort();
-    });
-    await expect(reading).rejects.toThrow();
-    held.open();
-    // The endpoint still answers, and recorded no error.
-    expect((await fetch(`${endpoint.url}/`)).status).toBe(200);
-    expect(endpoint.errors).toEqual([]);
+    await goAwayDuringHold(
+      endpoint,
+      (signal) => chat(endpoint, { stream: true, tools, messages: [{ role: "user", content: "go" }] }, signal),
+      held.open,
+    );
   });
 
   it("answers one JSON body when the request does not stream", async () => {

@@ -131,11 +131,10 @@ export interface OfflineSetupOptions {
 }
 
 /**
- * Writes one agent's offline configuration into a fresh home and cwd and returns its Berth config
- * entry. Variables that would point the agent at a real account (keys, config dirs) are set
- * explicitly, since Berth merges its own environment into the child's.
+ * Makes a fresh home (with its XDG directories) and the cwd, and returns the environment that
+ * points an agent at them and nowhere else: nothing of the machine's own configuration leaks in.
  */
-export function writeOfflineSetup(name: RealAgentName, { home, cwd, modelUrl, askPermission = false }: OfflineSetupOptions): AgentEntry {
+export function isolatedEnvironment(home: string, cwd: string): Record<string, string> {
   const xdg = {
     XDG_CONFIG_HOME: join(home, ".config"),
     XDG_DATA_HOME: join(home, ".local", "share"),
@@ -143,7 +142,7 @@ export function writeOfflineSetup(name: RealAgentName, { home, cwd, modelUrl, as
     XDG_STATE_HOME: join(home, ".local", "state"),
   };
   for (const dir of [home, cwd, ...Object.values(xdg)]) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const base: Record<string, string> = {
+  return {
     HOME: home,
     ...xdg,
     // No proxy, no telemetry, no update checks reaching for the network.
@@ -151,6 +150,15 @@ export function writeOfflineSetup(name: RealAgentName, { home, cwd, modelUrl, as
     no_proxy: "127.0.0.1,localhost",
     DO_NOT_TRACK: "1",
   };
+}
+
+/**
+ * Writes one agent's offline configuration into a fresh home and cwd and returns its Berth config
+ * entry. Variables that would point the agent at a real account (keys, config dirs) are set
+ * explicitly, since Berth merges its own environment into the child's.
+ */
+export function writeOfflineSetup(name: RealAgentName, { home, cwd, modelUrl, askPermission = false }: OfflineSetupOptions): AgentEntry {
+  const base = isolatedEnvironment(home, cwd);
   switch (name) {
     case "opencode": {
       writeFileSync(
@@ -354,7 +362,7 @@ export class DirectAgent extends ScriptClient {
   }
 
   /** Spawns the agent as Berth would (its environment merged over this one) and initializes it. */
-  static async start(env: RealAgentEnvironment): Promise<DirectAgent> {
+  static async start(env: Pick<RealAgentEnvironment, "cwd" | "entry"> & { readonly name: string }): Promise<DirectAgent> {
     const started = Date.now();
     const child = spawn(env.entry.command, env.entry.args, {
       cwd: env.cwd,

@@ -10,6 +10,9 @@ import type { AgentEntry } from "../../support/real-agents.js";
 /** A Berth agent config entry (`agents.<id>` in berth.json). */
 type AgentCommand = AgentEntry;
 
+/** The whole-turn scenarios of scenarios.ts, by name. */
+export type ScenarioName = "write-and-run" | "reconnect" | "restart" | "permission" | "long-call" | "cap";
+
 export interface AgentUnderTest {
   /** The agent id in the Berth config. */
   id: string;
@@ -30,4 +33,9 @@ export interface AgentUnderTest {
   allowOnceOptionKind: "allow_once";
   /** The `authenticate` method a client calls before session/new, if the agent needs one (codex). */
   authMethodId?: string;
+  /**
+   * Scenarios the agent itself cannot do, each with the reason seen (docs/host.md says the same):
+   * they are listed as skipped with the reason, never run as if they passed.
+   */
+  cannot?: Partial<Record<ScenarioName, string>>;
 }

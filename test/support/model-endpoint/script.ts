@@ -24,7 +24,7 @@ export interface ModelTurn {
   after?: string;
 }
 
-type WireFormatName = "openai-chat" | "anthropic-messages" | "openai-responses";
+type WireFormatName = "openai-chat" | "anthropic-messages" | "openai-responses" | "gemini-generate-content";
 
 /** A normalized view of what the agent sent, whatever the wire format. */
 export interface ModelRequest {

@@ -1,5 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { format as anthropicMessages } from "./anthropic-messages.js";
+import { format as geminiGenerateContent } from "./gemini-generate-content.js";
 import { format as openAiChat } from "./openai-chat.js";
+import { format as openAiResponses } from "./openai-responses.js";
 import type { ModelRequest, ModelScript, WireFormat } from "./script.js";
 import { sendJson } from "./sse.js";
 
@@ -11,7 +14,18 @@ import { sendJson } from "./sse.js";
  */
 
 /** Path (without the query) → wire format. */
-const routes: ReadonlyMap<string, WireFormat> = new Map([["/v1/chat/completions", openAiChat]]);
+const routes: ReadonlyMap<string, WireFormat> = new Map([
+  ["/v1/chat/completions", openAiChat],
+  ["/v1/messages", anthropicMessages],
+  ["/v1/responses", openAiResponses],
+]);
+
+/** The Gemini API names the model in the path: `/v1beta/models/MODEL:generateContent` or `:streamGenerateContent`. */
+const geminiPath = /^\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateContent)$/;
+
+function formatFor(pathname: string): WireFormat | undefined {
+  return routes.get(pathname) ?? (geminiPath.test(pathname) ? geminiGenerateContent : undefined);
+}
 
 export interface ModelEndpoint {
   /** `http://127.0.0.1:PORT` (agents add their own `/v1`). */
@@ -44,7 +58,7 @@ export async function startModelEndpoint(script: ModelScript): Promise<ModelEndp
       res.writeHead(200, { "content-type": "text/plain" }).end(req.method === "GET" ? "scripted model endpoint\n" : undefined);
       return;
     }
-    const wire = req.method === "POST" ? routes.get(pathname) : undefined;
+    const wire = req.method === "POST" ? formatFor(pathname) : undefined;
     const text = await readBody(req);
     if (!wire) {
       unrouted.push(`${req.method} ${path}`);
@@ -69,8 +83,11 @@ export async function startModelEndpoint(script: ModelScript): Promise<ModelEndp
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      errors.push(`${req.method} ${req.url}: ${error instanceof Error ? error.message : String(error)}`);
-      res.destroy();
+      const message = error instanceof Error ? error.message : String(error);
+      errors.push(`${req.method} ${req.url}: ${message}`);
+      // A turn the format cannot write (refused before its first byte) is answered like a script error.
+      if (res.headersSent) res.destroy();
+      else sendJson(res, 400, { type: "error", error: { type: "invalid_request_error", message: `scripted model endpoint: ${message}` } });
     });
   });
   await new Promise<void>((ok, fail) => server.once("error", fail).listen(0, "127.0.0.1", ok));
