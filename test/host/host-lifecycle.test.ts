@@ -239,12 +239,13 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     const { pid } = await host.hold(session.id, "client").child;
     await expect(host.prompt(session.id, text("/crash"))).rejects.toThrow(/the turn failed/);
     await waitUntil(() => host.getSession(session.id)!.state === "childless", "the session becomes childless");
+    // Events are seen once committed: the exit is journaled by the writer, after the state changed.
+    await waitUntil(() => ["agent_exited", "turn_ended"].every((kind) => host.events(session.id).some((e) => e.kind === kind)), "the exit and the turn's end are journaled");
     const ended = host
       .events(session.id)
       .filter((e) => e.kind === "turn_ended")
       .at(-1);
     expect((ended!.payload as { error: string }).error).toBeTruthy();
-    expect(host.events(session.id).some((e) => e.kind === "agent_exited")).toBe(true);
     expect(host.getSession(session.id)).toMatchObject({ holders: 1, turnActive: false });
 
     expect((await host.prompt(session.id, text("back again"))).stopReason).toBe("end_turn");
