@@ -28,7 +28,7 @@ export async function runWriteStallBench(): Promise<void> {
   /** The slowest call of each method, to name what stalls. */
   const slowest = new Map<string, number>();
   let measuring = false;
-  const internals = host as unknown as Record<string, Record<string, unknown>>;
+  const internals = (host as unknown as { parts: Record<string, Record<string, unknown>> }).parts;
   const store = internals.store as unknown as Record<string, object>;
   const targets: object[] = [
     internals.journal!,

@@ -1,6 +1,5 @@
 import { UnknownAgentError } from "../agents/agent-registry.js";
 import { SessionNotFoundError } from "./agent-children.js";
-import { HostStoppedError } from "./host.js";
 import { TurnFailedError } from "./turns.js";
 import { QuestionError } from "./question-desk.js";
 import { TurnAlreadyRunningError } from "../lifecycle/executions.js";
@@ -10,6 +9,14 @@ import { AcquisitionFailedError, HoldsDisposedError, StaleHoldError } from "../l
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
 export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError };
+
+/** The host is stopping or stopped: it admits no new work. */
+export class HostStoppedError extends Error {
+  override readonly name = "HostStoppedError";
+  constructor() {
+    super("the host is shutting down");
+  }
+}
 
 /** What kind of failure a host error is, whichever protocol reports it. */
 export type ErrorClass = "bad_input" | "not_found" | "conflict" | "unavailable" | "internal";

@@ -332,7 +332,7 @@ describe("REST API", () => {
   it("reads the sessions for a scrape with one query, however many there are", async () => {
     const fixture = await startFixture();
     for (let i = 0; i < 30; i++) fixture.berth.host.createSession({ cwd: fixture.workDir });
-    const store = (fixture.berth.host as unknown as { store: Store }).store;
+    const store = (fixture.berth.host as unknown as { parts: { store: Store } }).parts.store;
     const reads = [vi.spyOn(store.sessions, "list"), vi.spyOn(store.sessions, "get"), vi.spyOn(store.questions, "listPending")];
     const text = await fixture.api("/metrics").then((r) => r.text());
     expect(text).toContain('berth_sessions{state="childless"} 30');

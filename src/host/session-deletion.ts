@@ -1,0 +1,26 @@
+import type { HostParts } from "./host-composition.js";
+
+type DeletionParts = Pick<HostParts, "executions" | "desk" | "holds" | "children" | "journal" | "store" | "records">;
+
+/**
+ * Closes and deletes a session (the caller checked it exists): its turn is interrupted, its
+ * questions cancelled, its child stopped, its journal removed, and a `session_deleted` record
+ * tells every view, however the deletion was asked for.
+ */
+export async function deleteSession(parts: DeletionParts, sessionId: string): Promise<void> {
+  const { executions, desk, holds, children, journal, store } = parts;
+  await executions.interrupt(sessionId, { reason: "user", awaitSettlement: true });
+  desk.cancelForSession(sessionId, "session deleted");
+  holds.forget(sessionId);
+  // A child still starting would otherwise come up for a session that no longer exists.
+  await children.whenAcquired(sessionId);
+  const child = holds.child(sessionId);
+  if (child) {
+    holds.childLost(sessionId, child);
+    await children.release(sessionId, child, "deleted");
+  }
+  journal.forget(sessionId);
+  children.forget(sessionId);
+  journal.exclusive(() => store.sessions.delete(sessionId));
+  parts.records.record({ kind: "session_deleted", sessionId });
+}
