@@ -5,11 +5,12 @@ import type { LocationRetention } from "../lifecycle/location-retention.js";
 import type { LocationServicesCache } from "../lifecycle/location-services-cache.js";
 import type { SessionChildState, SessionHolds } from "../lifecycle/session-holds.js";
 import type { LocationServices } from "../location/location-services.js";
+import type { TerminalOutputResult } from "../location/terminal.js";
 import type { Session } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
 import { clientHolders } from "./holders.js";
 import type { Journal } from "./journal.js";
-import { sessionsAt } from "./session-location.js";
+import { locationOfSession, sessionsAt } from "./session-location.js";
 import type { LocationView, SessionView } from "./views.js";
 
 export interface HostViewsDeps {
@@ -21,7 +22,7 @@ export interface HostViewsDeps {
   readonly cache: LocationServicesCache<LocationServices>;
 }
 
-/** Sessions and locations as operators and clients see them: read from the store and the kernel, never booting anything. */
+/** Sessions, locations and terminal output as operators and clients see them: read from the store and the kernel, never booting anything. */
 export class HostViews {
   constructor(private readonly deps: HostViewsDeps) {}
 
@@ -64,6 +65,17 @@ export class HostViews {
         pendingQuestions: located?.questions.list().length ?? 0,
       };
     });
+  }
+
+  /** A terminal's output as the agent would read it; undefined if its location is not loaded or it is gone. Never boots. */
+  terminalOutput(sessionId: string, terminalId: string): TerminalOutputResult | undefined {
+    const key = locationOfSession(this.deps.store, sessionId);
+    const located = key && this.deps.retention.peek(key);
+    try {
+      return located?.terminals.output(terminalId);
+    } catch {
+      return undefined;
+    }
   }
 
   private viewOf(session: Session): SessionView {

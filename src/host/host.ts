@@ -16,12 +16,12 @@ import { answerFields, stateOf, type AgentSessionState } from "./agent-session-s
 import type { Asker } from "./agents-outside-sessions.js";
 import { composeHost, type HostParts } from "./host-composition.js";
 import { HostStoppedError } from "./host-errors.js";
+import { holdAndTell } from "./holders.js";
 import type { StampedRecord } from "./host-records.js";
 import { silentLogger, type Logger } from "./logger.js";
 import type { NewSessionParams } from "./session-catalog.js";
 import type { SessionListener } from "./session-bus.js";
 import { deleteSession } from "./session-deletion.js";
-import { locationOfSession } from "./session-location.js";
 import { forwardToAgent, notifyAgent } from "./session-requests.js";
 import { shutDown } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
@@ -146,26 +146,7 @@ export class Host {
   hold(sessionId: string, holderId: string): HoldTicket<AgentChild> {
     this.assertRunning();
     this.parts.catalog.require(sessionId);
-    const ticket = this.parts.holds.hold(sessionId, holderId);
-    const changed = () => this.parts.sessionChanges.emit(sessionId);
-    changed();
-    void ticket.child.then(changed, changed);
-    return {
-      get sessionId() {
-        return ticket.sessionId;
-      },
-      holderId: ticket.holderId,
-      incarnation: ticket.incarnation,
-      get child() {
-        return ticket.child;
-      },
-      isCurrent: () => ticket.isCurrent(),
-      release: () => {
-        const released = ticket.release();
-        if (released) changed();
-        return released;
-      },
-    };
+    return holdAndTell(this.parts.holds, sessionId, holderId, () => this.parts.sessionChanges.emit(sessionId));
   }
 
   /** Runs a turn; `extra` (`_meta`, ...) goes to the agent as the client sent it, and its whole answer comes back. */
@@ -205,13 +186,7 @@ export class Host {
 
   /** A terminal's output as the agent would read it; undefined if its location is not loaded or it is gone. Never boots. */
   terminalOutput(sessionId: string, terminalId: string): TerminalOutputResult | undefined {
-    const key = locationOfSession(this.parts.store, sessionId);
-    const located = key && this.parts.retention.peek(key);
-    try {
-      return located?.terminals.output(terminalId);
-    } catch {
-      return undefined;
-    }
+    return this.parts.views.terminalOutput(sessionId, terminalId);
   }
 
   // ── agents ───────────────────────────────────────────────────────────
