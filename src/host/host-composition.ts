@@ -215,7 +215,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
         },
       );
     },
-    release: (sessionId, child) => children.release(sessionId, child, "grace"),
+    release: (sessionId, child) => children.stop(sessionId, child, "grace"),
     turns: executions,
     onError: (error, sessionId) => log.error({ err: error, sessionId }, "agent child release failed"),
   });
@@ -234,7 +234,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     stopUnresponsive: async (sessionId, child) => {
       notice(sessionId, "unresponsive");
       holds.childLost(sessionId, child);
-      await children.release(sessionId, child, "unresponsive");
+      await children.stop(sessionId, child, "unresponsive");
     },
   });
   const views = new HostViews({ store, journal, holds, executions, retention, cache });

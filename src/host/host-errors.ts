@@ -5,7 +5,7 @@ import { QuestionError } from "./question-desk.js";
 import { TurnAlreadyRunningError } from "../lifecycle/executions.js";
 import { InvalidLocationError } from "../lifecycle/location-key.js";
 import { LocationServicesClosedError } from "../lifecycle/location-services-cache.js";
-import { AcquisitionFailedError, HoldsDisposedError, StaleHoldError } from "../lifecycle/session-holds.js";
+import { AcquisitionFailedError, HoldsClosedError, StaleHoldError } from "../lifecycle/session-holds.js";
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
 export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError };
@@ -50,7 +50,7 @@ export function classifyError(error: unknown): ClassifiedError {
   // The hold left (or was replaced) before its agent was ready: the request raced its own release; retrying holds afresh.
   if (error instanceof StaleHoldError) return as("conflict", "hold_ended");
   // The host refuses new work once shutdown began.
-  if (error instanceof HoldsDisposedError || error instanceof HostStoppedError || error instanceof LocationServicesClosedError)
+  if (error instanceof HoldsClosedError || error instanceof HostStoppedError || error instanceof LocationServicesClosedError)
     return as("unavailable", "shutting_down");
   return as("internal", "internal");
 }

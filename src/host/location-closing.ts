@@ -25,7 +25,7 @@ export async function closeLocation(deps: LocationClosingDeps, key: LocationKey,
     if (!child) return;
     deps.noticeAgentStopped(session.id, reason);
     holds.childLost(session.id, child);
-    await children.release(session.id, child, "evicted");
+    await children.stop(session.id, child, "evicted");
   });
   await Promise.allSettled(stops);
   await closeLocationServices(located, "location evicted");

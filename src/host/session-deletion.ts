@@ -11,13 +11,13 @@ export async function deleteSession(parts: DeletionParts, sessionId: string): Pr
   const { executions, desk, holds, children, journal, store } = parts;
   await executions.interrupt(sessionId, { reason: "user", awaitSettlement: true });
   desk.cancelForSession(sessionId, "session deleted");
-  holds.forget(sessionId);
+  holds.releaseAll(sessionId);
   // A child still starting would otherwise come up for a session that no longer exists.
   await children.whenAcquired(sessionId);
   const child = holds.child(sessionId);
   if (child) {
     holds.childLost(sessionId, child);
-    await children.release(sessionId, child, "deleted");
+    await children.stop(sessionId, child, "deleted");
   }
   journal.forget(sessionId);
   children.forget(sessionId);

@@ -21,8 +21,8 @@ export async function shutDown(parts: HostParts): Promise<void> {
   const settleBound = new Promise((resolve) => (settleTimer = setTimeout(resolve, SHUTDOWN_SETTLE_MS)));
   await Promise.race([Promise.all(interrupted), settleBound]);
   clearTimeout(settleTimer);
-  holds.dispose();
-  turns.dispose();
+  holds.close();
+  turns.cancelSettleDeadlines();
   for (const session of store.sessions.list()) {
     if (holds.child(session.id)) parts.noticeAgentStopped(session.id, "shutdown");
   }

@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { statSync } from "node:fs";
 import { groupIsAlive } from "./group-signals.js";
 import type { GroupRecord, ProcessGroupLedger, ProcessKind } from "./ledger.js";
-import { cgroupPopulated, removeCgroup } from "./cgroup.js";
+import { cgroupPopulated, deleteCgroup } from "./cgroup.js";
 import { markedEnvironment } from "./marker.js";
 import { readBootId, readProcStat } from "./proc-stat.js";
 import { scopeOf, type ProcessScope, type TreeTag } from "./scope.js";
@@ -168,7 +168,7 @@ class LiveGroup implements SpawnedGroup {
     this.state = "gone";
     this.ledger?.forget(this.record.pgid);
     // An empty cgroup is removed now; one an escapee still holds waits for the stop or the sweep.
-    if (this.tag.cgroup && !cgroupPopulated(this.tag.cgroup) && removeCgroup(this.tag.cgroup)) this.scope.tidy();
+    if (this.tag.cgroup && !cgroupPopulated(this.tag.cgroup) && deleteCgroup(this.tag.cgroup)) this.scope.tidy();
   }
 }
 
