@@ -71,7 +71,7 @@ export interface HostRecordLogDeps {
   readonly sessionChanged: (sessionId: string) => void;
 }
 
-/** Lifecycle records: each one a log line, a stored row and an event for the record listeners. */
+/** Lifecycle records: each one a log line, a stored row and, once that row is committed, an event for the record listeners. */
 export class HostRecordLog {
   private readonly listeners: Listeners<StampedRecord>;
   private nextId: number;
@@ -82,15 +82,20 @@ export class HostRecordLog {
     this.nextId = deps.store.lifecycleRecords.lastId() + 1;
   }
 
+  /**
+   * Logs the record at once, numbers it and queues it. Its listeners (the event stream, metrics)
+   * hear of it only once it is committed, like a journal event: an id a client saw is stored,
+   * so numbering after a restart (the highest id ever stored + 1) never gives it to another record.
+   * An id lost in a crash was never seen by anyone; it may be drawn again.
+   */
   record(record: HostRecord): void {
     const at = this.deps.clock.now();
     const message = messageOf(record);
-    // Numbered here (after the highest id ever stored) and queued: recording never waits on the database.
+    // Numbered here and queued: recording never waits on the database.
     const id = this.nextId++;
-    this.deps.journal.record(id, record.kind, record, at);
     this.deps.log.info({ ...record }, message);
     const stamped: StampedRecord = { id, at, message, record };
-    this.listeners.emit(stamped);
+    this.deps.journal.record(id, record.kind, record, at, () => this.listeners.emit(stamped));
     if ("sessionId" in record) this.deps.sessionChanged(record.sessionId);
   }
 

@@ -46,8 +46,8 @@ interface Batch {
  *   a process group recorded, a question answered) run in {@link exclusive}: the thread is
  *   drained first, so the main connection writes alone and waits on no lock either.
  *
- * **Committed before seen**: an event reaches subscribers (`then`, {@link afterCommit}, the
- * bus) only after its transaction committed. Sequence numbers are drawn in memory as events
+ * **Committed before seen**: an event or a lifecycle record reaches subscribers (`then`,
+ * {@link afterCommit}, the bus, the record listeners) only after its transaction committed. Sequence numbers are drawn in memory as events
  * are queued, but no one outside this class sees one before it is committed, so a number lost
  * in a crash was never seen, and numbering after a restart (the stored maximum + 1) never
  * gives a seen number twice. A batch that fails (disk full) is reported and not delivered.
@@ -147,9 +147,11 @@ export class Journal {
     this.pendingSessionWrite = true;
   }
 
-  /** A lifecycle record with the id the host gave it. Queued. */
-  record(id: number, kind: string, payload: unknown, at: number): void {
+  /** A lifecycle record with the id the host gave it. Queued; `then` runs once it is committed, never if it was not stored. */
+  record(id: number, kind: string, payload: unknown, at: number, then?: () => void): void {
+    const unit = this.pending.units.length;
     this.queue(["r", id, kind, JSON.stringify(payload), at, null]);
+    if (then) this.pending.callbacks.push({ unit, run: then });
   }
 
   /** Waits until queued session touches and titles are committed, so views read them. */
