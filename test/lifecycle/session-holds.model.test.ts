@@ -4,7 +4,7 @@ import { ConnectionCleanups } from "../../src/lifecycle/connection-cleanups.js";
 import { Executions, type TurnHandle } from "../../src/lifecycle/executions.js";
 import { locationKey } from "../../src/lifecycle/location-key.js";
 import { SessionHolds, type HoldTicket } from "../../src/lifecycle/session-holds.js";
-import { MicroClock } from "../support/micro-clock.js";
+import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
 import { drainMicrotasks, ModelStats, modelRuns } from "../support/model-budget.js";
 
 const GRACE = 15_000;
@@ -26,7 +26,8 @@ let current: Real | undefined;
 
 /** The real kernel, with every acquisition and release resolved when fast-check's scheduler says so. */
 class Real {
-  readonly clock = new MicroClock(0);
+  /** One event-loop turn settles the kernel after each timer: it has no I/O. */
+  readonly clock = new VirtualClock(0, 1);
   readonly executions = new Executions(this.clock);
   readonly cleanups = new ConnectionCleanups();
   readonly turns = new Map<string, TurnHandle>();
