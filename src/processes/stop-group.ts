@@ -129,6 +129,7 @@ function sameProcessRunning(pid: number, ticks: number): boolean {
 }
 
 function signalProcess(pid: number, ticks: number, signal: NodeJS.Signals): void {
+  // Stryker disable next-line all: a mutant here signals init or the host itself (docs/lifecycle.md, "Mutation testing")
   if (pid <= 1 || pid === process.pid || !sameProcessRunning(pid, ticks)) return;
   try {
     process.kill(pid, signal);
