@@ -75,19 +75,24 @@ export async function spawnGroup(options: SpawnGroupOptions): Promise<SpawnedGro
   if (options.cwd !== undefined) assertDirectory(options.cwd);
   const scope = scopeOf(options.ledger);
   const fresh = scope.newTree();
-  const { child, tag } = scope.spawnInside(fresh, () =>
-    spawn(options.command, args, {
-      cwd: options.cwd,
-      env: markedEnvironment(options.env, fresh.marker),
-      stdio: options.stdio ?? ["ignore", "pipe", "pipe"],
-      detached: true,
-    }),
-  );
+  let spawned: { child: ChildProcess; tag: TreeTag };
+  try {
+    spawned = scope.spawnInside(fresh, () =>
+      spawn(options.command, args, {
+        cwd: options.cwd,
+        env: markedEnvironment(options.env, fresh.marker),
+        stdio: options.stdio ?? ["ignore", "pipe", "pipe"],
+        detached: true,
+      }),
+    );
+  } catch (error) {
+    // Some failures (ENOTDIR, E2BIG) are thrown at once rather than emitted.
+    throw startFailed(options.command, error as NodeJS.ErrnoException);
+  }
+  const { child, tag } = spawned;
   if (child.pid === undefined) {
     const [error] = (await once(child, "error")) as [NodeJS.ErrnoException];
-    throw new Error(`cannot start command ${JSON.stringify(options.command)}: ${describeSpawnError(error)}`, {
-      cause: error,
-    });
+    throw startFailed(options.command, error);
   }
   // Read now: the child cannot have been reaped yet, so this pid is still ours.
   const stat = readProcStat(child.pid);
@@ -180,6 +185,10 @@ function assertDirectory(cwd: string): void {
     throw new Error(`working directory does not exist: ${cwd}`);
   }
   if (!isDirectory) throw new Error(`working directory is not a directory: ${cwd}`);
+}
+
+function startFailed(command: string, error: NodeJS.ErrnoException): Error {
+  return new Error(`cannot start command ${JSON.stringify(command)}: ${describeSpawnError(error)}`, { cause: error });
 }
 
 function describeSpawnError(error: NodeJS.ErrnoException): string {
