@@ -248,7 +248,7 @@ export class AgentChild {
   }
 
   private ownIds(params: unknown): unknown {
-    if (!isRecord(params) || params.sessionId !== this.options.sessionId || !this.agentSessionId) return params;
+    if (!isObject(params) || params.sessionId !== this.options.sessionId || !this.agentSessionId) return params;
     return { ...params, sessionId: this.agentSessionId };
   }
 
@@ -365,7 +365,7 @@ function berthClient(handlers: AgentClientHandlers) {
   );
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 

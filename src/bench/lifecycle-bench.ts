@@ -78,7 +78,7 @@ async function holdFigures(): Promise<Array<[string, string, string?]>> {
   const lastHolder = opsPerSecond(sessions, () => {
     for (const id of ids) holds.hold(id, "visitor").release();
   });
-  holds.dispose();
+  holds.close();
   return [
     ["hold + release pairs, 10k sessions (others hold too)", `${fmt.int(withAnchor)}/s`, "≥ 1,000,000/s"],
     ["hold + release pairs, 10k sessions (last holder: clock armed/cancelled)", `${fmt.int(lastHolder)}/s`],

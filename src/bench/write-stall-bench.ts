@@ -33,7 +33,7 @@ export async function runWriteStallBench(): Promise<void> {
   /** Calls of the store's own writing methods on this thread: the one writer makes them on its thread only. */
   let storeWrites = 0;
   let measuring = false;
-  const internals = host as unknown as Record<string, Record<string, unknown>>;
+  const internals = (host as unknown as { parts: Record<string, Record<string, unknown>> }).parts;
   const store = internals.store as unknown as Record<string, object>;
   const targets: object[] = [
     internals.journal!,

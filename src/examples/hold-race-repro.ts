@@ -50,7 +50,7 @@ log(
 );
 
 await new Promise((resolve) => setTimeout(resolve, GRACE_MS * 10));
-holds.dispose();
+holds.close();
 for (const release of releases) log(`released child pid ${release.child.pid} (${release.afterMs} ms after start)`);
 console.log(`observed releases: ${releases.length}`);
 process.exitCode = releases.length === 1 ? 0 : 1;

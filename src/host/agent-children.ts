@@ -49,7 +49,7 @@ interface AgentRelay {
   notification(sessionId: string, method: string, params: unknown): void;
 }
 
-export type ChildReleaseReason = Extract<HostRecord, { kind: "child_released" }>["why"];
+export type ChildStopReason = Extract<HostRecord, { kind: "child_released" }>["why"];
 
 export class SessionNotFoundError extends Error {
   override readonly name = "SessionNotFoundError";
@@ -91,7 +91,8 @@ export class AgentChildren {
     return acquisition;
   }
 
-  async release(sessionId: string, child: AgentChild, why: ChildReleaseReason): Promise<void> {
+  /** Stops the child's process group and lets go of its terminals; recorded as `child_released` with why. */
+  async stop(sessionId: string, child: AgentChild, why: ChildStopReason): Promise<void> {
     await child.stop();
     const session = this.deps.store.sessions.get(sessionId);
     if (session) await this.deps.peekLocation(locationOf(session))?.terminals.releaseForSession(sessionId);
@@ -105,7 +106,7 @@ export class AgentChildren {
     await Promise.allSettled(
       [...this.live].map((child) => {
         this.deps.onChildLost(child.sessionId, child);
-        return this.release(child.sessionId, child, "shutdown");
+        return this.stop(child.sessionId, child, "shutdown");
       }),
     );
   }

@@ -1,16 +1,23 @@
 import { UnknownAgentError } from "../agents/agent-registry.js";
 import { SessionNotFoundError } from "./agent-children.js";
-import { HostStoppedError } from "./host.js";
 import { TurnFailedError } from "./turns.js";
 import { QuestionError } from "./question-desk.js";
 import { StoreUnavailableError } from "./store-health.js";
 import { TurnAlreadyRunningError } from "../lifecycle/executions.js";
 import { InvalidLocationError } from "../lifecycle/location-key.js";
 import { LocationServicesClosedError } from "../lifecycle/location-services-cache.js";
-import { AcquisitionFailedError, HoldsDisposedError, StaleHoldError } from "../lifecycle/session-holds.js";
+import { AcquisitionFailedError, HoldsClosedError, StaleHoldError } from "../lifecycle/session-holds.js";
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
 export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError };
+
+/** The host is stopping or stopped: it admits no new work. */
+export class HostStoppedError extends Error {
+  override readonly name = "HostStoppedError";
+  constructor() {
+    super("the host is shutting down");
+  }
+}
 
 /** What kind of failure a host error is, whichever protocol reports it. */
 export type ErrorClass = "bad_input" | "not_found" | "conflict" | "unavailable" | "internal";
@@ -46,7 +53,7 @@ export function classifyError(error: unknown): ClassifiedError {
   // The store could not write what had to be stored first (another process's lock, a full disk): retry later.
   if (error instanceof StoreUnavailableError) return as("unavailable", "store_unavailable");
   // The host refuses new work once shutdown began.
-  if (error instanceof HoldsDisposedError || error instanceof HostStoppedError || error instanceof LocationServicesClosedError)
+  if (error instanceof HoldsClosedError || error instanceof HostStoppedError || error instanceof LocationServicesClosedError)
     return as("unavailable", "shutting_down");
   return as("internal", "internal");
 }

@@ -1,5 +1,10 @@
+import type { Clock } from "../lifecycle/clock.js";
 import type { LifecycleRecord } from "../lifecycle/lifecycle-records.js";
 import { recordMessages } from "../lifecycle/lifecycle-records.js";
+import { Listeners } from "../lifecycle/listeners.js";
+import type { Store } from "../store/store.js";
+import type { Journal } from "./journal.js";
+import type { Logger } from "./logger.js";
 
 /** Records the host adds to the kernel's: children, turns, questions, reaping. */
 type HostOnlyRecord =
@@ -45,7 +50,7 @@ const hostMessages: Readonly<Record<HostOnlyRecord["kind"], string>> = {
 };
 
 /** The one log line's text for each record. */
-export function messageOf(record: HostRecord): string {
+function messageOf(record: HostRecord): string {
   return record.kind in recordMessages ? recordMessages[record.kind as LifecycleRecord["kind"]] : hostMessages[record.kind as HostOnlyRecord["kind"]];
 }
 
@@ -55,4 +60,56 @@ export interface StampedRecord {
   readonly at: number;
   readonly message: string;
   readonly record: HostRecord;
+}
+
+export interface HostRecordLogDeps {
+  readonly store: Store;
+  readonly journal: Journal;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** The record concerns a session: its views should be re-read. */
+  readonly sessionChanged: (sessionId: string) => void;
+}
+
+/** Lifecycle records: each one a log line, a stored row and, once that row is committed, an event for the record listeners. */
+export class HostRecordLog {
+  private readonly listeners: Listeners<StampedRecord>;
+  private nextId: number;
+
+  constructor(private readonly deps: HostRecordLogDeps) {
+    // A failing observer (an event stream, a metric) must never break the lifecycle that notifies it.
+    this.listeners = new Listeners((error) => deps.log.error({ err: error }, "lifecycle record listener failed"));
+    this.nextId = deps.store.lifecycleRecords.lastId() + 1;
+  }
+
+  /**
+   * Logs the record at once, numbers it and queues it. Its listeners (the event stream, metrics)
+   * hear of it only once it is committed, like a journal event: an id a client saw is stored,
+   * so numbering after a restart (the highest id ever stored + 1) never gives it to another record.
+   * An id lost in a crash was never seen by anyone; it may be drawn again.
+   */
+  record(record: HostRecord): void {
+    const at = this.deps.clock.now();
+    const message = messageOf(record);
+    // Numbered here and queued: recording never waits on the database.
+    const id = this.nextId++;
+    this.deps.log.info({ ...record }, message);
+    const stamped: StampedRecord = { id, at, message, record };
+    this.deps.journal.record(id, record.kind, record, at, () => this.listeners.emit(stamped));
+    if ("sessionId" in record) this.deps.sessionChanged(record.sessionId);
+  }
+
+  subscribe(listener: (record: StampedRecord) => void): () => void {
+    return this.listeners.add(listener);
+  }
+
+  /** The newest `limit` stored records, oldest first. */
+  recent(limit: number): StampedRecord[] {
+    return this.deps.store.lifecycleRecords.recent(limit).map((row) => ({
+      id: row.id,
+      at: row.at,
+      message: messageOf(row.payload as unknown as HostRecord),
+      record: row.payload as unknown as HostRecord,
+    }));
+  }
 }

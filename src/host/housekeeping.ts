@@ -1,5 +1,5 @@
 import type { Clock, Timer } from "../lifecycle/clock.js";
-import { cleanupExpiredOutput } from "../location/terminal-output-files.js";
+import { deleteExpiredOutput } from "../location/terminal-output-files.js";
 import type { Logger } from "./logger.js";
 
 const HOUSEKEEPING_INTERVAL_MS = 60 * 60_000;
@@ -25,7 +25,7 @@ export class Housekeeping {
     const { clock, log } = this.options;
     const run = () => {
       const now = clock.now();
-      void cleanupExpiredOutput(this.options.terminalOutputDir, this.options.outputRetentionMs, now).catch((error: unknown) =>
+      void deleteExpiredOutput(this.options.terminalOutputDir, this.options.outputRetentionMs, now).catch((error: unknown) =>
         log.warn({ err: error }, "terminal output cleanup failed"),
       );
       this.options.pruneRecordsBefore(now - this.options.recordRetentionMs).then(

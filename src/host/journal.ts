@@ -2,7 +2,6 @@ import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Clock } from "../lifecycle/clock.js";
 import type { LocationKey } from "../lifecycle/location-key.js";
 import type { Json } from "../store/input.js";
-import type { LifecycleRecord } from "../store/lifecycle-records.js";
 import type { QueuedSessionChange } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
 import type { StoreCallName, StoreCalls } from "../store/write-batch.js";
@@ -45,8 +44,8 @@ export interface SessionFields {
  *   answered) is awaited as a promise ({@link call}), bounded by `writeTimeout` where a client
  *   waits for it ({@link within}).
  *
- * **Committed before seen**: an event reaches subscribers (`then`, {@link afterCommit}, the
- * bus) only after its transaction committed. Sequence numbers are drawn in memory as events
+ * **Committed before seen**: an event or a lifecycle record reaches subscribers (`then`,
+ * {@link afterCommit}, the bus, the record listeners) only after its transaction committed. Sequence numbers are drawn in memory as events
  * are queued, but no one outside this class sees one before it is committed, so a number lost
  * in a crash was never seen, and numbering after a restart (the stored maximum + 1) never
  * gives a seen number twice. A unit that fails (a session deleted meanwhile) is reported and
@@ -56,8 +55,6 @@ export interface SessionFields {
 export class Journal {
   private readonly nextSeq = new Map<string, number>();
   private readonly writes: WriteQueue;
-  /** Lifecycle records queued and not committed yet: streamed at once, so listed at once too. */
-  private readonly records = new Map<number, LifecycleRecord>();
 
   constructor(
     private readonly store: Store,
@@ -146,16 +143,9 @@ export class Journal {
     if (ops.length > 0) this.sessionWrite(sessionId, fields as QueuedSessionChange, ops);
   }
 
-  /** A lifecycle record with the id the host gave it. Queued; listed by {@link queuedRecords} until committed. */
-  record(id: number, kind: string, payload: unknown, at: number): void {
-    this.records.set(id, { id, kind, payload: payload as Json, at });
-    const landed = () => this.records.delete(id);
-    this.writes.unit([["r", id, kind, JSON.stringify(payload), at, null]], NO_EVENTS, { stored: landed, refused: landed });
-  }
-
-  /** Lifecycle records queued and not committed yet, oldest first. */
-  queuedRecords(): LifecycleRecord[] {
-    return [...this.records.values()];
+  /** A lifecycle record with the id the host gave it. Queued; `then` runs once it is committed, never if it was not stored. */
+  record(id: number, kind: string, payload: unknown, at: number, then?: () => void): void {
+    this.writes.unit([["r", id, kind, JSON.stringify(payload), at, null]], NO_EVENTS, then ? { stored: then } : {});
   }
 
   /** Queues a store method on the writer's connection; settles once it is committed (or refused). */

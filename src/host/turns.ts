@@ -45,7 +45,7 @@ export class Turns {
   constructor(private readonly deps: TurnsDeps) {}
 
   /** Shutdown: no deadline fires on a host whose store is closing. */
-  dispose(): void {
+  cancelSettleDeadlines(): void {
     for (const timer of this.settleDeadlines) timer.cancel();
     this.settleDeadlines.clear();
   }

@@ -278,7 +278,7 @@ export class LocationRetention<S> {
   private async evict(tracked: Tracked<S>, reason: "idle" | "inactivity"): Promise<void> {
     tracked.state = "evicting";
     try {
-      await this.options.cache.invalidate(tracked.cacheEntry, reason);
+      await this.options.cache.close(tracked.cacheEntry, reason);
     } catch (error) {
       this.options.onError?.(error, tracked.key);
     }

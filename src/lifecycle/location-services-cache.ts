@@ -106,7 +106,7 @@ export class LocationServicesCache<S> {
    * Removes `entry` if it is still the current one for its key and closes its services,
    * exactly once. A stale entry (already replaced) never closes the replacement.
    */
-  invalidate(entry: LocationEntry<S>, reason: CloseReason): Promise<void> {
+  close(entry: LocationEntry<S>, reason: CloseReason): Promise<void> {
     const own = entry as Entry<S>;
     if (own.closed) return own.closed;
     if (this.current.get(own.key.id) === own) this.current.delete(own.key.id);
@@ -127,7 +127,7 @@ export class LocationServicesCache<S> {
   /** Closes every entry (host shutdown); from now on `open` boots nothing. */
   async closeAll(): Promise<void> {
     this.closed = true;
-    await Promise.allSettled([...this.current.values()].map((entry) => this.invalidate(entry, "shutdown")));
+    await Promise.allSettled([...this.current.values()].map((entry) => this.close(entry, "shutdown")));
     await Promise.allSettled([...this.closing.values()]);
   }
 

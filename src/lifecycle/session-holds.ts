@@ -74,10 +74,10 @@ export class StaleHoldError extends Error {
   }
 }
 
-export class HoldsDisposedError extends Error {
-  override readonly name = "HoldsDisposedError";
+export class HoldsClosedError extends Error {
+  override readonly name = "HoldsClosedError";
   constructor() {
-    super("session holds are disposed (host shutting down)");
+    super("session holds are closed (the host is shutting down)");
   }
 }
 
@@ -98,13 +98,13 @@ class Incarnation<C extends object> implements HoldTicket<C> {
 
   constructor(
     private readonly owner: IncarnationOwner<C>,
-    readonly record: SessionRecord<C>,
+    readonly entry: SessionEntry<C>,
     readonly holderId: string,
     readonly incarnation: number,
   ) {}
 
   get sessionId(): string {
-    return this.record.sessionId;
+    return this.entry.sessionId;
   }
 
   get child(): Promise<C> {
@@ -140,7 +140,7 @@ class Incarnation<C extends object> implements HoldTicket<C> {
   }
 }
 
-interface SessionRecord<C extends object> {
+interface SessionEntry<C extends object> {
   readonly sessionId: string;
   readonly holders: Map<string, Incarnation<C>>;
   slot: ChildSlot<C>;
@@ -153,19 +153,19 @@ interface SessionRecord<C extends object> {
  * released. Implements the session-hold rules of the design; no I/O of its own.
  */
 export class SessionHolds<C extends object> {
-  private readonly sessions = new Map<string, SessionRecord<C>>();
+  private readonly sessions = new Map<string, SessionEntry<C>>();
   /** Every child ever handed to `release`, so that none is released twice. */
   private readonly released = new WeakSet<object>();
   private nextIncarnation = 1;
-  private disposed = false;
+  private closed = false;
   private readonly unsubscribeTurns: () => void;
   private readonly owner: IncarnationOwner<C> = {
     isCurrent: (incarnation) =>
-      this.sessions.get(incarnation.sessionId) === incarnation.record && incarnation.record.holders.get(incarnation.holderId) === incarnation,
+      this.sessions.get(incarnation.sessionId) === incarnation.entry && incarnation.entry.holders.get(incarnation.holderId) === incarnation,
     leave: (incarnation) => {
       if (!this.owner.isCurrent(incarnation)) return false;
-      incarnation.record.holders.delete(incarnation.holderId);
-      this.recheck(incarnation.record);
+      incarnation.entry.holders.delete(incarnation.holderId);
+      this.recheck(incarnation.entry);
       return true;
     },
   };
@@ -179,57 +179,57 @@ export class SessionHolds<C extends object> {
    * awaiting `ticket.child`). A holder that is already there gets its current ticket back.
    */
   hold(sessionId: string, holderId: string): HoldTicket<C> {
-    if (this.disposed) throw new HoldsDisposedError();
-    const record = this.recordOf(sessionId);
-    const existing = record.holders.get(holderId);
+    if (this.closed) throw new HoldsClosedError();
+    const entry = this.entryOf(sessionId);
+    const existing = entry.holders.get(holderId);
     if (existing) return existing;
 
-    const incarnation = this.newIncarnation(record, holderId);
-    record.holders.set(holderId, incarnation);
-    this.cancelClock(record);
-    if (record.slot.name === "live") incarnation.settle({ child: record.slot.child });
-    else this.acquireFor(record, incarnation);
+    const incarnation = this.newIncarnation(entry, holderId);
+    entry.holders.set(holderId, incarnation);
+    this.cancelClock(entry);
+    if (entry.slot.name === "live") incarnation.settle({ child: entry.slot.child });
+    else this.acquireFor(entry, incarnation);
     return incarnation;
   }
 
   /** Removes whatever incarnation of `holderId` is current. */
   release(sessionId: string, holderId: string): boolean {
-    const record = this.sessions.get(sessionId);
-    const incarnation = record?.holders.get(holderId);
+    const entry = this.sessions.get(sessionId);
+    const incarnation = entry?.holders.get(holderId);
     return incarnation ? incarnation.release() : false;
   }
 
-  /** Explicit close: every holder leaves; a child (even one still being acquired) is released after the grace. */
-  forget(sessionId: string): void {
-    const record = this.sessions.get(sessionId);
-    if (!record) return;
-    record.holders.clear();
-    this.recheck(record);
+  /** Every holder leaves at once (the session is being deleted); a child, even one still being acquired, is released after the grace. */
+  releaseAll(sessionId: string): void {
+    const entry = this.sessions.get(sessionId);
+    if (!entry) return;
+    entry.holders.clear();
+    this.recheck(entry);
   }
 
   /** The child exited on its own (crash, closed stdio). Holders stay; the session becomes childless. */
   childLost(sessionId: string, child: C): void {
-    const record = this.sessions.get(sessionId);
-    if (!record || record.slot.name !== "live" || record.slot.child !== child) return;
-    this.cancelClock(record);
-    record.slot = { name: "childless" };
+    const entry = this.sessions.get(sessionId);
+    if (!entry || entry.slot.name !== "live" || entry.slot.child !== child) return;
+    this.cancelClock(entry);
+    entry.slot = { name: "childless" };
     this.released.add(child);
-    this.dropIfUnused(record);
+    this.forgetIfUnused(entry);
   }
 
-  /** Stops every clock; late callbacks do nothing. The host's shutdown owns the children from here. */
-  dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
+  /** Closes the holds (DESIGN's "disposal"): every clock is cancelled, no hold is admitted, late callbacks do nothing. The host's shutdown owns the children from here. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.unsubscribeTurns();
-    for (const record of this.sessions.values()) this.cancelClock(record);
+    for (const entry of this.sessions.values()) this.cancelClock(entry);
   }
 
   state(sessionId: string): SessionChildState {
-    const record = this.sessions.get(sessionId);
-    if (!record) return "childless";
-    if (record.slot.name !== "childless") return record.slot.name;
-    return record.acquisitions > 0 ? "acquiring" : "childless";
+    const entry = this.sessions.get(sessionId);
+    if (!entry) return "childless";
+    if (entry.slot.name !== "childless") return entry.slot.name;
+    return entry.acquisitions > 0 ? "acquiring" : "childless";
   }
 
   child(sessionId: string): C | undefined {
@@ -261,127 +261,127 @@ export class SessionHolds<C extends object> {
     return this.sessions.get(sessionId)?.clock.name === "awaiting-turn-end";
   }
 
-  private recordOf(sessionId: string): SessionRecord<C> {
-    let record = this.sessions.get(sessionId);
-    if (!record) {
-      record = { sessionId, holders: new Map(), slot: { name: "childless" }, clock: { name: "idle" }, acquisitions: 0 };
-      this.sessions.set(sessionId, record);
+  private entryOf(sessionId: string): SessionEntry<C> {
+    let entry = this.sessions.get(sessionId);
+    if (!entry) {
+      entry = { sessionId, holders: new Map(), slot: { name: "childless" }, clock: { name: "idle" }, acquisitions: 0 };
+      this.sessions.set(sessionId, entry);
     }
-    return record;
+    return entry;
   }
 
-  private newIncarnation(record: SessionRecord<C>, holderId: string): Incarnation<C> {
-    return new Incarnation(this.owner, record, holderId, this.nextIncarnation++);
+  private newIncarnation(entry: SessionEntry<C>, holderId: string): Incarnation<C> {
+    return new Incarnation(this.owner, entry, holderId, this.nextIncarnation++);
   }
 
-  private acquireFor(record: SessionRecord<C>, incarnation: Incarnation<C>): void {
-    record.acquisitions++;
-    // After disposal nothing new may start, even an acquisition that waited for a release.
-    const start = () => (this.disposed ? Promise.reject(new HoldsDisposedError()) : this.options.acquire(record.sessionId));
+  private acquireFor(entry: SessionEntry<C>, incarnation: Incarnation<C>): void {
+    entry.acquisitions++;
+    // Once closed nothing new may start, even an acquisition that waited for a release.
+    const start = () => (this.closed ? Promise.reject(new HoldsClosedError()) : this.options.acquire(entry.sessionId));
     // A new child starts only once the previous one is stopped: one agent process per session.
-    const acquisition = record.slot.name === "releasing" ? record.slot.done.then(start) : new Promise<C>((resolve) => resolve(start()));
+    const acquisition = entry.slot.name === "releasing" ? entry.slot.done.then(start) : new Promise<C>((resolve) => resolve(start()));
     void acquisition.then(
-      (child) => this.acquired(record, incarnation, child),
-      (error: unknown) => this.acquisitionFailed(record, incarnation, error),
+      (child) => this.acquired(entry, incarnation, child),
+      (error: unknown) => this.acquisitionFailed(entry, incarnation, error),
     );
   }
 
-  private acquired(record: SessionRecord<C>, incarnation: Incarnation<C>, child: C): void {
-    record.acquisitions--;
-    if (this.disposed) {
-      incarnation.settle({ error: new HoldsDisposedError() });
+  private acquired(entry: SessionEntry<C>, incarnation: Incarnation<C>, child: C): void {
+    entry.acquisitions--;
+    if (this.closed) {
+      incarnation.settle({ error: new HoldsClosedError() });
       return;
     }
     if (this.released.has(child)) {
       // The acquirer handed back a child that is already stopped or lost: that is a failed acquisition.
-      this.acquisitionFailed(record, incarnation, new Error("the acquired agent child had already exited"), false);
+      this.acquisitionFailed(entry, incarnation, new Error("the acquired agent child had already exited"), false);
       return;
     }
-    if (record.slot.name === "live" && record.slot.child !== child) {
+    if (entry.slot.name === "live" && entry.slot.child !== child) {
       // Two acquisitions produced two children; the session keeps the first, the surplus must not leak.
-      this.releaseChild(record, child, false);
-    } else if (record.slot.name !== "live") {
-      record.slot = { name: "live", child };
+      this.releaseChild(entry, child, false);
+    } else if (entry.slot.name !== "live") {
+      entry.slot = { name: "live", child };
     }
-    const live = record.slot.name === "live" ? record.slot.child : child;
+    const live = entry.slot.name === "live" ? entry.slot.child : child;
     if (incarnation.isCurrent()) incarnation.settle({ child: live });
-    else incarnation.settle({ error: new StaleHoldError(record.sessionId, incarnation.holderId) });
-    this.recheck(record);
+    else incarnation.settle({ error: new StaleHoldError(entry.sessionId, incarnation.holderId) });
+    this.recheck(entry);
   }
 
-  private acquisitionFailed(record: SessionRecord<C>, incarnation: Incarnation<C>, error: unknown, count = true): void {
-    if (count) record.acquisitions--;
-    incarnation.settle({ error: new AcquisitionFailedError(record.sessionId, error) });
-    if (this.disposed) return;
+  private acquisitionFailed(entry: SessionEntry<C>, incarnation: Incarnation<C>, error: unknown, count = true): void {
+    if (count) entry.acquisitions--;
+    incarnation.settle({ error: new AcquisitionFailedError(entry.sessionId, error) });
+    if (this.closed) return;
     // Only the incarnation that relied on this acquisition goes; a replacement of the same id stays.
-    if (incarnation.isCurrent()) record.holders.delete(incarnation.holderId);
-    this.recheck(record);
+    if (incarnation.isCurrent()) entry.holders.delete(incarnation.holderId);
+    this.recheck(entry);
   }
 
   /** Restores the invariant: a live child with no holder always has its release clock running. */
-  private recheck(record: SessionRecord<C>): void {
-    if (this.disposed) return;
-    if (record.holders.size > 0 || record.slot.name !== "live") {
-      if (record.holders.size > 0) this.cancelClock(record);
-      this.dropIfUnused(record);
+  private recheck(entry: SessionEntry<C>): void {
+    if (this.closed) return;
+    if (entry.holders.size > 0 || entry.slot.name !== "live") {
+      if (entry.holders.size > 0) this.cancelClock(entry);
+      this.forgetIfUnused(entry);
       return;
     }
-    if (record.clock.name === "idle") this.armClock(record);
+    if (entry.clock.name === "idle") this.armClock(entry);
   }
 
-  private armClock(record: SessionRecord<C>): void {
+  private armClock(entry: SessionEntry<C>): void {
     const firesAt = this.options.clock.now() + this.options.releaseGraceMs;
-    const timer = this.options.clock.setTimeout(() => this.clockFired(record, timer), this.options.releaseGraceMs);
-    record.clock = { name: "armed", timer, firesAt };
+    const timer = this.options.clock.setTimeout(() => this.clockFired(entry, timer), this.options.releaseGraceMs);
+    entry.clock = { name: "armed", timer, firesAt };
   }
 
-  private clockFired(record: SessionRecord<C>, timer: Timer): void {
-    if (this.disposed || record.clock.name !== "armed" || record.clock.timer !== timer) return;
-    record.clock = { name: "idle" };
-    if (record.holders.size > 0 || record.slot.name !== "live") return;
-    if (this.options.turns.isActive(record.sessionId)) {
-      record.clock = { name: "awaiting-turn-end" };
+  private clockFired(entry: SessionEntry<C>, timer: Timer): void {
+    if (this.closed || entry.clock.name !== "armed" || entry.clock.timer !== timer) return;
+    entry.clock = { name: "idle" };
+    if (entry.holders.size > 0 || entry.slot.name !== "live") return;
+    if (this.options.turns.isActive(entry.sessionId)) {
+      entry.clock = { name: "awaiting-turn-end" };
       return;
     }
-    this.releaseChild(record, record.slot.child, true);
+    this.releaseChild(entry, entry.slot.child, true);
   }
 
   private onTurnSettled(sessionId: string): void {
-    const record = this.sessions.get(sessionId);
-    if (!record || record.clock.name !== "awaiting-turn-end") return;
-    record.clock = { name: "idle" };
-    this.recheck(record);
+    const entry = this.sessions.get(sessionId);
+    if (!entry || entry.clock.name !== "awaiting-turn-end") return;
+    entry.clock = { name: "idle" };
+    this.recheck(entry);
   }
 
-  private releaseChild(record: SessionRecord<C>, child: C, isSlotChild: boolean): void {
+  private releaseChild(entry: SessionEntry<C>, child: C, isSlotChild: boolean): void {
     if (this.released.has(child)) return;
     this.released.add(child);
     const done = Promise.resolve()
-      .then(() => this.options.release(record.sessionId, child))
-      .catch((error: unknown) => this.options.onError?.(error, record.sessionId));
+      .then(() => this.options.release(entry.sessionId, child))
+      .catch((error: unknown) => this.options.onError?.(error, entry.sessionId));
     if (!isSlotChild) return;
-    record.slot = { name: "releasing", child, done };
+    entry.slot = { name: "releasing", child, done };
     void done.then(() => {
-      if (record.slot.name === "releasing" && record.slot.child === child) record.slot = { name: "childless" };
-      this.dropIfUnused(record);
+      if (entry.slot.name === "releasing" && entry.slot.child === child) entry.slot = { name: "childless" };
+      this.forgetIfUnused(entry);
     });
   }
 
-  private cancelClock(record: SessionRecord<C>): void {
-    if (record.clock.name === "armed") record.clock.timer.cancel();
-    record.clock = { name: "idle" };
+  private cancelClock(entry: SessionEntry<C>): void {
+    if (entry.clock.name === "armed") entry.clock.timer.cancel();
+    entry.clock = { name: "idle" };
   }
 
   /** Forgets a session that has nothing left: keeps memory bounded by the sessions in use. */
-  private dropIfUnused(record: SessionRecord<C>): void {
+  private forgetIfUnused(entry: SessionEntry<C>): void {
     if (
-      record.holders.size === 0 &&
-      record.slot.name === "childless" &&
-      record.acquisitions === 0 &&
-      record.clock.name === "idle" &&
-      this.sessions.get(record.sessionId) === record
+      entry.holders.size === 0 &&
+      entry.slot.name === "childless" &&
+      entry.acquisitions === 0 &&
+      entry.clock.name === "idle" &&
+      this.sessions.get(entry.sessionId) === entry
     ) {
-      this.sessions.delete(record.sessionId);
+      this.sessions.delete(entry.sessionId);
     }
   }
 }

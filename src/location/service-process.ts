@@ -47,7 +47,7 @@ export class ServiceProcess {
   private readonly leaderGone = new AbortController();
   private readonly stdout = new TerminalOutput(SERVICE_OUTPUT_TAIL_BYTES);
   private readonly stderr = new TerminalOutput(SERVICE_OUTPUT_TAIL_BYTES);
-  private release: Promise<StopOutcome | undefined> | undefined;
+  private groupStop: Promise<StopOutcome | undefined> | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor(private readonly options: ServiceProcessOptions) {
@@ -82,7 +82,7 @@ export class ServiceProcess {
     if (this.current === "starting" || this.current === "ready") this.current = "stopping";
     this.calledOff.abort();
     await this.ready.catch(() => undefined);
-    const outcome = await this.releaseGroup();
+    const outcome = await this.stopOwnGroup();
     if (this.current !== "stopping") return;
     this.current = "stopped";
     this.log("service stopped", { outcome });
@@ -100,7 +100,7 @@ export class ServiceProcess {
     }
     if (failure === undefined) return this.becomeReady();
     this.current = "failed";
-    await this.releaseGroup().catch(() => undefined);
+    await this.stopOwnGroup().catch(() => undefined);
     const error = new Error(`${failure.message}${this.group ? this.outputTail() : ""}`, { cause: failure.cause });
     this.log("service failed", { error: error.message });
     throw error;
@@ -177,14 +177,14 @@ export class ServiceProcess {
   private noticeExit(status: ExitStatus): void {
     this.current = "exited";
     this.log(`service exited (${describeExit(status)})`, { ...status, pid: this.pid, stderr: this.stderr.quotedTail() });
-    this.releaseGroup().catch((error: unknown) => {
+    this.stopOwnGroup().catch((error: unknown) => {
       this.log("service process group could not be stopped", { pid: this.pid, error: (error as Error).message });
     });
   }
 
   /** Stops the group (once) and lets go of its pipes; `undefined` when nothing was spawned. */
-  private releaseGroup(): Promise<StopOutcome | undefined> {
-    this.release ??= (async () => {
+  private stopOwnGroup(): Promise<StopOutcome | undefined> {
+    this.groupStop ??= (async () => {
       const group = this.group;
       if (!group) return undefined;
       const outcome = await group.stop();
@@ -195,7 +195,7 @@ export class ServiceProcess {
       group.child.stderr?.destroy();
       return outcome;
     })();
-    return this.release;
+    return this.groupStop;
   }
 
   /** The end of what the service wrote, stderr first, for an error message. */

@@ -59,7 +59,7 @@ export interface RemovedOutputFile {
  * `retentionMs` before `now`. Other files in the directory are never touched;
  * a missing directory has nothing to remove.
  */
-export async function cleanupExpiredOutput(
+export async function deleteExpiredOutput(
   outputDir: string,
   retentionMs: number = DEFAULT_OUTPUT_RETENTION_MS,
   now: number = Date.now(),

@@ -47,7 +47,7 @@ export function prepareScopeCgroup(scopeName: string, base = ownCgroupDirectory(
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") return undefined;
   }
   if (!existsSync(join(dir, "cgroup.kill")) || !existsSync(join(dir, "cgroup.procs"))) {
-    tryRemove(dir);
+    tryDelete(dir);
     return undefined;
   }
   return dir;
@@ -110,9 +110,9 @@ export function killCgroup(cgroup: string): void {
 }
 
 /** Removes an empty cgroup and the empty cgroups below it; a populated one stays. */
-export function removeCgroup(cgroup: string): boolean {
-  for (const child of subCgroups(cgroup)) removeCgroup(child);
-  return tryRemove(cgroup);
+export function deleteCgroup(cgroup: string): boolean {
+  for (const child of subCgroups(cgroup)) deleteCgroup(child);
+  return tryDelete(cgroup);
 }
 
 /** The cgroups directly below `dir`. */
@@ -126,7 +126,7 @@ export function subCgroups(dir: string): string[] {
   }
 }
 
-function tryRemove(dir: string): boolean {
+function tryDelete(dir: string): boolean {
   try {
     rmdirSync(dir);
     return true;

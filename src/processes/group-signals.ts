@@ -4,6 +4,7 @@ import { isRunning, readProcStat, runningGroupMembers } from "./proc-stat.js";
  * Refuses process group ids that would hit more than one group Berth started:
  * `kill(-1)` signals every process, `kill(0)` the caller's own group.
  */
+// Stryker disable all: a mutant of this guard can signal every process (`kill(-1)`) or the host's own group (docs/lifecycle.md, "Mutation testing")
 export function assertSignalableGroup(pgid: number): void {
   if (!Number.isInteger(pgid) || pgid <= 1) {
     throw new Error(`refusing to signal process group ${String(pgid)}: not a process group id of a child`);
@@ -12,6 +13,7 @@ export function assertSignalableGroup(pgid: number): void {
     throw new Error(`refusing to signal process group ${pgid}: it is the host's own process group`);
   }
 }
+// Stryker restore all
 
 /** Sends `signal` to every process of the group; "gone" when the group no longer exists. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals): "sent" | "gone" {
@@ -67,7 +69,9 @@ function probeGroup(pgid: number): "present" | "gone" {
 
 let ownPgid: number | undefined;
 
+// Stryker disable all: see assertSignalableGroup
 function ownProcessGroup(): number {
   ownPgid ??= readProcStat(process.pid)?.pgid ?? 0;
   return ownPgid;
 }
+// Stryker restore all

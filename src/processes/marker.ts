@@ -29,6 +29,7 @@ export interface MarkerScan {
  */
 export function scanMarked(match: MarkerMatch): MarkerScan {
   const started = performance.now();
+  // Stryker disable next-line all: a mutant here can make a stop signal every process of the machine (docs/lifecycle.md, "Mutation testing")
   const needle = Buffer.from(`${MARKER_VARIABLE}=${"exact" in match ? match.exact : match.prefix}`);
   const exact = "exact" in match;
   const spared = ownLineage();
@@ -45,6 +46,7 @@ export function scanMarked(match: MarkerMatch): MarkerScan {
       continue; // gone meanwhile, a kernel thread, or another user's
     }
     scanned++;
+    // Stryker disable next-line all: a mutant here can make a stop signal every process of the machine (docs/lifecycle.md, "Mutation testing")
     if (!carries(environ, needle, exact)) continue;
     const stat = safeStat(pid);
     if (isRunning(stat)) matches.push(stat);
@@ -57,6 +59,7 @@ export function markedEnvironment(base: NodeJS.ProcessEnv | undefined, marker: s
   return { ...(base ?? process.env), [MARKER_VARIABLE]: marker };
 }
 
+// Stryker disable all: a mutant of the match can make a stop signal every process of the machine (docs/lifecycle.md, "Mutation testing")
 /** True when one `NAME=value` entry of the NUL-separated block starts with (or is) the needle. */
 function carries(environ: Buffer, needle: Buffer, exact: boolean): boolean {
   let from = 0;
@@ -70,6 +73,7 @@ function carries(environ: Buffer, needle: Buffer, exact: boolean): boolean {
     from = at + 1;
   }
 }
+// Stryker restore all
 
 function ownLineage(): Set<number> {
   const lineage = new Set<number>([process.pid]);

@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { statSync } from "node:fs";
 import { groupIsAlive } from "./group-signals.js";
 import type { GroupRecord, ProcessGroupLedger, ProcessKind } from "./ledger.js";
-import { cgroupPopulated, removeCgroup } from "./cgroup.js";
+import { cgroupPopulated, deleteCgroup } from "./cgroup.js";
 import { markedEnvironment } from "./marker.js";
 import { readBootId, readProcStat } from "./proc-stat.js";
 import { scopeOf, type ProcessScope, type TreeTag } from "./scope.js";
@@ -75,19 +75,24 @@ export async function spawnGroup(options: SpawnGroupOptions): Promise<SpawnedGro
   if (options.cwd !== undefined) assertDirectory(options.cwd);
   const scope = scopeOf(options.ledger);
   const fresh = scope.newTree();
-  const { child, tag } = scope.spawnInside(fresh, () =>
-    spawn(options.command, args, {
-      cwd: options.cwd,
-      env: markedEnvironment(options.env, fresh.marker),
-      stdio: options.stdio ?? ["ignore", "pipe", "pipe"],
-      detached: true,
-    }),
-  );
+  let spawned: { child: ChildProcess; tag: TreeTag };
+  try {
+    spawned = scope.spawnInside(fresh, () =>
+      spawn(options.command, args, {
+        cwd: options.cwd,
+        env: markedEnvironment(options.env, fresh.marker),
+        stdio: options.stdio ?? ["ignore", "pipe", "pipe"],
+        detached: true,
+      }),
+    );
+  } catch (error) {
+    // Some failures (ENOTDIR, E2BIG) are thrown at once rather than emitted.
+    throw startFailed(options.command, error as NodeJS.ErrnoException);
+  }
+  const { child, tag } = spawned;
   if (child.pid === undefined) {
     const [error] = (await once(child, "error")) as [NodeJS.ErrnoException];
-    throw new Error(`cannot start command ${JSON.stringify(options.command)}: ${describeSpawnError(error)}`, {
-      cause: error,
-    });
+    throw startFailed(options.command, error);
   }
   // Read now: the child cannot have been reaped yet, so this pid is still ours.
   const stat = readProcStat(child.pid);
@@ -168,7 +173,7 @@ class LiveGroup implements SpawnedGroup {
     this.state = "gone";
     this.ledger?.forget(this.record.pgid);
     // An empty cgroup is removed now; one an escapee still holds waits for the stop or the sweep.
-    if (this.tag.cgroup && !cgroupPopulated(this.tag.cgroup) && removeCgroup(this.tag.cgroup)) this.scope.tidy();
+    if (this.tag.cgroup && !cgroupPopulated(this.tag.cgroup) && deleteCgroup(this.tag.cgroup)) this.scope.tidy();
   }
 }
 
@@ -180,6 +185,10 @@ function assertDirectory(cwd: string): void {
     throw new Error(`working directory does not exist: ${cwd}`);
   }
   if (!isDirectory) throw new Error(`working directory is not a directory: ${cwd}`);
+}
+
+function startFailed(command: string, error: NodeJS.ErrnoException): Error {
+  return new Error(`cannot start command ${JSON.stringify(command)}: ${describeSpawnError(error)}`, { cause: error });
 }
 
 function describeSpawnError(error: NodeJS.ErrnoException): string {

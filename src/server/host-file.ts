@@ -38,6 +38,6 @@ export function runningHost(path: string): HostFile | undefined {
 }
 
 /** Removes the host file if it is still this process's own. */
-export function removeHostFile(path: string): void {
+export function deleteHostFile(path: string): void {
   if (readHostFile(path)?.pid === process.pid) rmSync(path, { force: true });
 }

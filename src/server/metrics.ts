@@ -10,7 +10,7 @@ const SESSION_STATES: readonly SessionChildState[] = ["childless", "acquiring", 
  */
 export class BerthMetrics {
   readonly registry = new Registry();
-  private readonly stopListening: () => void;
+  private readonly unsubscribe: () => void;
 
   /** The sessions' states, read once per scrape (one query) and shared by the gauges that need them. */
   private scraped: ReturnType<Host["sessionStates"]> | undefined;
@@ -105,7 +105,7 @@ export class BerthMetrics {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
-    this.stopListening = host.onRecord(({ record }) => {
+    this.unsubscribe = host.onRecord(({ record }) => {
       switch (record.kind) {
         case "location_evicted":
           return evictions.inc({ reason: record.reason });
@@ -133,6 +133,6 @@ export class BerthMetrics {
   }
 
   close(): void {
-    this.stopListening();
+    this.unsubscribe();
   }
 }

@@ -4,7 +4,7 @@ import { dataPaths, secureDataDir, type DataDirSecurity } from "../config/paths.
 import { Host, sweepLeftovers } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { loadToken } from "./auth.js";
-import { removeHostFile, runningHost, writeHostFile } from "./host-file.js";
+import { deleteHostFile, runningHost, writeHostFile } from "./host-file.js";
 import { acquireHostLock, HostLockBusyError, type HostLock } from "./host-lock.js";
 import { startServer, type BerthServer, type ServerOptions } from "./http-server.js";
 
@@ -99,7 +99,7 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     const swept = await sweepLeftovers(paths.dataDir, options.config.stopTimeout);
     if (swept !== "already-gone") options.log.warn({ outcome: swept }, "stopped processes that had left their agents' and terminals' process groups");
     await server.close("Berth is shutting down");
-    removeHostFile(paths.hostFile);
+    deleteHostFile(paths.hostFile);
     lock.release();
     options.log.info({}, "berth stopped");
   };

@@ -240,7 +240,10 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     await expect(host.prompt(session.id, text("/crash"))).rejects.toThrow(/the turn failed/);
     await waitUntil(() => host.getSession(session.id)!.state === "childless", "the session becomes childless");
     // Events are seen once committed: the exit is journaled by the writer, after the state changed.
-    await waitUntil(() => ["agent_exited", "turn_ended"].every((kind) => host.events(session.id).some((e) => e.kind === kind)), "the exit and the turn's end are journaled");
+    await waitUntil(
+      () => ["agent_exited", "turn_ended"].every((kind) => host.events(session.id).some((e) => e.kind === kind)),
+      "the exit and the turn's end are journaled",
+    );
     const ended = host
       .events(session.id)
       .filter((e) => e.kind === "turn_ended")

@@ -73,6 +73,31 @@ describe("committed before seen", () => {
     }
   });
 
+  it("a record listener hears of a lifecycle record only once it is stored, under the id it is stored with", async () => {
+    const { host, workDir, dataDir } = await startHost();
+    const reader = new Database(join(dataDir, "berth.sqlite"), { readonly: true });
+    const stored = reader.prepare<[number], { kind: string; payload: string; at: number }>(
+      "SELECT kind, payload, at FROM lifecycle_records WHERE id = ?",
+    );
+    const heard: string[] = [];
+    const missing: string[] = [];
+    host.onRecord(({ id, at, record }) => {
+      heard.push(record.kind);
+      const row = stored.get(id);
+      if (!row || row.kind !== record.kind || row.at !== at || row.payload !== JSON.stringify(record)) missing.push(`${id} ${record.kind}`);
+    });
+    try {
+      const session = await host.createSession({ cwd: workDir });
+      await host.prompt(session.id, text("hello"));
+      await host.deleteSession(session.id);
+      await waitUntil(() => heard.includes("session_deleted"), "the deletion was heard");
+      expect(heard).toEqual(expect.arrayContaining(["location_booted", "child_acquired", "turn_started", "turn_ended", "child_released"]));
+      expect(missing).toEqual([]);
+    } finally {
+      reader.close();
+    }
+  });
+
   it("numbers go on after a restart from what is stored; the journal reads back every update as it was relayed", async () => {
     const fixture = await startHost();
     const session = await fixture.host.createSession({ cwd: fixture.workDir });

@@ -8,7 +8,7 @@ import { Listeners } from "../../src/lifecycle/listeners.js";
 import { describeLocation, InvalidLocationError, locationKey } from "../../src/lifecycle/location-key.js";
 import { LocationServicesCache, LocationServicesClosedError } from "../../src/lifecycle/location-services-cache.js";
 import { MinHeap } from "../../src/lifecycle/min-heap.js";
-import { AcquisitionFailedError, HoldsDisposedError, StaleHoldError } from "../../src/lifecycle/session-holds.js";
+import { AcquisitionFailedError, HoldsClosedError, StaleHoldError } from "../../src/lifecycle/session-holds.js";
 import { settlePromises, VirtualClock } from "../../src/lifecycle/virtual-clock.js";
 import { GRACE, holdsHarness } from "./holds-harness.js";
 import { LocationRetention } from "../../src/lifecycle/location-retention.js";
@@ -24,7 +24,7 @@ describe("errors and records say what they are", () => {
       [new AcquisitionFailedError("s1", new Error("boom")), "AcquisitionFailedError", "could not start the agent for session s1: boom"],
       [new AcquisitionFailedError("s1", "text"), "AcquisitionFailedError", "could not start the agent for session s1: text"],
       [new StaleHoldError("s1", "h1"), "StaleHoldError", "hold of h1 on session s1 ended before its agent was ready"],
-      [new HoldsDisposedError(), "HoldsDisposedError", "session holds are disposed (host shutting down)"],
+      [new HoldsClosedError(), "HoldsClosedError", "session holds are closed (the host is shutting down)"],
       [new TurnAlreadyRunningError("s1"), "TurnAlreadyRunningError", "session s1 already has a turn in flight"],
       [new InvalidLocationError("x"), "InvalidLocationError", "x"],
       [
@@ -255,7 +255,7 @@ describe("services cache, precisely", () => {
     expect(cache.entries()).toEqual([entry]);
     await entry.ready;
     expect(entry.state).toBe("ready");
-    await cache.invalidate(entry, "idle");
+    await cache.close(entry, "idle");
     expect(states).toEqual(["closing"]);
     expect(entry.state).toBe("closed");
     expect(cache.entries()).toEqual([]);
@@ -268,7 +268,7 @@ describe("services cache, precisely", () => {
       close: async () => undefined,
     });
     const first = cache.open(app);
-    void cache.invalidate(first, "idle");
+    void cache.close(first, "idle");
     const second = cache.open(app);
     await settlePromises();
     gates[0]!.reject(new Error("first failed"));
@@ -278,7 +278,7 @@ describe("services cache, precisely", () => {
     expect(cache.entry(app)).toBe(second);
   });
 
-  it("closeAll waits for closes still under way from earlier invalidations", async () => {
+  it("closeAll waits for closes still under way from earlier closes", async () => {
     let release!: () => void;
     const closed: string[] = [];
     const cache = new LocationServicesCache<object>({
@@ -293,7 +293,7 @@ describe("services cache, precisely", () => {
     });
     const entry = cache.open(app);
     await entry.ready;
-    void cache.invalidate(entry, "idle");
+    void cache.close(entry, "idle");
     let done = false;
     const all = cache.closeAll().then(() => (done = true));
     await settlePromises();
@@ -308,12 +308,12 @@ describe("services cache, precisely", () => {
     const cache = new LocationServicesCache<object>({ boot: async () => ({ n: ++boots }), close: async () => undefined });
     const first = cache.open(app);
     await first.ready;
-    await cache.invalidate(first, "idle");
+    await cache.close(first, "idle");
     // A stale close of the first stay finishing later must not drop a newer stay's close.
     const second = cache.open(app);
     await second.ready;
-    const closingSecond = cache.invalidate(second, "idle");
-    await cache.invalidate(first, "idle");
+    const closingSecond = cache.close(second, "idle");
+    await cache.close(first, "idle");
     const third = cache.open(app);
     let thirdReady = false;
     void third.ready.then(() => (thirdReady = true));
@@ -333,7 +333,7 @@ describe("session holds, precisely", () => {
     expect(h.holds.releaseAt("nobody")).toBeUndefined();
     expect(h.holds.awaitingTurnEnd("nobody")).toBe(false);
     h.holds.childLost("nobody", h.newChild());
-    h.holds.forget("nobody");
+    h.holds.releaseAll("nobody");
     expect(h.holds.trackedSessions()).toBe(0);
 
     h.holds.hold("s1", "a");
@@ -505,7 +505,7 @@ describe("location retention, precisely", () => {
     const h = retentionHarness();
     const first = h.cache.open(app);
     await h.retention.open(app);
-    await h.cache.invalidate(first, "shutdown");
+    await h.cache.close(first, "shutdown");
     await h.clock.advance(30 * MINUTE);
     const second = await h.retention.open(app);
     // The first stay's deadline comes: nothing is decided for it.
@@ -694,11 +694,11 @@ describe("issue 13 paths, precisely", () => {
     });
     const first = cache.open(app);
     await first.ready;
-    void cache.invalidate(first, "idle");
+    void cache.close(first, "idle");
     await settlePromises();
-    // The second stay waits for the first close; it is invalidated before it even booted.
+    // The second stay waits for the first close; it is closed before it even booted.
     const second = cache.open(app);
-    void cache.invalidate(second, "idle");
+    void cache.close(second, "idle");
     closes[0]!();
     await settlePromises();
     expect(log).toEqual(["boot 1", "closed 1", "boot 2"]);

@@ -192,7 +192,7 @@ describe("location services cache", () => {
     });
     const first = cache.open(app);
     await first.ready;
-    const closingFirst = cache.invalidate(first, "idle");
+    const closingFirst = cache.close(first, "idle");
     const second = cache.open(app);
     const closingAll = cache.closeAll();
     gate.resolve();
@@ -202,7 +202,7 @@ describe("location services cache", () => {
     expect(second.state).toBe("failed");
   });
 
-  it("invalidating a stale entry that failed to boot never removes or closes the replacement (identity, not key)", async () => {
+  it("closing a stale entry that failed to boot never removes or closes the replacement (identity, not key)", async () => {
     let attempt = 0;
     const { cache, closed } = cacheWith(async () => {
       if (++attempt === 1) throw new Error("port in use");
@@ -212,7 +212,7 @@ describe("location services cache", () => {
     await expect(failed.ready).rejects.toThrow("port in use");
     const replacement = cache.open(app);
     await replacement.ready;
-    await cache.invalidate(failed, "idle");
+    await cache.close(failed, "idle");
     expect(cache.entry(app)).toBe(replacement);
     expect(cache.peek(app)).toEqual({ n: 2 });
     expect(closed).toEqual([]);
@@ -238,17 +238,17 @@ describe("location services cache", () => {
     expect(boots).toBe(0);
   });
 
-  it("invalidation is by identity: a stale entry never closes its replacement, and closing happens once", async () => {
+  it("closing is by identity: a stale entry never closes its replacement, and closing happens once", async () => {
     let boots = 0;
     const { cache, closed } = cacheWith(async () => ({ n: ++boots }));
     const first = cache.open(app);
     await first.ready;
-    const closing = cache.invalidate(first, "idle");
+    const closing = cache.close(first, "idle");
     const second = cache.open(app);
     await closing;
     await second.ready;
-    await cache.invalidate(first, "idle");
-    await cache.invalidate(first, "idle");
+    await cache.close(first, "idle");
+    await cache.close(first, "idle");
     expect(closed).toEqual([1]);
     expect(cache.peek(app)).toEqual({ n: 2 });
     expect(first.state).toBe("closed");
@@ -271,7 +271,7 @@ describe("location services cache", () => {
     });
     const first = cache.open(app);
     await first.ready;
-    const closing = cache.invalidate(first, "idle");
+    const closing = cache.close(first, "idle");
     const second = cache.open(app);
     await Promise.resolve();
     expect(order).toEqual(["boot 1"]);

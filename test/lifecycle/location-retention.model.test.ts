@@ -5,7 +5,7 @@ import type { LifecycleRecord } from "../../src/lifecycle/lifecycle-records.js";
 import { locationKey, type LocationKey } from "../../src/lifecycle/location-key.js";
 import { LocationRetention, type LocationNeed } from "../../src/lifecycle/location-retention.js";
 import { LocationServicesCache, LocationServicesClosedError } from "../../src/lifecycle/location-services-cache.js";
-import { MicroClock } from "../support/micro-clock.js";
+import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
 import { drainMicrotasks, ModelStats, modelRuns } from "../support/model-budget.js";
 
 // The rules are scale-free; small windows keep thousands of runs fast.
@@ -34,7 +34,8 @@ let current: Real | undefined;
  * agent starts (a scheduled step), then the turn begins on the services it was given.
  */
 class Real {
-  readonly clock = new MicroClock(0);
+  /** One event-loop turn settles the kernel after each timer: it has no I/O. */
+  readonly clock = new VirtualClock(0, 1);
   readonly records: LifecycleRecord[] = [];
   readonly executions = new Executions(this.clock, (r) => this.onRecord(r));
   readonly turns = new Map<string, { handle: TurnHandle; location: LocationKey }>();

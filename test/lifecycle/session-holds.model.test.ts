@@ -4,7 +4,7 @@ import { ConnectionCleanups } from "../../src/lifecycle/connection-cleanups.js";
 import { Executions, type TurnHandle } from "../../src/lifecycle/executions.js";
 import { locationKey } from "../../src/lifecycle/location-key.js";
 import { SessionHolds, type HoldTicket } from "../../src/lifecycle/session-holds.js";
-import { MicroClock } from "../support/micro-clock.js";
+import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
 import { drainMicrotasks, ModelStats, modelRuns } from "../support/model-budget.js";
 
 const GRACE = 15_000;
@@ -26,7 +26,8 @@ let current: Real | undefined;
 
 /** The real kernel, with every acquisition and release resolved when fast-check's scheduler says so. */
 class Real {
-  readonly clock = new MicroClock(0);
+  /** One event-loop turn settles the kernel after each timer: it has no I/O. */
+  readonly clock = new VirtualClock(0, 1);
   readonly executions = new Executions(this.clock);
   readonly cleanups = new ConnectionCleanups();
   readonly turns = new Map<string, TurnHandle>();
@@ -41,7 +42,7 @@ class Real {
   readonly violations: string[] = [];
   private readonly inflight = new Map<string, Promise<Child>>();
   readonly holds: SessionHolds<Child>;
-  disposedWithReleases: number | undefined;
+  closedWithReleases: number | undefined;
   private serial = 0;
 
   constructor(
@@ -53,7 +54,7 @@ class Real {
       releaseGraceMs: GRACE,
       turns: this.executions,
       acquire: (sessionId) => {
-        if (this.disposedWithReleases !== undefined) this.violations.push(`${sessionId} acquired after dispose`);
+        if (this.closedWithReleases !== undefined) this.violations.push(`${sessionId} acquired after close`);
         // One agent process per session: a new child starts only once the previous one has stopped.
         for (const child of this.stopping) {
           if (child.sessionId === sessionId && this.holds.state(sessionId) !== "live") {
@@ -86,7 +87,7 @@ class Real {
 
   private onRelease(sessionId: string, child: Child): boolean {
     if (this.releases.some((r) => r.child === child)) this.violations.push(`child ${child.serial} released twice`);
-    if (this.disposedWithReleases !== undefined) this.violations.push(`child ${child.serial} released after dispose`);
+    if (this.closedWithReleases !== undefined) this.violations.push(`child ${child.serial} released after close`);
     if (!this.acquired.has(child)) this.violations.push(`child ${child.serial} released but never acquired`);
     // A surplus child (a second acquisition's) is released while the session keeps its own; only the session's child obeys holds.
     const isSessionChild = this.holds.state(sessionId) === "releasing";
@@ -100,8 +101,8 @@ class Real {
   /** The invariants that must hold whenever the kernel is quiescent: between commands and after every scheduled step. */
   check(): void {
     if (this.violations.length > 0) throw new Error(this.violations.join("; "));
-    if (this.disposedWithReleases !== undefined) {
-      if (this.clock.pendingTimers() > 0) throw new Error("a timer is pending after dispose");
+    if (this.closedWithReleases !== undefined) {
+      if (this.clock.pendingTimers() > 0) throw new Error("a timer is pending after close");
       return;
     }
     for (const s of SESSIONS) {
@@ -138,7 +139,7 @@ const connectionArb = fc.constantFrom<ConnectionId>(...CONNECTIONS);
 const commandArbs = [
   fc.tuple(sessionArb, connectionArb).map(([s, c]) =>
     step(`hold(${s}, ${c})`, (real) => {
-      if (real.disposedWithReleases !== undefined) return;
+      if (real.closedWithReleases !== undefined) return;
       const ticket = real.holds.hold(s, c);
       real.tickets.set(`${c}/${s}`, ticket);
       // As the server does: the cleanup is registered before the hold is awaited.
@@ -168,7 +169,7 @@ const commandArbs = [
     }),
   ),
   sessionArb.map((s) => step(`turnEnd(${s})`, (real) => real.turns.get(s)?.settle("completed"))),
-  sessionArb.map((s) => step(`forget(${s})`, (real) => real.holds.forget(s))),
+  sessionArb.map((s) => step(`releaseAll(${s})`, (real) => real.holds.releaseAll(s))),
   sessionArb.map((s) =>
     step(`childCrashed(${s})`, (real) => {
       const child = real.holds.child(s);
@@ -193,9 +194,9 @@ const commandArbs = [
 commandArbs.push(
   fc.nat(40).map((n) =>
     n === 0
-      ? step("dispose", (real) => {
-          real.holds.dispose();
-          real.disposedWithReleases ??= real.releases.length;
+      ? step("close", (real) => {
+          real.holds.close();
+          real.closedWithReleases ??= real.releases.length;
         })
       : step("advance(1)", (real) => real.clock.advance(1)),
   ),
@@ -204,7 +205,7 @@ commandArbs.push(
 const scheduler = stats.scheduler(() => current?.check());
 
 describe("session holds under fast-check's scheduler (model-based)", () => {
-  it("never releases a held or busy child, releases each child at most once, always within the grace, one child per session, nothing after dispose", async () => {
+  it("never releases a held or busy child, releases each child at most once, always within the grace, one child per session, nothing after close", async () => {
     await fc.assert(
       fc.asyncProperty(
         scheduler,
@@ -226,7 +227,7 @@ describe("session holds under fast-check's scheduler (model-based)", () => {
             await s.waitIdle();
             await real.clock.advance(0);
             real.check();
-            if (real.disposedWithReleases === undefined) {
+            if (real.closedWithReleases === undefined) {
               for (const sessionId of SESSIONS) {
                 if (real.holds.state(sessionId) !== "childless")
                   throw new Error(`${sessionId} still ${real.holds.state(sessionId)} one grace after its last holder left`);

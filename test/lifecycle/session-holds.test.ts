@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConnectionCleanups } from "../../src/lifecycle/connection-cleanups.js";
-import { AcquisitionFailedError, HoldsDisposedError, StaleHoldError } from "../../src/lifecycle/session-holds.js";
+import { AcquisitionFailedError, HoldsClosedError, StaleHoldError } from "../../src/lifecycle/session-holds.js";
 import { GRACE, holdsHarness } from "./holds-harness.js";
 
 describe("session holds (reference: structured session hold lost during resume)", () => {
@@ -105,20 +105,20 @@ describe("session holds (reference: structured session hold lost during resume)"
     const h = holdsHarness();
     const ticket = h.holds.hold("s1", "tab");
     ticket.release();
-    h.holds.dispose();
+    h.holds.close();
     await h.succeed(0);
-    await expect(ticket.child).rejects.toBeInstanceOf(HoldsDisposedError);
+    await expect(ticket.child).rejects.toBeInstanceOf(HoldsClosedError);
     expect(h.clock.pendingTimers()).toBe(0);
     await h.clock.advance(10 * GRACE);
     expect(h.releases).toEqual([]);
-    expect(() => h.holds.hold("s1", "tab")).toThrow(HoldsDisposedError);
+    expect(() => h.holds.hold("s1", "tab")).toThrow(HoldsClosedError);
   });
 
   it("a release after disposal arms nothing", async () => {
     const h = holdsHarness();
     const ticket = h.holds.hold("s1", "tab");
     await h.succeed(0);
-    h.holds.dispose();
+    h.holds.close();
     ticket.release();
     expect(h.clock.pendingTimers()).toBe(0);
     await h.clock.advance(10 * GRACE);
@@ -130,7 +130,7 @@ describe("session holds (reference: structured session hold lost during resume)"
     h.holds.hold("s1", "tab").release();
     await h.succeed(0);
     expect(h.holds.releaseAt("s1")).toBeDefined();
-    h.holds.dispose();
+    h.holds.close();
     await h.clock.advance(10 * GRACE);
     expect(h.releases).toEqual([]);
   });
@@ -139,7 +139,7 @@ describe("session holds (reference: structured session hold lost during resume)"
     const h = holdsHarness();
     const a = h.holds.hold("s1", "tab");
     h.holds.hold("s1", "phone");
-    h.holds.forget("s1");
+    h.holds.releaseAll("s1");
     expect(h.holds.holderCount("s1")).toBe(0);
     const child = h.newChild();
     const closedAt = h.clock.now();

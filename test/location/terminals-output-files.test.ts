@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { cleanupExpiredOutput, DEFAULT_OUTPUT_RETENTION_MS, OutputFile, outputFilePath } from "../../src/location/terminal-output-files.js";
+import { deleteExpiredOutput, DEFAULT_OUTPUT_RETENTION_MS, OutputFile, outputFilePath } from "../../src/location/terminal-output-files.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 const now = Date.UTC(2026, 5, 15, 12);
@@ -25,7 +25,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("cleanupExpiredOutput", () => {
+describe("deleteExpiredOutput", () => {
   it("removes terminal output older than the retention period and reports each removal", async () => {
     const old = fileAged("terminal-old.log", 8 * DAY);
     const ancient = fileAged("terminal-ancient.log", 400 * DAY);
@@ -35,7 +35,7 @@ describe("cleanupExpiredOutput", () => {
     fileAged("terminal-old.txt", 30 * DAY);
     mkdirSync(join(dir, "terminal-dir.log"));
 
-    const removed = await cleanupExpiredOutput(dir, DEFAULT_OUTPUT_RETENTION_MS, now);
+    const removed = await deleteExpiredOutput(dir, DEFAULT_OUTPUT_RETENTION_MS, now);
 
     expect(removed.map((file) => file.path).sort()).toEqual([ancient, old].sort());
     expect(removed.find((file) => file.path === old)?.modifiedAt).toBe(now - 8 * DAY);
@@ -44,16 +44,16 @@ describe("cleanupExpiredOutput", () => {
 
   it("measures age against the given time and retention", async () => {
     const path = fileAged("terminal-a.log", 2 * DAY);
-    expect(await cleanupExpiredOutput(dir, 3 * DAY, now)).toEqual([]);
-    expect(await cleanupExpiredOutput(dir, 3 * DAY, now + 2 * DAY)).toEqual([{ path, modifiedAt: now - 2 * DAY }]);
+    expect(await deleteExpiredOutput(dir, 3 * DAY, now)).toEqual([]);
+    expect(await deleteExpiredOutput(dir, 3 * DAY, now + 2 * DAY)).toEqual([{ path, modifiedAt: now - 2 * DAY }]);
   });
 
   it("has nothing to remove in a directory that does not exist", async () => {
-    expect(await cleanupExpiredOutput(join(dir, "missing"), DAY, now)).toEqual([]);
+    expect(await deleteExpiredOutput(join(dir, "missing"), DAY, now)).toEqual([]);
   });
 
   it("rejects a retention that is not a non-negative duration, naming it", async () => {
-    await expect(cleanupExpiredOutput(dir, -1, now)).rejects.toThrow("output retention must be a non-negative number of milliseconds, got -1");
+    await expect(deleteExpiredOutput(dir, -1, now)).rejects.toThrow("output retention must be a non-negative number of milliseconds, got -1");
   });
 });
 

@@ -16,6 +16,22 @@ describe("/proc/<pid>/stat", () => {
   it("rejects a line that is not a stat line", () => {
     expect(() => parseProcStat("not a stat line")).toThrow(/malformed \/proc stat line/);
     expect(() => parseProcStat("1 (short) S 0")).toThrow(/has no field 5/);
+    // A closing parenthesis before the opening one is no command name.
+    expect(() => parseProcStat("12 )x( S 1 2 3")).toThrow(/malformed \/proc stat line/);
+  });
+
+  it("quotes at most the first 80 characters of a bad line", () => {
+    const tail = "x".repeat(200);
+    for (const line of [`no parentheses ${tail}`, `1 (short) S 0 ${tail}`]) {
+      let message = "";
+      try {
+        parseProcStat(line);
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toContain(JSON.stringify(line.slice(0, 80)));
+      expect(message).not.toContain(line.slice(0, 81));
+    }
   });
 
   it("reads a live process and nothing for a pid that does not exist", () => {

@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { InMemoryProcessGroupLedger } from "../../src/processes/ledger.js";
 import { readBootId, readProcStat } from "../../src/processes/proc-stat.js";
-import { spawnGroup, type SpawnedGroup } from "../../src/processes/spawn-group.js";
+import { describeExit, spawnGroup, type SpawnedGroup } from "../../src/processes/spawn-group.js";
 import { killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "../support/process-table.js";
 
 const started: StartedProcess[] = [];
@@ -101,5 +101,65 @@ describe("spawnGroup", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("runs the command with no arguments of its own, labelled by its command line, in the directory given", async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "berth-spawn-")));
+    try {
+      const group = await spawnGroup({ command: "pwd", cwd: dir, kind: "terminal" });
+      started.push(startedProcess(group.record.pgid));
+      expect(group.record.label).toBe("pwd");
+      expect(group.child.stdin).toBeNull();
+      expect(await readLines(group, 1)).toEqual([dir]);
+      expect(await group.exited).toEqual({ exitCode: 0, signal: null });
+      await group.outputClosed;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("gives the child its marker in the environment, with the environment it was given", async () => {
+    const group = await spawnGroup({ command: "sh", args: ["-c", 'echo "$BERTH_GROUP $GIVEN"'], env: { GIVEN: "yes" }, kind: "terminal" });
+    started.push(startedProcess(group.record.pgid));
+    expect(await readLines(group, 1)).toEqual([`${group.tag.marker} yes`]);
+  });
+
+  it("says why a file cannot be run, with the system's error as the cause", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "berth-spawn-"));
+    try {
+      const file = join(dir, "not-executable");
+      writeFileSync(file, "#!/bin/sh\n");
+      chmodSync(file, 0o644);
+      const error = await spawnGroup({ command: file, kind: "terminal" }).catch((failure: Error) => failure);
+      expect((error as Error).message).toBe(`cannot start command ${JSON.stringify(file)}: not executable (EACCES)`);
+      expect((error as Error & { cause: NodeJS.ErrnoException }).cause.code).toBe("EACCES");
+      // Thrown by spawn itself rather than emitted: named all the same.
+      const below = join(file, "below");
+      const thrown = await spawnGroup({ command: below, kind: "terminal" }).catch((failure: Error) => failure);
+      expect((thrown as Error).message).toBe(`cannot start command ${JSON.stringify(below)}: spawn ENOTDIR`);
+      expect((thrown as Error & { cause: NodeJS.ErrnoException }).cause.code).toBe("ENOTDIR");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("drains its output in bounded time even when an escaped process keeps the pipes open", async () => {
+    const group = await start("sh", ["-c", "setsid sleep 3600 & echo $!"]);
+    const [line] = await readLines(group, 1);
+    started.push(startedProcess(Number(line)));
+    await group.exited;
+    // The escaped sleep holds stdout and stderr: they never close while it runs.
+    await group.outputDrained();
+    let closed = false;
+    void group.outputClosed.then(() => (closed = true));
+    await Promise.resolve();
+    expect(closed).toBe(false);
+  });
+});
+
+describe("describeExit", () => {
+  it("names the exit code, or the signal that ended the process", () => {
+    expect(describeExit({ exitCode: 3, signal: null })).toBe("exit code 3");
+    expect(describeExit({ exitCode: null, signal: "SIGKILL" })).toBe("signal SIGKILL");
   });
 });

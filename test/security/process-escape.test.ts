@@ -94,7 +94,7 @@ afterAll(() => {
 
 const probe = ProcessScope.forDataDir(tmpdir());
 const cgroupsUsable = probe.cgroupDirectory !== undefined;
-probe.dispose();
+probe.deleteCgroupDirectory();
 
 describe.each([
   { mode: "marker in the environment", cgroups: false },
@@ -113,7 +113,7 @@ describe.each([
     for (const pid of pids) expect(readProcStat(pid)!.pgid).not.toBe(group.record.pgid);
     expect(await group.stop()).not.toBe("already-gone");
     expect(await waitUntilGone(pids, 100)).toEqual([]);
-    scope.dispose();
+    scope.deleteCgroupDirectory();
   });
 });
 
@@ -135,7 +135,7 @@ describe("what only a cgroup catches", () => {
     expect(scanMarked({ exact: group.tag.marker }).matches.map((stat) => stat.pid)).toEqual([]);
     await group.stop();
     expect(await waitUntilGone(pids, 100)).toEqual([]);
-    scope.dispose();
+    scope.deleteCgroupDirectory();
   });
 });
 

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { afterAll } from "vitest";
+import { settlePromises } from "../../src/lifecycle/virtual-clock.js";
 
 /**
  * How hard the model-based tests work. `npm test` runs them at CI size (≥ 10,000 interleavings
@@ -69,5 +70,5 @@ export class ModelStats {
  * comes only after the microtask queue is empty. The kernel has no I/O, so it is then quiescent.
  */
 export function drainMicrotasks(): Promise<void> {
-  return new Promise<void>((resolve) => setImmediate(resolve));
+  return settlePromises(1);
 }

@@ -111,7 +111,7 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
         session,
         (cancelled) => new Turn(session, sessions, client, peer, meter, cancelled),
         (turn) => {
-          turn.record({ kind: "user_message", messageId: randomUUID(), text });
+          turn.append({ kind: "user_message", messageId: randomUUID(), text });
           return runCommand(turn, parsePromptCommand(text));
         },
       );

@@ -70,7 +70,7 @@ export class SessionRegistry {
     this.store.save(session.conversation);
   }
 
-  record(session: DemoSession, entry: ConversationEntry): void {
+  append(session: DemoSession, entry: ConversationEntry): void {
     session.conversation.entries.push(entry);
     this.store.save(session.conversation);
   }

@@ -67,11 +67,11 @@ export class Turn {
         content: { type: "text", text: piece },
       });
     }
-    this.record({ kind: "agent_message", messageId, text });
+    this.append({ kind: "agent_message", messageId, text });
   }
 
-  record(entry: ConversationEntry): void {
-    this.sessions.record(this.session, entry);
+  append(entry: ConversationEntry): void {
+    this.sessions.append(this.session, entry);
   }
 }
 

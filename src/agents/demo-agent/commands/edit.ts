@@ -29,7 +29,7 @@ export async function editFile(turn: Turn, path: string, content: string): Promi
     return "end_turn";
   }
   await turn.send({ sessionUpdate: "tool_call_update", toolCallId, status: "completed", content: [{ type: "diff", path, oldText, newText }] });
-  turn.record({ kind: "tool_call", toolCallId, title, status: "completed", output: `edited ${path}` });
+  turn.append({ kind: "tool_call", toolCallId, title, status: "completed", output: `edited ${path}` });
   await turn.say(`Edited \`${path}\`.`);
   return "end_turn";
 }

@@ -19,6 +19,6 @@ export async function flood(turn: Turn, count: number, bytes: number): Promise<S
     });
     sent += 1;
   }
-  if (sent > 0) turn.record({ kind: "agent_flood", messageId, count: sent, bytes });
+  if (sent > 0) turn.append({ kind: "agent_flood", messageId, count: sent, bytes });
   return "end_turn";
 }

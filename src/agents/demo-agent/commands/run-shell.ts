@@ -43,7 +43,7 @@ export async function runShell(turn: Turn, shellCommand: string): Promise<StopRe
       content: [{ type: "content", content: { type: "text", text: output } }],
       rawOutput: { exitCode: exit.exitCode ?? null, signal: exit.signal ?? null },
     });
-    turn.record({ kind: "tool_call", toolCallId, title, status, output });
+    turn.append({ kind: "tool_call", toolCallId, title, status, output });
   } finally {
     await terminal.release();
   }

@@ -1,0 +1,270 @@
+import { join } from "node:path";
+import type { AgentChild } from "../agents/agent-child.js";
+import { AgentRegistry } from "../agents/agent-registry.js";
+import type { Config } from "../config/config-schema.js";
+import { dataPaths } from "../config/paths.js";
+import type { Clock } from "../lifecycle/clock.js";
+import { ConnectionCleanups } from "../lifecycle/connection-cleanups.js";
+import { Executions } from "../lifecycle/executions.js";
+import { Listeners } from "../lifecycle/listeners.js";
+import type { LocationKey } from "../lifecycle/location-key.js";
+import { LocationRetention } from "../lifecycle/location-retention.js";
+import { LocationServicesCache } from "../lifecycle/location-services-cache.js";
+import { SessionHolds } from "../lifecycle/session-holds.js";
+import { bootLocationServices, type LocationServices } from "../location/location-services.js";
+import type { ProcessGroupLedger } from "../processes/index.js";
+import type { Store } from "../store/store.js";
+import { AgentChildren } from "./agent-children.js";
+import { AgentLogins } from "./agent-logins.js";
+import { AgentProfiles } from "./agent-profiles.js";
+import { noticeAgentStopped, type AgentStopReason } from "./agent-stop-notice.js";
+import { AgentsOutsideSessions } from "./agents-outside-sessions.js";
+import { clientHolders, LOCATION_HOLDER } from "./holders.js";
+import { HostRecordLog, type HostRecord } from "./host-records.js";
+import { HostViews } from "./host-views.js";
+import { Housekeeping } from "./housekeeping.js";
+import { Journal } from "./journal.js";
+import { closeLocation } from "./location-closing.js";
+import type { Logger } from "./logger.js";
+import { QuestionDesk } from "./question-desk.js";
+import { RelayedRequest } from "./relayed-request.js";
+import { SessionBus } from "./session-bus.js";
+import { SessionCatalog } from "./session-catalog.js";
+import { locationOfSession, sessionsAt } from "./session-location.js";
+import { TransientChildren } from "./transient-child.js";
+import { Turns } from "./turns.js";
+
+/** The host's own states: `running` → `stopping` (it admits no new work) → `stopped` (its store is closed). */
+type HostState = "running" | "stopping" | "stopped";
+
+/** Every part of a host, wired together. */
+export interface HostParts {
+  readonly config: Config;
+  readonly dataDir: string;
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly status: { state: HostState };
+  readonly journal: Journal;
+  readonly records: HostRecordLog;
+  readonly bus: SessionBus;
+  /** Something about a session changed (holders, child, turn, questions): views should be re-read. */
+  readonly sessionChanges: Listeners<string>;
+  readonly connections: ConnectionCleanups;
+  readonly ledger: ProcessGroupLedger;
+  readonly housekeeping: Housekeeping;
+  readonly registry: AgentRegistry;
+  readonly catalog: SessionCatalog;
+  readonly transient: TransientChildren;
+  readonly outside: AgentsOutsideSessions;
+  readonly executions: Executions;
+  readonly cache: LocationServicesCache<LocationServices>;
+  readonly retention: LocationRetention<LocationServices>;
+  readonly desk: QuestionDesk;
+  readonly children: AgentChildren;
+  readonly holds: SessionHolds<AgentChild>;
+  readonly turns: Turns;
+  readonly views: HostViews;
+  readonly noticeAgentStopped: (sessionId: string, reason: AgentStopReason) => void;
+}
+
+/** Builds the parts of a host on an open store and wires them together; nothing starts running yet. */
+export function composeHost(config: Config, dataDir: string, store: Store, clock: Clock, log: Logger): HostParts {
+  const status: { state: HostState } = { state: "running" };
+  const paths = dataPaths(dataDir);
+  const sessionChanges = new Listeners<string>((error) => log.error({ err: error }, "session change listener failed"));
+  const bus = new SessionBus((sessionId, error) => log.error({ err: error, sessionId }, "session subscriber failed and was dropped"));
+  // The host's one writer: every write below goes through it, queued; the event loop never waits on the database.
+  const journal = new Journal(store, bus, (key) => retention.touch(key), clock, log, config.writeTimeout);
+  const records = new HostRecordLog({ store, journal, clock, log, sessionChanged: (sessionId) => sessionChanges.emit(sessionId) });
+  const record = (r: HostRecord) => records.record(r);
+  const keyOf = (sessionId: string) => locationOfSession(store, sessionId);
+  const housekeeping = new Housekeeping({
+    clock,
+    log,
+    terminalOutputDir: paths.terminalOutput,
+    outputRetentionMs: config.outputRetention,
+    pruneRecordsBefore: (at) => journal.call("lifecycleRecords.pruneBefore", [at]),
+    recordRetentionMs: config.recordRetention,
+  });
+  const ledger: ProcessGroupLedger = {
+    // Queued: a host killed before it is stored leaves a group the next start still finds by its marker.
+    record: (group) => journal.queue("processGroups.record", [group]),
+    // A crashed child's group may finish stopping after shutdown closed the store: what it would
+    // have forgotten is found gone and dropped by the next start's reaping.
+    forget: (pgid) => {
+      if (status.state !== "stopped") journal.queue("processGroups.forget", [pgid]);
+    },
+    list: () => store.processGroups.list(),
+  };
+  const connections = new ConnectionCleanups((error, id) => log.error({ err: error, cleanup: id }, "connection cleanup failed"));
+  const registry = new AgentRegistry(config.agents, config.defaultAgent, paths.agentState);
+  const logins = new AgentLogins(config.rememberLogins === "file" ? join(dataDir, "agent-logins.json") : undefined, (error) =>
+    log.error({ err: error }, "agent logins file unreadable; clients log in again"),
+  );
+  const transient = new TransientChildren({
+    registry,
+    ledger,
+    log,
+    cwd: paths.agentState,
+    initializeTimeoutMs: config.initializeTimeout,
+    stopTimeoutMs: config.stopTimeout,
+    initialized: (agentId, child) => profiles.remember(agentId, child.initializeResponse),
+    record,
+  });
+  const profiles = new AgentProfiles(
+    store,
+    registry,
+    clock,
+    (agentId) =>
+      transient.run(agentId, async (child) => child.initializeResponse, {
+        purpose: "initialize",
+        method: "initialize",
+        replayLogin: false,
+      }),
+    (profile) => journal.queue("agentProfiles.put", [profile]),
+  );
+  const outside = new AgentsOutsideSessions({ registry, profiles, logins, transient, childOf: (sessionId) => holds.child(sessionId) });
+  const executions = new Executions(clock, record);
+  const notice = (sessionId: string, reason: AgentStopReason) => noticeAgentStopped({ config, store, journal, holds, log }, sessionId, reason);
+  const cache = new LocationServicesCache<LocationServices>({
+    boot: (key) =>
+      bootLocationServices(key, {
+        services: config.services,
+        terminalOutputDir: paths.terminalOutput,
+        terminalOutputLimit: config.terminalOutputLimit,
+        stopTimeoutMs: config.stopTimeout,
+        ledger,
+        log: (line, fields) => log.info({ ...fields, directory: key.directory, workspace: key.workspace }, line),
+      }),
+    close: (key, located, reason) => closeLocation({ store, holds, children, noticeAgentStopped: notice }, key, located, reason),
+  });
+  const retention = new LocationRetention<LocationServices>({
+    clock,
+    executions,
+    cache,
+    idleTtlMs: config.idleTtl,
+    maxActiveHoldMs: config.maxActiveHold,
+    sweepIntervalMs: config.sweepInterval,
+    cancelPendingQuestions: (key) => {
+      for (const session of sessionsAt(store, key)) desk.cancelForSession(session.id, "inactivity");
+    },
+    record,
+    onError: (error, key) => log.error({ err: error, directory: key.directory, workspace: key.workspace }, "location cleanup step failed"),
+    // evictHeld off (the default): a location a client still holds a session of is kept, up to the cap.
+    ...(config.evictHeld ? {} : { isHeld: (key: LocationKey) => sessionsAt(store, key).some((session) => clientHolders(holds, session.id) > 0) }),
+  });
+  const desk = new QuestionDesk({
+    store,
+    journal,
+    bus,
+    clock,
+    record,
+    peekLocation: (sessionId) => {
+      const key = keyOf(sessionId);
+      return key && retention.peek(key);
+    },
+    keyOf,
+  });
+  const children = new AgentChildren({
+    store,
+    registry,
+    journal,
+    desk,
+    clock,
+    ledger,
+    log,
+    record,
+    initializeTimeoutMs: config.initializeTimeout,
+    stopTimeoutMs: config.stopTimeout,
+    openLocation: (key) => retention.open(key),
+    peekLocation: (key) => retention.peek(key),
+    onChildLost: (sessionId, child) => holds.childLost(sessionId, child),
+    onChildWithoutReload: (sessionId) => void holds.hold(sessionId, LOCATION_HOLDER),
+    profiles,
+    logins,
+    relay: {
+      // After the updates the agent sent before: clients see its messages in its order.
+      request: (sessionId, method, params, signal) => {
+        const request = new RelayedRequest(method, params, signal);
+        journal.afterCommit(() => {
+          bus.publish(sessionId, { type: "agent_request", request });
+          request.seal();
+        });
+        return request.answer;
+      },
+      notification: (sessionId, method, params) => journal.afterCommit(() => bus.publish(sessionId, { type: "agent_notification", method, params })),
+    },
+  });
+  const holds: SessionHolds<AgentChild> = new SessionHolds<AgentChild>({
+    clock,
+    releaseGraceMs: config.releaseGrace,
+    acquire: (sessionId) => {
+      // A real need at the location: until the agent is up, the location is not evicted under it (rule 4's re-check sees it).
+      const key = keyOf(sessionId);
+      const need = key && retention.beginNeed(key);
+      return children.acquire(sessionId).then(
+        (child) => {
+          need?.end(true);
+          return child;
+        },
+        (error: unknown) => {
+          need?.end(false);
+          record({ kind: "acquisition_failed", sessionId, error: error instanceof Error ? error.message : String(error) });
+          throw error;
+        },
+      );
+    },
+    release: (sessionId, child) => children.stop(sessionId, child, "grace"),
+    turns: executions,
+    onError: (error, sessionId) => log.error({ err: error, sessionId }, "agent child release failed"),
+  });
+  const turns = new Turns({
+    store,
+    holds,
+    executions,
+    journal,
+    bus,
+    desk,
+    clock,
+    record,
+    interruptTimeoutMs: config.interruptTimeout,
+    maxActiveHoldMs: config.maxActiveHold,
+    onError: (error, sessionId) => log.error({ err: error, sessionId }, "stopping an unresponsive agent failed"),
+    stopUnresponsive: async (sessionId, child) => {
+      notice(sessionId, "unresponsive");
+      holds.childLost(sessionId, child);
+      await children.stop(sessionId, child, "unresponsive");
+    },
+  });
+  const views = new HostViews({ store, journal, holds, executions, retention, cache });
+  const catalog = new SessionCatalog({ store, journal, registry, clock });
+  return {
+    config,
+    dataDir,
+    store,
+    clock,
+    log,
+    status,
+    journal,
+    records,
+    bus,
+    sessionChanges,
+    connections,
+    ledger,
+    housekeeping,
+    registry,
+    catalog,
+    transient,
+    outside,
+    executions,
+    cache,
+    retention,
+    desk,
+    children,
+    holds,
+    turns,
+    views,
+    noticeAgentStopped: notice,
+  };
+}

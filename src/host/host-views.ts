@@ -1,0 +1,100 @@
+import type { AgentChild } from "../agents/agent-child.js";
+import type { Executions } from "../lifecycle/executions.js";
+import { locationKey } from "../lifecycle/location-key.js";
+import type { LocationRetention } from "../lifecycle/location-retention.js";
+import type { LocationServicesCache } from "../lifecycle/location-services-cache.js";
+import type { SessionChildState, SessionHolds } from "../lifecycle/session-holds.js";
+import type { LocationServices } from "../location/location-services.js";
+import type { TerminalOutputResult } from "../location/terminal.js";
+import type { Session } from "../store/sessions.js";
+import type { Store } from "../store/store.js";
+import { clientHolders } from "./holders.js";
+import type { Journal } from "./journal.js";
+import { locationOfSession, sessionsAt } from "./session-location.js";
+import type { LocationView, SessionView } from "./views.js";
+
+export interface HostViewsDeps {
+  readonly store: Store;
+  readonly journal: Journal;
+  readonly holds: SessionHolds<AgentChild>;
+  readonly executions: Executions;
+  readonly retention: LocationRetention<LocationServices>;
+  readonly cache: LocationServicesCache<LocationServices>;
+}
+
+/** Sessions, locations and terminal output as operators and clients see them: read from the store and the kernel, never booting anything. */
+export class HostViews {
+  constructor(private readonly deps: HostViewsDeps) {}
+
+  session(sessionId: string): SessionView | undefined {
+    const session = this.deps.store.sessions.get(sessionId);
+    return session && this.viewOf(session);
+  }
+
+  sessions(filter: { cwd?: string }): SessionView[] {
+    const cwd = filter.cwd === undefined ? undefined : locationKey(filter.cwd).directory;
+    return this.deps.store.sessions.list(cwd === undefined ? {} : { cwd }).map((session) => this.viewOf(session));
+  }
+
+  /** Every session's agent-child state and pid, for gauges: one query, nothing read per session. */
+  sessionStates(): { readonly state: SessionChildState; readonly pid: number | null }[] {
+    const { store, holds } = this.deps;
+    return store.sessions.list({}).map((session) => ({ state: holds.state(session.id), pid: holds.child(session.id)?.pid ?? null }));
+  }
+
+  /** Cached locations only: listing never boots one. */
+  locations(): LocationView[] {
+    const { store, retention, cache } = this.deps;
+    return retention.list().map((status) => {
+      const located = cache.peek(status.key);
+      const sessions = sessionsAt(store, status.key);
+      return {
+        directory: status.key.directory,
+        workspace: status.key.workspace ?? null,
+        state: status.state,
+        activeAt: status.activeAt,
+        expiresAt: status.expiresAt,
+        capAt: status.capAt,
+        keptBy: status.activeSessions.length > 0 ? "active-execution" : "idle-ttl",
+        sessions: sessions.map((session) => session.id),
+        activeSessions: status.activeSessions.map((execution) => execution.sessionId),
+        services: located?.services.list().map(({ name, state, pid, port }) => ({ name, state, pid: pid ?? null, port: port ?? null })) ?? [],
+        terminals: located?.terminals.ids().length ?? 0,
+        pendingQuestions: located?.questions.list().length ?? 0,
+      };
+    });
+  }
+
+  /** A terminal's output as the agent would read it; undefined if its location is not loaded or it is gone. Never boots. */
+  terminalOutput(sessionId: string, terminalId: string): TerminalOutputResult | undefined {
+    const key = locationOfSession(this.deps.store, sessionId);
+    const located = key && this.deps.retention.peek(key);
+    try {
+      return located?.terminals.output(terminalId);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private viewOf(session: Session): SessionView {
+    const { store, holds, executions } = this.deps;
+    const execution = executions.get(session.id);
+    const child = holds.child(session.id);
+    return {
+      id: session.id,
+      agent: session.agent,
+      cwd: session.cwd,
+      workspace: session.workspace,
+      title: session.title,
+      state: holds.state(session.id),
+      pid: child?.pid ?? null,
+      holders: clientHolders(holds, session.id),
+      turnActive: execution !== undefined,
+      turnStartedAt: execution?.startedAt ?? null,
+      pendingQuestions: store.questions.listPending(session.id).length,
+      releaseAt: holds.releaseAt(session.id) ?? null,
+      createdAt: session.createdAt,
+      updatedAt: session.updatedAt,
+    };
+  }
+}

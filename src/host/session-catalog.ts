@@ -1,0 +1,89 @@
+import { randomUUID } from "node:crypto";
+import { statSync } from "node:fs";
+import { InvalidLocationError, locationKey } from "../lifecycle/location-key.js";
+import type { Session } from "../store/sessions.js";
+import type { AgentRegistry } from "../agents/agent-registry.js";
+import type { Clock } from "../lifecycle/clock.js";
+import type { Store } from "../store/store.js";
+import { SessionNotFoundError } from "./agent-children.js";
+import { agentRequestOf, type AgentRequest, type ReopenRequest } from "./agent-request.js";
+import type { Journal } from "./journal.js";
+
+export interface NewSessionParams {
+  readonly cwd: string;
+  readonly agent?: string;
+  readonly workspace?: string | null;
+  /** What the creating client asked of the agent, passed on to every child of the session. */
+  readonly agentRequest?: AgentRequest;
+}
+
+export interface SessionCatalogDeps {
+  readonly store: Store;
+  readonly journal: Journal;
+  readonly registry: AgentRegistry;
+  readonly clock: Clock;
+}
+
+/** Stored sessions: created at a checked location with a known agent, found, reopened elsewhere only by mistake. */
+export class SessionCatalog {
+  constructor(private readonly deps: SessionCatalogDeps) {}
+
+  /**
+   * Stores a new session; settles with its id once it is stored, or fails after `writeTimeout` if
+   * the store cannot write. Its agent is started by its first holder, not here.
+   */
+  async create(params: NewSessionParams): Promise<string> {
+    const { store, journal, registry, clock } = this.deps;
+    const agent = params.agent ?? registry.defaultAgent;
+    registry.resolve(agent);
+    const key = locationKey(params.cwd, params.workspace);
+    assertDirectory(key.directory);
+    const id = randomUUID();
+    const row = {
+      id,
+      agent,
+      cwd: key.directory,
+      workspace: key.workspace ?? null,
+      agentRequest: params.agentRequest ?? null,
+      createdAt: clock.now(),
+    };
+    try {
+      await journal.within(journal.call("sessions.create", [row], id), "the new session", "it was not created");
+    } catch (error) {
+      // The client is told it failed: once the store writes again, it must not appear after all.
+      journal.queue("sessions.delete", [id]);
+      throw error;
+    }
+    return id;
+  }
+
+  /**
+   * A client reopens the session (`session/load`, `session/resume`) at `cwd` — which must be the
+   * session's — asking `reopen` of its agent: the next child that reopens it gets that request.
+   */
+  reopening(sessionId: string, cwd: string, reopen: ReopenRequest): void {
+    const session = this.require(sessionId);
+    const key = locationKey(cwd, session.workspace);
+    if (key.directory !== session.cwd) {
+      throw new InvalidLocationError(`session "${sessionId}" works in ${session.cwd}, not ${key.directory}: reopen it there`);
+    }
+    this.deps.journal.setSession(sessionId, { agentRequest: { ...agentRequestOf(session.agentRequest), reopen } });
+  }
+
+  /** The stored session; throws {@link SessionNotFoundError} if there is none. */
+  require(sessionId: string): Session {
+    const session = this.deps.store.sessions.get(sessionId);
+    if (!session) throw new SessionNotFoundError(sessionId);
+    return session;
+  }
+}
+
+function assertDirectory(directory: string): void {
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(directory).isDirectory();
+  } catch {
+    throw new InvalidLocationError(`directory does not exist: ${directory}`);
+  }
+  if (!isDirectory) throw new InvalidLocationError(`not a directory: ${directory}`);
+}
