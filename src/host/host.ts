@@ -250,6 +250,11 @@ export class Host {
     return this.parts.records.subscribe(listener);
   }
 
+  /** Settles once every write queued so far is committed (or refused): records and events are seen only then. */
+  committed(): Promise<void> {
+    return this.parts.journal.committed();
+  }
+
   recentRecords(limit = 100): StampedRecord[] {
     return this.parts.records.recent(limit);
   }

@@ -73,6 +73,7 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
     });
     const session = await host.createSession({ cwd: workDir, agent: "mute" });
     await expect(host.prompt(session.id, text("hi"))).rejects.toThrow('agent "mute" did not answer initialize within 300 ms');
+    await host.committed();
     const reaped = host.recentRecords().filter((r) => r.record.kind === "acquisition_failed");
     expect(reaped).toHaveLength(1);
   });

@@ -11,7 +11,9 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const httpService = fileURLToPath(new URL("./fixtures/http-service.mjs", import.meta.url));
 
-function recordsOf(host: Awaited<ReturnType<typeof startHost>>["host"], kind: string) {
+/** The stored records of a kind, once what was queued so far is committed (records are seen only then). */
+async function recordsOf(host: Awaited<ReturnType<typeof startHost>>["host"], kind: string) {
+  await host.committed();
   return host.recentRecords(1000).filter((r) => r.record.kind === kind);
 }
 
@@ -35,7 +37,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
       await clock.advanceTo(startedAt + at);
       expect(host.getSession(session.id)).toMatchObject({ turnActive: true, pid });
       expect(host.locations()).toMatchObject([{ directory: workDir, keptBy: "active-execution", terminals: 1 }]);
-      expect(recordsOf(host, "session_interrupted")).toEqual([]);
+      expect(await recordsOf(host, "session_interrupted")).toEqual([]);
     }
 
     writeFileSync(join(workDir, "go"), "");
@@ -47,7 +49,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     await clock.advance(2 * MINUTE);
     await host.whenSettled();
     expect(host.locations()).toEqual([]);
-    const evicted = recordsOf(host, "location_evicted");
+    const evicted = await recordsOf(host, "location_evicted");
     expect(evicted).toMatchObject([{ message: "location services evicted", record: { directory: workDir, reason: "idle" } }]);
     expect(await waitUntilGone([pid])).toEqual([]);
     expect(host.getSession(session.id)).toMatchObject({ state: "childless", holders: 1 });
@@ -69,11 +71,11 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     await clock.advance(3 * HOUR);
     expect(host.getSession(session.id)).toMatchObject({ state: "live", pid, holders: 1 });
     expect(host.locations()).toMatchObject([{ directory: workDir, state: "retained" }]);
-    expect(recordsOf(host, "location_evicted")).toEqual([]);
+    expect(await recordsOf(host, "location_evicted")).toEqual([]);
 
     await clock.advance(21 * HOUR + 2 * MINUTE);
     await host.whenSettled();
-    expect(recordsOf(host, "location_evicted")).toMatchObject([{ record: { directory: workDir, reason: "inactivity" } }]);
+    expect(await recordsOf(host, "location_evicted")).toMatchObject([{ record: { directory: workDir, reason: "inactivity" } }]);
     expect(await waitUntilGone([pid])).toEqual([]);
     expect(host.getSession(session.id)).toMatchObject({ state: "childless", holders: 1 });
     expect(live.texts().filter((t) => t.includes("Berth stopped this session's agent"))).toEqual([
@@ -130,7 +132,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     expect(await waitUntilGone([pid])).toEqual([]);
     await clock.advance(61 * MINUTE);
     await host.whenSettled();
-    expect(recordsOf(host, "location_evicted")).toMatchObject([{ record: { directory: workDir, reason: "idle" } }]);
+    expect(await recordsOf(host, "location_evicted")).toMatchObject([{ record: { directory: workDir, reason: "idle" } }]);
     expect(live.texts().some((t) => t.includes("Berth stopped"))).toBe(false);
   });
 
@@ -146,7 +148,7 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
 
     await clock.advance(5 * HOUR);
     expect(host.getSession(session.id)).toMatchObject({ turnActive: true, pendingQuestions: 1 });
-    expect(recordsOf(host, "session_interrupted")).toEqual([]);
+    expect(await recordsOf(host, "session_interrupted")).toEqual([]);
 
     expect(await host.answerQuestion(question!.id, { optionId: "allow" })).toMatchObject({ state: "answered" });
     expect((await turn).stopReason).toBe("end_turn");
@@ -179,18 +181,18 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     expect(servicePids.every(processIsRunning)).toBe(true);
 
     await clock.advance(23 * HOUR);
-    expect(recordsOf(host, "session_interrupted")).toEqual([]);
+    expect(await recordsOf(host, "session_interrupted")).toEqual([]);
     // The sweep at the 24 h mark finds the cap reached; the agent then winds down in real time.
     await clock.advance(1 * HOUR);
     expect((await turn).stopReason).toBe("cancelled");
     await host.whenSettled();
 
-    expect(recordsOf(host, "session_interrupted")).toMatchObject([{ record: { sessionId: session.id, reason: "inactivity" } }]);
+    expect(await recordsOf(host, "session_interrupted")).toMatchObject([{ record: { sessionId: session.id, reason: "inactivity" } }]);
     const journal = host.events(session.id);
     expect(journal.find((e) => e.kind === "interrupted")?.payload).toEqual({ reason: "inactivity" });
     const notice = live.texts().find((t) => t.includes("reason: inactivity"));
     expect(notice).toContain("Berth interrupted this turn (reason: inactivity): nothing was recorded for 24h");
-    expect(recordsOf(host, "location_evicted")).toMatchObject([{ record: { directory: workDir, reason: "inactivity" } }]);
+    expect(await recordsOf(host, "location_evicted")).toMatchObject([{ record: { directory: workDir, reason: "inactivity" } }]);
     expect(await waitUntilGone([agentPid, ...servicePids])).toEqual([]);
     expect(host.locations()).toEqual([]);
   });
@@ -212,9 +214,9 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     expect(processIsRunning(pid)).toBe(true);
     await clock.advance(1);
     expect(await waitUntilGone([pid])).toEqual([]);
-    await waitUntil(() => recordsOf(host, "child_released").length === 1, "the release is recorded");
+    await waitUntil(() => host.recentRecords(1000).some((r) => r.record.kind === "child_released"), "the release is recorded");
     await clock.advance(60_000);
-    expect(recordsOf(host, "child_released")).toHaveLength(1);
+    expect(await recordsOf(host, "child_released")).toHaveLength(1);
     expect(host.getSession(session.id)).toMatchObject({ state: "childless", pid: null, holders: 0 });
   });
 

@@ -75,7 +75,10 @@ const eventsOf = (frames: string[], name: string) =>
 describe("REST API", () => {
   it("requires the token on every route but /healthz and the dashboard's files, and says nothing else without it", async () => {
     const fixture = await startFixture();
-    expect(await json(fetch(`${fixture.url}/healthz`))).toEqual({ status: 200, body: { status: "ok", version: "0.1.0" } });
+    expect(await json(fetch(`${fixture.url}/healthz`))).toEqual({
+      status: 200,
+      body: { status: "ok", version: "0.1.0", store: { state: "ok", pendingWrites: expect.any(Number) } },
+    });
     for (const path of ["/api/agents", "/api/sessions", "/api/questions", "/api/records", "/api/locations", "/api/events", "/metrics", "/acp"]) {
       expect(await json(fetch(fixture.url + path))).toEqual({ status: 401, body: { error: "unauthorized" } });
       expect((await fetch(fixture.url + path, { headers: { authorization: "Bearer not-the-token" } })).status).toBe(401);
