@@ -21,7 +21,7 @@ import type { TerminalOutputResult } from "../location/terminal.js";
 import type { JournalEvent } from "../store/events.js";
 import type { Json } from "../store/index.js";
 import type { Session } from "../store/sessions.js";
-import type { ProcessGroupLedger } from "../processes/index.js";
+import { scopeOf, type ProcessGroupLedger, type ProcessTracking } from "../processes/index.js";
 import { Store } from "../store/store.js";
 import { AgentChildren, SessionNotFoundError } from "./agent-children.js";
 import { AgentLogins } from "./agent-logins.js";
@@ -371,6 +371,11 @@ export class Host {
     return this.store.sessions.list(cwd === undefined ? {} : { cwd }).map((session) => this.sessionView(session));
   }
 
+  /** How this host finds its children's descendants: a cgroup per child, or the environment marker alone. */
+  processTracking(): ProcessTracking {
+    return scopeOf(this.ledger).tracking;
+  }
+
   /** Every session's agent-child state and pid, for gauges: one query, nothing read per session. */
   sessionStates(): { readonly state: SessionChildState; readonly pid: number | null }[] {
     return this.store.sessions.list({}).map((session) => ({ state: this.holds.state(session.id), pid: this.holds.child(session.id)?.pid ?? null }));
@@ -604,6 +609,7 @@ export class Host {
     }
     await Promise.all([this.children.stopAll(), this.transient.stopAll()]);
     await this.cache.closeAll();
+    scopeOf(this.ledger).tidy();
     await this.journal.close();
     this.store.close();
     this.state = "stopped";

@@ -28,6 +28,7 @@ export async function restoreAfterRestart(deps: {
   // The store lives in the data directory; its scope is what the previous run's children carry.
   const scope = ProcessScope.forDataDir(dirname(store.path));
   attachScope(deps.ledger, scope);
+  logTracking(log, scope);
   for (const { record: group, outcome } of await reapLeftoverGroups(deps.ledger, { graceMs: deps.stopTimeoutMs })) {
     const described =
       outcome.kind === "stopped" ? `stopped (${outcome.stop})` : outcome.kind === "failed" ? `failed: ${outcome.error.message}` : outcome.kind;
@@ -38,7 +39,7 @@ export async function restoreAfterRestart(deps: {
     record({ kind: "group_reaped", pgid: 0, label: `processes marked ${scope.key}.* (left their groups)`, outcome: swept.outcome });
   }
   log.info(
-    { scope: scope.key, cgroups: scope.cgroupDirectory ?? "unavailable", outcome: swept.outcome, ms: Math.round(swept.elapsedMs) },
+    { scope: scope.key, cgroups: swept.cgroups, outcome: swept.outcome, ms: Math.round(swept.elapsedMs) },
     "leftover processes of this data directory swept",
   );
   const orphaned = deps.exclusive(() => store.questions.orphanAllPending(ORPHAN_REASON, clock.now()));
@@ -49,6 +50,19 @@ export async function restoreAfterRestart(deps: {
     } catch (error) {
       log.error({ err: error, sessionId }, "could not record orphaned questions in the session's journal");
     }
+  }
+}
+
+/** The start-up line that says how this host will find every descendant of its children (docs/security.md). */
+function logTracking(log: Logger, scope: ProcessScope): void {
+  const tracking = scope.tracking;
+  if (tracking.mode === "cgroup") {
+    log.info(
+      { tracking: "cgroup", cgroups: tracking.directory, marker: "BERTH_GROUP" },
+      "process tracking: a cgroup v2 per child, and the environment marker",
+    );
+  } else {
+    log.info({ tracking: "marker", reason: tracking.reason, marker: "BERTH_GROUP" }, "process tracking: the environment marker only");
   }
 }
 
@@ -114,6 +128,6 @@ export async function sweepLeftovers(dataDir: string, graceMs: number): Promise<
   try {
     return (await scope.reapAll({ graceMs })).outcome;
   } finally {
-    scope.dispose();
+    scope.tidy();
   }
 }

@@ -315,6 +315,7 @@ describe("REST API", () => {
       "berth_questions_pending",
       "berth_acquisition_seconds",
       "berth_clients_connected",
+      "berth_process_tracking",
       "berth_turns_total",
     ]) {
       expect(text).toContain(`# TYPE ${name} `);
@@ -323,6 +324,9 @@ describe("REST API", () => {
     expect(text).toContain('berth_sessions{state="live"} 1');
     expect(text).toContain("berth_locations_cached 1");
     expect(text).toContain("berth_clients_connected 1");
+    const mode = fixture.berth.host.processTracking().mode;
+    expect(text).toContain(`berth_process_tracking{mode="${mode}"} 1`);
+    expect(text).toContain(`berth_process_tracking{mode="${mode === "cgroup" ? "marker" : "cgroup"}"} 0`);
     expect(text).toContain('berth_turns_total{outcome="end_turn"} 1');
     expect(text).toContain("berth_acquisition_seconds_count 1");
     expect(text).toContain('berth_interruptions_total{reason="user"} 0');
