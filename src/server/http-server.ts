@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Host } from "../host/host.js";
+import type { AllowedHost } from "../config/allowed-hosts.js";
 import type { Logger } from "../host/logger.js";
 import { AcpEndpoint } from "./acp-endpoint.js";
 import { fetchSiteAllowed, hostAllowed, hostForUrl, originAllowed, presentedToken, tokenMatches } from "./auth.js";
@@ -26,6 +27,8 @@ export interface ServerOptions {
   readonly maxMessageBytes?: number;
   readonly maxBufferedBytes?: number;
   readonly events?: OperatorEventsOptions;
+  /** Names of a reverse proxy in front of Berth, allowed as `Host` and as pages' origins. */
+  readonly allowedHosts?: readonly AllowedHost[];
 }
 
 export interface BerthServer {
@@ -47,7 +50,7 @@ const statusOf: Readonly<Record<ErrorClass, number>> = { bad_input: 400, not_fou
 
 /** Berth on the network: REST, Server-Sent Events, metrics, the dashboard and ACP (WebSocket and Streamable HTTP) on one port. */
 export async function startServer(options: ServerOptions): Promise<BerthServer> {
-  const { host, token, log } = options;
+  const { host, token, log, allowedHosts = [] } = options;
   const events = new OperatorEvents(host, options.events);
   const acp = new AcpEndpoint({ host, log, maxMessageBytes: options.maxMessageBytes, maxBufferedBytes: options.maxBufferedBytes });
   const metrics = new BerthMetrics(host, () => acp.clientsConnected);
@@ -61,15 +64,15 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
    */
   const foreignRefusal = (req: IncomingMessage): HttpError | undefined => {
     const { host: hostHeader, origin } = req.headers;
-    if (!hostAllowed(hostHeader, options.listenHost)) {
+    if (!hostAllowed(hostHeader, options.listenHost, allowedHosts)) {
       log.warn({ host: hostHeader }, "request for a foreign Host refused (DNS rebinding?)");
       return new HttpError(
         403,
         "forbidden_host",
-        `requests for the host name ${JSON.stringify(hostHeader)} are not allowed: use an address of this machine or localhost`,
+        `requests for the host name ${JSON.stringify(hostHeader)} are not allowed: use an address of this machine or localhost, or add the name to server.allowedHosts (berth serve --allowed-host)`,
       );
     }
-    if (!originAllowed(origin, hostHeader)) {
+    if (!originAllowed(origin, hostHeader, allowedHosts)) {
       log.warn({ origin, host: hostHeader }, "request from a foreign origin refused");
       return new HttpError(403, "forbidden_origin", `requests from the origin ${origin} are not allowed`);
     }

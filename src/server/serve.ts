@@ -83,7 +83,8 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   }
   try {
     const { listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events } = options;
-    server = await startServer({ host, token, listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events });
+    const { allowedHosts } = options.config.server;
+    server = await startServer({ host, token, listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events, allowedHosts });
   } catch (error) {
     await host.shutdown();
     lock.release();
