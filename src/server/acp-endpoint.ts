@@ -186,7 +186,7 @@ async function refusalOf(req: Request): Promise<Response | undefined> {
     message = JSON.parse(text);
   } catch {
     // The SDK decodes bodies as UTF-8, replacing what is not: a replacement character or a NUL means bytes, not text.
-    const binary = /[\uFFFD\u0000]/.test(text);
+    const binary = text.includes("\uFFFD") || text.includes("\0");
     return jsonRpcError(400, null, { code: -32700, message: `Parse error: the request body is ${binary ? "binary data" : "text"}, not JSON` });
   }
   if (typeof message !== "object" || message === null || Array.isArray(message)) return undefined;
