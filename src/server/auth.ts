@@ -37,15 +37,16 @@ export function loadToken(tokenPath: string): LoadedToken {
 }
 
 /**
- * The token a request carries: `Authorization: Bearer` (the scheme in any case, RFC 9110), else
- * `?token=` (EventSource and browser WebSockets cannot send headers). Never a cookie: cookies are
- * not scoped by port, so every other web server of this machine would receive it.
+ * The token a request carries: `Authorization: Bearer` (the scheme in any case, RFC 9110), and
+ * only there. Never a cookie: cookies are not scoped by port, so every other web server of this
+ * machine would receive it. Never the URL either: proxies log URLs and browsers keep them in
+ * their history; what cannot send a header (EventSource, a browser's WebSocket) presents a
+ * single-use ticket instead (`POST /api/tickets`, then `?ticket=`).
  */
-export function presentedToken(req: IncomingMessage, url: URL): string | undefined {
+export function presentedToken(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
   const bearer = header === undefined ? undefined : /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-  if (bearer) return bearer[1];
-  return url.searchParams.get("token") ?? undefined;
+  return bearer?.[1];
 }
 
 export function tokenMatches(presented: string | undefined, token: string): boolean {

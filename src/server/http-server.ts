@@ -12,6 +12,7 @@ import { restRoutes } from "./rest-routes.js";
 import { Router } from "./router.js";
 import { OperatorEvents, type OperatorEventsOptions } from "./sse.js";
 import { defaultWebDir, StaticFiles } from "./static-files.js";
+import { Tickets, type TicketOptions } from "./tickets.js";
 
 export interface ServerOptions {
   readonly host: Host;
@@ -29,6 +30,8 @@ export interface ServerOptions {
   readonly events?: OperatorEventsOptions;
   /** Names of a reverse proxy in front of Berth, allowed as `Host` and as pages' origins. */
   readonly allowedHosts?: readonly AllowedHost[];
+  /** The lifetime and clock of the tickets for event streams and WebSockets (tests shorten them). */
+  readonly tickets?: TicketOptions;
 }
 
 export interface BerthServer {
@@ -54,7 +57,8 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const events = new OperatorEvents(host, options.events);
   const acp = new AcpEndpoint({ host, log, maxMessageBytes: options.maxMessageBytes, maxBufferedBytes: options.maxBufferedBytes });
   const metrics = new BerthMetrics(host, () => acp.clientsConnected);
-  const router = new Router(restRoutes({ host, events, metrics }));
+  const tickets = new Tickets(options.tickets);
+  const router = new Router(restRoutes({ host, events, metrics, tickets }));
   const web = new StaticFiles(options.webDir ?? defaultWebDir);
   let port = options.port;
 
@@ -101,7 +105,9 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     if (isApi && !isPublic) {
       const crossSite = crossSiteRefusal(req);
       if (crossSite) throw crossSite;
-      if (!tokenMatches(presentedToken(req, url), token)) return sendUnauthorized(res);
+      // A ticket stands in for the token only where a browser cannot send a header: the event stream.
+      const ticketed = req.method === "GET" && url.pathname === "/api/events" && tickets.redeem(url.searchParams.get("ticket"));
+      if (!ticketed && !tokenMatches(presentedToken(req), token)) return sendUnauthorized(res);
     }
     if (match.name !== "none") return router.run(match, req, res, url);
     if (url.pathname === "/acp") {
@@ -134,7 +140,9 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     if (refusal) return refuseUpgrade(socket, refusal.status, { error: refusal.code, message: refusal.message });
     if (url.pathname !== "/acp")
       return refuseUpgrade(socket, 404, { error: "not_found", message: `no WebSocket endpoint at ${url.pathname} (ACP is at /acp)` });
-    if (!tokenMatches(presentedToken(req, url), token)) return refuseUpgrade(socket, 401, { error: "unauthorized" });
+    if (!tickets.redeem(url.searchParams.get("ticket")) && !tokenMatches(presentedToken(req), token)) {
+      return refuseUpgrade(socket, 401, { error: "unauthorized" });
+    }
     const unknown = acp.unknownAgent(url);
     if (unknown) return refuseUpgrade(socket, unknown.status, { error: unknown.code, message: unknown.message });
     acp.handleUpgrade(req, socket, head, url);

@@ -10,8 +10,7 @@ import {
   type RequestPermissionResponse,
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
-import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
-import { authorizedUrl } from "../auth/token.js";
+import { ticketedWebSocketStream } from "../auth/ticketed-websocket.js";
 import { api } from "../api/rest.js";
 import type { QuestionAnswer } from "../api/types.js";
 import { Observable } from "../live/observable.js";
@@ -70,7 +69,7 @@ export class ChatSession {
       .onNotification(methods.client.session.update, ({ params }) => this.updated(params))
       .onRequest(methods.client.session.requestPermission, ({ params, signal }) => this.ask({ kind: "permission", request: params }, signal))
       .onRequest(methods.client.elicitation.create, ({ params, signal }) => this.ask({ kind: "elicitation", request: params }, signal));
-    this.connection = app.connect(createWebSocketStream(authorizedUrl("acp", "ws")));
+    this.connection = app.connect(ticketedWebSocketStream("acp"));
     void this.connection.closed.then(() => this.lost());
     this.opened = this.open(opening);
     this.opened.catch(() => undefined);
