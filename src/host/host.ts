@@ -609,7 +609,8 @@ export class Host {
     }
     await Promise.all([this.children.stopAll(), this.transient.stopAll()]);
     await this.cache.closeAll();
-    scopeOf(this.ledger).tidy();
+    // No child can start any more: whatever cgroup is left empty goes now.
+    scopeOf(this.ledger).removeEmptyCgroups();
     await this.journal.close();
     this.store.close();
     this.state = "stopped";

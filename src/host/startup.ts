@@ -128,6 +128,6 @@ export async function sweepLeftovers(dataDir: string, graceMs: number): Promise<
   try {
     return (await scope.reapAll({ graceMs })).outcome;
   } finally {
-    scope.tidy();
+    scope.removeEmptyCgroups();
   }
 }

@@ -102,7 +102,8 @@ export class ProcessScope {
    * Stops every process any run of this scope left: all markers with the scope's prefix, all
    * cgroups under the scope's directory. At start-up (under the data directory's lock) nothing
    * of this run exists yet, so everything found is a leftover; at shutdown it sweeps what a
-   * stopped child's escaped descendants may still hold.
+   * stopped child's escaped descendants may still hold. Either way no child is starting, so
+   * every empty cgroup is removed too.
    */
   async reapAll(options: StopOptions = {}): Promise<ScopeReap> {
     const started = performance.now();
@@ -110,7 +111,7 @@ export class ProcessScope {
     const cgroups = dir ? subCgroups(dir) : [];
     const tree: ProcessTree = { marker: { prefix: `${this.key}.` }, cgroups };
     const outcome = await stopTree(tree, options);
-    this.tidy();
+    this.removeEmptyCgroups();
     return { outcome, cgroups: cgroups.length, elapsedMs: performance.now() - started };
   }
 
@@ -118,6 +119,16 @@ export class ProcessScope {
   tidy(): void {
     const dir = this.probed?.mode === "cgroup" ? this.probed.directory : undefined;
     if (dir && subCgroups(dir).length === 0) removeCgroup(dir);
+  }
+
+  /**
+   * When no child of this scope can be starting (the host stopped, or not yet started): every
+   * empty cgroup goes, and the scope's directory with them. A tree's cgroup is empty for a moment
+   * before its child moves in, so this never runs while children may start.
+   */
+  removeEmptyCgroups(): void {
+    const dir = this.probed?.mode === "cgroup" ? this.probed.directory : undefined;
+    if (dir) removeCgroup(dir);
   }
 }
 

@@ -269,12 +269,14 @@ describe("berth serve: a host's daemons die with it, or at the next start", () =
     return { berth, client, pids, dataDir, configFile };
   }
 
-  it("after SIGTERM of the host", async () => {
-    const { berth, client, pids } = await hostWithDaemons();
+  it("after SIGTERM of the host, leaving no cgroup behind", async () => {
+    const { berth, client, pids, dataDir } = await hostWithDaemons();
     berth.signal("SIGTERM");
     expect(await berth.exited).toEqual({ code: 0, signal: null });
     await client.close();
     expect(await waitUntilGone(pids, 100)).toEqual([]);
+    // The killed daemons counted as members until init reaped them; their cgroups went after.
+    if (cgroupsUsable) expect(existsSync(ProcessScope.forDataDir(dataDir).cgroupDirectory!)).toBe(false);
   });
 
   it("after SIGKILL of the host: reaped at the next start on the same data directory", async () => {
@@ -293,5 +295,6 @@ describe("berth serve: a host's daemons die with it, or at the next start", () =
     await waitUntil(() => next.logLines().some((line) => line.kind === "group_reaped"), "the next host logged what it reaped");
     next.signal("SIGTERM");
     expect(await next.exited).toEqual({ code: 0, signal: null });
+    if (cgroupsUsable) expect(existsSync(ProcessScope.forDataDir(dataDir).cgroupDirectory!)).toBe(false);
   });
 });
