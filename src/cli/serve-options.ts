@@ -1,5 +1,6 @@
 import { isIPv4 } from "node:net";
 import { resolve } from "node:path";
+import { ALLOWED_HOST_FORM, parseAllowedHost, type AllowedHost } from "../config/allowed-hosts.js";
 import type { Config } from "../config/config-schema.js";
 import { DURATION_FORM, parseDuration } from "../config/durations.js";
 import { loadConfigFile } from "../config/load-config.js";
@@ -18,6 +19,8 @@ export interface ServeFlags {
   readonly sweepInterval?: string;
   /** Print the dashboard link with its token even though the token is not new. */
   readonly printToken?: boolean;
+  /** `--allowed-host`, repeatable: added to config `server.allowedHosts`. */
+  readonly allowedHost?: readonly string[];
 }
 
 export interface ServeSettings {
@@ -52,6 +55,10 @@ export function resolveServeSettings(flags: ServeFlags, env: Env = process.env, 
     if (key === "sweepInterval" && ms === 0) throw new UsageError(`${flag}: must be more than 0`);
     config = { ...config, [key]: ms };
   }
+  if (flags.allowedHost !== undefined && flags.allowedHost.length > 0) {
+    const added = flags.allowedHost.map(allowedHostFlag);
+    config = { ...config, server: { ...config.server, allowedHosts: [...config.server.allowedHosts, ...added] } };
+  }
   const listenHost = flags.host ?? config.server.host;
   if (listenHost.trim() === "") throw new UsageError("--host: expected an address such as 127.0.0.1");
   return {
@@ -61,6 +68,12 @@ export function resolveServeSettings(flags: ServeFlags, env: Env = process.env, 
     listenHost,
     port: flags.port === undefined ? config.server.port : parsePort(flags.port),
   };
+}
+
+function allowedHostFlag(text: string): AllowedHost {
+  const parsed = parseAllowedHost(text);
+  if (parsed === undefined) throw new UsageError(`--allowed-host: ${ALLOWED_HOST_FORM}, got "${text}"`);
+  return parsed;
 }
 
 function parsePort(text: string): number {

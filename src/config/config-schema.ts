@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { lifecycleDefaults } from "../lifecycle/defaults.js";
+import { ALLOWED_HOST_FORM, parseAllowedHost } from "./allowed-hosts.js";
 import { DURATION_FORM, parseByteSize, parseDuration } from "./durations.js";
 
 const duration = z.string({ error: DURATION_FORM }).transform((text, ctx) => {
@@ -22,6 +23,15 @@ const byteSize = z
     }
     return bytes;
   });
+
+const allowedHost = z.string({ error: ALLOWED_HOST_FORM }).transform((text, ctx) => {
+  const parsed = parseAllowedHost(text);
+  if (parsed === undefined) {
+    ctx.addIssue({ code: "custom", message: `${ALLOWED_HOST_FORM}, got "${text}"` });
+    return z.NEVER;
+  }
+  return parsed;
+});
 
 const nonEmpty = z.string({ error: "expected a non-empty string" }).min(1, "expected a non-empty string");
 const env = z.record(z.string(), z.string({ error: "expected a string value" })).default({});
@@ -76,8 +86,10 @@ export const configSchema = z
       .strictObject({
         host: nonEmpty.default("127.0.0.1"),
         port: z.number({ error: "expected a port number" }).int().min(0).max(65535).default(7420),
+        /** More names Berth answers to (behind a reverse proxy); see docs/serve.md. */
+        allowedHosts: z.array(allowedHost, { error: "expected a list of host names" }).default([]),
       })
-      .default({ host: "127.0.0.1", port: 7420 }),
+      .default({ host: "127.0.0.1", port: 7420, allowedHosts: [] }),
   })
   .refine((config) => config.sweepInterval > 0, { message: "must be more than 0", path: ["sweepInterval"] });
 

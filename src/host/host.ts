@@ -10,6 +10,7 @@ import type { QuestionAnswer } from "../location/question-types.js";
 import type { TerminalOutputResult } from "../location/terminal.js";
 import type { JournalEvent } from "../store/events.js";
 import type { Json } from "../store/index.js";
+import { scopeOf, type ProcessTracking } from "../processes/index.js";
 import { Store } from "../store/store.js";
 import type { ReopenRequest } from "./agent-request.js";
 import { answerFields, stateOf, type AgentSessionState } from "./agent-session-state.js";
@@ -117,6 +118,11 @@ export class Host {
 
   listSessions(filter: { cwd?: string } = {}): SessionView[] {
     return this.parts.views.sessions(filter);
+  }
+
+  /** How this host finds its children's descendants: a cgroup per child, or the environment marker alone. */
+  processTracking(): ProcessTracking {
+    return scopeOf(this.parts.ledger).tracking;
   }
 
   /** Every session's agent-child state and pid, for gauges: one query, nothing read per session. */

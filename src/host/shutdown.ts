@@ -1,3 +1,4 @@
+import { scopeOf } from "../processes/index.js";
 import type { HostParts } from "./host-composition.js";
 
 /** How long shutdown waits for interrupted turns to settle before it stops their agents anyway. */
@@ -28,6 +29,8 @@ export async function shutDown(parts: HostParts): Promise<void> {
   }
   await Promise.all([children.stopAll(), transient.stopAll()]);
   await cache.closeAll();
+  // No child can start any more: whatever cgroup is left empty goes now.
+  scopeOf(parts.ledger).deleteEmptyCgroups();
   await journal.close();
   store.close();
   status.state = "stopped";

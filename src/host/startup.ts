@@ -30,6 +30,7 @@ export async function restoreAfterRestart(deps: {
   // The store lives in the data directory; its scope is what the previous run's children carry.
   const scope = ProcessScope.forDataDir(dirname(store.path));
   attachScope(deps.ledger, scope);
+  logTracking(log, scope);
   for (const { record: group, outcome } of await reapLeftoverGroups(deps.ledger, { graceMs: deps.stopTimeoutMs })) {
     const described =
       outcome.kind === "stopped" ? `stopped (${outcome.stop})` : outcome.kind === "failed" ? `failed: ${outcome.error.message}` : outcome.kind;
@@ -40,7 +41,7 @@ export async function restoreAfterRestart(deps: {
     record({ kind: "group_reaped", pgid: 0, label: `processes marked ${scope.key}.* (left their groups)`, outcome: swept.outcome });
   }
   log.info(
-    { scope: scope.key, cgroups: scope.cgroupDirectory ?? "unavailable", outcome: swept.outcome, ms: Math.round(swept.elapsedMs) },
+    { scope: scope.key, cgroups: swept.cgroups, outcome: swept.outcome, ms: Math.round(swept.elapsedMs) },
     "leftover processes of this data directory swept",
   );
   // Nothing of this run has asked anything yet: every pending question is the previous run's.
@@ -52,6 +53,19 @@ export async function restoreAfterRestart(deps: {
   await deps.journal
     .within(deps.journal.committed(), "orphaning the previous run's questions", "they are orphaned once the store writes again")
     .catch((error: unknown) => log.error({ err: error }, "could not record orphaned questions yet"));
+}
+
+/** The start-up line that says how this host will find every descendant of its children (docs/security.md). */
+function logTracking(log: Logger, scope: ProcessScope): void {
+  const tracking = scope.tracking;
+  if (tracking.mode === "cgroup") {
+    log.info(
+      { tracking: "cgroup", cgroups: tracking.directory, marker: "BERTH_GROUP" },
+      "process tracking: a cgroup v2 per child, and the environment marker",
+    );
+  } else {
+    log.info({ tracking: "marker", reason: tracking.reason, marker: "BERTH_GROUP" }, "process tracking: the environment marker only");
+  }
 }
 
 const ORPHAN_REASON = "the agent process that asked is gone (host restarted)";
@@ -117,6 +131,6 @@ export async function sweepLeftovers(dataDir: string, graceMs: number): Promise<
   try {
     return (await scope.reapAll({ graceMs })).outcome;
   } finally {
-    scope.deleteCgroupDirectory();
+    scope.deleteEmptyCgroups();
   }
 }

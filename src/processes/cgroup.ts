@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -6,10 +7,12 @@ import { join } from "node:path";
  * `<the host's own cgroup>/berth-<scope>/`. A process cannot leave a cgroup without write access
  * to another, so `setsid`, double forks and a cleared environment do not escape it, and
  * `cgroup.kill` (Linux 5.14+) kills every member at once, including one forked meanwhile.
+ * Each child moves itself into its cgroup before its command starts ({@link launchInCgroup});
+ * the host itself never changes cgroup.
  */
 
 /** The unified hierarchy's mount point and the host's own cgroup in it, if there is one. */
-export function ownCgroupDirectory(): string | undefined {
+function ownCgroupDirectory(): string | undefined {
   let mountinfo: string;
   let membership: string;
   try {
@@ -34,23 +37,48 @@ export function ownCgroupDirectory(): string | undefined {
   return join(mountPoint, own);
 }
 
+/** Whether this host can give each child a cgroup: the scope's directory, or why not. */
+export type CgroupProbe = { readonly directory: string } | { readonly reason: string };
+
+const SHELL = "/bin/sh";
+const ENV = "/usr/bin/env";
+
 /**
- * The directory for a scope's cgroups, created if the host may create it; undefined when cgroups
- * cannot be used here (no cgroup v2, not delegated, read-only, no `cgroup.kill`).
+ * Finds out whether children can be put into cgroups under `<base>/<scopeName>`: the unified
+ * hierarchy is mounted, the host may create cgroups under its own (root, or a delegated systemd
+ * unit), the kernel has `cgroup.kill` (5.14+), and a child can move itself into one, the way
+ * every child will. Leaves no directory behind.
  */
-export function prepareScopeCgroup(scopeName: string, base = ownCgroupDirectory()): string | undefined {
-  if (!base) return undefined;
+export function probeCgroups(scopeName: string, base = ownCgroupDirectory()): CgroupProbe {
+  if (!base) return { reason: "no cgroup v2 hierarchy holds this process" };
   const dir = join(base, scopeName);
+  const made = ensureCgroup(dir);
+  if (made !== true) return { reason: `cannot create ${dir} (${made})` };
   try {
-    mkdirSync(dir, { recursive: false });
+    if (!existsSync(join(dir, "cgroup.kill"))) return { reason: `${dir} has no cgroup.kill (Linux before 5.14)` };
+    if (!isExecutable(SHELL) || !isExecutable(ENV)) return { reason: `${SHELL} or ${ENV} is missing` };
+    const probe = createCgroup(dir, `probe-${process.pid}`);
+    if (!probe) return { reason: `cannot create a cgroup under ${dir}` };
+    const moved = spawnSync(SHELL, ["-c", 'echo $$ >"$1"', "berth-cgroup-probe", join(probe, "cgroup.procs")], { stdio: "pipe", timeout: 5_000 });
+    deleteCgroup(probe);
+    if (moved.status !== 0) {
+      return { reason: `a process cannot move itself into ${probe} (${moved.stderr?.toString().trim() || moved.error?.message || "refused"})` };
+    }
+    return { directory: dir };
+  } finally {
+    if (subCgroups(dir).length === 0) tryDelete(dir);
+  }
+}
+
+/** Creates a cgroup directory unless it exists: true, or the error code that stopped it. */
+export function ensureCgroup(dir: string): true | string {
+  try {
+    mkdirSync(dir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") return undefined;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EEXIST") return code ?? String(error);
   }
-  if (!existsSync(join(dir, "cgroup.kill")) || !existsSync(join(dir, "cgroup.procs"))) {
-    tryDelete(dir);
-    return undefined;
-  }
-  return dir;
+  return true;
 }
 
 /** Creates one tree's cgroup; undefined if that fails. */
@@ -64,14 +92,41 @@ export function createCgroup(scopeDir: string, name: string): string | undefined
   }
 }
 
-/** Moves a process (and the threads of it) into the cgroup; false if the kernel refused. */
-export function enroll(cgroup: string, pid: number): boolean {
-  try {
-    writeFileSync(join(cgroup, "cgroup.procs"), `${pid}\n`);
-    return true;
-  } catch {
-    return false;
+/** A command, its arguments and its whole environment. */
+export interface Launch {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/**
+ * The child moves itself into its cgroup, then execs the command: nothing of the command runs
+ * outside it, and the host never leaves its own cgroup (the pattern of runc and systemd-run;
+ * Node has no `clone3(CLONE_INTO_CGROUP)`). The shell runs with no environment and `env -i`
+ * hands the command exactly its own: a shell passing it on would drop the variables whose
+ * names it cannot spell (`a.b`, `BASH_FUNC_f%%`) and rewrite `PWD`. Should the move fail (the
+ * cgroup removed meanwhile), the command still runs, found by its marker alone, and says so.
+ */
+const ENTER_CGROUP =
+  '{ echo $$ >"$1"; } 2>/dev/null || echo "berth: process $$ could not enter the cgroup $1; only its BERTH_GROUP marker tracks it" >&2; shift; exec "$@"';
+
+/**
+ * How to start `launch` so that it is born in `cgroup`; undefined when its command or its
+ * environment cannot pass through `env` (a command containing `=`, an empty variable name).
+ */
+export function launchInCgroup(cgroup: string, launch: Launch): Launch | undefined {
+  if (launch.command.includes("=")) return undefined;
+  const pairs: string[] = [];
+  for (const [name, value] of Object.entries(launch.env)) {
+    if (value === undefined) continue;
+    if (name === "") return undefined;
+    pairs.push(`${name}=${value}`);
   }
+  return {
+    command: SHELL,
+    args: ["-c", ENTER_CGROUP, "berth-enter-cgroup", join(cgroup, "cgroup.procs"), ENV, "-i", "--", ...pairs, launch.command, ...launch.args],
+    env: {},
+  };
 }
 
 /** The processes in the cgroup and every cgroup below it; empty when it is gone. */
@@ -132,6 +187,15 @@ function tryDelete(dir: string): boolean {
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
   }
 }
 

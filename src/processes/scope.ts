@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { realpathSync } from "node:fs";
-import { createCgroup, enroll, ownCgroupDirectory, prepareScopeCgroup, deleteCgroup, subCgroups } from "./cgroup.js";
+import { createCgroup, ensureCgroup, launchInCgroup, probeCgroups, deleteCgroup, subCgroups, type Launch } from "./cgroup.js";
 import type { ProcessGroupLedger } from "./ledger.js";
 import { stopTree, type ProcessTree, type StopOptions, type StopOutcome } from "./stop-group.js";
 
@@ -14,12 +14,18 @@ export interface TreeTag {
 
 export interface ScopeOptions {
   /**
-   * Use cgroup v2 where the host may create cgroups (default: only with `BERTH_CGROUPS=on`). Opt-in
-   * while a stall is explained: under load, a daemon forked right after the host stepped back out
-   * of its cgroup was seen never to fork again (docs/security.md).
+   * Use cgroup v2 where the host may create cgroups (default: yes, unless `BERTH_CGROUPS=off`).
+   * Where it may not, or with this off, the environment marker alone tracks descendants.
    */
   readonly cgroups?: boolean;
 }
+
+/** How a scope finds its children's descendants; logged at start-up and shown in the metrics. */
+export type ProcessTracking =
+  /** A cgroup per child under `directory`, and the environment marker. */
+  | { readonly mode: "cgroup"; readonly directory: string }
+  /** The environment marker alone, for `reason`. */
+  | { readonly mode: "marker"; readonly reason: string };
 
 /**
  * Every process tree a host starts on one data directory. The scope's key is derived from the
@@ -27,7 +33,7 @@ export interface ScopeOptions {
  * run left by the same marker prefix and in the same cgroup directory, and reaps it.
  */
 export class ProcessScope {
-  private cgroupDir: string | undefined | null = null;
+  private probed: ProcessTracking | undefined;
 
   private constructor(
     /** Short and stable: the first 12 hex digits of the SHA-256 of the directory's real path. */
@@ -43,7 +49,7 @@ export class ProcessScope {
       // A directory that does not exist yet has no symlink to resolve.
     }
     const key = createHash("sha256").update(real).digest("hex").slice(0, 12);
-    return new ProcessScope(key, options.cgroups ?? process.env.BERTH_CGROUPS === "on");
+    return new ProcessScope(key, options.cgroups ?? process.env.BERTH_CGROUPS !== "off");
   }
 
   /** For children started without a host's ledger (tools, tests): marker only, keyed to this process. */
@@ -52,57 +58,52 @@ export class ProcessScope {
     return thisProcess;
   }
 
-  /** The scope's cgroup directory, created on first use; undefined when cgroups cannot be used. */
+  /** Cgroups or the marker alone, found out on first use (a probe that leaves nothing behind). */
+  get tracking(): ProcessTracking {
+    this.probed ??= this.useCgroups ? trackingOf(probeCgroups(`berth-${this.key}`)) : { mode: "marker", reason: "turned off (BERTH_CGROUPS=off)" };
+    return this.probed;
+  }
+
+  /** The scope's cgroup directory while cgroups are in use; it exists only while it holds a tree's cgroup. */
   get cgroupDirectory(): string | undefined {
-    if (this.cgroupDir === null) this.cgroupDir = this.useCgroups ? prepareScopeCgroup(`berth-${this.key}`) : undefined;
-    return this.cgroupDir;
+    const tracking = this.tracking;
+    return tracking.mode === "cgroup" ? tracking.directory : undefined;
   }
 
   /** A fresh tag for a child about to start; its cgroup, if any, is created now. */
   newTree(): TreeTag {
     const id = randomBytes(6).toString("hex");
     const dir = this.cgroupDirectory;
-    const cgroup = dir ? createCgroup(dir, `g-${id}`) : undefined;
+    const cgroup = dir && ensureCgroup(dir) === true ? createCgroup(dir, `g-${id}`) : undefined;
     return cgroup ? { marker: `${this.key}.${id}`, cgroup } : { marker: `${this.key}.${id}` };
   }
 
   /**
-   * Runs `spawn` (synchronous up to the fork) with the child born inside its cgroup: node has no
-   * `CLONE_INTO_CGROUP`, and moving the child after `spawn` returns races its first fork (a
-   * shell's `( ... & )` is faster than the host's write). So the host steps into the child's
-   * cgroup for the duration of the fork and steps back out, with no await in between. If the
-   * host cannot step in, the child is moved after the fork (its marker covers that moment);
-   * the returned tag has no cgroup if neither works.
+   * How to start `launch` for the tree `tag`: through a launcher that moves the child into the
+   * tree's cgroup before the command runs, so its first fork is already inside (moving it after
+   * `spawn` returns would race that fork). The returned tag has no cgroup if the launcher cannot
+   * carry this command.
    */
-  spawnInside<T extends { pid?: number | undefined }>(tag: TreeTag, spawn: () => T): { child: T; tag: TreeTag } {
-    const home = ownCgroupDirectory();
-    if (!tag.cgroup || !home) return { child: spawn(), tag: tag.cgroup ? this.withoutCgroup(tag) : tag };
-    const stepped = enroll(tag.cgroup, process.pid);
-    let child: T;
-    try {
-      child = spawn();
-    } finally {
-      if (stepped && !enroll(home, process.pid)) {
-        // Never stay in a cgroup that a stop kills as a whole.
-        // biome-ignore lint/correctness/noUnsafeFinally: deliberate: this failure outranks whatever spawn() threw
-        throw new Error(`cannot move the host back to its cgroup ${home} from ${tag.cgroup}`);
-      }
-    }
-    if (child.pid === undefined) return { child, tag: this.withoutCgroup(tag) };
-    if (stepped || enroll(tag.cgroup, child.pid)) return { child, tag };
-    return { child, tag: this.withoutCgroup(tag) };
+  launch(tag: TreeTag, launch: Launch): { launch: Launch; tag: TreeTag } {
+    if (!tag.cgroup) return { launch, tag };
+    const launcher = launchInCgroup(tag.cgroup, launch);
+    if (launcher) return { launch: launcher, tag };
+    this.discard(tag);
+    return { launch, tag: { marker: tag.marker } };
   }
 
-  private withoutCgroup(tag: TreeTag): TreeTag {
+  /** Removes the cgroup of a tree that never started. */
+  discard(tag: TreeTag): void {
     if (tag.cgroup) deleteCgroup(tag.cgroup);
-    return { marker: tag.marker };
+    this.tidy();
   }
 
   /**
    * Stops every process any run of this scope left: all markers with the scope's prefix, all
    * cgroups under the scope's directory. At start-up (under the data directory's lock) nothing
    * of this run exists yet, so everything found is a leftover; at shutdown it sweeps what a
-   * stopped child's escaped descendants may still hold.
+   * stopped child's escaped descendants may still hold. Either way no child is starting, so
+   * every empty cgroup is removed too.
    */
   async reapAll(options: StopOptions = {}): Promise<ScopeReap> {
     const started = performance.now();
@@ -111,20 +112,29 @@ export class ProcessScope {
     // Stryker disable next-line all: an empty prefix would match every Berth process of the machine, other hosts' included (docs/lifecycle.md, "Mutation testing")
     const tree: ProcessTree = { marker: { prefix: `${this.key}.` }, cgroups };
     const outcome = await stopTree(tree, options);
-    this.tidy();
+    this.deleteEmptyCgroups();
     return { outcome, cgroups: cgroups.length, elapsedMs: performance.now() - started };
   }
 
-  /** After a tree's stop: the scope's cgroup directory goes once its last tree's cgroup went. */
+  /** The scope's cgroup directory goes once its last tree's cgroup went. */
   tidy(): void {
-    if (this.cgroupDir && subCgroups(this.cgroupDir).length === 0) this.deleteCgroupDirectory();
+    const dir = this.probed?.mode === "cgroup" ? this.probed.directory : undefined;
+    if (dir && subCgroups(dir).length === 0) deleteCgroup(dir);
   }
 
-  /** Removes the scope's cgroup directory if nothing is left in it. */
-  deleteCgroupDirectory(): void {
-    if (this.cgroupDir) deleteCgroup(this.cgroupDir);
-    this.cgroupDir = null;
+  /**
+   * When no child of this scope can be starting (the host stopped, or not yet started): every
+   * empty cgroup goes, and the scope's directory with them. A tree's cgroup is empty for a moment
+   * before its child moves in, so this never runs while children may start.
+   */
+  deleteEmptyCgroups(): void {
+    const dir = this.probed?.mode === "cgroup" ? this.probed.directory : undefined;
+    if (dir) deleteCgroup(dir);
   }
+}
+
+function trackingOf(probe: ReturnType<typeof probeCgroups>): ProcessTracking {
+  return "directory" in probe ? { mode: "cgroup", directory: probe.directory } : { mode: "marker", reason: probe.reason };
 }
 
 export interface ScopeReap {

@@ -4,6 +4,7 @@ import { statSync } from "node:fs";
 import { groupIsAlive } from "./group-signals.js";
 import type { GroupRecord, ProcessGroupLedger, ProcessKind } from "./ledger.js";
 import { cgroupPopulated, deleteCgroup } from "./cgroup.js";
+import { findExecutable } from "./find-executable.js";
 import { markedEnvironment } from "./marker.js";
 import { readBootId, readProcStat } from "./proc-stat.js";
 import { scopeOf, type ProcessScope, type TreeTag } from "./scope.js";
@@ -75,24 +76,33 @@ export async function spawnGroup(options: SpawnGroupOptions): Promise<SpawnedGro
   if (options.cwd !== undefined) assertDirectory(options.cwd);
   const scope = scopeOf(options.ledger);
   const fresh = scope.newTree();
-  let spawned: { child: ChildProcess; tag: TreeTag };
+  const env = markedEnvironment(options.env, fresh.marker);
+  const { launch, tag } = scope.launch(fresh, { command: options.command, args, env });
+  if (tag.cgroup) {
+    // Through the launcher a missing command would only be an exit code: named here instead, as spawn would.
+    const found = findExecutable(options.command, options.cwd ?? process.cwd(), env.PATH);
+    if ("code" in found) {
+      scope.discard(tag);
+      throw cannotStart(options.command, Object.assign(new Error(found.code), { code: found.code }));
+    }
+  }
+  let child: ChildProcess;
   try {
-    spawned = scope.spawnInside(fresh, () =>
-      spawn(options.command, args, {
-        cwd: options.cwd,
-        env: markedEnvironment(options.env, fresh.marker),
-        stdio: options.stdio ?? ["ignore", "pipe", "pipe"],
-        detached: true,
-      }),
-    );
+    child = spawn(launch.command, launch.args, {
+      cwd: options.cwd,
+      env: launch.env,
+      stdio: options.stdio ?? ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
   } catch (error) {
     // Some failures (ENOTDIR, E2BIG) are thrown at once rather than emitted.
-    throw startFailed(options.command, error as NodeJS.ErrnoException);
+    scope.discard(tag);
+    throw cannotStart(options.command, error as NodeJS.ErrnoException);
   }
-  const { child, tag } = spawned;
   if (child.pid === undefined) {
     const [error] = (await once(child, "error")) as [NodeJS.ErrnoException];
-    throw startFailed(options.command, error);
+    scope.discard(tag);
+    throw cannotStart(options.command, error);
   }
   // Read now: the child cannot have been reaped yet, so this pid is still ours.
   const stat = readProcStat(child.pid);
@@ -154,12 +164,23 @@ class LiveGroup implements SpawnedGroup {
 
   private async runStop(): Promise<StopOutcome> {
     // Once the group is gone its id is never signalled again; its marker and cgroup still lead to escapees.
+    if (this.state === "leader-exited" && this.groupIdReused()) this.markGone();
     const pgid = this.state === "gone" ? undefined : this.record.pgid;
     const cgroups = this.tag.cgroup ? [this.tag.cgroup] : [];
     const outcome = await stopTree({ pgid, marker: { exact: this.tag.marker }, cgroups }, this.stopOptions);
     this.scope.tidy();
     this.markGone();
     return outcome;
+  }
+
+  /**
+   * The kernel hands out no pid that is still a group's id, so another process under the
+   * leader's pid means the group died unseen (its last member left after the leader exited) and
+   * its id now belongs to someone else.
+   */
+  private groupIdReused(): boolean {
+    const holder = readProcStat(this.record.pgid);
+    return holder !== undefined && holder.startTicks !== this.record.startTicks;
   }
 
   private onLeaderExit(): void {
@@ -187,7 +208,7 @@ function assertDirectory(cwd: string): void {
   if (!isDirectory) throw new Error(`working directory is not a directory: ${cwd}`);
 }
 
-function startFailed(command: string, error: NodeJS.ErrnoException): Error {
+function cannotStart(command: string, error: NodeJS.ErrnoException): Error {
   return new Error(`cannot start command ${JSON.stringify(command)}: ${describeSpawnError(error)}`, { cause: error });
 }
 

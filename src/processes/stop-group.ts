@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { cgroupMembers, killCgroup, deleteCgroup } from "./cgroup.js";
+import { cgroupMembers, cgroupPopulated, killCgroup, deleteCgroup } from "./cgroup.js";
 import { assertSignalableGroup, groupIsAlive, signalGroup } from "./group-signals.js";
 import { scanMarked, type MarkerMatch } from "./marker.js";
 import { isRunning, readProcStat, runningGroupMembers } from "./proc-stat.js";
@@ -87,7 +87,7 @@ async function runStop(tree: ProcessTree, options: StopOptions): Promise<StopOut
     // SIGKILL cannot be refused, but a process in uninterruptible sleep leaves when the kernel lets it.
     await waitUntilGone(tree, rest, graceMs, pollMs);
   }
-  deleteCgroups(tree);
+  await deleteCgroupsOnceEmpty(tree, graceMs, pollMs);
   return outcome;
 }
 
@@ -141,4 +141,15 @@ function signalProcess(pid: number, ticks: number, signal: NodeJS.Signals): void
 
 function deleteCgroups(tree: ProcessTree): void {
   for (const cgroup of tree.cgroups ?? []) deleteCgroup(cgroup);
+}
+
+/**
+ * A killed process still counts as a member (`populated 1`, and `rmdir` fails) until its parent
+ * reaps it, though it is listed nowhere: an orphan waits on init. So the cgroups are removed once
+ * empty, within a bounded wait; one still busy then is left to the next sweep.
+ */
+async function deleteCgroupsOnceEmpty(tree: ProcessTree, timeoutMs: number, pollMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((tree.cgroups ?? []).some(cgroupPopulated) && Date.now() < deadline) await sleep(pollMs);
+  deleteCgroups(tree);
 }

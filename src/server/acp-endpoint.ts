@@ -25,6 +25,8 @@ const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 const CLOSE_WAIT_MS = 1_000;
 /** The header both profiles of the transport name their connection with. */
 const CONNECTION_ID_HEADER = "Acp-Connection-Id";
+/** The header the Streamable HTTP profile names a session's stream and messages with. */
+const SESSION_ID_HEADER = "Acp-Session-Id";
 
 /** The agent a client named on the endpoint's URL (`/acp?agent=ID`); the host's default when absent. */
 function requestedAgent(url: URL): string | undefined {
@@ -155,7 +157,58 @@ class PerRequestAgentServer extends AcpServer {
     });
   }
 
-  override handleRequest(req: Request, options?: HandleRequestOptions): Promise<Response> {
+  override async handleRequest(req: Request, options?: HandleRequestOptions): Promise<Response> {
+    const refused = await refusalOf(req);
+    if (refused) return refused;
     return super.handleRequest(req, options ?? { createAgent: () => this.agentFor(new URL(req.url)) });
   }
+}
+
+/** The longest session or request id the SDK takes (its `maxIdLength`), as on the WebSocket profile. */
+const MAX_ID_LENGTH = 1024;
+
+/**
+ * What the SDK would answer with a bare `400 text/plain` ("Invalid JSON", "… exceeds maxIdLength"),
+ * answered as JSON-RPC errors a client can tell apart: a body that is not JSON (-32700), an
+ * overlong request id (-32600), an overlong session id (-32602, with the request's id). A session
+ * stream (GET) for an overlong session id is refused with 409, which the SDK's client takes as
+ * that session failing rather than the whole connection. Nothing here touches the connection.
+ */
+async function refusalOf(req: Request): Promise<Response | undefined> {
+  const sessionHeader = req.headers.get(SESSION_ID_HEADER);
+  if (req.method !== "POST") {
+    if (sessionHeader === null || sessionHeader.length <= MAX_ID_LENGTH) return undefined;
+    return jsonRpcError(req.method === "GET" ? 409 : 400, null, overlong("session id", sessionHeader.length));
+  }
+  const text = await req.clone().text();
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    // The SDK decodes bodies as UTF-8, replacing what is not: a replacement character or a NUL means bytes, not text.
+    const binary = text.includes("\uFFFD") || text.includes("\0");
+    return jsonRpcError(400, null, { code: -32700, message: `Parse error: the request body is ${binary ? "binary data" : "text"}, not JSON` });
+  }
+  if (typeof message !== "object" || message === null || Array.isArray(message)) return undefined;
+  const { id, params } = message as { id?: unknown; params?: unknown };
+  if (typeof id === "string" && id.length > MAX_ID_LENGTH) {
+    return jsonRpcError(400, null, overlong("request id", id.length));
+  }
+  const sessionId = typeof params === "object" && params !== null ? (params as { sessionId?: unknown }).sessionId : undefined;
+  const longest = Math.max(typeof sessionId === "string" ? sessionId.length : 0, sessionHeader?.length ?? 0);
+  if (longest > MAX_ID_LENGTH) return jsonRpcError(400, id === undefined ? null : id, overlong("session id", longest));
+  return undefined;
+}
+
+function overlong(what: "request id" | "session id", length: number) {
+  const [code, kind] = what === "request id" ? [-32600, "Invalid request"] : [-32602, "Invalid params"];
+  return {
+    code,
+    message: `${kind}: the ${what} is ${length} characters long, more than the limit of ${MAX_ID_LENGTH}`,
+    data: { limit: MAX_ID_LENGTH },
+  };
+}
+
+function jsonRpcError(status: number, id: unknown, error: { code: number; message: string; data?: unknown }): Response {
+  return new Response(JSON.stringify({ jsonrpc: "2.0", id, error }), { status, headers: { "Content-Type": "application/json" } });
 }

@@ -3,6 +3,7 @@ import { isIP } from "node:net";
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
+import type { AllowedHost } from "../config/allowed-hosts.js";
 
 /** The token of a data directory, and whether this call made it (so it is shown once, on creation). */
 export interface LoadedToken {
@@ -36,15 +37,16 @@ export function loadToken(tokenPath: string): LoadedToken {
 }
 
 /**
- * The token a request carries: `Authorization: Bearer` (the scheme in any case, RFC 9110), else
- * `?token=` (EventSource and browser WebSockets cannot send headers). Never a cookie: cookies are
- * not scoped by port, so every other web server of this machine would receive it.
+ * The token a request carries: `Authorization: Bearer` (the scheme in any case, RFC 9110), and
+ * only there. Never a cookie: cookies are not scoped by port, so every other web server of this
+ * machine would receive it. Never the URL either: proxies log URLs and browsers keep them in
+ * their history; what cannot send a header (EventSource, a browser's WebSocket) presents a
+ * single-use ticket instead (`POST /api/tickets`, then `?ticket=`).
  */
-export function presentedToken(req: IncomingMessage, url: URL): string | undefined {
+export function presentedToken(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
   const bearer = header === undefined ? undefined : /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-  if (bearer) return bearer[1];
-  return url.searchParams.get("token") ?? undefined;
+  return bearer?.[1];
 }
 
 export function tokenMatches(presented: string | undefined, token: string): boolean {
@@ -60,27 +62,33 @@ export function tokenMatches(presented: string | undefined, token: string): bool
  * literal can only be this server's own), `localhost` and `*.localhost` (browsers resolve them to
  * loopback themselves), the address Berth listens on, and this machine's host name. The port is
  * not compared: a tunnel (`ssh -L 8000:127.0.0.1:7420`) changes it and rebinding needs a name.
- * A request without `Host` (HTTP/1.0, never a browser) passes.
+ * A request without `Host` (HTTP/1.0, never a browser) passes. `allowed` adds the names of a
+ * reverse proxy in front of Berth (config `server.allowedHosts`).
  */
-export function hostAllowed(hostHeader: string | undefined, listenHost: string, machineName: string = hostname()): boolean {
+export function hostAllowed(
+  hostHeader: string | undefined,
+  listenHost: string,
+  allowed: readonly AllowedHost[] = [],
+  machineName: string = hostname(),
+): boolean {
   if (hostHeader === undefined) return true;
   const name = hostnameOf(hostHeader);
   if (name === undefined) return false;
   if (isIP(name.replace(/^\[|\]$/g, "")) !== 0) return true;
   if (name === "localhost" || name.endsWith(".localhost")) return true;
   const own = new Set([listenHost.toLowerCase(), machineName.toLowerCase(), `${machineName.toLowerCase()}.local`]);
-  return own.has(name);
+  return own.has(name) || allowed.some((entry) => entry.name === name);
 }
 
 /**
  * Whether a browser's `Origin` is the page Berth served: the same host and port as the `Host` the
- * request was sent to (which {@link hostAllowed} vetted). Pages on another port of the same machine
- * are other sites and are refused, as are `null` origins (sandboxed frames, files). Non-browser
- * clients send no Origin and are judged by their token alone.
+ * request was sent to (which {@link hostAllowed} vetted), or a page at an allowed proxy name (a
+ * proxy may rewrite `Host`), on the entry's port or else its scheme's default port. Pages on
+ * another port of the same machine are other sites and are refused, as are `null` origins
+ * (sandboxed frames, files). Non-browser clients send no Origin and are judged by their token alone.
  */
-export function originAllowed(origin: string | undefined, hostHeader: string | undefined): boolean {
+export function originAllowed(origin: string | undefined, hostHeader: string | undefined, allowed: readonly AllowedHost[] = []): boolean {
   if (origin === undefined) return true;
-  if (hostHeader === undefined) return false;
   let parsed: URL;
   try {
     parsed = new URL(origin);
@@ -88,7 +96,9 @@ export function originAllowed(origin: string | undefined, hostHeader: string | u
     return false;
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return false;
-  return parsed.host === new URL(`http://${hostHeader}`).host;
+  const port = parsed.port === "" ? undefined : Number(parsed.port);
+  if (allowed.some((entry) => entry.name === parsed.hostname && entry.port === port)) return true;
+  return hostHeader !== undefined && parsed.host === new URL(`http://${hostHeader}`).host;
 }
 
 /**

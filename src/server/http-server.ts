@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Host } from "../host/host.js";
+import type { AllowedHost } from "../config/allowed-hosts.js";
 import type { Logger } from "../host/logger.js";
 import { AcpEndpoint } from "./acp-endpoint.js";
 import { fetchSiteAllowed, hostAllowed, hostForUrl, originAllowed, presentedToken, tokenMatches } from "./auth.js";
@@ -11,6 +12,7 @@ import { restRoutes } from "./rest-routes.js";
 import { Router } from "./router.js";
 import { OperatorEvents, type OperatorEventsOptions } from "./sse.js";
 import { defaultWebDir, StaticFiles } from "./static-files.js";
+import { Tickets, type TicketOptions } from "./tickets.js";
 
 export interface ServerOptions {
   readonly host: Host;
@@ -26,6 +28,10 @@ export interface ServerOptions {
   readonly maxMessageBytes?: number;
   readonly maxBufferedBytes?: number;
   readonly events?: OperatorEventsOptions;
+  /** Names of a reverse proxy in front of Berth, allowed as `Host` and as pages' origins. */
+  readonly allowedHosts?: readonly AllowedHost[];
+  /** The lifetime and clock of the tickets for event streams and WebSockets (tests shorten them). */
+  readonly tickets?: TicketOptions;
 }
 
 export interface BerthServer {
@@ -47,11 +53,12 @@ const statusOf: Readonly<Record<ErrorClass, number>> = { bad_input: 400, not_fou
 
 /** Berth on the network: REST, Server-Sent Events, metrics, the dashboard and ACP (WebSocket and Streamable HTTP) on one port. */
 export async function startServer(options: ServerOptions): Promise<BerthServer> {
-  const { host, token, log } = options;
+  const { host, token, log, allowedHosts = [] } = options;
   const events = new OperatorEvents(host, options.events);
   const acp = new AcpEndpoint({ host, log, maxMessageBytes: options.maxMessageBytes, maxBufferedBytes: options.maxBufferedBytes });
   const metrics = new BerthMetrics(host, () => acp.clientsConnected);
-  const router = new Router(restRoutes({ host, events, metrics }));
+  const tickets = new Tickets(options.tickets);
+  const router = new Router(restRoutes({ host, events, metrics, tickets }));
   const web = new StaticFiles(options.webDir ?? defaultWebDir);
   let port = options.port;
 
@@ -61,15 +68,15 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
    */
   const foreignRefusal = (req: IncomingMessage): HttpError | undefined => {
     const { host: hostHeader, origin } = req.headers;
-    if (!hostAllowed(hostHeader, options.listenHost)) {
+    if (!hostAllowed(hostHeader, options.listenHost, allowedHosts)) {
       log.warn({ host: hostHeader }, "request for a foreign Host refused (DNS rebinding?)");
       return new HttpError(
         403,
         "forbidden_host",
-        `requests for the host name ${JSON.stringify(hostHeader)} are not allowed: use an address of this machine or localhost`,
+        `requests for the host name ${JSON.stringify(hostHeader)} are not allowed: use an address of this machine or localhost, or add the name to server.allowedHosts (berth serve --allowed-host)`,
       );
     }
-    if (!originAllowed(origin, hostHeader)) {
+    if (!originAllowed(origin, hostHeader, allowedHosts)) {
       log.warn({ origin, host: hostHeader }, "request from a foreign origin refused");
       return new HttpError(403, "forbidden_origin", `requests from the origin ${origin} are not allowed`);
     }
@@ -98,7 +105,9 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     if (isApi && !isPublic) {
       const crossSite = crossSiteRefusal(req);
       if (crossSite) throw crossSite;
-      if (!tokenMatches(presentedToken(req, url), token)) return sendUnauthorized(res);
+      // A ticket stands in for the token only where a browser cannot send a header: the event stream.
+      const ticketed = req.method === "GET" && url.pathname === "/api/events" && tickets.redeem(url.searchParams.get("ticket"));
+      if (!ticketed && !tokenMatches(presentedToken(req), token)) return sendUnauthorized(res);
     }
     if (match.name !== "none") return router.run(match, req, res, url);
     if (url.pathname === "/acp") {
@@ -131,7 +140,9 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     if (refusal) return refuseUpgrade(socket, refusal.status, { error: refusal.code, message: refusal.message });
     if (url.pathname !== "/acp")
       return refuseUpgrade(socket, 404, { error: "not_found", message: `no WebSocket endpoint at ${url.pathname} (ACP is at /acp)` });
-    if (!tokenMatches(presentedToken(req, url), token)) return refuseUpgrade(socket, 401, { error: "unauthorized" });
+    if (!tickets.redeem(url.searchParams.get("ticket")) && !tokenMatches(presentedToken(req), token)) {
+      return refuseUpgrade(socket, 401, { error: "unauthorized" });
+    }
     const unknown = acp.unknownAgent(url);
     if (unknown) return refuseUpgrade(socket, unknown.status, { error: unknown.code, message: unknown.message });
     acp.handleUpgrade(req, socket, head, url);

@@ -54,6 +54,17 @@ export class BerthMetrics {
       },
     });
     new Gauge({
+      name: "berth_process_tracking",
+      help: "How the host finds every descendant of its children: 1 for the mode in use (cgroup: a cgroup v2 per child and the environment marker; marker: the marker alone).",
+      labelNames: ["mode"],
+      registers,
+      collect() {
+        const mode = host.processTracking().mode;
+        this.set({ mode: "cgroup" }, mode === "cgroup" ? 1 : 0);
+        this.set({ mode: "marker" }, mode === "marker" ? 1 : 0);
+      },
+    });
+    new Gauge({
       name: "berth_clients_connected",
       help: "ACP clients connected over WebSocket.",
       registers,

@@ -6,11 +6,13 @@ import { HttpError, readJsonBody } from "./http-io.js";
 import type { BerthMetrics } from "./metrics.js";
 import { empty, json, type Route } from "./router.js";
 import type { OperatorEvents } from "./sse.js";
+import type { Tickets } from "./tickets.js";
 
 export interface RestDeps {
   readonly host: Host;
   readonly events: OperatorEvents;
   readonly metrics: BerthMetrics;
+  readonly tickets: Tickets;
 }
 
 const MAX_EVENTS = 10_000;
@@ -32,7 +34,7 @@ const answerBody = z.union(
 );
 
 /** The REST API of the contract in docs/api.md; each route is listed in docs/openapi.json. */
-export function restRoutes({ host, events, metrics }: RestDeps): Route[] {
+export function restRoutes({ host, events, metrics, tickets }: RestDeps): Route[] {
   return [
     {
       method: "GET",
@@ -44,6 +46,8 @@ export function restRoutes({ host, events, metrics }: RestDeps): Route[] {
         return json({ status: store.state === "ok" ? "ok" : "degraded", version: berthVersion, store });
       },
     },
+    // One connection of EventSource or a browser's WebSocket, which cannot send the token in a header.
+    { method: "POST", path: "/api/tickets", handle: () => json(tickets.issue(), 201) },
     { method: "GET", path: "/api/agents", handle: () => json({ agents: host.agents(), default: host.config.defaultAgent }) },
     { method: "GET", path: "/api/locations", handle: () => json({ locations: host.locations() }) },
     {

@@ -19,6 +19,7 @@ export interface BerthOptions {
   /** A client with more unsent bytes than this is disconnected (default: the SDK's 64 MiB). */
   readonly maxBufferedBytes?: number;
   readonly events?: ServerOptions["events"];
+  readonly tickets?: ServerOptions["tickets"];
 }
 
 export interface RunningBerth {
@@ -82,8 +83,9 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     throw error;
   }
   try {
-    const { listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events } = options;
-    server = await startServer({ host, token, listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events });
+    const { listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events, tickets } = options;
+    const { allowedHosts } = options.config.server;
+    server = await startServer({ host, token, listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events, allowedHosts, tickets });
   } catch (error) {
     await host.shutdown();
     lock.release();

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
@@ -14,6 +14,7 @@ import { closeAllHosts, startHost, text } from "../host/host-harness.js";
 import { BerthProcess } from "../server/serve-process.js";
 import { AcpTestClient } from "../server/server-harness.js";
 import { killLeftovers, processIsRunning, startedProcess, waitUntil, waitUntilGone, type StartedProcess } from "../support/process-table.js";
+import { cleanUp, startSecureBerth } from "./security-harness.js";
 
 /**
  * Issue 9 item 4: a process that calls `setsid` leaves its process group, so stopping the group
@@ -37,10 +38,14 @@ function escapeSnippet(mark: string, { clearEnvironment = false } = {}): string 
   return `( setsid ${env}sh -c 'sleep 3600; : ${mark}' <&- >/dev/null 2>&1 & )`;
 }
 
-/** The escaped daemon and its `sleep`, once both run (other processes passing through its session are not counted). */
+/**
+ * The escaped daemon and its `sleep`, once both run. The daemon is picked by its exact command
+ * line (`sh -c 'sleep 3600; : <mark>'`): the shells that started it carry the mark in theirs
+ * too, and a terminal's shell lives on beside it.
+ */
 async function escapee(mark: string): Promise<number[]> {
   let daemon: number | undefined;
-  await waitUntil(() => (daemon = pidsWithArgument(mark)[0]) !== undefined, `the escaped daemon ${mark} runs`);
+  await waitUntil(() => (daemon = daemonWith(mark)) !== undefined, `the escaped daemon ${mark} runs`);
   let sleeper: number | undefined;
   await waitUntil(() => (sleeper = sleepChildOf(daemon!)) !== undefined, "the daemon started its sleep");
   const pids = [daemon!, sleeper!];
@@ -48,41 +53,46 @@ async function escapee(mark: string): Promise<number[]> {
   return pids;
 }
 
+function daemonWith(mark: string): number | undefined {
+  return runningPids().find((pid) => {
+    const [shell, flag, script] = argv(pid);
+    return shell?.endsWith("sh") === true && flag === "-c" && script === `sleep 3600; : ${mark}`;
+  });
+}
+
 function sleepChildOf(parent: number): number | undefined {
-  const session = readProcStat(parent)?.pgid;
-  return sessionMembers(session ?? -1).find((pid) => {
+  return runningPids().find((pid) => {
     try {
       // Field 4 of /proc/<pid>/stat, after the command name in parentheses.
       const ppid = Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ")[1]);
-      return ppid === parent && readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("sleep");
+      return ppid === parent && argv(pid)[0] === "sleep";
     } catch {
       return false;
     }
   });
 }
 
-function pidsWithArgument(mark: string): number[] {
+function argv(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  } catch {
+    return [];
+  }
+}
+
+function runningPids(): number[] {
   return readdirSync("/proc")
     .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(mark);
-      } catch {
-        return false;
-      }
-    })
     .map(Number)
     .filter((pid) => pid !== process.pid && processIsRunning(pid));
 }
 
-function sessionMembers(pgid: number): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(Number)
-    .filter((pid) => readProcStat(pid)?.pgid === pgid && processIsRunning(pid));
+function pidsWithArgument(mark: string): number[] {
+  return runningPids().filter((pid) => argv(pid).some((arg) => arg.includes(mark)));
 }
 
 afterEach(async () => {
+  await cleanUp();
   await closeAllHosts();
   for (const host of hosts.splice(0)) host.killGroup();
   killLeftovers(leftovers.splice(0));
@@ -92,9 +102,9 @@ afterAll(() => {
   for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-const probe = ProcessScope.forDataDir(tmpdir());
-const cgroupsUsable = probe.cgroupDirectory !== undefined;
-probe.deleteCgroupDirectory();
+// On by default wherever the host may create cgroups; this machine's answer decides which tests run.
+const tracking = ProcessScope.forDataDir(tmpdir()).tracking;
+const cgroupsUsable = tracking.mode === "cgroup";
 
 describe.each([
   { mode: "marker in the environment", cgroups: false },
@@ -113,7 +123,8 @@ describe.each([
     for (const pid of pids) expect(readProcStat(pid)!.pgid).not.toBe(group.record.pgid);
     expect(await group.stop()).not.toBe("already-gone");
     expect(await waitUntilGone(pids, 100)).toEqual([]);
-    scope.deleteCgroupDirectory();
+    // Nothing is left in the cgroup tree either.
+    if (cgroups) expect(existsSync(scope.cgroupDirectory!)).toBe(false);
   });
 });
 
@@ -133,9 +144,59 @@ describe("what only a cgroup catches", () => {
     await group.exited;
     const pids = await escapee(mark);
     expect(scanMarked({ exact: group.tag.marker }).matches.map((stat) => stat.pid)).toEqual([]);
+    // Born in its cgroup: the launcher moved the child before its command ran, the host stayed where it was.
+    for (const pid of pids) expect(readFileSync(`/proc/${pid}/cgroup`, "utf8")).toContain(`/${basename(group.tag.cgroup!)}\n`);
+    expect(readFileSync("/proc/self/cgroup", "utf8")).not.toContain("berth-");
     await group.stop();
     expect(await waitUntilGone(pids, 100)).toEqual([]);
-    scope.deleteCgroupDirectory();
+    expect(existsSync(scope.cgroupDirectory!)).toBe(false);
+  });
+
+  it.skipIf(!cgroupsUsable)("a terminal's env -i daemon is stopped at the terminal's release by a host with default settings", async () => {
+    const clock = new VirtualClock();
+    const mark = `cleared-terminal-${randomUUID()}`;
+    const { host, workDir } = await startHost({ clock });
+    expect(host.processTracking().mode).toBe("cgroup");
+    const session = await host.createSession({ cwd: workDir });
+    host.hold(session.id, "client");
+    expect((await host.prompt(session.id, text(`/run ${escapeSnippet(mark, { clearEnvironment: true })}; echo started`))).stopReason).toBe(
+      "end_turn",
+    );
+    // The demo agent releases its terminal once the command exited; only the cgroup leads to this daemon.
+    await waitUntil(() => pidsWithArgument(mark).length === 0, "the terminal's env -i daemon was stopped at the terminal's release");
+  });
+});
+
+describe("which tracking a host uses, and says so", () => {
+  it("cgroups wherever the host may create them, else the marker alone with the reason, in a start-up line and the metrics", async () => {
+    const { berth, logs } = await startSecureBerth();
+    const line = logs.find((entry) => entry.msg.startsWith("process tracking:"));
+    expect(berth.host.processTracking().mode).toBe(tracking.mode);
+    if (cgroupsUsable) {
+      expect(line).toMatchObject({
+        msg: "process tracking: a cgroup v2 per child, and the environment marker",
+        tracking: "cgroup",
+        marker: "BERTH_GROUP",
+      });
+      expect(String(line?.cgroups)).toMatch(/\/berth-[0-9a-f]{12}$/);
+    } else {
+      expect(line).toMatchObject({
+        msg: "process tracking: the environment marker only",
+        tracking: "marker",
+        reason: tracking.mode === "marker" ? tracking.reason : "",
+      });
+    }
+  });
+
+  it("BERTH_CGROUPS=off turns cgroups off", () => {
+    const before = process.env.BERTH_CGROUPS;
+    process.env.BERTH_CGROUPS = "off";
+    try {
+      expect(ProcessScope.forDataDir(tmpdir()).tracking).toEqual({ mode: "marker", reason: "turned off (BERTH_CGROUPS=off)" });
+    } finally {
+      if (before === undefined) delete process.env.BERTH_CGROUPS;
+      else process.env.BERTH_CGROUPS = before;
+    }
   });
 });
 
@@ -208,12 +269,14 @@ describe("berth serve: a host's daemons die with it, or at the next start", () =
     return { berth, client, pids, dataDir, configFile };
   }
 
-  it("after SIGTERM of the host", async () => {
-    const { berth, client, pids } = await hostWithDaemons();
+  it("after SIGTERM of the host, leaving no cgroup behind", async () => {
+    const { berth, client, pids, dataDir } = await hostWithDaemons();
     berth.signal("SIGTERM");
     expect(await berth.exited).toEqual({ code: 0, signal: null });
     await client.close();
     expect(await waitUntilGone(pids, 100)).toEqual([]);
+    // The killed daemons counted as members until init reaped them; their cgroups went after.
+    if (cgroupsUsable) expect(existsSync(ProcessScope.forDataDir(dataDir).cgroupDirectory!)).toBe(false);
   });
 
   it("after SIGKILL of the host: reaped at the next start on the same data directory", async () => {
@@ -228,8 +291,10 @@ describe("berth serve: a host's daemons die with it, or at the next start", () =
     await next.startupLine();
     expect(await waitUntilGone(pids, 100)).toEqual([]);
     // Reaped at start-up: with the group they left (found by its marker) or by the sweep of every marked process.
-    expect(next.logLines().filter((line) => line.kind === "group_reaped").length).toBeGreaterThan(0);
+    // (logged on stderr, which may reach this process after the start-up line on stdout)
+    await waitUntil(() => next.logLines().some((line) => line.kind === "group_reaped"), "the next host logged what it reaped");
     next.signal("SIGTERM");
     expect(await next.exited).toEqual({ code: 0, signal: null });
+    if (cgroupsUsable) expect(existsSync(ProcessScope.forDataDir(dataDir).cgroupDirectory!)).toBe(false);
   });
 });

@@ -157,4 +157,38 @@ describe("other local web pages", () => {
       expect(await rawRequest(`${berth.url}/api/agents`, { headers: { ...bearer, host } }), host).toMatchObject({ status: 200 });
     }
   });
+
+  it("behind a reverse proxy: the names in server.allowedHosts are let in, as Host and as the page's origin; any other name still is not", async () => {
+    const berth = await startSecureBerth({ server: { allowedHosts: ["berth.example.internal"] } });
+    const bearer = { authorization: `Bearer ${berth.token}` };
+    const json = { ...bearer, "content-type": "application/json" };
+    const body = JSON.stringify({ cwd: berth.workDir });
+    // The proxy passes the Host on: the page, the API, a state change from the proxied page, the ACP upgrade.
+    const proxied = { host: "berth.example.internal" };
+    expect(await rawRequest(`${berth.url}/`, { headers: proxied })).toMatchObject({ status: 200 });
+    expect(await rawRequest(`${berth.url}/api/agents`, { headers: { ...bearer, ...proxied } })).toMatchObject({ status: 200 });
+    const page = { origin: "https://berth.example.internal", "sec-fetch-site": "same-origin" };
+    expect(await rawRequest(`${berth.url}/api/sessions`, { method: "POST", headers: { ...json, ...proxied, ...page }, body })).toMatchObject({
+      status: 201,
+    });
+    expect(await upgradeOutcome(`${berth.url.replace("http", "ws")}/acp`, { ...bearer, ...proxied, origin: page.origin })).toBe("open");
+    // The proxy rewrites Host to Berth's address: the page's origin is still its own.
+    expect(await rawRequest(`${berth.url}/api/sessions`, { method: "POST", headers: { ...json, ...page }, body })).toMatchObject({ status: 201 });
+
+    // Any other name, and another port of the proxy's name, are refused as before.
+    expect(await rawRequest(`${berth.url}/api/agents`, { headers: { ...bearer, host: "evil.example" } })).toMatchObject({
+      status: 403,
+      body: expect.stringContaining("forbidden_host"),
+    });
+    expect(await upgradeOutcome(`${berth.url.replace("http", "ws")}/acp`, { ...bearer, host: "evil.example" })).toBe(403);
+    for (const origin of ["https://evil.example", "https://berth.example.internal:3000"]) {
+      expect(await rawRequest(`${berth.url}/api/sessions`, { method: "POST", headers: { ...json, ...proxied, origin }, body }), origin).toMatchObject(
+        {
+          status: 403,
+          body: expect.stringContaining("forbidden_origin"),
+        },
+      );
+    }
+    expect(berth.berth.host.listSessions()).toHaveLength(2);
+  });
 });

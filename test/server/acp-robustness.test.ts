@@ -19,12 +19,15 @@ describe("ACP endpoint: refusals and bad input", () => {
     // A cookie is never a credential.
     expect(await upgradeOutcome(fixture.acpUrl, { cookie: `berth_token=${fixture.token}` })).toBe(401);
 
-    // The server's own pages, the token in the query, and clients that send no Origin are let in.
+    // The token in the query is no credential (proxies log URLs).
+    expect(await upgradeOutcome(`${fixture.acpUrl}?token=${fixture.token}`, {})).toBe(401);
+    // The server's own pages, a ticket in the query, and clients that send no Origin are let in.
     expect(await upgradeOutcome(fixture.acpUrl, { ...bearer, origin: `http://127.0.0.1:${port}` })).toBe("open");
     expect(await upgradeOutcome(fixture.acpUrl, { ...bearer, origin: `http://localhost:${port}`, host: `localhost:${port}` })).toBe("open");
     // An Origin must name the host the request was sent to: another page's name for this machine is another origin.
     expect(await upgradeOutcome(fixture.acpUrl, { ...bearer, origin: `http://localhost:${port}` })).toBe(403);
-    expect(await upgradeOutcome(`${fixture.acpUrl}?token=${fixture.token}`, {})).toBe("open");
+    const { ticket } = (await (await fixture.api("/api/tickets", { method: "POST" })).json()) as { ticket: string };
+    expect(await upgradeOutcome(`${fixture.acpUrl}?ticket=${ticket}`, {})).toBe("open");
     expect(fixture.berth.host.listSessions()).toEqual([]);
   });
 

@@ -112,6 +112,79 @@ describe("ACP over Streamable HTTP on /acp", () => {
   });
 });
 
+describe("Streamable HTTP: bad input gets a JSON-RPC error, and the connection carries on", () => {
+  it("answers an overlong session or request id and a body that is garbage or binary; the SDK's client and the host stay usable", async () => {
+    const fixture = await startFixture();
+    const auth = { authorization: `Bearer ${fixture.token}` };
+    const initialized = await postInitialize(fixture, auth);
+    const connectionId = initialized.headers.get("acp-connection-id")!;
+    const headers = { ...auth, "content-type": "application/json", "acp-connection-id": connectionId };
+    const post = async (body: string | Uint8Array, extra: Record<string, string> = {}) => {
+      const res = await fetch(`${fixture.url}/acp`, { method: "POST", headers: { ...headers, ...extra }, body });
+      expect(res.headers.get("content-type")).toBe("application/json");
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const long = "s".repeat(2_000);
+    const limit = { limit: 1024 };
+
+    const prompt = { jsonrpc: "2.0", id: 7, method: "session/prompt", params: { sessionId: long, prompt: [] } };
+    expect(await post(JSON.stringify(prompt), { "acp-session-id": long })).toEqual({
+      status: 400,
+      body: {
+        jsonrpc: "2.0",
+        id: 7,
+        error: { code: -32602, message: "Invalid params: the session id is 2000 characters long, more than the limit of 1024", data: limit },
+      },
+    });
+    expect(await post(JSON.stringify({ jsonrpc: "2.0", id: "i".repeat(1_500), method: "session/list", params: {} }))).toEqual({
+      status: 400,
+      body: {
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32600, message: "Invalid request: the request id is 1500 characters long, more than the limit of 1024", data: limit },
+      },
+    });
+    expect(await post("this is not json {")).toEqual({
+      status: 400,
+      body: { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the request body is text, not JSON" } },
+    });
+    for (const bytes of [new Uint8Array([0, 255, 1, 2, 200, 13, 10]), new Uint8Array([0xc3, 0x28, 0xa0, 0xa1])]) {
+      expect(await post(bytes)).toEqual({
+        status: 400,
+        body: { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the request body is binary data, not JSON" } },
+      });
+    }
+    // A session stream for an overlong id: 409, which fails that session, not the connection.
+    const stream = await fetch(`${fixture.url}/acp`, {
+      headers: { ...auth, accept: "text/event-stream", "acp-connection-id": connectionId, "acp-session-id": long },
+    });
+    expect(stream.status).toBe(409);
+    expect(await stream.json()).toMatchObject({ error: { code: -32602, data: limit } });
+
+    // The same connection still works, and a first message that is garbage opens nothing.
+    const list = await fetch(`${fixture.url}/acp`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ jsonrpc: "2.0", id: 8, method: "session/list", params: {} }),
+    });
+    expect(list.status).toBe(202);
+    const garbageFirst = await fetch(`${fixture.url}/acp`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: "\u0000garbage",
+    });
+    expect(garbageFirst.status).toBe(400);
+    expect(garbageFirst.headers.get("acp-connection-id")).toBeNull();
+
+    // Through the SDK's own HTTP client: the overlong id fails that request only.
+    const client = await fixture.connect({ transport: "http" });
+    await expect(client.prompt(long, "hello")).rejects.toMatchObject({ data: { status: 409, body: { error: { code: -32602, data: limit } } } });
+    const sessionId = await client.newSession(fixture.workDir);
+    expect(await client.prompt(sessionId, "still here")).toMatchObject({ stopReason: "end_turn" });
+    expect(client.texts(sessionId)).toBe("still here");
+  });
+});
+
 describe("/acp?agent=ID binds a connection to an agent", () => {
   it("accepts a configured agent on both profiles and refuses an unknown one with 400 naming the configured agents", async () => {
     const fixture = await startFixture();

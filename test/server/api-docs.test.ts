@@ -16,6 +16,7 @@ describe("docs/api.md", () => {
     const script = examples.join("\n");
     for (const route of [
       "/healthz",
+      "/api/tickets",
       "/api/agents",
       "/api/sessions",
       "/api/sessions/$SESSION",

@@ -4,7 +4,9 @@ import { restRoutes, type RestDeps } from "../../src/server/rest-routes.js";
 
 const openapi = JSON.parse(readFileSync(new URL("../../docs/openapi.json", import.meta.url), "utf8")) as {
   openapi: string;
-  paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+  paths: Record<string, Record<string, { responses: Record<string, unknown>; requestBody?: unknown; security?: Array<Record<string, unknown>> }>>;
+  security: Array<Record<string, unknown>>;
+  components: { securitySchemes: Record<string, { in?: string; name?: string }> };
 };
 /** Served outside the router: ACP (both transport profiles) and the dashboard's files. */
 const outsideRouter = ["GET /acp", "POST /acp", "DELETE /acp", "GET /"];
@@ -26,12 +28,28 @@ describe("docs/openapi.json", () => {
     expect(documented.filter((route) => !routes.includes(route) && !outsideRouter.includes(route))).toEqual([]);
   });
 
-  it("documents 401 on every route that needs the token", () => {
-    const unguarded = Object.entries(openapi.paths).flatMap(([path, operations]) =>
-      Object.entries(operations).flatMap(([method, operation]) =>
-        path !== "/healthz" && !("401" in operation.responses) ? [`${method} ${path}`] : [],
-      ),
-    );
-    expect(unguarded).toEqual([]);
+  const operations = Object.entries(openapi.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, path, operation })),
+  );
+  /** Answered without a token: the health check and the dashboard's files. */
+  const publicPaths = ["/healthz", "/"];
+
+  it("documents 401 on every route that needs the token, and on no public one", () => {
+    expect(operations.filter(({ path, operation }) => !publicPaths.includes(path) && !("401" in operation.responses)).map((o) => o.name)).toEqual([]);
+    expect(operations.filter(({ path, operation }) => publicPaths.includes(path) && "401" in operation.responses).map((o) => o.name)).toEqual([]);
+  });
+
+  it("documents 403 on every route (foreign Host, Origin, Sec-Fetch-Site) and 415 on every route that takes a body", () => {
+    expect(operations.filter(({ operation }) => !("403" in operation.responses)).map((o) => o.name)).toEqual([]);
+    const withBody = operations.filter(({ operation }) => operation.requestBody !== undefined);
+    expect(withBody.map((o) => o.name)).toEqual(["POST /api/sessions", "POST /api/questions/{id}/answer", "POST /acp"]);
+    expect(withBody.filter(({ operation }) => !("415" in operation.responses)).map((o) => o.name)).toEqual([]);
+  });
+
+  it("takes the token in the header only; a ticket only where no header can be sent", () => {
+    expect(openapi.security).toEqual([{ bearer: [] }]);
+    expect(Object.values(openapi.components.securitySchemes).filter((scheme) => scheme.in === "cookie" || scheme.name === "token")).toEqual([]);
+    const ticketed = operations.filter(({ operation }) => operation.security?.some((requirement) => "ticket" in requirement)).map((o) => o.name);
+    expect(ticketed).toEqual(["GET /api/events", "GET /acp"]);
   });
 });

@@ -84,7 +84,8 @@ describe("REST API", () => {
       expect((await fetch(fixture.url + path, { headers: { authorization: "Bearer not-the-token" } })).status).toBe(401);
     }
     expect((await fetch(`${fixture.url}/api/sessions`, { method: "POST", body: "{}" })).status).toBe(401);
-    expect((await fetch(`${fixture.url}/api/agents?token=${fixture.token}`)).status).toBe(200);
+    // Never in the URL (proxies log URLs): `?token=` is no credential, on any route.
+    for (const path of ["/api/agents", "/api/events"]) expect((await fetch(`${fixture.url}${path}?token=${fixture.token}`)).status).toBe(401);
     // The scheme is case-insensitive (RFC 9110); a cookie is never a credential.
     expect((await fetch(`${fixture.url}/api/agents`, { headers: { authorization: `bearer ${fixture.token}` } })).status).toBe(200);
     expect((await fetch(`${fixture.url}/api/agents`, { headers: { authorization: `BEARER  ${fixture.token}` } })).status).toBe(200);
@@ -252,7 +253,7 @@ describe("REST API", () => {
 
   it("streams records, session changes and deletions as Server-Sent Events", async () => {
     const fixture = await startFixture({ events: { keepAliveMs: 50 } });
-    const stream = await fetch(`${fixture.url}/api/events?token=${fixture.token}`);
+    const stream = await fixture.api("/api/events");
     expect(stream.status).toBe(200);
     expect(stream.headers.get("content-type")).toMatch(/^text\/event-stream/);
     const events = new EventReader(stream);
@@ -318,6 +319,7 @@ describe("REST API", () => {
       "berth_questions_pending",
       "berth_acquisition_seconds",
       "berth_clients_connected",
+      "berth_process_tracking",
       "berth_turns_total",
     ]) {
       expect(text).toContain(`# TYPE ${name} `);
@@ -326,6 +328,9 @@ describe("REST API", () => {
     expect(text).toContain('berth_sessions{state="live"} 1');
     expect(text).toContain("berth_locations_cached 1");
     expect(text).toContain("berth_clients_connected 1");
+    const mode = fixture.berth.host.processTracking().mode;
+    expect(text).toContain(`berth_process_tracking{mode="${mode}"} 1`);
+    expect(text).toContain(`berth_process_tracking{mode="${mode === "cgroup" ? "marker" : "cgroup"}"} 0`);
     expect(text).toContain('berth_turns_total{outcome="end_turn"} 1');
     expect(text).toContain("berth_acquisition_seconds_count 1");
     expect(text).toContain('berth_interruptions_total{reason="user"} 0');

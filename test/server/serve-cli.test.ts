@@ -4,6 +4,7 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionView } from "../../src/host/views.js";
+import { ProcessScope } from "../../src/processes/scope.js";
 import { groupMembers, killLeftovers, processGroupOf, startedProcess, type StartedProcess } from "../support/process-table.js";
 import { AcpTestClient, cleanUp, RawSocket, tempDir, waitUntil, waitUntilGone } from "./server-harness.js";
 import { BerthProcess, pidsWithArgument } from "./serve-process.js";
@@ -153,5 +154,7 @@ describe("berth serve as a real process", () => {
     berth.signal("SIGTERM");
     expect(await berth.exited).toEqual({ code: 130, signal: null });
     expect(berth.stderr).toContain("second signal while stopping: exiting at once");
+    // What the next start on this data directory would do: its processes and cgroups reaped.
+    await ProcessScope.forDataDir(berth.dataDir!).reapAll({ graceMs: 1_000 });
   });
 });

@@ -46,6 +46,27 @@ describe("berth serve settings", () => {
     expect(() => resolveServeSettings({ host: " " }, env)).toThrow("--host: expected an address");
   });
 
+  it("adds --allowed-host names to the configuration's, each checked", () => {
+    const configDir = tempDir("berth-settings-");
+    const env = { XDG_CONFIG_HOME: configDir };
+    const file = join(configDir, "proxy.json");
+    writeFileSync(file, JSON.stringify({ server: { allowedHosts: ["Berth.Example.Internal."] } }));
+    expect(resolveServeSettings({ config: file }, env).config.server.allowedHosts).toEqual([{ name: "berth.example.internal" }]);
+    expect(resolveServeSettings({ config: file, allowedHost: ["agents.example.internal:8443"] }, env).config.server.allowedHosts).toEqual([
+      { name: "berth.example.internal" },
+      { name: "agents.example.internal", port: 8443 },
+    ]);
+    for (const bad of ["https://berth.example.internal", "*.example.internal", "berth.example.internal/", "10.0.0.5", "berth:0", "-berth", "a b"]) {
+      expect(() => resolveServeSettings({ allowedHost: [bad] }, env), bad).toThrow(
+        `--allowed-host: expected a host name such as "berth.example.internal", optionally with ":port", got "${bad}"`,
+      );
+    }
+    writeFileSync(file, JSON.stringify({ server: { allowedHosts: ["berth.example.internal", "http://x"] } }));
+    expect(() => resolveServeSettings({ config: file }, env)).toThrow(
+      /server\.allowedHosts\.1.*expected a host name such as "berth\.example\.internal", optionally with ":port", got "http:\/\/x"/,
+    );
+  });
+
   it("knows loopback addresses", () => {
     for (const host of ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"]) expect(isLoopback(host), host).toBe(true);
     for (const host of ["0.0.0.0", "::", "192.168.1.5", "berth.example", "128.0.0.1"]) expect(isLoopback(host), host).toBe(false);
@@ -82,6 +103,25 @@ describe("access token and origins", () => {
     expect(originAllowed("http://127.0.0.1:7420", undefined)).toBe(false);
   });
 
+  it("lets in a reverse proxy's names: as Host, and as a page's origin on the default port or the one given", () => {
+    const allowed = [{ name: "berth.example.internal" }, { name: "agents.example.internal", port: 8443 }];
+    expect(hostAllowed("berth.example.internal", "127.0.0.1", allowed, "mybox")).toBe(true);
+    expect(hostAllowed("BERTH.example.internal:443", "127.0.0.1", allowed, "mybox")).toBe(true);
+    expect(hostAllowed("agents.example.internal:8443", "127.0.0.1", allowed, "mybox")).toBe(true);
+    expect(hostAllowed("evil.example", "127.0.0.1", allowed, "mybox")).toBe(false);
+    expect(hostAllowed("berth.example.internal.evil.example", "127.0.0.1", allowed, "mybox")).toBe(false);
+    // The proxy may pass Host on or rewrite it to Berth's own address.
+    for (const hostHeader of ["berth.example.internal", "127.0.0.1:7420"]) {
+      expect(originAllowed("https://berth.example.internal", hostHeader, allowed), hostHeader).toBe(true);
+      expect(originAllowed("http://berth.example.internal", hostHeader, allowed), hostHeader).toBe(true);
+      expect(originAllowed("https://agents.example.internal:8443", hostHeader, allowed), hostHeader).toBe(true);
+      // Another port of the proxy's name is another site.
+      expect(originAllowed("https://berth.example.internal:3000", hostHeader, allowed), hostHeader).toBe(false);
+      expect(originAllowed("https://agents.example.internal", hostHeader, allowed), hostHeader).toBe(false);
+      expect(originAllowed("https://evil.example", hostHeader, allowed), hostHeader).toBe(false);
+    }
+  });
+
   it("lets in Host names of this machine only: IP literals, localhost, the listen address and the machine's name", () => {
     for (const host of [
       "127.0.0.1:7420",
@@ -95,7 +135,7 @@ describe("access token and origins", () => {
       "mybox.local:7420",
       undefined,
     ]) {
-      expect(hostAllowed(host, "berth.lan", "mybox"), String(host)).toBe(true);
+      expect(hostAllowed(host, "berth.lan", [], "mybox"), String(host)).toBe(true);
     }
     // A rebound name: the attacker's page keeps its own name while it resolves to 127.0.0.1.
     for (const host of [
@@ -107,7 +147,7 @@ describe("access token and origins", () => {
       "a b",
       "user@127.0.0.1",
     ]) {
-      expect(hostAllowed(host, "127.0.0.1", "mybox"), host).toBe(false);
+      expect(hostAllowed(host, "127.0.0.1", [], "mybox"), host).toBe(false);
     }
   });
 });

@@ -41,7 +41,7 @@ export interface BerthFixture {
 }
 
 type FixtureOptions = { config?: ConfigInput; dataDir?: string; workDir?: string } & Partial<
-  Pick<BerthOptions, "maxMessageBytes" | "maxBufferedBytes" | "events" | "webDir">
+  Pick<BerthOptions, "maxMessageBytes" | "maxBufferedBytes" | "events" | "webDir" | "tickets">
 >;
 
 const running: BerthFixture[] = [];
@@ -70,6 +70,7 @@ export async function startFixture(options: FixtureOptions = {}): Promise<BerthF
     maxBufferedBytes: options.maxBufferedBytes,
     events: options.events,
     webDir: options.webDir,
+    tickets: options.tickets,
   });
   berth.host.onRecord(({ record }) => {
     if (record.kind === "child_acquired" || record.kind === "agent_asked") agentPids.add(record.pid);

@@ -47,11 +47,14 @@ export function groupMembers(pgid: number): StartedProcess[] {
 /**
  * SIGKILLs each process a failed test left running, and the members of its
  * group started after it (they outlive a leader that died), if each pid is
- * still the process it was.
+ * still the process it was. A pid that another process holds now means the
+ * group died and its id was handed out again: that group is someone else's.
  */
 export function killLeftovers(processes: Iterable<StartedProcess>): void {
   for (const started of processes) {
     if (started.startTicks === "") continue;
+    const now = startTicksOf(started.pid);
+    if (now !== undefined && now !== started.startTicks) continue;
     const after = Number(started.startTicks);
     const members = groupMembers(started.pid).filter((member) => Number(member.startTicks) >= after);
     for (const target of [started, ...members]) {

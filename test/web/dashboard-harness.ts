@@ -124,10 +124,11 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 
 /** An ACP client of Berth from Node (like an editor would be), on the server's `/acp`. */
 export async function connectAcpClient(server: DashboardServer): Promise<ClientConnection> {
-  const url = `${server.url.replace("http", "ws")}/acp?token=${encodeURIComponent(server.token)}`;
+  const url = `${server.url.replace("http", "ws")}/acp`;
+  const headers = { authorization: `Bearer ${server.token}` };
   const connection = client({ name: "dashboard-test-client" })
     .onNotification(methods.client.session.update, () => undefined)
-    .connect(createWebSocketStream(url, { WebSocket: WebSocket as unknown as WebSocketConstructor }));
+    .connect(createWebSocketStream(url, { WebSocket: WebSocket as unknown as WebSocketConstructor, headers }));
   await connection.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
   return connection;
 }

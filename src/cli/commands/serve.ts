@@ -17,6 +17,11 @@ export function register(program: Command): void {
     .option("--idle-ttl <duration>", "how long an idle location is kept (default 60m)")
     .option("--max-active-hold <duration>", "how long a silent running turn may keep its location (default 24h)")
     .option("--sweep-interval <duration>", "how often locations are swept (default 1m)")
+    .option(
+      "--allowed-host <name>",
+      "another host name Berth answers to, behind a reverse proxy (repeatable; adds to config server.allowedHosts)",
+      (name: string, names: string[] = []) => [...names, name],
+    )
     .option("--print-token", "print the dashboard link with the access token (by default only when the token was just created; see `berth token`)")
     .action(async (flags: ServeFlags) => {
       // Everything is stopped by now: a stray timer must not keep a stopped Berth around.

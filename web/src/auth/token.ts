@@ -27,12 +27,19 @@ export function authHeaders(): Record<string, string> {
   return token === null ? {} : { Authorization: `Bearer ${token}` };
 }
 
-/** A same-origin URL for EventSource or WebSocket, which cannot send headers: the token rides as `?token=`. */
-export function authorizedUrl(path: string, protocol?: "ws"): string {
+/**
+ * A same-origin URL for EventSource or WebSocket, which cannot send headers: it carries a ticket
+ * (`POST api/tickets`, with the token in a header) good for one connection within 30 s, never the
+ * token itself, which proxies would log and the browser keep in its history. Rejects when no
+ * ticket is given (the token refused, Berth unreachable); the caller finds out which.
+ */
+export async function ticketUrl(path: string, protocol?: "ws"): Promise<string> {
+  const response = await fetch(new URL("api/tickets", window.location.href), { method: "POST", headers: authHeaders() });
+  if (!response.ok) throw new Error(`Berth gave no ticket (HTTP ${response.status})`);
+  const { ticket } = (await response.json()) as { ticket: string };
   const url = new URL(path, window.location.href);
   url.hash = "";
   if (protocol === "ws") url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  const token = storedToken();
-  if (token !== null) url.searchParams.set("token", token);
+  url.searchParams.set("ticket", ticket);
   return url.href;
 }

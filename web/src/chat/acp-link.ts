@@ -8,7 +8,7 @@ import {
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
-import { authorizedUrl } from "../auth/token.js";
+import { ticketUrl } from "../auth/token.js";
 
 /**
  * A client that sets this in its capabilities' `_meta` gets each journaled update's sequence
@@ -38,7 +38,8 @@ export async function connectAcp(handlers: AcpLinkHandlers): Promise<ClientConne
   const app = client({ name: "berth-dashboard" })
     .onRequest(methods.client.session.requestPermission, ({ signal }): Promise<RequestPermissionResponse> => waitForWithdrawal(signal))
     .onRequest(methods.client.elicitation.create, ({ signal }): Promise<CreateElicitationResponse> => waitForWithdrawal(signal));
-  const socket = createWebSocketStream(authorizedUrl("acp", "ws"));
+  // A browser WebSocket cannot send the token in a header: a single-use ticket in the URL instead.
+  const socket = createWebSocketStream(await ticketUrl("acp", "ws"));
   const updates = new TransformStream<unknown, unknown>({
     transform(message, controller) {
       const params = updateParams(message);

@@ -112,12 +112,11 @@ export class LiveOverview {
       record: (record) => this.record(record),
       session: (session) => this.patch({ sessions: upsertSession(this.state.value.sessions, session) }),
       sessionDeleted: (sessionId) => this.sessionDeleted(sessionId),
-      retrying: () => this.patch({ link: { name: "reconnecting" } }),
       closed: () => void this.streamRefused(),
     });
   }
 
-  /** The browser stopped retrying: find out whether the token was refused, else reopen ourselves. */
+  /** The stream ended or never opened: find out whether the token was refused, else reopen it (with a new ticket). */
   private async streamRefused(): Promise<void> {
     this.closeStream?.();
     try {
