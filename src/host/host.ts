@@ -95,7 +95,8 @@ export class Host {
   private readonly transient: TransientChildren;
   private readonly outside: AgentsOutsideSessions;
   private readonly log: Logger;
-  private readonly clock: Clock;
+  /** The host's one source of time (virtual in tests): edges that schedule by the host's records use it too. */
+  readonly clock: Clock;
   private nextRecordId: number;
   private readonly ledger: ProcessGroupLedger;
   private readonly housekeeping: Housekeeping;

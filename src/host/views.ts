@@ -1,6 +1,7 @@
 import type { SessionChildState } from "../lifecycle/session-holds.js";
 
 // The types of the host's API, for the protocol edges (which import nothing below the host).
+export type { Clock, Timer } from "../lifecycle/clock.js";
 export type { CleanupRegistration } from "../lifecycle/connection-cleanups.js";
 export type { SessionChildState } from "../lifecycle/session-holds.js";
 export type { QuestionAnswer } from "../location/question-types.js";

@@ -7,6 +7,7 @@ import { loadToken } from "./auth.js";
 import { removeHostFile, runningHost, writeHostFile } from "./host-file.js";
 import { acquireHostLock, HostLockBusyError, type HostLock } from "./host-lock.js";
 import { startServer, type BerthServer, type ServerOptions } from "./http-server.js";
+import { WebhookNotifier } from "./webhook-notifier.js";
 
 export interface BerthOptions {
   readonly config: Config;
@@ -90,10 +91,13 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     throw error;
   }
   writeHostFile(paths.hostFile, { url: server.url, pid: process.pid, startedAt: Date.now() });
+  const webhook = options.config.notify.webhook;
+  const notifier = webhook && new WebhookNotifier({ host, config: webhook, log: options.log, dashboardUrl: server.url });
 
   let stopping: Promise<void> | undefined;
   const stop = async () => {
     server.stopListening();
+    notifier?.close();
     // Running turns are interrupted (reason `shutdown`) while their clients still listen.
     await host.shutdown();
     const swept = await sweepLeftovers(paths.dataDir, options.config.stopTimeout);

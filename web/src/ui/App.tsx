@@ -4,6 +4,8 @@ import type { QuestionAnswer, SessionView } from "../api/types.js";
 import { ChatSession } from "../chat/chat-session.js";
 import { useObservable } from "../live/observable.js";
 import type { LiveOverview } from "../live/overview.js";
+import type { DesktopNotifications } from "../notify/desktop-notifications.js";
+import { PageAttention } from "../notify/page-attention.js";
 import { shortId } from "../util/format.js";
 import { AuthRequired } from "./AuthRequired.js";
 import { ChatPanel } from "./ChatPanel.js";
@@ -14,13 +16,18 @@ import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
 import { QuestionsPanel } from "./QuestionsPanel.js";
 import { navigate, sessionHref, useRoute } from "./route.js";
 import { SessionsPanel } from "./SessionsPanel.js";
+import { SettingsDialog } from "./SettingsDialog.js";
 import { TopBar } from "./TopBar.js";
 
-type Dialog = { readonly name: "none" } | { readonly name: "new-session" } | { readonly name: "delete"; readonly session: SessionView };
+type Dialog =
+  | { readonly name: "none" }
+  | { readonly name: "new-session" }
+  | { readonly name: "settings" }
+  | { readonly name: "delete"; readonly session: SessionView };
 
 const OVERVIEW = "#/";
 
-export function App({ overview }: { overview: LiveOverview }) {
+export function App({ overview, notifications }: { overview: LiveOverview; notifications: DesktopNotifications }) {
   const state = useObservable(overview.state);
   const route = useRoute();
   const [dialog, setDialog] = useState<Dialog>({ name: "none" });
@@ -42,6 +49,7 @@ export function App({ overview }: { overview: LiveOverview }) {
   const chat = routed !== null && open?.sessionId === routed ? open : null;
 
   useEffect(() => overview.start(), [overview]);
+  useEffect(() => new PageAttention(overview, notifications).start(), [overview, notifications]);
   useEffect(() => () => void openRef.current?.close(), []);
   useEffect(() => {
     if (route.name === "session" && state.deleted.includes(route.sessionId)) navigate(OVERVIEW);
@@ -93,7 +101,7 @@ export function App({ overview }: { overview: LiveOverview }) {
   const chatSession = chat?.sessionId ? state.sessions.find((s) => s.id === chat.sessionId) : undefined;
   return (
     <>
-      <TopBar link={state.link} onNewSession={() => setDialog({ name: "new-session" })} />
+      <TopBar link={state.link} onNewSession={() => setDialog({ name: "new-session" })} onSettings={() => setDialog({ name: "settings" })} />
       <main class={chat ? "layout with-chat" : "layout"}>
         <div class="overview">
           <div class="column">
@@ -124,6 +132,7 @@ export function App({ overview }: { overview: LiveOverview }) {
       {dialog.name === "new-session" ? (
         <NewSessionDialog agents={state.agents} onStart={startSession} onClose={() => setDialog({ name: "none" })} />
       ) : null}
+      {dialog.name === "settings" ? <SettingsDialog notifications={notifications} onClose={() => setDialog({ name: "none" })} /> : null}
       {dialog.name === "delete" ? (
         <ConfirmDialog
           title="Delete this session?"
