@@ -37,6 +37,7 @@ import { Journal } from "./journal.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { QuestionDesk } from "./question-desk.js";
 import { SessionBus, type SessionListener } from "./session-bus.js";
+import { normalTitle, titleUpdate } from "./session-titles.js";
 import { restoreAfterRestart } from "./startup.js";
 
 export { sweepLeftovers } from "./startup.js";
@@ -338,6 +339,20 @@ export class Host {
   }
 
   /**
+   * A person names the session (`PATCH /api/sessions/:id`): stored, then told to every client holding
+   * it as ACP's `session_info_update`, journaled so that a replay tells it too. Null clears the title.
+   */
+  renameSession(sessionId: string, title: unknown): SessionView {
+    this.assertRunning();
+    const session = this.requireSession(sessionId);
+    const next = normalTitle(title);
+    this.journal.exclusive(() => this.store.sessions.setTitle(sessionId, next));
+    this.journal.update(sessionId, locationOf(session), titleUpdate(next));
+    this.changed(sessionId);
+    return this.sessionView(this.requireSession(sessionId));
+  }
+
+  /**
    * A client reopens the session (`session/load`, `session/resume`) at `cwd` — which must be the
    * session's — asking `reopen` of its agent: the next child that reopens it gets that request.
    */
@@ -629,6 +644,7 @@ export class Host {
       turnStartedAt: execution?.startedAt ?? null,
       pendingQuestions: this.store.questions.listPending(session.id).length,
       releaseAt: this.holds.releaseAt(session.id) ?? null,
+      preview: this.store.events.lastWords(session.id),
       createdAt: session.createdAt,
       updatedAt: session.updatedAt,
     };

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HttpError, sendJson } from "./http-io.js";
 
-type Method = "GET" | "POST" | "DELETE";
+type Method = "GET" | "POST" | "PATCH" | "DELETE";
 
 /** What a route answers; `undefined` when it wrote the response itself (a stream). */
 export type Reply =

@@ -25,6 +25,7 @@ describe("docs/api.md", () => {
       "/api/questions/$QUESTION/answer",
       "/api/records",
       "/metrics",
+      "-X PATCH",
       "-X DELETE",
     ]) {
       expect(script).toContain(route);
@@ -49,6 +50,7 @@ describe("docs/api.md", () => {
     expect(stdout).toContain('"state": "answered"');
     expect(stdout).toContain("berth_agent_children");
     expect(stdout).toMatch(/^204$/m);
+    expect(stdout).toMatch(/^Fix the login bug$/m);
     expect(await turn).toMatchObject({ stopReason: "end_turn" });
     // The example session was created and deleted again; the asking one remains.
     expect(fixture.berth.host.listSessions().map((s) => s.id)).toEqual([asking.id]);

@@ -17,7 +17,7 @@ export function isUnauthorized(error: unknown): boolean {
   return error instanceof ApiError && error.status === 401;
 }
 
-async function request<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<T> {
+async function request<T>(method: "GET" | "POST" | "PATCH" | "DELETE", path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { Accept: "application/json", ...authHeaders() };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   // Relative paths keep the dashboard working behind a reverse proxy that mounts Berth under a prefix.
@@ -41,6 +41,7 @@ export const api = {
   agents: () => request<AgentsList>("GET", "api/agents"),
   sessions: () => request<{ sessions: SessionView[] }>("GET", "api/sessions").then((r) => r.sessions),
   session: (sessionId: string) => request<SessionView>("GET", `api/sessions/${id(sessionId)}`),
+  renameSession: (sessionId: string, title: string | null) => request<SessionView>("PATCH", `api/sessions/${id(sessionId)}`, { title }),
   deleteSession: (sessionId: string) => request<void>("DELETE", `api/sessions/${id(sessionId)}`),
   locations: () => request<{ locations: LocationView[] }>("GET", "api/locations").then((r) => r.locations),
   questions: () => request<{ questions: QuestionView[] }>("GET", "api/questions").then((r) => r.questions),

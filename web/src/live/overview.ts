@@ -93,6 +93,11 @@ export class LiveOverview {
     this.refetchLocations();
   }
 
+  /** Applies a session view this page got from its own request (a rename) at once. */
+  sessionChanged(session: SessionView): void {
+    this.patch({ sessions: upsertSession(this.state.value.sessions, session) });
+  }
+
   questionResolved(questionId: string): void {
     this.patch({ questions: this.state.value.questions.filter((q) => q.id !== questionId) });
   }
@@ -165,7 +170,8 @@ export class LiveOverview {
 
 function upsertSession(sessions: readonly SessionView[], session: SessionView): SessionView[] {
   const others = sessions.filter((s) => s.id !== session.id);
-  return [session, ...others].sort((a, b) => b.createdAt - a.createdAt);
+  // The REST list's order (last activity first), so a live change never reshuffles what a snapshot showed.
+  return [session, ...others].sort((a, b) => b.updatedAt - a.updatedAt || b.createdAt - a.createdAt);
 }
 
 /** Records by id, oldest first, without duplicates (a snapshot and the live stream overlap). */

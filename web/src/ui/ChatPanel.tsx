@@ -3,6 +3,7 @@ import type { ChatAsk, ChatSession } from "../chat/chat-session.js";
 import { useObservable } from "../live/observable.js";
 import { locationName, shortId } from "../util/format.js";
 import { Elapsed } from "./Countdown.js";
+import { EditableTitle } from "./EditableTitle.js";
 import { PromptBox } from "./PromptBox.js";
 import { QuestionBody } from "./QuestionBody.js";
 import { SessionStateBadge } from "./StateBadge.js";
@@ -22,12 +23,14 @@ export function ChatPanel({
   session,
   onClose,
   onDelete,
+  onRename,
   onReconnect,
 }: {
   chat: ChatSession;
   session: SessionView | undefined;
   onClose: () => void;
   onDelete: (session: SessionView) => void;
+  onRename: (sessionId: string, title: string | null) => Promise<void>;
   onReconnect: () => void;
 }) {
   const { phase, transcript, asks, sessionId } = useObservable(chat.state);
@@ -38,7 +41,13 @@ export function ChatPanel({
     <section class="chat panel" aria-labelledby="chat-title">
       <header class="chat-head">
         <div class="chat-title">
-          <h2 id="chat-title">{title}</h2>
+          {session ? (
+            <EditableTitle title={session.title} shown={title} level={2} headingId="chat-title" onRename={(next) => onRename(session.id, next)}>
+              {title}
+            </EditableTitle>
+          ) : (
+            <h2 id="chat-title">{title}</h2>
+          )}
           {session ? (
             <p class="meta">
               {session.agent} · <span class="path">{locationName(session.cwd, session.workspace)}</span> · <SessionStateBadge state={session.state} />{" "}
