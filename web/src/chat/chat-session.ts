@@ -16,6 +16,16 @@ import { api } from "../api/rest.js";
 import type { QuestionAnswer } from "../api/types.js";
 import { Observable } from "../live/observable.js";
 import { applyUpdate, appendPrompt, appendStop, type Transcript } from "./transcript.js";
+import {
+  controlsOfAnswer,
+  controlsWithChange,
+  controlsWithTurnUsage,
+  controlsWithUpdate,
+  noControls,
+  requestOf,
+  type AgentControls,
+  type ControlChange,
+} from "./agent-controls.js";
 
 /** Where a chat is in its life. Only `ready` accepts a prompt. */
 export type ChatPhase =
@@ -53,6 +63,8 @@ const CLIENT_INFO = { name: "berth-dashboard", title: "Berth dashboard", version
  */
 export class ChatSession {
   readonly state: Observable<ChatState>;
+  /** The agent's mode, model, config options and usage for this session: the chat header's pickers. */
+  readonly controls = new Observable<AgentControls>(noControls);
   /** The session's id once it is open; rejects with a message naming what went wrong. */
   readonly opened: Promise<string>;
   private readonly connection: ClientConnection;
@@ -95,11 +107,13 @@ export class ChatSession {
     this.patch({ phase: { name: "prompting" }, transcript: appendPrompt(this.state.value.transcript, text) });
     let outcome: string;
     try {
-      const { stopReason } = await this.connection.agent.request(methods.agent.session.prompt, {
+      const response = await this.connection.agent.request(methods.agent.session.prompt, {
         sessionId,
         prompt: [{ type: "text", text }],
       });
-      outcome = stopReason;
+      outcome = response.stopReason;
+      // `usage` is in ACP's unstable schema, not the stable one the SDK types this answer with.
+      this.controls.set(controlsWithTurnUsage(this.controls.value, (response as { usage?: unknown }).usage));
     } catch (error) {
       outcome = `failed: ${messageOf(error)}`;
     }
@@ -119,6 +133,20 @@ export class ChatSession {
   /** Answers a question the agent asked this connection, in the shape REST uses too. */
   answer(askId: number, answer: QuestionAnswer): void {
     this.waiting.get(askId)?.(acpAnswer(answer));
+  }
+
+  /** Sets the agent's mode, model or a config option over ACP; rejects with the agent's message. */
+  async configure(change: ControlChange): Promise<void> {
+    const sessionId = this.sessionId;
+    if (sessionId === null) return;
+    const { method, params } = requestOf(change, sessionId, this.controls.value);
+    let result: unknown;
+    try {
+      result = await this.connection.agent.request(method, params);
+    } catch (error) {
+      throw new Error(messageOf(error));
+    }
+    this.controls.set(controlsWithChange(this.controls.value, change, result));
   }
 
   /** Releases this page's hold on the session (it stays) and disconnects. */
@@ -145,16 +173,20 @@ export class ChatSession {
       if (opening.mode === "load") {
         // session/load needs the session's directory; the replay arrives as updates before the answer.
         const { cwd } = await api.session(opening.sessionId);
-        await agent.request(methods.agent.session.load, { sessionId: opening.sessionId, cwd, mcpServers: [] });
+        const answer = await agent.request(methods.agent.session.load, { sessionId: opening.sessionId, cwd, mcpServers: [] });
+        // The replay's usage updates came before the answer: they are kept.
+        this.controls.set(controlsOfAnswer(answer, this.controls.value.usage));
         sessionId = opening.sessionId;
       } else {
         const meta: Record<string, string> = { "berth/agent": opening.agent };
         if (opening.workspace !== null) meta["berth/workspace"] = opening.workspace;
-        ({ sessionId } = await agent.request(methods.agent.session.new, {
+        const answer = await agent.request(methods.agent.session.new, {
           cwd: opening.cwd,
           mcpServers: [],
           _meta: meta,
-        }));
+        });
+        sessionId = answer.sessionId;
+        this.controls.set(controlsOfAnswer(answer));
         this.patch({ sessionId });
       }
       if (this.phase() === "opening") this.patch({ phase: { name: "ready" } });
@@ -167,6 +199,8 @@ export class ChatSession {
 
   private updated(notification: SessionNotification): void {
     if (notification.sessionId !== this.sessionId) return;
+    const controls = controlsWithUpdate(this.controls.value, notification.update);
+    if (controls) this.controls.set(controls);
     this.patch({ transcript: applyUpdate(this.state.value.transcript, notification.update) });
   }
 

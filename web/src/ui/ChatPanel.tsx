@@ -2,6 +2,7 @@ import type { SessionView } from "../api/types.js";
 import type { ChatAsk, ChatSession } from "../chat/chat-session.js";
 import { useObservable } from "../live/observable.js";
 import { locationName, shortId } from "../util/format.js";
+import { AgentControls } from "./AgentControls.js";
 import { Elapsed } from "./Countdown.js";
 import { EditableTitle } from "./EditableTitle.js";
 import { PromptBox } from "./PromptBox.js";
@@ -74,6 +75,7 @@ export function ChatPanel({
             </button>
           ) : null}
         </div>
+        <AgentControls chat={chat} enabled={phase.name === "ready" || phase.name === "prompting"} />
       </header>
       {status ? (
         <p class="status" role="status">

@@ -13,6 +13,7 @@ import { mode, whoami } from "./introspect.js";
 import { mcpServers } from "./mcp-servers.js";
 import { runShell } from "./run-shell.js";
 import { sleep } from "./sleep.js";
+import { usage } from "./usage.js";
 import { spawnOrphan } from "./spawn-orphan.js";
 
 /** Runs one parsed command as the body of a turn. */
@@ -50,6 +51,8 @@ export async function runCommand(turn: Turn, command: PromptCommand): Promise<St
       return extensionNotification(turn, command.method, command.params);
     case "fail":
       return fail(command.code, command.message);
+    case "usage":
+      return usage(turn, command.used, command.size, command.cost);
     case "reply":
       await turn.say(command.text);
       return "end_turn";
