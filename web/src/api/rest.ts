@@ -1,5 +1,5 @@
 import { authHeaders } from "../auth/token.js";
-import type { AgentsList, LocationView, QuestionAnswer, QuestionView, SessionView, StampedRecord } from "./types.js";
+import type { AgentsList, DeviceLogin, LocationView, QuestionAnswer, QuestionView, SessionView, StampedRecord } from "./types.js";
 
 /** A refused REST call, with the server's machine code and human message. */
 export class ApiError extends Error {
@@ -46,5 +46,8 @@ export const api = {
   locations: () => request<{ locations: LocationView[] }>("GET", "api/locations").then((r) => r.locations),
   questions: () => request<{ questions: QuestionView[] }>("GET", "api/questions").then((r) => r.questions),
   answerQuestion: (questionId: string, answer: QuestionAnswer) => request<QuestionView>("POST", `api/questions/${id(questionId)}/answer`, answer),
+  logins: () => request<{ logins: DeviceLogin[] }>("GET", "api/logins").then((r) => r.logins),
+  rememberDevice: () => request<{ login: DeviceLogin; pageSecret: string }>("POST", "api/logins", {}),
+  forgetDevice: (loginId: string) => request<void>("DELETE", `api/logins/${id(loginId)}`),
   records: (limit: number) => request<{ records: StampedRecord[] }>("GET", `api/records?limit=${limit}`).then((r) => r.records),
 };

@@ -31,7 +31,7 @@ export class DesktopNotifications {
   show(title: string, body: string, tag: string, href: string): void {
     this.state.set(currentState());
     if (this.state.value !== "on") return;
-    const notification = new Notification(title, { body, tag, icon: "icon.svg" });
+    const notification = new Notification(title, { body, tag, icon: "icon-192.png" });
     notification.onclick = () => {
       window.focus();
       window.location.hash = href;

@@ -1,5 +1,6 @@
 import type { DesktopNotifications, NotificationsState } from "../notify/desktop-notifications.js";
 import { useObservable } from "../live/observable.js";
+import { DeviceSettings } from "./DeviceSettings.js";
 import { Modal } from "./Modal.js";
 
 const notificationsText: Record<NotificationsState, string> = {
@@ -11,7 +12,7 @@ const notificationsText: Record<NotificationsState, string> = {
   blocked: "Blocked in the browser's site settings; allow them there to turn them on.",
 };
 
-/** What this browser does for the person: notifications. */
+/** What this browser does for the person: notifications, and whether it is remembered. */
 export function SettingsDialog({ notifications, onClose }: { notifications: DesktopNotifications; onClose: () => void }) {
   const state = useObservable(notifications.state);
   return (
@@ -33,6 +34,7 @@ export function SettingsDialog({ notifications, onClose }: { notifications: Desk
           </button>
         ) : null}
       </section>
+      <DeviceSettings />
       <div class="dialog-actions">
         <button type="button" onClick={onClose}>
           Done

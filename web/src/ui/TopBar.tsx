@@ -28,7 +28,7 @@ export function TopBar({
         <span class="dot" aria-hidden="true" />
         {linkText[link.name]}
       </p>
-      <button type="button" class="icon-button" onClick={onSettings} aria-label="Settings" title="Settings: notifications">
+      <button type="button" class="icon-button" onClick={onSettings} aria-label="Settings" title="Settings: notifications, this device">
         <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
           <path
             fill="currentColor"
