@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 import type { Access } from "./access.js";
 import { HttpError, readJsonBody } from "./http-io.js";
-import { clearedLoginCookie, loginCookie } from "./login-cookie.js";
+import { clearedLoginCookie, loginCookie, presentedLoginCookie } from "./login-cookie.js";
 import { empty, json, type Route } from "./router.js";
 
 const rememberBody = z.strictObject({
@@ -41,20 +41,18 @@ export function loginRoutes(access: Access): Route[] {
     {
       method: "GET",
       path: "/api/logins",
-      handle: ({ req, url }) => {
-        const grant = access.grant(req, url);
-        const current = grant?.kind === "device" ? grant.loginId : null;
+      handle: ({ req }) => {
+        const current = cookieLoginId(req, access);
         return json({ logins: access.logins.list(access.token.value).map((login) => ({ ...login, current: login.id === current })) });
       },
     },
     {
       method: "DELETE",
       path: "/api/logins/:id",
-      handle: ({ req, url, params }) => {
-        const grant = access.grant(req, url);
+      handle: ({ req, params }) => {
         if (!access.logins.revoke(params.id!)) throw new HttpError(404, "login_not_found", `no remembered device "${params.id}"`);
         // Forgetting this very device: its browser drops the cookie too.
-        return grant?.kind === "device" && grant.loginId === params.id ? empty(204, { "Set-Cookie": clearedLoginCookie(access.port) }) : empty(204);
+        return cookieLoginId(req, access) === params.id ? empty(204, { "Set-Cookie": clearedLoginCookie(access.port) }) : empty(204);
       },
     },
     {
@@ -67,6 +65,11 @@ export function loginRoutes(access: Access): Route[] {
       },
     },
   ];
+}
+
+/** The login the request's cookie names (the request is let in already, by it or by the token): "this device". */
+function cookieLoginId(req: IncomingMessage, access: Access): string | undefined {
+  return presentedLoginCookie(req, access.port)?.split(".")[0];
 }
 
 /** "Firefox on Android", from the browser's User-Agent; what a person recognises in the list of devices. */
