@@ -49,8 +49,9 @@ const controls = (page: Page) => page.getByRole("group", { name: "The agent's se
 const picked = (page: Page, label: string) => controls(page).getByLabel(label, { exact: true }).inputValue();
 
 async function send(page: Page, text: string): Promise<void> {
+  // The chat takes prompts once it is open: its agent's controls (from the session/load answer) show by then.
+  await controls(page).waitFor();
   const box = page.getByLabel("Message to the agent");
-  await expect.poll(() => box.isEnabled(), POLL).toBe(true);
   await box.fill(text);
   await box.press("Enter");
 }

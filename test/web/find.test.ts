@@ -241,8 +241,9 @@ describe("finding sessions in a real browser", () => {
     const { page } = main;
     await page.goto(`${server.url}/#/sessions/${ids.docs}`);
     await expect.poll(() => page.locator("#chat-title").textContent(), POLL).toBe("Write the café docs");
+    // The chat is open once the agent's controls (from its session/load answer) show.
+    await page.getByRole("group", { name: "The agent's settings for this session" }).waitFor();
     const box = page.getByLabel("Message to the agent");
-    await expect.poll(() => box.isEnabled(), POLL).toBe(true);
     await box.fill("/sleep 1h");
     await box.press("Enter");
     await waitFor(() => server.berth.host.getSession(ids.docs)?.turnActive === true);

@@ -92,7 +92,8 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
       case "previous-session": {
         const next = neighbour(
           shownSessions.map((session) => session.id),
-          chat?.sessionId ?? null,
+          // The route, not the chat: a chat still opening must not send the next key back to the start.
+          routed,
           action === "next-session" ? 1 : -1,
         );
         if (next === undefined) return false;

@@ -7,6 +7,7 @@ import { Elapsed } from "./Countdown.js";
 import { EditableTitle } from "./EditableTitle.js";
 import { PromptBox } from "./PromptBox.js";
 import { QuestionBody } from "./QuestionBody.js";
+import { words } from "./plain-words.js";
 import { SessionStateBadge } from "./StateBadge.js";
 import { TranscriptView } from "./TranscriptView.js";
 
@@ -52,7 +53,10 @@ export function ChatPanel({
           {session ? (
             <p class="meta">
               {session.agent} · <span class="path">{locationName(session.cwd, session.workspace)}</span> · <SessionStateBadge state={session.state} />{" "}
-              · {session.holders} {session.holders === 1 ? "holder" : "holders"}
+              ·{" "}
+              <span class="term" title={words.holders.term}>
+                open in {session.holders} {session.holders === 1 ? "client" : "clients"}
+              </span>
               {session.turnActive && session.turnStartedAt !== null ? (
                 <>
                   {" "}

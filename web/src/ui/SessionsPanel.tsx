@@ -6,6 +6,7 @@ import { recordSessionId } from "./record-text.js";
 import { sessionHref } from "./route.js";
 import { SessionFilters } from "./SessionFilters.js";
 import { isFiltering, type SessionFilter } from "./session-filter.js";
+import { words } from "./plain-words.js";
 import { SessionStateBadge } from "./StateBadge.js";
 
 export type RenameSession = (sessionId: string, title: string | null) => Promise<void>;
@@ -105,7 +106,9 @@ function SessionCard({
         <dd class="path">{locationName(session.cwd, session.workspace)}</dd>
         <dt>PID</dt>
         <dd class="mono">{session.pid ?? "—"}</dd>
-        <dt>Holders</dt>
+        <dt class="term" title={words.holders.term}>
+          {words.holders.plain}
+        </dt>
         <dd class="holders">{session.holders}</dd>
         <dt>Turn</dt>
         <dd>
@@ -125,9 +128,11 @@ function SessionCard({
         ) : null}
         {session.releaseAt !== null && session.holders === 0 ? (
           <>
-            <dt>Release</dt>
+            <dt class="term" title={words.release.term}>
+              {words.release.plain}
+            </dt>
             <dd class="release">
-              unheld; child released <Countdown at={session.releaseAt} expired="any moment" />
+              no client left; the agent process stops <Countdown at={session.releaseAt} expired="any moment" />
             </dd>
           </>
         ) : null}
