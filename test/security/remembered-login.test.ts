@@ -80,6 +80,11 @@ describe("remember this device", () => {
     const devices = later.getByRole("dialog", { name: "Settings" }).getByRole("listitem");
     await expect.poll(() => devices.count()).toBe(1);
     expect(await devices.first().textContent()).toMatch(/^Chrome on Linuxthis device/);
+    await later.getByRole("button", { name: "Done" }).click();
+    // Its chat works too: ACP over WebSocket, let in by the cookie and the page's half.
+    const session = berth.berth.host.createSession({ cwd: berth.workDir });
+    await later.goto(`${berth.url}/#/sessions/${session.id}`);
+    await later.getByRole("group", { name: "The agent's settings for this session" }).waitFor();
   });
 
   it("is refused, and says so, once the token rotates; the refused cookie is dropped", async () => {
