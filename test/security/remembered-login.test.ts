@@ -27,6 +27,17 @@ async function rememberThisDevice(page: Page): Promise<void> {
   await settings.getByRole("button", { name: "Done" }).click();
 }
 
+/** A Berth, and a browser that opened its link and remembered the device. */
+async function rememberedDevice() {
+  const berth = await startSecureBerth();
+  const browser = await launchChromium();
+  const context = await browser.newContext();
+  const page = await openDashboard(berth, context);
+  await live(page);
+  await rememberThisDevice(page);
+  return { berth, context, page };
+}
+
 describe("remember this device", () => {
   it("sets an HttpOnly, SameSite=Strict, year-long cookie; another local server never gets anything that lets it in; a new tab opens without the link", async () => {
     const berth = await startSecureBerth();
@@ -88,12 +99,7 @@ describe("remember this device", () => {
   });
 
   it("is refused, and says so, once the token rotates; the refused cookie is dropped", async () => {
-    const berth = await startSecureBerth();
-    const browser = await launchChromium();
-    const context = await browser.newContext();
-    const page = await openDashboard(berth, context);
-    await live(page);
-    await rememberThisDevice(page);
+    const { berth, context } = await rememberedDevice();
     const remembered = await openDashboard(berth, context, "/");
     await live(remembered);
 
@@ -112,12 +118,7 @@ describe("remember this device", () => {
   });
 
   it("is forgotten from its own settings: the cookie and the page's half are gone", async () => {
-    const berth = await startSecureBerth();
-    const browser = await launchChromium();
-    const context = await browser.newContext();
-    const page = await openDashboard(berth, context);
-    await live(page);
-    await rememberThisDevice(page);
+    const { berth, context, page } = await rememberedDevice();
     await page.getByRole("button", { name: "Settings" }).click();
     const settings = page.getByRole("dialog", { name: "Settings" });
     await settings.getByRole("button", { name: "Forget this device" }).click();

@@ -1,5 +1,5 @@
 import type { Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   controlsOfAnswer,
   controlsWithChange,
@@ -9,36 +9,13 @@ import {
   noControls,
   requestOf,
 } from "../../web/src/chat/agent-controls.js";
-import {
-  launchBrowser,
-  openPage,
-  phone,
-  screenshot,
-  startDashboardServer,
-  waitUntilGone,
-  type DashboardServer,
-  type LaunchedBrowser,
-  type OpenedPage,
-} from "./dashboard-harness.js";
+import { dashboardSuite, openPage, phone, screenshot, type OpenedPage } from "./dashboard-harness.js";
 
 const POLL = { timeout: 15_000, interval: 50 };
 
-let server: DashboardServer;
-let launched: LaunchedBrowser;
+const suite = dashboardSuite();
 let main: OpenedPage;
 let sessionId: string;
-
-beforeAll(async () => {
-  server = await startDashboardServer();
-  launched = await launchBrowser();
-});
-
-afterAll(async () => {
-  const browserPids = launched ? await launched.pids().catch(() => []) : [];
-  await launched?.browser.close();
-  await server?.close();
-  expect(await waitUntilGone([...(server?.childPids() ?? []), ...browserPids])).toEqual([]);
-});
 
 afterEach(async ({ task }) => {
   if (task.result?.state === "fail" && main && !main.page.isClosed())
@@ -159,11 +136,11 @@ describe("the agent's controls: the pure parts", () => {
 
 describe("the agent's controls in the chat's header, in a real browser", () => {
   it("shows the demo agent's mode, model and verbosity for a new session, and changes each over ACP", async () => {
-    main = await openPage(launched.browser, server.url, `/?token=${server.token}`);
+    main = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}`);
     const { page } = main;
     await page.getByRole("button", { name: "New session" }).click();
     const dialog = page.getByRole("dialog", { name: "New session" });
-    await dialog.getByLabel("Directory").fill(server.workDir);
+    await dialog.getByLabel("Directory").fill(suite.server.workDir);
     await dialog.getByRole("button", { name: "Start session" }).click();
     await page.waitForURL(/#\/sessions\//);
     sessionId = decodeURIComponent(new URL(page.url()).hash.slice("#/sessions/".length));
@@ -175,7 +152,7 @@ describe("the agent's controls in the chat's header, in a real browser", () => {
     expect(await controls(page).getByLabel("Model").locator("option").allTextContents()).toEqual(["Demo small", "Demo large"]);
 
     const state = () =>
-      server.berth.host.agentState(sessionId) as {
+      suite.server.berth.host.agentState(sessionId) as {
         modes: { currentModeId: string };
         models: { currentModelId: string };
         configOptions: { currentValue: string }[];
@@ -220,7 +197,10 @@ describe("the agent's controls in the chat's header, in a real browser", () => {
 
   it("fits a phone in both schemes", async () => {
     for (const colorScheme of ["light", "dark"] as const) {
-      const opened = await openPage(launched.browser, server.url, `/?token=${server.token}#/sessions/${sessionId}`, { ...phone, colorScheme });
+      const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/sessions/${sessionId}`, {
+        ...phone,
+        colorScheme,
+      });
       await expect.poll(() => picked(opened.page, "Mode"), POLL).toBe("code");
       expect(await opened.page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
       await screenshot(opened.page, `controls-phone-${colorScheme}`);

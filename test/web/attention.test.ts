@@ -1,24 +1,11 @@
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { faviconHref, pageTitle } from "../../web/src/notify/attention.js";
-import { launchBrowser, openPage, startDashboardServer, waitUntilGone, type DashboardServer, type LaunchedBrowser } from "./dashboard-harness.js";
+import { dashboardSuite, openPage } from "./dashboard-harness.js";
 
 const POLL = { timeout: 15_000, interval: 50 };
 
-let server: DashboardServer;
-let launched: LaunchedBrowser;
-
-beforeAll(async () => {
-  server = await startDashboardServer();
-  launched = await launchBrowser();
-});
-
-afterAll(async () => {
-  const browserPids = launched ? await launched.pids().catch(() => []) : [];
-  await launched?.browser.close();
-  await server?.close();
-  expect(await waitUntilGone([...(server?.childPids() ?? []), ...browserPids])).toEqual([]);
-});
+const suite = dashboardSuite();
 
 /**
  * Records what the page asks of the Notification API, then lets the real API do it: a spy on the
@@ -44,6 +31,17 @@ type Shown = { title: string; body: string; tag: string };
 const shown = (page: Page) => page.evaluate("window.notificationLog.shown") as Promise<Shown[]>;
 const hasFocus = (page: Page) => page.evaluate("document.hasFocus()") as Promise<boolean>;
 
+/** Another tab in front: this one is away (Playwright otherwise keeps every page focused). Returns the page's CDP session. */
+async function putInBackground(page: Page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Emulation.setFocusEmulationEnabled", { enabled: false });
+  const other = await page.context().newPage();
+  await other.goto(`${suite.server.url}/healthz`);
+  await other.bringToFront();
+  await expect.poll(() => hasFocus(page), POLL).toBe(false);
+  return cdp;
+}
+
 describe("the tab's title and icon", () => {
   it("count questions and turns that ended, with a red badge for a question and a green one for a finished turn", () => {
     expect(pageTitle({ questions: 0, turnsEnded: 0 })).toBe("Berth");
@@ -60,11 +58,11 @@ describe("the tab's title and icon", () => {
 
 describe("telling the person in a real browser", () => {
   it("asks for permission from a click, then a question and a finished turn change the title and icon and raise notifications while the tab is away", async () => {
-    const opened = await openPage(launched.browser, server.url, "/");
+    const opened = await openPage(suite.launched.browser, suite.server.url, "/");
     const { page } = opened;
     const context = page.context();
     await context.addInitScript({ content: recordNotifications });
-    await page.goto(`${server.url}/?token=${server.token}`);
+    await page.goto(`${suite.server.url}/?token=${suite.server.token}`);
     await page.getByRole("status").filter({ hasText: "Live" }).waitFor();
     expect(await page.title()).toBe("Berth");
 
@@ -72,21 +70,15 @@ describe("telling the person in a real browser", () => {
     const settings = page.getByRole("dialog", { name: "Settings" });
     await settings.getByText("Get a notification when an agent asks a question").waitFor();
     // The person allows it in the browser's prompt (headless Chromium has none: the grant stands for it).
-    await context.grantPermissions(["notifications"], { origin: server.url });
+    await context.grantPermissions(["notifications"], { origin: suite.server.url });
     await settings.getByRole("button", { name: "Turn on notifications" }).click();
     await settings.getByText("On: a question or a finished turn raises a notification").waitFor();
     await settings.getByRole("button", { name: "Done" }).click();
 
-    // Another tab in front: this one is away (Playwright otherwise keeps every page focused).
-    const cdp = await context.newCDPSession(page);
-    await cdp.send("Emulation.setFocusEmulationEnabled", { enabled: false });
-    const other = await context.newPage();
-    await other.goto(`${server.url}/healthz`);
-    await other.bringToFront();
-    await expect.poll(() => hasFocus(page), POLL).toBe(false);
+    const cdp = await putInBackground(page);
 
-    const host = server.berth.host;
-    const session = host.createSession({ cwd: server.workDir });
+    const host = suite.server.berth.host;
+    const session = host.createSession({ cwd: suite.server.workDir });
     const turn = host.prompt(session.id, [{ type: "text", text: "/ask Deploy to production?" }]);
     await expect.poll(() => page.title(), POLL).toBe("(1) 1 question waiting — Berth");
     const icon = () => page.locator("link[rel='icon']").getAttribute("href");
@@ -137,27 +129,22 @@ describe("telling the person in a real browser", () => {
   });
 
   it("muted: the title still counts, no notification is raised", async () => {
-    const opened = await openPage(launched.browser, server.url, "/");
+    const opened = await openPage(suite.launched.browser, suite.server.url, "/");
     const { page } = opened;
     const context = page.context();
     await context.addInitScript({ content: recordNotifications });
-    await context.grantPermissions(["notifications"], { origin: server.url });
-    await page.goto(`${server.url}/?token=${server.token}`);
+    await context.grantPermissions(["notifications"], { origin: suite.server.url });
+    await page.goto(`${suite.server.url}/?token=${suite.server.token}`);
     await page.getByRole("status").filter({ hasText: "Live" }).waitFor();
     await page.getByRole("button", { name: "Settings" }).click();
     await page.getByRole("button", { name: "Turn off notifications" }).click();
     await page.getByText("Off for this page").waitFor();
     await page.getByRole("button", { name: "Done" }).click();
 
-    const cdp = await context.newCDPSession(page);
-    await cdp.send("Emulation.setFocusEmulationEnabled", { enabled: false });
-    const other = await context.newPage();
-    await other.goto(`${server.url}/healthz`);
-    await other.bringToFront();
-    await expect.poll(() => hasFocus(page), POLL).toBe(false);
+    await putInBackground(page);
 
-    const host = server.berth.host;
-    const session = host.createSession({ cwd: server.workDir });
+    const host = suite.server.berth.host;
+    const session = host.createSession({ cwd: suite.server.workDir });
     await host.prompt(session.id, [{ type: "text", text: "quietly" }]);
     await expect.poll(() => page.title(), POLL).toBe("(1) 1 turn ended — Berth");
     expect(await shown(page)).toEqual([]);

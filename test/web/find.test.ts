@@ -7,30 +7,17 @@ import type { SessionView } from "../../src/host/views.js";
 import { waitUntil } from "../support/process-table.js";
 import { isFiltering, matchesFilter, noFilter } from "../../web/src/ui/session-filter.js";
 import { neighbour, shortcutOf } from "../../web/src/ui/shortcuts.js";
-import {
-  launchBrowser,
-  openPage,
-  phone,
-  screenshot,
-  startDashboardServer,
-  waitUntilGone,
-  type DashboardServer,
-  type LaunchedBrowser,
-  type OpenedPage,
-} from "./dashboard-harness.js";
+import { dashboardSuite, openPage, phone, screenshot, type OpenedPage } from "./dashboard-harness.js";
 
 const POLL = { timeout: 15_000, interval: 50 };
 
-let server: DashboardServer;
-let launched: LaunchedBrowser;
+const suite = dashboardSuite({ agents: { helper: { command: process.execPath, args: [demoAgentMain] } } });
 let main: OpenedPage;
 const ids: Record<"login" | "docs" | "asking", string> = { login: "", docs: "", asking: "" };
 let otherFolder: string;
 
 beforeAll(async () => {
-  // A second agent (the demo agent under another name), so there is something to filter by.
-  server = await startDashboardServer({ agents: { helper: { command: process.execPath, args: [demoAgentMain] } } });
-  launched = await launchBrowser();
+  const { server } = suite;
   otherFolder = join(server.workDir, "docs-site");
   mkdirSync(otherFolder);
   const host = server.berth.host;
@@ -45,12 +32,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const host = server?.berth.host;
+  // Before the suite stops the host: a question left waiting would hold its turn open.
+  const host = suite.server?.berth.host;
   for (const question of host?.pendingQuestions() ?? []) host!.answerQuestion(question.id, { optionId: "allow" });
-  const browserPids = launched ? await launched.pids().catch(() => []) : [];
-  await launched?.browser.close();
-  await server?.close();
-  expect(await waitUntilGone([...(server?.childPids() ?? []), ...browserPids])).toEqual([]);
 });
 
 afterEach(async ({ task }) => {
@@ -120,12 +104,12 @@ describe("finding sessions: the pure parts", () => {
 
 describe("finding sessions in a real browser", () => {
   it("shows each card's created time and the conversation's last words", async () => {
-    main = await openPage(launched.browser, server.url, `/?token=${server.token}`);
+    main = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}`);
     const { page } = main;
     await expect.poll(() => cards(page).count(), POLL).toBe(3);
     const login = card(page, ids.login);
     expect(await login.locator("dt:text-is('Created') + dd time").getAttribute("datetime")).toBe(
-      new Date(server.berth.host.getSession(ids.login)!.createdAt).toISOString(),
+      new Date(suite.server.berth.host.getSession(ids.login)!.createdAt).toISOString(),
     );
     expect(await login.locator(".preview").textContent()).toBe("demo: Fix the login bug");
     // The session whose agent waits on a question: the agent said nothing yet, so the prompt is last.
@@ -157,7 +141,7 @@ describe("finding sessions in a real browser", () => {
     await page.getByLabel("Waiting for me").uncheck();
     // The asking session's agent runs (its turn waits); the others' may have been released or not: filter by what the host says.
     await page.getByLabel("Agent process").selectOption({ label: "running" });
-    const running = server.berth.host
+    const running = suite.server.berth.host
       .listSessions()
       .filter((s) => s.state === "live")
       .map((s) => s.id);
@@ -182,7 +166,7 @@ describe("finding sessions in a real browser", () => {
     await input.fill("Login: the real fix");
     await input.press("Enter");
     await expect.poll(() => login.locator("h3").textContent(), POLL).toBe("Login: the real fix");
-    expect(server.berth.host.getSession(ids.login)?.title).toBe("Login: the real fix");
+    expect(suite.server.berth.host.getSession(ids.login)?.title).toBe("Login: the real fix");
     // Focus goes back to the Rename button.
     expect(await page.evaluate("document.activeElement?.getAttribute('aria-label')")).toBe("Rename Login: the real fix");
 
@@ -190,14 +174,14 @@ describe("finding sessions in a real browser", () => {
     await login.getByLabel("Session title").fill("never saved");
     await login.getByLabel("Session title").press("Escape");
     await expect.poll(() => login.getByLabel("Session title").count(), POLL).toBe(0);
-    expect(server.berth.host.getSession(ids.login)?.title).toBe("Login: the real fix");
+    expect(suite.server.berth.host.getSession(ids.login)?.title).toBe("Login: the real fix");
 
     // Saved empty: the title is cleared, and the card says "Untitled session …".
     await login.getByRole("button", { name: "Rename Login: the real fix" }).click();
     await login.getByLabel("Session title").fill("   ");
     await login.getByRole("button", { name: "Save" }).click();
     await expect.poll(() => login.locator("h3").textContent(), POLL).toBe(`Untitled session ${ids.login.slice(0, 8)}`);
-    expect(server.berth.host.getSession(ids.login)?.title).toBeNull();
+    expect(suite.server.berth.host.getSession(ids.login)?.title).toBeNull();
     await login.getByRole("button", { name: /^Rename Untitled session/ }).click();
     await login.getByLabel("Session title").fill("Login: the real fix");
     await login.getByLabel("Session title").press("Enter");
@@ -233,23 +217,23 @@ describe("finding sessions in a real browser", () => {
     await expect.poll(() => hashOf(page), POLL).toBe(`#/sessions/${order[0]}`);
 
     await page.keyboard.press("w");
-    const question = server.berth.host.pendingQuestions()[0]!;
+    const question = suite.server.berth.host.pendingQuestions()[0]!;
     await expect.poll(() => page.evaluate("document.activeElement?.getAttribute('data-question-id')"), POLL).toBe(question.id);
   });
 
   it("Escape in the prompt box cancels the open chat's running turn", async () => {
     const { page } = main;
-    await page.goto(`${server.url}/#/sessions/${ids.docs}`);
+    await page.goto(`${suite.server.url}/#/sessions/${ids.docs}`);
     await expect.poll(() => page.locator("#chat-title").textContent(), POLL).toBe("Write the café docs");
     // The chat is open once the agent's controls (from its session/load answer) show.
     await page.getByRole("group", { name: "The agent's settings for this session" }).waitFor();
     const box = page.getByLabel("Message to the agent");
     await box.fill("/sleep 1h");
     await box.press("Enter");
-    await waitFor(() => server.berth.host.getSession(ids.docs)?.turnActive === true);
+    await waitFor(() => suite.server.berth.host.getSession(ids.docs)?.turnActive === true);
     await box.press("Escape");
-    await waitFor(() => server.berth.host.getSession(ids.docs)?.turnActive === false);
-    const ended = server.berth.host.recentRecords(50).filter((r) => r.record.kind === "turn_ended" && r.record.sessionId === ids.docs);
+    await waitFor(() => suite.server.berth.host.getSession(ids.docs)?.turnActive === false);
+    const ended = suite.server.berth.host.recentRecords(50).filter((r) => r.record.kind === "turn_ended" && r.record.sessionId === ids.docs);
     expect(ended.at(-1)?.record).toMatchObject({ stopReason: "cancelled" });
     await screenshot(page, "find-desktop-light");
   });
@@ -267,7 +251,7 @@ describe("finding sessions in a real browser", () => {
 
   it("fits a phone: the search and filters wrap without sideways scrolling", async () => {
     for (const colorScheme of ["light", "dark"] as const) {
-      const opened = await openPage(launched.browser, server.url, `/?token=${server.token}`, { ...phone, colorScheme });
+      const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}`, { ...phone, colorScheme });
       await expect.poll(() => cards(opened.page).count(), POLL).toBe(3);
       expect(await opened.page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
       await screenshot(opened.page, `find-phone-${colorScheme}`);
