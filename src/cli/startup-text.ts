@@ -1,22 +1,8 @@
 import type { NetworkInterfaceInfo } from "node:os";
 import { renderUnicodeCompact } from "uqr";
-import { lanUrls } from "../server/lan-addresses.js";
+import { reachableUrls } from "../server/lan-addresses.js";
 
 type Interfaces = NodeJS.Dict<NetworkInterfaceInfo[]>;
-
-/**
- * Where a person opens a host that listens on `url`: a listen-on-everything address
- * (`0.0.0.0`, `::`) is no place a browser can go, so it is this machine's LAN addresses (best
- * first), else loopback; any other address is itself.
- */
-export function reachableUrls(url: string, interfaces?: Interfaces): string[] {
-  const parsed = new URL(url);
-  const host = parsed.hostname.replace(/^\[|\]$/g, "");
-  const port = Number(parsed.port);
-  if (host !== "0.0.0.0" && host !== "::") return [url.replace(/\/$/, "")];
-  const lan = lanUrls(host, port, interfaces);
-  return lan.length > 0 ? lan : [`http://127.0.0.1:${port}`];
-}
 
 /** A QR code of `link` for a terminal, drawn with half blocks (light modules as blocks: for a dark terminal). */
 export function terminalQr(link: string): string {

@@ -32,8 +32,22 @@ export function lanAddresses(listenHost: string, interfaces: Interfaces = networ
 }
 
 /** `http://192.168.1.20:7420` for each address. */
-export function lanUrls(listenHost: string, port: number, interfaces?: Interfaces): string[] {
+function lanUrls(listenHost: string, port: number, interfaces?: Interfaces): string[] {
   return lanAddresses(listenHost, interfaces).map((address) => `http://${hostForUrl(address)}:${port}`);
+}
+
+/**
+ * Where a person opens a host that listens on `url`: a listen-on-everything address
+ * (`0.0.0.0`, `::`) is no place a browser can go, so it is this machine's LAN addresses (best
+ * first), else loopback; any other address is itself.
+ */
+export function reachableUrls(url: string, interfaces?: Interfaces): string[] {
+  const parsed = new URL(url);
+  const host = parsed.hostname.replace(/^\[|\]$/g, "");
+  const port = Number(parsed.port);
+  if (host !== "0.0.0.0" && host !== "::") return [url.replace(/\/$/, "")];
+  const lan = lanUrls(host, port, interfaces);
+  return lan.length > 0 ? lan : [`http://127.0.0.1:${port}`];
 }
 
 function rank(address: string): number {

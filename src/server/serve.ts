@@ -10,6 +10,7 @@ import { DeviceLogins } from "./device-logins.js";
 import { removeHostFile, runningHost, writeHostFile } from "./host-file.js";
 import { acquireHostLock, HostLockBusyError, type HostLock } from "./host-lock.js";
 import { startServer, type BerthServer, type ServerOptions } from "./http-server.js";
+import { reachableUrls } from "./lan-addresses.js";
 import { WebhookNotifier } from "./webhook-notifier.js";
 
 export interface BerthOptions {
@@ -93,7 +94,7 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   }
   writeHostFile(paths.hostFile, { url: server.url, pid: process.pid, startedAt: Date.now() });
   const webhook = options.config.notify.webhook;
-  const notifier = webhook && new WebhookNotifier({ host, config: webhook, log: options.log, dashboardUrl: server.url });
+  const notifier = webhook && new WebhookNotifier({ host, config: webhook, log: options.log, dashboardUrl: reachableUrls(server.url)[0]! });
 
   let stopping: Promise<void> | undefined;
   const stop = async () => {

@@ -9,7 +9,8 @@ import { DeviceLogins } from "../../server/device-logins.js";
 import { runningHost } from "../../server/host-file.js";
 import { acquireHostLock, HostLockBusyError } from "../../server/host-lock.js";
 import { callHost, HostClientError, runClientCommand } from "../host-client.js";
-import { reachableUrls, terminalQr } from "../startup-text.js";
+import { reachableUrls } from "../../server/lan-addresses.js";
+import { terminalQr } from "../startup-text.js";
 
 interface TokenFlags {
   readonly dataDir?: string;
