@@ -37,6 +37,7 @@ import { Journal } from "./journal.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { QuestionDesk } from "./question-desk.js";
 import { SessionBus, type SessionListener } from "./session-bus.js";
+import { normalTitle, titleUpdate } from "./session-titles.js";
 import { restoreAfterRestart } from "./startup.js";
 
 export { sweepLeftovers } from "./startup.js";
@@ -96,7 +97,8 @@ export class Host {
   private readonly transient: TransientChildren;
   private readonly outside: AgentsOutsideSessions;
   private readonly log: Logger;
-  private readonly clock: Clock;
+  /** The host's one source of time (virtual in tests): edges that schedule by the host's records use it too. */
+  readonly clock: Clock;
   private nextRecordId: number;
   private readonly ledger: ProcessGroupLedger;
   private readonly housekeeping: Housekeeping;
@@ -342,6 +344,20 @@ export class Host {
       throw error;
     }
     return this.sessionView(this.requireSession(id));
+  }
+
+  /**
+   * A person names the session (`PATCH /api/sessions/:id`): stored, then told to every client holding
+   * it as ACP's `session_info_update`, journaled so that a replay tells it too. Null clears the title.
+   */
+  renameSession(sessionId: string, title: unknown): SessionView {
+    this.assertRunning();
+    const session = this.requireSession(sessionId);
+    const next = normalTitle(title);
+    this.journal.exclusive(() => this.store.sessions.setTitle(sessionId, next));
+    this.journal.update(sessionId, locationOf(session), titleUpdate(next));
+    this.changed(sessionId);
+    return this.sessionView(this.requireSession(sessionId));
   }
 
   /**
@@ -643,6 +659,7 @@ export class Host {
       turnStartedAt: execution?.startedAt ?? null,
       pendingQuestions: this.store.questions.listPending(session.id).length,
       releaseAt: this.holds.releaseAt(session.id) ?? null,
+      preview: this.store.events.lastWords(session.id),
       createdAt: session.createdAt,
       updatedAt: session.updatedAt,
     };

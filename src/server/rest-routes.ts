@@ -22,6 +22,10 @@ const newSessionBody = z.strictObject({
   workspace: z.string({ error: "expected a workspace id or null" }).min(1, "expected a non-empty workspace id").nullable().optional(),
 });
 
+const renameBody = z.strictObject({
+  title: z.union([z.string(), z.null()], { error: "expected a title (a string) or null to clear it" }),
+});
+
 const answerBody = z.union(
   [
     z.strictObject({ optionId: z.string().min(1) }),
@@ -68,6 +72,15 @@ export function restRoutes({ host, events, metrics }: RestDeps): Route[] {
         const limit = countParam(url, "limit", 1_000);
         if (limit > MAX_EVENTS) throw new HttpError(400, "invalid_query", `limit must be at most ${MAX_EVENTS}, got ${limit}`);
         return json({ events: host.events(params.id!, { after, limit }) });
+      },
+    },
+    {
+      method: "PATCH",
+      path: "/api/sessions/:id",
+      handle: async ({ req, params }) => {
+        const { title } = parse(renameBody, await readJsonBody(req));
+        requireSession(host, params.id!);
+        return json(host.renameSession(params.id!, title));
       },
     },
     {

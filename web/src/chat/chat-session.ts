@@ -7,6 +7,16 @@ import { reconnectDelay } from "./backoff.js";
 import { toFront, withState, without, type Outbox } from "./outbox.js";
 import { Transcript } from "./transcript.js";
 import type { TranscriptQuestion } from "./transcript-questions.js";
+import {
+  controlsOfAnswer,
+  controlsWithChange,
+  controlsWithTurnUsage,
+  controlsWithUpdate,
+  noControls,
+  requestOf,
+  type AgentControls,
+  type ControlChange,
+} from "./agent-controls.js";
 
 /**
  * How the page is linked to the session.
@@ -58,6 +68,8 @@ const FOLLOW_MS = 1_000;
 export class ChatSession {
   readonly state: Observable<ChatState>;
   readonly transcript = new Transcript();
+  /** The agent's mode, model, config options and usage for this session: the chat header's pickers. */
+  readonly controls = new Observable<AgentControls>(noControls);
   /** The session's id once it is open; rejects with a message naming what went wrong. */
   readonly opened: Promise<string>;
   private connection: ClientConnection | null = null;
@@ -166,6 +178,22 @@ export class ChatSession {
     this.refresh();
   }
 
+  /** Sets the agent's mode, model or a config option over ACP; rejects with the agent's message. */
+  async configure(change: ControlChange): Promise<void> {
+    const sessionId = this.sessionId;
+    if (sessionId === null) return;
+    const { method, params } = requestOf(change, sessionId, this.controls.value);
+    let result: unknown;
+    try {
+      const connection = await this.whenLive();
+      if (!connection) throw new Error("Berth cannot be reached");
+      result = await connection.agent.request(method, params);
+    } catch (error) {
+      throw new Error(messageOf(error));
+    }
+    this.controls.set(controlsWithChange(this.controls.value, change, result));
+  }
+
   /** Releases this page's hold on the session (it stays) and disconnects. */
   async close(): Promise<void> {
     if (this.closed()) return;
@@ -254,7 +282,9 @@ export class ChatSession {
       const connection = await this.connect();
       const meta: Record<string, string> = { "berth/agent": opening.agent };
       if (opening.workspace !== null) meta["berth/workspace"] = opening.workspace;
-      const { sessionId } = await connection.agent.request(methods.agent.session.new, { cwd: opening.cwd, mcpServers: [], _meta: meta });
+      const answer = await connection.agent.request(methods.agent.session.new, { cwd: opening.cwd, mcpServers: [], _meta: meta });
+      const sessionId = answer.sessionId;
+      this.controls.set(controlsOfAnswer(answer));
       this.patch({ sessionId, link: { name: "live" }, loading: false });
       return sessionId;
     } catch (error) {
@@ -288,8 +318,10 @@ export class ChatSession {
     try {
       const { cwd } = await api.session(sessionId);
       const connection = await this.connect();
-      await connection.agent.request(methods.agent.session.resume, { sessionId, cwd, mcpServers: [] });
+      const answer = await connection.agent.request(methods.agent.session.resume, { sessionId, cwd, mcpServers: [] });
       if (this.closed()) return null;
+      // Usage read from the journal stays; modes, models and options are the agent's answer.
+      this.controls.set(controlsOfAnswer(answer, this.controls.value.usage));
       this.patch({ link: { name: "live" } });
       this.refresh();
       this.pump();
@@ -319,6 +351,8 @@ export class ChatSession {
 
   private updated(notification: SessionNotification): void {
     if (notification.sessionId !== this.sessionId || this.closed()) return;
+    const controls = controlsWithUpdate(this.controls.value, notification.update);
+    if (controls) this.controls.set(controls);
     const { [SEQ_META]: seq, [SEQ_FROM_META]: from, ...meta } = notification._meta ?? {};
     if (typeof seq !== "number") {
       // Not journaled (a running command's output as it grows): shown, never replayed.
@@ -362,7 +396,9 @@ export class ChatSession {
     let failure: string | null = null;
     let busy = false;
     try {
-      await connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+      const response = await connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+      // `usage` is in ACP's unstable schema, not the stable one the SDK types this answer with.
+      this.controls.set(controlsWithTurnUsage(this.controls.value, (response as { usage?: unknown }).usage));
     } catch (error) {
       failure = messageOf(error);
       busy = error instanceof RequestError && (error.data as { code?: unknown } | undefined)?.code === "turn_in_flight";
