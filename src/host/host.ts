@@ -354,7 +354,7 @@ export class Host {
     this.assertRunning();
     const session = this.requireSession(sessionId);
     const next = normalTitle(title);
-    this.journal.exclusive(() => this.store.sessions.setTitle(sessionId, next));
+    this.journal.renameSession(sessionId, next);
     this.journal.update(sessionId, locationOf(session), titleUpdate(next));
     this.changed(sessionId);
     return this.sessionView(this.requireSession(sessionId));

@@ -93,7 +93,7 @@ describe("remember this device", () => {
     expect(await devices.first().textContent()).toMatch(/^Chrome on Linuxthis device/);
     await later.getByRole("button", { name: "Done" }).click();
     // Its chat works too: ACP over WebSocket, let in by the cookie and the page's half.
-    const session = berth.berth.host.createSession({ cwd: berth.workDir });
+    const session = await berth.berth.host.createSession({ cwd: berth.workDir });
     await later.goto(`${berth.url}/#/sessions/${session.id}`);
     await later.getByRole("group", { name: "The agent's settings for this session" }).waitFor();
   });

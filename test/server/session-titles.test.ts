@@ -52,7 +52,7 @@ describe("PATCH /api/sessions/:id: a session renamed", () => {
 
   it("refuses what cannot be a title, naming why, and an unknown session", async () => {
     const fixture = await startFixture();
-    const session = fixture.berth.host.createSession({ cwd: fixture.workDir });
+    const session = await fixture.berth.host.createSession({ cwd: fixture.workDir });
     const refusal = async (body: unknown) => {
       const response = await rename(fixture, session.id, body);
       return { status: response.status, ...((await response.json()) as { error: string; message: string }) };
@@ -89,7 +89,7 @@ describe("a session's preview", () => {
   it("is the last agent message's last words, passing over the turn's end after it, else the last prompt", async () => {
     const fixture = await startFixture();
     const host = fixture.berth.host;
-    const session = host.createSession({ cwd: fixture.workDir });
+    const session = await host.createSession({ cwd: fixture.workDir });
     expect(host.getSession(session.id)?.preview).toBeNull();
 
     await host.prompt(session.id, [{ type: "text", text: "Hello there" }]);
@@ -118,7 +118,7 @@ describe("a session's preview", () => {
   it("is the prompt while the agent has said nothing after it", async () => {
     const fixture = await startFixture();
     const host = fixture.berth.host;
-    const session = host.createSession({ cwd: fixture.workDir });
+    const session = await host.createSession({ cwd: fixture.workDir });
     const turn = host.prompt(session.id, [{ type: "text", text: "/sleep 1h" }]);
     await waitUntil(() => host.getSession(session.id)?.preview !== null, "the prompt is the preview");
     expect(host.getSession(session.id)?.preview).toMatchObject({ role: "user", text: "/sleep 1h" });

@@ -103,7 +103,7 @@ async function notifying(
 
 /** Starts a turn in which the demo agent asks a permission question; resolves once it is pending. */
 async function askQuestion(fixture: HostFixture, text = "Deploy to production?") {
-  const session = fixture.host.createSession({ cwd: fixture.workDir });
+  const session = await fixture.host.createSession({ cwd: fixture.workDir });
   const turn = fixture.host.prompt(session.id, [{ type: "text", text: `/ask ${text}` }]);
   await waitUntil(() => fixture.host.pendingQuestions(session.id).length === 1, "the question is pending");
   return { session, turn, question: fixture.host.pendingQuestions(session.id)[0]! };
@@ -206,7 +206,7 @@ describe("notify.webhook: a question waiting longer than afterMinutes", () => {
     const asked = await askQuestion(fixture);
     await clock.advance(0);
     await waitUntil(() => receiver.received.length === 1, "the POST is in flight and unanswered");
-    const other = fixture.host.createSession({ cwd: fixture.workDir });
+    const other = await fixture.host.createSession({ cwd: fixture.workDir });
     expect(await fixture.host.prompt(other.id, [{ type: "text", text: "still here" }])).toMatchObject({ stopReason: "end_turn" });
     fixture.host.answerQuestion(asked.question.id, { optionId: "allow" });
     await asked.turn;
@@ -217,7 +217,7 @@ describe("notify.webhook: the end of a long turn", () => {
   it("is sent for a turn that ran at least afterMinutes, not for a short one", async () => {
     const receiver = await startReceiver();
     const { clock, fixture } = await notifying(receiver.url, { afterMinutes: 5, events: ["turn_ended"] });
-    const session = fixture.host.createSession({ cwd: fixture.workDir });
+    const session = await fixture.host.createSession({ cwd: fixture.workDir });
     await fixture.host.prompt(session.id, [{ type: "text", text: "a short turn" }]);
 
     const long = fixture.host.prompt(session.id, [{ type: "text", text: "/sleep 1h" }]);
@@ -235,7 +235,7 @@ describe("notify.webhook: the end of a long turn", () => {
   it("question_waiting only: a long turn's end is not sent", async () => {
     const receiver = await startReceiver();
     const { clock, fixture } = await notifying(receiver.url, { afterMinutes: 1, events: ["question_waiting"] });
-    const session = fixture.host.createSession({ cwd: fixture.workDir });
+    const session = await fixture.host.createSession({ cwd: fixture.workDir });
     const long = fixture.host.prompt(session.id, [{ type: "text", text: "/sleep 1h" }]);
     await waitUntil(() => fixture.host.getSession(session.id)?.turnActive === true, "the long turn runs");
     await clock.advance(10 * 60_000);
@@ -255,7 +255,7 @@ describe("notify.webhook in the configuration", () => {
   it("berth's host sends with afterMinutes 0 as soon as a question is asked", async () => {
     const receiver = await startReceiver();
     const fixture = await startFixture({ config: { notify: { webhook: { url: receiver.url, afterMinutes: 0 } } } });
-    const session = fixture.berth.host.createSession({ cwd: fixture.workDir });
+    const session = await fixture.berth.host.createSession({ cwd: fixture.workDir });
     const turn = fixture.berth.host.prompt(session.id, [{ type: "text", text: "/ask Ship it?" }]);
     await waitUntil(() => receiver.received.length === 1, "the question was sent");
     const sent = receiver.received[0]!.body;

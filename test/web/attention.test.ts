@@ -78,7 +78,7 @@ describe("telling the person in a real browser", () => {
     const cdp = await putInBackground(page);
 
     const host = suite.server.berth.host;
-    const session = host.createSession({ cwd: suite.server.workDir });
+    const session = await host.createSession({ cwd: suite.server.workDir });
     const turn = host.prompt(session.id, [{ type: "text", text: "/ask Deploy to production?" }]);
     await expect.poll(() => page.title(), POLL).toBe("(1) 1 question waiting — Berth");
     const icon = () => page.locator("link[rel='icon']").getAttribute("href");
@@ -144,7 +144,7 @@ describe("telling the person in a real browser", () => {
     await putInBackground(page);
 
     const host = suite.server.berth.host;
-    const session = host.createSession({ cwd: suite.server.workDir });
+    const session = await host.createSession({ cwd: suite.server.workDir });
     await host.prompt(session.id, [{ type: "text", text: "quietly" }]);
     await expect.poll(() => page.title(), POLL).toBe("(1) 1 turn ended — Berth");
     expect(await shown(page)).toEqual([]);

@@ -175,6 +175,9 @@ export async function scrollTo(target: Locator, log: Locator = target.page().get
 /** Waits until the page has rendered two more frames (the virtualizer lays out rows in the frame after a scroll). */
 export function nextFrames(page: Page): Promise<unknown> {
   return page.evaluate("new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))");
+}
+
+/**
  * For a test file: a real Berth and Debian's Chromium, started before its tests and stopped after
  * them, when every agent child and browser process must be gone. Read the fields inside tests.
  */

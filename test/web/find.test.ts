@@ -21,11 +21,11 @@ beforeAll(async () => {
   otherFolder = join(server.workDir, "docs-site");
   mkdirSync(otherFolder);
   const host = server.berth.host;
-  const login = host.createSession({ cwd: server.workDir });
+  const login = await host.createSession({ cwd: server.workDir });
   await host.prompt(login.id, [{ type: "text", text: "Fix the login bug" }]);
-  const docs = host.createSession({ cwd: otherFolder, agent: "helper" });
+  const docs = await host.createSession({ cwd: otherFolder, agent: "helper" });
   await host.prompt(docs.id, [{ type: "text", text: "Write the café docs" }]);
-  const asking = host.createSession({ cwd: server.workDir });
+  const asking = await host.createSession({ cwd: server.workDir });
   void host.prompt(asking.id, [{ type: "text", text: "/ask Deploy the login page?" }]);
   await waitUntil(() => host.pendingQuestions(asking.id).length === 1, "the question is pending");
   Object.assign(ids, { login: login.id, docs: docs.id, asking: asking.id });

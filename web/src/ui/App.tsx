@@ -103,7 +103,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
       case "question":
         return jumpToQuestion(state.questions[0]);
       case "cancel-turn": {
-        const running = chat !== null && (chat.state.value.phase.name === "prompting" || chatSession?.turnActive === true);
+        const running = chat !== null && (chat.state.value.turnRunning || chatSession?.turnActive === true);
         if (!running) return false;
         chat.cancel();
         return true;
