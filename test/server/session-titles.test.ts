@@ -119,9 +119,10 @@ describe("a session's preview", () => {
     const fixture = await startFixture();
     const host = fixture.berth.host;
     const session = await host.createSession({ cwd: fixture.workDir });
-    const turn = host.prompt(session.id, [{ type: "text", text: "/sleep 1h" }]);
-    await waitUntil(() => host.getSession(session.id)?.preview !== null, "the prompt is the preview");
-    expect(host.getSession(session.id)?.preview).toMatchObject({ role: "user", text: "/sleep 1h" });
+    // The demo agent asks for permission before it says anything.
+    const turn = host.prompt(session.id, [{ type: "text", text: "/ask Deploy?" }]);
+    await waitUntil(() => host.pendingQuestions(session.id).length === 1, "the agent asks");
+    expect(host.getSession(session.id)?.preview).toMatchObject({ role: "user", text: "/ask Deploy?" });
     await host.cancel(session.id);
     await turn;
   });
