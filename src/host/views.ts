@@ -9,6 +9,7 @@ export type { QuestionAnswer } from "../location/question-types.js";
 export type { TerminalOutputResult } from "../location/terminal.js";
 export type { JournalEvent } from "../store/events.js";
 export type { AgentRequest, ReopenRequest } from "./agent-request.js";
+export type { AgentSessionState } from "./agent-session-state.js";
 export type { RelayedRequest, RelayOutcome } from "./relayed-request.js";
 export type { SessionEvent } from "./session-bus.js";
 

@@ -66,6 +66,15 @@ export function restRoutes({ host, events, metrics }: RestDeps): Route[] {
     { method: "GET", path: "/api/sessions/:id", handle: ({ params }) => json(requireSession(host, params.id!)) },
     {
       method: "GET",
+      path: "/api/sessions/:id/agent-state",
+      // Read-only and from the store: a page reading a session shows its agent's choices without starting it (L9).
+      handle: ({ params }) => {
+        requireSession(host, params.id!);
+        return json(host.agentState(params.id!));
+      },
+    },
+    {
+      method: "GET",
       path: "/api/sessions/:id/events",
       handle: ({ url, params }) => {
         const after = countParam(url, "after", 0);

@@ -95,6 +95,9 @@ describe("remember this device", () => {
     // Its chat works too: ACP over WebSocket, let in by the cookie and the page's half.
     const session = await berth.berth.host.createSession({ cwd: berth.workDir });
     await later.goto(`${berth.url}/#/sessions/${session.id}`);
+    // The page reads the session over REST; Resume holds it over ACP.
+    await later.getByRole("button", { name: "Resume" }).click();
+    await expect.poll(() => berth.berth.host.getSession(session.id)?.holders, { timeout: 15_000, interval: 50 }).toBe(1);
     await later.getByRole("group", { name: "The agent's settings for this session" }).waitFor();
   });
 

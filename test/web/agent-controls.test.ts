@@ -26,7 +26,7 @@ const controls = (page: Page) => page.getByRole("group", { name: "The agent's se
 const picked = (page: Page, label: string) => controls(page).getByLabel(label, { exact: true }).inputValue();
 
 async function send(page: Page, text: string): Promise<void> {
-  // The chat takes prompts once it is open: its agent's controls (from the session/load answer) show by then.
+  // The chat has read its session once its agent's controls show (kept by the host, or the agent's answer).
   await controls(page).waitFor();
   const box = page.getByLabel("Message to the agent");
   await box.fill(text);
@@ -165,7 +165,10 @@ describe("the agent's controls in the chat's header, in a real browser", () => {
     await expect.poll(() => state().configOptions[0]!.currentValue, POLL).toBe("terse");
     // The agent itself holds the new mode.
     await send(page, "/mode");
-    await page.getByRole("log", { name: "Conversation" }).locator(".message.agent", { hasText: /code$/ }).waitFor();
+    await page
+      .getByRole("log", { name: "Conversation" })
+      .locator(".message.agent", { has: page.getByText("code", { exact: true }) })
+      .waitFor();
   });
 
   it("shows what the agent reported it spent: the last turn's tokens, the context window and the cost", async () => {
@@ -192,6 +195,15 @@ describe("the agent's controls in the chat's header, in a real browser", () => {
       .getByText(/^Context 1\.2K \/ 200K/)
       .waitFor();
     await controls(page).getByText("Cost $0.42").waitFor();
+    // Shown from what Berth keeps: the page only reads the session, nothing holds it (L9).
+    await page.getByRole("button", { name: "Resume" }).waitFor();
+    expect(suite.server.berth.host.getSession(sessionId)?.holders).toBe(0);
+    // A change holds the session first, then goes to its agent.
+    await controls(page).getByLabel("Verbosity").selectOption("normal");
+    await expect.poll(() => suite.server.berth.host.getSession(sessionId)?.holders, POLL).toBe(1);
+    await expect
+      .poll(() => (suite.server.berth.host.agentState(sessionId) as { configOptions: { currentValue: string }[] }).configOptions[0]!.currentValue, POLL)
+      .toBe("normal");
     await main.close();
   });
 

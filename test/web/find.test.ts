@@ -225,8 +225,8 @@ describe("finding sessions in a real browser", () => {
     const { page } = main;
     await page.goto(`${suite.server.url}/#/sessions/${ids.docs}`);
     await expect.poll(() => page.locator("#chat-title").textContent(), POLL).toBe("Write the café docs");
-    // The chat is open once the agent's controls (from its session/load answer) show.
-    await page.getByRole("group", { name: "The agent's settings for this session" }).waitFor();
+    // The chat has read the session (it only reads it: sending holds it).
+    await page.getByRole("button", { name: "Resume" }).waitFor();
     const box = page.getByLabel("Message to the agent");
     await box.fill("/sleep 1h");
     await box.press("Enter");

@@ -1,5 +1,8 @@
 import { authHeaders } from "../auth/token.js";
-import type { AgentsList, DeviceLogin, JournalEvent, LocationView, QuestionAnswer, QuestionView, SessionView, StampedRecord } from "./types.js";
+import type {
+  AgentSessionState,
+  AgentsList,
+  DeviceLogin, JournalEvent, LocationView, QuestionAnswer, QuestionView, SessionView, StampedRecord } from "./types.js";
 
 /** A refused REST call, with the server's machine code and human message. */
 export class ApiError extends Error {
@@ -41,6 +44,7 @@ export const api = {
   agents: () => request<AgentsList>("GET", "api/agents"),
   sessions: () => request<{ sessions: SessionView[] }>("GET", "api/sessions").then((r) => r.sessions),
   session: (sessionId: string) => request<SessionView>("GET", `api/sessions/${id(sessionId)}`),
+  agentState: (sessionId: string) => request<AgentSessionState>("GET", `api/sessions/${id(sessionId)}/agent-state`),
   events: (sessionId: string, after: number, limit: number) =>
     request<{ events: JournalEvent[] }>("GET", `api/sessions/${id(sessionId)}/events?after=${after}&limit=${limit}`).then((r) => r.events),
   renameSession: (sessionId: string, title: string | null) => request<SessionView>("PATCH", `api/sessions/${id(sessionId)}`, { title }),

@@ -1,5 +1,5 @@
 // The server's own types are the source of truth; only types cross into the bundle.
-export type { SessionView, QuestionView, LocationView, JournalEvent } from "../../../src/host/views.js";
+export type { SessionView, QuestionView, LocationView, JournalEvent, AgentSessionState } from "../../../src/host/views.js";
 export type { StampedRecord, HostRecord } from "../../../src/host/host-records.js";
 import type { DeviceLoginView } from "../../../src/server/device-logins.js";
 

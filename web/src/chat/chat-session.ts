@@ -1,4 +1,4 @@
-import { methods, RequestError, type ClientConnection, type SessionNotification } from "@agentclientprotocol/sdk";
+import { methods, RequestError, type ClientConnection, type SessionNotification, type SessionUpdate } from "@agentclientprotocol/sdk";
 import { api, ApiError } from "../api/rest.js";
 import type { JournalEvent, QuestionAnswer, SessionView } from "../api/types.js";
 import { Observable } from "../live/observable.js";
@@ -81,6 +81,8 @@ export class ChatSession {
   private followTimer: ReturnType<typeof setInterval> | undefined;
   private nextMessageId = 1;
   private prompting = false;
+  /** The journal seq of the usage report the controls show: an older one read after it is passed over. */
+  private usageSeq = 0;
   /** Whether the host runs a turn in this session, as the overview last said. */
   private hostTurnActive: boolean | undefined;
   private readonly online = (): void => this.retryNow();
@@ -214,7 +216,7 @@ export class ChatSession {
 
   private async read(sessionId: string): Promise<string> {
     try {
-      await this.catchUp();
+      await Promise.all([this.catchUp(), this.readControls(sessionId)]);
     } catch (error) {
       if (isGone(error)) {
         this.fail(messageOf(error));
@@ -223,6 +225,15 @@ export class ChatSession {
       this.lost("reading", messageOf(error));
     }
     return sessionId;
+  }
+
+  /**
+   * The agent's mode, model and options as the host keeps them with the session: shown while the
+   * session is only read, without starting its agent (L9). Holding it brings the agent's own answer.
+   */
+  private async readControls(sessionId: string): Promise<void> {
+    const state = await api.agentState(sessionId);
+    if (this.state.value.link.name === "reading") this.controls.set(controlsOfAnswer(state, this.controls.value.usage));
   }
 
   /** Reads what the journal has beyond what is shown; one read at a time, another after it if asked meanwhile. */
@@ -251,7 +262,12 @@ export class ChatSession {
     for (;;) {
       const events = await api.events(sessionId, this.transcript.lastSeq, PAGE);
       if (this.closed()) return;
-      for (const event of events) this.transcript.applyEvent(event);
+      for (const event of events) {
+        this.transcript.applyEvent(event);
+        // Only usage is taken from the journal: a mode or option set by a request is not in it, the host's state has it.
+        const update = event.kind === "update" ? (event.payload as { update?: SessionUpdate }).update : undefined;
+        if (update?.sessionUpdate === "usage_update") this.followControls(update, event.seq);
+      }
       if (events.length < PAGE) break;
       // A long journal is read in pages; the page stays responsive between them.
       await new Promise((resolve) => setTimeout(resolve, 0));
@@ -351,9 +367,8 @@ export class ChatSession {
 
   private updated(notification: SessionNotification): void {
     if (notification.sessionId !== this.sessionId || this.closed()) return;
-    const controls = controlsWithUpdate(this.controls.value, notification.update);
-    if (controls) this.controls.set(controls);
     const { [SEQ_META]: seq, [SEQ_FROM_META]: from, ...meta } = notification._meta ?? {};
+    this.followControls(notification.update, typeof seq === "number" ? seq : undefined);
     if (typeof seq !== "number") {
       // Not journaled (a running command's output as it grows): shown, never replayed.
       this.transcript.applyUpdate(notification.update, notification._meta);
@@ -371,6 +386,16 @@ export class ChatSession {
       return;
     }
     this.transcript.applyEvent(journalUpdate(notification, seq, meta));
+  }
+
+  /** The controls after an update, live or read from the journal (`seq` where it has one). */
+  private followControls(update: SessionUpdate, seq: number | undefined): void {
+    if (update.sessionUpdate === "usage_update" && seq !== undefined) {
+      if (seq <= this.usageSeq) return;
+      this.usageSeq = seq;
+    }
+    const controls = controlsWithUpdate(this.controls.value, update);
+    if (controls) this.controls.set(controls);
   }
 
   // The outbox

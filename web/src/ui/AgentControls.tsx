@@ -9,7 +9,8 @@ type Changing = { readonly name: "idle" } | { readonly name: "changing" } | { re
  * The agent's own controls for the open session, when it offers them: mode and model pickers,
  * its config options (selects and switches) and what it reported it spent. Changes go to the
  * agent over the chat's ACP connection (`session/set_mode`, `session/set_model`,
- * `session/set_config_option`); Berth keeps them for the session's next agent process.
+ * `session/set_config_option`), holding the session first if the page was only reading it; Berth
+ * keeps them for the session's next agent process, and shows them from there while a page reads it.
  */
 export function AgentControls({ chat, enabled }: { chat: ChatSession; enabled: boolean }) {
   const controls = useObservable(chat.controls);

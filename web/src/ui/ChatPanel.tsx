@@ -74,7 +74,8 @@ export function ChatPanel({
             </button>
           ) : null}
         </div>
-        <AgentControls chat={chat} enabled={link.name === "live"} />
+        {/* Shown while the session is only read, from what the host keeps; a change holds the session first. */}
+        <AgentControls chat={chat} enabled={link.name === "live" || link.name === "reading"} />
       </header>
       <LinkStatus link={link} loading={loading} chat={chat} canReconnect={sessionId !== null} onReconnect={onReconnect} />
       <TranscriptView transcript={chat.transcript} empty={loading ? "" : emptyText(session?.agent)} sent={outbox.length} />
