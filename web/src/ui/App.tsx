@@ -14,7 +14,7 @@ import { FeedPanel } from "./FeedPanel.js";
 import { LocationsPanel } from "./LocationsPanel.js";
 import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
 import { QuestionsPanel } from "./QuestionsPanel.js";
-import { navigate, sessionHref, useRoute } from "./route.js";
+import { currentRoute, navigate, sessionHref, useRoute } from "./route.js";
 import { neighbour, shortcutOf, type ShortcutAction } from "./shortcuts.js";
 import { HelpDialog } from "./HelpDialog.js";
 import { matchesFilter, noFilter, type SessionFilter } from "./session-filter.js";
@@ -90,10 +90,11 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
       }
       case "next-session":
       case "previous-session": {
+        const here = currentRoute();
         const next = neighbour(
           shownSessions.map((session) => session.id),
-          // The route, not the chat: a chat still opening must not send the next key back to the start.
-          routed,
+          // The address, not the chat nor the last render: a key right after the last one moves on from where it went.
+          here.name === "session" ? here.sessionId : null,
           action === "next-session" ? 1 : -1,
         );
         if (next === undefined) return false;
