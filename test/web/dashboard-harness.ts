@@ -140,6 +140,8 @@ export async function connectAcpClient(server: DashboardServer): Promise<ClientC
  * rows far from the viewport are not rendered, so a search of the page alone would miss them.
  */
 export async function scrollTo(target: Locator, log: Locator = target.page().getByRole("log", { name: "Conversation" })): Promise<void> {
+  // A chat just opened is still reading its journal: scrolling an empty log would find nothing.
+  await log.locator(".row").first().waitFor();
   // A person scrolling up: the transcript stops following its end.
   await log.hover();
   await log.page().mouse.wheel(0, -400);
