@@ -202,7 +202,10 @@ describe("the agent's controls in the chat's header, in a real browser", () => {
     await controls(page).getByLabel("Verbosity").selectOption("normal");
     await expect.poll(() => suite.server.berth.host.getSession(sessionId)?.holders, POLL).toBe(1);
     await expect
-      .poll(() => (suite.server.berth.host.agentState(sessionId) as { configOptions: { currentValue: string }[] }).configOptions[0]!.currentValue, POLL)
+      .poll(
+        () => (suite.server.berth.host.agentState(sessionId) as { configOptions: { currentValue: string }[] }).configOptions[0]!.currentValue,
+        POLL,
+      )
       .toBe("normal");
     await main.close();
   });
