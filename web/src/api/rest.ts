@@ -2,7 +2,14 @@ import { authHeaders } from "../auth/token.js";
 import type {
   AgentSessionState,
   AgentsList,
-  DeviceLogin, JournalEvent, LocationView, QuestionAnswer, QuestionView, SessionView, StampedRecord } from "./types.js";
+  DeviceLogin,
+  JournalEvent,
+  LocationView,
+  QuestionAnswer,
+  QuestionView,
+  SessionView,
+  StampedRecord,
+} from "./types.js";
 
 /** A refused REST call, with the server's machine code and human message. */
 export class ApiError extends Error {
