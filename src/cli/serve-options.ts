@@ -1,4 +1,3 @@
-import { isIPv4 } from "node:net";
 import { resolve } from "node:path";
 import { ALLOWED_HOST_FORM, parseAllowedHost, type AllowedHost } from "../config/allowed-hosts.js";
 import type { Config } from "../config/config-schema.js";
@@ -80,10 +79,4 @@ function parsePort(text: string): number {
   const port = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!(port >= 0 && port <= 65535)) throw new UsageError(`--port: expected a port number from 0 to 65535, got "${text}"`);
   return port;
-}
-
-/** Loopback only: 127.0.0.0/8, ::1 and localhost. */
-export function isLoopback(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, "");
-  return bare === "localhost" || bare === "::1" || (isIPv4(bare) && bare.startsWith("127."));
 }

@@ -33,6 +33,18 @@ const allowedHost = z.string({ error: ALLOWED_HOST_FORM }).transform((text, ctx)
   return parsed;
 });
 
+/** `notify.webhook`: where Berth POSTs what needs a person (docs/serve.md, "Notifications"). */
+const webhookSchema = z.strictObject({
+  url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL such as "https://ntfy.sh/my-berth"' }),
+  /** A question that has waited this long is sent; a turn that ran at least this long is sent when it ends. */
+  afterMinutes: z.number({ error: "expected a number of minutes" }).min(0, "expected 0 or more minutes").default(5),
+  events: z
+    .array(z.enum(["question_waiting", "turn_ended"], { error: 'expected "question_waiting" or "turn_ended"' }))
+    .default(["question_waiting", "turn_ended"]),
+  /** Sent with every POST (an `Authorization` for ntfy, say); never logged. */
+  headers: z.record(z.string(), z.string({ error: "expected a string value" })).default({}),
+});
+
 const nonEmpty = z.string({ error: "expected a non-empty string" }).min(1, "expected a non-empty string");
 const env = z.record(z.string(), z.string({ error: "expected a string value" })).default({});
 
@@ -81,6 +93,7 @@ export const configSchema = z
     writeTimeout: duration.prefault("10s"),
     /** Where the `authenticate` an agent accepted is kept for its later children: memory, or a 0600 file in the data directory. */
     rememberLogins: z.enum(["memory", "file"], { error: 'expected "memory" or "file"' }).default("memory"),
+    notify: z.strictObject({ webhook: webhookSchema.optional() }).default({}),
     dataDir: nonEmpty.optional(),
     server: z
       .strictObject({
@@ -99,3 +112,4 @@ export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;
 export type AgentConfig = Config["agents"][string];
 export type ServiceConfig = Config["services"][string];
+export type WebhookConfig = NonNullable<Config["notify"]["webhook"]>;

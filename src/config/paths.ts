@@ -20,6 +20,8 @@ export function dataPaths(dataDir: string) {
     dataDir,
     database: join(dataDir, "berth.sqlite"),
     token: join(dataDir, "token"),
+    /** Remembered devices, as hashes (server/device-logins.ts). */
+    logins: join(dataDir, "logins.json"),
     terminalOutput: join(dataDir, "terminal-output"),
     agentState: join(dataDir, "agent-state"),
     hostFile: join(dataDir, "host.json"),

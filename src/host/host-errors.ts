@@ -3,6 +3,7 @@ import { SessionNotFoundError } from "./agent-children.js";
 import { TurnFailedError } from "./turns.js";
 import { QuestionError } from "./question-desk.js";
 import { StoreUnavailableError } from "./store-health.js";
+import { InvalidTitleError } from "./session-titles.js";
 import { TurnAlreadyRunningError } from "../lifecycle/executions.js";
 import { InvalidLocationError } from "../lifecycle/location-key.js";
 import { LocationServicesClosedError } from "../lifecycle/location-services-cache.js";
@@ -45,6 +46,7 @@ export function classifyError(error: unknown): ClassifiedError {
   }
   if (error instanceof UnknownAgentError) return as("bad_input", "unknown_agent");
   if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");
+  if (error instanceof InvalidTitleError) return as("bad_input", "invalid_title");
   if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");
   // The agent failed or crashed mid-turn: not Berth's bug, and the session carries on.
   if (error instanceof TurnFailedError || error instanceof AcquisitionFailedError) return as("unavailable", "agent_failed");

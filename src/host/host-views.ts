@@ -93,6 +93,7 @@ export class HostViews {
       turnStartedAt: execution?.startedAt ?? null,
       pendingQuestions: store.questions.listPending(session.id).length,
       releaseAt: holds.releaseAt(session.id) ?? null,
+      preview: store.events.lastWords(session.id),
       createdAt: session.createdAt,
       updatedAt: session.updatedAt,
     };

@@ -24,6 +24,8 @@ import type { NewSessionParams } from "./session-catalog.js";
 import type { SessionListener } from "./session-bus.js";
 import { deleteSession } from "./session-deletion.js";
 import { forwardToAgent, notifyAgent } from "./session-requests.js";
+import { locationOf } from "./session-location.js";
+import { normalTitle, titleUpdate } from "./session-titles.js";
 import { shutDown } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
 import type { StoreHealthView } from "./store-health.js";
@@ -50,7 +52,11 @@ export class Host {
   readonly dataDir: string;
   readonly connections: ConnectionCleanups;
 
+  /** The host's one source of time (virtual in tests): edges that schedule by the host's records use it too. */
+  readonly clock: Clock;
+
   private constructor(private readonly parts: HostParts) {
+    this.clock = parts.clock;
     this.config = parts.config;
     this.dataDir = parts.dataDir;
     this.connections = parts.connections;
@@ -92,6 +98,20 @@ export class Host {
   async createSession(params: NewSessionParams): Promise<SessionView> {
     this.assertRunning();
     return this.parts.views.session(await this.parts.catalog.create(params))!;
+  }
+
+  /**
+   * A person names the session (`PATCH /api/sessions/:id`): stored, then told to every client holding
+   * it as ACP's `session_info_update`, journaled so that a replay tells it too. Null clears the title.
+   */
+  renameSession(sessionId: string, title: unknown): SessionView {
+    this.assertRunning();
+    const session = this.parts.catalog.require(sessionId);
+    const next = normalTitle(title);
+    this.parts.journal.renameSession(sessionId, next);
+    this.parts.journal.update(sessionId, locationOf(session), titleUpdate(next));
+    this.parts.sessionChanges.emit(sessionId);
+    return this.parts.views.session(sessionId)!;
   }
 
   /**

@@ -134,6 +134,11 @@ export class Journal {
     this.sessionWrite(sessionId, { title }, [["n", sessionId, title, null, null, null]]);
   }
 
+  /** A person renamed the session (null clears its title). Queued; reads show it at once. */
+  renameSession(sessionId: string, title: string | null): void {
+    this.sessionWrite(sessionId, { renamedTo: title }, [callOp("sessions.setTitle", [sessionId, title])]);
+  }
+
   /** Sets the session's fields. Queued; reads show them at once. */
   setSession(sessionId: string, fields: SessionFields): void {
     const ops: WriteOp[] = [];

@@ -1,12 +1,15 @@
 import type { SessionChildState } from "../lifecycle/session-holds.js";
+import type { MessagePreview } from "../store/events.js";
 
 // The types of the host's API, for the protocol edges (which import nothing below the host).
+export type { Clock, Timer } from "../lifecycle/clock.js";
 export type { CleanupRegistration } from "../lifecycle/connection-cleanups.js";
 export type { SessionChildState } from "../lifecycle/session-holds.js";
 export type { QuestionAnswer } from "../location/question-types.js";
 export type { TerminalOutputResult } from "../location/terminal.js";
 export type { JournalEvent } from "../store/events.js";
 export type { AgentRequest, ReopenRequest } from "./agent-request.js";
+export type { AgentSessionState } from "./agent-session-state.js";
 export type { RelayedRequest, RelayOutcome } from "./relayed-request.js";
 export type { SessionEvent } from "./session-bus.js";
 
@@ -25,6 +28,8 @@ export interface SessionView {
   readonly pendingQuestions: number;
   /** When the armed release clock fires, if the child is unheld. */
   readonly releaseAt: number | null;
+  /** The end of the conversation for a list: the last agent message's last words, else the last prompt; null before any. */
+  readonly preview: MessagePreview | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

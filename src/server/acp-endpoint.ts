@@ -111,6 +111,11 @@ export class AcpEndpoint {
     });
   }
 
+  /** Closes every client WebSocket (1008, `reason`) and keeps serving: the access that opened them was withdrawn. */
+  disconnectAll(reason: string): void {
+    for (const ws of this.sockets) ws.close(1008, reason);
+  }
+
   /** Closes every client socket with `reason`, waiting briefly for each to go, then every HTTP connection. */
   async close(reason: string): Promise<void> {
     const closed = [...this.sockets].map(

@@ -4,15 +4,19 @@ import type { Host } from "../host/host.js";
 import type { AllowedHost } from "../config/allowed-hosts.js";
 import type { Logger } from "../host/logger.js";
 import { AcpEndpoint } from "./acp-endpoint.js";
-import { fetchSiteAllowed, hostAllowed, hostForUrl, originAllowed, presentedToken, tokenMatches } from "./auth.js";
+import type { Access } from "./access.js";
+import { fetchSiteAllowed, hostAllowed, hostForUrl, originAllowed } from "./auth.js";
 import { classifyError, type ErrorClass } from "../host/host-errors.js";
 import { HttpError, sendError, sendUnauthorized } from "./http-io.js";
+import { clearedLoginCookie } from "./login-cookie.js";
+import { loginRoutes } from "./login-routes.js";
 import { BerthMetrics } from "./metrics.js";
 import { restRoutes } from "./rest-routes.js";
 import { Router } from "./router.js";
 import { OperatorEvents, type OperatorEventsOptions } from "./sse.js";
 import { defaultWebDir, StaticFiles } from "./static-files.js";
 import { Tickets, type TicketOptions } from "./tickets.js";
+import { unauthorizedPage, wantsPage } from "./unauthorized-page.js";
 
 export interface ServerOptions {
   readonly host: Host;
@@ -20,7 +24,8 @@ export interface ServerOptions {
   readonly listenHost: string;
   /** 0 picks a free port. */
   readonly port: number;
-  readonly token: string;
+  /** The access token and the remembered devices: what lets a request in. */
+  readonly access: Access;
   readonly log: Logger;
   /** The built dashboard (default `dist/web/`). */
   readonly webDir?: string;
@@ -53,12 +58,18 @@ const statusOf: Readonly<Record<ErrorClass, number>> = { bad_input: 400, not_fou
 
 /** Berth on the network: REST, Server-Sent Events, metrics, the dashboard and ACP (WebSocket and Streamable HTTP) on one port. */
 export async function startServer(options: ServerOptions): Promise<BerthServer> {
-  const { host, token, log, allowedHosts = [] } = options;
+  const { host, access, log, allowedHosts = [] } = options;
   const events = new OperatorEvents(host, options.events);
   const acp = new AcpEndpoint({ host, log, maxMessageBytes: options.maxMessageBytes, maxBufferedBytes: options.maxBufferedBytes });
   const metrics = new BerthMetrics(host, () => acp.clientsConnected);
   const tickets = new Tickets(options.tickets);
-  const router = new Router(restRoutes({ host, events, metrics, tickets }));
+  const router = new Router([...restRoutes({ host, events, metrics, tickets }), ...loginRoutes(access)]);
+  // A rotated token ends what the old one opened: tickets, event streams (the page reconnects and is refused) and ACP sockets.
+  access.token.onRotate(() => {
+    tickets.revokeAll();
+    events.endStreams();
+    acp.disconnectAll("the access token was rotated");
+  });
   const web = new StaticFiles(options.webDir ?? defaultWebDir);
   let port = options.port;
 
@@ -91,6 +102,17 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     return new HttpError(403, "forbidden_site", `requests made by another site's page (Sec-Fetch-Site: ${site}) are not allowed`);
   };
 
+  /**
+   * 401: `{"error":"unauthorized"}` for scripts; for a person's browser opening the address, a page
+   * saying how to get in. A login cookie that let nothing in is dropped from the browser.
+   */
+  const refuseUnauthorized = (req: IncomingMessage, res: ServerResponse): void => {
+    if (access.staleCookie(req)) res.setHeader("Set-Cookie", clearedLoginCookie(access.port));
+    if (!wantsPage(req)) return sendUnauthorized(res);
+    res.writeHead(401, { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store", ...PAGE_HEADERS });
+    res.end(unauthorizedPage);
+  };
+
   const respond = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     // No other origin may read or embed anything Berth answers, even where no token is needed.
     res.setHeader("Cross-Origin-Resource-Policy", "same-origin");
@@ -107,7 +129,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       if (crossSite) throw crossSite;
       // A ticket stands in for the token only where a browser cannot send a header: the event stream.
       const ticketed = req.method === "GET" && url.pathname === "/api/events" && tickets.redeem(url.searchParams.get("ticket"));
-      if (!ticketed && !tokenMatches(presentedToken(req), token)) return sendUnauthorized(res);
+      if (!ticketed && !access.grant(req)) return refuseUnauthorized(req, res);
     }
     if (match.name !== "none") return router.run(match, req, res, url);
     if (url.pathname === "/acp") {
@@ -140,9 +162,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     if (refusal) return refuseUpgrade(socket, refusal.status, { error: refusal.code, message: refusal.message });
     if (url.pathname !== "/acp")
       return refuseUpgrade(socket, 404, { error: "not_found", message: `no WebSocket endpoint at ${url.pathname} (ACP is at /acp)` });
-    if (!tickets.redeem(url.searchParams.get("ticket")) && !tokenMatches(presentedToken(req), token)) {
-      return refuseUpgrade(socket, 401, { error: "unauthorized" });
-    }
+    if (!tickets.redeem(url.searchParams.get("ticket")) && !access.grant(req)) return refuseUpgrade(socket, 401, { error: "unauthorized" });
     const unknown = acp.unknownAgent(url);
     if (unknown) return refuseUpgrade(socket, unknown.status, { error: unknown.code, message: unknown.message });
     acp.handleUpgrade(req, socket, head, url);
@@ -150,6 +170,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
 
   try {
     port = await listen(server, options.listenHost, options.port);
+    access.port = port;
   } catch (error) {
     events.close();
     metrics.close();

@@ -24,6 +24,10 @@ const newSessionBody = z.strictObject({
   workspace: z.string({ error: "expected a workspace id or null" }).min(1, "expected a non-empty workspace id").nullable().optional(),
 });
 
+const renameBody = z.strictObject({
+  title: z.union([z.string(), z.null()], { error: "expected a title (a string) or null to clear it" }),
+});
+
 const answerBody = z.union(
   [
     z.strictObject({ optionId: z.string().min(1) }),
@@ -66,12 +70,30 @@ export function restRoutes({ host, events, metrics, tickets }: RestDeps): Route[
     { method: "GET", path: "/api/sessions/:id", handle: ({ params }) => json(requireSession(host, params.id!)) },
     {
       method: "GET",
+      path: "/api/sessions/:id/agent-state",
+      // Read-only and from the store: a page reading a session shows its agent's choices without starting it (L9).
+      handle: ({ params }) => {
+        requireSession(host, params.id!);
+        return json(host.agentState(params.id!));
+      },
+    },
+    {
+      method: "GET",
       path: "/api/sessions/:id/events",
       handle: ({ url, params }) => {
         const after = countParam(url, "after", 0);
         const limit = countParam(url, "limit", 1_000);
         if (limit > MAX_EVENTS) throw new HttpError(400, "invalid_query", `limit must be at most ${MAX_EVENTS}, got ${limit}`);
         return json({ events: host.events(params.id!, { after, limit }) });
+      },
+    },
+    {
+      method: "PATCH",
+      path: "/api/sessions/:id",
+      handle: async ({ req, params }) => {
+        const { title } = parse(renameBody, await readJsonBody(req));
+        requireSession(host, params.id!);
+        return json(host.renameSession(params.id!, title));
       },
     },
     {

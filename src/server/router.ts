@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HttpError, sendJson } from "./http-io.js";
 
-type Method = "GET" | "POST" | "DELETE";
+type Method = "GET" | "POST" | "PATCH" | "DELETE";
 
 /** What a route answers; `undefined` when it wrote the response itself (a stream). */
 export type Reply =
-  | { readonly kind: "json"; readonly status: number; readonly body: unknown }
+  | { readonly kind: "json"; readonly status: number; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> }
   | { readonly kind: "text"; readonly status: number; readonly contentType: string; readonly text: string }
-  | { readonly kind: "empty"; readonly status: number };
+  | { readonly kind: "empty"; readonly status: number; readonly headers?: Readonly<Record<string, string>> };
 
 interface RouteContext {
   readonly req: IncomingMessage;
@@ -26,8 +26,13 @@ export interface Route {
   readonly handle: (context: RouteContext) => Reply | undefined | Promise<Reply | undefined>;
 }
 
-export const json = (body: unknown, status = 200): Reply => ({ kind: "json", status, body });
-export const empty = (status = 204): Reply => ({ kind: "empty", status });
+export const json = (body: unknown, status = 200, headers?: Record<string, string>): Reply => ({
+  kind: "json",
+  status,
+  body,
+  ...(headers ? { headers } : {}),
+});
+export const empty = (status = 204, headers?: Record<string, string>): Reply => ({ kind: "empty", status, ...(headers ? { headers } : {}) });
 
 /** A route for the method and path, another method's route on that path (405), or none. */
 export type Match =
@@ -86,12 +91,12 @@ function decodeSegment(segment: string): string {
 }
 
 function write(res: ServerResponse, reply: Reply): void {
-  if (reply.kind === "json") return sendJson(res, reply.status, reply.body);
+  if (reply.kind === "json") return sendJson(res, reply.status, reply.body, { ...reply.headers });
   if (reply.kind === "text") {
     res.writeHead(reply.status, { "Content-Type": reply.contentType, "Content-Length": Buffer.byteLength(reply.text), "Cache-Control": "no-store" });
     res.end(reply.text);
     return;
   }
-  res.writeHead(reply.status);
+  res.writeHead(reply.status, { ...reply.headers });
   res.end();
 }

@@ -3,10 +3,15 @@ import { mkdirSync } from "node:fs";
 import { dataPaths, secureDataDir, type DataDirSecurity } from "../config/paths.js";
 import { Host, sweepLeftovers } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
+import { Access } from "./access.js";
+import { AccessToken } from "./access-token.js";
 import { loadToken } from "./auth.js";
+import { DeviceLogins } from "./device-logins.js";
 import { deleteHostFile, runningHost, writeHostFile } from "./host-file.js";
 import { acquireHostLock, HostLockBusyError, type HostLock } from "./host-lock.js";
 import { startServer, type BerthServer, type ServerOptions } from "./http-server.js";
+import { reachableUrls } from "./lan-addresses.js";
+import { WebhookNotifier } from "./webhook-notifier.js";
 
 export interface BerthOptions {
   readonly config: Config;
@@ -25,15 +30,11 @@ export interface BerthOptions {
 export interface RunningBerth {
   readonly host: Host;
   readonly server: BerthServer;
+  /** The access token now (`berth token rotate` replaces it). */
   readonly token: string;
+  readonly access: Access;
   /** Whether this start made the token (a new data directory, or its token file was deleted). */
   readonly tokenCreated: boolean;
-  /** The dashboard's link with its token: `http://127.0.0.1:7420/?token=…`. */
-  readonly dashboardLink: string;
-  /** The start-up line with the dashboard link and its token, and the ACP URL. */
-  readonly startupLine: string;
-  /** The start-up line without the token, saying how to get the link. */
-  readonly startupLineWithoutToken: (howToGetLink: string) => string;
   /** Stops everything, once; later calls return the same promise. */
   stop(): Promise<void>;
 }
@@ -82,20 +83,25 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     lock.release();
     throw error;
   }
+  const access = new Access(new AccessToken(token, paths.token), new DeviceLogins(paths.logins));
+  access.token.onRotate(() => options.log.info({}, "access token rotated: the old token, remembered devices and open connections are refused"));
   try {
     const { listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events, tickets } = options;
     const { allowedHosts } = options.config.server;
-    server = await startServer({ host, token, listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events, allowedHosts, tickets });
+    server = await startServer({ host, access, listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events, allowedHosts, tickets });
   } catch (error) {
     await host.shutdown();
     lock.release();
     throw error;
   }
   writeHostFile(paths.hostFile, { url: server.url, pid: process.pid, startedAt: Date.now() });
+  const webhook = options.config.notify.webhook;
+  const notifier = webhook && new WebhookNotifier({ host, config: webhook, log: options.log, dashboardUrl: reachableUrls(server.url)[0]! });
 
   let stopping: Promise<void> | undefined;
   const stop = async () => {
     server.stopListening();
+    notifier?.close();
     // Running turns are interrupted (reason `shutdown`) while their clients still listen.
     await host.shutdown();
     const swept = await sweepLeftovers(paths.dataDir, options.config.stopTimeout);
@@ -108,11 +114,11 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   return {
     host,
     server,
-    token,
+    get token() {
+      return access.token.value;
+    },
+    access,
     tokenCreated,
-    dashboardLink: `${server.url}/?token=${token}`,
-    startupLine: `Berth is running: ${server.url}/?token=${token} (ACP: ${server.acpUrl})`,
-    startupLineWithoutToken: (howToGetLink) => `Berth is running: ${server.url}/ (ACP: ${server.acpUrl}); ${howToGetLink}`,
     stop: () => (stopping ??= stop()),
   };
 }

@@ -65,6 +65,12 @@ export class OperatorEvents {
     this.broadcast("session_deleted", { id: sessionId });
   }
 
+  /** Ends every open stream and keeps serving new ones (their clients reconnect, and are checked again). */
+  endStreams(): void {
+    for (const res of this.streams) res.end();
+    this.streams.clear();
+  }
+
   close(): void {
     for (const stop of this.unsubscribe) stop();
     clearInterval(this.keepAlive);

@@ -47,6 +47,11 @@ export class Tickets {
     return { ticket, expiresAt };
   }
 
+  /** Every open ticket stops working (the token rotated: what it let in goes with it). */
+  revokeAll(): void {
+    this.open.clear();
+  }
+
   /** True once for a ticket issued here and not yet expired; it cannot be presented again. */
   redeem(ticket: string | null): boolean {
     if (ticket === null) return false;

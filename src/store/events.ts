@@ -36,6 +36,25 @@ export interface EventRow {
 }
 
 const DEFAULT_PAGE_SIZE = 1_000;
+/** How far back a preview looks, and how much of the message it keeps. */
+const PREVIEW_EVENTS = 200;
+const PREVIEW_CHARACTERS = 160;
+
+/** The end of a conversation, for a list of sessions. */
+export interface MessagePreview {
+  readonly role: "user" | "agent";
+  /** The last words (at most 160 characters, `…` first when cut), on one line. */
+  readonly text: string;
+  readonly at: number;
+}
+
+interface PreviewRow {
+  kind: string;
+  updateKind: string | null;
+  text: string | null;
+  payload: string | null;
+  at: number;
+}
 
 /** An event whose seq the writer already assigned (it keeps the next seq of each session it writes). */
 export interface SequencedEvent {
@@ -52,6 +71,7 @@ export class EventJournal {
   readonly #insert;
   readonly #read;
   readonly #lastSeq;
+  readonly #tail;
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
@@ -71,6 +91,15 @@ export class EventJournal {
     this.#read = db.prepare<[string, number, number], EventRow>(
       `SELECT session_id AS sessionId, seq, kind, payload, at FROM events
        WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+    );
+    // SQLite picks the few fields out of each event: the preview never parses a whole journal entry in JavaScript.
+    this.#tail = db.prepare<[string, number], PreviewRow>(
+      `SELECT kind,
+         coalesce(json_extract(payload, '$.params.update.sessionUpdate'), json_extract(payload, '$.update.sessionUpdate')) AS updateKind,
+         coalesce(json_extract(payload, '$.params.update.content.text'), json_extract(payload, '$.update.content.text')) AS text,
+         CASE WHEN kind = 'turn_started' THEN payload END AS payload,
+         at
+       FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT ?`,
     );
     this.#lastSeq = db
       .prepare<[string], number>("SELECT (SELECT coalesce(max(seq), 0) FROM events WHERE session_id = sessions.id) FROM sessions WHERE id = ?")
@@ -139,6 +168,33 @@ export class EventJournal {
     return this.#pages(sessionId, after, pageSize);
   }
 
+  /**
+   * The last words of the session's conversation: the tail of its last agent message (the run of
+   * agent text chunks nearest the journal's end, looking back at most 200 events), else the prompt
+   * of its last turn when the agent said nothing after it. Null for a session with neither.
+   */
+  lastWords(sessionId: string): MessagePreview | null {
+    const pieces: string[] = [];
+    let length = 0;
+    let at = 0;
+    for (const row of this.#tail.iterate(sessionId, PREVIEW_EVENTS)) {
+      if (row.kind === "update" && row.updateKind === "agent_message_chunk" && typeof row.text === "string") {
+        if (pieces.length === 0) at = row.at;
+        pieces.push(row.text);
+        length += row.text.length;
+        if (length >= PREVIEW_CHARACTERS * 2) break;
+        continue;
+      }
+      // Anything else before the last message's chunks (a tool call, the turn's end) is passed; anything between two messages ends it.
+      if (pieces.length > 0) break;
+      if (row.kind !== "turn_started") continue;
+      const prompt = promptText(row.payload);
+      return prompt === "" ? null : { role: "user", text: lastCharacters(prompt), at: row.at };
+    }
+    const text = pieces.reverse().join("");
+    return text.trim() === "" ? null : { role: "agent", text: lastCharacters(text), at };
+  }
+
   /** The seq of the session's newest event, 0 if it has none. */
   lastSeq(sessionId: string): number {
     return this.#requireSession("events.lastSeq", sessionId);
@@ -160,6 +216,22 @@ export class EventJournal {
       cursor = last.seq;
     }
   }
+}
+
+function promptText(payload: string | null): string {
+  const prompt = payload === null ? null : (decodeJson(payload) as { prompt?: Array<{ type?: unknown; text?: unknown }> } | null);
+  return (prompt?.prompt ?? []).flatMap((block) => (block.type === "text" && typeof block.text === "string" ? [block.text] : [])).join(" ");
+}
+
+function lastCharacters(text: string): string {
+  const line = text.replace(/\s+/gu, " ").trim();
+  const characters = [...line];
+  return characters.length <= PREVIEW_CHARACTERS
+    ? line
+    : `…${characters
+        .slice(-(PREVIEW_CHARACTERS - 1))
+        .join("")
+        .trimStart()}`;
 }
 
 export function toEvent(row: EventRow): JournalEvent {

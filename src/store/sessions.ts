@@ -40,6 +40,8 @@ export interface NewSession {
 export interface QueuedSessionChange {
   /** Set only if the session has none (as the writer does). */
   readonly title?: string;
+  /** A person's rename: replaces the title, null clears it. */
+  readonly renamedTo?: string | null;
   readonly agentSessionId?: string | null;
   readonly agentRequest?: Json | null;
   readonly agentState?: Json | null;
@@ -166,8 +168,9 @@ export class SessionStore {
   #withQueued(session: Session): Session {
     const change = this.#queued.get(session.id)?.change;
     if (!change) return session;
-    const { title, updatedAt, ...fields } = change;
-    return { ...session, ...fields, title: session.title ?? title ?? null, updatedAt: Math.max(session.updatedAt, updatedAt ?? 0) };
+    const { title, renamedTo, updatedAt, ...fields } = change;
+    const shownTitle = renamedTo !== undefined ? renamedTo : (session.title ?? title ?? null);
+    return { ...session, ...fields, title: shownTitle, updatedAt: Math.max(session.updatedAt, updatedAt ?? 0) };
   }
 
   #update(op: string, id: string, update: () => number): void {

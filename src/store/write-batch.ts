@@ -32,6 +32,7 @@ export interface StoreCalls {
   "sessions.create": (session: NewSession) => void;
   "sessions.delete": (id: string) => boolean;
   "sessions.setAgentState": (id: string, state: object | null) => void;
+  "sessions.setTitle": (id: string, title: string | null) => void;
   "sessions.setAgentSessionId": (id: string, agentSessionId: string | null) => void;
   "sessions.setAgentRequest": (id: string, request: object | null) => void;
   "questions.resolve": (id: string, state: QuestionOutcome, answerOrReason: unknown, at: number) => boolean;
@@ -116,6 +117,7 @@ export class BatchApplier {
       },
       "sessions.delete": (id) => sessions.delete(id),
       "sessions.setAgentState": (id, state) => sessions.setAgentState(id, state),
+      "sessions.setTitle": (id, title) => sessions.setTitle(id, title),
       "sessions.setAgentSessionId": (id, agentSessionId) => sessions.setAgentSessionId(id, agentSessionId),
       "sessions.setAgentRequest": (id, request) => sessions.setAgentRequest(id, request),
       "questions.resolve": (id, state, answerOrReason, at) =>

@@ -48,6 +48,8 @@ describe("parsePromptCommand", () => {
     ["/ext _x/y", { name: "ext", method: "_x/y", params: {} }],
     ["/extnotify _x/n [1,2]", { name: "extnotify", method: "_x/n", params: [1, 2] }],
     ["/fail -32042 boom now", { name: "fail", code: -32042, message: "boom now" }],
+    ["/usage 1200 200000", { name: "usage", used: 1200, size: 200000, cost: null }],
+    ["/usage 1200 200000 0.42 USD", { name: "usage", used: 1200, size: 200000, cost: { amount: 0.42, currency: "USD" } }],
   ])("reads %j", (text, command) => expect(parsePromptCommand(text)).toEqual(command));
 
   it.each([
@@ -62,6 +64,8 @@ describe("parsePromptCommand", () => {
     ["/fail boom", '/fail: expected an integer code and a message, got "boom"'],
     ["/fail 42", '/fail: expected an integer code and a message, got "42"'],
     ["/whoami me", '/whoami: takes no argument, got "me"'],
+    ["/usage 12", '/usage: expected token counts and an optional cost, got "12"'],
+    ["/usage 1 2 0.5", '/usage: expected token counts and an optional cost, got "1 2 0.5"'],
   ])("answers %j with a clear message", (text, message) => {
     const command = parsePromptCommand(text);
     expect(command.name).toBe("reply");

@@ -26,6 +26,10 @@ describe("docs/api.md", () => {
       "/api/questions/$QUESTION/answer",
       "/api/records",
       "/metrics",
+      "-X PATCH",
+      "/api/logins",
+      "/api/logins/$LOGIN",
+      "/api/token/rotate",
       "-X DELETE",
     ]) {
       expect(script).toContain(route);
@@ -44,12 +48,23 @@ describe("docs/api.md", () => {
 
     const { stdout } = await promisify(execFile)("bash", ["-c", `set -euo pipefail\n${examples.join("\n")}`], {
       cwd: fixture.workDir,
-      env: { PATH: process.env.PATH, HOME: curlHome, CURL_HOME: curlHome, BERTH: fixture.url, TOKEN: fixture.token },
+      env: {
+        PATH: process.env.PATH,
+        HOME: curlHome,
+        CURL_HOME: curlHome,
+        BERTH: fixture.url,
+        TOKEN: fixture.token,
+        BERTH_TOKEN_FILE: join(fixture.dataDir, "token"),
+      },
     });
     expect(stdout).toContain('{"status":"ok","version":"0.1.0","store":{"state":"ok","pendingWrites":');
     expect(stdout).toContain('"state": "answered"');
     expect(stdout).toContain("berth_agent_children");
     expect(stdout).toMatch(/^204$/m);
+    expect(stdout).toMatch(/^Fix the login bug$/m);
+    expect(stdout).toContain('{"label":"my laptop","halfLength":43}');
+    expect(stdout).toContain('{"rotated":true,"devicesForgotten":0}');
+    expect(stdout.trim().split("\n").at(-1)).toBe("200");
     expect(await turn).toMatchObject({ stopReason: "end_turn" });
     // The example session was created and deleted again; the asking one remains.
     expect(fixture.berth.host.listSessions().map((s) => s.id)).toEqual([asking.id]);

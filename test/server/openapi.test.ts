@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import type { Access } from "../../src/server/access.js";
+import { loginRoutes } from "../../src/server/login-routes.js";
 import { restRoutes, type RestDeps } from "../../src/server/rest-routes.js";
 
 const openapi = JSON.parse(readFileSync(new URL("../../docs/openapi.json", import.meta.url), "utf8")) as {
@@ -13,7 +15,9 @@ const outsideRouter = ["GET /acp", "POST /acp", "DELETE /acp", "GET /"];
 
 describe("docs/openapi.json", () => {
   // The handlers are never called: only the route table is read.
-  const routes = restRoutes({} as RestDeps).map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`);
+  const routes = [...restRoutes({} as RestDeps), ...loginRoutes({} as Access)].map(
+    (route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`,
+  );
   const documented = Object.entries(openapi.paths).flatMap(([path, operations]) =>
     Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
   );

@@ -153,6 +153,23 @@ describe("REST API", () => {
     expect((await fixture.api(`/api/sessions/${first.id}/events`)).status).toBe(404);
   });
 
+  it("reads a session's agent state as Berth keeps it, starting no agent", async () => {
+    const fixture = await startFixture();
+    const session = await createSession(fixture);
+    expect(await json(fixture.api(`/api/sessions/${session.id}/agent-state`))).toEqual({ status: 200, body: {} });
+    expect(fixture.berth.host.getSession(session.id)).toMatchObject({ state: "childless", pid: null });
+
+    await fixture.berth.host.prompt(session.id, [{ type: "text", text: "hello" }]);
+    const { status, body: state } = await json<Record<string, unknown>>(fixture.api(`/api/sessions/${session.id}/agent-state`));
+    expect(status).toBe(200);
+    expect(state).toEqual(fixture.berth.host.agentState(session.id));
+    expect(state).toMatchObject({ modes: { currentModeId: "ask" }, models: { currentModelId: "demo-small" } });
+    expect(await json(fixture.api("/api/sessions/nope/agent-state"))).toEqual({
+      status: 404,
+      body: { error: "session_not_found", message: 'no session "nope"' },
+    });
+  });
+
   it("pages through a session's journal", async () => {
     const fixture = await startFixture();
     const session = await createSession(fixture);

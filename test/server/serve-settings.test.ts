@@ -1,7 +1,8 @@
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { isLoopback, resolveServeSettings } from "../../src/cli/serve-options.js";
+import { resolveServeSettings } from "../../src/cli/serve-options.js";
+import { isLoopback } from "../../src/server/lan-addresses.js";
 import { hostAllowed, loadOrCreateToken, originAllowed } from "../../src/server/auth.js";
 import { cleanUp, tempDir } from "./server-harness.js";
 

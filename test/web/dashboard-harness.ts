@@ -5,13 +5,16 @@ import { fileURLToPath } from "node:url";
 import { client, methods, PROTOCOL_VERSION, type ClientConnection } from "@agentclientprotocol/sdk";
 import { createWebSocketStream, type WebSocketConstructor } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from "playwright-core";
+import { afterAll, beforeAll, expect } from "vitest";
 import { WebSocket } from "ws";
 import type { ConfigInput } from "../../src/config/config-schema.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import { silentLogger } from "../../src/host/logger.js";
 import { startBerth, type RunningBerth } from "../../src/server/serve.js";
 
-export { waitUntilGone } from "../support/process-table.js";
+import { waitUntilGone } from "../support/process-table.js";
+
+export { waitUntilGone };
 
 /** What `npm run build` produced: the dashboard as `berth serve` serves it. */
 export const webDir = fileURLToPath(new URL("../../dist/web/", import.meta.url));
@@ -138,6 +141,8 @@ export async function connectAcpClient(server: DashboardServer): Promise<ClientC
  * rows far from the viewport are not rendered, so a search of the page alone would miss them.
  */
 export async function scrollTo(target: Locator, log: Locator = target.page().getByRole("log", { name: "Conversation" })): Promise<void> {
+  // A chat just opened is still reading its journal: scrolling an empty log would find nothing.
+  await log.locator(".row").first().waitFor();
   // A person scrolling up: the transcript stops following its end.
   await log.hover();
   await log.page().mouse.wheel(0, -400);
@@ -173,4 +178,23 @@ export async function scrollTo(target: Locator, log: Locator = target.page().get
 /** Waits until the page has rendered two more frames (the virtualizer lays out rows in the frame after a scroll). */
 export function nextFrames(page: Page): Promise<unknown> {
   return page.evaluate("new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))");
+}
+
+/**
+ * For a test file: a real Berth and Debian's Chromium, started before its tests and stopped after
+ * them, when every agent child and browser process must be gone. Read the fields inside tests.
+ */
+export function dashboardSuite(config: ConfigInput = {}): { readonly server: DashboardServer; readonly launched: LaunchedBrowser } {
+  const suite = {} as { server: DashboardServer; launched: LaunchedBrowser };
+  beforeAll(async () => {
+    suite.server = await startDashboardServer(config);
+    suite.launched = await launchBrowser();
+  });
+  afterAll(async () => {
+    const browserPids = suite.launched ? await suite.launched.pids().catch(() => []) : [];
+    await suite.launched?.browser.close();
+    await suite.server?.close();
+    expect(await waitUntilGone([...(suite.server?.childPids() ?? []), ...browserPids])).toEqual([]);
+  });
+  return suite;
 }

@@ -88,8 +88,10 @@ describe("the dashboard in a real browser against a real Berth", () => {
     sessionId = decodeURIComponent(new URL(page.url()).hash.slice("#/sessions/".length));
     expect(server.berth.host.getSession(sessionId)).toMatchObject({ agent: "demo", cwd: server.workDir });
 
-    await expect.poll(() => fact(page, sessionId, "Holders").textContent(), POLL).toBe("1");
-    await expect.poll(() => card(page, sessionId).locator(".badge").textContent(), POLL).toBe("live");
+    await expect.poll(() => fact(page, sessionId, "Clients").textContent(), POLL).toBe("1");
+    await expect.poll(() => card(page, sessionId).locator(".badge").textContent(), POLL).toBe("running");
+    expect(await card(page, sessionId).locator(".badge").getAttribute("title")).toMatch(/^live: /);
+    expect(await card(page, sessionId).locator("dt:text-is('Clients')").getAttribute("title")).toMatch(/^holders: /);
     expect(await fact(page, sessionId, "PID").textContent()).toBe(String(server.berth.host.getSession(sessionId)!.pid));
   });
 
@@ -202,18 +204,18 @@ describe("the dashboard in a real browser against a real Berth", () => {
   it("shows the holder count drop when another client disconnects, and the release countdown start", async () => {
     const { page } = main;
     await page.getByRole("button", { name: "Close" }).click();
-    await expect.poll(() => fact(page, sessionId, "Holders").textContent(), POLL).toBe("0");
+    await expect.poll(() => fact(page, sessionId, "Clients").textContent(), POLL).toBe("0");
 
     const other = await connectAcpClient(server);
     const { cwd } = server.berth.host.getSession(sessionId)!;
     await other.agent.request(methods.agent.session.resume, { sessionId, cwd, mcpServers: [] });
-    await expect.poll(() => fact(page, sessionId, "Holders").textContent(), POLL).toBe("1");
-    expect(await fact(page, sessionId, "Release").count()).toBe(0);
+    await expect.poll(() => fact(page, sessionId, "Clients").textContent(), POLL).toBe("1");
+    expect(await fact(page, sessionId, "Stops").count()).toBe(0);
 
     other.close();
-    await expect.poll(() => fact(page, sessionId, "Holders").textContent(), POLL).toBe("0");
-    const release = fact(page, sessionId, "Release");
-    await expect.poll(() => release.textContent(), POLL).toMatch(/child released in \d+s/);
+    await expect.poll(() => fact(page, sessionId, "Clients").textContent(), POLL).toBe("0");
+    const release = fact(page, sessionId, "Stops");
+    await expect.poll(() => release.textContent(), POLL).toMatch(/the agent process stops in \d+s/);
     // It counts down locally.
     const first = Number(/in (\d+)s/.exec((await release.textContent())!)![1]);
     await expect.poll(async () => Number(/in (\d+)s/.exec((await release.textContent()) ?? "")?.[1]), POLL).toBeLessThan(first);
@@ -224,9 +226,13 @@ describe("the dashboard in a real browser against a real Berth", () => {
     const { page } = main;
     const location = page.getByRole("region", { name: /Locations/ }).locator("li.location", { hasText: server.workDir });
     await location.waitFor();
-    expect(await location.locator("dt:text-is('Kept by') + dd").textContent()).toBe("idle TTL");
-    expect(await location.locator("dt:text-is('Idle deadline') + dd").textContent()).toMatch(/^in \d+m/);
-    expect(await location.locator("dt:text-is('Cap') + dd").textContent()).toMatch(/^in \d+h/);
+    expect(await location.locator("dt:text-is('Kept by') + dd").textContent()).toBe("idle timeout");
+    // The plain words carry the design's terms on hover.
+    expect(await location.locator("dt:text-is('Kept by') + dd .term").getAttribute("title")).toMatch(/^idle TTL: /);
+    expect(await location.locator(".badge").first().textContent()).toBe("kept");
+    expect(await location.locator(".badge").first().getAttribute("title")).toMatch(/^retained: /);
+    expect(await location.locator("dt:text-is('Closes if idle') + dd").textContent()).toMatch(/^in \d+m/);
+    expect(await location.locator("dt:text-is('Hard limit') + dd").textContent()).toMatch(/^in \d+h/);
   });
 
   it("deletes a session after a confirmation", async () => {

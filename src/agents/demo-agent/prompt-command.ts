@@ -21,6 +21,7 @@ export type PromptCommand =
   /** `/ext` and `/extnotify`: an extension message to the client. */
   | { name: "ext" | "extnotify"; method: string; params: unknown }
   | { name: "fail"; code: number; message: string }
+  | { name: "usage"; used: number; size: number; cost: { amount: number; currency: string } | null }
   /** A bad or unknown command: the agent answers with `text` and ends the turn. */
   | { name: "reply"; text: string };
 
@@ -47,6 +48,7 @@ export const promptCommandHelp: Record<string, { hint?: string; description: str
   ext: { hint: "<method> [json params]", description: "Send an extension request to the client, report its answer" },
   extnotify: { hint: "<method> [json params]", description: "Send an extension notification to the client" },
   fail: { hint: "<code> <message>", description: "Fail session/prompt with that JSON-RPC error" },
+  usage: { hint: "<used> <size> [<cost> <currency>]", description: "Report the context window's use (and the session's cost) as usage_update" },
 };
 
 function usageOf(name: string): string {
@@ -97,6 +99,8 @@ export function parsePromptCommand(text: string): PromptCommand {
       return parseExtension(name, rest);
     case "fail":
       return parseFail(rest);
+    case "usage":
+      return parseUsage(rest);
     case "spawn-orphan":
     case "crash":
     case "mcp-servers":
@@ -134,6 +138,13 @@ function parseFail(rest: string): PromptCommand {
     return { name: "reply", text: `/fail: expected an integer code and a message, got "${rest}". Usage: ${usageOf("fail")}` };
   }
   return { name: "fail", code: Number(match[1]), message: match[2]! };
+}
+
+function parseUsage(rest: string): PromptCommand {
+  const match = /^(\d+)\s+(\d+)(?:\s+(\d+(?:\.\d+)?)\s+([A-Za-z]+))?$/.exec(rest);
+  if (!match) return { name: "reply", text: `/usage: expected token counts and an optional cost, got "${rest}". Usage: ${usageOf("usage")}` };
+  const cost = match[3] === undefined ? null : { amount: Number(match[3]), currency: match[4]! };
+  return { name: "usage", used: Number(match[1]), size: Number(match[2]), cost };
 }
 
 function parseSleep(rest: string): PromptCommand {

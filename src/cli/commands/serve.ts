@@ -3,7 +3,9 @@ import { ConfigError } from "../../config/load-config.js";
 import { defaultConfigPath, defaultDataDir } from "../../config/paths.js";
 import { FAILURE_EXIT_CODE, INTERRUPTED_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "../exit-codes.js";
 import type { RunningBerth } from "../../server/serve.js";
-import { isLoopback, resolveServeSettings, type ServeFlags, type ServeSettings } from "../serve-options.js";
+import { isLoopback } from "../../server/lan-addresses.js";
+import { resolveServeSettings, type ServeFlags, type ServeSettings } from "../serve-options.js";
+import { startupText } from "../startup-text.js";
 
 export function register(program: Command): void {
   program
@@ -56,10 +58,11 @@ async function serve(flags: ServeFlags): Promise<number> {
   }
   // The token goes to stdout once, when it is new, or when asked: a service's output ends up in system journals.
   const dataDirFlag = settings.dataDir === defaultDataDir() ? "" : ` --data-dir ${shellQuote(settings.dataDir)}`;
-  const line =
-    running.tokenCreated || flags.printToken === true
-      ? running.startupLine
-      : running.startupLineWithoutToken(`dashboard link: berth token --link${dataDirFlag}`);
+  const text = startupText({
+    url: running.server.url,
+    token: running.tokenCreated || flags.printToken === true ? running.token : null,
+    howToGetLink: `dashboard link: berth token --link${dataDirFlag}`,
+  });
   return new Promise<number>((resolve) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -83,7 +86,7 @@ async function serve(flags: ServeFlags): Promise<number> {
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
     // Only now: whoever reads this line may signal at once (a test, a supervisor), and must find the handlers.
-    process.stdout.write(`${line}\n`);
+    process.stdout.write(text);
   });
 }
 

@@ -1,5 +1,15 @@
 import { authHeaders } from "../auth/token.js";
-import type { AgentsList, JournalEvent, LocationView, QuestionAnswer, QuestionView, SessionView, StampedRecord } from "./types.js";
+import type {
+  AgentSessionState,
+  AgentsList,
+  DeviceLogin,
+  JournalEvent,
+  LocationView,
+  QuestionAnswer,
+  QuestionView,
+  SessionView,
+  StampedRecord,
+} from "./types.js";
 
 /** A refused REST call, with the server's machine code and human message. */
 export class ApiError extends Error {
@@ -17,7 +27,7 @@ export function isUnauthorized(error: unknown): boolean {
   return error instanceof ApiError && error.status === 401;
 }
 
-async function request<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<T> {
+async function request<T>(method: "GET" | "POST" | "PATCH" | "DELETE", path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { Accept: "application/json", ...authHeaders() };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   // Relative paths keep the dashboard working behind a reverse proxy that mounts Berth under a prefix.
@@ -41,11 +51,16 @@ export const api = {
   agents: () => request<AgentsList>("GET", "api/agents"),
   sessions: () => request<{ sessions: SessionView[] }>("GET", "api/sessions").then((r) => r.sessions),
   session: (sessionId: string) => request<SessionView>("GET", `api/sessions/${id(sessionId)}`),
+  agentState: (sessionId: string) => request<AgentSessionState>("GET", `api/sessions/${id(sessionId)}/agent-state`),
   events: (sessionId: string, after: number, limit: number) =>
     request<{ events: JournalEvent[] }>("GET", `api/sessions/${id(sessionId)}/events?after=${after}&limit=${limit}`).then((r) => r.events),
+  renameSession: (sessionId: string, title: string | null) => request<SessionView>("PATCH", `api/sessions/${id(sessionId)}`, { title }),
   deleteSession: (sessionId: string) => request<void>("DELETE", `api/sessions/${id(sessionId)}`),
   locations: () => request<{ locations: LocationView[] }>("GET", "api/locations").then((r) => r.locations),
   questions: () => request<{ questions: QuestionView[] }>("GET", "api/questions").then((r) => r.questions),
   answerQuestion: (questionId: string, answer: QuestionAnswer) => request<QuestionView>("POST", `api/questions/${id(questionId)}/answer`, answer),
+  logins: () => request<{ logins: DeviceLogin[] }>("GET", "api/logins").then((r) => r.logins),
+  rememberDevice: () => request<{ login: DeviceLogin; pageSecret: string }>("POST", "api/logins", {}),
+  forgetDevice: (loginId: string) => request<void>("DELETE", `api/logins/${id(loginId)}`),
   records: (limit: number) => request<{ records: StampedRecord[] }>("GET", `api/records?limit=${limit}`).then((r) => r.records),
 };

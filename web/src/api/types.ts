@@ -1,6 +1,7 @@
 // The server's own types are the source of truth; only types cross into the bundle.
-export type { SessionView, QuestionView, LocationView, JournalEvent } from "../../../src/host/views.js";
+export type { SessionView, QuestionView, LocationView, JournalEvent, AgentSessionState } from "../../../src/host/views.js";
 export type { StampedRecord, HostRecord } from "../../../src/host/host-records.js";
+import type { DeviceLoginView } from "../../../src/server/device-logins.js";
 
 export interface AgentsList {
   readonly agents: readonly string[];
@@ -12,3 +13,6 @@ export type QuestionAnswer =
   | { readonly optionId: string }
   | { readonly action: "accept"; readonly content: Record<string, unknown> }
   | { readonly action: "decline" };
+
+/** A remembered device, as `GET /api/logins` lists it; `current` is the device asking. */
+export type DeviceLogin = DeviceLoginView & { readonly current: boolean };

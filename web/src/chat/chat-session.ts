@@ -1,4 +1,4 @@
-import { methods, RequestError, type ClientConnection, type SessionNotification } from "@agentclientprotocol/sdk";
+import { methods, RequestError, type ClientConnection, type SessionNotification, type SessionUpdate } from "@agentclientprotocol/sdk";
 import { api, ApiError } from "../api/rest.js";
 import type { JournalEvent, QuestionAnswer, SessionView } from "../api/types.js";
 import { Observable } from "../live/observable.js";
@@ -7,6 +7,16 @@ import { reconnectDelay } from "./backoff.js";
 import { toFront, withState, without, type Outbox } from "./outbox.js";
 import { Transcript } from "./transcript.js";
 import type { TranscriptQuestion } from "./transcript-questions.js";
+import {
+  controlsOfAnswer,
+  controlsWithChange,
+  controlsWithTurnUsage,
+  controlsWithUpdate,
+  noControls,
+  requestOf,
+  type AgentControls,
+  type ControlChange,
+} from "./agent-controls.js";
 
 /**
  * How the page is linked to the session.
@@ -58,6 +68,8 @@ const FOLLOW_MS = 1_000;
 export class ChatSession {
   readonly state: Observable<ChatState>;
   readonly transcript = new Transcript();
+  /** The agent's mode, model, config options and usage for this session: the chat header's pickers. */
+  readonly controls = new Observable<AgentControls>(noControls);
   /** The session's id once it is open; rejects with a message naming what went wrong. */
   readonly opened: Promise<string>;
   private connection: ClientConnection | null = null;
@@ -69,6 +81,8 @@ export class ChatSession {
   private followTimer: ReturnType<typeof setInterval> | undefined;
   private nextMessageId = 1;
   private prompting = false;
+  /** The journal seq of the usage report the controls show: an older one read after it is passed over. */
+  private usageSeq = 0;
   /** Whether the host runs a turn in this session, as the overview last said. */
   private hostTurnActive: boolean | undefined;
   private readonly online = (): void => this.retryNow();
@@ -166,6 +180,22 @@ export class ChatSession {
     this.refresh();
   }
 
+  /** Sets the agent's mode, model or a config option over ACP; rejects with the agent's message. */
+  async configure(change: ControlChange): Promise<void> {
+    const sessionId = this.sessionId;
+    if (sessionId === null) return;
+    const { method, params } = requestOf(change, sessionId, this.controls.value);
+    let result: unknown;
+    try {
+      const connection = await this.whenLive();
+      if (!connection) throw new Error("Berth cannot be reached");
+      result = await connection.agent.request(method, params);
+    } catch (error) {
+      throw new Error(messageOf(error));
+    }
+    this.controls.set(controlsWithChange(this.controls.value, change, result));
+  }
+
   /** Releases this page's hold on the session (it stays) and disconnects. */
   async close(): Promise<void> {
     if (this.closed()) return;
@@ -186,7 +216,7 @@ export class ChatSession {
 
   private async read(sessionId: string): Promise<string> {
     try {
-      await this.catchUp();
+      await Promise.all([this.catchUp(), this.readControls(sessionId)]);
     } catch (error) {
       if (isGone(error)) {
         this.fail(messageOf(error));
@@ -195,6 +225,15 @@ export class ChatSession {
       this.lost("reading", messageOf(error));
     }
     return sessionId;
+  }
+
+  /**
+   * The agent's mode, model and options as the host keeps them with the session: shown while the
+   * session is only read, without starting its agent (L9). Holding it brings the agent's own answer.
+   */
+  private async readControls(sessionId: string): Promise<void> {
+    const state = await api.agentState(sessionId);
+    if (this.state.value.link.name === "reading") this.controls.set(controlsOfAnswer(state, this.controls.value.usage));
   }
 
   /** Reads what the journal has beyond what is shown; one read at a time, another after it if asked meanwhile. */
@@ -223,7 +262,12 @@ export class ChatSession {
     for (;;) {
       const events = await api.events(sessionId, this.transcript.lastSeq, PAGE);
       if (this.closed()) return;
-      for (const event of events) this.transcript.applyEvent(event);
+      for (const event of events) {
+        this.transcript.applyEvent(event);
+        // Only usage is taken from the journal: a mode or option set by a request is not in it, the host's state has it.
+        const update = event.kind === "update" ? (event.payload as { update?: SessionUpdate }).update : undefined;
+        if (update?.sessionUpdate === "usage_update") this.followControls(update, event.seq);
+      }
       if (events.length < PAGE) break;
       // A long journal is read in pages; the page stays responsive between them.
       await new Promise((resolve) => setTimeout(resolve, 0));
@@ -254,7 +298,9 @@ export class ChatSession {
       const connection = await this.connect();
       const meta: Record<string, string> = { "berth/agent": opening.agent };
       if (opening.workspace !== null) meta["berth/workspace"] = opening.workspace;
-      const { sessionId } = await connection.agent.request(methods.agent.session.new, { cwd: opening.cwd, mcpServers: [], _meta: meta });
+      const answer = await connection.agent.request(methods.agent.session.new, { cwd: opening.cwd, mcpServers: [], _meta: meta });
+      const sessionId = answer.sessionId;
+      this.controls.set(controlsOfAnswer(answer));
       this.patch({ sessionId, link: { name: "live" }, loading: false });
       return sessionId;
     } catch (error) {
@@ -288,8 +334,10 @@ export class ChatSession {
     try {
       const { cwd } = await api.session(sessionId);
       const connection = await this.connect();
-      await connection.agent.request(methods.agent.session.resume, { sessionId, cwd, mcpServers: [] });
+      const answer = await connection.agent.request(methods.agent.session.resume, { sessionId, cwd, mcpServers: [] });
       if (this.closed()) return null;
+      // Usage read from the journal stays; modes, models and options are the agent's answer.
+      this.controls.set(controlsOfAnswer(answer, this.controls.value.usage));
       this.patch({ link: { name: "live" } });
       this.refresh();
       this.pump();
@@ -320,6 +368,7 @@ export class ChatSession {
   private updated(notification: SessionNotification): void {
     if (notification.sessionId !== this.sessionId || this.closed()) return;
     const { [SEQ_META]: seq, [SEQ_FROM_META]: from, ...meta } = notification._meta ?? {};
+    this.followControls(notification.update, typeof seq === "number" ? seq : undefined);
     if (typeof seq !== "number") {
       // Not journaled (a running command's output as it grows): shown, never replayed.
       this.transcript.applyUpdate(notification.update, notification._meta);
@@ -337,6 +386,16 @@ export class ChatSession {
       return;
     }
     this.transcript.applyEvent(journalUpdate(notification, seq, meta));
+  }
+
+  /** The controls after an update, live or read from the journal (`seq` where it has one). */
+  private followControls(update: SessionUpdate, seq: number | undefined): void {
+    if (update.sessionUpdate === "usage_update" && seq !== undefined) {
+      if (seq <= this.usageSeq) return;
+      this.usageSeq = seq;
+    }
+    const controls = controlsWithUpdate(this.controls.value, update);
+    if (controls) this.controls.set(controls);
   }
 
   // The outbox
@@ -362,7 +421,9 @@ export class ChatSession {
     let failure: string | null = null;
     let busy = false;
     try {
-      await connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+      const response = await connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+      // `usage` is in ACP's unstable schema, not the stable one the SDK types this answer with.
+      this.controls.set(controlsWithTurnUsage(this.controls.value, (response as { usage?: unknown }).usage));
     } catch (error) {
       failure = messageOf(error);
       busy = error instanceof RequestError && (error.data as { code?: unknown } | undefined)?.code === "turn_in_flight";

@@ -93,6 +93,11 @@ export class LiveOverview {
     this.refetchLocations();
   }
 
+  /** Applies a session view this page got from its own request (a rename) at once. */
+  sessionChanged(session: SessionView): void {
+    this.patch({ sessions: upsertSession(this.state.value.sessions, session) });
+  }
+
   questionResolved(questionId: string): void {
     this.patch({ questions: this.state.value.questions.filter((q) => q.id !== questionId) });
   }
@@ -137,7 +142,7 @@ export class LiveOverview {
         api.questions(),
         api.records(RECORDS_KEPT),
       ]);
-      this.patch({ agents, sessions, locations, questions, records: mergeRecords(records, this.state.value.records) });
+      this.patch({ agents, sessions: newestFirst(sessions), locations, questions, records: mergeRecords(records, this.state.value.records) });
     } catch (error) {
       if (isUnauthorized(error)) this.unauthorized();
     }
@@ -164,7 +169,15 @@ export class LiveOverview {
 
 function upsertSession(sessions: readonly SessionView[], session: SessionView): SessionView[] {
   const others = sessions.filter((s) => s.id !== session.id);
-  return [session, ...others].sort((a, b) => b.createdAt - a.createdAt);
+  return newestFirst([session, ...others]);
+}
+
+/**
+ * Newest created first, the snapshot and live changes alike: the list keeps still while sessions work
+ * (by last activity, opening a session would move it, since its agent announces itself).
+ */
+function newestFirst(sessions: readonly SessionView[]): SessionView[] {
+  return [...sessions].sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
 }
 
 /** Records by id, oldest first, without duplicates (a snapshot and the live stream overlap). */

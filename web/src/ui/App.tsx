@@ -1,9 +1,11 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api/rest.js";
-import type { QuestionAnswer, SessionView } from "../api/types.js";
+import type { QuestionAnswer, QuestionView, SessionView } from "../api/types.js";
 import { ChatSession } from "../chat/chat-session.js";
 import { useObservable } from "../live/observable.js";
 import type { LiveOverview } from "../live/overview.js";
+import type { DesktopNotifications } from "../notify/desktop-notifications.js";
+import { PageAttention } from "../notify/page-attention.js";
 import { shortId } from "../util/format.js";
 import { AuthRequired } from "./AuthRequired.js";
 import { ChatPanel } from "./ChatPanel.js";
@@ -12,18 +14,29 @@ import { FeedPanel } from "./FeedPanel.js";
 import { LocationsPanel } from "./LocationsPanel.js";
 import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
 import { QuestionsPanel } from "./QuestionsPanel.js";
-import { navigate, sessionHref, useRoute } from "./route.js";
+import { currentRoute, navigate, sessionHref, useRoute } from "./route.js";
+import { neighbour, shortcutOf, type ShortcutAction } from "./shortcuts.js";
+import { HelpDialog } from "./HelpDialog.js";
+import { matchesFilter, noFilter, type SessionFilter } from "./session-filter.js";
 import { SessionsPanel } from "./SessionsPanel.js";
+import { SettingsDialog } from "./SettingsDialog.js";
 import { TopBar } from "./TopBar.js";
 
-type Dialog = { readonly name: "none" } | { readonly name: "new-session" } | { readonly name: "delete"; readonly session: SessionView };
+type Dialog =
+  | { readonly name: "none" }
+  | { readonly name: "new-session" }
+  | { readonly name: "settings" }
+  | { readonly name: "help" }
+  | { readonly name: "delete"; readonly session: SessionView };
 
 const OVERVIEW = "#/";
+const FILTER_KEY = "berth.sessionFilter";
 
-export function App({ overview }: { overview: LiveOverview }) {
+export function App({ overview, notifications }: { overview: LiveOverview; notifications: DesktopNotifications }) {
   const state = useObservable(overview.state);
   const route = useRoute();
   const [dialog, setDialog] = useState<Dialog>({ name: "none" });
+  const [filter, setFilter] = useState<SessionFilter>(storedFilter);
   // The open connection: at most one, for the route's session (or for a new session about to be routed to).
   const [open, setOpen] = useState<ChatSession | null>(null);
   // The same, for effects that must not re-run when it changes.
@@ -42,6 +55,7 @@ export function App({ overview }: { overview: LiveOverview }) {
   const chat = routed !== null && open?.sessionId === routed ? open : null;
 
   useEffect(() => overview.start(), [overview]);
+  useEffect(() => new PageAttention(overview, notifications).start(), [overview, notifications]);
   useEffect(() => () => void openRef.current?.close(), []);
   useEffect(() => {
     if (route.name === "session" && state.deleted.includes(route.sessionId)) navigate(OVERVIEW);
@@ -50,6 +64,63 @@ export function App({ overview }: { overview: LiveOverview }) {
     if (routed === null) show(null);
     else if (openRef.current?.sessionId !== routed) show(ChatSession.open({ mode: "load", sessionId: routed }));
   }, [routed]);
+
+  const chatSession = chat?.sessionId ? state.sessions.find((s) => s.id === chat.sessionId) : undefined;
+  const shownSessions = state.sessions.filter((session) => matchesFilter(session, filter));
+  const chooseFilter = (next: SessionFilter): void => {
+    setFilter(next);
+    window.sessionStorage.setItem(FILTER_KEY, JSON.stringify(next));
+  };
+
+  // Read by the one key listener, which is not re-added on every render.
+  const act = useRef<(action: ShortcutAction) => boolean>(() => false);
+  act.current = (action) => {
+    switch (action) {
+      case "help":
+        setDialog({ name: "help" });
+        return true;
+      case "new-session":
+        setDialog({ name: "new-session" });
+        return true;
+      case "search": {
+        const search = document.getElementById("session-search");
+        if (!search || !isShown(search)) return false;
+        search.focus();
+        return true;
+      }
+      case "next-session":
+      case "previous-session": {
+        const here = currentRoute();
+        const next = neighbour(
+          shownSessions.map((session) => session.id),
+          // The address, not the chat nor the last render: a key right after the last one moves on from where it went.
+          here.name === "session" ? here.sessionId : null,
+          action === "next-session" ? 1 : -1,
+        );
+        if (next === undefined) return false;
+        navigate(sessionHref(next));
+        return true;
+      }
+      case "question":
+        return jumpToQuestion(state.questions[0]);
+      case "cancel-turn": {
+        const running = chat !== null && (chat.state.value.turnRunning || chatSession?.turnActive === true);
+        if (!running) return false;
+        chat.cancel();
+        return true;
+      }
+    }
+  };
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent): void => {
+      // An open dialog has the keys (Escape closes it).
+      if (event.defaultPrevented || document.querySelector("dialog[open]")) return;
+      const action = shortcutOf(event, isTyping(event.target));
+      if (action && act.current(action)) event.preventDefault();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
 
   if (state.link.name === "unauthorized") return <AuthRequired />;
 
@@ -63,6 +134,10 @@ export function App({ overview }: { overview: LiveOverview }) {
       void next.close();
       throw error;
     }
+  };
+
+  const renameSession = async (sessionId: string, title: string | null): Promise<void> => {
+    overview.sessionChanged(await guarded(() => api.renameSession(sessionId, title)));
   };
 
   const deleteSession = async (session: SessionView): Promise<void> => {
@@ -90,19 +165,27 @@ export function App({ overview }: { overview: LiveOverview }) {
     }
   };
 
-  const chatSession = chat?.sessionId ? state.sessions.find((s) => s.id === chat.sessionId) : undefined;
   return (
     <>
-      <TopBar link={state.link} onNewSession={() => setDialog({ name: "new-session" })} />
+      <TopBar
+        link={state.link}
+        onNewSession={() => setDialog({ name: "new-session" })}
+        onSettings={() => setDialog({ name: "settings" })}
+        onHelp={() => setDialog({ name: "help" })}
+      />
       <main class={chat ? "layout with-chat" : "layout"}>
         <div class="overview">
           <div class="column">
             <QuestionsPanel questions={state.questions} sessions={state.sessions} onAnswer={answerQuestion} />
             <SessionsPanel
               sessions={state.sessions}
+              shown={shownSessions}
+              filter={filter}
+              onFilter={chooseFilter}
               records={state.records}
               openSessionId={chat?.sessionId ?? null}
               onDelete={(session) => setDialog({ name: "delete", session })}
+              onRename={renameSession}
             />
           </div>
           <div class="column">
@@ -117,6 +200,7 @@ export function App({ overview }: { overview: LiveOverview }) {
             session={chatSession}
             onClose={() => navigate(OVERVIEW)}
             onDelete={(session) => setDialog({ name: "delete", session })}
+            onRename={renameSession}
             onReconnect={() => chat.sessionId && show(ChatSession.open({ mode: "load", sessionId: chat.sessionId }))}
           />
         ) : null}
@@ -124,6 +208,8 @@ export function App({ overview }: { overview: LiveOverview }) {
       {dialog.name === "new-session" ? (
         <NewSessionDialog agents={state.agents} onStart={startSession} onClose={() => setDialog({ name: "none" })} />
       ) : null}
+      {dialog.name === "help" ? <HelpDialog onClose={() => setDialog({ name: "none" })} /> : null}
+      {dialog.name === "settings" ? <SettingsDialog notifications={notifications} onClose={() => setDialog({ name: "none" })} /> : null}
       {dialog.name === "delete" ? (
         <ConfirmDialog
           title="Delete this session?"
@@ -135,4 +221,37 @@ export function App({ overview }: { overview: LiveOverview }) {
       ) : null}
     </>
   );
+}
+
+function storedFilter(): SessionFilter {
+  try {
+    return { ...noFilter, ...(JSON.parse(window.sessionStorage.getItem(FILTER_KEY) ?? "{}") as Partial<SessionFilter>) };
+  } catch {
+    return noFilter;
+  }
+}
+
+function isTyping(target: EventTarget | null): boolean {
+  return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+}
+
+/** Whether an element is laid out (a phone hides the overview while a chat is open). */
+function isShown(element: HTMLElement): boolean {
+  return element.getClientRects().length > 0;
+}
+
+/**
+ * Focuses the question's card in the Questions panel when it is on screen; otherwise (a phone
+ * showing a chat) opens its session, whose chat asks it.
+ */
+function jumpToQuestion(question: QuestionView | undefined): boolean {
+  if (!question) return false;
+  const card = document.querySelector<HTMLElement>(`[data-question-id="${CSS.escape(question.id)}"]`);
+  if (card && isShown(card)) {
+    card.scrollIntoView({ block: "center" });
+    card.focus();
+    return true;
+  }
+  navigate(sessionHref(question.sessionId));
+  return true;
 }

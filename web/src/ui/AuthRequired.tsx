@@ -1,17 +1,31 @@
-/** Shown instead of the dashboard when the token is missing or refused. Never shows any token. */
+import { credential, forgetDevice } from "../auth/token.js";
+
+const why = {
+  token: "The token in the link this tab was opened with was not accepted: it is mistyped or cut short, or it was replaced (berth token rotate).",
+  device:
+    "This device was remembered, but its login no longer works: it was forgotten from another device, or the access token was replaced (berth token rotate), which forgets every device.",
+  none: "This dashboard needs Berth's access token, and this tab has none.",
+} as const;
+
+/** Shown instead of the dashboard when the token or the remembered login is missing or refused. Never shows any token. */
 export function AuthRequired() {
+  const had = credential();
+  // A refused remembered login is no use any more: the next visit asks for the link at once.
+  if (had === "device") forgetDevice();
   return (
     <main class="auth">
       <div class="auth-card">
         <span class="mark large" aria-hidden="true" />
         <h1>Open the link printed by berth serve</h1>
+        <p>{why[had]}</p>
         <p>
-          This dashboard needs Berth's access token, and this page has none or a wrong one. Open the link ending in <code>?token=…</code>:{" "}
-          <code>berth serve</code> prints it when it makes the token, and <code>berth token --link</code> prints it whenever you ask.
+          On the machine that runs Berth, <code>berth token --link</code> prints a link that works (<code>berth token --link --qr</code> also draws it
+          as a QR code to scan with a phone). Open the link ending in <code>?token=…</code> here.
         </p>
         <p class="muted">
-          The token is kept in <code>token</code> in Berth's data directory on the machine it runs on. Once the link is open, this tab keeps the token
-          for itself (never in a cookie, which every other site on this machine would receive) and removes it from the address bar.
+          The token is kept in <code>token</code> in Berth's data directory. Once the link is open, this tab keeps the token for itself (never in a
+          cookie, which every other site on this machine would receive) and removes it from the address bar. To come back without the link, choose{" "}
+          <em>Remember this device</em> in the dashboard's settings.
         </p>
       </div>
     </main>

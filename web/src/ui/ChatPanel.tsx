@@ -5,10 +5,13 @@ import type { ChatLink, ChatSession } from "../chat/chat-session.js";
 import type { TranscriptQuestion } from "../chat/transcript-questions.js";
 import { useObservable } from "../live/observable.js";
 import { locationName, shortId } from "../util/format.js";
+import { AgentControls } from "./AgentControls.js";
 import { Countdown, Elapsed } from "./Countdown.js";
+import { EditableTitle } from "./EditableTitle.js";
 import { Outbox } from "./Outbox.js";
 import { PromptBox } from "./PromptBox.js";
 import { QuestionBody } from "./QuestionBody.js";
+import { words } from "./plain-words.js";
 import { SessionStateBadge } from "./StateBadge.js";
 import { TranscriptView } from "./TranscriptView.js";
 /** One open session: its transcript (replayed, then live), its questions, a prompt box and controls. */
@@ -17,12 +20,14 @@ export function ChatPanel({
   session,
   onClose,
   onDelete,
+  onRename,
   onReconnect,
 }: {
   chat: ChatSession;
   session: SessionView | undefined;
   onClose: () => void;
   onDelete: (session: SessionView) => void;
+  onRename: (sessionId: string, title: string | null) => Promise<void>;
   onReconnect: () => void;
 }) {
   const { link, sessionId, loading, outbox, turnRunning, asks } = useObservable(chat.state);
@@ -33,11 +38,20 @@ export function ChatPanel({
     <section class="chat panel" aria-labelledby="chat-title">
       <header class="chat-head">
         <div class="chat-title">
-          <h2 id="chat-title">{title}</h2>
+          {session ? (
+            <EditableTitle title={session.title} shown={title} level={2} headingId="chat-title" onRename={(next) => onRename(session.id, next)}>
+              {title}
+            </EditableTitle>
+          ) : (
+            <h2 id="chat-title">{title}</h2>
+          )}
           {session ? (
             <p class="meta">
               {session.agent} · <span class="path">{locationName(session.cwd, session.workspace)}</span> · <SessionStateBadge state={session.state} />{" "}
-              · {session.holders} {session.holders === 1 ? "holder" : "holders"}
+              ·{" "}
+              <span class="term" title={words.holders.term}>
+                open in {session.holders} {session.holders === 1 ? "client" : "clients"}
+              </span>
               {session.turnActive && session.turnStartedAt !== null ? (
                 <>
                   {" "}
@@ -60,6 +74,8 @@ export function ChatPanel({
             </button>
           ) : null}
         </div>
+        {/* Shown while the session is only read, from what the host keeps; a change holds the session first. */}
+        <AgentControls chat={chat} enabled={link.name === "live" || link.name === "reading"} />
       </header>
       <LinkStatus link={link} loading={loading} chat={chat} canReconnect={sessionId !== null} onReconnect={onReconnect} />
       <TranscriptView transcript={chat.transcript} empty={loading ? "" : emptyText(session?.agent)} sent={outbox.length} />

@@ -1,7 +1,9 @@
 import type { HostRecord, LocationView, StampedRecord } from "../api/types.js";
 import { locationName } from "../util/format.js";
 import { Ago, Countdown } from "./Countdown.js";
+import { locationStateWords, words } from "./plain-words.js";
 import { StateBadge } from "./StateBadge.js";
+import { Term } from "./Term.js";
 
 type Eviction = StampedRecord & { readonly record: Extract<HostRecord, { kind: "location_evicted" }> };
 
@@ -52,26 +54,34 @@ function LocationCard({ location, evictions }: { location: LocationView; evictio
     <li class="card location">
       <div class="card-head">
         <h3 class="path">{location.directory}</h3>
-        <StateBadge state={location.state} tone={stateTones[location.state] ?? "muted"} />
+        <StateBadge
+          state={locationStateWords[location.state]?.plain ?? location.state}
+          term={locationStateWords[location.state]?.term}
+          tone={stateTones[location.state] ?? "muted"}
+        />
       </div>
       {location.workspace ? <p class="meta">workspace {location.workspace}</p> : null}
       <dl class="facts">
         <dt>Kept by</dt>
         <dd>
           {active ? (
-            <span class="running">
-              active execution · {location.activeSessions.length} {location.activeSessions.length === 1 ? "turn" : "turns"} running
+            <span class="running term" title={words.activeExecution.term}>
+              {location.activeSessions.length === 1 ? words.activeExecution.plain : `${location.activeSessions.length} turns are running`}
             </span>
           ) : (
-            "idle TTL"
+            <Term words={words.idleTtl} />
           )}
         </dd>
-        <dt>Idle deadline</dt>
+        <dt class="term" title={words.idleDeadline.term}>
+          {words.idleDeadline.plain}
+        </dt>
         <dd>
           <Countdown at={location.expiresAt} expired="due now" />
           {active ? <span class="muted"> · extended while work runs</span> : null}
         </dd>
-        <dt>Cap</dt>
+        <dt class="term" title={words.cap.term}>
+          {words.cap.plain}
+        </dt>
         <dd>
           <Countdown at={location.capAt} expired="due now" />
           <span class="muted"> · then silent work is interrupted</span>

@@ -49,7 +49,7 @@ function QuestionCard({ question, session, onAnswer }: { question: QuestionView;
   };
   const headingId = `question-${question.id}`;
   return (
-    <li class="card question" aria-labelledby={headingId}>
+    <li class="card question" aria-labelledby={headingId} data-question-id={question.id} tabIndex={-1}>
       <div class="card-head">
         <h3 id={headingId}>{question.kind === "permission" ? "Permission" : "Form"}</h3>
         <span class="muted">

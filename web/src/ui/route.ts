@@ -18,10 +18,15 @@ export function navigate(href: string): void {
   window.location.hash = href;
 }
 
+/** The route the address names now (a render may not have caught up with it yet). */
+export function currentRoute(): Route {
+  return parse(window.location.hash);
+}
+
 export function useRoute(): Route {
-  const [route, setRoute] = useState(() => parse(window.location.hash));
+  const [route, setRoute] = useState(currentRoute);
   useEffect(() => {
-    const changed = (): void => setRoute(parse(window.location.hash));
+    const changed = (): void => setRoute(currentRoute());
     window.addEventListener("hashchange", changed);
     return () => window.removeEventListener("hashchange", changed);
   }, []);

@@ -15,6 +15,7 @@ import { mcpServers } from "./mcp-servers.js";
 import { plan, think } from "./plan.js";
 import { runShell } from "./run-shell.js";
 import { sleep } from "./sleep.js";
+import { usage } from "./usage.js";
 import { spawnOrphan } from "./spawn-orphan.js";
 
 /** Runs one parsed command as the body of a turn. */
@@ -58,6 +59,8 @@ export async function runCommand(turn: Turn, command: PromptCommand): Promise<St
       return extensionNotification(turn, command.method, command.params);
     case "fail":
       return fail(command.code, command.message);
+    case "usage":
+      return usage(turn, command.used, command.size, command.cost);
     case "reply":
       await turn.say(command.text);
       return "end_turn";

@@ -1,0 +1,40 @@
+import type { IncomingMessage } from "node:http";
+import type { AccessToken } from "./access-token.js";
+import { presentedToken } from "./auth.js";
+import type { DeviceLogins } from "./device-logins.js";
+import { presentedLoginCookie } from "./login-cookie.js";
+
+/** Who a request is: the token's holder, or a device remembered under it. */
+export type Grant = { readonly kind: "token" } | { readonly kind: "device"; readonly loginId: string };
+
+/** The page's half of a remembered login, as a header (EventSource and WebSocket, which cannot send one, take a ticket instead). */
+const PAGE_SECRET_HEADER = "x-berth-login";
+
+/**
+ * What lets a request in: the access token, or a remembered device's two halves (its cookie and
+ * its page's secret). `port` is the port Berth listens on, which names the login cookie.
+ */
+export class Access {
+  port = 0;
+
+  constructor(
+    readonly token: AccessToken,
+    readonly logins: DeviceLogins,
+  ) {
+    // Whatever was remembered under the old token is forgotten with it (their hashes bind them to it anyway).
+    token.onRotate(() => logins.revokeAll());
+  }
+
+  grant(req: IncomingMessage): Grant | undefined {
+    if (this.token.matches(presentedToken(req))) return { kind: "token" };
+    const header = req.headers[PAGE_SECRET_HEADER];
+    const pageSecret = typeof header === "string" ? header : undefined;
+    const loginId = this.logins.verify(this.token.value, presentedLoginCookie(req, this.port), pageSecret);
+    return loginId === undefined ? undefined : { kind: "device", loginId };
+  }
+
+  /** Whether the request carried a login cookie that lets nothing in (revoked, or of an old token): the browser is told to drop it. */
+  staleCookie(req: IncomingMessage): boolean {
+    return presentedLoginCookie(req, this.port) !== undefined;
+  }
+}

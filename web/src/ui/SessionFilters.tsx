@@ -1,0 +1,77 @@
+import type { SessionView } from "../api/types.js";
+import { stateWords } from "./plain-words.js";
+import { filterChoices, isFiltering, noFilter, type SessionFilter } from "./session-filter.js";
+
+/** Search by title and narrow by folder, agent, state and "waiting for me". */
+export function SessionFilters({
+  sessions,
+  shown,
+  filter,
+  onChange,
+}: {
+  sessions: readonly SessionView[];
+  shown: number;
+  filter: SessionFilter;
+  onChange: (filter: SessionFilter) => void;
+}) {
+  const { folders, agents } = filterChoices(sessions);
+  const set = (change: Partial<SessionFilter>): void => onChange({ ...filter, ...change });
+  const states = Object.keys(stateWords) as Array<keyof typeof stateWords>;
+  return (
+    <>
+      <form class="filters" role="search" aria-label="Find sessions" onSubmit={(event) => event.preventDefault()}>
+        <input
+          id="session-search"
+          type="search"
+          class="search"
+          aria-label="Search session titles"
+          placeholder="Search titles  ( / )"
+          value={filter.text}
+          onInput={(event) => set({ text: event.currentTarget.value })}
+        />
+        <select aria-label="Folder" value={filter.folder} onChange={(event) => set({ folder: event.currentTarget.value })}>
+          <option value="">All folders</option>
+          {folders.map((folder) => (
+            <option key={folder} value={folder}>
+              {folder}
+            </option>
+          ))}
+        </select>
+        <select aria-label="Agent" value={filter.agent} onChange={(event) => set({ agent: event.currentTarget.value })}>
+          <option value="">All agents</option>
+          {agents.map((agent) => (
+            <option key={agent} value={agent}>
+              {agent}
+            </option>
+          ))}
+        </select>
+        <select
+          aria-label="Agent process"
+          value={filter.state}
+          onChange={(event) => set({ state: event.currentTarget.value as SessionFilter["state"] })}
+        >
+          <option value="">Any agent process</option>
+          {states.map((state) => (
+            <option key={state} value={state}>
+              {stateWords[state].plain}
+            </option>
+          ))}
+        </select>
+        <label class="check">
+          <input type="checkbox" checked={filter.waiting} onChange={(event) => set({ waiting: event.currentTarget.checked })} />
+          Waiting for me
+        </label>
+        {isFiltering(filter) ? (
+          <button type="button" onClick={() => onChange(noFilter)}>
+            Clear
+          </button>
+        ) : null}
+      </form>
+      {isFiltering(filter) ? (
+        <p class="muted filter-count" role="status">
+          {shown} of {sessions.length} sessions
+        </p>
+      ) : null}
+    </>
+  );
+}

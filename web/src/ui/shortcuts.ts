@@ -1,0 +1,48 @@
+/** What a key does on the dashboard. */
+export type ShortcutAction = "help" | "search" | "next-session" | "previous-session" | "question" | "cancel-turn" | "new-session";
+
+export interface Shortcut {
+  readonly keys: readonly string[];
+  readonly action: ShortcutAction;
+  readonly description: string;
+}
+
+/** Every shortcut, as the help dialog lists them. */
+export const shortcuts: readonly Shortcut[] = [
+  { keys: ["?"], action: "help", description: "Show these shortcuts" },
+  { keys: ["/"], action: "search", description: "Search sessions" },
+  { keys: ["j"], action: "next-session", description: "Open the next session in the list" },
+  { keys: ["k"], action: "previous-session", description: "Open the previous session in the list" },
+  { keys: ["w"], action: "question", description: "Jump to the question that has waited longest" },
+  { keys: ["Esc"], action: "cancel-turn", description: "Cancel the open chat's running turn (also while typing)" },
+  { keys: ["n"], action: "new-session", description: "Start a new session" },
+];
+
+const byKey: ReadonlyMap<string, ShortcutAction> = new Map([
+  ["?", "help"],
+  ["/", "search"],
+  ["j", "next-session"],
+  ["k", "previous-session"],
+  ["w", "question"],
+  ["n", "new-session"],
+  ["Escape", "cancel-turn"],
+]);
+
+/**
+ * The action of a key press, if any. While the person types in a field only Escape acts (it
+ * cancels the turn: the prompt box is where one notices a turn going astray); keys with Ctrl,
+ * Alt or Meta are the browser's.
+ */
+export function shortcutOf(key: { key: string; ctrlKey: boolean; altKey: boolean; metaKey: boolean }, typing: boolean): ShortcutAction | undefined {
+  if (key.ctrlKey || key.altKey || key.metaKey) return undefined;
+  if (typing && key.key !== "Escape") return undefined;
+  return byKey.get(key.key);
+}
+
+/** The session after (or before) the open one in the list; the first (or last) when none is open. */
+export function neighbour(ids: readonly string[], openId: string | null, step: 1 | -1): string | undefined {
+  if (ids.length === 0) return undefined;
+  const at = openId === null ? -1 : ids.indexOf(openId);
+  if (at === -1) return step === 1 ? ids[0] : ids[ids.length - 1];
+  return ids[Math.min(ids.length - 1, Math.max(0, at + step))];
+}
