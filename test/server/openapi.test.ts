@@ -46,7 +46,13 @@ describe("docs/openapi.json", () => {
   it("documents 403 on every route (foreign Host, Origin, Sec-Fetch-Site) and 415 on every route that takes a body", () => {
     expect(operations.filter(({ operation }) => !("403" in operation.responses)).map((o) => o.name)).toEqual([]);
     const withBody = operations.filter(({ operation }) => operation.requestBody !== undefined);
-    expect(withBody.map((o) => o.name)).toEqual(["POST /api/sessions", "POST /api/questions/{id}/answer", "POST /acp"]);
+    expect(withBody.map((o) => o.name)).toEqual([
+      "POST /api/sessions",
+      "PATCH /api/sessions/{id}",
+      "POST /api/questions/{id}/answer",
+      "POST /acp",
+      "POST /api/logins",
+    ]);
     expect(withBody.filter(({ operation }) => !("415" in operation.responses)).map((o) => o.name)).toEqual([]);
   });
 

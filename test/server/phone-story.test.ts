@@ -172,12 +172,16 @@ describe("rotating the token", () => {
     const fixture = await startFixture();
     const oldToken = fixture.token;
     const device = await remember(fixture);
-    const ws = new WebSocket(`${fixture.acpUrl}?token=${oldToken}`);
+    const oldAuth = { authorization: `Bearer ${oldToken}` };
+    const ws = new WebSocket(fixture.acpUrl, { headers: oldAuth });
     await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
     const closed = new Promise<{ code: number; reason: string }>((resolve) =>
       ws.once("close", (code, reason) => resolve({ code, reason: reason.toString() })),
     );
-    const stream = await fetch(`${fixture.url}/api/events?token=${oldToken}`);
+    const ticket = async () =>
+      ((await (await fetch(`${fixture.url}/api/tickets`, { method: "POST", headers: oldAuth })).json()) as { ticket: string }).ticket;
+    const stream = await fetch(`${fixture.url}/api/events?ticket=${await ticket()}`);
+    const unused = await ticket();
     const reader = stream.body!.getReader();
     await reader.read();
 
@@ -195,7 +199,9 @@ describe("rotating the token", () => {
     expect(await closed).toEqual({ code: 1008, reason: "the access token was rotated" });
     // The stream ends; its browser reconnects and is refused.
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read());
-    expect((await fetch(`${fixture.url}/api/events?token=${oldToken}`)).status).toBe(401);
+    expect((await fetch(`${fixture.url}/api/events`, { headers: oldAuth })).status).toBe(401);
+    // A ticket the old token got is revoked with it.
+    expect((await fetch(`${fixture.url}/api/events?ticket=${unused}`)).status).toBe(401);
   });
 
   it("berth token rotate: through the running host, or on the files when none runs", async () => {
