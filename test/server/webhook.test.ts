@@ -106,6 +106,8 @@ async function askQuestion(fixture: HostFixture, text = "Deploy to production?")
   const session = await fixture.host.createSession({ cwd: fixture.workDir });
   const turn = fixture.host.prompt(session.id, [{ type: "text", text: `/ask ${text}` }]);
   await waitUntil(() => fixture.host.pendingQuestions(session.id).length === 1, "the question is pending");
+  // The notifier hears of the question once its event is committed: the virtual clock moves only after that.
+  await fixture.host.committed();
   return { session, turn, question: fixture.host.pendingQuestions(session.id)[0]! };
 }
 

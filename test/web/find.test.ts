@@ -168,7 +168,7 @@ describe("finding sessions in a real browser", () => {
     await expect.poll(() => login.locator("h3").textContent(), POLL).toBe("Login: the real fix");
     expect(suite.server.berth.host.getSession(ids.login)?.title).toBe("Login: the real fix");
     // Focus goes back to the Rename button.
-    expect(await page.evaluate("document.activeElement?.getAttribute('aria-label')")).toBe("Rename Login: the real fix");
+    await expect.poll(() => page.evaluate("document.activeElement?.getAttribute('aria-label')"), POLL).toBe("Rename Login: the real fix");
 
     await login.getByRole("button", { name: "Rename Login: the real fix" }).click();
     await login.getByLabel("Session title").fill("never saved");
