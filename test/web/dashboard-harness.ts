@@ -143,6 +143,15 @@ export async function connectAcpClient(server: DashboardServer): Promise<ClientC
 export async function scrollTo(target: Locator, log: Locator = target.page().getByRole("log", { name: "Conversation" })): Promise<void> {
   // A chat just opened is still reading its journal: scrolling an empty log would find nothing.
   await log.locator(".row").first().waitFor();
+  // The journal may still be arriving (read in pages) when a pass reaches the end: pass again, from the top, until found.
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+    if (await scrollPass(target, log)) return;
+  }
+  await target.first().waitFor({ timeout: 5_000 });
+}
+
+/** One pass over the transcript from its top down; true once `target` is shown. */
+async function scrollPass(target: Locator, log: Locator): Promise<boolean> {
   // A person scrolling up: the transcript stops following its end.
   await log.hover();
   await log.page().mouse.wheel(0, -400);
@@ -160,7 +169,7 @@ export async function scrollTo(target: Locator, log: Locator = target.page().get
         })
         .catch(() => false);
       await nextFrames(log.page());
-      if (shown && (await target.first().isVisible())) return;
+      if (shown && (await target.first().isVisible())) return true;
       continue;
     }
     const moved = await log.evaluate((element) => {
@@ -172,7 +181,7 @@ export async function scrollTo(target: Locator, log: Locator = target.page().get
     await nextFrames(log.page());
     if (!moved && (await target.count()) === 0) break;
   }
-  await target.first().waitFor({ timeout: 5_000 });
+  return false;
 }
 
 /** Waits until the page has rendered two more frames (the virtualizer lays out rows in the frame after a scroll). */
