@@ -91,15 +91,9 @@ export class SessionStore {
   create(session: NewSession): Session {
     const op = "sessions.create";
     const row: Session = {
-      id: requireText(op, "id", session.id),
-      agent: requireText(op, "agent", session.agent),
-      cwd: requireAbsolutePath(op, "cwd", session.cwd),
-      workspace: requireNullableText(op, "workspace", session.workspace),
-      title: requireNullableText(op, "title", session.title),
-      agentSessionId: requireNullableText(op, "agentSessionId", session.agentSessionId),
+      ...checkedNewSession(op, session),
       agentRequest: (session.agentRequest ?? null) as Json | null,
       agentState: null,
-      createdAt: requireTimestamp(op, "createdAt", session.createdAt),
       updatedAt: session.createdAt,
     };
     guardWrite(op, () => this.#insert.run({ ...row, agentRequest: jsonText(row.agentRequest), agentState: null }));
@@ -192,5 +186,18 @@ function sessionOf(row: SessionRow): Session {
     ...row,
     agentRequest: row.agentRequest === null ? null : (JSON.parse(row.agentRequest) as Json),
     agentState: row.agentState === null ? null : (JSON.parse(row.agentState) as Json),
+  };
+}
+
+/** A new session's plain fields, each checked, for either store: a bad one throws naming it. */
+export function checkedNewSession(op: string, session: NewSession) {
+  return {
+    id: requireText(op, "id", session.id),
+    agent: requireText(op, "agent", session.agent),
+    cwd: requireAbsolutePath(op, "cwd", session.cwd),
+    workspace: requireNullableText(op, "workspace", session.workspace),
+    title: requireNullableText(op, "title", session.title),
+    agentSessionId: requireNullableText(op, "agentSessionId", session.agentSessionId),
+    createdAt: requireTimestamp(op, "createdAt", session.createdAt),
   };
 }

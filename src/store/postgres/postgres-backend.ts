@@ -3,19 +3,10 @@ import type { GroupRecord, ProcessKind } from "../../processes/ledger.js";
 import type { AgentProfile } from "../agent-profiles.js";
 import { StoreInputError, StoreNotFoundError, StoreOpenError, StoreWriteError } from "../errors.js";
 import { toEvent, type EventRow, type JournalEvent, type ReadOptions, type ReplayOptions } from "../events.js";
-import {
-  decodeJson,
-  encodeJson,
-  requireAbsolutePath,
-  requireCount,
-  requireNullableText,
-  requireOneOf,
-  requireText,
-  requireTimestamp,
-} from "../input.js";
+import { decodeJson, encodeJson, requireCount, requireNullableText, requireOneOf, requireText, requireTimestamp } from "../input.js";
 import type { LifecycleRecord } from "../lifecycle-records.js";
 import type { Question } from "../questions.js";
-import type { NewSession, Session } from "../sessions.js";
+import { checkedNewSession, type NewSession, type Session } from "../sessions.js";
 import {
   LeaseHeldError,
   StaleEpochError,
@@ -163,14 +154,8 @@ export class PostgresBackend implements StoreBackend {
   async createSession(session: NewSession, hostId: string): Promise<Lease> {
     const op = "sessions.create";
     const row = {
-      id: requireText(op, "id", session.id),
-      agent: requireText(op, "agent", session.agent),
-      cwd: requireAbsolutePath(op, "cwd", session.cwd),
-      workspace: requireNullableText(op, "workspace", session.workspace),
-      title: requireNullableText(op, "title", session.title),
-      agentSessionId: requireNullableText(op, "agentSessionId", session.agentSessionId),
+      ...checkedNewSession(op, session),
       agentRequest: jsonText(op, "agentRequest", session.agentRequest),
-      createdAt: requireTimestamp(op, "createdAt", session.createdAt),
       host: requireText(op, "hostId", hostId),
     };
     await this.guard(
