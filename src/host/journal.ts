@@ -1,7 +1,6 @@
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Clock } from "../lifecycle/clock.js";
 import type { LocationKey } from "../lifecycle/location-key.js";
-import type { Json } from "../store/input.js";
 import type { QueuedSessionChange } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
 import type { StoreCallName, StoreCalls } from "../store/write-batch.js";

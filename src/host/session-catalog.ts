@@ -33,7 +33,7 @@ export class SessionCatalog {
    * the store cannot write. Its agent is started by its first holder, not here.
    */
   async create(params: NewSessionParams): Promise<string> {
-    const { store, journal, registry, clock } = this.deps;
+    const { journal, registry, clock } = this.deps;
     const agent = params.agent ?? registry.defaultAgent;
     registry.resolve(agent);
     const key = locationKey(params.cwd, params.workspace);

@@ -8,7 +8,7 @@ type DeletionParts = Pick<HostParts, "executions" | "desk" | "holds" | "children
  * tells every view, however the deletion was asked for.
  */
 export async function deleteSession(parts: DeletionParts, sessionId: string): Promise<void> {
-  const { executions, desk, holds, children, journal, store } = parts;
+  const { executions, desk, holds, children, journal } = parts;
   await executions.interrupt(sessionId, { reason: "user", awaitSettlement: true });
   desk.cancelForSession(sessionId, "session deleted");
   holds.releaseAll(sessionId);
