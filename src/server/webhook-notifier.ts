@@ -96,7 +96,9 @@ export class WebhookNotifier {
   private watchQuestion(questionId: string): void {
     const question = this.options.host.question(questionId);
     if (!question || question.state !== "pending" || this.waiting.has(questionId)) return;
+    // Due from when it was asked, not from when the notifier heard of it (records arrive once committed).
     const due = question.askedAt + this.afterMs - this.options.host.clock.now();
+    if (due <= 0) return this.questionDue(questionId);
     this.waiting.set(
       questionId,
       this.options.host.clock.setTimeout(() => this.questionDue(questionId), due),

@@ -150,6 +150,9 @@ describe("scanMarked", () => {
     };
     const short = spawnMarked(`${scope}.ab`);
     const long = spawnMarked(`${scope}.abc`);
+    // An unmarked process, so the scan is seen to read more than the matches even where the machine runs little else (CI)
+    const unmarked = spawn("sleep", ["3600"], { stdio: "ignore", detached: true });
+    started.push(startedProcess(unmarked.pid!));
     const pids = (scan: ReturnType<typeof scanMarked>) => scan.matches.map((stat) => stat.pid).sort();
     await waitUntil(() => pids(scanMarked({ prefix: `${scope}.` })).length === 2, "both sleeps carry their markers");
     expect(pids(scanMarked({ prefix: `${scope}.` }))).toEqual([short, long].sort());

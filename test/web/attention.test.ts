@@ -92,7 +92,7 @@ describe("telling the person in a real browser", () => {
 
     // Session changes reach the page coalesced (within 100 ms): the turn's end is named by the title once it is there.
     await expect.poll(() => page.locator(`[data-session-id="${session.id}"] h3`).textContent(), POLL).toBe("/ask Deploy to production?");
-    host.answerQuestion(host.pendingQuestions()[0]!.id, { optionId: "allow" });
+    await host.answerQuestion(host.pendingQuestions()[0]!.id, { optionId: "allow" });
     await turn;
     await expect.poll(() => page.title(), POLL).toBe("(1) 1 turn ended — Berth");
     expect(decodeURIComponent((await icon()) ?? "")).toContain("fill='#179c52'");

@@ -1,4 +1,5 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +12,10 @@ import { dashboardSuite, openPage, phone, screenshot, type OpenedPage } from "./
 
 const POLL = { timeout: 15_000, interval: 50 };
 
-const suite = dashboardSuite({ agents: { helper: { command: process.execPath, args: [demoAgentMain] } } });
+const helperState = mkdtempSync(join(tmpdir(), "berth-find-helper-state-"));
+// Registered before the suite's own, so it runs after the host has stopped (after hooks run in reverse).
+afterAll(() => rmSync(helperState, { recursive: true, force: true }));
+const suite = dashboardSuite({ agents: { helper: { command: process.execPath, args: [demoAgentMain, "--state-dir", helperState] } } });
 let main: OpenedPage;
 const ids: Record<"login" | "docs" | "asking", string> = { login: "", docs: "", asking: "" };
 let otherFolder: string;
@@ -34,7 +38,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // Before the suite stops the host: a question left waiting would hold its turn open.
   const host = suite.server?.berth.host;
-  for (const question of host?.pendingQuestions() ?? []) host!.answerQuestion(question.id, { optionId: "allow" });
+  for (const question of host?.pendingQuestions() ?? []) await host!.answerQuestion(question.id, { optionId: "allow" });
 });
 
 afterEach(async ({ task }) => {
