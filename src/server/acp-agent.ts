@@ -82,7 +82,7 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
         }
       })
       .onRequest(methods.agent.authenticate, async ({ params, signal }) => {
-        const answer = await translatedAsync(() => host.authenticate(connectionAgent, params, { clientInfo, initializeMeta, signal }));
+        const answer = await translatedAsync(log, () => host.authenticate(connectionAgent, params, { clientInfo, initializeMeta, signal }));
         log.info({ agent: connectionAgent, methodId: params.methodId, connectionId }, "client authenticated with an agent");
         return (answer ?? {}) as AuthenticateResponse;
       })
@@ -96,34 +96,34 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
           initializeMeta,
           newSession: Object.keys(meta).length > 0 ? { ...newSession, _meta: meta } : newSession,
         };
-        const view = await translatedAsync(() => host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest }));
+        const view = await translatedAsync(log, () => host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest }));
         try {
           await sessions.hold(view.id, client, capabilities, { replay: false });
         } catch (error) {
           // The client never learns this session's id: do not leave it behind.
           await host.deleteSession(view.id).catch(() => undefined);
-          throw toRequestError(error);
+          throw toRequestError(error, log);
         }
         log.info({ sessionId: view.id, agent: view.agent, cwd: view.cwd, connectionId }, "client created a session");
         return { ...answerOf(view.id), sessionId: view.id };
       })
       .onRequest(methods.agent.session.load, async ({ params, client }) => {
         requireSession(params.sessionId);
-        translated(() => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
-        await translatedAsync(() => sessions.hold(params.sessionId, client, capabilities, { replay: true }));
+        translated(log, () => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
+        await translatedAsync(log, () => sessions.hold(params.sessionId, client, capabilities, { replay: true }));
         return answerOf(params.sessionId);
       })
       .onRequest(methods.agent.session.resume, async ({ params, client }) => {
         requireSession(params.sessionId);
-        translated(() => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
-        await translatedAsync(() => sessions.hold(params.sessionId, client, capabilities, { replay: false }));
+        translated(log, () => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
+        await translatedAsync(log, () => sessions.hold(params.sessionId, client, capabilities, { replay: false }));
         // A warm agent says nothing on resume: the client still learns what the agent announced before.
         sessions.feedOf(params.sessionId)?.announceState();
         return answerOf(params.sessionId);
       })
       .onRequest(methods.agent.session.list, ({ params }) => {
         const cwd = params.cwd ?? undefined;
-        const views = translated(() => host.listSessions(cwd === undefined ? {} : { cwd }));
+        const views = translated(log, () => host.listSessions(cwd === undefined ? {} : { cwd }));
         return {
           sessions: views
             // A connection bound to an agent lists that agent's sessions, as the agent itself would.
@@ -140,7 +140,7 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
       .onRequest(methods.agent.session.prompt, ({ params }) => {
         const feed = requireFeed(params.sessionId);
         const { sessionId, prompt, ...extra } = params;
-        return translatedAsync(() => feed.ownPrompt(() => host.prompt(sessionId, prompt, extra)));
+        return translatedAsync(log, () => feed.ownPrompt(() => host.prompt(sessionId, prompt, extra)));
       })
       .onNotification(methods.agent.session.cancel, async ({ params }) => {
         if (!sessions.feedOf(params.sessionId))
@@ -156,7 +156,7 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
       .onRequest(methods.agent.session.delete, async ({ params }) => {
         requireSession(params.sessionId);
         sessions.release(params.sessionId);
-        await translatedAsync(() => host.deleteSession(params.sessionId));
+        await translatedAsync(log, () => host.deleteSession(params.sessionId));
         log.info({ sessionId: params.sessionId, connectionId }, "client deleted a session");
         return {};
       })
@@ -165,9 +165,9 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
         if (method === FORK) throw RequestError.methodNotFound(method);
         const sessionId = sessionIdOf(params);
         if (sessionId === undefined)
-          return translatedAsync(() => host.askAgent(connectionAgent, method, params, { clientInfo, initializeMeta, signal }, sessions.openIds()));
+          return translatedAsync(log, () => host.askAgent(connectionAgent, method, params, { clientInfo, initializeMeta, signal }, sessions.openIds()));
         requireFeed(sessionId);
-        return translatedAsync(() => host.forward(sessionId, method, params, signal));
+        return translatedAsync(log, () => host.forward(sessionId, method, params, signal));
       })
       .onNotification("*", ({ method, params }) => {
         const sessionId = sessionIdOf(params);
@@ -220,29 +220,33 @@ function optionalMeta(key: string, value: unknown): string | undefined {
   return value;
 }
 
-/** Host errors as JSON-RPC errors, with their message and machine code; the agent's own errors unchanged. */
-function toRequestError(error: unknown): RequestError {
+/**
+ * Host errors as JSON-RPC errors, with their message and machine code; the agent's own errors unchanged.
+ * An internal error is logged: the client sees only its message, the operator needs the stack.
+ */
+function toRequestError(error: unknown, log: Logger): RequestError {
   if (error instanceof RequestError) return error;
   if (error instanceof AcquisitionFailedError && error.cause instanceof RequestError) return error.cause;
   if (error instanceof SessionNotFoundError) return RequestError.sessionNotFound(error.sessionId);
   const { class: errorClass, code, message } = classifyError(error);
   if (errorClass === "bad_input") return RequestError.invalidParams({ code }, message);
   if (errorClass === "conflict") return RequestError.invalidRequest({ code }, message);
+  log.error({ err: error, code }, "ACP request failed");
   return RequestError.internalError({ code }, message);
 }
 
-function translated<T>(run: () => T): T {
+function translated<T>(log: Logger, run: () => T): T {
   try {
     return run();
   } catch (error) {
-    throw toRequestError(error);
+    throw toRequestError(error, log);
   }
 }
 
-async function translatedAsync<T>(run: () => Promise<T>): Promise<T> {
+async function translatedAsync<T>(log: Logger, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    throw toRequestError(error);
+    throw toRequestError(error, log);
   }
 }

@@ -37,7 +37,9 @@ export const codex: AgentUnderTest = {
     writeFileSync(join(entry.env.CODEX_HOME!, "config.toml"), config.join("\n"), { mode: 0o600 });
     return entry;
   },
-  shellTool: (command) => ({ name: "exec_command", input: { cmd: command, tty: false } }),
+  // codex hands a command still running after `yield_time_ms` (default 10 s) back to the model, which the script
+  // does not expect: 30 s (codex's most) keeps it in the one tool call, also on a loaded machine and past the 10 s cap.
+  shellTool: (command) => ({ name: "exec_command", input: { cmd: command, tty: false, yield_time_ms: 30_000 } }),
   writeTool: (path, content) => ({
     name: "apply_patch",
     input: {
