@@ -77,8 +77,13 @@ export function useWorld(agent: AgentUnderTest, dataDir: () => string, options: 
   beforeAll(async () => {
     world = await World.start(agent, { ...options, dataDir: dataDir() });
   }, hookTimeoutMs);
-  afterEach(async () => {
+  let endpointErrors = 0;
+  afterEach(async ({ task }) => {
+    const offScript = world?.endpoint.errors.slice(endpointErrors) ?? [];
+    endpointErrors += offScript.length;
     await world?.endScenario();
+    // The agent's own error ("Internal error") hides why: say what it asked that the script did not expect.
+    if (task.result?.state === "fail" && offScript.length > 0) throw new Error(`the model endpoint refused the agent: ${offScript.join("; ")}`);
   }, hookTimeoutMs);
   afterAll(async () => {
     await world?.close();
