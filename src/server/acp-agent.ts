@@ -165,7 +165,9 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
         if (method === FORK) throw RequestError.methodNotFound(method);
         const sessionId = sessionIdOf(params);
         if (sessionId === undefined)
-          return translatedAsync(log, () => host.askAgent(connectionAgent, method, params, { clientInfo, initializeMeta, signal }, sessions.openIds()));
+          return translatedAsync(log, () =>
+            host.askAgent(connectionAgent, method, params, { clientInfo, initializeMeta, signal }, sessions.openIds()),
+          );
         requireFeed(sessionId);
         return translatedAsync(log, () => host.forward(sessionId, method, params, signal));
       })
