@@ -20,7 +20,8 @@ import {
   type UnitOutcome,
   type WriteUnit,
 } from "../store-backend.js";
-import { connect, redact, type Queryable, type Sql } from "./connection.js";
+import { redactUrl } from "../../config/store-url.js";
+import { connect, type Queryable, type Sql } from "./connection.js";
 import { migratePostgres } from "./migrations.js";
 
 export interface PostgresBackendOptions {
@@ -77,7 +78,7 @@ export class PostgresBackend implements StoreBackend {
     } catch (error) {
       await sql.end({ timeout: 1 });
       if (error instanceof StoreOpenError) throw error;
-      throw new StoreOpenError(`cannot open the PostgreSQL store ${redact(url)}: ${(error as Error).message}`, { cause: error });
+      throw new StoreOpenError(`cannot open the PostgreSQL store ${redactUrl(url)}: ${(error as Error).message}`, { cause: error });
     }
     return new PostgresBackend(sql, hostTtlMs);
   }
