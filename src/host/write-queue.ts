@@ -168,13 +168,21 @@ export class WriteQueue {
     this.uncommitted -= batch.units.length;
     const all = outcome.failed.some((failure) => failure.unit === -1);
     const failed = new Map(outcome.failed.map((failure) => [failure.unit, failure.error]));
-    if (outcome.failed.length > 0) {
-      const units = all ? batch.units : batch.units.filter((_, unit) => failed.has(unit));
+    // Units of sessions another host of the fleet owns now: refused as they must be, one line for them.
+    const lost = outcome.failed.filter((failure) => failure.lost);
+    if (lost.length > 0 && this.lostAtClose === undefined) {
+      const sessions = [...new Set(lost.flatMap((failure) => batch.units[failure.unit]?.sessionId ?? []))];
+      this.log.warn({ writes: lost.length, sessions }, "writes refused: their sessions belong to another host of the fleet now");
+    }
+    if (outcome.failed.length > lost.length) {
+      const refusals = outcome.failed.filter((failure) => !failure.lost);
+      const failedUnits = new Set(refusals.map((failure) => failure.unit));
+      const units = all ? batch.units : batch.units.filter((_, unit) => failedUnits.has(unit));
       if (this.lostAtClose !== undefined) this.lostAtClose += units.length;
       else {
         const sessions = [...new Set(units.flatMap((unit) => (unit.sessionId === null ? [] : [unit.sessionId])))];
         this.log.error(
-          { err: outcome.failed[0]!.error, events: units.reduce((sum, unit) => sum + unit.events, 0), writes: units.length, sessions },
+          { err: refusals[0]!.error, events: units.reduce((sum, unit) => sum + unit.events, 0), writes: units.length, sessions },
           "journal write failed",
         );
       }

@@ -78,8 +78,11 @@ function blockedBy(error: unknown): StoreBlockedError | undefined {
 }
 
 export interface BatchResult {
-  /** Indexes (in the batch) of the units that were not stored, with why. */
-  readonly failed: ReadonlyArray<{ readonly unit: number; readonly error: string }>;
+  /**
+   * Indexes (in the batch) of the units that were not stored, with why; `lost`: the unit's session
+   * belongs to another host now (a fleet), so it was refused as expected.
+   */
+  readonly failed: ReadonlyArray<{ readonly unit: number; readonly error: string; readonly lost?: boolean }>;
   /** By unit index, what its last `c` op returned (absent for units without one). */
   readonly results?: ReadonlyArray<unknown>;
 }

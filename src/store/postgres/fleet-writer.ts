@@ -1,6 +1,5 @@
 import type { GroupRecord } from "../../processes/ledger.js";
 import type { AgentProfile } from "../agent-profiles.js";
-import { StoreNotFoundError } from "../errors.js";
 import { JournalWriter, type BatchOutcome, type BatchWriter, type WriterListeners } from "../journal-writer.js";
 import type { QuestionOutcome } from "../questions.js";
 import type { NewSession } from "../sessions.js";
@@ -13,7 +12,10 @@ export interface FleetWriterListeners extends WriterListeners {
 }
 
 /** What became of one unit in the shared store: refused, or stored (with its ops as the mirror stores them). */
-type Stored = { readonly ok: true; readonly mirror: readonly WriteOp[]; readonly result: unknown } | { readonly ok: false; readonly error: string };
+type Stored =
+  | { readonly ok: true; readonly mirror: readonly WriteOp[]; readonly result: unknown }
+  /** `lost`: the session is another host's now (a stale epoch, or a lease this host dropped). */
+  | { readonly ok: false; readonly error: string; readonly lost?: boolean };
 
 /** The session setters of the one writer, as the store interface's session changes. */
 const SESSION_FIELDS: Partial<Record<StoreCallName, keyof SessionChanges>> = {
@@ -120,7 +122,7 @@ export class FleetWriter implements BatchWriter {
     const stored = await this.store(units);
     const accepted = stored.flatMap((outcome, unit) => (outcome.ok ? [unit] : []));
     const mirrorOutcome = await this.toMirror(accepted.map((unit) => (stored[unit] as { mirror: readonly WriteOp[] }).mirror));
-    const failed = stored.flatMap((outcome, unit) => (outcome.ok ? [] : [{ unit, error: outcome.error }]));
+    const failed = stored.flatMap((outcome, unit) => (outcome.ok ? [] : [{ unit, error: outcome.error, ...(outcome.lost ? { lost: true } : {}) }]));
     // Stored in the shared store (the truth) but not in the mirror: reported stored; the mirror is rebuilt at the next start.
     for (const failure of mirrorOutcome.failed) {
       const units = failure.unit === -1 ? accepted : [accepted[failure.unit]!];
@@ -165,7 +167,7 @@ export class FleetWriter implements BatchWriter {
       const sessionId = String(ops[0]![0] === "q" ? ops[0]![2] : ops[0]![1]);
       const lease = this.leases.get(sessionId);
       if (!lease) {
-        outcomes[index] = { ok: false, error: this.notOwned(sessionId) };
+        outcomes[index] = { ok: false, error: this.notOwned(sessionId), lost: true };
         return;
       }
       writes.push(journalUnit(lease, ops));
@@ -253,7 +255,7 @@ export class FleetWriter implements BatchWriter {
 
   private lease(sessionId: string): Lease {
     const lease = this.leases.get(sessionId);
-    if (!lease) throw new Error(this.notOwned(sessionId));
+    if (!lease) throw new NotOwnedError(this.notOwned(sessionId));
     return lease;
   }
 
@@ -275,7 +277,10 @@ export class FleetWriter implements BatchWriter {
   private refused(error: unknown): Stored {
     if (error instanceof StaleEpochError) {
       if (this.leases.delete(error.sessionId)) this.listeners.lost(error.sessionId, error);
-    } else if (!(error instanceof StoreNotFoundError) && isUnreachable(error) && this.blockedSince === undefined) {
+      return { ok: false, error: messageOf(error), lost: true };
+    }
+    if (error instanceof NotOwnedError) return { ok: false, error: error.message, lost: true };
+    if (isUnreachable(error) && this.blockedSince === undefined) {
       this.blockedSince = Date.now();
       this.listeners.status?.({ state: "blocked", since: this.blockedSince, code: codeOf(error), error: messageOf(error) });
     }
@@ -287,6 +292,11 @@ export class FleetWriter implements BatchWriter {
     this.listeners.status?.({ state: "writable", since: this.blockedSince, at: Date.now() });
     this.blockedSince = undefined;
   }
+}
+
+/** A write for a session this host holds no lease on (never had, lost, or deleted). */
+class NotOwnedError extends Error {
+  override readonly name = "NotOwnedError";
 }
 
 /** Events (a question asked with one), a touch, a title: what `StoreBackend.write` stores under a lease. */
