@@ -64,8 +64,7 @@ export function resolveServeSettings(flags: ServeFlags, env: Env = process.env, 
     config = { ...config, server: { ...config.server, allowedHosts: [...config.server.allowedHosts, ...added] } };
   }
   if (flags.store !== undefined) {
-    if (!/^(sqlite|postgres(ql)?:\/\/.+)$/.test(flags.store))
-      throw new UsageError(`--store: expected "sqlite" or a postgres:// URL, got "${redactUrl(flags.store)}"`);
+    if (!isStoreSetting(flags.store)) throw new UsageError(`--store: ${STORE_FORM}, got "${redactUrl(flags.store)}"`);
     config = { ...config, store: flags.store };
   }
   if (flags.hostId !== undefined) {

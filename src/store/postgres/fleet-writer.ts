@@ -3,7 +3,7 @@ import type { AgentProfile } from "../agent-profiles.js";
 import { JournalWriter, type BatchOutcome, type BatchWriter, type WriterListeners } from "../journal-writer.js";
 import type { QuestionOutcome } from "../questions.js";
 import type { NewSession } from "../sessions.js";
-import { StaleEpochError, type Lease, type SessionChanges, type StoreBackend, type WriteUnit } from "../store-backend.js";
+import { StaleEpochError, type Lease, type SessionChanges, type StoreBackend, type UnitOutcome, type WriteUnit } from "../store-backend.js";
 import { callOp, flatten, messageOf, unitsOf, type StoreCallName, type WriteOp, type WriteValue } from "../write-batch.js";
 
 export interface FleetWriterListeners extends WriterListeners {
@@ -173,7 +173,7 @@ export class FleetWriter implements BatchWriter {
       writes.push(journalUnit(lease, ops));
       positions.push(index);
     });
-    let results;
+    let results: UnitOutcome[];
     try {
       results = writes.length === 0 ? [] : await this.backend.write(writes);
       this.writable();
