@@ -8,6 +8,7 @@ import { PostgresBackend } from "../store/postgres/postgres-backend.js";
 import type { HostInfo, Lease, StoreBackend } from "../store/store-backend.js";
 import type { HostParts } from "./host-composition.js";
 import type { Logger } from "./logger.js";
+import { stopSessionAgent } from "./session-deletion.js";
 
 /** The file a fleet host reads from, in its data directory (never the embedded store's `berth.sqlite`). */
 const MIRROR_FILE = "fleet-mirror.sqlite";
@@ -123,15 +124,9 @@ export class Fleet {
       if (!parts) {
         this.log.warn({ sessionId, ...loss }, "session lost to another host while this host was starting");
       } else {
-        const { holds, children, journal, records, sessionChanges } = parts;
+        const { children, journal, records, sessionChanges } = parts;
         records.record({ kind: "session_lost", sessionId, owner: loss.owner, epoch: loss.epoch });
-        holds.releaseAll(sessionId);
-        await children.whenAcquired(sessionId);
-        const child = holds.child(sessionId);
-        if (child) {
-          holds.childLost(sessionId, child);
-          await children.stop(sessionId, child, "lost");
-        }
+        await stopSessionAgent(parts, sessionId, "lost");
         journal.forget(sessionId);
         children.forget(sessionId);
         sessionChanges.emit(sessionId);

@@ -30,20 +30,26 @@ async function eventually(probe: () => Promise<boolean>, what: string, timeoutMs
   }
 }
 
+/** A new session on the host whose demo agent is in the middle of `/sleep <duration>`: it has said so, and sleeps. */
+async function sleepingTurn(host: { acpUrl: string; url: string; token: string }, workDir: string, duration: string) {
+  const acp = new AcpClient(host.acpUrl, host.token);
+  await acp.initialize();
+  const sessionId = await acp.newSession(workDir);
+  const turn = acp.prompt(sessionId, `/sleep ${duration}`).catch((error: unknown) => error);
+  await waitUntil(() => (acp.texts.get(sessionId) ?? "").includes("Sleeping for"), "the agent announced its sleep");
+  const { pid: agentPid } = (await getJson<{ pid: number }>(host.url, host.token, `/api/sessions/${sessionId}`)).body;
+  expect(agentPid).toBeGreaterThan(0);
+  return { acp, sessionId, turn, agentPid };
+}
+
 describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
   it("can write nothing more of the session another host took, stops its agent, and the journal holds nothing twice", async () => {
     const url = await postgres.freshDatabase();
     const workDir = bed.tempDir("berth-paused-work-");
     const a = await bed.serve(url, "host-a", bed.tempDir("berth-paused-a-"), fleetConfig);
-    const acp = new AcpClient(a.acpUrl, a.token);
-    await acp.initialize();
-    const sessionId = await acp.newSession(workDir);
     // A turn under way: the agent has said it sleeps, and will say more after a second, while host A is
     // stopped (host A is offline only a TTL after its last heartbeat): what it says then waits in the pipe.
-    const turn = acp.prompt(sessionId, "/sleep 1s").catch((error: unknown) => error);
-    await waitUntil(() => (acp.texts.get(sessionId) ?? "").includes("Sleeping for"), "the agent announced its sleep");
-    const { pid: agentPid } = (await getJson<{ pid: number }>(a.url, a.token, `/api/sessions/${sessionId}`)).body;
-    expect(agentPid).toBeGreaterThan(0);
+    const { acp, sessionId, turn, agentPid } = await sleepingTurn(a, workDir, "1s");
 
     const b = await PostgresBackend.open(url, { hostTtlMs: HOST_TTL, maxConnections: 2 });
     opened.push(b);
@@ -98,12 +104,7 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
     const url = await postgres.freshDatabase();
     const workDir = bed.tempDir("berth-twice-work-");
     const first = await bed.serve(url, "host-a", bed.tempDir("berth-twice-1-"), fleetConfig);
-    const acp = new AcpClient(first.acpUrl, first.token);
-    await acp.initialize();
-    const sessionId = await acp.newSession(workDir);
-    const turn = acp.prompt(sessionId, "/sleep 30s").catch((error: unknown) => error);
-    await waitUntil(() => (acp.texts.get(sessionId) ?? "").includes("Sleeping for"), "the agent announced its sleep");
-    const { pid: agentPid } = (await getJson<{ pid: number }>(first.url, first.token, `/api/sessions/${sessionId}`)).body;
+    const { acp, sessionId, turn, agentPid } = await sleepingTurn(first, workDir, "30s");
     const seen = await PostgresBackend.open(url, { maxConnections: 1 });
     opened.push(seen);
     const lastBefore = await seen.lastSeq(sessionId);
