@@ -38,6 +38,8 @@ export class FleetTestBed {
 /** An ACP client over the host's WebSocket that collects the agent's message text per session. */
 export class AcpClient {
   readonly texts = new Map<string, string>();
+  /** Permission requests received (never answered: the client has walked away). */
+  readonly asked: string[] = [];
   readonly connection: ClientConnection;
 
   constructor(acpUrl: string, token: string) {
@@ -48,6 +50,10 @@ export class AcpClient {
         if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
           this.texts.set(params.sessionId, (this.texts.get(params.sessionId) ?? "") + update.content.text);
         }
+      })
+      .onRequest(methods.client.session.requestPermission, ({ params }) => {
+        this.asked.push(params.sessionId);
+        return new Promise<never>(() => undefined);
       })
       .connect(stream);
   }

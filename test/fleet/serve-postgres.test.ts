@@ -8,6 +8,7 @@ import type { JournalEvent } from "../../src/store/events.js";
 import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
 import { Store } from "../../src/store/store.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
+import { waitUntil } from "../support/process-table.js";
 import { BerthProcess } from "../server/serve-process.js";
 import { AcpClient, errorLines, FleetTestBed, getJson, stopHost } from "./fleet-harness.js";
 
@@ -104,4 +105,38 @@ describe("berth serve on PostgreSQL", () => {
     expect(absent.stderr).toMatch(/berth serve: cannot open the PostgreSQL store postgres:\/\/me:\*\*\*@localhost\/berth/);
     expect(wrong.stderr + absent.stderr).not.toContain("secret");
   }, 60_000);
+
+  it("a host killed with a question pending: restarted under its id, it orphans the question in the shared database, with its events", async () => {
+    const url = await postgres.freshDatabase();
+    const dataDir = bed.tempDir("berth-fleet-kill-");
+    const workDir = bed.tempDir("berth-fleet-kill-work-");
+    const first = await bed.serve(url, "host-a", dataDir);
+    const acp = new AcpClient(first.acpUrl, first.token);
+    await acp.initialize();
+    const sessionId = await acp.newSession(workDir);
+    void acp.prompt(sessionId, "/ask May I?").catch(() => undefined);
+    await waitUntil(() => acp.asked.length > 0, "the agent asked");
+    const shared = await PostgresBackend.open(url, { maxConnections: 1 });
+    try {
+      const [question] = await shared.listPendingQuestions(sessionId);
+      expect(question).toMatchObject({ sessionId, kind: "permission", state: "pending" });
+      first.server.signal("SIGKILL");
+      await first.server.exited;
+      acp.close();
+
+      const again = await bed.serve(url, "host-a", dataDir);
+      expect(await shared.getQuestion(question!.id)).toMatchObject({ state: "orphaned", reason: expect.stringMatching(/host restarted/) });
+      expect((await getJson<{ questions: unknown[] }>(again.url, again.token, "/api/questions")).body.questions).toEqual([]);
+      const events = await shared.readEvents(sessionId);
+      expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
+      const resolved = events.findIndex((event) => event.kind === "question_resolved");
+      expect(events[resolved]?.payload).toMatchObject({ questionId: question!.id, state: "orphaned" });
+      expect(events.slice(resolved + 1).map((event) => event.kind)).toEqual(["turn_ended", "update"]);
+      expect((await getJson<Events>(again.url, again.token, `/api/sessions/${sessionId}/events`)).body.events).toEqual(events);
+      await stopHost(again.server);
+      expect(errorLines(again.server)).toEqual([]);
+    } finally {
+      await shared.close();
+    }
+  }, 90_000);
 });

@@ -250,7 +250,8 @@ export class FleetWriter implements BatchWriter {
           await this.backend.resolveQuestion({ questionId, state, answer: answerOrReason as never, at })
         : await this.backend.resolveQuestion({ questionId, state, reason: String(answerOrReason), at }, this.lease(sessionId));
     if (!outcome.won) return { ok: false, error: `question "${questionId}" was already resolved` };
-    return { ok: true, mirror: [["e", sessionId, outcome.seq, event[3], event[4], event[5]], resolve], result: null };
+    // As the shared store journaled it: its seq, and the resolution's time.
+    return { ok: true, mirror: [["e", sessionId, outcome.seq, event[3], event[4], at], resolve], result: null };
   }
 
   private lease(sessionId: string): Lease {
