@@ -3,6 +3,7 @@ import { ALLOWED_HOST_FORM, parseAllowedHost, type AllowedHost } from "../config
 import type { Config } from "../config/config-schema.js";
 import { DURATION_FORM, parseDuration } from "../config/durations.js";
 import { loadConfigFile } from "../config/load-config.js";
+import { isStoreSetting, redactUrl, STORE_FORM } from "../config/store-url.js";
 import { defaultConfigPath, defaultDataDir } from "../config/paths.js";
 import { UsageError } from "./exit-codes.js";
 
@@ -18,6 +19,10 @@ export interface ServeFlags {
   readonly sweepInterval?: string;
   /** Print the dashboard link with its token even though the token is not new. */
   readonly printToken?: boolean;
+  /** `--store`: config `store` ("sqlite" or a postgres:// URL). */
+  readonly store?: string;
+  /** `--host-id`: config `fleet.hostId`. */
+  readonly hostId?: string;
   /** `--allowed-host`, repeatable: added to config `server.allowedHosts`. */
   readonly allowedHost?: readonly string[];
 }
@@ -57,6 +62,14 @@ export function resolveServeSettings(flags: ServeFlags, env: Env = process.env, 
   if (flags.allowedHost !== undefined && flags.allowedHost.length > 0) {
     const added = flags.allowedHost.map(allowedHostFlag);
     config = { ...config, server: { ...config.server, allowedHosts: [...config.server.allowedHosts, ...added] } };
+  }
+  if (flags.store !== undefined) {
+    if (!isStoreSetting(flags.store)) throw new UsageError(`--store: ${STORE_FORM}, got "${redactUrl(flags.store)}"`);
+    config = { ...config, store: flags.store };
+  }
+  if (flags.hostId !== undefined) {
+    if (flags.hostId.trim() === "") throw new UsageError("--host-id: expected a non-empty id");
+    config = { ...config, fleet: { ...config.fleet, hostId: flags.hostId } };
   }
   const listenHost = flags.host ?? config.server.host;
   if (listenHost.trim() === "") throw new UsageError("--host: expected an address such as 127.0.0.1");

@@ -1,3 +1,4 @@
+import { isStoreSetting, STORE_FORM } from "./store-url.js";
 import { z } from "zod";
 import { lifecycleDefaults } from "../lifecycle/defaults.js";
 import { ALLOWED_HOST_FORM, parseAllowedHost } from "./allowed-hosts.js";
@@ -95,6 +96,23 @@ export const configSchema = z
     rememberLogins: z.enum(["memory", "file"], { error: 'expected "memory" or "file"' }).default("memory"),
     notify: z.strictObject({ webhook: webhookSchema.optional() }).default({}),
     dataDir: nonEmpty.optional(),
+    /** Where sessions are kept: "sqlite" (a file in the data directory) or a PostgreSQL URL shared by a fleet of hosts (docs/fleet.md). */
+    store: z.string({ error: STORE_FORM }).refine(isStoreSetting, STORE_FORM).default("sqlite"),
+    /** This host in a fleet (`store` a PostgreSQL URL); ignored on SQLite. */
+    fleet: z
+      .strictObject({
+        /** The host's id in the fleet (default: the machine's host name). One running process per id. */
+        hostId: nonEmpty.optional(),
+        /** Where the other hosts reach this one (recorded with its registration). */
+        url: nonEmpty.optional(),
+        heartbeatInterval: duration.prefault("5s"),
+        /** A host whose heartbeat is older than this is offline and its sessions may be taken; the same on every host of a fleet. */
+        hostTtl: duration.prefault("30s"),
+      })
+      .prefault({})
+      .refine((fleet) => fleet.heartbeatInterval > 0 && fleet.heartbeatInterval * 2 <= fleet.hostTtl, {
+        message: "heartbeatInterval must be more than 0 and at most half of hostTtl",
+      }),
     server: z
       .strictObject({
         host: nonEmpty.default("127.0.0.1"),

@@ -13,6 +13,7 @@ import { LocationServicesCache } from "../lifecycle/location-services-cache.js";
 import { SessionHolds } from "../lifecycle/session-holds.js";
 import { bootLocationServices, type LocationServices } from "../location/location-services.js";
 import type { ProcessGroupLedger } from "../processes/index.js";
+import { JournalWriter, type BatchWriter, type WriterListeners } from "../store/journal-writer.js";
 import type { Store } from "../store/store.js";
 import { AgentChildren } from "./agent-children.js";
 import { AgentLogins } from "./agent-logins.js";
@@ -69,13 +70,28 @@ export interface HostParts {
 }
 
 /** Builds the parts of a host on an open store and wires them together; nothing starts running yet. */
-export function composeHost(config: Config, dataDir: string, store: Store, clock: Clock, log: Logger): HostParts {
+export function composeHost(
+  config: Config,
+  dataDir: string,
+  store: Store,
+  clock: Clock,
+  log: Logger,
+  writerFor: ((listeners: WriterListeners) => BatchWriter) | undefined,
+): HostParts {
   const status: { state: HostState } = { state: "running" };
   const paths = dataPaths(dataDir);
   const sessionChanges = new Listeners<string>((error) => log.error({ err: error }, "session change listener failed"));
   const bus = new SessionBus((sessionId, error) => log.error({ err: error, sessionId }, "session subscriber failed and was dropped"));
   // The host's one writer: every write below goes through it, queued; the event loop never waits on the database.
-  const journal = new Journal(store, bus, (key) => retention.touch(key), clock, log, config.writeTimeout);
+  const journal = new Journal(
+    store,
+    bus,
+    (key) => retention.touch(key),
+    clock,
+    log,
+    config.writeTimeout,
+    writerFor ?? ((listeners) => new JournalWriter(store.path, listeners)),
+  );
   const records = new HostRecordLog({ store, journal, clock, log, sessionChanged: (sessionId) => sessionChanges.emit(sessionId) });
   const record = (r: HostRecord) => records.record(r);
   const keyOf = (sessionId: string) => locationOfSession(store, sessionId);

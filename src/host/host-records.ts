@@ -13,7 +13,7 @@ type HostOnlyRecord =
       readonly kind: "child_released";
       readonly sessionId: string;
       readonly pid: number;
-      readonly why: "grace" | "evicted" | "deleted" | "shutdown" | "unresponsive";
+      readonly why: "grace" | "evicted" | "deleted" | "shutdown" | "unresponsive" | "lost";
     }
   | { readonly kind: "child_exited"; readonly sessionId: string; readonly pid: number; readonly exit: string }
   | { readonly kind: "acquisition_failed"; readonly sessionId: string; readonly error: string }
@@ -24,6 +24,8 @@ type HostOnlyRecord =
   | { readonly kind: "question_cancelled"; readonly sessionId: string; readonly questionId: string; readonly reason: string }
   | { readonly kind: "group_reaped"; readonly pgid: number; readonly label: string; readonly outcome: string }
   | { readonly kind: "session_deleted"; readonly sessionId: string }
+  /** A fleet's shared store refused this host's lease: another host (or a later process under this host's id) owns the session now. */
+  | { readonly kind: "session_lost"; readonly sessionId: string; readonly owner: string | null; readonly epoch: number | null }
   | {
       readonly kind: "agent_asked";
       readonly agent: string;
@@ -46,6 +48,7 @@ const hostMessages: Readonly<Record<HostOnlyRecord["kind"], string>> = {
   question_cancelled: "question cancelled",
   group_reaped: "leftover process group reaped",
   session_deleted: "session deleted",
+  session_lost: "session lost to another host: its agent is stopped here",
   agent_asked: "agent started for one request outside any session",
 };
 
@@ -95,7 +98,9 @@ export class HostRecordLog {
     const id = this.nextId++;
     this.deps.log.info({ ...record }, message);
     const stamped: StampedRecord = { id, at, message, record };
-    this.deps.journal.record(id, record.kind, record, at, () => this.listeners.emit(stamped));
+    this.deps.journal.record(id, record.kind, record, at, (storedId) =>
+      this.listeners.emit(storedId === null ? stamped : { ...stamped, id: storedId }),
+    );
     if ("sessionId" in record) this.deps.sessionChanged(record.sessionId);
   }
 

@@ -3,6 +3,7 @@ import type { AuthenticateRequest, ContentBlock, InitializeResponse, PromptReque
 import type { AgentChild } from "../agents/agent-child.js";
 import type { Config } from "../config/config-schema.js";
 import { dataPaths } from "../config/paths.js";
+import { isPostgresUrl } from "../config/store-url.js";
 import { systemClock, type Clock } from "../lifecycle/clock.js";
 import type { ConnectionCleanups } from "../lifecycle/connection-cleanups.js";
 import type { HoldTicket, SessionChildState } from "../lifecycle/session-holds.js";
@@ -15,6 +16,7 @@ import { Store } from "../store/store.js";
 import type { ReopenRequest } from "./agent-request.js";
 import { answerFields, stateOf, type AgentSessionState } from "./agent-session-state.js";
 import type { Asker } from "./agents-outside-sessions.js";
+import type { Fleet } from "./fleet.js";
 import { composeHost, type HostParts } from "./host-composition.js";
 import { HostStoppedError } from "./host-errors.js";
 import { holdAndTell } from "./holders.js";
@@ -55,7 +57,11 @@ export class Host {
   /** The host's one source of time (virtual in tests): edges that schedule by the host's records use it too. */
   readonly clock: Clock;
 
-  private constructor(private readonly parts: HostParts) {
+  private constructor(
+    private readonly parts: HostParts,
+    /** This host in a fleet on PostgreSQL; undefined on the embedded SQLite store. */
+    private readonly fleet: Fleet | undefined,
+  ) {
     this.clock = parts.clock;
     this.config = parts.config;
     this.dataDir = parts.dataDir;
@@ -66,9 +72,27 @@ export class Host {
   static async start(options: HostOptions): Promise<Host> {
     const paths = dataPaths(options.dataDir);
     for (const dir of [paths.dataDir, paths.terminalOutput, paths.agentState]) mkdirSync(dir, { recursive: true, mode: 0o700 });
-    // Only read on this thread (the writer thread writes): a read never waits, and a write here would fail at once rather than wait.
-    const store = Store.open(paths.database, { busyTimeoutMs: 0 });
-    const parts = composeHost(options.config, options.dataDir, store, options.clock ?? systemClock, options.logger ?? silentLogger());
+    const logger = options.logger ?? silentLogger();
+    // On a fleet's PostgreSQL store the host reads its mirror and writes through the shared store (loaded only then).
+    const fleet = isPostgresUrl(options.config.store)
+      ? await (await import("./fleet.js")).Fleet.open(options.config, paths.dataDir, logger)
+      : undefined;
+    let store: Store;
+    try {
+      // Only read on this thread (the writer thread writes): a read never waits, and a write here would fail at once rather than wait.
+      store = Store.open(fleet?.mirrorPath ?? paths.database, { busyTimeoutMs: 0 });
+    } catch (error) {
+      await fleet?.close();
+      throw error;
+    }
+    const parts = composeHost(
+      options.config,
+      options.dataDir,
+      store,
+      options.clock ?? systemClock,
+      logger,
+      fleet && ((listeners) => fleet.writerFor(listeners)),
+    );
     const { journal, ledger, clock, records, log } = parts;
     try {
       await restoreAfterRestart({
@@ -84,12 +108,14 @@ export class Host {
       // Nothing half-started stays behind: the journal thread and the database are closed.
       await journal.close();
       store.close();
+      await fleet?.close();
       throw error;
     }
     parts.retention.start();
     parts.housekeeping.start();
-    log.info({ dataDir: options.dataDir, sessions: store.sessions.list().length }, "host started");
-    return new Host(parts);
+    fleet?.start(parts);
+    log.info({ dataDir: options.dataDir, store: fleet ? "postgres" : "sqlite", sessions: store.sessions.list().length }, "host started");
+    return new Host(parts, fleet);
   }
 
   // ── sessions ──────────────────────────────────────────────────────────
@@ -296,8 +322,9 @@ export class Host {
    * Stops accepting work, interrupts running turns with reason `shutdown`, stops every
    * child and location service as a process group, and closes the journal.
    */
-  shutdown(): Promise<void> {
-    return shutDown(this.parts);
+  async shutdown(): Promise<void> {
+    await shutDown(this.parts);
+    await this.fleet?.close();
   }
 
   private assertRunning(): void {

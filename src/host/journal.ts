@@ -3,11 +3,12 @@ import type { Clock } from "../lifecycle/clock.js";
 import type { LocationKey } from "../lifecycle/location-key.js";
 import type { QueuedSessionChange } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
-import type { StoreCallName, StoreCalls } from "../store/write-batch.js";
+import type { BatchWriter, WriterListeners } from "../store/journal-writer.js";
+import { callOp, type StoreCallName, type StoreCalls, type WriteOp } from "../store/write-batch.js";
 import type { Logger } from "./logger.js";
 import type { SessionBus } from "./session-bus.js";
 import type { StoreHealthView } from "./store-health.js";
-import { callOp, WriteQueue, type WriteOp } from "./write-queue.js";
+import { WriteQueue } from "./write-queue.js";
 
 /** The kinds of durable events in a session's journal. */
 export type JournalKind = "turn_started" | "update" | "turn_ended" | "question_asked" | "question_resolved" | "interrupted" | "agent_exited";
@@ -62,8 +63,10 @@ export class Journal {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly writeTimeoutMs: number,
+    /** What commits the batches: the writer thread on the store's file (SQLite), or the fleet's writer (PostgreSQL). */
+    writerFor: (listeners: WriterListeners) => BatchWriter,
   ) {
-    this.writes = new WriteQueue(store.path, log, writeTimeoutMs);
+    this.writes = new WriteQueue(writerFor, log, writeTimeoutMs);
   }
 
   /**
@@ -147,9 +150,13 @@ export class Journal {
     if (ops.length > 0) this.sessionWrite(sessionId, fields as QueuedSessionChange, ops);
   }
 
-  /** A lifecycle record with the id the host gave it. Queued; `then` runs once it is committed, never if it was not stored. */
-  record(id: number, kind: string, payload: unknown, at: number, then?: () => void): void {
-    this.writes.unit([["r", id, kind, JSON.stringify(payload), at, null]], NO_EVENTS, then ? { stored: then } : {});
+  /**
+   * A lifecycle record with the id the host gave it. Queued; `then` runs once it is committed, never if it was not stored,
+   * with the id the store kept if it drew its own (a fleet's shared store numbers records fleet-wide), else null.
+   */
+  record(id: number, kind: string, payload: unknown, at: number, then?: (storedId: number | null) => void): void {
+    const stored = then && ((result: unknown) => then(typeof result === "number" ? result : null));
+    this.writes.unit([["r", id, kind, JSON.stringify(payload), at, null]], NO_EVENTS, stored ? { stored } : {});
   }
 
   /** Queues a store method on the writer's connection; settles once it is committed (or refused). */

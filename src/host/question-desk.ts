@@ -9,7 +9,7 @@ import type { Question } from "../store/questions.js";
 import type { Store } from "../store/store.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
-import { callOp } from "./write-queue.js";
+import { callOp } from "../store/write-batch.js";
 import type { SessionBus } from "./session-bus.js";
 import type { QuestionView } from "./views.js";
 

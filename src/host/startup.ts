@@ -6,7 +6,7 @@ import type { Store } from "../store/store.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
 import { locationOf } from "./session-location.js";
-import { callOp } from "./write-queue.js";
+import { callOp } from "../store/write-batch.js";
 import type { Logger } from "./logger.js";
 
 /**

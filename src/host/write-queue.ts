@@ -1,11 +1,8 @@
 import { formatDuration } from "../config/durations.js";
-import { JournalWriter, type BatchOutcome } from "../store/journal-writer.js";
-import type { StoreCallName, StoreCalls, WriteValue } from "../store/write-batch.js";
+import type { BatchOutcome, BatchWriter, WriterListeners } from "../store/journal-writer.js";
+import { callOp, type StoreCallName, type StoreCalls, type WriteOp, type WriteValue } from "../store/write-batch.js";
 import type { Logger } from "./logger.js";
 import { StoreHealth, StoreUnavailableError, type StoreHealthView } from "./store-health.js";
-
-/** One write op (see `src/store/write-batch.ts`): a code and five fields. */
-export type WriteOp = readonly [code: string, WriteValue, WriteValue, WriteValue, WriteValue, WriteValue];
 
 /** What to do once a unit's fate is known. */
 export interface UnitOutcome {
@@ -48,16 +45,16 @@ export class WriteQueue {
   private uncommitted = 0;
   /** Set while closing: failures are counted into one line instead of one line each. */
   private lostAtClose: number | undefined;
-  private readonly writer: JournalWriter;
+  private readonly writer: BatchWriter;
   private readonly storeHealth: StoreHealth;
 
   constructor(
-    path: string,
+    writerFor: (listeners: WriterListeners) => BatchWriter,
     private readonly log: Logger,
     private readonly writeTimeoutMs: number,
   ) {
     this.storeHealth = new StoreHealth(log);
-    this.writer = new JournalWriter(path, {
+    this.writer = writerFor({
       committed: (outcome) => this.committed(outcome),
       status: (status) => this.storeHealth.report(status),
       threadLost: (error) => log.error({ err: error }, "journal write failed"),
@@ -171,13 +168,21 @@ export class WriteQueue {
     this.uncommitted -= batch.units.length;
     const all = outcome.failed.some((failure) => failure.unit === -1);
     const failed = new Map(outcome.failed.map((failure) => [failure.unit, failure.error]));
-    if (outcome.failed.length > 0) {
-      const units = all ? batch.units : batch.units.filter((_, unit) => failed.has(unit));
+    // Units of sessions another host of the fleet owns now: refused as they must be, one line for them.
+    const lost = outcome.failed.filter((failure) => failure.lost);
+    if (lost.length > 0 && this.lostAtClose === undefined) {
+      const sessions = [...new Set(lost.flatMap((failure) => batch.units[failure.unit]?.sessionId ?? []))];
+      this.log.warn({ writes: lost.length, sessions }, "writes refused: their sessions belong to another host of the fleet now");
+    }
+    if (outcome.failed.length > lost.length) {
+      const refusals = outcome.failed.filter((failure) => !failure.lost);
+      const failedUnits = new Set(refusals.map((failure) => failure.unit));
+      const units = all ? batch.units : batch.units.filter((_, unit) => failedUnits.has(unit));
       if (this.lostAtClose !== undefined) this.lostAtClose += units.length;
       else {
         const sessions = [...new Set(units.flatMap((unit) => (unit.sessionId === null ? [] : [unit.sessionId])))];
         this.log.error(
-          { err: outcome.failed[0]!.error, events: units.reduce((sum, unit) => sum + unit.events, 0), writes: units.length, sessions },
+          { err: refusals[0]!.error, events: units.reduce((sum, unit) => sum + unit.events, 0), writes: units.length, sessions },
           "journal write failed",
         );
       }
@@ -195,8 +200,3 @@ export class WriteQueue {
 }
 
 const NO_SUBJECT: UnitSubject = { sessionId: null, events: 0 };
-
-/** A `c` op: a store method by name, its arguments as JSON. */
-export function callOp<N extends StoreCallName>(name: N, args: Parameters<StoreCalls[N]>): WriteOp {
-  return ["c", name, JSON.stringify(args), null, null, null];
-}

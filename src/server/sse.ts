@@ -32,8 +32,8 @@ export class OperatorEvents {
     this.unsubscribe = [
       host.onRecord((stamped) => {
         this.broadcast("record", stamped);
-        // However it was deleted (REST, an ACP client, the host itself), views drop it.
-        if (stamped.record.kind === "session_deleted") this.sessionDeleted(stamped.record.sessionId);
+        // However it was deleted (REST, an ACP client, the host itself), or lost to another host of a fleet, views drop it.
+        if (stamped.record.kind === "session_deleted" || stamped.record.kind === "session_lost") this.sessionDeleted(stamped.record.sessionId);
       }),
       host.onSessionChanged((sessionId) => this.sessionChanged(sessionId)),
     ];

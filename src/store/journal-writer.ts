@@ -31,6 +31,16 @@ export interface WriterListeners {
   readonly threadLost?: (error: string) => void;
 }
 
+/** What commits the host's batches, in order: {@link JournalWriter} (SQLite), or the fleet's writer (PostgreSQL). */
+export interface BatchWriter {
+  /** Queues a batch; returns its number (1, 2, 3...). Its outcome comes back through the listeners' `committed`, in order. */
+  write(values: WriteValue[]): number;
+  /** Batches written so far. */
+  readonly last: number;
+  /** Stores what is queued, waiting at most `timeoutMs`, then stops; returns how many batches were not stored (each reported failed). */
+  close(timeoutMs: number): Promise<number>;
+}
+
 /**
  * The host's one writer: batches (see `write-batch.ts`) are committed in order on a worker
  * thread with its own connection. `write` returns at once; each batch's outcome comes back
@@ -38,7 +48,7 @@ export interface WriterListeners {
  * the caller's thread: not for a lock, not for the thread.
  * `running` → `closing` (what is queued is stored first, for a bounded time) → `stopped`.
  */
-export class JournalWriter {
+export class JournalWriter implements BatchWriter {
   private worker!: Worker;
   private acks!: MessagePort;
   private posted = 0;

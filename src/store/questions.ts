@@ -48,6 +48,7 @@ export class QuestionStore {
   readonly #get;
   readonly #listPending;
   readonly #listPendingOf;
+  readonly #listOf;
   readonly #resolve;
   readonly #orphanAll;
 
@@ -62,6 +63,7 @@ export class QuestionStore {
     this.#listPendingOf = db.prepare<[string], QuestionRow>(
       `SELECT ${COLUMNS} FROM questions WHERE session_id = ? AND state = 'pending' ${OLDEST_FIRST}`,
     );
+    this.#listOf = db.prepare<[string], QuestionRow>(`SELECT ${COLUMNS} FROM questions WHERE session_id = ? ${OLDEST_FIRST}`);
     // The `state = 'pending'` guard makes the first resolution win and every later one a no-op.
     this.#resolve = db.prepare<[QuestionOutcome, string | null, string | null, number, string]>(
       `UPDATE questions SET state = ?, answer = ?, reason = ?, resolved_at = ?
@@ -95,6 +97,11 @@ export class QuestionStore {
   listPending(sessionId?: string): Question[] {
     const rows = sessionId === undefined ? this.#listPending.all() : this.#listPendingOf.all(sessionId);
     return rows.map(toQuestion);
+  }
+
+  /** Every question of the session, whatever its state, oldest first. */
+  listOf(sessionId: string): Question[] {
+    return this.#listOf.all(sessionId).map(toQuestion);
   }
 
   /**

@@ -32,6 +32,7 @@ const DEFAULT_HOST_TTL_MS = 30_000;
 interface HostEntry {
   readonly id: string;
   readonly url: string | null;
+  readonly incarnation: number;
   readonly registeredAt: number;
   heartbeatAt: number;
 }
@@ -65,8 +66,12 @@ export class SqliteBackend implements StoreBackend {
   async registerHost(host: { id: string; url: string | null }): Promise<HostInfo> {
     const op = "hosts.register";
     const at = this.now();
-    const entry = { id: requireText(op, "id", host.id), url: requireNullableText(op, "url", host.url), registeredAt: at, heartbeatAt: at };
+    const id = requireText(op, "id", host.id);
+    const incarnation = (this.hosts.get(id)?.incarnation ?? 0) + 1;
+    const entry = { id, url: requireNullableText(op, "url", host.url), incarnation, registeredAt: at, heartbeatAt: at };
     this.hosts.set(entry.id, entry);
+    // A new incarnation: what the id's earlier one held is stale.
+    if (incarnation > 1) for (const lease of await this.listLeases(id)) this.setLease(lease.sessionId, id, lease.epoch + 1);
     return { ...entry, alive: true };
   }
 
@@ -97,6 +102,14 @@ export class SqliteBackend implements StoreBackend {
 
   async getLease(sessionId: string): Promise<Lease | undefined> {
     return this.store.sessions.get(sessionId) && this.leaseOf("leases.get", sessionId);
+  }
+
+  async listLeases(hostId: string): Promise<Lease[]> {
+    const host = requireText("leases.list", "hostId", hostId);
+    return [...this.leases.entries()]
+      .filter(([, lease]) => lease.hostId === host)
+      .map(([sessionId, lease]) => ({ sessionId, ...lease }))
+      .sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1));
   }
 
   // Sessions.
@@ -192,6 +205,10 @@ export class SqliteBackend implements StoreBackend {
     return this.store.questions.listPending(sessionId);
   }
 
+  async listQuestions(sessionId: string): Promise<Question[]> {
+    return this.store.questions.listOf(sessionId);
+  }
+
   async resolveQuestion(resolution: QuestionResolution, lease?: Lease): Promise<{ won: boolean; seq: number | null }> {
     const op = "questions.resolve";
     const { questions, events } = this.store;
@@ -202,7 +219,7 @@ export class SqliteBackend implements StoreBackend {
       const won =
         resolution.state === "answered"
           ? questions.resolve(question.id, "answered", resolution.answer, resolution.at)
-          : questions.resolve(question.id, "cancelled", resolution.reason, resolution.at);
+          : questions.resolve(question.id, resolution.state, resolution.reason, resolution.at);
       if (!won) return { won, seq: null };
       const detail = resolution.state === "answered" ? { answer: resolution.answer } : { reason: resolution.reason };
       const payload = { questionId: question.id, state: resolution.state, ...detail };

@@ -23,9 +23,15 @@ export interface StoreBackend {
   readonly kind: "sqlite" | "postgres";
 
   // Hosts and ownership.
-  /** Registers (or re-registers) a host; its heartbeat starts now. */
+  /**
+   * Registers (or re-registers) a host; its heartbeat starts now. Each registration is a new
+   * **incarnation** of the host id (one running process): the epoch of every session the id owns
+   * is raised, so whatever an earlier process under the same id still holds is stale, and that
+   * earlier process, if it still runs, can take no lease and create no session through its own
+   * backend object any more (this object remembers the incarnation it registered).
+   */
   registerHost(host: { id: string; url: string | null }): Promise<HostInfo>;
-  /** The host is alive; false if it is not registered (it was removed). */
+  /** The host is alive; false if it is not registered, or a later incarnation of it registered since (it must stop). */
   heartbeat(hostId: string): Promise<boolean>;
   listHosts(): Promise<HostInfo[]>;
   /**
@@ -39,6 +45,8 @@ export interface StoreBackend {
   releaseLease(lease: Lease): Promise<void>;
   /** The session's owner and epoch; undefined for an unknown session, `hostId` null when unowned. */
   getLease(sessionId: string): Promise<Lease | undefined>;
+  /** The leases `hostId` holds now, by session id. */
+  listLeases(hostId: string): Promise<Lease[]>;
 
   // Sessions.
   /** Creates the session owned by `hostId`, at epoch 1. */
@@ -65,6 +73,8 @@ export interface StoreBackend {
   getQuestion(id: string): Promise<Question | undefined>;
   /** Pending questions, oldest first: all of them, or one session's. */
   listPendingQuestions(sessionId?: string): Promise<Question[]>;
+  /** Every question of the session, whatever its state, oldest first. */
+  listQuestions(sessionId: string): Promise<Question[]>;
   /**
    * Resolves a pending question and journals `question_resolved` in the same transaction; the
    * first resolution wins, fleet-wide (`won: false` for every later one, nothing stored). An
@@ -112,6 +122,8 @@ export interface HostInfo {
   readonly id: string;
   /** Where its peers reach it (host-to-host relays); null for a host that serves no peers. */
   readonly url: string | null;
+  /** 1 for the id's first registration, one more for each later one (a restarted process). */
+  readonly incarnation: number;
   readonly registeredAt: number;
   readonly heartbeatAt: number;
   /** Its heartbeat is within the host TTL: its leases stand. */
@@ -153,7 +165,8 @@ export type UnitOutcome = { readonly ok: true; readonly seqs: readonly number[] 
 
 export type QuestionResolution =
   | { readonly questionId: string; readonly state: "answered"; readonly answer: Json; readonly at: number }
-  | { readonly questionId: string; readonly state: "cancelled"; readonly reason: string; readonly at: number };
+  /** `orphaned`: by the owner, after a restart, for a question whose agent process is gone. */
+  | { readonly questionId: string; readonly state: "cancelled" | "orphaned"; readonly reason: string; readonly at: number };
 
 /** What a subscriber is woken for. */
 export type StoreChange =
@@ -173,6 +186,18 @@ export class StaleEpochError extends Error {
   ) {
     const owner = current.hostId === null ? "no host" : `host ${JSON.stringify(current.hostId)}`;
     super(`${operation}: session ${JSON.stringify(sessionId)} is at epoch ${current.epoch} (owned by ${owner}); epoch ${epoch} is stale`);
+  }
+}
+
+/** A later process registered under this host id: this one may take no lease and create no session. */
+export class HostSupersededError extends Error {
+  override readonly name = "HostSupersededError";
+  constructor(
+    readonly operation: string,
+    readonly hostId: string,
+    readonly incarnation: number,
+  ) {
+    super(`${operation}: host ${JSON.stringify(hostId)} incarnation ${incarnation} was superseded by a later registration of the same id`);
   }
 }
 

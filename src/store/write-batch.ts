@@ -27,6 +27,9 @@ import { SessionStore, type NewSession } from "./sessions.js";
 export type WriteValue = string | number | null;
 const OP_WIDTH = 6;
 
+/** One write op: a code and five fields. */
+export type WriteOp = readonly [code: string, WriteValue, WriteValue, WriteValue, WriteValue, WriteValue];
+
 /** The rarer writes, each a method of the store run on the writer's connection. */
 export interface StoreCalls {
   "sessions.create": (session: NewSession) => void;
@@ -75,8 +78,11 @@ function blockedBy(error: unknown): StoreBlockedError | undefined {
 }
 
 export interface BatchResult {
-  /** Indexes (in the batch) of the units that were not stored, with why. */
-  readonly failed: ReadonlyArray<{ readonly unit: number; readonly error: string }>;
+  /**
+   * Indexes (in the batch) of the units that were not stored, with why; `lost`: the unit's session
+   * belongs to another host now (a fleet), so it was refused as expected.
+   */
+  readonly failed: ReadonlyArray<{ readonly unit: number; readonly error: string; readonly lost?: boolean }>;
   /** By unit index, what its last `c` op returned (absent for units without one). */
   readonly results?: ReadonlyArray<unknown>;
 }
@@ -210,6 +216,31 @@ export class BatchApplier {
     const call = this.#calls[name as StoreCallName] as (...values: unknown[]) => unknown;
     return call(...(JSON.parse(args) as unknown[]));
   }
+}
+
+/** A `c` op: a store method by name, its arguments as JSON. */
+export function callOp<N extends StoreCallName>(name: N, args: Parameters<StoreCalls[N]>): WriteOp {
+  return ["c", name, JSON.stringify(args), null, null, null];
+}
+
+/** A batch's units, each as its ops (what `WriteQueue` flattened). */
+export function unitsOf(values: readonly WriteValue[]): WriteOp[][] {
+  return unitStarts(values).map((start) =>
+    Array.from({ length: values[start] as number }, (_, op) => {
+      const at = start + 1 + op * OP_WIDTH;
+      return values.slice(at, at + OP_WIDTH) as unknown as WriteOp;
+    }),
+  );
+}
+
+/** Units of ops as a batch's flat values. */
+export function flatten(units: readonly (readonly WriteOp[])[]): WriteValue[] {
+  const values: WriteValue[] = [];
+  for (const ops of units) {
+    values.push(ops.length);
+    for (const op of ops) values.push(...op);
+  }
+  return values;
 }
 
 function unitStarts(values: readonly WriteValue[]): number[] {

@@ -47,6 +47,29 @@ describe("berth serve settings", () => {
     expect(() => resolveServeSettings({ host: " " }, env)).toThrow("--host: expected an address");
   });
 
+  it("takes the store and the fleet's host id from the file, --store and --host-id over it; a bad one is named", () => {
+    const configDir = tempDir("berth-settings-");
+    const env = { XDG_CONFIG_HOME: configDir };
+    expect(resolveServeSettings({}, env).config).toMatchObject({ store: "sqlite", fleet: { heartbeatInterval: 5_000, hostTtl: 30_000 } });
+    const file = join(configDir, "fleet.json");
+    writeFileSync(file, JSON.stringify({ store: "postgres://berth@db/berth", fleet: { hostId: "a", heartbeatInterval: "1s", hostTtl: "10s" } }));
+    expect(resolveServeSettings({ config: file }, env).config).toMatchObject({
+      store: "postgres://berth@db/berth",
+      fleet: { hostId: "a", heartbeatInterval: 1_000, hostTtl: 10_000 },
+    });
+    const flagged = resolveServeSettings({ config: file, store: "postgresql://me@localhost/other", hostId: "b" }, env).config;
+    expect(flagged).toMatchObject({ store: "postgresql://me@localhost/other", fleet: { hostId: "b", hostTtl: 10_000 } });
+    expect(() => resolveServeSettings({ store: "/var/lib/berth.db" }, env)).toThrow(
+      '--store: expected "sqlite" or a postgres:// URL, got "/var/lib/berth.db"',
+    );
+    expect(() => resolveServeSettings({ store: "mysql://me:hunter2@db/x" }, env)).toThrow('got "mysql://me:***@db/x"');
+    expect(() => resolveServeSettings({ hostId: " " }, env)).toThrow("--host-id: expected a non-empty id");
+    writeFileSync(file, JSON.stringify({ store: "berth.sqlite", fleet: { heartbeatInterval: "20s", hostTtl: "30s" } }));
+    expect(() => resolveServeSettings({ config: file }, env)).toThrow(
+      /store: expected "sqlite" or a postgres:\/\/ URL[\s\S]*fleet: heartbeatInterval must be more than 0 and at most half of hostTtl/,
+    );
+  });
+
   it("adds --allowed-host names to the configuration's, each checked", () => {
     const configDir = tempDir("berth-settings-");
     const env = { XDG_CONFIG_HOME: configDir };

@@ -278,6 +278,49 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
         });
       });
 
+      it("lists a host's leases; a new incarnation of the host raises the epoch of each, so the earlier one's are stale", async () => {
+        const first = await newSession("s1");
+        await newSession("s2");
+        await newSession("other", "host-c");
+        expect(await store.listLeases("host-a")).toEqual([first, { sessionId: "s2", hostId: "host-a", epoch: 1 }]);
+        // host-a's process restarts: its registration is a new incarnation.
+        const again = await store.registerHost({ id: "host-a", url: null });
+        expect(again.incarnation).toBe(2);
+        const leases = await store.listLeases("host-a");
+        expect(leases.map((lease) => [lease.sessionId, lease.epoch])).toEqual([
+          ["s1", 2],
+          ["s2", 2],
+        ]);
+        expect(failureOf((await store.write([{ lease: first, events: [update("old process")] }]))[0])).toBeInstanceOf(StaleEpochError);
+        expect(written(await store.write([{ lease: leases[0]!, events: [update("new process")] }]))).toEqual([[1]]);
+        expect(await store.getLease("other")).toEqual({ sessionId: "other", hostId: "host-c", epoch: 1 });
+      });
+
+      it("the owner orphans a question with its event; every question of a session is listed whatever its state", async () => {
+        const a = await newSession("s");
+        written(
+          await store.write(
+            ["q1", "q2"].map((id, i) => ({
+              lease: a,
+              events: [{ kind: "question_asked", payload: { questionId: id }, at: T0 + i }],
+              question: { id, kind: "permission" as const, request: {}, askedAt: T0 + i },
+            })),
+          ),
+        );
+        expect(await store.resolveQuestion({ questionId: "q1", state: "orphaned", reason: "host restarted", at: T0 + 5 }, a)).toEqual({
+          won: true,
+          seq: 3,
+        });
+        expect((await store.listQuestions("s")).map((question) => [question.id, question.state, question.reason])).toEqual([
+          ["q1", "orphaned", "host restarted"],
+          ["q2", "pending", null],
+        ]);
+        expect((await store.readEvents("s", { after: 2 }))[0]).toMatchObject({
+          kind: "question_resolved",
+          payload: { questionId: "q1", state: "orphaned", reason: "host restarted" },
+        });
+      });
+
       it("a released lease writes nothing more; the next acquisition raises the epoch", async () => {
         const a = await newSession("s");
         await store.releaseLease(a);

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { StoreOpenError } from "../../src/store/errors.js";
 import { connect, type Sql } from "../../src/store/postgres/connection.js";
 import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
-import { LeaseHeldError, StaleEpochError, type StoreBackend } from "../../src/store/store-backend.js";
+import { HostSupersededError, LeaseHeldError, StaleEpochError, type StoreBackend } from "../../src/store/store-backend.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
 
 /** What only a shared database has: several hosts racing for a session, a fence under a lock wait, hosts migrating together. */
@@ -51,6 +51,28 @@ describe("PostgreSQL: hosts sharing one database", () => {
     expect(await b.getLease("s")).toEqual(won[0]);
   });
 
+  it("a host id restarted in another process: the earlier process can renew nothing, take nothing, create nothing, write nothing", async () => {
+    const url = await postgres.freshDatabase();
+    const old = await open(url);
+    await old.registerHost({ id: "host-a", url: null });
+    const oldLease = await old.createSession({ id: "s", agent: "demo", cwd: "/w", createdAt: T0 }, "host-a");
+    // The same id registers again from a new process (a restart; the old one was paused, not dead).
+    const fresh = await open(url);
+    expect((await fresh.registerHost({ id: "host-a", url: null })).incarnation).toBe(2);
+    const [lease] = await fresh.listLeases("host-a");
+    expect(lease).toEqual({ sessionId: "s", hostId: "host-a", epoch: 2 });
+
+    expect(await old.heartbeat("host-a")).toBe(false);
+    await expect(old.acquireLease("s", "host-a")).rejects.toBeInstanceOf(HostSupersededError);
+    await expect(old.createSession({ id: "t", agent: "demo", cwd: "/w", createdAt: T0 }, "host-a")).rejects.toBeInstanceOf(HostSupersededError);
+    const [stale] = await old.write([{ lease: oldLease, events: [event] }]);
+    expect(stale).toMatchObject({ ok: false, error: expect.any(StaleEpochError) });
+    expect(await fresh.heartbeat("host-a")).toBe(true);
+    expect(await fresh.acquireLease("s", "host-a")).toEqual(lease);
+    expect(await fresh.write([{ lease: lease!, events: [event] }])).toEqual([{ ok: true, seqs: [1] }]);
+    expect(await fresh.getSession("t")).toBeUndefined();
+  });
+
   it("a write waiting on the session's lock while another host takes it over is refused once the takeover commits", async () => {
     const url = await postgres.freshDatabase();
     const { a, lease } = await silentOwner(url);
@@ -81,7 +103,7 @@ describe("PostgreSQL: hosts sharing one database", () => {
     const url = await postgres.freshDatabase();
     await Promise.all([open(url), open(url), open(url)]);
     const sql = admin(url);
-    expect(await sql`SELECT version FROM berth_schema ORDER BY version`).toEqual([{ version: 1 }]);
+    expect(await sql`SELECT version FROM berth_schema ORDER BY version`).toEqual([{ version: 1 }, { version: 2 }]);
 
     await sql`INSERT INTO berth_schema (version, description) VALUES (99, 'from the future')`;
     const refused = await PostgresBackend.open(url).then(
@@ -89,7 +111,7 @@ describe("PostgreSQL: hosts sharing one database", () => {
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(StoreOpenError);
-    expect((refused as Error).message).toMatch(/schema version 99, newer than the latest this Berth knows \(1\)/);
+    expect((refused as Error).message).toMatch(/schema version 99, newer than the latest this Berth knows \(2\)/);
   });
 
   it("a URL that is not PostgreSQL's, or a server that is not there, fails with the URL named and its password hidden", async () => {

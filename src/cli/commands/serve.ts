@@ -20,6 +20,11 @@ export function register(program: Command): void {
     .option("--max-active-hold <duration>", "how long a silent running turn may keep its location (default 24h)")
     .option("--sweep-interval <duration>", "how often locations are swept (default 1m)")
     .option(
+      "--store <url>",
+      'where sessions are kept: "sqlite" (the data directory, the default) or a postgres:// URL shared by a fleet (config store)',
+    )
+    .option("--host-id <id>", "this host's id in a fleet on PostgreSQL (config fleet.hostId, default the machine's host name)")
+    .option(
       "--allowed-host <name>",
       "another host name Berth answers to, behind a reverse proxy (repeatable; adds to config server.allowedHosts)",
       (name: string, names: string[] = []) => [...names, name],

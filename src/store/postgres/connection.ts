@@ -1,4 +1,5 @@
 import postgres from "postgres";
+import { redactUrl } from "../../config/store-url.js";
 import { StoreOpenError } from "../errors.js";
 
 /** A pool, with int8 read as numbers. */
@@ -24,10 +25,10 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
   try {
     parsed = new URL(url);
   } catch {
-    throw new StoreOpenError(`store URL ${redact(url)} is not a URL (expected postgres://user@host:port/database)`);
+    throw new StoreOpenError(`store URL ${redactUrl(url)} is not a URL (expected postgres://user@host:port/database)`);
   }
   if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
-    throw new StoreOpenError(`store URL ${redact(url)} is not a postgres:// URL`);
+    throw new StoreOpenError(`store URL ${redactUrl(url)} is not a postgres:// URL`);
   }
   const socketDir = parsed.searchParams.get("host");
   parsed.searchParams.delete("host");
@@ -39,9 +40,4 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
     onnotice: () => undefined,
     connection: { application_name: "berth" },
   });
-}
-
-/** The URL without its password, for messages. */
-export function redact(url: string): string {
-  return url.replace(/^([a-z]+:\/\/[^:/@]*):[^@/]*@/i, "$1:***@");
 }

@@ -95,6 +95,11 @@ const migrations: readonly PostgresMigration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: "hosts' incarnations: each registration of a host id is a new process, whose predecessor can take no lease",
+    sql: `ALTER TABLE hosts ADD COLUMN incarnation bigint NOT NULL DEFAULT 0;`,
+  },
 ];
 
 const latestVersion = migrations.length;

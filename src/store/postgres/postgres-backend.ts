@@ -8,6 +8,7 @@ import type { LifecycleRecord } from "../lifecycle-records.js";
 import type { Question } from "../questions.js";
 import { checkedNewSession, type NewSession, type Session } from "../sessions.js";
 import {
+  HostSupersededError,
   LeaseHeldError,
   StaleEpochError,
   type HostInfo,
@@ -19,7 +20,8 @@ import {
   type UnitOutcome,
   type WriteUnit,
 } from "../store-backend.js";
-import { connect, redact, type Queryable, type Sql } from "./connection.js";
+import { redactUrl } from "../../config/store-url.js";
+import { connect, type Queryable, type Sql } from "./connection.js";
 import { migratePostgres } from "./migrations.js";
 
 export interface PostgresBackendOptions {
@@ -36,7 +38,7 @@ const DEFAULT_PAGE_SIZE = 1_000;
 const SESSION_COLUMNS = `id, agent, cwd, workspace, title, agent_session_id AS "agentSessionId", agent_request AS "agentRequest",
   agent_state AS "agentState", created_at AS "createdAt", updated_at AS "updatedAt"`;
 const QUESTION_COLUMNS = `id, session_id AS "sessionId", kind, request, asked_at AS "askedAt", state, answer, reason, resolved_at AS "resolvedAt"`;
-const HOST_COLUMNS = `id, url, (extract(epoch FROM registered_at) * 1000)::int8 AS "registeredAt",
+const HOST_COLUMNS = `id, url, incarnation, (extract(epoch FROM registered_at) * 1000)::int8 AS "registeredAt",
   (extract(epoch FROM heartbeat_at) * 1000)::int8 AS "heartbeatAt"`;
 const processKinds: readonly ProcessKind[] = ["agent", "terminal", "service"];
 
@@ -59,6 +61,8 @@ interface QuestionRow extends Omit<Question, "request" | "answer"> {
  */
 export class PostgresBackend implements StoreBackend {
   readonly kind = "postgres";
+  /** The incarnation this object (one process) registered each host id under: its later calls for that id are checked against it. */
+  private readonly incarnations = new Map<string, number>();
 
   private constructor(
     private readonly sql: Sql,
@@ -74,7 +78,7 @@ export class PostgresBackend implements StoreBackend {
     } catch (error) {
       await sql.end({ timeout: 1 });
       if (error instanceof StoreOpenError) throw error;
-      throw new StoreOpenError(`cannot open the PostgreSQL store ${redact(url)}: ${(error as Error).message}`, { cause: error });
+      throw new StoreOpenError(`cannot open the PostgreSQL store ${redactUrl(url)}: ${(error as Error).message}`, { cause: error });
     }
     return new PostgresBackend(sql, hostTtlMs);
   }
@@ -85,20 +89,31 @@ export class PostgresBackend implements StoreBackend {
     const op = "hosts.register";
     const id = requireText(op, "id", host.id);
     const url = requireNullableText(op, "url", host.url);
-    const [row] = await this.guard(
-      op,
-      () => this.sql<Omit<HostInfo, "alive">[]>`
-        INSERT INTO hosts (id, url, registered_at, heartbeat_at) VALUES (${id}, ${url}, clock_timestamp(), clock_timestamp())
-        ON CONFLICT (id) DO UPDATE SET url = excluded.url, registered_at = excluded.registered_at, heartbeat_at = excluded.heartbeat_at
-        RETURNING ${this.sql.unsafe(HOST_COLUMNS)}`,
+    // One transaction: the new incarnation and the raised epochs of what the id owns are seen together.
+    const row = await this.guard(op, () =>
+      this.sql.begin(async (tx) => {
+        const [registered] = await tx<Omit<HostInfo, "alive">[]>`
+          INSERT INTO hosts (id, url, registered_at, heartbeat_at, incarnation) VALUES (${id}, ${url}, clock_timestamp(), clock_timestamp(), 1)
+          ON CONFLICT (id) DO UPDATE SET url = excluded.url, registered_at = excluded.registered_at, heartbeat_at = excluded.heartbeat_at,
+            incarnation = hosts.incarnation + 1
+          RETURNING ${this.sql.unsafe(HOST_COLUMNS)}`;
+        await tx`
+          UPDATE sessions SET epoch = epoch + 1 WHERE owner_host = ${id}
+          RETURNING pg_notify(${CHANNEL}, json_build_object('type', 'lease', 'sessionId', id, 'hostId', owner_host, 'epoch', epoch)::text)`;
+        return registered!;
+      }),
     );
-    return { ...row!, alive: true };
+    this.incarnations.set(id, row.incarnation);
+    return { ...row, alive: true };
   }
 
   async heartbeat(hostId: string): Promise<boolean> {
     const op = "hosts.heartbeat";
     const id = requireText(op, "hostId", hostId);
-    const rows = await this.guard(op, () => this.sql`UPDATE hosts SET heartbeat_at = clock_timestamp() WHERE id = ${id}`);
+    const rows = await this.guard(
+      op,
+      () => this.sql`UPDATE hosts SET heartbeat_at = clock_timestamp() WHERE id = ${id} AND ${this.currentIncarnation(id)}`,
+    );
     return rows.count === 1;
   }
 
@@ -112,7 +127,8 @@ export class PostgresBackend implements StoreBackend {
     const op = "leases.acquire";
     const id = requireText(op, "sessionId", sessionId);
     const host = requireText(op, "hostId", hostId);
-    // Taken only from no one or from a host whose heartbeat is older than the TTL, on the server's clock.
+    // Taken only from no one or from a host whose heartbeat is older than the TTL, on the server's clock;
+    // and never by a superseded incarnation of `host`.
     const [taken] = await this.guard(
       op,
       () => this.sql<Lease[]>`
@@ -121,16 +137,20 @@ export class PostgresBackend implements StoreBackend {
           s.owner_host IS NULL OR NOT EXISTS (
             SELECT 1 FROM hosts h
             WHERE h.id = s.owner_host AND h.heartbeat_at > clock_timestamp() - ${this.hostTtlMs} * interval '1 millisecond'))
+          AND ${this.currentIncarnation(host)}
         RETURNING s.id AS "sessionId", s.owner_host AS "hostId", s.epoch,
           pg_notify(${CHANNEL}, json_build_object('type', 'lease', 'sessionId', s.id, 'hostId', s.owner_host, 'epoch', s.epoch)::text)`,
     );
     if (taken) return { sessionId: taken.sessionId, hostId: taken.hostId, epoch: taken.epoch };
-    const current = await this.getLease(id);
+    // One statement: the lease and whether this incarnation is still the host's, from one snapshot.
+    const [current] = await this.sql<(Lease & { current: boolean })[]>`
+      SELECT id AS "sessionId", owner_host AS "hostId", epoch, ${this.currentIncarnation(host)} AS current FROM sessions WHERE id = ${id}`;
     if (!current) throw new StoreNotFoundError(op, "session", id);
-    if (current.hostId === host) return current;
+    if (!current.current) throw new HostSupersededError(op, host, this.incarnations.get(host)!);
+    if (current.hostId === host) return { sessionId: current.sessionId, hostId: current.hostId, epoch: current.epoch };
     // Taken or renewed meanwhile by a live host.
     if (current.hostId === null) return this.acquireLease(id, host);
-    throw new LeaseHeldError(id, current);
+    throw new LeaseHeldError(id, { sessionId: current.sessionId, hostId: current.hostId, epoch: current.epoch });
   }
 
   async releaseLease(lease: Lease): Promise<void> {
@@ -149,6 +169,11 @@ export class PostgresBackend implements StoreBackend {
     return row;
   }
 
+  async listLeases(hostId: string): Promise<Lease[]> {
+    return this.sql<Lease[]>`
+      SELECT id AS "sessionId", owner_host AS "hostId", epoch FROM sessions WHERE owner_host = ${requireText("leases.list", "hostId", hostId)} ORDER BY id`;
+  }
+
   // Sessions.
 
   async createSession(session: NewSession, hostId: string): Promise<Lease> {
@@ -158,14 +183,16 @@ export class PostgresBackend implements StoreBackend {
       agentRequest: jsonText(op, "agentRequest", session.agentRequest),
       host: requireText(op, "hostId", hostId),
     };
-    await this.guard(
+    const rows = await this.guard(
       op,
       () => this.sql`
         INSERT INTO sessions (id, agent, cwd, workspace, title, agent_session_id, agent_request, created_at, updated_at, owner_host, epoch)
-        VALUES (${row.id}, ${row.agent}, ${row.cwd}, ${row.workspace}, ${row.title}, ${row.agentSessionId}, ${row.agentRequest},
-          ${row.createdAt}, ${row.createdAt}, ${row.host}, 1)
+        SELECT ${row.id}, ${row.agent}, ${row.cwd}, ${row.workspace}, ${row.title}, ${row.agentSessionId}, ${row.agentRequest},
+          ${row.createdAt}::int8, ${row.createdAt}::int8, ${row.host}, 1
+        WHERE ${this.currentIncarnation(row.host)}
         RETURNING pg_notify(${CHANNEL}, json_build_object('type', 'session', 'sessionId', id)::text)`,
     );
+    if (rows.count === 0) throw new HostSupersededError(op, row.host, this.incarnations.get(row.host)!);
     return { sessionId: row.id, hostId: row.host, epoch: 1 };
   }
 
@@ -290,13 +317,19 @@ export class PostgresBackend implements StoreBackend {
     return rows.map(questionOf);
   }
 
+  async listQuestions(sessionId: string): Promise<Question[]> {
+    const rows = await this.sql<QuestionRow[]>`
+      SELECT ${this.sql.unsafe(QUESTION_COLUMNS)} FROM questions WHERE session_id = ${sessionId} ORDER BY asked_at, id`;
+    return rows.map(questionOf);
+  }
+
   async resolveQuestion(resolution: QuestionResolution, lease?: Lease): Promise<{ won: boolean; seq: number | null }> {
     const op = "questions.resolve";
     const id = requireText(op, "questionId", resolution.questionId);
-    const state = requireOneOf(op, "state", resolution.state, ["answered", "cancelled"] as const);
+    const state = requireOneOf(op, "state", resolution.state, ["answered", "cancelled", "orphaned"] as const);
     const at = requireTimestamp(op, "at", resolution.at);
     const answer = resolution.state === "answered" ? encodeJson(op, "answer", resolution.answer) : null;
-    const reason = resolution.state === "cancelled" ? requireText(op, "reason", resolution.reason) : null;
+    const reason = resolution.state === "answered" ? null : requireText(op, "reason", resolution.reason);
     const detail = resolution.state === "answered" ? { answer: resolution.answer } : { reason };
     const payload = encodeJson(op, "payload", { questionId: id, state, ...detail });
     // The `state = 'pending'` guard makes the first resolution win fleet-wide; its event is drawn under the session's lock.
@@ -455,6 +488,12 @@ export class PostgresBackend implements StoreBackend {
 
   async close(): Promise<void> {
     await this.sql.end({ timeout: 5 });
+  }
+
+  /** True unless this object registered `hostId` and a later incarnation of it registered since (SQL, for a WHERE clause). */
+  private currentIncarnation(hostId: string) {
+    const mine = this.incarnations.get(hostId) ?? null;
+    return this.sql`(${mine}::int8 IS NULL OR EXISTS (SELECT 1 FROM hosts WHERE hosts.id = ${hostId} AND hosts.incarnation = ${mine}::int8))`;
   }
 
   private page(sessionId: string, after: number, limit: number | null): Promise<EventRow[]> {

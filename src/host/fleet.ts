@@ -1,0 +1,141 @@
+import { hostname } from "node:os";
+import { join } from "node:path";
+import type { Config } from "../config/config-schema.js";
+import type { BatchWriter, WriterListeners } from "../store/journal-writer.js";
+import { buildMirror } from "../store/postgres/fleet-mirror.js";
+import { FleetWriter } from "../store/postgres/fleet-writer.js";
+import { PostgresBackend } from "../store/postgres/postgres-backend.js";
+import type { HostInfo, Lease, StoreBackend } from "../store/store-backend.js";
+import type { HostParts } from "./host-composition.js";
+import type { Logger } from "./logger.js";
+import { stopSessionAgent } from "./session-deletion.js";
+
+/** The file a fleet host reads from, in its data directory (never the embedded store's `berth.sqlite`). */
+const MIRROR_FILE = "fleet-mirror.sqlite";
+
+/** Why a session stopped being this host's. */
+interface Loss {
+  readonly owner: string | null;
+  readonly epoch: number | null;
+}
+
+/**
+ * This host as a member of a fleet on a shared PostgreSQL store (docs/fleet.md): its
+ * registration (a new incarnation of its id, which fences whatever an earlier process under the
+ * id still holds), its mirror, its writer, its heartbeat, and what it does when a session's
+ * lease turns out to be someone else's: it stops that session's agent and forgets the session.
+ *
+ * `open` → `start(parts)` (heartbeats) → `close()` (after the journal is closed).
+ */
+export class Fleet {
+  private writer: FleetWriter | undefined;
+  private parts: HostParts | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private beating: Promise<void> | undefined;
+  private readonly losing = new Set<string>();
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly backend: StoreBackend,
+    readonly host: HostInfo,
+    private readonly leases: readonly Lease[],
+    readonly mirrorPath: string,
+    private readonly heartbeatMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** Connects, registers this host and builds its mirror from the shared store. */
+  static async open(config: Config, dataDir: string, log: Logger): Promise<Fleet> {
+    const backend = await PostgresBackend.open(config.store, { hostTtlMs: config.fleet.hostTtl });
+    try {
+      const host = await backend.registerHost({ id: config.fleet.hostId ?? hostname(), url: config.fleet.url ?? null });
+      const leases = await backend.listLeases(host.id);
+      const mirrorPath = join(dataDir, MIRROR_FILE);
+      await buildMirror(backend, host.id, mirrorPath, leases, Object.keys(config.agents).concat("demo"));
+      log.info(
+        { store: "postgres", hostId: host.id, incarnation: host.incarnation, url: host.url, sessions: leases.length },
+        "registered in the fleet: this host's sessions are at new epochs, so an earlier process under its id can write nothing",
+      );
+      return new Fleet(backend, host, leases, mirrorPath, config.fleet.heartbeatInterval, log);
+    } catch (error) {
+      await backend.close();
+      throw error;
+    }
+  }
+
+  /** The host's one writer: through the shared store, then the mirror. */
+  writerFor(listeners: WriterListeners): BatchWriter {
+    this.writer = new FleetWriter(this.backend, this.host.id, this.mirrorPath, this.leases, {
+      ...listeners,
+      lost: (sessionId, error) => void this.lose(sessionId, { owner: error.current.hostId, epoch: error.current.epoch }),
+    });
+    return this.writer;
+  }
+
+  /** Starts heartbeating; from now on a lost session's agent is stopped. */
+  start(parts: HostParts): void {
+    this.parts = parts;
+    this.timer = setInterval(() => {
+      this.beating ??= this.beat().finally(() => (this.beating = undefined));
+    }, this.heartbeatMs);
+  }
+
+  /** Stops heartbeating and disconnects; the journal (its writer) is closed before. Leases stand until the host TTL passes. */
+  close(): Promise<void> {
+    clearInterval(this.timer);
+    this.closing ??= (this.beating ?? Promise.resolve()).then(() => this.backend.close());
+    return this.closing;
+  }
+
+  /** Renews this host's heartbeat, then compares the leases it writes under with the shared store's: any other is lost. */
+  private async beat(): Promise<void> {
+    const writer = this.writer!;
+    try {
+      if (!(await this.backend.heartbeat(this.host.id))) {
+        this.log.error(
+          { hostId: this.host.id, incarnation: this.host.incarnation },
+          "a later process registered under this host id: this one can write nothing more and stops its agents",
+        );
+        for (const lease of writer.heldLeases()) void this.lose(lease.sessionId, { owner: this.host.id, epoch: null });
+        return;
+      }
+      const current = new Map((await this.backend.listLeases(this.host.id)).map((lease) => [lease.sessionId, lease]));
+      for (const lease of writer.heldLeases()) {
+        const now = current.get(lease.sessionId);
+        if (now?.epoch === lease.epoch) continue;
+        const fresh = await this.backend.getLease(lease.sessionId);
+        // Deleted here meanwhile (the writer let it go), or still ours after all: nothing is lost.
+        if (!writer.heldLeases().includes(lease) || (fresh?.hostId === this.host.id && fresh.epoch === lease.epoch)) continue;
+        void this.lose(lease.sessionId, { owner: fresh?.hostId ?? null, epoch: fresh?.epoch ?? null });
+      }
+    } catch (error) {
+      this.log.warn({ err: error, hostId: this.host.id }, "heartbeat failed; leases stand until the host TTL passes without one");
+    }
+  }
+
+  /** Another host owns the session now: nothing more of it is written here, its agent is stopped, and this host forgets it. */
+  private async lose(sessionId: string, loss: Loss): Promise<void> {
+    const writer = this.writer!;
+    writer.drop(sessionId);
+    if (this.losing.has(sessionId)) return;
+    this.losing.add(sessionId);
+    const parts = this.parts;
+    try {
+      if (!parts) {
+        this.log.warn({ sessionId, ...loss }, "session lost to another host while this host was starting");
+      } else {
+        const { children, journal, records, sessionChanges } = parts;
+        records.record({ kind: "session_lost", sessionId, owner: loss.owner, epoch: loss.epoch });
+        await stopSessionAgent(parts, sessionId, "lost");
+        journal.forget(sessionId);
+        children.forget(sessionId);
+        sessionChanges.emit(sessionId);
+      }
+      await writer.forgetInMirror(sessionId);
+    } catch (error) {
+      this.log.error({ err: error, sessionId }, "stopping a lost session's agent failed");
+    } finally {
+      this.losing.delete(sessionId);
+    }
+  }
+}

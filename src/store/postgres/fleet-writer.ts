@@ -1,0 +1,340 @@
+import type { GroupRecord } from "../../processes/ledger.js";
+import type { AgentProfile } from "../agent-profiles.js";
+import { JournalWriter, type BatchOutcome, type BatchWriter, type WriterListeners } from "../journal-writer.js";
+import type { QuestionOutcome } from "../questions.js";
+import type { NewSession } from "../sessions.js";
+import { StaleEpochError, type Lease, type SessionChanges, type StoreBackend, type UnitOutcome, type WriteUnit } from "../store-backend.js";
+import { callOp, flatten, messageOf, unitsOf, type StoreCallName, type WriteOp, type WriteValue } from "../write-batch.js";
+
+export interface FleetWriterListeners extends WriterListeners {
+  /** The session's lease is stale (another host, or a later incarnation of this one, owns it now): nothing more of it is stored here. */
+  readonly lost: (sessionId: string, error: StaleEpochError) => void;
+}
+
+/** What became of one unit in the shared store: refused, or stored (with its ops as the mirror stores them). */
+type Stored =
+  | { readonly ok: true; readonly mirror: readonly WriteOp[]; readonly result: unknown }
+  /** `lost`: the session is another host's now (a stale epoch, or a lease this host dropped). */
+  | { readonly ok: false; readonly error: string; readonly lost?: boolean };
+
+/** The session setters of the one writer, as the store interface's session changes. */
+const SESSION_FIELDS: Partial<Record<StoreCallName, keyof SessionChanges>> = {
+  "sessions.setTitle": "title",
+  "sessions.setAgentState": "agentState",
+  "sessions.setAgentSessionId": "agentSessionId",
+  "sessions.setAgentRequest": "agentRequest",
+};
+
+/**
+ * The host's one writer on a fleet's PostgreSQL store (docs/fleet.md, "The host on PostgreSQL").
+ * It takes the same batches as the SQLite writer thread (`write-batch.ts`), in order, and:
+ *
+ * 1. stores them in the shared store through {@link StoreBackend}, each session's units under
+ *    this host's lease (runs of journal units are one `write`: one transaction);
+ * 2. then applies what was stored to this host's **mirror**, a SQLite file in its data directory
+ *    that the host reads synchronously (with the seqs and record ids the shared store drew);
+ * 3. then reports the batch committed. Committed before seen holds for both: nothing is reported
+ *    before the shared store committed it and the mirror shows it.
+ *
+ * A unit refused by the shared store (a stale epoch, a session this host does not own, a question
+ * already resolved elsewhere) is reported failed and never reaches the mirror. A stale epoch
+ * also drops the lease and tells `lost`.
+ */
+export class FleetWriter implements BatchWriter {
+  private posted = 0;
+  private delivered = 0;
+  private chain: Promise<void> = Promise.resolve();
+  private state: "running" | "closing" | "stopped" = "running";
+  private readonly leases = new Map<string, Lease>();
+  private readonly mirror: JournalWriter;
+  /** Mirror batches handed over and not reported yet, by the mirror writer's number. */
+  private readonly mirrored = new Map<number, (outcome: BatchOutcome) => void>();
+  private blockedSince: number | undefined;
+
+  constructor(
+    private readonly backend: StoreBackend,
+    private readonly hostId: string,
+    mirrorPath: string,
+    leases: readonly Lease[],
+    private readonly listeners: FleetWriterListeners,
+  ) {
+    for (const lease of leases) this.leases.set(lease.sessionId, lease);
+    this.mirror = new JournalWriter(mirrorPath, {
+      committed: (outcome) => {
+        this.mirrored.get(outcome.batch)?.(outcome);
+        this.mirrored.delete(outcome.batch);
+      },
+      ...(listeners.threadLost ? { threadLost: listeners.threadLost } : {}),
+    });
+  }
+
+  write(values: WriteValue[]): number {
+    if (this.state !== "running") throw new Error("the fleet writer is stopped");
+    const batch = ++this.posted;
+    this.chain = this.chain.then(() => this.apply(batch, values));
+    return batch;
+  }
+
+  get last(): number {
+    return this.posted;
+  }
+
+  /** The leases this host writes under, by session. */
+  heldLeases(): Lease[] {
+    return [...this.leases.values()];
+  }
+
+  /** The lease is gone (the caller learned it elsewhere, e.g. a heartbeat's check): later units of the session are refused here. */
+  drop(sessionId: string): void {
+    this.leases.delete(sessionId);
+  }
+
+  /** Removes a session this host no longer owns from the mirror (its reads), after what is queued. */
+  forgetInMirror(sessionId: string): Promise<void> {
+    return new Promise((resolve) => {
+      this.chain = this.chain.then(async () => {
+        await this.toMirror([[callOp("sessions.delete", [sessionId])]]);
+        resolve();
+      });
+    });
+  }
+
+  async close(timeoutMs: number): Promise<number> {
+    if (this.state !== "running") return 0;
+    this.state = "closing";
+    const started = Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.chain, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
+    // Batches still waiting on the shared store are reported failed by `apply` from now on.
+    this.state = "stopped";
+    const lost = await this.mirror.close(Math.max(0, timeoutMs - (Date.now() - started)));
+    for (const report of this.mirrored.values()) report({ batch: 0, failed: [{ unit: -1, error: "not stored in the mirror: the host stopped" }] });
+    return lost + (this.posted - this.delivered);
+  }
+
+  private async apply(batch: number, values: WriteValue[]): Promise<void> {
+    const units = unitsOf(values);
+    if (this.state === "stopped") {
+      this.report(batch, { batch, failed: [{ unit: -1, error: "not stored: the host stopped while the shared store did not answer" }] });
+      return;
+    }
+    const stored = await this.store(units);
+    const accepted = stored.flatMap((outcome, unit) => (outcome.ok ? [unit] : []));
+    const mirrorOutcome = await this.toMirror(accepted.map((unit) => (stored[unit] as { mirror: readonly WriteOp[] }).mirror));
+    const failed = stored.flatMap((outcome, unit) => (outcome.ok ? [] : [{ unit, error: outcome.error, ...(outcome.lost ? { lost: true } : {}) }]));
+    // Stored in the shared store (the truth) but not in the mirror: reported stored; the mirror is rebuilt at the next start.
+    for (const failure of mirrorOutcome.failed) {
+      const units = failure.unit === -1 ? accepted : [accepted[failure.unit]!];
+      this.listeners.threadLost?.(`the mirror could not store ${units.length} unit(s) the shared store committed: ${failure.error}`);
+    }
+    this.report(batch, { batch, failed, results: stored.map((outcome) => (outcome.ok ? outcome.result : null)) });
+  }
+
+  private report(batch: number, outcome: BatchOutcome): void {
+    this.delivered = batch;
+    this.listeners.committed(outcome);
+  }
+
+  private toMirror(units: readonly (readonly WriteOp[])[]): Promise<BatchOutcome> {
+    if (units.length === 0 || this.state === "stopped") return Promise.resolve({ batch: 0, failed: [] });
+    return new Promise((resolve) => this.mirrored.set(this.mirror.write(flatten(units)), resolve));
+  }
+
+  /** Stores the units in order: runs of journal units as one `write`, every other unit as its own call. */
+  private async store(units: readonly WriteOp[][]): Promise<Stored[]> {
+    const outcomes: Stored[] = [];
+    for (let at = 0; at < units.length; ) {
+      let end = at;
+      while (end < units.length && isJournalUnit(units[end]!)) end++;
+      if (end > at) {
+        outcomes.push(...(await this.journalRun(units.slice(at, end))));
+        at = end;
+      } else {
+        outcomes.push(await this.settle(() => this.other(units[at]!)));
+        at++;
+      }
+    }
+    return outcomes;
+  }
+
+  /** Events (with a question asked), touches and titles of sessions: one transaction for the run. */
+  private async journalRun(units: readonly WriteOp[][]): Promise<Stored[]> {
+    const outcomes: Array<Stored | undefined> = [];
+    const writes: WriteUnit[] = [];
+    const positions: number[] = [];
+    units.forEach((ops, index) => {
+      const sessionId = String(ops[0]![0] === "q" ? ops[0]![2] : ops[0]![1]);
+      const lease = this.leases.get(sessionId);
+      if (!lease) {
+        outcomes[index] = { ok: false, error: this.notOwned(sessionId), lost: true };
+        return;
+      }
+      writes.push(journalUnit(lease, ops));
+      positions.push(index);
+    });
+    let results: UnitOutcome[];
+    try {
+      results = writes.length === 0 ? [] : await this.backend.write(writes);
+      this.writable();
+    } catch (error) {
+      results = writes.map(() => ({ ok: false as const, error: error as Error }));
+    }
+    results.forEach((result, i) => {
+      const index = positions[i]!;
+      if (!result.ok) {
+        outcomes[index] = this.refused(result.error);
+        return;
+      }
+      // The mirror takes the seqs the shared store drew (the same as the journal's, while this host owns the session).
+      let next = 0;
+      const mirror = units[index]!.map((op): WriteOp => (op[0] === "e" ? ["e", op[1], result.seqs[next++]!, op[3], op[4], op[5]] : op));
+      outcomes[index] = { ok: true, mirror, result: null };
+    });
+    return outcomes as Stored[];
+  }
+
+  /** A unit of another kind: a question resolved (with its event), a session's fields, a record, a rarer call. */
+  private async other(ops: readonly WriteOp[]): Promise<Stored> {
+    const [first] = ops;
+    if (first?.[0] === "r") {
+      const id = await this.backend.appendRecord(String(first[2]), JSON.parse(String(first[3])), Number(first[4]));
+      return { ok: true, mirror: [["r", id, first[2], first[3], first[4], null]], result: id };
+    }
+    if (first?.[0] === "e" && ops[1]?.[1] === "questions.resolve") return this.resolution(first, ops[1]);
+    if (!ops.every((op) => op[0] === "c")) return { ok: false, error: `unsupported unit (${ops.map((op) => op[0]).join(", ")})` };
+    const calls = ops.map((op) => ({ name: op[1] as StoreCallName, args: JSON.parse(String(op[2])) as unknown[] }));
+    if (calls.every((call) => SESSION_FIELDS[call.name])) {
+      const sessionId = String(calls[0]!.args[0]);
+      const changes = Object.fromEntries(calls.map((call) => [SESSION_FIELDS[call.name]!, call.args[1]]));
+      await this.backend.updateSession(this.lease(sessionId), changes);
+      return { ok: true, mirror: ops, result: null };
+    }
+    if (calls.length !== 1) return { ok: false, error: `unsupported unit (${calls.map((call) => call.name).join(", ")})` };
+    return { ok: true, mirror: ops, result: await this.call(calls[0]!.name, calls[0]!.args) };
+  }
+
+  private async call(name: StoreCallName, args: unknown[]): Promise<unknown> {
+    switch (name) {
+      case "sessions.create": {
+        const lease = await this.backend.createSession(args[0] as NewSession, this.hostId);
+        this.leases.set(lease.sessionId, lease);
+        return null;
+      }
+      case "sessions.delete": {
+        const id = String(args[0]);
+        await this.backend.deleteSession(this.lease(id));
+        this.leases.delete(id);
+        return true;
+      }
+      case "processGroups.record":
+        return this.backend.recordGroup(this.hostId, args[0] as GroupRecord).then(() => null);
+      case "processGroups.forget":
+        return this.backend.forgetGroup(this.hostId, Number(args[0])).then(() => null);
+      case "agentProfiles.put":
+        return this.backend.putAgentProfile(args[0] as AgentProfile).then(() => null);
+      case "lifecycleRecords.pruneBefore":
+        return this.backend.pruneRecordsBefore(Number(args[0]));
+      default:
+        throw new Error(`unsupported store call ${name}`);
+    }
+  }
+
+  /** A question resolved and its `question_resolved` event: one statement in the shared store, the first resolution fleet-wide wins. */
+  private async resolution(event: WriteOp, resolve: WriteOp): Promise<Stored> {
+    const [questionId, state, answerOrReason, at] = JSON.parse(String(resolve[2])) as [string, QuestionOutcome, unknown, number];
+    const sessionId = String(event[1]);
+    const outcome =
+      state === "answered"
+        ? // A person's answer: valid from any host, no lease needed.
+          await this.backend.resolveQuestion({ questionId, state, answer: answerOrReason as never, at })
+        : await this.backend.resolveQuestion({ questionId, state, reason: String(answerOrReason), at }, this.lease(sessionId));
+    if (!outcome.won) return { ok: false, error: `question "${questionId}" was already resolved` };
+    // As the shared store journaled it: its seq, and the resolution's time.
+    return { ok: true, mirror: [["e", sessionId, outcome.seq, event[3], event[4], at], resolve], result: null };
+  }
+
+  private lease(sessionId: string): Lease {
+    const lease = this.leases.get(sessionId);
+    if (!lease) throw new NotOwnedError(this.notOwned(sessionId));
+    return lease;
+  }
+
+  private notOwned(sessionId: string): string {
+    return `session "${sessionId}" is not owned by this host ("${this.hostId}")`;
+  }
+
+  private async settle(work: () => Promise<Stored>): Promise<Stored> {
+    try {
+      const stored = await work();
+      this.writable();
+      return stored;
+    } catch (error) {
+      return this.refused(error);
+    }
+  }
+
+  /** A refusal; a stale epoch also drops the lease and tells the host. A failure to reach the server reports the store blocked. */
+  private refused(error: unknown): Stored {
+    if (error instanceof StaleEpochError) {
+      if (this.leases.delete(error.sessionId)) this.listeners.lost(error.sessionId, error);
+      return { ok: false, error: messageOf(error), lost: true };
+    }
+    if (error instanceof NotOwnedError) return { ok: false, error: error.message, lost: true };
+    if (isUnreachable(error) && this.blockedSince === undefined) {
+      this.blockedSince = Date.now();
+      this.listeners.status?.({ state: "blocked", since: this.blockedSince, code: codeOf(error), error: messageOf(error) });
+    }
+    return { ok: false, error: messageOf(error) };
+  }
+
+  private writable(): void {
+    if (this.blockedSince === undefined) return;
+    this.listeners.status?.({ state: "writable", since: this.blockedSince, at: Date.now() });
+    this.blockedSince = undefined;
+  }
+}
+
+/** A write for a session this host holds no lease on (never had, lost, or deleted). */
+class NotOwnedError extends Error {
+  override readonly name = "NotOwnedError";
+}
+
+/** Events (a question asked with one), a touch, a title: what `StoreBackend.write` stores under a lease. */
+function isJournalUnit(ops: readonly WriteOp[]): boolean {
+  return ops.length > 0 && ops.every((op) => op[0] === "e" || op[0] === "q" || op[0] === "t" || op[0] === "n");
+}
+
+function journalUnit(lease: Lease, ops: readonly WriteOp[]): WriteUnit {
+  const events = ops.filter((op) => op[0] === "e").map((op) => ({ kind: String(op[3]), text: String(op[4]), at: Number(op[5]) }));
+  const asked = ops.find((op) => op[0] === "q");
+  const touched = ops.filter((op) => op[0] === "t").map((op) => Number(op[2]));
+  const title = ops.find((op) => op[0] === "n");
+  return {
+    lease,
+    events,
+    ...(asked
+      ? {
+          question: {
+            id: String(asked[1]),
+            kind: asked[3] as "permission" | "elicitation",
+            request: JSON.parse(String(asked[4])),
+            askedAt: Number(asked[5]),
+          },
+        }
+      : {}),
+    ...(touched.length > 0 ? { touchedAt: Math.max(...touched) } : {}),
+    ...(title ? { titleIfNone: String(title[2]) } : {}),
+  };
+}
+
+/** The server could not be reached or answer (as opposed to refusing the data). */
+function isUnreachable(error: unknown): boolean {
+  const code = codeOf(error);
+  return /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE|CONNECTION_|CONNECT_TIMEOUT|57P0)/.test(code);
+}
+
+function codeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : "UNKNOWN";
+}

@@ -1,0 +1,102 @@
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { client, methods, PROTOCOL_VERSION, type ClientConnection } from "@agentclientprotocol/sdk";
+import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+import { WebSocket } from "ws";
+import { BerthProcess } from "../server/serve-process.js";
+
+/** Temp directories and `berth serve` processes of a test file, removed and killed after it. */
+export class FleetTestBed {
+  private readonly dirs: string[] = [];
+  private readonly processes: BerthProcess[] = [];
+
+  tempDir(prefix: string): string {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+    this.dirs.push(dir);
+    return dir;
+  }
+
+  /** `berth serve --store <url> --host-id <id>` on `dataDir` (its own XDG config home), with `config` as its config file. */
+  async serve(storeUrl: string, hostId: string, dataDir: string, config: object = {}) {
+    const configFile = join(dataDir, "config.json");
+    writeFileSync(configFile, JSON.stringify(config));
+    const server = new BerthProcess(
+      ["serve", "--port", "0", "--data-dir", dataDir, "--config", configFile, "--store", storeUrl, "--host-id", hostId],
+      { XDG_CONFIG_HOME: dataDir },
+    );
+    this.processes.push(server);
+    return { server, ...(await server.startupLine()) };
+  }
+
+  async cleanup(): Promise<void> {
+    for (const server of this.processes.splice(0)) server.killGroup();
+    for (const dir of this.dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** An ACP client over the host's WebSocket that collects the agent's message text per session. */
+export class AcpClient {
+  readonly texts = new Map<string, string>();
+  /** Permission requests received (never answered: the client has walked away). */
+  readonly asked: string[] = [];
+  readonly connection: ClientConnection;
+
+  constructor(acpUrl: string, token: string) {
+    const stream = createWebSocketStream(acpUrl, { WebSocket: WebSocket as never, headers: { authorization: `Bearer ${token}` } });
+    this.connection = client({ name: "fleet-test" })
+      .onNotification(methods.client.session.update, ({ params }) => {
+        const update = params.update;
+        if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
+          this.texts.set(params.sessionId, (this.texts.get(params.sessionId) ?? "") + update.content.text);
+        }
+      })
+      .onRequest(methods.client.session.requestPermission, ({ params }) => {
+        this.asked.push(params.sessionId);
+        return new Promise<never>(() => undefined);
+      })
+      .connect(stream);
+  }
+
+  get agent() {
+    return this.connection.agent;
+  }
+
+  async initialize(): Promise<void> {
+    await this.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+  }
+
+  async newSession(cwd: string): Promise<string> {
+    return (await this.agent.request(methods.agent.session.new, { cwd, mcpServers: [] })).sessionId;
+  }
+
+  async resume(sessionId: string, cwd: string): Promise<void> {
+    await this.agent.request(methods.agent.session.resume, { sessionId, cwd, mcpServers: [] });
+  }
+
+  prompt(sessionId: string, text: string) {
+    return this.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+  }
+
+  close(): void {
+    this.connection.close();
+  }
+}
+
+/** GET a REST route of a running host as JSON. */
+export async function getJson<T>(url: string, token: string, path: string): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+/** The host's log lines at level error or above (pino: 50). */
+export function errorLines(server: BerthProcess): Array<Record<string, unknown>> {
+  return server.logLines().filter((line) => Number(line.level) >= 50);
+}
+
+/** Stops a host politely and waits for it to exit. */
+export async function stopHost(server: BerthProcess): Promise<void> {
+  server.signal("SIGTERM");
+  const { code } = await server.exited;
+  if (code !== 0) throw new Error(`berth serve exited with ${code}; stderr: ${server.stderr}`);
+}

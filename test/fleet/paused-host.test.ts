@@ -1,0 +1,131 @@
+// The paused host (docs/fleet.md): a real `berth serve` on PostgreSQL is stopped with SIGSTOP
+// in the middle of a turn, past its lease; another host takes the session; SIGCONT: the paused
+// host's writes are refused, it stops the agent of the session it lost, and the journal holds
+// nothing twice and nothing of the paused host after the takeover.
+import { afterEach, describe, expect, it } from "vitest";
+import type { JournalEvent } from "../../src/store/events.js";
+import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
+import { processIsRunning, waitUntil } from "../support/process-table.js";
+import { usePostgresCluster } from "../support/postgres-cluster.js";
+import { AcpClient, errorLines, FleetTestBed, getJson, stopHost } from "./fleet-harness.js";
+
+const postgres = usePostgresCluster();
+const bed = new FleetTestBed();
+const opened: PostgresBackend[] = [];
+afterEach(async () => {
+  for (const backend of opened.splice(0)) await backend.close();
+  await bed.cleanup();
+});
+
+const HOST_TTL = 2_000;
+const fleetConfig = { fleet: { heartbeatInterval: "250ms", hostTtl: `${HOST_TTL}ms` } };
+const textOf = (event: JournalEvent) => (event.payload as { update?: { content?: { text?: string } } }).update?.content?.text ?? "";
+
+/** Polls `probe` until it holds (the condition itself, with a deadline). */
+async function eventually(probe: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A new session on the host whose demo agent is in the middle of `/sleep <duration>`: it has said so, and sleeps. */
+async function sleepingTurn(host: { acpUrl: string; url: string; token: string }, workDir: string, duration: string) {
+  const acp = new AcpClient(host.acpUrl, host.token);
+  await acp.initialize();
+  const sessionId = await acp.newSession(workDir);
+  const turn = acp.prompt(sessionId, `/sleep ${duration}`).catch((error: unknown) => error);
+  await waitUntil(() => (acp.texts.get(sessionId) ?? "").includes("Sleeping for"), "the agent announced its sleep");
+  const { pid: agentPid } = (await getJson<{ pid: number }>(host.url, host.token, `/api/sessions/${sessionId}`)).body;
+  expect(agentPid).toBeGreaterThan(0);
+  return { acp, sessionId, turn, agentPid };
+}
+
+describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
+  it("can write nothing more of the session another host took, stops its agent, and the journal holds nothing twice", async () => {
+    const url = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-paused-work-");
+    const a = await bed.serve(url, "host-a", bed.tempDir("berth-paused-a-"), fleetConfig);
+    // A turn under way: the agent has said it sleeps, and will say more after a second, while host A is
+    // stopped (host A is offline only a TTL after its last heartbeat): what it says then waits in the pipe.
+    const { acp, sessionId, turn, agentPid } = await sleepingTurn(a, workDir, "1s");
+
+    const b = await PostgresBackend.open(url, { hostTtlMs: HOST_TTL, maxConnections: 2 });
+    opened.push(b);
+    await b.registerHost({ id: "host-b", url: null });
+    a.server.signal("SIGSTOP");
+    try {
+      // Host A's heartbeat ages past the TTL on the server's clock.
+      await eventually(async () => (await b.listHosts()).some((host) => host.id === "host-a" && !host.alive), "host A is offline");
+      // Host B takes the session (as a host adopting it would) and writes on.
+      const lease = await b.acquireLease(sessionId, "host-b");
+      expect(lease).toEqual({ sessionId, hostId: "host-b", epoch: 2 });
+      const update = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "host B took over" } };
+      const [outcome] = await b.write([{ lease, events: [{ kind: "update", payload: { update }, at: Date.now() }] }]);
+      expect(outcome?.ok).toBe(true);
+    } finally {
+      a.server.signal("SIGCONT");
+    }
+
+    // Host A wakes: its heartbeat (or its first refused write) tells it the session is gone; it stops the agent.
+    await waitUntil(() => !processIsRunning(agentPid), "host A stopped the agent of the session it lost", 15_000);
+    await waitUntil(
+      () => a.server.logLines().some((line) => line.kind === "session_lost" && line.sessionId === sessionId && line.owner === "host-b"),
+      "host A recorded the loss",
+    );
+    await eventually(
+      async () => (await getJson<unknown>(a.url, a.token, `/api/sessions/${sessionId}`)).status === 404,
+      "host A no longer shows the session as its own",
+    );
+    expect(await turn).toBeDefined();
+    acp.close();
+    // What the agent said while host A was stopped reached host A, and was refused.
+    expect(a.server.logLines()).toContainEqual(
+      expect.objectContaining({ level: 40, sessions: [sessionId], msg: "writes refused: their sessions belong to another host of the fleet now" }),
+    );
+
+    const events = await b.readEvents(sessionId);
+    expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
+    const takeover = events.findIndex((event) => textOf(event) === "host B took over");
+    // Nothing of host A after the takeover, and nothing of it twice.
+    expect(events.slice(takeover + 1)).toEqual([]);
+    expect(events.filter((event) => textOf(event).startsWith("Sleeping for"))).toHaveLength(1);
+    expect(events.filter((event) => event.kind === "turn_started")).toHaveLength(1);
+    expect(await b.getLease(sessionId)).toEqual({ sessionId, hostId: "host-b", epoch: 2 });
+
+    // Host A is well otherwise: it heartbeats again, and stops cleanly.
+    await eventually(async () => (await b.listHosts()).some((host) => host.id === "host-a" && host.alive), "host A heartbeats again");
+    await stopHost(a.server);
+    expect(errorLines(a.server)).toEqual([]);
+  }, 90_000);
+
+  it("a second process under the same host id makes the first one's leases stale: the first stops its agents and writes nothing", async () => {
+    const url = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-twice-work-");
+    const first = await bed.serve(url, "host-a", bed.tempDir("berth-twice-1-"), fleetConfig);
+    const { acp, sessionId, turn, agentPid } = await sleepingTurn(first, workDir, "30s");
+    const seen = await PostgresBackend.open(url, { maxConnections: 1 });
+    opened.push(seen);
+    const lastBefore = await seen.lastSeq(sessionId);
+
+    // The same id starts again elsewhere (a supervisor that thought the first was dead).
+    const second = await bed.serve(url, "host-a", bed.tempDir("berth-twice-2-"), fleetConfig);
+    expect(second.server.logLines()).toContainEqual(expect.objectContaining({ incarnation: 2, sessions: 1 }));
+    await waitUntil(() => !processIsRunning(agentPid), "the first process stopped its agent", 15_000);
+    await waitUntil(
+      () => first.server.logLines().some((line) => /a later process registered under this host id/.test(String(line.msg))),
+      "the first process learned it was superseded",
+    );
+    expect(await turn).toBeDefined();
+    acp.close();
+    // Whatever the first process's agent said after the second registered was refused.
+    const events = await seen.readEvents(sessionId);
+    expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.length).toBe(lastBefore);
+    // The second process owns the session and serves it.
+    expect((await getJson<{ id: string }>(second.url, second.token, `/api/sessions/${sessionId}`)).body.id).toBe(sessionId);
+    await stopHost(second.server);
+    await stopHost(first.server);
+  }, 90_000);
+});
