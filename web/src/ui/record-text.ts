@@ -41,6 +41,8 @@ export function recordDetails(record: HostRecord, titleOf: (sessionId: string) =
       return `${record.label} · group ${record.pgid} · ${record.outcome}`;
     case "session_deleted":
       return session(record.sessionId);
+    case "session_lost":
+      return `${session(record.sessionId)} · now on ${record.owner ?? "no host"}`;
     case "agent_asked":
       return `${record.agent} · ${record.method} · pid ${record.pid}`;
   }
@@ -62,6 +64,7 @@ const tones: Record<HostRecord["kind"], RecordTone> = {
   question_cancelled: "muted",
   group_reaped: "warn",
   session_deleted: "muted",
+  session_lost: "warn",
   agent_asked: "info",
 };
 
