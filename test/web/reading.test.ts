@@ -1,7 +1,10 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { methods } from "@agentclientprotocol/sdk";
 import type { Page } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import { floodChunk } from "../../src/agents/demo-agent/commands/flood.js";
-import { dashboardSuite, nextFrames, openPage, screenshot, type OpenedPage } from "./dashboard-harness.js";
+import { connectAcpClient, dashboardSuite, nextFrames, openPage, screenshot, type OpenedPage } from "./dashboard-harness.js";
 
 const POLL = { timeout: 30_000, interval: 50 };
 
@@ -60,7 +63,7 @@ describe("a page that only reads a session", () => {
   it("shows a long reply read from the journal whole, without holding the session", async () => {
     const { berth, url, token, workDir } = suite.server;
     const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
-    const chunks = 20_000;
+    const chunks = 10_000;
     expect((await berth.host.prompt(sessionId, [{ type: "text", text: `/flood ${chunks} 16` }])).stopReason).toBe("end_turn");
     const expected = Array.from({ length: chunks }, (_, i) => floodChunk(i, 16)).join("");
 
@@ -74,5 +77,60 @@ describe("a page that only reads a session", () => {
     expect({ length: shown.length, firstDifference }).toEqual({ length: expected.length, firstDifference: -1 });
     expect((await sessionView(sessionId)).holders).toBe(0);
     expect(opened.errors).toEqual([]);
+  });
+
+  it("shows a running command's output growing, while another client's turn runs it, without holding the session", async () => {
+    const { berth, url, token, workDir } = suite.server;
+    const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
+    opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions/${sessionId}`);
+    const { page } = opened;
+    await page.getByRole("button", { name: "Resume" }).waitFor();
+
+    // Another client (here the host's own API) runs a command that prints a line, then waits for a file before each next step.
+    const command = "echo first-line; while [ ! -f step-2 ]; do sleep 0.05; done; echo second-line; while [ ! -f step-3 ]; do sleep 0.05; done";
+    const turn = berth.host.prompt(sessionId, [{ type: "text", text: `/run ${command}` }]);
+    const card = transcript(page).getByRole("article", { name: /^Tool call: / });
+    const output = card.locator("pre.output");
+    await expect.poll(() => output.textContent(), POLL).toContain("first-line");
+    expect(await card.locator(".badge", { hasText: "in progress" }).count()).toBe(1);
+    expect(await output.getAttribute("class")).toContain("live");
+
+    writeFileSync(join(workDir, "step-2"), "");
+    // The command has not exited (it waits for step-3): what shows is its output as it grows, not the agent's final update.
+    await expect.poll(() => output.textContent(), POLL).toContain("second-line");
+    expect(await card.locator(".badge", { hasText: "in progress" }).count()).toBe(1);
+    expect((await sessionView(sessionId)).holders).toBe(0);
+
+    writeFileSync(join(workDir, "step-3"), "");
+    expect((await turn).stopReason).toBe("end_turn");
+    await card.locator(".badge", { hasText: "completed" }).waitFor({ timeout: POLL.timeout });
+    await expect.poll(() => output.textContent(), POLL).toBe("first-line\nsecond-line\n");
+    expect(await page.getByRole("button", { name: "Resume" }).count()).toBe(1);
+    expect(opened.errors).toEqual([]);
+  });
+
+  it("shows the agent's mode as another client changes it, still only reading", async () => {
+    const { url, token, workDir } = suite.server;
+    // An editor (a Node ACP client) holds the session and changes its mode.
+    const editor = await connectAcpClient(suite.server);
+    try {
+      const { sessionId } = await editor.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
+      opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions/${sessionId}`);
+      const { page } = opened;
+      const mode = page.getByRole("group", { name: "The agent's settings for this session" }).getByLabel("Mode", { exact: true });
+      await expect.poll(() => mode.inputValue().catch(() => null), POLL).toBe("ask");
+      await page.getByRole("button", { name: "Resume" }).waitFor();
+
+      await editor.agent.request(methods.agent.session.setMode, { sessionId, modeId: "code" });
+      await expect.poll(() => mode.inputValue(), POLL).toBe("code");
+      await editor.agent.request(methods.agent.session.setMode, { sessionId, modeId: "ask" });
+      await expect.poll(() => mode.inputValue(), POLL).toBe("ask");
+      // The page read it; the editor alone holds the session.
+      expect(await page.getByRole("button", { name: "Resume" }).count()).toBe(1);
+      expect((await sessionView(sessionId)).holders).toBe(1);
+      expect(opened.errors).toEqual([]);
+    } finally {
+      editor.close();
+    }
   });
 });

@@ -190,6 +190,17 @@ export class ChatSession {
     this.refresh();
   }
 
+  /**
+   * Another client (or the agent) changed the session's mode, model or options (`changed`: its id,
+   * or null for any session): a page only reading it reads them again (a holder is told over ACP).
+   */
+  agentStateChanged(changed: string | null): void {
+    const sessionId = this.sessionId;
+    if (sessionId === null || (changed !== null && changed !== sessionId) || this.state.value.link.name !== "reading") return;
+    // Not reachable: the journal's reading finds out and reconnects, and reads them again.
+    this.readControls(sessionId).catch(() => undefined);
+  }
+
   /** Sets the agent's mode, model or a config option over ACP; rejects with the agent's message. */
   async configure(change: ControlChange): Promise<void> {
     const sessionId = this.sessionId;
@@ -243,9 +254,14 @@ export class ChatSession {
    * session is only read, without starting its agent (L9). Holding it brings the agent's own answer.
    */
   private async readControls(sessionId: string): Promise<void> {
+    const read = ++this.controlsReads;
     const state = await api.agentState(sessionId);
+    // A later read (a later change) answered first: it is the newer one.
+    if (read !== this.controlsReads) return;
     if (this.state.value.link.name === "reading") this.controls.set(controlsOfAnswer(state, this.controls.value.usage));
   }
+
+  private controlsReads = 0;
 
   /** Reads what the journal has beyond what is shown; one read at a time, another after it if asked meanwhile. */
   refresh(): void {
