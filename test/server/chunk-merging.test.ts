@@ -26,15 +26,17 @@ function journalOf(shapes: readonly unknown[], gaps: readonly boolean[]): Journa
     seq += gaps[index] ? 2 : 1;
     const s = shape as { kind: string; chunk?: string; messageId?: string | null; text?: string; extra?: string };
     const at = 1_000 + seq;
-    if (s.kind === "tool_call")
-      return { sessionId: "s", seq, kind: "update", payload: { update: { sessionUpdate: "tool_call", toolCallId: `t${seq}`, title: "ls" } }, at };
-    if (s.kind !== "update") return { sessionId: "s", seq, kind: s.kind, payload: {}, at };
+    if (s.kind === "tool_call") {
+      const update = { sessionUpdate: "tool_call", toolCallId: `t${seq}`, title: "ls" };
+      return { sessionId: "s", seq, kind: "update", payload: { update }, at } as JournalEvent;
+    }
+    if (s.kind !== "update") return { sessionId: "s", seq, kind: s.kind, payload: {}, at } as JournalEvent;
     const content = s.extra === "image" ? { type: "image", data: "", mimeType: "image/png" } : { type: "text", text: s.text };
     const chunk: Record<string, unknown> = { sessionUpdate: s.chunk, content };
     if (s.messageId !== undefined) chunk.messageId = s.messageId;
     if (s.extra === "annotations") (content as Record<string, unknown>).annotations = { priority: 1 };
     const payload = s.extra === "meta" ? { update: chunk, _meta: { "berth/notice": {} } } : { update: chunk };
-    return { sessionId: "s", seq, kind: "update", payload: payload as never, at };
+    return { sessionId: "s", seq, kind: "update", payload: payload as never, at } as JournalEvent;
   });
 }
 

@@ -38,8 +38,8 @@ async function agentTextShown(page: Page): Promise<string> {
     }, top);
     await nextFrames(page);
     const seen = await log.evaluate((element) =>
-      [...element.querySelectorAll<HTMLElement>(".row[data-index]")].map((row) => ({
-        index: Number(row.dataset.index),
+      [...element.querySelectorAll(".row[data-index]")].map((row) => ({
+        index: Number(row.getAttribute("data-index")),
         // Markdown puts line breaks between paragraphs; the flood's text has no white space of its own.
         text: [...row.querySelectorAll(".message.agent .md")].map((md) => (md.textContent ?? "").replace(/\s/g, "")).join(""),
       })),
