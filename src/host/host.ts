@@ -298,6 +298,11 @@ export class Host {
     return this.parts.sessionChanges.add(listener);
   }
 
+  /** A session's agent state (what `agentState` answers) changed and the change is committed: another client set a mode, the agent reported one. */
+  onAgentStateChanged(listener: (sessionId: string) => void): () => void {
+    return this.parts.journal.onAgentState(listener);
+  }
+
   onRecord(listener: (record: StampedRecord) => void): () => void {
     return this.parts.records.subscribe(listener);
   }

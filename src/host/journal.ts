@@ -1,5 +1,6 @@
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Clock } from "../lifecycle/clock.js";
+import { Listeners } from "../lifecycle/listeners.js";
 import type { LocationKey } from "../lifecycle/location-key.js";
 import type { QueuedSessionChange } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
@@ -55,6 +56,7 @@ export interface SessionFields {
 export class Journal {
   private readonly nextSeq = new Map<string, number>();
   private readonly writes: WriteQueue;
+  private readonly agentStates: Listeners<string>;
 
   constructor(
     private readonly store: Store,
@@ -67,6 +69,12 @@ export class Journal {
     writerFor: (listeners: WriterListeners) => BatchWriter,
   ) {
     this.writes = new WriteQueue(writerFor, log, writeTimeoutMs);
+    this.agentStates = new Listeners<string>((error) => log.error({ err: error }, "agent state listener failed"));
+  }
+
+  /** Told the session's id once a new agent state of it (mode, model, options, commands) is committed. */
+  onAgentState(listener: (sessionId: string) => void): () => void {
+    return this.agentStates.add(listener);
   }
 
   /**
@@ -147,7 +155,9 @@ export class Journal {
     if (fields.agentState !== undefined) ops.push(callOp("sessions.setAgentState", [sessionId, fields.agentState]));
     if (fields.agentSessionId !== undefined) ops.push(callOp("sessions.setAgentSessionId", [sessionId, fields.agentSessionId]));
     if (fields.agentRequest !== undefined) ops.push(callOp("sessions.setAgentRequest", [sessionId, fields.agentRequest]));
-    if (ops.length > 0) this.sessionWrite(sessionId, fields as QueuedSessionChange, ops);
+    if (ops.length === 0) return;
+    const told = fields.agentState === undefined ? undefined : () => this.agentStates.emit(sessionId);
+    this.sessionWrite(sessionId, fields as QueuedSessionChange, ops, told);
   }
 
   /**
@@ -189,10 +199,17 @@ export class Journal {
     await this.writes.close(this.writeTimeoutMs);
   }
 
-  private sessionWrite(sessionId: string, change: QueuedSessionChange, ops: readonly WriteOp[]): void {
+  /** `stored`: told once the change is committed (never if it was refused). */
+  private sessionWrite(sessionId: string, change: QueuedSessionChange, ops: readonly WriteOp[], stored?: () => void): void {
     this.store.sessions.queued(sessionId, change);
     const landed = () => this.store.sessions.landed(sessionId);
-    this.writes.unit(ops, { sessionId, events: 0 }, { stored: landed, refused: landed });
+    const done = stored
+      ? () => {
+          landed();
+          stored();
+        }
+      : landed;
+    this.writes.unit(ops, { sessionId, events: 0 }, { stored: done, refused: landed });
   }
 }
 

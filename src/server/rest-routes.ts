@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Host } from "../host/host.js";
 import type { QuestionAnswer } from "../host/views.js";
 import { berthVersion } from "../version.js";
+import { mergedEvents } from "./chunk-merging.js";
 import { HttpError, readJsonBody } from "./http-io.js";
 import type { BerthMetrics } from "./metrics.js";
 import { empty, json, type Route } from "./router.js";
@@ -79,12 +80,35 @@ export function restRoutes({ host, events, metrics, tickets }: RestDeps): Route[
     },
     {
       method: "GET",
+      path: "/api/sessions/:id/terminals/:terminalId",
+      // Read-only: a running command's output for a page that reads the session without holding it (L9).
+      handle: ({ params }) => {
+        const { id, terminalId } = params as { id: string; terminalId: string };
+        requireSession(host, id);
+        const output = host.terminalOutput(id, terminalId);
+        if (!output)
+          throw new HttpError(
+            404,
+            "terminal_not_found",
+            `no terminal "${terminalId}" for session "${id}" (a command's output is kept until its agent releases the terminal or the location closes)`,
+          );
+        return json(output);
+      },
+    },
+    {
+      method: "GET",
       path: "/api/sessions/:id/events",
       handle: ({ url, params }) => {
         const after = countParam(url, "after", 0);
         const limit = countParam(url, "limit", 1_000);
         if (limit > MAX_EVENTS) throw new HttpError(400, "invalid_query", `limit must be at most ${MAX_EVENTS}, got ${limit}`);
-        return json({ events: host.events(params.id!, { after, limit }) });
+        const merge = url.searchParams.get("merge");
+        if (merge !== null && merge !== "chunks") throw new HttpError(400, "invalid_query", `merge must be "chunks", got "${merge}"`);
+        // One event past the page tells whether there is more (a merged page is shorter than its limit).
+        const read = host.events(params.id!, { after, limit: limit + 1 });
+        const more = read.length > limit;
+        const page = more ? read.slice(0, limit) : read;
+        return json({ events: merge === null ? page : mergedEvents(page), more });
       },
     },
     {

@@ -12,6 +12,7 @@ import type { Logger } from "../host/logger.js";
 import { QuestionError } from "../host/host-errors.js";
 import type { QuestionView } from "../host/views.js";
 import type { JournalEvent, QuestionAnswer, RelayedRequest, RelayOutcome, SessionEvent } from "../host/views.js";
+import { ChunkMerger, type MergedChunk } from "./chunk-merging.js";
 import { answerFromElicitation, answerFromPermission } from "./question-answers.js";
 import { RAW_TERMINALS_META, TerminalMirror } from "./terminal-mirror.js";
 
@@ -38,19 +39,6 @@ export interface SessionFeedOptions {
 const JOURNAL_SEQ_META = "berth/journalSeq";
 const SEQ_META = "berth/seq";
 const SEQ_FROM_META = "berth/seqFrom";
-/** The most text one merged chunk carries. */
-const MERGED_CHUNK_CHARS = 64 * 1024;
-
-type TextChunk = Extract<SessionUpdate, { sessionUpdate: "agent_message_chunk" | "user_message_chunk" | "agent_thought_chunk" }>;
-
-/** Chunks being merged for a seq-reading client: sent once the event loop turns, or before anything else. */
-interface MergedChunk {
-  readonly first: TextChunk;
-  readonly texts: string[];
-  readonly from: number;
-  to: number;
-  chars: number;
-}
 
 /** Journal events replayed between two yields to the event loop. */
 const REPLAY_SLICE = 500;
@@ -85,7 +73,9 @@ export class SessionFeed {
   private readonly mirror: TerminalMirror | undefined;
   /** The client asked for each update's journal seq. */
   private readonly seqs: boolean;
-  private merging: MergedChunk | null = null;
+  /** Chunks being merged for a seq-reading client: sent once the event loop turns, or before anything else. */
+  private readonly merger = new ChunkMerger();
+  private flushScheduled = false;
 
   constructor(private readonly options: SessionFeedOptions) {
     this.unsubscribe = options.host.subscribe(options.sessionId, (event) => this.received(event));
@@ -291,65 +281,47 @@ export class SessionFeed {
   }
 
   /**
-   * Takes a plain text chunk into the chunk being merged (same kind and message, next seq); false if
-   * it cannot be merged. A browser receives a few thousand WebSocket messages a second at most, far
-   * fewer than an agent streams: merging what was committed together keeps it up with the relay.
+   * Takes a plain text chunk into the chunk being merged; false if it cannot be merged. A browser
+   * receives a few thousand WebSocket messages a second at most, far fewer than an agent streams:
+   * merging what was committed together keeps it up with the relay.
    */
   private merge(seq: number, notification: { update: SessionUpdate; _meta?: Record<string, unknown> | null }): boolean {
-    const update = notification.update;
-    if (!isPlainTextChunk(update) || notification._meta) return false;
-    const text = (update.content as { text: string }).text;
-    const merging = this.merging;
-    if (
-      merging &&
-      merging.to === seq - 1 &&
-      merging.first.sessionUpdate === update.sessionUpdate &&
-      merging.first.messageId === update.messageId &&
-      merging.chars + text.length <= MERGED_CHUNK_CHARS
-    ) {
-      merging.texts.push(text);
-      merging.to = seq;
-      merging.chars += text.length;
-      return true;
+    const { taken, done } = this.merger.add(seq, notification);
+    if (done) this.sendMerged(done);
+    // What was committed together is published in one turn of the event loop: the run ends with it.
+    if (taken && !this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => {
+        this.flushScheduled = false;
+        this.flushMerged();
+      });
     }
-    this.flushMerged();
-    this.merging = { first: update, texts: [text], from: seq, to: seq, chars: text.length };
-    setImmediate(() => this.flushMerged());
-    return true;
+    return taken;
   }
 
   private flushMerged(): void {
-    const merging = this.merging;
-    if (!merging) return;
-    this.merging = null;
-    const { first, texts, from, to } = merging;
-    const update = { ...first, content: { type: "text", text: texts.join("") } } as SessionUpdate;
+    const done = this.merger.flush();
+    if (done) this.sendMerged(done);
+  }
+
+  private sendMerged({ update, from, to }: MergedChunk): void {
     const meta = from === to ? { [SEQ_META]: to } : { [SEQ_META]: to, [SEQ_FROM_META]: from };
-    this.enqueue(() => this.notify(update, meta));
+    this.send(() => this.notify(update, meta));
   }
 
   private enqueue(send: () => Promise<void>): void {
     // What is being merged was committed first: it goes first.
     this.flushMerged();
+    this.send(send);
+  }
+
+  private send(send: () => Promise<void>): void {
     this.outbox = this.outbox
       .then(() => (this.state.name === "closed" ? undefined : send()))
       .catch(() => {
         // The connection closed under the send; its cleanup releases the session.
       });
   }
-}
-
-/** A text chunk with nothing but its kind, message id and text: merging it loses nothing. */
-function isPlainTextChunk(update: SessionUpdate): update is TextChunk {
-  if (
-    update.sessionUpdate !== "agent_message_chunk" &&
-    update.sessionUpdate !== "user_message_chunk" &&
-    update.sessionUpdate !== "agent_thought_chunk"
-  )
-    return false;
-  if (update._meta || update.content.type !== "text") return false;
-  const content = update.content as Record<string, unknown>;
-  return content.annotations == null && content._meta == null;
 }
 
 /** How a journal event appears in a replayed transcript: prompts as user messages, updates as they were. */

@@ -14,8 +14,8 @@ const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
 const RETRY_MS = 2_000;
 
 /**
- * `GET /api/events`: every lifecycle record, coalesced session changes and deletions,
- * as Server-Sent Events to every connected operator view.
+ * `GET /api/events`: every lifecycle record, coalesced session changes, deletions and agent
+ * state changes, as Server-Sent Events to every connected operator view.
  */
 export class OperatorEvents {
   private readonly streams = new Set<ServerResponse>();
@@ -36,6 +36,8 @@ export class OperatorEvents {
         if (stamped.record.kind === "session_deleted" || stamped.record.kind === "session_lost") this.sessionDeleted(stamped.record.sessionId);
       }),
       host.onSessionChanged((sessionId) => this.sessionChanged(sessionId)),
+      // A page reading a session without holding it shows its agent's mode, model and options: it reads them again.
+      host.onAgentStateChanged((sessionId) => this.broadcast("agent_state", { id: sessionId })),
     ];
     this.keepAlive = setInterval(() => this.write(": keep-alive\n\n"), options.keepAliveMs ?? 15_000);
     this.keepAlive.unref();

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { methods } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { StampedRecord } from "../../src/host/host-records.js";
 import type { QuestionView, SessionView } from "../../src/host/views.js";
@@ -303,6 +304,61 @@ describe("REST API", () => {
     const frames = await events.until((seen) => eventsOf(seen, "session_deleted").length > 0);
     await events.close();
     expect(eventsOf(frames, "session_deleted")).toEqual([{ id: session.id }]);
+  });
+
+  it("announces a session's new agent state once it is committed: another client set the mode", async () => {
+    const fixture = await startFixture();
+    const events = new EventReader(await fixture.api("/api/events"));
+    await events.until((frames) => frames.length > 0);
+    const { host } = fixture.berth;
+    // The mode each announcement stood for, as the host held it then.
+    const told: string[] = [];
+    host.onAgentStateChanged((id) => told.push(`${id}:${(host.agentState(id).modes as { currentModeId: string }).currentModeId}`));
+    const client = await fixture.connect();
+    const sessionId = await client.newSession(fixture.workDir);
+    await client.agent.request(methods.agent.session.setMode, { sessionId, modeId: "code" });
+    await waitUntil(() => told.includes(`${sessionId}:code`), "the host told of the new mode");
+    const frames = await events.until((seen) => eventsOf(seen, "agent_state").length === told.length);
+    await events.close();
+    expect(eventsOf(frames, "agent_state")).toEqual(told.map(() => ({ id: sessionId })));
+    // What a reader then asks for is the new mode.
+    const state = await json<{ modes: { currentModeId: string } }>(fixture.api(`/api/sessions/${sessionId}/agent-state`));
+    expect(state.body.modes.currentModeId).toBe("code");
+  });
+
+  it("serves a command's output while it runs, without holding the session; 404 for a terminal it does not have", async () => {
+    const fixture = await startFixture();
+    const session = await createSession(fixture);
+    const marker = join(fixture.workDir, "finish");
+    const turn = fixture.berth.host.prompt(session.id, [{ type: "text", text: `/run echo started; while [ ! -f ${marker} ]; do sleep 0.05; done` }]);
+    type Update = { sessionUpdate: string; content?: { type: string; terminalId?: string }[] };
+    const terminalOf = () =>
+      fixture.berth.host
+        .events(session.id, { after: 0, limit: 100 })
+        .map((e) => (e.payload as { update?: Update }).update)
+        .find((u) => u?.sessionUpdate === "tool_call")?.content?.[0]?.terminalId;
+    await waitUntil(() => terminalOf() !== undefined, "the tool call shows its terminal");
+    const terminalId = terminalOf()!;
+    const url = `/api/sessions/${session.id}/terminals/${terminalId}`;
+    await vi.waitFor(
+      async () => expect(await json(fixture.api(url))).toEqual({ status: 200, body: { output: "started\n", truncated: false, exitStatus: null } }),
+      {
+        timeout: 10_000,
+        interval: 50,
+      },
+    );
+    expect(fixture.berth.host.getSession(session.id)?.holders).toBe(0);
+    writeFileSync(marker, "");
+    expect((await turn).stopReason).toBe("end_turn");
+    // The agent released it with its final update: gone.
+    expect(await json(fixture.api(url))).toEqual({
+      status: 404,
+      body: {
+        error: "terminal_not_found",
+        message: `no terminal "${terminalId}" for session "${session.id}" (a command's output is kept until its agent releases the terminal or the location closes)`,
+      },
+    });
+    expect((await json(fixture.api(`/api/sessions/nope/terminals/${terminalId}`))).status).toBe(404);
   });
 
   it("coalesces a burst of session changes into one view", async () => {

@@ -176,6 +176,30 @@ describe("message segments", () => {
     expect(segments.blocks[0]).toBe("Intro\n\n");
   });
 
+  it("cut a long text appended at once (chunks Berth merged) as they would its chunks: the tail stays short", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom("a", " ", "\n", "#", "é"), minLength: 20_000, maxLength: 70_000 }),
+        fc.nat(200),
+        (text, piece) => {
+          const whole = emptySegments();
+          appendSegment(whole, text);
+          const streamed = emptySegments();
+          for (let at = 0; at < text.length; at += piece + 1) appendSegment(streamed, text.slice(at, at + piece + 1));
+          expect(segmentsText(whole)).toBe(text);
+          // Never more than the forced-cut limit and one step of growth is left to render again per chunk.
+          expect(whole.tail.length).toBeLessThan(8_192 + 2_048);
+          expect(streamed.tail.length).toBeLessThan(8_192 + 2_048);
+        },
+      ),
+      { numRuns: 50 },
+    );
+    const flood = emptySegments();
+    appendSegment(flood, "abcdefghijklmnop".repeat(20_000));
+    expect(flood.blocks).toHaveLength(39);
+    expect(flood.blocks.every((block) => block.length === 8_192)).toBe(true);
+  });
+
   it("cut a huge single line at the limit", () => {
     const segments = emptySegments();
     for (let i = 0; i < 4_000; i++) appendSegment(segments, "abcdefghijklmnop");

@@ -3,12 +3,13 @@ import type {
   AgentSessionState,
   AgentsList,
   DeviceLogin,
-  JournalEvent,
   LocationView,
   QuestionAnswer,
   QuestionView,
+  ReadEvent,
   SessionView,
   StampedRecord,
+  TerminalOutputResult,
 } from "./types.js";
 
 /** A refused REST call, with the server's machine code and human message. */
@@ -52,8 +53,12 @@ export const api = {
   sessions: () => request<{ sessions: SessionView[] }>("GET", "api/sessions").then((r) => r.sessions),
   session: (sessionId: string) => request<SessionView>("GET", `api/sessions/${id(sessionId)}`),
   agentState: (sessionId: string) => request<AgentSessionState>("GET", `api/sessions/${id(sessionId)}/agent-state`),
+  /** A page of the journal, chunks of one message merged by Berth; `more`: the journal goes on after it. */
   events: (sessionId: string, after: number, limit: number) =>
-    request<{ events: JournalEvent[] }>("GET", `api/sessions/${id(sessionId)}/events?after=${after}&limit=${limit}`).then((r) => r.events),
+    request<{ events: ReadEvent[]; more: boolean }>("GET", `api/sessions/${id(sessionId)}/events?after=${after}&limit=${limit}&merge=chunks`),
+  /** A command's output as Berth keeps it while it runs; read without holding the session. */
+  terminal: (sessionId: string, terminalId: string) =>
+    request<TerminalOutputResult>("GET", `api/sessions/${id(sessionId)}/terminals/${id(terminalId)}`),
   renameSession: (sessionId: string, title: string | null) => request<SessionView>("PATCH", `api/sessions/${id(sessionId)}`, { title }),
   deleteSession: (sessionId: string) => request<void>("DELETE", `api/sessions/${id(sessionId)}`),
   locations: () => request<{ locations: LocationView[] }>("GET", "api/locations").then((r) => r.locations),

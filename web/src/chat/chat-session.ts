@@ -1,7 +1,8 @@
 import { methods, RequestError, type ClientConnection, type SessionNotification, type SessionUpdate } from "@agentclientprotocol/sdk";
 import { api, ApiError } from "../api/rest.js";
-import type { JournalEvent, QuestionAnswer, SessionView } from "../api/types.js";
+import type { JournalEvent, QuestionAnswer, SessionView, TerminalOutputResult } from "../api/types.js";
 import { Observable } from "../live/observable.js";
+import { yieldToPage } from "../util/yield-to-page.js";
 import { connectAcp, SEQ_FROM_META, SEQ_META } from "./acp-link.js";
 import { reconnectDelay } from "./backoff.js";
 import { toFront, withState, without, type Outbox } from "./outbox.js";
@@ -54,10 +55,14 @@ export type ChatOpening =
   | { readonly mode: "load"; readonly sessionId: string }
   | { readonly mode: "new"; readonly agent: string; readonly cwd: string; readonly workspace: string | null };
 
-/** Journal events read per REST request. */
-const PAGE = 2_000;
+/** Journal events read per REST request (the most Berth serves); consecutive chunks come merged, so far fewer to apply. */
+const PAGE = 10_000;
+/** The most time spent applying journal events before the page gets a turn. */
+const SLICE_MS = 8;
 /** How often a session read without holding it is read again while another client runs a turn. */
 const FOLLOW_MS = 1_000;
+/** How often a running command's output is read while the session is only read (as often as Berth sends it to a holder). */
+const TERMINAL_MS = 500;
 
 /**
  * One session on the page. Its transcript is the session's journal, read over REST (which holds
@@ -79,6 +84,10 @@ export class ChatSession {
   private refreshAgain = false;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private followTimer: ReturnType<typeof setInterval> | undefined;
+  private terminalTimer: ReturnType<typeof setInterval> | undefined;
+  private readingTerminals = false;
+  /** Terminals whose command exited or whose output is gone: there is nothing more to read of them. */
+  private readonly settledTerminals = new Set<string>();
   private nextMessageId = 1;
   private prompting = false;
   /** The journal seq of the usage report the controls show: an older one read after it is passed over. */
@@ -103,6 +112,7 @@ export class ChatSession {
         questionsVersion = this.transcript.questionsVersion;
         this.patch({ asks: this.transcript.pendingQuestions() });
       }
+      this.followTerminals();
     });
     globalThis.addEventListener?.("online", this.online);
     this.opened = opening.mode === "load" ? this.read(opening.sessionId) : this.create(opening);
@@ -180,6 +190,17 @@ export class ChatSession {
     this.refresh();
   }
 
+  /**
+   * Another client (or the agent) changed the session's mode, model or options (`changed`: its id,
+   * or null for any session): a page only reading it reads them again (a holder is told over ACP).
+   */
+  agentStateChanged(changed: string | null): void {
+    const sessionId = this.sessionId;
+    if (sessionId === null || (changed !== null && changed !== sessionId) || this.state.value.link.name !== "reading") return;
+    // Not reachable: the journal's reading finds out and reconnects, and reads them again.
+    this.readControls(sessionId).catch(() => undefined);
+  }
+
   /** Sets the agent's mode, model or a config option over ACP; rejects with the agent's message. */
   async configure(change: ControlChange): Promise<void> {
     const sessionId = this.sessionId;
@@ -203,6 +224,7 @@ export class ChatSession {
     this.patch({ link: { name: "closed" } });
     clearTimeout(this.retryTimer);
     clearInterval(this.followTimer);
+    clearInterval(this.terminalTimer);
     globalThis.removeEventListener?.("online", this.online);
     const connection = this.connection;
     this.connection = null;
@@ -232,9 +254,14 @@ export class ChatSession {
    * session is only read, without starting its agent (L9). Holding it brings the agent's own answer.
    */
   private async readControls(sessionId: string): Promise<void> {
+    const read = ++this.controlsReads;
     const state = await api.agentState(sessionId);
+    // A later read (a later change) answered first: it is the newer one.
+    if (read !== this.controlsReads) return;
     if (this.state.value.link.name === "reading") this.controls.set(controlsOfAnswer(state, this.controls.value.usage));
   }
+
+  private controlsReads = 0;
 
   /** Reads what the journal has beyond what is shown; one read at a time, another after it if asked meanwhile. */
   refresh(): void {
@@ -257,20 +284,35 @@ export class ChatSession {
       });
   }
 
-  private async catchUp(): Promise<void> {
+  /** Reads the journal on from what is shown; one read at a time, each after the one before. */
+  private catchUp(): Promise<void> {
+    const read = this.reading.then(() => this.readJournal());
+    this.reading = read.catch(() => undefined);
+    return read;
+  }
+
+  private reading: Promise<void> = Promise.resolve();
+
+  private async readJournal(): Promise<void> {
     const sessionId = this.sessionId!;
     for (;;) {
-      const events = await api.events(sessionId, this.transcript.lastSeq, PAGE);
+      const { events, more } = await api.events(sessionId, this.transcript.lastSeq, PAGE);
       if (this.closed()) return;
+      // A page can be thousands of events (tool calls, chunks Berth could not merge): applied in slices, the page stays responsive.
+      let sliceStart = performance.now();
       for (const event of events) {
+        if (performance.now() - sliceStart > SLICE_MS) {
+          await yieldToPage();
+          if (this.closed()) return;
+          sliceStart = performance.now();
+        }
         this.transcript.applyEvent(event);
         // Only usage is taken from the journal: a mode or option set by a request is not in it, the host's state has it.
         const update = event.kind === "update" ? (event.payload as { update?: SessionUpdate }).update : undefined;
         if (update?.sessionUpdate === "usage_update") this.followControls(update, event.seq);
       }
-      if (events.length < PAGE) break;
-      // A long journal is read in pages; the page stays responsive between them.
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (!more) break;
+      await yieldToPage();
     }
     // What arrived meanwhile was read with the journal, or comes next; a new gap is read again.
     const held = this.held;
@@ -289,6 +331,51 @@ export class ChatSession {
     }
     if (this.state.value.loading) this.patch({ loading: false });
     this.reconcile();
+  }
+
+  /**
+   * While the page only reads the session, a running command's output is read over REST as it grows
+   * (a holder is sent it by Berth); nothing is held and no agent starts (L9).
+   */
+  private followTerminals(): void {
+    const follow =
+      this.state.value.link.name === "reading" && this.transcript.runningTerminals().some((terminalId) => !this.settledTerminals.has(terminalId));
+    if (follow && this.terminalTimer === undefined) {
+      this.terminalTimer = setInterval(() => void this.readTerminals(), TERMINAL_MS);
+      void this.readTerminals();
+    }
+    if (!follow && this.terminalTimer !== undefined) {
+      clearInterval(this.terminalTimer);
+      this.terminalTimer = undefined;
+    }
+  }
+
+  private async readTerminals(): Promise<void> {
+    this.followTerminals();
+    if (this.terminalTimer === undefined || this.readingTerminals) return;
+    this.readingTerminals = true;
+    try {
+      for (const terminalId of this.transcript.runningTerminals()) {
+        if (this.settledTerminals.has(terminalId)) continue;
+        let output: TerminalOutputResult;
+        try {
+          output = await api.terminal(this.sessionId!, terminalId);
+        } catch (error) {
+          // Released (the agent's last update says what it printed) or its location closed: nothing more to read.
+          if (error instanceof ApiError && error.code === "terminal_not_found") {
+            this.settledTerminals.add(terminalId);
+            continue;
+          }
+          // Berth out of reach: the journal's reading finds out and reconnects; the next tick tries again.
+          return;
+        }
+        if (this.closed()) return;
+        if (output.exitStatus !== null) this.settledTerminals.add(terminalId);
+        this.transcript.showTerminal(terminalId, output);
+      }
+    } finally {
+      this.readingTerminals = false;
+    }
   }
 
   // Going live

@@ -23,10 +23,13 @@ export function emptySegments(): Segments {
 }
 
 export function appendSegment(segments: Segments, text: string): void {
-  segments.tail += text;
-  if (segments.tail.length < segments.nextCut) return;
-  cut(segments);
-  segments.nextCut = segments.tail.length + CUT_STEP;
+  // A long text (chunks Berth merged) goes in as short chunks would: cut as it grows, the tail stays short.
+  for (let at = 0; at < text.length; at += CUT_STEP) {
+    segments.tail += text.slice(at, at + CUT_STEP);
+    if (segments.tail.length < segments.nextCut) continue;
+    cutWhileLong(segments);
+    segments.nextCut = segments.tail.length + CUT_STEP;
+  }
 }
 
 /** The whole text, blocks and tail (fences added at forced cuts included). */
@@ -41,6 +44,16 @@ interface Fence {
 }
 
 const fencePattern = /^ {0,3}(`{3,}|~{3,})/;
+
+/** Cuts the tail, and again while it is still past the limit (a blank line early in it) and each cut shortens it. */
+function cutWhileLong(segments: Segments): void {
+  let before = segments.tail.length;
+  cut(segments);
+  while (segments.tail.length >= HARD_LIMIT && segments.tail.length < before) {
+    before = segments.tail.length;
+    cut(segments);
+  }
+}
 
 function cut(segments: Segments): void {
   const tail = segments.tail;

@@ -1,5 +1,5 @@
 import type { ContentBlock, PlanEntry, SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
-import type { JournalEvent } from "../api/types.js";
+import type { JournalEvent, TerminalOutputResult } from "../api/types.js";
 import { appendSegment, emptySegments, type Segments } from "./message-segments.js";
 import { questionOf, resolutionOf, type QuestionResolution, type TranscriptQuestion } from "./transcript-questions.js";
 
@@ -35,6 +35,8 @@ export interface MessageEntry extends EntryBase {
 interface ToolEntry extends EntryBase {
   readonly kind: "tool";
   call: ToolCallView;
+  /** Its terminals' output as last read, while the page only reads the session (a holder is sent it as text). */
+  readonly outputs: Map<string, TerminalOutputResult>;
 }
 
 interface PlanItemEntry extends EntryBase {
@@ -160,17 +162,20 @@ export class Transcript {
         break;
       }
       case "tool_call":
-        this.push({
-          kind: "tool",
-          call: {
-            toolCallId: update.toolCallId,
-            title: update.title,
-            toolKind: update.kind ?? null,
-            status: update.status ?? "pending",
-            content: update.content ?? [],
-            rawOutput: update.rawOutput,
-          },
-        });
+        this.follow(
+          this.push<ToolEntry>({
+            kind: "tool",
+            call: {
+              toolCallId: update.toolCallId,
+              title: update.title,
+              toolKind: update.kind ?? null,
+              status: update.status ?? "pending",
+              content: update.content ?? [],
+              rawOutput: update.rawOutput,
+            },
+            outputs: new Map(),
+          }),
+        );
         break;
       case "tool_call_update":
         this.updateToolCall(update);
@@ -273,9 +278,38 @@ export class Transcript {
     if (entry) {
       entry.call = next;
       this.changed(entry);
+      this.follow(entry);
     } else {
-      this.push({ kind: "tool", call: next });
+      this.follow(this.push<ToolEntry>({ kind: "tool", call: next, outputs: new Map() }));
     }
+  }
+
+  /** Tool calls that run a command on the host: their terminals are read while the session is only read. */
+  private readonly running = new Set<ToolEntry>();
+
+  private follow(entry: ToolEntry): void {
+    const { status, content } = entry.call;
+    if ((status === "pending" || status === "in_progress") && content.some((item) => item.type === "terminal")) this.running.add(entry);
+    else this.running.delete(entry);
+  }
+
+  /** The terminals of tool calls still running. */
+  runningTerminals(): string[] {
+    return [...this.running].flatMap((entry) => entry.call.content.flatMap((item) => (item.type === "terminal" ? [item.terminalId] : [])));
+  }
+
+  /** A terminal's output as read: shown in the tool calls showing that terminal, if it changed. */
+  showTerminal(terminalId: string, output: TerminalOutputResult): void {
+    let changed = false;
+    for (const entry of this.running) {
+      if (!entry.call.content.some((item) => item.type === "terminal" && item.terminalId === terminalId)) continue;
+      const shown = entry.outputs.get(terminalId);
+      if (shown && JSON.stringify(shown) === JSON.stringify(output)) continue;
+      entry.outputs.set(terminalId, output);
+      this.changed(entry);
+      changed = true;
+    }
+    if (changed) this.touch();
   }
 
   private push<E extends TranscriptEntry>(entry: DistributiveOmit<E, "id" | "version">): E {

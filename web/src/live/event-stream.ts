@@ -7,6 +7,8 @@ export interface EventStreamHandlers {
   readonly record: (record: StampedRecord) => void;
   readonly session: (session: SessionView) => void;
   readonly sessionDeleted: (sessionId: string) => void;
+  /** A session's agent state (mode, model, options, commands) changed. */
+  readonly agentState: (sessionId: string) => void;
   /** Lost, refused (e.g. 401) or never opened: the caller finds out why and opens a new one. */
   readonly closed: () => void;
 }
@@ -26,6 +28,7 @@ export function openEventStream(handlers: EventStreamHandlers): () => void {
       on<StampedRecord>("record", handlers.record);
       on<SessionView>("session", handlers.session);
       on<{ id: string }>("session_deleted", ({ id }) => handlers.sessionDeleted(id));
+      on<{ id: string }>("agent_state", ({ id }) => handlers.agentState(id));
       // The ticket opened one connection: the browser's own retry would present it again and be refused.
       opened.addEventListener("error", () => {
         opened.close();

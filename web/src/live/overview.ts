@@ -72,6 +72,16 @@ export class LiveOverview {
   private readonly refetchQuestions = coalesced(() => this.fetchInto("questions", api.questions));
   private closeStream: (() => void) | undefined;
   private reopenTimer: number | undefined;
+  private readonly agentStateListeners = new Set<(sessionId: string | null) => void>();
+
+  /**
+   * Told when a session's agent state (mode, model, options) changed, so a chat only reading it shows
+   * the new one; null when the stream (re)opened: any may have changed while it was down.
+   */
+  onAgentState(listener: (sessionId: string | null) => void): () => void {
+    this.agentStateListeners.add(listener);
+    return () => this.agentStateListeners.delete(listener);
+  }
 
   start(): () => void {
     this.open();
@@ -113,12 +123,18 @@ export class LiveOverview {
       opened: () => {
         this.patch({ link: { name: "live" } });
         void this.resync();
+        this.agentStateChanged(null);
       },
       record: (record) => this.record(record),
       session: (session) => this.patch({ sessions: upsertSession(this.state.value.sessions, session) }),
       sessionDeleted: (sessionId) => this.sessionDeleted(sessionId),
+      agentState: (sessionId) => this.agentStateChanged(sessionId),
       closed: () => void this.streamRefused(),
     });
+  }
+
+  private agentStateChanged(sessionId: string | null): void {
+    for (const listener of this.agentStateListeners) listener(sessionId);
   }
 
   /** The stream ended or never opened: find out whether the token was refused, else reopen it (with a new ticket). */

@@ -57,6 +57,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
   useEffect(() => overview.start(), [overview]);
   useEffect(() => new PageAttention(overview, notifications).start(), [overview, notifications]);
   useEffect(() => () => void openRef.current?.close(), []);
+  useEffect(() => overview.onAgentState((sessionId) => openRef.current?.agentStateChanged(sessionId)), [overview]);
   useEffect(() => {
     if (route.name === "session" && state.deleted.includes(route.sessionId)) navigate(OVERVIEW);
   }, [route, state.deleted]);

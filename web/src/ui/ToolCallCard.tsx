@@ -1,4 +1,5 @@
 import type { ToolCallContent } from "@agentclientprotocol/sdk";
+import type { TerminalOutputResult } from "../api/types.js";
 import type { ToolCallView } from "../chat/transcript.js";
 import { blockText } from "../chat/transcript.js";
 import { markdownHtml } from "../content/markdown.js";
@@ -7,7 +8,7 @@ import { DiffView } from "./DiffView.js";
 const statusTones: Record<string, string> = { pending: "muted", in_progress: "info", completed: "ok", failed: "danger" };
 
 /** A tool call: what it is, how it went, and its output, diffs and terminals. */
-export function ToolCallCard({ call }: { call: ToolCallView }) {
+export function ToolCallCard({ call, outputs }: { call: ToolCallView; outputs: ReadonlyMap<string, TerminalOutputResult> }) {
   const exit = exitOf(call.rawOutput);
   const running = call.status === "in_progress" || call.status === "pending";
   return (
@@ -19,13 +20,13 @@ export function ToolCallCard({ call }: { call: ToolCallView }) {
         {exit ? <span class="mono muted">{exit}</span> : null}
       </header>
       {call.content.map((content, i) => (
-        <ToolContent key={i} content={content} running={running} />
+        <ToolContent key={i} content={content} running={running} output={content.type === "terminal" ? outputs.get(content.terminalId) : undefined} />
       ))}
     </article>
   );
 }
 
-function ToolContent({ content, running }: { content: ToolCallContent; running: boolean }) {
+function ToolContent({ content, running, output }: { content: ToolCallContent; running: boolean; output: TerminalOutputResult | undefined }) {
   switch (content.type) {
     case "content": {
       const text = blockText(content.content);
@@ -39,6 +40,18 @@ function ToolContent({ content, running }: { content: ToolCallContent; running: 
     case "diff":
       return <DiffView path={content.path} oldText={content.oldText ?? null} newText={content.newText} />;
     case "terminal":
+      // Read from Berth while the page only reads the session: the command's output so far.
+      if (output) {
+        const status = output.exitStatus;
+        const ended = status === null ? null : status.signal ? `killed by ${status.signal}` : `exit code ${status.exitCode ?? "unknown"}`;
+        return (
+          <pre class={running && status === null ? "output live" : "output"}>
+            {output.truncated ? "…\n" : ""}
+            {output.output}
+            {ended ? `\n(${ended})` : null}
+          </pre>
+        );
+      }
       return (
         <p class="terminal">
           <span class="badge info">terminal</span> <code>{content.terminalId}</code>

@@ -9,7 +9,7 @@ export function TranscriptEntryView({ uid, row }: { uid: number; row: Transcript
     case "message":
       return <MessageRow uid={uid} row={row} entry={entry} />;
     case "tool":
-      return <ToolCallCard call={entry.call} />;
+      return <ToolCallCard call={entry.call} outputs={entry.outputs} />;
     case "plan":
       return (
         <div class="plan">

@@ -47,7 +47,8 @@ export function TranscriptView({ transcript, empty, sent }: { transcript: Transc
     getScrollElement: () => scroller.current,
     estimateSize: (index) => estimate(rows[index]!),
     getItemKey: (index) => rows[index]!.key,
-    overscan: 4,
+    // A row can be 8 kB of text: each one laid out beyond the viewport costs every frame of a long reply.
+    overscan: 2,
   });
   const items = virtualizer.getVirtualItems();
 

@@ -1,0 +1,79 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { floodChunk } from "../../src/agents/demo-agent/commands/flood.js";
+import type { ReadEvent } from "../../src/server/chunk-merging.js";
+import { cleanUp, startFixture, type BerthFixture } from "./server-harness.js";
+
+afterEach(cleanUp);
+
+type Update = { sessionUpdate: string; content?: { text?: string } };
+const CHUNKS = 30_000;
+const BYTES = 16;
+
+/** Pages the journal over REST as the dashboard does (`merge=chunks`, the largest page) from `after` to the end. */
+async function readAll(fixture: BerthFixture, sessionId: string, after: number): Promise<{ events: ReadEvent[]; requests: number }> {
+  const events: ReadEvent[] = [];
+  let from = after;
+  for (let requests = 1; ; requests++) {
+    const response = await fixture.api(`/api/sessions/${sessionId}/events?after=${from}&limit=10000&merge=chunks`);
+    expect(response.status).toBe(200);
+    const page = (await response.json()) as { events: ReadEvent[]; more: boolean };
+    events.push(...page.events);
+    if (!page.more) return { events, requests };
+    from = page.events.at(-1)!.seq;
+  }
+}
+
+const agentText = (events: readonly ReadEvent[]): string =>
+  events
+    .map((event) => (event.payload as { update?: Update }).update)
+    .filter((update) => update?.sessionUpdate === "agent_message_chunk")
+    .map((update) => update!.content!.text)
+    .join("");
+
+describe("GET /api/sessions/:id/events?merge=chunks: a flooded session read again", () => {
+  it("gives the whole reply in few events, from the start or from any seq, after a restart, without starting the agent", async () => {
+    const first = await startFixture();
+    const sessionId = (await first.berth.host.createSession({ cwd: first.workDir })).id;
+    expect((await first.berth.host.prompt(sessionId, [{ type: "text", text: `/flood ${CHUNKS} ${BYTES}` }])).stopReason).toBe("end_turn");
+    await first.stop();
+
+    // Reopened: a new Berth on the same data directory, nothing holding the session.
+    const fixture = await startFixture({ dataDir: first.dataDir, workDir: first.workDir });
+    const expected = Array.from({ length: CHUNKS }, (_, i) => floodChunk(i, BYTES)).join("");
+    const raw = fixture.berth.host.events(sessionId, { after: 0, limit: 100_000 });
+    expect(raw.length).toBeGreaterThan(CHUNKS);
+
+    const whole = await readAll(fixture, sessionId, 0);
+    expect(agentText(whole.events)).toBe(expected);
+    // 64 kB of text per merged chunk at most: 480 kB come in a handful of events, in 4 requests of 10,000 journal events.
+    expect(whole.events.length).toBeLessThan(20);
+    expect(whole.requests).toBe(Math.ceil(raw.length / 10_000));
+    // (The agent's command announcement as the session opened may come before the turn.)
+    expect(whole.events.filter((event) => event.kind === "turn_started")).toHaveLength(1);
+    expect(whole.events.at(-1)).toMatchObject({ kind: "turn_ended", seq: raw.at(-1)!.seq });
+
+    // A reader that stopped anywhere in the reply (a page, a live chunk) reads on from there: nothing lost, nothing twice.
+    const replyStart = raw.findIndex((event) => (event.payload as { update?: Update }).update?.sessionUpdate === "agent_message_chunk");
+    for (const chunksRead of [1, 777, 10_000, 12_345, CHUNKS - 1]) {
+      const after = raw[replyStart + chunksRead - 1]!.seq;
+      const rest = await readAll(fixture, sessionId, after);
+      expect(agentText(rest.events), `after ${chunksRead} chunks`).toBe(expected.slice(chunksRead * BYTES));
+      expect(rest.events.every((event) => (event.seqFrom ?? event.seq) > after)).toBe(true);
+    }
+
+    // Unmerged pages are the journal as it is; both say whether more follows.
+    const plain = (await (await fixture.api(`/api/sessions/${sessionId}/events?after=0&limit=10000`)).json()) as {
+      events: ReadEvent[];
+      more: boolean;
+    };
+    expect(plain).toEqual({ events: raw.slice(0, 10_000), more: true });
+    const last = (await (await fixture.api(`/api/sessions/${sessionId}/events?after=${raw.at(-2)!.seq}&limit=1`)).json()) as { more: boolean };
+    expect(last.more).toBe(false);
+    const refused = await fixture.api(`/api/sessions/${sessionId}/events?merge=yes`);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({ error: "invalid_query", message: 'merge must be "chunks", got "yes"' });
+
+    // Reading started nothing (L9).
+    expect(fixture.berth.host.getSession(sessionId)).toMatchObject({ state: "childless", holders: 0 });
+  });
+});

@@ -1,0 +1,136 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { methods } from "@agentclientprotocol/sdk";
+import type { Page } from "playwright-core";
+import { afterEach, describe, expect, it } from "vitest";
+import { floodChunk } from "../../src/agents/demo-agent/commands/flood.js";
+import { connectAcpClient, dashboardSuite, nextFrames, openPage, screenshot, type OpenedPage } from "./dashboard-harness.js";
+
+const POLL = { timeout: 30_000, interval: 50 };
+
+const suite = dashboardSuite();
+let opened: OpenedPage | undefined;
+
+afterEach(async ({ task }) => {
+  if (task.result?.state === "fail" && opened && !opened.page.isClosed())
+    await screenshot(opened.page, `failed-reading-${task.name.replace(/\W+/g, "-").slice(0, 50)}`);
+  await opened?.close();
+  opened = undefined;
+});
+
+const transcript = (page: Page) => page.getByRole("log", { name: "Conversation" });
+
+async function sessionView(sessionId: string): Promise<{ state: string; holders: number; turnActive: boolean }> {
+  const { url, token } = suite.server;
+  const response = await fetch(`${url}/api/sessions/${sessionId}`, { headers: { authorization: `Bearer ${token}` } });
+  return (await response.json()) as { state: string; holders: number; turnActive: boolean };
+}
+
+/** The agent's text as the page shows it, every row of the (virtualized) transcript read from its top to its end. */
+async function agentTextShown(page: Page): Promise<string> {
+  const log = transcript(page);
+  await log.hover();
+  await page.mouse.wheel(0, -400);
+  const rows = new Map<number, string>();
+  for (let top = 0; ; ) {
+    await log.evaluate((element, to) => {
+      element.scrollTop = to;
+    }, top);
+    await nextFrames(page);
+    const seen = await log.evaluate((element) =>
+      [...element.querySelectorAll(".row[data-index]")].map((row) => ({
+        index: Number(row.getAttribute("data-index")),
+        // Markdown puts line breaks between paragraphs; the flood's text has no white space of its own.
+        text: [...row.querySelectorAll(".message.agent .md")].map((md) => (md.textContent ?? "").replace(/\s/g, "")).join(""),
+      })),
+    );
+    for (const { index, text } of seen) rows.set(index, text);
+    const { scrollTop, clientHeight, scrollHeight } = await log.evaluate((element) => ({
+      scrollTop: element.scrollTop,
+      clientHeight: element.clientHeight,
+      scrollHeight: element.scrollHeight,
+    }));
+    if (scrollTop + clientHeight >= scrollHeight - 1) break;
+    top = scrollTop + clientHeight * 0.8;
+  }
+  return [...rows.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, text]) => text)
+    .join("");
+}
+
+describe("a page that only reads a session", () => {
+  it("shows a long reply read from the journal whole, without holding the session", async () => {
+    const { berth, url, token, workDir } = suite.server;
+    const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
+    const chunks = 10_000;
+    expect((await berth.host.prompt(sessionId, [{ type: "text", text: `/flood ${chunks} 16` }])).stopReason).toBe("end_turn");
+    const expected = Array.from({ length: chunks }, (_, i) => floodChunk(i, 16)).join("");
+
+    opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions/${sessionId}`);
+    const { page } = opened;
+    await transcript(page).locator(`[data-chars="${expected.length}"]`).waitFor({ timeout: POLL.timeout });
+    await page.getByRole("button", { name: "Resume" }).waitFor();
+    const shown = await agentTextShown(page);
+    // Where the text first differs, rather than a diff of half a megabyte.
+    const firstDifference = [...expected].findIndex((char, i) => shown[i] !== char);
+    expect({ length: shown.length, firstDifference }).toEqual({ length: expected.length, firstDifference: -1 });
+    expect((await sessionView(sessionId)).holders).toBe(0);
+    expect(opened.errors).toEqual([]);
+  });
+
+  it("shows a running command's output growing, while another client's turn runs it, without holding the session", async () => {
+    const { berth, url, token, workDir } = suite.server;
+    const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
+    opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions/${sessionId}`);
+    const { page } = opened;
+    await page.getByRole("button", { name: "Resume" }).waitFor();
+
+    // Another client (here the host's own API) runs a command that prints a line, then waits for a file before each next step.
+    const command = "echo first-line; while [ ! -f step-2 ]; do sleep 0.05; done; echo second-line; while [ ! -f step-3 ]; do sleep 0.05; done";
+    const turn = berth.host.prompt(sessionId, [{ type: "text", text: `/run ${command}` }]);
+    const card = transcript(page).getByRole("article", { name: /^Tool call: / });
+    const output = card.locator("pre.output");
+    await expect.poll(() => output.textContent(), POLL).toContain("first-line");
+    expect(await card.locator(".badge", { hasText: "in progress" }).count()).toBe(1);
+    expect(await output.getAttribute("class")).toContain("live");
+
+    writeFileSync(join(workDir, "step-2"), "");
+    // The command has not exited (it waits for step-3): what shows is its output as it grows, not the agent's final update.
+    await expect.poll(() => output.textContent(), POLL).toContain("second-line");
+    expect(await card.locator(".badge", { hasText: "in progress" }).count()).toBe(1);
+    expect((await sessionView(sessionId)).holders).toBe(0);
+
+    writeFileSync(join(workDir, "step-3"), "");
+    expect((await turn).stopReason).toBe("end_turn");
+    await card.locator(".badge", { hasText: "completed" }).waitFor({ timeout: POLL.timeout });
+    await expect.poll(() => output.textContent(), POLL).toBe("first-line\nsecond-line\n");
+    expect(await page.getByRole("button", { name: "Resume" }).count()).toBe(1);
+    expect(opened.errors).toEqual([]);
+  });
+
+  it("shows the agent's mode as another client changes it, still only reading", async () => {
+    const { url, token, workDir } = suite.server;
+    // An editor (a Node ACP client) holds the session and changes its mode.
+    const editor = await connectAcpClient(suite.server);
+    try {
+      const { sessionId } = await editor.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
+      opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions/${sessionId}`);
+      const { page } = opened;
+      const mode = page.getByRole("group", { name: "The agent's settings for this session" }).getByLabel("Mode", { exact: true });
+      await expect.poll(() => mode.inputValue().catch(() => null), POLL).toBe("ask");
+      await page.getByRole("button", { name: "Resume" }).waitFor();
+
+      await editor.agent.request(methods.agent.session.setMode, { sessionId, modeId: "code" });
+      await expect.poll(() => mode.inputValue(), POLL).toBe("code");
+      await editor.agent.request(methods.agent.session.setMode, { sessionId, modeId: "ask" });
+      await expect.poll(() => mode.inputValue(), POLL).toBe("ask");
+      // The page read it; the editor alone holds the session.
+      expect(await page.getByRole("button", { name: "Resume" }).count()).toBe(1);
+      expect((await sessionView(sessionId)).holders).toBe(1);
+      expect(opened.errors).toEqual([]);
+    } finally {
+      editor.close();
+    }
+  });
+});
