@@ -78,9 +78,9 @@ export interface StoreBackend {
   listQuestions(sessionId: string): Promise<Question[]>;
   /**
    * Resolves a pending question and journals `question_resolved` in the same transaction; the
-   * first resolution wins, fleet-wide (`won: false` for every later one, nothing stored). An
-   * answer is a person's decision, valid from any host; a cancellation by the owner passes its
-   * lease and is refused if it is stale.
+   * first resolution wins, fleet-wide (`won: false` for every later one, nothing stored). With a
+   * lease (the owner's host always passes one, whatever the resolution) it is refused if the
+   * lease is stale; `seq`, if given, is the event's (as for a unit's events).
    */
   resolveQuestion(resolution: QuestionResolution, lease?: Lease): Promise<{ won: boolean; seq: number | null }>;
   /** After a restart: the pending questions of the sessions `hostId` owns become orphaned; returns them, oldest first. */
