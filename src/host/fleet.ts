@@ -34,6 +34,10 @@ export class Fleet {
   private beating: Promise<void> | undefined;
   private readonly losing = new Set<string>();
   private closing: Promise<void> | undefined;
+  /** When a heartbeat last succeeded (registering counts): past `fenceAfterMs`, this host may have lost everything. */
+  private lastBeat = Date.now();
+  /** `connected` → `fenced` (no heartbeat within `fenceAfterMs`: every lease given up) → `connected` at the next heartbeat. */
+  private link: "connected" | "fenced" = "connected";
 
   private constructor(
     private readonly backend: StoreBackend,
@@ -41,8 +45,14 @@ export class Fleet {
     private readonly leases: readonly Lease[],
     readonly mirrorPath: string,
     private readonly heartbeatMs: number,
+    private readonly hostTtlMs: number,
     private readonly log: Logger,
   ) {}
+
+  /** One heartbeat interval before the TTL (at least half of it): this host stops its agents before another host may take their sessions. */
+  private get fenceAfterMs(): number {
+    return Math.max(this.hostTtlMs - this.heartbeatMs, this.hostTtlMs / 2);
+  }
 
   /** Connects, registers this host and builds its mirror from the shared store. */
   static async open(config: Config, dataDir: string, log: Logger): Promise<Fleet> {
@@ -56,7 +66,7 @@ export class Fleet {
         { store: "postgres", hostId: host.id, incarnation: host.incarnation, url: host.url, sessions: leases.length },
         "registered in the fleet: this host's sessions are at new epochs, so an earlier process under its id can write nothing",
       );
-      return new Fleet(backend, host, leases, mirrorPath, config.fleet.heartbeatInterval, log);
+      return new Fleet(backend, host, leases, mirrorPath, config.fleet.heartbeatInterval, config.fleet.hostTtl, log);
     } catch (error) {
       await backend.close();
       throw error;
@@ -76,6 +86,8 @@ export class Fleet {
   start(parts: HostParts): void {
     this.parts = parts;
     this.timer = setInterval(() => {
+      // Checked whether or not a heartbeat is still waiting on the database: a hung one counts as failed.
+      if (this.link === "connected" && Date.now() - this.lastBeat > this.fenceAfterMs) this.fence();
       this.beating ??= this.beat().finally(() => (this.beating = undefined));
     }, this.heartbeatMs);
   }
@@ -85,6 +97,17 @@ export class Fleet {
     clearInterval(this.timer);
     this.closing ??= (this.beating ?? Promise.resolve()).then(() => this.backend.close());
     return this.closing;
+  }
+
+  /** No heartbeat got through for most of the TTL: another host may take this host's sessions any moment, so their agents stop now. */
+  private fence(): void {
+    this.link = "fenced";
+    const held = this.writer!.heldLeases();
+    this.log.error(
+      { hostId: this.host.id, sinceLastHeartbeatMs: Date.now() - this.lastBeat, hostTtlMs: this.hostTtlMs, sessions: held.length },
+      "no heartbeat reached the shared store within the host TTL: this host gives up its sessions and stops their agents",
+    );
+    for (const lease of held) void this.lose(lease.sessionId, { owner: null, epoch: null });
   }
 
   /** Renews this host's heartbeat, then compares the leases it writes under with the shared store's: any other is lost. */
@@ -99,6 +122,8 @@ export class Fleet {
         for (const lease of writer.heldLeases()) void this.lose(lease.sessionId, { owner: this.host.id, epoch: null });
         return;
       }
+      this.lastBeat = Date.now();
+      this.link = "connected";
       const current = new Map((await this.backend.listLeases(this.host.id)).map((lease) => [lease.sessionId, lease]));
       for (const lease of writer.heldLeases()) {
         const now = current.get(lease.sessionId);
@@ -113,7 +138,11 @@ export class Fleet {
     }
   }
 
-  /** Another host owns the session now: nothing more of it is written here, its agent is stopped, and this host forgets it. */
+  /**
+   * Another host owns the session now (or may, any moment): nothing more of it is written here, it is not found or
+   * shown from now on and no agent is started for it (`lost`), its agent is stopped, `session_lost` tells the views,
+   * and this host forgets it; its mirror forgets it last, after what is queued for the database.
+   */
   private async lose(sessionId: string, loss: Loss): Promise<void> {
     const writer = this.writer!;
     writer.drop(sessionId);
@@ -124,12 +153,12 @@ export class Fleet {
       if (!parts) {
         this.log.warn({ sessionId, ...loss }, "session lost to another host while this host was starting");
       } else {
-        const { children, journal, records, sessionChanges } = parts;
-        records.record({ kind: "session_lost", sessionId, owner: loss.owner, epoch: loss.epoch });
+        const { children, journal, records, lost } = parts;
+        lost.add(sessionId);
         await stopSessionAgent(parts, sessionId, "lost");
+        records.record({ kind: "session_lost", sessionId, owner: loss.owner, epoch: loss.epoch });
         journal.forget(sessionId);
         children.forget(sessionId);
-        sessionChanges.emit(sessionId);
       }
       await writer.forgetInMirror(sessionId);
     } catch (error) {

@@ -15,7 +15,7 @@ import { bootLocationServices, type LocationServices } from "../location/locatio
 import type { ProcessGroupLedger } from "../processes/index.js";
 import { JournalWriter, type BatchWriter, type WriterListeners } from "../store/journal-writer.js";
 import type { Store } from "../store/store.js";
-import { AgentChildren } from "./agent-children.js";
+import { AgentChildren, SessionNotFoundError } from "./agent-children.js";
 import { AgentLogins } from "./agent-logins.js";
 import { AgentProfiles } from "./agent-profiles.js";
 import { noticeAgentStopped, type AgentStopReason } from "./agent-stop-notice.js";
@@ -49,6 +49,11 @@ export interface HostParts {
   readonly journal: Journal;
   readonly records: HostRecordLog;
   readonly bus: SessionBus;
+  /**
+   * Sessions this host lost to another host of its fleet (PostgreSQL; always empty on SQLite): from the moment
+   * one is lost it is not found, not shown, and no agent is started for it, however long its mirror takes to forget it.
+   */
+  readonly lost: Set<string>;
   /** Something about a session changed (holders, child, turn, questions): views should be re-read. */
   readonly sessionChanges: Listeners<string>;
   readonly connections: ConnectionCleanups;
@@ -79,6 +84,7 @@ export function composeHost(
   writerFor: ((listeners: WriterListeners) => BatchWriter) | undefined,
 ): HostParts {
   const status: { state: HostState } = { state: "running" };
+  const lost = new Set<string>();
   const paths = dataPaths(dataDir);
   const sessionChanges = new Listeners<string>((error) => log.error({ err: error }, "session change listener failed"));
   const bus = new SessionBus((sessionId, error) => log.error({ err: error, sessionId }, "session subscriber failed and was dropped"));
@@ -217,6 +223,8 @@ export function composeHost(
     releaseGraceMs: config.releaseGrace,
     acquire: (sessionId) => {
       // A real need at the location: until the agent is up, the location is not evicted under it (rule 4's re-check sees it).
+      // Lost to another host of the fleet: its agent runs there now.
+      if (lost.has(sessionId)) return Promise.reject(new SessionNotFoundError(sessionId));
       const key = keyOf(sessionId);
       const need = key && retention.beginNeed(key);
       return children.acquire(sessionId).then(
@@ -253,8 +261,8 @@ export function composeHost(
       await children.stop(sessionId, child, "unresponsive");
     },
   });
-  const views = new HostViews({ store, journal, holds, executions, retention, cache });
-  const catalog = new SessionCatalog({ store, journal, registry, clock });
+  const views = new HostViews({ store, lost, journal, holds, executions, retention, cache });
+  const catalog = new SessionCatalog({ store, lost, journal, registry, clock });
   return {
     config,
     dataDir,
@@ -265,6 +273,7 @@ export function composeHost(
     journal,
     records,
     bus,
+    lost,
     sessionChanges,
     connections,
     ledger,

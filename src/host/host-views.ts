@@ -15,6 +15,8 @@ import type { LocationView, SessionView } from "./views.js";
 
 export interface HostViewsDeps {
   readonly store: Store;
+  /** Sessions this host lost to another host of its fleet: hidden at once, before its mirror forgets them. */
+  readonly lost: ReadonlySet<string>;
   readonly journal: Journal;
   readonly holds: SessionHolds<AgentChild>;
   readonly executions: Executions;
@@ -27,13 +29,17 @@ export class HostViews {
   constructor(private readonly deps: HostViewsDeps) {}
 
   session(sessionId: string): SessionView | undefined {
-    const session = this.deps.store.sessions.get(sessionId);
+    const session = this.deps.lost.has(sessionId) ? undefined : this.deps.store.sessions.get(sessionId);
     return session && this.viewOf(session);
   }
 
   sessions(filter: { cwd?: string }): SessionView[] {
     const cwd = filter.cwd === undefined ? undefined : locationKey(filter.cwd).directory;
-    return this.deps.store.sessions.list(cwd === undefined ? {} : { cwd }).map((session) => this.viewOf(session));
+    const { store, lost } = this.deps;
+    return store.sessions
+      .list(cwd === undefined ? {} : { cwd })
+      .filter((session) => !lost.has(session.id))
+      .map((session) => this.viewOf(session));
   }
 
   /** Every session's agent-child state and pid, for gauges: one query, nothing read per session. */

@@ -19,6 +19,8 @@ export interface NewSessionParams {
 
 export interface SessionCatalogDeps {
   readonly store: Store;
+  /** Sessions this host lost to another host of its fleet: not found from the moment they are lost. */
+  readonly lost: ReadonlySet<string>;
   readonly journal: Journal;
   readonly registry: AgentRegistry;
   readonly clock: Clock;
@@ -72,7 +74,7 @@ export class SessionCatalog {
 
   /** The stored session; throws {@link SessionNotFoundError} if there is none. */
   require(sessionId: string): Session {
-    const session = this.deps.store.sessions.get(sessionId);
+    const session = this.deps.lost.has(sessionId) ? undefined : this.deps.store.sessions.get(sessionId);
     if (!session) throw new SessionNotFoundError(sessionId);
     return session;
   }

@@ -9,6 +9,7 @@ import type { NewSession, Session } from "./sessions.js";
 import {
   LeaseHeldError,
   StaleEpochError,
+  givenSeqs,
   type HostInfo,
   type Lease,
   type QuestionResolution,
@@ -223,7 +224,9 @@ export class SqliteBackend implements StoreBackend {
       if (!won) return { won, seq: null };
       const detail = resolution.state === "answered" ? { answer: resolution.answer } : { reason: resolution.reason };
       const payload = { questionId: question.id, state: resolution.state, ...detail };
-      return { won, seq: events.append(question.sessionId, "question_resolved", payload, resolution.at) };
+      if (resolution.seq === undefined) return { won, seq: events.append(question.sessionId, "question_resolved", payload, resolution.at) };
+      events.appendSequenced([{ sessionId: question.sessionId, seq: resolution.seq, kind: "question_resolved", payload, at: resolution.at }]);
+      return { won, seq: resolution.seq };
     });
     if (outcome.seq !== null) {
       this.emit({ type: "question", sessionId: question.sessionId, questionId: question.id });
@@ -240,7 +243,7 @@ export class SqliteBackend implements StoreBackend {
 
   // Lifecycle records.
 
-  async appendRecord(kind: string, payload: unknown, at: number): Promise<number> {
+  async appendRecord(_hostId: string, kind: string, payload: unknown, at: number): Promise<number> {
     return this.store.lifecycleRecords.append(kind, payload, at);
   }
 
@@ -252,7 +255,7 @@ export class SqliteBackend implements StoreBackend {
     return this.store.lifecycleRecords.after(id, limit);
   }
 
-  async pruneRecordsBefore(at: number): Promise<number> {
+  async pruneRecordsBefore(_hostId: string, at: number): Promise<number> {
     return this.store.lifecycleRecords.pruneBefore(at);
   }
 
@@ -272,7 +275,7 @@ export class SqliteBackend implements StoreBackend {
 
   // Agents' initialize answers.
 
-  async putAgentProfile(profile: AgentProfile): Promise<void> {
+  async putAgentProfile(_hostId: string, profile: AgentProfile): Promise<void> {
     this.store.agentProfiles.put(profile);
   }
 
@@ -296,9 +299,15 @@ export class SqliteBackend implements StoreBackend {
   private applyUnit(unit: WriteUnit): number[] {
     const { events, sessions, questions } = this.store;
     const id = unit.lease.sessionId;
-    const seqs = unit.events.map((event) =>
-      events.append(id, event.kind, event.text === undefined ? event.payload : JSON.parse(event.text), event.at),
-    );
+    const payloadOf = (event: WriteUnit["events"][number]) => (event.text === undefined ? event.payload : JSON.parse(event.text));
+    const given = givenSeqs("events.write", unit.events);
+    if (given) {
+      // The host's journal numbered them: stored as given (a seq already taken fails the unit).
+      events.appendSequenced(
+        unit.events.map((event, i) => ({ sessionId: id, seq: given[i]!, kind: event.kind, payload: payloadOf(event), at: event.at })),
+      );
+    }
+    const seqs = given ?? unit.events.map((event) => events.append(id, event.kind, payloadOf(event), event.at));
     if (unit.question) questions.ask({ ...unit.question, sessionId: id });
     if (unit.touchedAt !== undefined) sessions.touch(id, unit.touchedAt);
     if (unit.titleIfNone !== undefined && sessions.get(id)?.title === null) sessions.setTitle(id, unit.titleIfNone);

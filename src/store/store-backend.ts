@@ -1,7 +1,8 @@
 import type { GroupRecord } from "../processes/ledger.js";
 import type { AgentProfile } from "./agent-profiles.js";
 import type { JournalEvent, ReadOptions, ReplayOptions } from "./events.js";
-import type { Json } from "./input.js";
+import { requireCount, type Json } from "./input.js";
+import { StoreInputError } from "./errors.js";
 import type { LifecycleRecord } from "./lifecycle-records.js";
 import type { Question } from "./questions.js";
 import type { NewSession, Session } from "./sessions.js";
@@ -77,28 +78,28 @@ export interface StoreBackend {
   listQuestions(sessionId: string): Promise<Question[]>;
   /**
    * Resolves a pending question and journals `question_resolved` in the same transaction; the
-   * first resolution wins, fleet-wide (`won: false` for every later one, nothing stored). An
-   * answer is a person's decision, valid from any host; a cancellation by the owner passes its
-   * lease and is refused if it is stale.
+   * first resolution wins, fleet-wide (`won: false` for every later one, nothing stored). With a
+   * lease (the owner's host always passes one, whatever the resolution) it is refused if the
+   * lease is stale; `seq`, if given, is the event's (as for a unit's events).
    */
   resolveQuestion(resolution: QuestionResolution, lease?: Lease): Promise<{ won: boolean; seq: number | null }>;
   /** After a restart: the pending questions of the sessions `hostId` owns become orphaned; returns them, oldest first. */
   orphanPendingQuestions(hostId: string, reason: string, at: number): Promise<Question[]>;
 
-  // Lifecycle records (fleet-wide, numbered by the store).
-  appendRecord(kind: string, payload: unknown, at: number): Promise<number>;
+  // Lifecycle records (fleet-wide, numbered by the store). Written by `hostId`, refused (`HostSupersededError`) once a later process registered under it.
+  appendRecord(hostId: string, kind: string, payload: unknown, at: number): Promise<number>;
   /** The newest `limit` records, oldest first. */
   recentRecords(limit: number): Promise<LifecycleRecord[]>;
   recordsAfter(id: number, limit?: number): Promise<LifecycleRecord[]>;
-  pruneRecordsBefore(at: number): Promise<number>;
+  pruneRecordsBefore(hostId: string, at: number): Promise<number>;
 
-  // The process-group ledger: each host's own.
+  // The process-group ledger: each host's own (its writes refused once a later process registered under the id).
   recordGroup(hostId: string, group: GroupRecord): Promise<void>;
   forgetGroup(hostId: string, pgid: number): Promise<void>;
   listGroups(hostId: string): Promise<GroupRecord[]>;
 
-  // Agents' initialize answers.
-  putAgentProfile(profile: AgentProfile): Promise<void>;
+  // Agents' initialize answers (put by `hostId`, refused once a later process registered under it).
+  putAgentProfile(hostId: string, profile: AgentProfile): Promise<void>;
   getAgentProfile(agent: string): Promise<AgentProfile | undefined>;
 
   /**
@@ -139,8 +140,14 @@ export interface SessionChanges {
   readonly touchedAt?: number;
 }
 
-/** One event to append; its seq is the store's to draw. */
+/**
+ * One event to append. Its seq is the store's to draw, unless `seq` is given (the host's journal
+ * numbers its events in memory and publishes those numbers): then that seq is stored, the
+ * session's last seq moves up to it, and a seq already taken refuses the unit. A unit's events
+ * carry seqs all or none.
+ */
 interface NewEvent {
+  readonly seq?: number;
   readonly kind: string;
   /** Encoded as JSON, unless `text` is given. */
   readonly payload?: unknown;
@@ -161,12 +168,20 @@ export interface WriteUnit {
   readonly titleIfNone?: string;
 }
 
+/** The seqs a unit's events were given (null if none was: the store draws them); a unit that gives some and not others is refused. */
+export function givenSeqs(op: string, events: readonly NewEvent[]): number[] | null {
+  const given = events.filter((event) => event.seq !== undefined).length;
+  if (given === 0) return null;
+  if (given < events.length) throw new StoreInputError(op, "a unit's events carry seqs all or none");
+  return events.map((event) => requireCount(op, "seq", event.seq));
+}
+
 export type UnitOutcome = { readonly ok: true; readonly seqs: readonly number[] } | { readonly ok: false; readonly error: Error };
 
 export type QuestionResolution =
-  | { readonly questionId: string; readonly state: "answered"; readonly answer: Json; readonly at: number }
+  | { readonly questionId: string; readonly state: "answered"; readonly answer: Json; readonly at: number; readonly seq?: number }
   /** `orphaned`: by the owner, after a restart, for a question whose agent process is gone. */
-  | { readonly questionId: string; readonly state: "cancelled" | "orphaned"; readonly reason: string; readonly at: number };
+  | { readonly questionId: string; readonly state: "cancelled" | "orphaned"; readonly reason: string; readonly at: number; readonly seq?: number };
 
 /** What a subscriber is woken for. */
 export type StoreChange =

@@ -5,6 +5,7 @@ import { client, methods, PROTOCOL_VERSION, type ClientConnection } from "@agent
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { WebSocket } from "ws";
 import { BerthProcess } from "../server/serve-process.js";
+import { descendantsOf, killLeftovers, processGroupOf, startedProcess, waitUntilGone } from "../support/process-table.js";
 
 /** Temp directories and `berth serve` processes of a test file, removed and killed after it. */
 export class FleetTestBed {
@@ -29,9 +30,31 @@ export class FleetTestBed {
     return { server, ...(await server.startupLine()) };
   }
 
+  /** Any other `berth` command, killed after the test like the hosts. */
+  spawn(args: readonly string[], env: Readonly<Record<string, string>>): BerthProcess {
+    const child = new BerthProcess(args, env);
+    this.processes.push(child);
+    return child;
+  }
+
+  /**
+   * Kills each process the test started with its group, and the groups of its agents (each in its own, found among the
+   * process's descendants while it still runs), waits until all of them are gone, then removes the temp directories.
+   */
   async cleanup(): Promise<void> {
-    for (const server of this.processes.splice(0)) server.killGroup();
+    const started = [];
+    for (const server of this.processes.splice(0)) {
+      // Agents are detached into groups of their own: found while their host still runs (they outlive it).
+      const agents = descendantsOf(server.pid)
+        .filter((pid) => processGroupOf(pid) === pid)
+        .map(startedProcess);
+      server.killGroup();
+      killLeftovers(agents);
+      started.push(server.pid, ...agents.map((agent) => agent.pid));
+    }
+    const running = await waitUntilGone(started);
     for (const dir of this.dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+    if (running.length > 0) throw new Error(`processes still running after the test: ${running.join(", ")}`);
   }
 }
 

@@ -4,6 +4,7 @@
 // nothing twice and nothing of the paused host after the takeover.
 import { afterEach, describe, expect, it } from "vitest";
 import type { JournalEvent } from "../../src/store/events.js";
+import { connect } from "../../src/store/postgres/connection.js";
 import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
 import { processIsRunning, waitUntil } from "../support/process-table.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
@@ -71,18 +72,28 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
     // Host A wakes: its heartbeat (or its first refused write) tells it the session is gone; it stops the agent.
     await waitUntil(() => !processIsRunning(agentPid), "host A stopped the agent of the session it lost", 15_000);
     await waitUntil(
-      () => a.server.logLines().some((line) => line.kind === "session_lost" && line.sessionId === sessionId && line.owner === "host-b"),
+      () => a.server.logLines().some((line) => line.kind === "session_lost" && line.sessionId === sessionId),
       "host A recorded the loss",
     );
     await eventually(
       async () => (await getJson<unknown>(a.url, a.token, `/api/sessions/${sessionId}`)).status === 404,
       "host A no longer shows the session as its own",
     );
-    expect(await turn).toBeDefined();
+    // The agent's sleep had ended while host A was stopped: its answer was in the pipe, and the turn ended.
+    expect(await turn).toMatchObject({ stopReason: "end_turn" });
     acp.close();
     // What the agent said while host A was stopped reached host A, and was refused.
-    expect(a.server.logLines()).toContainEqual(
-      expect.objectContaining({ level: 40, sessions: [sessionId], msg: "writes refused: their sessions belong to another host of the fleet now" }),
+    await waitUntil(
+      () =>
+        a.server
+          .logLines()
+          .some(
+            (line) =>
+              line.level === 40 &&
+              line.msg === "writes refused: their sessions belong to another host of the fleet now" &&
+              String(line.sessions) === sessionId,
+          ),
+      "host A refused the writes of the session it lost",
     );
 
     const events = await b.readEvents(sessionId);
@@ -97,7 +108,54 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
     // Host A is well otherwise: it heartbeats again, and stops cleanly.
     await eventually(async () => (await b.listHosts()).some((host) => host.id === "host-a" && host.alive), "host A heartbeats again");
     await stopHost(a.server);
-    expect(errorLines(a.server)).toEqual([]);
+    // Woken past the TTL, host A fenced itself before any heartbeat could tell it who owns the session now.
+    expect(errorLines(a.server)).toEqual([
+      expect.objectContaining({ hostId: "host-a", msg: expect.stringMatching(/^no heartbeat reached the shared store/) }),
+    ]);
+  }, 90_000);
+
+  it("a host whose heartbeats hang fences itself within the TTL: it stops the agent, and the session is refused at once", async () => {
+    const url = await postgres.freshDatabase();
+    const a = await bed.serve(url, "host-a", bed.tempDir("berth-hung-a-"), fleetConfig);
+    const { acp, sessionId, turn, agentPid } = await sleepingTurn(a, bed.tempDir("berth-hung-work-"), "30s");
+    const admin = connect(url, { max: 1 });
+    try {
+      await admin.begin(async (tx) => {
+        // The database hangs for host A: its heartbeat waits on its host row, its writes of the session on the session's.
+        await tx`SELECT 1 FROM hosts WHERE id = 'host-a' FOR UPDATE`;
+        await tx`SELECT 1 FROM sessions WHERE id = ${sessionId} FOR UPDATE`;
+        const renamed = await fetch(`${a.url}/api/sessions/${sessionId}`, {
+          method: "PATCH",
+          headers: { authorization: `Bearer ${a.token}`, "content-type": "application/json" },
+          body: JSON.stringify({ title: "queued behind the hung database" }),
+        });
+        expect(renamed.status).toBe(200);
+        await waitUntil(() => !processIsRunning(agentPid), "host A stopped the agent of the session it could no longer hold", 15_000);
+        expect(errorLines(a.server)).toEqual([
+          expect.objectContaining({
+            hostId: "host-a",
+            sessions: 1,
+            msg: expect.stringMatching(/^no heartbeat reached the shared store within the host TTL/),
+          }),
+        ]);
+        // Still in the mirror (its removal waits behind the hung write), yet not found, and no agent is started for it.
+        expect((await getJson<unknown>(a.url, a.token, `/api/sessions/${sessionId}`)).status).toBe(404);
+        expect((await getJson<{ sessions: unknown[] }>(a.url, a.token, "/api/sessions")).body.sessions).toEqual([]);
+        await expect(acp.prompt(sessionId, "are you there?")).rejects.toThrow(/not found/i);
+        expect(a.server.logLines().filter((line) => line.kind === "child_acquired" && line.sessionId === sessionId)).toHaveLength(1);
+      });
+    } finally {
+      await admin.end();
+    }
+    const ended = (await turn) as { stopReason?: string; data?: { code?: string } };
+    expect(["cancelled", "agent_failed"]).toContain(ended.stopReason ?? ended.data?.code);
+    acp.close();
+    await waitUntil(
+      () => a.server.logLines().some((line) => line.kind === "session_lost" && line.sessionId === sessionId && line.owner === null),
+      "host A recorded the loss",
+    );
+    expect((await getJson<unknown>(a.url, a.token, `/api/sessions/${sessionId}`)).status).toBe(404);
+    await stopHost(a.server);
   }, 90_000);
 
   it("a second process under the same host id makes the first one's leases stale: the first stops its agents and writes nothing", async () => {
@@ -117,7 +175,10 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
       () => first.server.logLines().some((line) => /a later process registered under this host id/.test(String(line.msg))),
       "the first process learned it was superseded",
     );
-    expect(await turn).toBeDefined();
+    // The agent was stopped under the turn: it never ends normally; the client is told it was cancelled, or that it failed
+    // (whichever the host saw first: the interruption, or the agent's connection closing).
+    const ended = (await turn) as { stopReason?: string; data?: { code?: string } };
+    expect(["cancelled", "agent_failed"]).toContain(ended.stopReason ?? ended.data?.code);
     acp.close();
     // Whatever the first process's agent said after the second registered was refused.
     const events = await seen.readEvents(sessionId);

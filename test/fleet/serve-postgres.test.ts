@@ -9,7 +9,6 @@ import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
 import { Store } from "../../src/store/store.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
 import { waitUntil } from "../support/process-table.js";
-import { BerthProcess } from "../server/serve-process.js";
 import { AcpClient, errorLines, FleetTestBed, getJson, stopHost } from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();
@@ -94,13 +93,13 @@ describe("berth serve on PostgreSQL", () => {
 
   it("a store setting that is not PostgreSQL's is a usage error; a database that is not there stops the start, its password hidden", async () => {
     const dataDir = bed.tempDir("berth-fleet-bad-");
-    const wrong = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--store", "mysql://me:secret@localhost/berth"], {
+    const wrong = bed.spawn(["serve", "--port", "0", "--data-dir", dataDir, "--store", "mysql://me:secret@localhost/berth"], {
       XDG_CONFIG_HOME: dataDir,
     });
     expect((await wrong.exited).code).toBe(2);
     expect(wrong.stderr).toContain('--store: expected "sqlite" or a postgres:// URL, got "mysql://me:***@localhost/berth"');
     const nowhere = `postgres://me:secret@localhost/berth?host=${encodeURIComponent(join(dataDir, "no-socket-here"))}`;
-    const absent = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--store", nowhere], { XDG_CONFIG_HOME: dataDir });
+    const absent = bed.spawn(["serve", "--port", "0", "--data-dir", dataDir, "--store", nowhere], { XDG_CONFIG_HOME: dataDir });
     expect((await absent.exited).code).toBe(1);
     expect(absent.stderr).toMatch(/berth serve: cannot open the PostgreSQL store postgres:\/\/me:\*\*\*@localhost\/berth/);
     expect(wrong.stderr + absent.stderr).not.toContain("secret");

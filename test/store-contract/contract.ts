@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { StoreNotFoundError, StoreWriteError } from "../../src/store/errors.js";
+import { StoreInputError, StoreNotFoundError, StoreWriteError } from "../../src/store/errors.js";
 import type { JournalEvent } from "../../src/store/events.js";
 import { modelRuns } from "../support/model-budget.js";
 import {
@@ -104,6 +104,36 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
         const events = await store.readEvents("a");
         expect(events.map((event) => event.seq)).toEqual([1, 2, 3]);
         expect(textsOf(events)).toEqual(["one", "two", "three"]);
+      });
+
+      it("stores the seqs a host's journal gave its events (a gap left by a unit that failed stays), and refuses a seq already taken", async () => {
+        const a = await newSession("a");
+        const at = (seq: number, text: string) => ({ ...update(text), seq });
+        // The journal gave 1, 2 and 3; the unit of 2 never reached the store (its connection failed).
+        expect(written(await store.write([{ lease: a, events: [at(1, "m1")] }]))).toEqual([[1]]);
+        expect(written(await store.write([{ lease: a, events: [at(3, "m3"), at(4, "m4")] }]))).toEqual([[3, 4]]);
+        const taken = await store.write([
+          { lease: a, events: [at(4, "again")] },
+          { lease: a, events: [at(5, "m5")] },
+        ]);
+        expect(failureOf(taken[0])).toBeInstanceOf(StoreWriteError);
+        expect(written([taken[1]!])).toEqual([[5]]);
+        // Some events with a seq and some without: refused, nothing stored.
+        const [mixed] = await store.write([{ lease: a, events: [at(6, "x"), update("y")] }]);
+        expect(failureOf(mixed)).toBeInstanceOf(StoreInputError);
+        expect(await store.lastSeq("a")).toBe(5);
+        // A resolution at the journal's seq too.
+        const question = { id: "q1", kind: "permission" as const, request: {}, askedAt: T0 };
+        written(await store.write([{ lease: a, events: [{ kind: "question_asked", payload: { questionId: "q1" }, at: T0, seq: 6 }], question }]));
+        expect(await store.resolveQuestion({ questionId: "q1", state: "cancelled", reason: "withdrawn", at: T0, seq: 8 }, a)).toEqual({
+          won: true,
+          seq: 8,
+        });
+        const events = await store.readEvents("a");
+        expect(events.map((event) => event.seq)).toEqual([1, 3, 4, 5, 6, 8]);
+        expect(textsOf(events.slice(0, 4))).toEqual(["m1", "m3", "m4", "m5"]);
+        // Drawn again after given ones: after the highest.
+        expect(written(await store.write([{ lease: a, events: [update("drawn")] }]))).toEqual([[9]]);
       });
 
       it("reads the events after a given seq, at most a limit, and replays from there", async () => {
@@ -487,13 +517,13 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
       });
 
       it("keeps lifecycle records in order, never reusing an id", async () => {
-        const first = await store.appendRecord("location_evicted", { directory: "/w" }, T0);
-        const second = await store.appendRecord("child_released", { pid: 4 }, T0 + 10);
+        const first = await store.appendRecord("host-a", "location_evicted", { directory: "/w" }, T0);
+        const second = await store.appendRecord("host-a", "child_released", { pid: 4 }, T0 + 10);
         expect(second).toBeGreaterThan(first);
         expect((await store.recentRecords(1)).map((record) => record.kind)).toEqual(["child_released"]);
         expect(await store.recordsAfter(first)).toEqual([{ id: second, at: T0 + 10, kind: "child_released", payload: { pid: 4 } }]);
-        expect(await store.pruneRecordsBefore(T0 + 5)).toBe(1);
-        const third = await store.appendRecord("child_acquired", {}, T0 + 20);
+        expect(await store.pruneRecordsBefore("host-a", T0 + 5)).toBe(1);
+        const third = await store.appendRecord("host-a", "child_acquired", {}, T0 + 20);
         expect(third).toBeGreaterThan(second);
       });
 
@@ -506,7 +536,7 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
         await store.forgetGroup("host-a", 4242);
         expect(await store.listGroups("host-a")).toEqual([]);
 
-        await store.putAgentProfile({ agent: "demo", command: "demo --acp", initialize: { protocolVersion: 1 }, at: T0 });
+        await store.putAgentProfile("host-a", { agent: "demo", command: "demo --acp", initialize: { protocolVersion: 1 }, at: T0 });
         expect(await store.getAgentProfile("demo")).toEqual({ agent: "demo", command: "demo --acp", initialize: { protocolVersion: 1 }, at: T0 });
         expect(await store.getAgentProfile("other")).toBeUndefined();
       });

@@ -71,6 +71,28 @@ describe("PostgreSQL: hosts sharing one database", () => {
     expect(await fresh.acquireLease("s", "host-a")).toEqual(lease);
     expect(await fresh.write([{ lease: lease!, events: [event] }])).toEqual([{ ok: true, seqs: [1] }]);
     expect(await fresh.getSession("t")).toBeUndefined();
+    // Nor records, process groups, agent profiles or pruning: every write of the earlier process is refused.
+    const group = { pgid: 4242, kind: "agent" as const, label: "demo", startTicks: 7, bootId: "boot", startedAt: T0 };
+    await fresh.recordGroup("host-a", group);
+    const refusals = await Promise.allSettled([
+      old.appendRecord("host-a", "child_acquired", {}, T0),
+      old.recordGroup("host-a", { ...group, pgid: 4343 }),
+      old.forgetGroup("host-a", 4242),
+      old.putAgentProfile("host-a", { agent: "demo", command: "demo --acp", initialize: {}, at: T0 }),
+      old.pruneRecordsBefore("host-a", T0 + 1),
+    ]);
+    expect(refusals.map((result) => result.status === "rejected" && result.reason instanceof HostSupersededError)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(await fresh.listGroups("host-a")).toEqual([group]);
+    expect(await fresh.getAgentProfile("demo")).toBeUndefined();
+    const record = await fresh.appendRecord("host-a", "child_acquired", {}, T0);
+    expect(await fresh.pruneRecordsBefore("host-a", T0)).toBe(0);
+    expect((await fresh.recentRecords(10)).map((r) => r.id)).toEqual([record]);
   });
 
   it("a write waiting on the session's lock while another host takes it over is refused once the takeover commits", async () => {

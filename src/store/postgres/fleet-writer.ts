@@ -49,7 +49,9 @@ export class FleetWriter implements BatchWriter {
   private readonly mirror: JournalWriter;
   /** Mirror batches handed over and not reported yet, by the mirror writer's number. */
   private readonly mirrored = new Map<number, (outcome: BatchOutcome) => void>();
-  private blockedSince: number | undefined;
+  /** What keeps writes from being stored: the shared store (unreachable), the mirror (SQLite cannot write), or both; since `blockedSince`. */
+  private readonly blocked = new Set<"shared store" | "mirror">();
+  private blockedSince = 0;
 
   constructor(
     private readonly backend: StoreBackend,
@@ -64,6 +66,9 @@ export class FleetWriter implements BatchWriter {
         this.mirrored.get(outcome.batch)?.(outcome);
         this.mirrored.delete(outcome.batch);
       },
+      // The mirror's own health is the host's too: while it cannot write, nothing is reported stored.
+      status: (status) =>
+        status.state === "blocked" ? this.block("mirror", status.since, status.code, `the mirror: ${status.error}`) : this.unblock("mirror"),
       ...(listeners.threadLost ? { threadLost: listeners.threadLost } : {}),
     });
   }
@@ -176,20 +181,19 @@ export class FleetWriter implements BatchWriter {
     let results: UnitOutcome[];
     try {
       results = writes.length === 0 ? [] : await this.backend.write(writes);
-      this.writable();
     } catch (error) {
       results = writes.map(() => ({ ok: false as const, error: error as Error }));
     }
+    // The server answered only if something was stored: a batch refused whole may be the connection failing unit by unit.
+    if (results.some((result) => result.ok)) this.writable();
     results.forEach((result, i) => {
       const index = positions[i]!;
       if (!result.ok) {
         outcomes[index] = this.refused(result.error);
         return;
       }
-      // The mirror takes the seqs the shared store drew (the same as the journal's, while this host owns the session).
-      let next = 0;
-      const mirror = units[index]!.map((op): WriteOp => (op[0] === "e" ? ["e", op[1], result.seqs[next++]!, op[3], op[4], op[5]] : op));
-      outcomes[index] = { ok: true, mirror, result: null };
+      // Stored at the journal's seqs: the mirror takes the unit as it is.
+      outcomes[index] = { ok: true, mirror: units[index]!, result: null };
     });
     return outcomes as Stored[];
   }
@@ -198,7 +202,7 @@ export class FleetWriter implements BatchWriter {
   private async other(ops: readonly WriteOp[]): Promise<Stored> {
     const [first] = ops;
     if (first?.[0] === "r") {
-      const id = await this.backend.appendRecord(String(first[2]), JSON.parse(String(first[3])), Number(first[4]));
+      const id = await this.backend.appendRecord(this.hostId, String(first[2]), JSON.parse(String(first[3])), Number(first[4]));
       return { ok: true, mirror: [["r", id, first[2], first[3], first[4], null]], result: id };
     }
     if (first?.[0] === "e" && ops[1]?.[1] === "questions.resolve") return this.resolution(first, ops[1]);
@@ -232,25 +236,30 @@ export class FleetWriter implements BatchWriter {
       case "processGroups.forget":
         return this.backend.forgetGroup(this.hostId, Number(args[0])).then(() => null);
       case "agentProfiles.put":
-        return this.backend.putAgentProfile(args[0] as AgentProfile).then(() => null);
+        return this.backend.putAgentProfile(this.hostId, args[0] as AgentProfile).then(() => null);
       case "lifecycleRecords.pruneBefore":
-        return this.backend.pruneRecordsBefore(Number(args[0]));
+        return this.backend.pruneRecordsBefore(this.hostId, Number(args[0]));
       default:
         throw new Error(`unsupported store call ${name}`);
     }
   }
 
-  /** A question resolved and its `question_resolved` event: one statement in the shared store, the first resolution fleet-wide wins. */
+  /**
+   * A question resolved and its `question_resolved` event (at the journal's seq): one statement in the shared store, the
+   * first resolution fleet-wide wins. Under this host's lease whatever the resolution: a host that lost the session
+   * relays nothing of it, a person's answer included.
+   */
   private async resolution(event: WriteOp, resolve: WriteOp): Promise<Stored> {
     const [questionId, state, answerOrReason, at] = JSON.parse(String(resolve[2])) as [string, QuestionOutcome, unknown, number];
     const sessionId = String(event[1]);
+    const seq = Number(event[2]);
+    const lease = this.lease(sessionId);
     const outcome =
       state === "answered"
-        ? // A person's answer: valid from any host, no lease needed.
-          await this.backend.resolveQuestion({ questionId, state, answer: answerOrReason as never, at })
-        : await this.backend.resolveQuestion({ questionId, state, reason: String(answerOrReason), at }, this.lease(sessionId));
+        ? await this.backend.resolveQuestion({ questionId, state, answer: answerOrReason as never, at, seq }, lease)
+        : await this.backend.resolveQuestion({ questionId, state, reason: String(answerOrReason), at, seq }, lease);
     if (!outcome.won) return { ok: false, error: `question "${questionId}" was already resolved` };
-    // As the shared store journaled it: its seq, and the resolution's time.
+    // As the shared store journaled it: at the resolution's time.
     return { ok: true, mirror: [["e", sessionId, outcome.seq, event[3], event[4], at], resolve], result: null };
   }
 
@@ -281,17 +290,27 @@ export class FleetWriter implements BatchWriter {
       return { ok: false, error: messageOf(error), lost: true };
     }
     if (error instanceof NotOwnedError) return { ok: false, error: error.message, lost: true };
-    if (isUnreachable(error) && this.blockedSince === undefined) {
-      this.blockedSince = Date.now();
-      this.listeners.status?.({ state: "blocked", since: this.blockedSince, code: codeOf(error), error: messageOf(error) });
-    }
+    if (isUnreachable(error) && !this.blocked.has("shared store")) this.block("shared store", Date.now(), codeOf(error), messageOf(error));
     return { ok: false, error: messageOf(error) };
   }
 
   private writable(): void {
-    if (this.blockedSince === undefined) return;
+    this.unblock("shared store");
+  }
+
+  /** One `blocked` status when the first thing blocks; one `writable` when the last one clears. */
+  private block(what: "shared store" | "mirror", since: number, code: string, error: string): void {
+    if (this.blocked.has(what)) return;
+    const first = this.blocked.size === 0;
+    this.blocked.add(what);
+    if (!first) return;
+    this.blockedSince = since;
+    this.listeners.status?.({ state: "blocked", since, code, error });
+  }
+
+  private unblock(what: "shared store" | "mirror"): void {
+    if (!this.blocked.delete(what) || this.blocked.size > 0) return;
     this.listeners.status?.({ state: "writable", since: this.blockedSince, at: Date.now() });
-    this.blockedSince = undefined;
   }
 }
 
@@ -306,7 +325,8 @@ function isJournalUnit(ops: readonly WriteOp[]): boolean {
 }
 
 function journalUnit(lease: Lease, ops: readonly WriteOp[]): WriteUnit {
-  const events = ops.filter((op) => op[0] === "e").map((op) => ({ kind: String(op[3]), text: String(op[4]), at: Number(op[5]) }));
+  // At the seqs the journal gave them (and published): the shared store keeps those.
+  const events = ops.filter((op) => op[0] === "e").map((op) => ({ seq: Number(op[2]), kind: String(op[3]), text: String(op[4]), at: Number(op[5]) }));
   const asked = ops.find((op) => op[0] === "q");
   const touched = ops.filter((op) => op[0] === "t").map((op) => Number(op[2]));
   const title = ops.find((op) => op[0] === "n");
@@ -331,7 +351,8 @@ function journalUnit(lease: Lease, ops: readonly WriteOp[]): WriteUnit {
 /** The server could not be reached or answer (as opposed to refusing the data). */
 function isUnreachable(error: unknown): boolean {
   const code = codeOf(error);
-  return /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE|CONNECTION_|CONNECT_TIMEOUT|57P0)/.test(code);
+  // ENOENT: a unix socket that is not there (the server is stopped).
+  return /^(ECONNREFUSED|ECONNRESET|ENOENT|ENOTFOUND|ETIMEDOUT|EPIPE|CONNECTION_|CONNECT_TIMEOUT|57P0)/.test(code);
 }
 
 function codeOf(error: unknown): string {

@@ -8,6 +8,7 @@ import type { LifecycleRecord } from "../lifecycle-records.js";
 import type { Question } from "../questions.js";
 import { checkedNewSession, type NewSession, type Session } from "../sessions.js";
 import {
+  givenSeqs,
   HostSupersededError,
   LeaseHeldError,
   StaleEpochError,
@@ -332,6 +333,8 @@ export class PostgresBackend implements StoreBackend {
     const reason = resolution.state === "answered" ? null : requireText(op, "reason", resolution.reason);
     const detail = resolution.state === "answered" ? { answer: resolution.answer } : { reason };
     const payload = encodeJson(op, "payload", { questionId: id, state, ...detail });
+    // The seq the host's journal gave the event (stored as given; a seq taken fails the statement), or none: drawn here.
+    const given = resolution.seq === undefined ? null : requireCount(op, "seq", resolution.seq);
     // The `state = 'pending'` guard makes the first resolution win fleet-wide; its event is drawn under the session's lock.
     const [row] = await this.guard(
       op,
@@ -342,11 +345,12 @@ export class PostgresBackend implements StoreBackend {
             SELECT 1 FROM sessions s WHERE s.id = q.session_id AND s.id = ${lease?.sessionId ?? null}::text AND s.epoch = ${lease?.epoch ?? null}::int8))
           RETURNING q.session_id
         ), claimed AS (
-          UPDATE sessions s SET last_seq = s.last_seq + 1 FROM resolved WHERE s.id = resolved.session_id RETURNING s.id, s.last_seq
+          UPDATE sessions s SET last_seq = CASE WHEN ${given}::int8 IS NULL THEN s.last_seq + 1 ELSE greatest(s.last_seq, ${given}::int8) END
+          FROM resolved WHERE s.id = resolved.session_id RETURNING s.id, s.last_seq, coalesce(${given}::int8, s.last_seq) AS seq
         ), appended AS (
-          INSERT INTO events (session_id, seq, kind, payload, at) SELECT id, last_seq, 'question_resolved', ${payload}, ${at} FROM claimed
+          INSERT INTO events (session_id, seq, kind, payload, at) SELECT id, seq, 'question_resolved', ${payload}, ${at} FROM claimed
         )
-        SELECT last_seq AS seq,
+        SELECT seq,
           pg_notify(${CHANNEL}, json_build_object('type', 'question', 'sessionId', id, 'questionId', ${id}::text)::text),
           pg_notify(${CHANNEL}, json_build_object('type', 'events', 'sessionId', id, 'lastSeq', last_seq)::text)
         FROM claimed`,
@@ -381,15 +385,18 @@ export class PostgresBackend implements StoreBackend {
 
   // Lifecycle records.
 
-  async appendRecord(kind: string, payload: unknown, at: number): Promise<number> {
+  async appendRecord(hostId: string, kind: string, payload: unknown, at: number): Promise<number> {
     const op = "lifecycleRecords.append";
+    const host = requireText(op, "hostId", hostId);
     const values = [requireTimestamp(op, "at", at), requireText(op, "kind", kind), encodeJson(op, "payload", payload)] as const;
     const [row] = await this.guard(
       op,
-      () =>
-        this.sql<{ id: number }[]>`INSERT INTO lifecycle_records (at, kind, payload) VALUES (${values[0]}, ${values[1]}, ${values[2]}) RETURNING id`,
+      () => this.sql<{ id: number }[]>`
+        INSERT INTO lifecycle_records (at, kind, payload) SELECT ${values[0]}, ${values[1]}, ${values[2]}
+        WHERE ${this.currentIncarnation(host)} RETURNING id`,
     );
-    return row!.id;
+    if (!row) throw this.superseded(op, host);
+    return row.id;
   }
 
   async recentRecords(limit: number): Promise<LifecycleRecord[]> {
@@ -407,11 +414,19 @@ export class PostgresBackend implements StoreBackend {
     return rows.map(recordOf);
   }
 
-  async pruneRecordsBefore(at: number): Promise<number> {
+  async pruneRecordsBefore(hostId: string, at: number): Promise<number> {
     const op = "lifecycleRecords.pruneBefore";
+    const host = requireText(op, "hostId", hostId);
     const cutoff = requireTimestamp(op, "before", at);
-    const rows = await this.guard(op, () => this.sql`DELETE FROM lifecycle_records WHERE at < ${cutoff}`);
-    return rows.count;
+    // One statement: the incarnation checked and the records deleted from one snapshot.
+    const [row] = await this.guard(
+      op,
+      () => this.sql<{ current: boolean; count: number }[]>`
+        WITH pruned AS (DELETE FROM lifecycle_records WHERE at < ${cutoff} AND ${this.currentIncarnation(host)} RETURNING 1)
+        SELECT ${this.currentIncarnation(host)} AS current, (SELECT count(*) FROM pruned)::int8 AS count`,
+    );
+    if (!row!.current) throw this.superseded(op, host);
+    return row!.count;
   }
 
   // The process-group ledger.
@@ -428,20 +443,29 @@ export class PostgresBackend implements StoreBackend {
       startedAt: requireTimestamp(op, "startedAt", group.startedAt),
     };
     // A pgid belongs to one live group of a host: recording it again replaces the stale record.
-    await this.guard(
+    const rows = await this.guard(
       op,
       () => this.sql`
         INSERT INTO process_groups (host_id, pgid, kind, label, start_ticks, boot_id, started_at)
-        VALUES (${host}, ${row.pgid}, ${row.kind}, ${row.label}, ${row.startTicks}, ${row.bootId}, ${row.startedAt})
+        SELECT ${host}, ${row.pgid}, ${row.kind}, ${row.label}, ${row.startTicks}, ${row.bootId}, ${row.startedAt}
+        WHERE ${this.currentIncarnation(host)}
         ON CONFLICT (host_id, pgid) DO UPDATE SET kind = excluded.kind, label = excluded.label, start_ticks = excluded.start_ticks,
           boot_id = excluded.boot_id, started_at = excluded.started_at`,
     );
+    if (rows.count === 0) throw this.superseded(op, host);
   }
 
   async forgetGroup(hostId: string, pgid: number): Promise<void> {
     const op = "processGroups.forget";
+    const host = requireText(op, "hostId", hostId);
     const id = requirePgid(op, pgid);
-    await this.guard(op, () => this.sql`DELETE FROM process_groups WHERE host_id = ${hostId} AND pgid = ${id}`);
+    const [row] = await this.guard(
+      op,
+      () => this.sql<{ current: boolean }[]>`
+        WITH forgotten AS (DELETE FROM process_groups WHERE host_id = ${host} AND pgid = ${id} AND ${this.currentIncarnation(host)} RETURNING 1)
+        SELECT ${this.currentIncarnation(host)} AS current`,
+    );
+    if (!row!.current) throw this.superseded(op, host);
   }
 
   async listGroups(hostId: string): Promise<GroupRecord[]> {
@@ -452,18 +476,21 @@ export class PostgresBackend implements StoreBackend {
 
   // Agents' initialize answers.
 
-  async putAgentProfile(profile: AgentProfile): Promise<void> {
+  async putAgentProfile(hostId: string, profile: AgentProfile): Promise<void> {
     const op = "agentProfiles.put";
+    const host = requireText(op, "hostId", hostId);
     const agent = requireText(op, "agent", profile.agent);
     const command = requireText(op, "command", profile.command);
     const at = requireTimestamp(op, "at", profile.at);
     const initialize = encodeJson(op, "initialize", profile.initialize);
-    await this.guard(
+    const rows = await this.guard(
       op,
       () => this.sql`
-        INSERT INTO agent_profiles (agent, command, initialize, at) VALUES (${agent}, ${command}, ${initialize}, ${at})
+        INSERT INTO agent_profiles (agent, command, initialize, at) SELECT ${agent}, ${command}, ${initialize}, ${at}
+        WHERE ${this.currentIncarnation(host)}
         ON CONFLICT (agent) DO UPDATE SET command = excluded.command, initialize = excluded.initialize, at = excluded.at`,
     );
+    if (rows.count === 0) throw this.superseded(op, host);
   }
 
   async getAgentProfile(agent: string): Promise<AgentProfile | undefined> {
@@ -490,6 +517,10 @@ export class PostgresBackend implements StoreBackend {
     await this.sql.end({ timeout: 5 });
   }
 
+  private superseded(op: string, hostId: string): HostSupersededError {
+    return new HostSupersededError(op, hostId, this.incarnations.get(hostId)!);
+  }
+
   /** True unless this object registered `hostId` and a later incarnation of it registered since (SQL, for a WHERE clause). */
   private currentIncarnation(hostId: string) {
     const mine = this.incarnations.get(hostId) ?? null;
@@ -507,6 +538,7 @@ export class PostgresBackend implements StoreBackend {
     try {
       const sessionId = requireText(op, "lease.sessionId", unit.lease.sessionId);
       const epoch = requireCount(op, "lease.epoch", unit.lease.epoch);
+      const seqs = givenSeqs(op, unit.events);
       const kinds: string[] = [];
       const payloads: string[] = [];
       const ats: number[] = [];
@@ -523,18 +555,20 @@ export class PostgresBackend implements StoreBackend {
       };
       const touchedAt = unit.touchedAt === undefined ? null : requireTimestamp(op, "touchedAt", unit.touchedAt);
       const titleIfNone = unit.titleIfNone === undefined ? null : requireText(op, "titleIfNone", unit.titleIfNone);
-      return { lease: { ...unit.lease, sessionId, epoch }, kinds, payloads, ats, question: question ?? null, touchedAt, titleIfNone };
+      return { lease: { ...unit.lease, sessionId, epoch }, seqs, kinds, payloads, ats, question: question ?? null, touchedAt, titleIfNone };
     } catch (error) {
       return error as Error;
     }
   }
 
-  /** Each unit of a run gets its seqs (drawn in order, ending at `last`), or the run's failure. */
+  /** Each unit of a run gets its seqs (given, or drawn in order ending at `last`), or the run's failure. */
   private async settle(run: readonly EncodedUnit[], last: number | undefined | Error, results: Map<EncodedUnit, UnitOutcome>): Promise<void> {
     const failure =
       last instanceof Error ? writeError("events.write", last) : last === undefined ? await this.refusal("events.write", run[0]!.lease) : null;
     let seq = typeof last === "number" ? last - run.reduce((sum, unit) => sum + unit.kinds.length, 0) : 0;
-    for (const unit of run) results.set(unit, failure ? { ok: false, error: failure } : { ok: true, seqs: unit.kinds.map(() => ++seq) });
+    for (const unit of run) {
+      results.set(unit, failure ? { ok: false, error: failure } : { ok: true, seqs: unit.seqs ?? unit.kinds.map(() => ++seq) });
+    }
   }
 
   /** Why a fenced write matched no row: the session is gone, or the epoch is stale. */
@@ -560,6 +594,8 @@ export class PostgresBackend implements StoreBackend {
 
 interface EncodedUnit {
   readonly lease: Lease;
+  /** The seqs the host's journal gave its events, or null: drawn here. */
+  readonly seqs: number[] | null;
   readonly kinds: string[];
   readonly payloads: string[];
   readonly ats: number[];
@@ -568,13 +604,14 @@ interface EncodedUnit {
   readonly titleIfNone: string | null;
 }
 
-/** Consecutive units under one lease: stored by one statement (an agent's stream is many units of one session). */
+/** Consecutive units under one lease, all with given seqs or all without: stored by one statement (an agent's stream is many units of one session). */
 function runsOf(units: readonly EncodedUnit[]): EncodedUnit[][] {
   const runs: EncodedUnit[][] = [];
   for (const unit of units) {
     const run = runs.at(-1);
     const lease = run?.[0]?.lease;
-    if (run && lease?.sessionId === unit.lease.sessionId && lease.epoch === unit.lease.epoch) run.push(unit);
+    const sameMode = (run?.[0]?.seqs === null) === (unit.seqs === null);
+    if (run && lease?.sessionId === unit.lease.sessionId && lease.epoch === unit.lease.epoch && sameMode) run.push(unit);
     else runs.push([unit]);
   }
   return runs;
@@ -582,7 +619,8 @@ function runsOf(units: readonly EncodedUnit[]): EncodedUnit[][] {
 
 /**
  * A run of units, one statement: the session's row is updated only at the lease's epoch (else no
- * row, nothing stored), which locks it against other writers of the session and draws the seqs;
+ * row, nothing stored), which locks it against other writers of the session and draws the seqs
+ * (or takes the given ones: a seq already stored fails the statement on the events' key);
  * the events and questions are inserted from that row. Resolves to the last seq drawn, or
  * undefined if the epoch did not match (or the session is gone).
  */
@@ -593,17 +631,21 @@ async function appendRun(sql: Queryable, run: readonly EncodedUnit[]): Promise<n
   const touched = run.flatMap((unit) => (unit.touchedAt === null ? [] : [unit.touchedAt]));
   const title = run.find((unit) => unit.titleIfNone !== null)?.titleIfNone ?? null;
   const n = kinds.length;
+  // Given seqs (the journal's, already published): stored as they are, the last seq moved up to them; a seq taken fails on the key.
+  const given = run[0]!.seqs === null ? null : run.flatMap((unit) => unit.seqs!);
+  const lastGiven = given === null || given.length === 0 ? null : Math.max(...given);
   const [row] = await sql<{ lastSeq: number }[]>`
     WITH claimed AS (
-      UPDATE sessions SET last_seq = last_seq + ${n}, updated_at = greatest(updated_at, ${touched.length > 0 ? Math.max(...touched) : null}::int8),
+      UPDATE sessions SET last_seq = CASE WHEN ${given !== null} THEN greatest(last_seq, ${lastGiven}::int8) ELSE last_seq + ${n} END,
+        updated_at = greatest(updated_at, ${touched.length > 0 ? Math.max(...touched) : null}::int8),
         title = coalesce(title, ${title}::text)
       WHERE id = ${sessionId} AND epoch = ${epoch}
       RETURNING id, last_seq
     ), appended AS (
       INSERT INTO events (session_id, seq, kind, payload, at)
-      SELECT claimed.id, claimed.last_seq - ${n} + e.ord, e.kind, e.payload, e.at
-      FROM claimed, unnest(${kinds}::text[], ${run.flatMap((unit) => unit.payloads)}::text[], ${run.flatMap((unit) => unit.ats)}::int8[])
-        WITH ORDINALITY AS e (kind, payload, at, ord)
+      SELECT claimed.id, coalesce(e.seq, claimed.last_seq - ${n} + e.ord), e.kind, e.payload, e.at
+      FROM claimed, unnest(${kinds}::text[], ${run.flatMap((unit) => unit.payloads)}::text[], ${run.flatMap((unit) => unit.ats)}::int8[],
+        ${given ?? kinds.map(() => null)}::int8[]) WITH ORDINALITY AS e (kind, payload, at, seq, ord)
     ), asked AS (
       INSERT INTO questions (id, session_id, kind, request, asked_at)
       SELECT q.id, claimed.id, q.kind, q.request, q.asked_at
@@ -650,7 +692,14 @@ function requirePgid(op: string, pgid: unknown): number {
 
 /** A refusal by the server (constraint, connection lost...) as the store's write error, with PostgreSQL's SQLSTATE as the code. */
 function writeError(op: string, error: unknown): Error {
-  if (error instanceof StoreInputError || error instanceof StoreNotFoundError || error instanceof StaleEpochError) return error;
+  if (
+    error instanceof StoreInputError ||
+    error instanceof StoreNotFoundError ||
+    error instanceof StaleEpochError ||
+    error instanceof HostSupersededError
+  ) {
+    return error;
+  }
   const code = (error as { code?: unknown }).code;
   return new StoreWriteError(op, typeof code === "string" ? code : "UNKNOWN", (error as Error).message, { cause: error });
 }

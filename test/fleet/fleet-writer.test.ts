@@ -1,0 +1,147 @@
+// The fleet writer (src/store/postgres/fleet-writer.ts) on a real PostgreSQL and a real mirror file:
+// the seqs a client was told are the seqs stored after a batch failed, a host that lost a session
+// relays no answer of it, and the store's health follows what the server and the mirror really do.
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/store/database.js";
+import { StoreWriteError } from "../../src/store/errors.js";
+import type { BatchOutcome, WriterStatus } from "../../src/store/journal-writer.js";
+import { buildMirror } from "../../src/store/postgres/fleet-mirror.js";
+import { FleetWriter } from "../../src/store/postgres/fleet-writer.js";
+import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
+import { startThrowawayCluster, type ThrowawayCluster } from "../../src/store/postgres/throwaway-cluster.js";
+import type { StoreBackend, UnitOutcome, WriteUnit } from "../../src/store/store-backend.js";
+import { Store } from "../../src/store/store.js";
+import { callOp, flatten, type WriteOp } from "../../src/store/write-batch.js";
+import { usePostgresCluster } from "../support/postgres-cluster.js";
+import { waitUntil } from "../support/process-table.js";
+
+const postgres = usePostgresCluster();
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const T0 = Date.UTC(2025, 0, 1);
+const event = (seq: number, text: string): WriteOp => ["e", "s", seq, "update", JSON.stringify({ text }), T0 + seq];
+
+/** Host A with session "s" on the database at `url`, its mirror built, and its fleet writer on `backend` (or the real one). */
+async function hostA(url: string, wrap: (backend: PostgresBackend) => StoreBackend = (backend) => backend) {
+  const backend = await PostgresBackend.open(url, { maxConnections: 2 });
+  cleanups.push(() => backend.close());
+  await backend.registerHost({ id: "host-a", url: null });
+  const lease = await backend.createSession({ id: "s", agent: "demo", cwd: "/w", createdAt: T0 }, "host-a");
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "berth-fleet-writer-")));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const mirrorPath = join(dir, "fleet-mirror.sqlite");
+  await buildMirror(backend, "host-a", mirrorPath, [lease], []);
+  const outcomes = new Map<number, BatchOutcome>();
+  const statuses: WriterStatus[] = [];
+  const lost: string[] = [];
+  const writer = new FleetWriter(wrap(backend), "host-a", mirrorPath, [lease], {
+    committed: (outcome) => outcomes.set(outcome.batch, outcome),
+    status: (status) => statuses.push(status),
+    lost: (sessionId) => lost.push(sessionId),
+  });
+  cleanups.push(async () => void (await writer.close(5_000)));
+  /** Writes one batch of units and waits for its outcome. */
+  const write = async (...units: WriteOp[][]) => {
+    const batch = writer.write(flatten(units));
+    await waitUntil(() => outcomes.has(batch), `batch ${batch} was reported`);
+    return outcomes.get(batch)!;
+  };
+  const mirrored = () => {
+    const mirror = Store.open(mirrorPath, { busyTimeoutMs: 0 });
+    try {
+      return mirror.events.read("s").map((e) => [e.seq, (e.payload as { text: string }).text]);
+    } finally {
+      mirror.close();
+    }
+  };
+  return { backend, lease, mirrorPath, writer, write, outcomes, statuses, lost, mirrored };
+}
+
+describe("the fleet writer on PostgreSQL", () => {
+  it("stores events at the seqs the journal gave (and published), also after a batch failed without committing", async () => {
+    const url = await postgres.freshDatabase();
+    let failNext = false;
+    // The connection fails under one batch: nothing of it reaches the server (as the backend reports a connection lost).
+    const faulty = (backend: PostgresBackend): StoreBackend =>
+      Object.assign(Object.create(backend) as PostgresBackend, {
+        write: async (units: readonly WriteUnit[]): Promise<UnitOutcome[]> => {
+          if (!failNext) return backend.write(units);
+          failNext = false;
+          return units.map(() => ({ ok: false, error: new StoreWriteError("events.write", "CONNECTION_CLOSED", "write CONNECTION_CLOSED") }));
+        },
+      });
+    const a = await hostA(url, faulty);
+    expect((await a.write([event(1, "m1")])).failed).toEqual([]);
+    failNext = true;
+    expect((await a.write([event(2, "m2")])).failed).toEqual([
+      expect.objectContaining({ unit: 0, error: expect.stringMatching(/CONNECTION_CLOSED/) }),
+    ]);
+    // The journal numbered m2 in memory and goes on with 3: clients are told m3 is seq 3.
+    expect((await a.write([event(3, "m3")])).failed).toEqual([]);
+    const stored = (await a.backend.readEvents("s")).map((e) => [e.seq, (e.payload as { text: string }).text]);
+    expect(stored).toEqual([
+      [1, "m1"],
+      [3, "m3"],
+    ]);
+    expect(a.mirrored()).toEqual(stored);
+    expect(await a.backend.lastSeq("s")).toBe(3);
+  }, 30_000);
+
+  it("relays no answer for a session it lost: a person's answer goes under the lease too, and a stale one is refused", async () => {
+    const url = await postgres.freshDatabase();
+    const a = await hostA(url);
+    expect((await a.write([event(1, "hello"), ["q", "q1", "s", "permission", "{}", T0]])).failed).toEqual([]);
+    // A later process registers under host A's id: the writer's lease of "s" is stale.
+    const later = await PostgresBackend.open(url, { maxConnections: 1 });
+    cleanups.push(() => later.close());
+    await later.registerHost({ id: "host-a", url: null });
+    const answer = { optionId: "allow" };
+    const resolved: WriteOp = ["e", "s", 2, "question_resolved", JSON.stringify({ questionId: "q1", state: "answered", answer }), T0 + 5];
+    const outcome = await a.write([resolved, callOp("questions.resolve", ["q1", "answered", answer, T0 + 5])]);
+    expect(outcome.failed).toEqual([expect.objectContaining({ unit: 0, lost: true, error: expect.stringMatching(/epoch 1 is stale/) })]);
+    expect(a.lost).toEqual(["s"]);
+    expect(await later.getQuestion("q1")).toMatchObject({ state: "pending", answer: null });
+    expect((await later.readEvents("s")).map((e) => e.kind)).toEqual(["update"]);
+  }, 30_000);
+
+  it("reports the store degraded once while the server is gone (its socket too), never writable in between", async () => {
+    let cluster: ThrowawayCluster | undefined = await startThrowawayCluster({ unsafeFast: true });
+    cleanups.push(() => cluster?.stop());
+    const a = await hostA(cluster.url);
+    expect((await a.write([event(1, "before")])).failed).toEqual([]);
+    await cluster.stop();
+    cluster = undefined;
+    for (const seq of [2, 3, 4]) expect((await a.write([event(seq, `during ${seq}`)])).failed).toHaveLength(1);
+    expect(a.statuses).toEqual([expect.objectContaining({ state: "blocked" })]);
+    expect(a.mirrored()).toEqual([[1, "before"]]);
+  }, 60_000);
+
+  it("reports the store degraded while its mirror cannot write, and writable once it can; nothing is reported stored meanwhile", async () => {
+    const url = await postgres.freshDatabase();
+    const a = await hostA(url);
+    // Another connection holds the mirror's write lock.
+    const other = openDatabase(a.mirrorPath);
+    cleanups.push(() => void other.close());
+    other.exec("BEGIN IMMEDIATE");
+    const batch = a.writer.write(flatten([[event(1, "waits")]]));
+    await waitUntil(() => a.statuses.length > 0, "the mirror's blocked status reached the store's health");
+    expect(a.statuses).toEqual([expect.objectContaining({ state: "blocked", code: "SQLITE_BUSY" })]);
+    expect(a.outcomes.has(batch)).toBe(false);
+    other.exec("COMMIT");
+    await waitUntil(() => a.statuses.length > 1, "the mirror writes again");
+    expect(a.statuses[1]).toMatchObject({ state: "writable" });
+    await waitUntil(() => a.outcomes.has(batch), "the waiting batch was reported");
+    expect(a.outcomes.get(batch)!.failed).toEqual([]);
+    expect((await a.write([event(2, "after")])).failed).toEqual([]);
+    expect(a.mirrored()).toEqual([
+      [1, "waits"],
+      [2, "after"],
+    ]);
+  }, 30_000);
+});
