@@ -99,7 +99,12 @@ describe("acpx through berth connect", () => {
 
     // Permission: acpx answers the agent's session/request_permission by its policy.
     expect(ok(await run(["--approve-all", "/ask may I?"])).stdout).toContain("You chose: allow");
-    expect(ok(await run(["--deny-all", "/ask may I?"])).stdout).toContain("You chose: deny");
+    // acpx exits 5 (PERMISSION_DENIED) when its queue owner denied every permission it counted. The owner counts
+    // across prompts: still alive from the previous command (--ttl 1), it counted that allow, and acpx exits 0.
+    const denied = await run(["--deny-all", "/ask may I?"]);
+    expect([0, 5], `acpx exited with ${denied.code}; stderr: ${denied.stderr}`).toContain(denied.code);
+    expect(denied.stdout).toContain("You chose: deny");
+    expect(denied.stdout).toContain("[done] end_turn");
     expect((await session(fixture, sessionId)).turnActive).toBe(false);
 
     // Cancel: a turn that would sleep an hour, cancelled by a second acpx command.
