@@ -6,6 +6,7 @@ import { buildMirror } from "../store/postgres/fleet-mirror.js";
 import { FleetWriter } from "../store/postgres/fleet-writer.js";
 import { PostgresBackend } from "../store/postgres/postgres-backend.js";
 import type { HostInfo, Lease, StoreBackend } from "../store/store-backend.js";
+import { FleetDirectory } from "./fleet-directory.js";
 import type { HostParts } from "./host-composition.js";
 import type { Logger } from "./logger.js";
 import { stopSessionAgent } from "./session-deletion.js";
@@ -44,6 +45,8 @@ export class Fleet {
     readonly host: HostInfo,
     private readonly leases: readonly Lease[],
     readonly mirrorPath: string,
+    /** The other hosts' sessions, questions and records, shown beside this host's own. */
+    readonly directory: FleetDirectory,
     private readonly heartbeatMs: number,
     private readonly hostTtlMs: number,
     private readonly log: Logger,
@@ -62,11 +65,12 @@ export class Fleet {
       const leases = await backend.listLeases(host.id);
       const mirrorPath = join(dataDir, MIRROR_FILE);
       await buildMirror(backend, host.id, mirrorPath, leases, Object.keys(config.agents).concat("demo"));
+      const directory = await FleetDirectory.open(backend, host.id, config.fleet.heartbeatInterval, log);
       log.info(
         { store: "postgres", hostId: host.id, incarnation: host.incarnation, url: host.url, sessions: leases.length },
         "registered in the fleet: this host's sessions are at new epochs, so an earlier process under its id can write nothing",
       );
-      return new Fleet(backend, host, leases, mirrorPath, config.fleet.heartbeatInterval, config.fleet.hostTtl, log);
+      return new Fleet(backend, host, leases, mirrorPath, directory, config.fleet.heartbeatInterval, config.fleet.hostTtl, log);
     } catch (error) {
       await backend.close();
       throw error;
@@ -85,6 +89,8 @@ export class Fleet {
   /** Starts heartbeating; from now on a lost session's agent is stopped. */
   start(parts: HostParts): void {
     this.parts = parts;
+    // Another host's session changed: the views read it again (the event stream's `session`).
+    this.directory.changed.add((sessionId) => parts.sessionChanges.emit(sessionId));
     this.timer = setInterval(() => {
       // Checked whether or not a heartbeat is still waiting on the database: a hung one counts as failed.
       if (this.link === "connected" && Date.now() - this.lastBeat > this.fenceAfterMs) this.fence();
@@ -95,7 +101,7 @@ export class Fleet {
   /** Stops heartbeating and disconnects; the journal (its writer) is closed before. Leases stand until the host TTL passes. */
   close(): Promise<void> {
     clearInterval(this.timer);
-    this.closing ??= (this.beating ?? Promise.resolve()).then(() => this.backend.close());
+    this.closing ??= Promise.all([this.beating, this.directory.close()]).then(() => this.backend.close());
     return this.closing;
   }
 

@@ -23,6 +23,7 @@ import { AgentsOutsideSessions } from "./agents-outside-sessions.js";
 import { clientHolders, LOCATION_HOLDER } from "./holders.js";
 import { HostRecordLog, type HostRecord } from "./host-records.js";
 import { HostViews } from "./host-views.js";
+import { noPeers, type Peers } from "./fleet-directory.js";
 import { Housekeeping } from "./housekeeping.js";
 import { Journal } from "./journal.js";
 import { closeLocation } from "./location-closing.js";
@@ -54,6 +55,10 @@ export interface HostParts {
    * one is lost it is not found, not shown, and no agent is started for it, however long its mirror takes to forget it.
    */
   readonly lost: Set<string>;
+  /** The fleet's other hosts' sessions, questions and records (nothing on SQLite). */
+  readonly peers: Peers;
+  /** This host's id in its fleet; null on SQLite. */
+  readonly hostId: string | null;
   /** Something about a session changed (holders, child, turn, questions): views should be re-read. */
   readonly sessionChanges: Listeners<string>;
   readonly connections: ConnectionCleanups;
@@ -74,6 +79,13 @@ export interface HostParts {
   readonly noticeAgentStopped: (sessionId: string, reason: AgentStopReason) => void;
 }
 
+/** A host in a fleet: its id, its writer through the shared store, and what it knows of the other hosts. */
+export interface FleetMembership {
+  readonly hostId: string;
+  readonly writerFor: (listeners: WriterListeners) => BatchWriter;
+  readonly peers: Peers;
+}
+
 /** Builds the parts of a host on an open store and wires them together; nothing starts running yet. */
 export function composeHost(
   config: Config,
@@ -81,8 +93,10 @@ export function composeHost(
   store: Store,
   clock: Clock,
   log: Logger,
-  writerFor: ((listeners: WriterListeners) => BatchWriter) | undefined,
+  fleet: FleetMembership | undefined,
 ): HostParts {
+  const peers = fleet?.peers ?? noPeers;
+  const hostId = fleet?.hostId ?? null;
   const status: { state: HostState } = { state: "running" };
   const lost = new Set<string>();
   const paths = dataPaths(dataDir);
@@ -96,7 +110,7 @@ export function composeHost(
     clock,
     log,
     config.writeTimeout,
-    writerFor ?? ((listeners) => new JournalWriter(store.path, listeners)),
+    fleet?.writerFor ?? ((listeners) => new JournalWriter(store.path, listeners)),
   );
   const records = new HostRecordLog({ store, journal, clock, log, sessionChanged: (sessionId) => sessionChanges.emit(sessionId) });
   const record = (r: HostRecord) => records.record(r);
@@ -261,8 +275,8 @@ export function composeHost(
       await children.stop(sessionId, child, "unresponsive");
     },
   });
-  const views = new HostViews({ store, lost, journal, holds, executions, retention, cache });
-  const catalog = new SessionCatalog({ store, lost, journal, registry, clock });
+  const views = new HostViews({ store, lost, hostId, peers, journal, holds, executions, retention, cache });
+  const catalog = new SessionCatalog({ store, lost, peers, journal, registry, clock });
   return {
     config,
     dataDir,
@@ -274,6 +288,8 @@ export function composeHost(
     records,
     bus,
     lost,
+    peers,
+    hostId,
     sessionChanges,
     connections,
     ledger,

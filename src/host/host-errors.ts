@@ -1,5 +1,6 @@
 import { UnknownAgentError } from "../agents/agent-registry.js";
 import { SessionNotFoundError } from "./agent-children.js";
+import { OwnedByOtherHostError } from "./fleet-directory.js";
 import { TurnFailedError } from "./turns.js";
 import { QuestionError } from "./question-desk.js";
 import { StoreUnavailableError } from "./store-health.js";
@@ -10,7 +11,7 @@ import { LocationServicesClosedError } from "../lifecycle/location-services-cach
 import { AcquisitionFailedError, HoldsClosedError, StaleHoldError } from "../lifecycle/session-holds.js";
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
-export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError };
+export { AcquisitionFailedError, OwnedByOtherHostError, QuestionError, SessionNotFoundError, UnknownAgentError };
 
 /** The host is stopping or stopped: it admits no new work. */
 export class HostStoppedError extends Error {
@@ -48,6 +49,8 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");
   if (error instanceof InvalidTitleError) return as("bad_input", "invalid_title");
   if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");
+  // Another host of the fleet runs it: this host only shows it (its message names the owner and its URL).
+  if (error instanceof OwnedByOtherHostError) return as("conflict", "owned_by_other_host");
   // The agent failed or crashed mid-turn: not Berth's bug, and the session carries on.
   if (error instanceof TurnFailedError || error instanceof AcquisitionFailedError) return as("unavailable", "agent_failed");
   // The hold left (or was replaced) before its agent was ready: the request raced its own release; retrying holds afresh.

@@ -1,5 +1,6 @@
 import type { Clock } from "../lifecycle/clock.js";
-import type { LifecycleRecord } from "../lifecycle/lifecycle-records.js";
+import type { LifecycleRecord as KernelRecord } from "../lifecycle/lifecycle-records.js";
+import type { LifecycleRecord } from "../store/lifecycle-records.js";
 import { recordMessages } from "../lifecycle/lifecycle-records.js";
 import { Listeners } from "../lifecycle/listeners.js";
 import type { Store } from "../store/store.js";
@@ -34,7 +35,7 @@ type HostOnlyRecord =
       readonly method: string;
     };
 
-export type HostRecord = LifecycleRecord | HostOnlyRecord;
+export type HostRecord = KernelRecord | HostOnlyRecord;
 
 const hostMessages: Readonly<Record<HostOnlyRecord["kind"], string>> = {
   child_acquired: "agent child acquired",
@@ -54,7 +55,7 @@ const hostMessages: Readonly<Record<HostOnlyRecord["kind"], string>> = {
 
 /** The one log line's text for each record. */
 function messageOf(record: HostRecord): string {
-  return record.kind in recordMessages ? recordMessages[record.kind as LifecycleRecord["kind"]] : hostMessages[record.kind as HostOnlyRecord["kind"]];
+  return record.kind in recordMessages ? recordMessages[record.kind as KernelRecord["kind"]] : hostMessages[record.kind as HostOnlyRecord["kind"]];
 }
 
 /** A record as it is logged, journaled and streamed: its fields, its message, its time. */
@@ -110,11 +111,12 @@ export class HostRecordLog {
 
   /** The newest `limit` stored records, oldest first. */
   recent(limit: number): StampedRecord[] {
-    return this.deps.store.lifecycleRecords.recent(limit).map((row) => ({
-      id: row.id,
-      at: row.at,
-      message: messageOf(row.payload as unknown as HostRecord),
-      record: row.payload as unknown as HostRecord,
-    }));
+    return this.deps.store.lifecycleRecords.recent(limit).map(stampedOf);
   }
+}
+
+/** A stored record (this host's, or another's of the fleet) as it is streamed. */
+export function stampedOf(row: LifecycleRecord): StampedRecord {
+  const record = row.payload as unknown as HostRecord;
+  return { id: row.id, at: row.at, message: messageOf(record), record };
 }

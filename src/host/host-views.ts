@@ -9,6 +9,7 @@ import type { TerminalOutputResult } from "../location/terminal.js";
 import type { Session } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
 import { clientHolders } from "./holders.js";
+import type { PeerSession, Peers } from "./fleet-directory.js";
 import type { Journal } from "./journal.js";
 import { locationOfSession, sessionsAt } from "./session-location.js";
 import type { LocationView, SessionView } from "./views.js";
@@ -17,6 +18,10 @@ export interface HostViewsDeps {
   readonly store: Store;
   /** Sessions this host lost to another host of its fleet: hidden at once, before its mirror forgets them. */
   readonly lost: ReadonlySet<string>;
+  /** This host's id in its fleet; null on SQLite (one host). */
+  readonly hostId: string | null;
+  /** The fleet's other hosts' sessions, shown beside this host's own. */
+  readonly peers: Peers;
   readonly journal: Journal;
   readonly holds: SessionHolds<AgentChild>;
   readonly executions: Executions;
@@ -28,18 +33,25 @@ export interface HostViewsDeps {
 export class HostViews {
   constructor(private readonly deps: HostViewsDeps) {}
 
+  /** This host's session, else another host's of the fleet. */
   session(sessionId: string): SessionView | undefined {
     const session = this.deps.lost.has(sessionId) ? undefined : this.deps.store.sessions.get(sessionId);
-    return session && this.viewOf(session);
+    if (session) return this.viewOf(session);
+    const peer = this.deps.peers.session(sessionId);
+    return peer && peerView(peer);
   }
 
+  /** Every host's sessions, most recently updated first. */
   sessions(filter: { cwd?: string }): SessionView[] {
     const cwd = filter.cwd === undefined ? undefined : locationKey(filter.cwd).directory;
-    const { store, lost } = this.deps;
-    return store.sessions
+    const { store, lost, peers } = this.deps;
+    const own = store.sessions
       .list(cwd === undefined ? {} : { cwd })
       .filter((session) => !lost.has(session.id))
       .map((session) => this.viewOf(session));
+    const others = peers.sessions().filter((peer) => cwd === undefined || peer.session.cwd === cwd);
+    if (others.length === 0) return own;
+    return own.concat(others.map(peerView)).sort((a, b) => b.updatedAt - a.updatedAt);
   }
 
   /** Every session's agent-child state and pid, for gauges: one query, nothing read per session. */
@@ -88,6 +100,8 @@ export class HostViews {
     const child = holds.child(session.id);
     return {
       id: session.id,
+      host: this.deps.hostId,
+      hostOnline: true,
       agent: session.agent,
       cwd: session.cwd,
       workspace: session.workspace,
@@ -104,4 +118,27 @@ export class HostViews {
       updatedAt: session.updatedAt,
     };
   }
+}
+
+/** Another host's session: what the shared store says of it; its agent's state is its owner's to know (childless here). */
+function peerView({ session, owner, ownerOnline, pendingQuestions }: PeerSession): SessionView {
+  return {
+    id: session.id,
+    host: owner?.id ?? null,
+    hostOnline: ownerOnline,
+    agent: session.agent,
+    cwd: session.cwd,
+    workspace: session.workspace,
+    title: session.title,
+    state: "childless",
+    pid: null,
+    holders: 0,
+    turnActive: false,
+    turnStartedAt: null,
+    pendingQuestions: pendingQuestions.length,
+    releaseAt: null,
+    preview: null,
+    createdAt: session.createdAt,
+    updatedAt: session.updatedAt,
+  };
 }

@@ -18,9 +18,11 @@ import { answerFields, stateOf, type AgentSessionState } from "./agent-session-s
 import type { Asker } from "./agents-outside-sessions.js";
 import type { Fleet } from "./fleet.js";
 import { composeHost, type HostParts } from "./host-composition.js";
+import { questionView } from "./question-desk.js";
 import { HostStoppedError } from "./host-errors.js";
 import { holdAndTell } from "./holders.js";
-import type { StampedRecord } from "./host-records.js";
+import { stampedOf, type StampedRecord } from "./host-records.js";
+import { OwnedByOtherHostError } from "./fleet-directory.js";
 import { silentLogger, type Logger } from "./logger.js";
 import type { NewSessionParams } from "./session-catalog.js";
 import type { SessionListener } from "./session-bus.js";
@@ -31,7 +33,7 @@ import { normalTitle, titleUpdate } from "./session-titles.js";
 import { shutDown } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
 import type { StoreHealthView } from "./store-health.js";
-import type { LocationView, QuestionView, SessionView } from "./views.js";
+import type { HostView, LocationView, QuestionView, SessionView } from "./views.js";
 
 export { sweepLeftovers } from "./startup.js";
 
@@ -91,7 +93,7 @@ export class Host {
       store,
       options.clock ?? systemClock,
       logger,
-      fleet && ((listeners) => fleet.writerFor(listeners)),
+      fleet && { hostId: fleet.host.id, writerFor: (listeners) => fleet.writerFor(listeners), peers: fleet.directory },
     );
     const { journal, ledger, clock, records, log } = parts;
     try {
@@ -268,16 +270,31 @@ export class Host {
 
   // ── questions ────────────────────────────────────────────────────────
 
+  /** Every host's pending questions (of one session, if given), oldest first. */
   pendingQuestions(sessionId?: string): QuestionView[] {
-    return this.parts.desk.pending(sessionId);
+    const own = this.parts.desk.pending(sessionId);
+    const others = this.parts.peers
+      .sessions()
+      .filter((peer) => sessionId === undefined || peer.session.id === sessionId)
+      .flatMap((peer) => peer.pendingQuestions.map(questionView));
+    if (others.length === 0) return own;
+    return own.concat(others).sort((a, b) => a.askedAt - b.askedAt || (a.id < b.id ? -1 : 1));
   }
 
   question(questionId: string): QuestionView | undefined {
-    return this.parts.desk.get(questionId);
+    const own = this.parts.desk.get(questionId);
+    if (own) return own;
+    const other = this.parts.peers.question(questionId);
+    return other && questionView(other);
   }
 
-  /** Settles once the answer is stored (then the agent has it), or fails after `writeTimeout` if the store cannot write. */
+  /**
+   * Settles once the answer is stored (then the agent has it), or fails after `writeTimeout` if the store cannot write.
+   * Another host's question is refused ({@link OwnedByOtherHostError}): its agent waits on that host.
+   */
   answerQuestion(questionId: string, answer: QuestionAnswer): Promise<QuestionView> {
+    const other = this.parts.desk.get(questionId) ? undefined : this.parts.peers.question(questionId);
+    if (other) return Promise.reject(new OwnedByOtherHostError(other.sessionId, this.parts.peers.session(other.sessionId)?.owner ?? null));
     return this.parts.desk.answer(questionId, answer);
   }
 
@@ -312,8 +329,38 @@ export class Host {
     return this.parts.journal.committed();
   }
 
+  /** The newest `limit` records of every host of the fleet, oldest first. */
   recentRecords(limit = 100): StampedRecord[] {
-    return this.parts.records.recent(limit);
+    const own = this.parts.records.recent(limit);
+    const others = this.parts.peers.records();
+    if (others.length === 0) return own;
+    const byId = new Map(own.map((stamped) => [stamped.id, stamped]));
+    for (const row of others) if (!byId.has(row.id)) byId.set(row.id, stampedOf(row));
+    return [...byId.values()].sort((a, b) => a.id - b.id).slice(-limit);
+  }
+
+  /** A record another host of the fleet appended (this host's own are told by {@link onRecord}). */
+  onPeerRecord(listener: (record: StampedRecord) => void): () => void {
+    return this.fleet?.directory.recorded.add((row) => listener(stampedOf(row))) ?? (() => undefined);
+  }
+
+  /** Another host's session is gone from the fleet (deleted), or became this host's own. */
+  onPeerSessionGone(listener: (sessionId: string) => void): () => void {
+    return this.fleet?.directory.gone.add(listener) ?? (() => undefined);
+  }
+
+  /** The fleet's hosts; undefined on SQLite (one host, no fleet). */
+  hosts(): HostView[] | undefined {
+    const self = this.parts.hostId;
+    return this.parts.peers.hosts()?.map((host) => ({
+      id: host.id,
+      url: host.url,
+      incarnation: host.incarnation,
+      registeredAt: host.registeredAt,
+      heartbeatAt: host.heartbeatAt,
+      online: host.alive,
+      self: host.id === self,
+    }));
   }
 
   // ── lifecycle of the host itself ─────────────────────────────────────

@@ -36,7 +36,7 @@ export interface QuestionDeskDeps {
   readonly keyOf: (sessionId: string) => LocationKey | undefined;
 }
 
-function questionView(question: Question): QuestionView {
+export function questionView(question: Question): QuestionView {
   return {
     id: question.id,
     sessionId: question.sessionId,

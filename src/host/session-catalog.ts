@@ -8,6 +8,7 @@ import type { Store } from "../store/store.js";
 import { SessionNotFoundError } from "./agent-children.js";
 import { agentRequestOf, type AgentRequest, type ReopenRequest } from "./agent-request.js";
 import type { Journal } from "./journal.js";
+import { OwnedByOtherHostError, type Peers } from "./fleet-directory.js";
 
 export interface NewSessionParams {
   readonly cwd: string;
@@ -21,6 +22,8 @@ export interface SessionCatalogDeps {
   readonly store: Store;
   /** Sessions this host lost to another host of its fleet: not found from the moment they are lost. */
   readonly lost: ReadonlySet<string>;
+  /** The fleet's other hosts' sessions: shown here, but never changed, run or reopened here. */
+  readonly peers: Peers;
   readonly journal: Journal;
   readonly registry: AgentRegistry;
   readonly clock: Clock;
@@ -72,11 +75,16 @@ export class SessionCatalog {
     this.deps.journal.setSession(sessionId, { agentRequest: { ...agentRequestOf(session.agentRequest), reopen } });
   }
 
-  /** The stored session; throws {@link SessionNotFoundError} if there is none. */
+  /**
+   * This host's stored session; throws {@link OwnedByOtherHostError} if another host of the fleet
+   * owns it, {@link SessionNotFoundError} if there is none.
+   */
   require(sessionId: string): Session {
     const session = this.deps.lost.has(sessionId) ? undefined : this.deps.store.sessions.get(sessionId);
-    if (!session) throw new SessionNotFoundError(sessionId);
-    return session;
+    if (session) return session;
+    const peer = this.deps.peers.session(sessionId);
+    if (peer) throw new OwnedByOtherHostError(sessionId, peer.owner);
+    throw new SessionNotFoundError(sessionId);
   }
 }
 

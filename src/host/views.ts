@@ -16,6 +16,10 @@ export type { SessionEvent } from "./session-bus.js";
 /** A session as operators and clients see it. */
 export interface SessionView {
   readonly id: string;
+  /** The fleet host that owns it (runs its agent); null on SQLite (one host), or while no host of the fleet owns it. */
+  readonly host: string | null;
+  /** Its owner host heartbeats (always true on SQLite): false shows "host offline", the session kept, not dropped. */
+  readonly hostOnline: boolean;
   readonly agent: string;
   readonly cwd: string;
   readonly workspace: string | null;
@@ -44,6 +48,20 @@ export interface QuestionView {
   readonly request: unknown;
   readonly askedAt: number;
   readonly state: "pending" | "answered" | "cancelled" | "orphaned";
+}
+
+/** A host of the fleet (`GET /api/hosts`). */
+export interface HostView {
+  readonly id: string;
+  /** Where its peers reach it (`fleet.url`); null if it registered none. */
+  readonly url: string | null;
+  readonly incarnation: number;
+  readonly registeredAt: number;
+  readonly heartbeatAt: number;
+  /** Its last heartbeat is within `fleet.hostTtl` (the database server's clock). */
+  readonly online: boolean;
+  /** The host answering the request. */
+  readonly self: boolean;
 }
 
 interface ServiceView {

@@ -57,6 +57,16 @@ export function restRoutes({ host, events, metrics, tickets }: RestDeps): Route[
     { method: "GET", path: "/api/locations", handle: () => json({ locations: host.locations() }) },
     {
       method: "GET",
+      path: "/api/hosts",
+      handle: () => {
+        const hosts = host.hosts();
+        // One host on SQLite: no fleet to list (docs/api.md).
+        if (!hosts) throw new HttpError(404, "not_in_a_fleet", 'this host is not in a fleet: its store is SQLite (set "store" to a postgres:// URL to run a fleet)');
+        return json({ hosts });
+      },
+    },
+    {
+      method: "GET",
       path: "/api/sessions",
       handle: ({ url }) => {
         const cwd = url.searchParams.get("cwd");

@@ -15,7 +15,7 @@ const RETRY_MS = 2_000;
 
 /**
  * `GET /api/events`: every lifecycle record, coalesced session changes, deletions and agent
- * state changes, as Server-Sent Events to every connected operator view.
+ * state changes, as Server-Sent Events to every connected operator view; in a fleet, every host's.
  */
 export class OperatorEvents {
   private readonly streams = new Set<ServerResponse>();
@@ -32,9 +32,14 @@ export class OperatorEvents {
     this.unsubscribe = [
       host.onRecord((stamped) => {
         this.broadcast("record", stamped);
-        // However it was deleted (REST, an ACP client, the host itself), or lost to another host of a fleet, views drop it.
-        if (stamped.record.kind === "session_deleted" || stamped.record.kind === "session_lost") this.sessionDeleted(stamped.record.sessionId);
+        // However it was deleted (REST, an ACP client, the host itself), views drop it; lost to another host of a fleet,
+        // they drop it too, or read it again if this host shows it as that host's already.
+        if (stamped.record.kind === "session_deleted") this.sessionDeleted(stamped.record.sessionId);
+        if (stamped.record.kind === "session_lost") this.sessionGone(stamped.record.sessionId);
       }),
+      // Another host's records are streamed too; what they mean for the views comes from the fleet's sessions themselves.
+      host.onPeerRecord((stamped) => this.broadcast("record", stamped)),
+      host.onPeerSessionGone((sessionId) => this.sessionGone(sessionId)),
       host.onSessionChanged((sessionId) => this.sessionChanged(sessionId)),
       // A page reading a session without holding it shows its agent's mode, model and options: it reads them again.
       host.onAgentStateChanged((sessionId) => this.broadcast("agent_state", { id: sessionId })),
@@ -58,6 +63,12 @@ export class OperatorEvents {
     res.write(`retry: ${RETRY_MS}\n\n`);
     this.streams.add(res);
     res.on("close", () => this.streams.delete(res));
+  }
+
+  /** A session left this host's own or another's list: dropped, unless the host shows it still (it moved between hosts). */
+  private sessionGone(sessionId: string): void {
+    if (this.viewOf(sessionId)) this.sessionChanged(sessionId);
+    else this.sessionDeleted(sessionId);
   }
 
   /** A session was deleted: views drop it at once; a change still pending for it is moot. */

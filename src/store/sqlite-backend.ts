@@ -243,8 +243,10 @@ export class SqliteBackend implements StoreBackend {
 
   // Lifecycle records.
 
-  async appendRecord(_hostId: string, kind: string, payload: unknown, at: number): Promise<number> {
-    return this.store.lifecycleRecords.append(kind, payload, at);
+  async appendRecord(hostId: string, kind: string, payload: unknown, at: number): Promise<number> {
+    const id = this.store.lifecycleRecords.append(kind, payload, at);
+    this.emit({ type: "record", id, hostId });
+    return id;
   }
 
   async recentRecords(limit: number): Promise<LifecycleRecord[]> {

@@ -188,7 +188,9 @@ export type StoreChange =
   | { readonly type: "events"; readonly sessionId: string; readonly lastSeq: number }
   | { readonly type: "session"; readonly sessionId: string }
   | { readonly type: "question"; readonly sessionId: string; readonly questionId: string }
-  | { readonly type: "lease"; readonly sessionId: string; readonly hostId: string | null; readonly epoch: number };
+  | { readonly type: "lease"; readonly sessionId: string; readonly hostId: string | null; readonly epoch: number }
+  /** A lifecycle record appended by `hostId` (its id is fleet-wide). */
+  | { readonly type: "record"; readonly id: number; readonly hostId: string };
 
 /** A write carried an epoch older than the session's: another host (or a later incarnation) owns it now. Nothing was stored. */
 export class StaleEpochError extends Error {

@@ -393,7 +393,8 @@ export class PostgresBackend implements StoreBackend {
       op,
       () => this.sql<{ id: number }[]>`
         INSERT INTO lifecycle_records (at, kind, payload) SELECT ${values[0]}, ${values[1]}, ${values[2]}
-        WHERE ${this.currentIncarnation(host)} RETURNING id`,
+        WHERE ${this.currentIncarnation(host)}
+        RETURNING id, pg_notify(${CHANNEL}, json_build_object('type', 'record', 'id', id, 'hostId', ${host}::text)::text)`,
     );
     if (!row) throw this.superseded(op, host);
     return row.id;

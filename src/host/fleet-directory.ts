@@ -1,0 +1,212 @@
+import { Listeners } from "../lifecycle/listeners.js";
+import type { LifecycleRecord } from "../store/lifecycle-records.js";
+import type { Question } from "../store/questions.js";
+import type { Session } from "../store/sessions.js";
+import type { HostInfo, StoreBackend, StoreChange } from "../store/store-backend.js";
+import type { Logger } from "./logger.js";
+
+/** A session another host of the fleet owns (or no host does), as this host last read it from the shared store. */
+export interface PeerSession {
+  readonly session: Session;
+  /** Its owner; null while no host owns it (released). */
+  readonly owner: { readonly id: string; readonly url: string | null } | null;
+  /** Its owner's heartbeat is within the host TTL. */
+  readonly ownerOnline: boolean;
+  readonly pendingQuestions: readonly Question[];
+}
+
+/** What this host knows of the rest of its fleet; nothing at all on SQLite (one host). */
+export interface Peers {
+  session(sessionId: string): PeerSession | undefined;
+  sessions(): readonly PeerSession[];
+  question(questionId: string): Question | undefined;
+  /** The hosts of the fleet (this one included); undefined when this host is not in a fleet. */
+  hosts(): readonly HostInfo[] | undefined;
+  /** Records other hosts appended since this host started, oldest first (at most {@link MAX_PEER_RECORDS}). */
+  records(): readonly LifecycleRecord[];
+}
+
+export const noPeers: Peers = {
+  session: () => undefined,
+  sessions: () => [],
+  question: () => undefined,
+  hosts: () => undefined,
+  records: () => [],
+};
+
+const MAX_PEER_RECORDS = 1_000;
+/** Notifications this close together are read in one refresh. */
+const GATHER_MS = 20;
+
+/**
+ * The other hosts' sessions, pending questions and records, and the fleet's hosts, read from the
+ * shared store into memory: at start, whenever `LISTEN/NOTIFY` says another host changed something,
+ * and every heartbeat interval (so an owner that stopped heartbeating shows offline within one).
+ * A wake-up is only a hint: each refresh reads the whole picture again, so a lost notification
+ * costs at most one interval. Listeners hear which peers' sessions changed, which are gone, and
+ * which records peers appended (docs/fleet.md, "One view").
+ *
+ * `open` → `close()`.
+ */
+export class FleetDirectory implements Peers {
+  private byId = new Map<string, PeerSession>();
+  private questionsById = new Map<string, Question>();
+  private hostList: readonly HostInfo[] = [];
+  private readonly peerRecords: LifecycleRecord[] = [];
+  /** Record ids other hosts announced and this host has not read yet. */
+  private readonly announced = new Set<number>();
+  private timer: NodeJS.Timeout | undefined;
+  private gathering: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private closed = false;
+  private unlisten: (() => Promise<void>) | undefined;
+  readonly changed = new Listeners<string>((error) => this.log.error({ err: error }, "fleet session change listener failed"));
+  readonly gone = new Listeners<string>((error) => this.log.error({ err: error }, "fleet session removal listener failed"));
+  readonly recorded = new Listeners<LifecycleRecord>((error) => this.log.error({ err: error }, "fleet record listener failed"));
+
+  private constructor(
+    private readonly backend: StoreBackend,
+    private readonly hostId: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Listens for the fleet's changes, then reads the picture once; refreshes every `intervalMs` from then on. */
+  static async open(backend: StoreBackend, hostId: string, intervalMs: number, log: Logger): Promise<FleetDirectory> {
+    const directory = new FleetDirectory(backend, hostId, log);
+    directory.unlisten = await backend.subscribe((change) => directory.woken(change));
+    await directory.refresh();
+    directory.timer = setInterval(() => directory.soon(), intervalMs);
+    directory.timer.unref();
+    return directory;
+  }
+
+  session(sessionId: string): PeerSession | undefined {
+    return this.byId.get(sessionId);
+  }
+
+  sessions(): readonly PeerSession[] {
+    return [...this.byId.values()];
+  }
+
+  question(questionId: string): Question | undefined {
+    return this.questionsById.get(questionId);
+  }
+
+  hosts(): readonly HostInfo[] {
+    return this.hostList;
+  }
+
+  records(): readonly LifecycleRecord[] {
+    return this.peerRecords;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    clearTimeout(this.gathering);
+    await this.running;
+    await this.unlisten?.().catch(() => undefined);
+  }
+
+  /** This host's own changes are already in its mirror: only other hosts' wake the directory. */
+  private woken(change: StoreChange): void {
+    if (change.type === "record") {
+      if (change.hostId === this.hostId) return;
+      this.announced.add(change.id);
+    }
+    this.soon();
+  }
+
+  /** One refresh for the notifications of the next few milliseconds; one more after a refresh that was running. */
+  private soon(): void {
+    if (this.closed || this.gathering) return;
+    this.gathering = setTimeout(() => {
+      this.gathering = undefined;
+      if (this.running) {
+        this.again = true;
+        return;
+      }
+      this.running = this.refresh()
+        .catch((error: unknown) => this.log.warn({ err: error }, "reading the fleet's sessions failed; tried again at the next change or heartbeat"))
+        .finally(() => {
+          this.running = undefined;
+          if (this.again) {
+            this.again = false;
+            this.soon();
+          }
+        });
+    }, GATHER_MS);
+  }
+
+  private async refresh(): Promise<void> {
+    const { backend } = this;
+    const [hosts, sessions, pending] = await Promise.all([backend.listHosts(), backend.listSessions(), backend.listPendingQuestions()]);
+    const ownerOf = new Map<string, HostInfo>();
+    for (const host of hosts) for (const lease of await backend.listLeases(host.id)) ownerOf.set(lease.sessionId, host);
+    const records = await this.announcedRecords();
+    if (this.closed) return;
+
+    const questionsOf = new Map<string, Question[]>();
+    for (const question of pending) questionsOf.set(question.sessionId, [...(questionsOf.get(question.sessionId) ?? []), question]);
+    const next = new Map<string, PeerSession>();
+    for (const session of sessions) {
+      const owner = ownerOf.get(session.id);
+      if (owner?.id === this.hostId) continue;
+      next.set(session.id, {
+        session,
+        owner: owner ? { id: owner.id, url: owner.url } : null,
+        ownerOnline: owner?.alive ?? false,
+        pendingQuestions: questionsOf.get(session.id) ?? [],
+      });
+    }
+    const before = this.byId;
+    this.byId = next;
+    this.questionsById = new Map([...next.values()].flatMap((peer) => peer.pendingQuestions.map((question) => [question.id, question] as const)));
+    this.hostList = hosts;
+    for (const [id, peer] of next) if (!sameView(before.get(id), peer)) this.changed.emit(id);
+    for (const id of before.keys()) if (!next.has(id)) this.gone.emit(id);
+    for (const record of records) {
+      this.peerRecords.push(record);
+      this.recorded.emit(record);
+    }
+    this.peerRecords.splice(0, Math.max(0, this.peerRecords.length - MAX_PEER_RECORDS));
+  }
+
+  /** The records other hosts announced, read in one query from the oldest of them. */
+  private async announcedRecords(): Promise<LifecycleRecord[]> {
+    if (this.announced.size === 0) return [];
+    const wanted = new Set(this.announced);
+    this.announced.clear();
+    const from = Math.min(...wanted) - 1;
+    return (await this.backend.recordsAfter(from)).filter((record) => wanted.has(record.id));
+  }
+}
+
+/** What a view of a peer's session shows: a change in any of it is told to the views. */
+function sameView(a: PeerSession | undefined, b: PeerSession): boolean {
+  return (
+    a !== undefined &&
+    a.session.updatedAt === b.session.updatedAt &&
+    a.session.title === b.session.title &&
+    a.owner?.id === b.owner?.id &&
+    a.owner?.url === b.owner?.url &&
+    a.ownerOnline === b.ownerOnline &&
+    a.pendingQuestions.length === b.pendingQuestions.length
+  );
+}
+
+/** A request that would change, run or answer in a session another host of the fleet owns: read-only here (relaying it to the owner is not built). */
+export class OwnedByOtherHostError extends Error {
+  override readonly name = "OwnedByOtherHostError";
+  constructor(
+    readonly sessionId: string,
+    readonly owner: PeerSession["owner"],
+  ) {
+    super(
+      owner
+        ? `session "${sessionId}" is owned by host "${owner.id}" (${owner.url ?? "no URL registered: set fleet.url on that host"}): on this host it is read-only; use that host`
+        : `session "${sessionId}" has no owner host in the fleet: on this host it is read-only`,
+    );
+  }
+}
