@@ -123,3 +123,47 @@ export async function stopHost(server: BerthProcess): Promise<void> {
   const { code } = await server.exited;
   if (code !== 0) throw new Error(`berth serve exited with ${code}; stderr: ${server.stderr}`);
 }
+
+/** Polls `probe` until it holds (the condition itself, with a deadline). */
+export async function eventually(probe: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A host's `GET /api/events` stream, read in the background: its events so far, by name. */
+export class OperatorStream {
+  private text = "";
+
+  private constructor(
+    response: Response,
+    private readonly abort: AbortController,
+  ) {
+    const body = response.body!;
+    const decoder = new TextDecoder();
+    void (async () => {
+      for await (const chunk of body) this.text += decoder.decode(chunk as Uint8Array, { stream: true });
+    })().catch(() => undefined);
+  }
+
+  static async open(url: string, token: string): Promise<OperatorStream> {
+    const abort = new AbortController();
+    const response = await fetch(`${url}/api/events`, { headers: { authorization: `Bearer ${token}` }, signal: abort.signal });
+    if (response.status !== 200) throw new Error(`GET /api/events answered ${response.status}`);
+    return new OperatorStream(response, abort);
+  }
+
+  /** The data of every event named `name` so far, parsed. */
+  events<T>(name: string): T[] {
+    return this.text
+      .split("\n\n")
+      .filter((frame) => frame.startsWith(`event: ${name}\n`))
+      .map((frame) => JSON.parse(frame.slice(frame.indexOf("\ndata: ") + 7)) as T);
+  }
+
+  close(): void {
+    this.abort.abort();
+  }
+}

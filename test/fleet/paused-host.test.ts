@@ -8,7 +8,7 @@ import { connect } from "../../src/store/postgres/connection.js";
 import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
 import { processIsRunning, waitUntil } from "../support/process-table.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
-import { AcpClient, errorLines, FleetTestBed, getJson, stopHost } from "./fleet-harness.js";
+import { AcpClient, errorLines, eventually, FleetTestBed, getJson, stopHost } from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
@@ -22,14 +22,6 @@ const HOST_TTL = 2_000;
 const fleetConfig = { fleet: { heartbeatInterval: "250ms", hostTtl: `${HOST_TTL}ms` } };
 const textOf = (event: JournalEvent) => (event.payload as { update?: { content?: { text?: string } } }).update?.content?.text ?? "";
 
-/** Polls `probe` until it holds (the condition itself, with a deadline). */
-async function eventually(probe: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** A new session on the host whose demo agent is in the middle of `/sleep <duration>`: it has said so, and sleeps. */
 async function sleepingTurn(host: { acpUrl: string; url: string; token: string }, workDir: string, duration: string) {

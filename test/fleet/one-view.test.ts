@@ -1,0 +1,144 @@
+// One view (docs/fleet.md): two real `berth serve --store postgres://…` on one throwaway cluster.
+// Host B lists host A's session with its owner, A's question in its list and its event stream,
+// A's records; B refuses to change or answer what A owns (409 owned_by_other_host); once A is
+// killed and its heartbeat is older than the TTL, B still shows the session, with `hostOnline: false`.
+import { afterEach, describe, expect, it } from "vitest";
+import { usePostgresCluster } from "../support/postgres-cluster.js";
+import { waitUntil } from "../support/process-table.js";
+import { AcpClient, errorLines, eventually, FleetTestBed, getJson, OperatorStream } from "./fleet-harness.js";
+
+const postgres = usePostgresCluster();
+const bed = new FleetTestBed();
+const streams: OperatorStream[] = [];
+afterEach(async () => {
+  for (const stream of streams.splice(0)) stream.close();
+  await bed.cleanup();
+});
+
+const fleet = (url: string) => ({ fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", url } });
+const A_URL = "http://127.0.0.1:7421";
+
+interface View {
+  id: string;
+  host: string | null;
+  hostOnline: boolean;
+  pendingQuestions: number;
+}
+type Sessions = { sessions: View[] };
+type Questions = { questions: Array<{ id: string; sessionId: string; state: string }> };
+type Records = { records: Array<{ id: number; record: { kind: string; sessionId?: string } }> };
+type Hosts = { hosts: Array<{ id: string; url: string | null; incarnation: number; online: boolean; self: boolean }> };
+type Refusal = { error: string; message: string };
+
+async function send(url: string, token: string, method: string, path: string, body: unknown) {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Refusal };
+}
+
+describe("one view of a fleet", () => {
+  it("shows every host's sessions, questions and records on any host, read-only there, and a dead owner as offline", async () => {
+    const url = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-view-work-");
+    const a = await bed.serve(url, "host-a", bed.tempDir("berth-view-a-"), fleet(A_URL));
+    const b = await bed.serve(url, "host-b", bed.tempDir("berth-view-b-"), fleet("http://127.0.0.1:7422"));
+    const stream = await OperatorStream.open(b.url, b.token);
+    streams.push(stream);
+
+    const { body: hosts } = await getJson<Hosts>(b.url, b.token, "/api/hosts");
+    expect(hosts.hosts).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: "host-a", url: A_URL, incarnation: 1, online: true, self: false }),
+        expect.objectContaining({ id: "host-b", online: true, self: true }),
+      ]),
+    );
+
+    // A session created on A: B lists it, owned by A.
+    const acp = new AcpClient(a.acpUrl, a.token);
+    await acp.initialize();
+    const sessionId = await acp.newSession(workDir);
+    const onB = async () => (await getJson<Sessions>(b.url, b.token, "/api/sessions")).body.sessions.find((view) => view.id === sessionId);
+    await eventually(async () => (await onB()) !== undefined, "host B lists host A's session");
+    expect(await onB()).toMatchObject({ id: sessionId, host: "host-a", hostOnline: true });
+    expect((await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body).toMatchObject({ host: "host-a", hostOnline: true });
+
+    // A question asked on A: in B's list, and in B's event stream (its record, and the session's count).
+    void acp.prompt(sessionId, "/ask May I?").catch(() => undefined);
+    await waitUntil(() => acp.asked.length > 0, "the agent asked");
+    const questionsOnB = async () => (await getJson<Questions>(b.url, b.token, "/api/questions")).body.questions;
+    await eventually(async () => (await questionsOnB()).some((question) => question.sessionId === sessionId), "host B lists A's question");
+    const [question] = await questionsOnB();
+    expect(question).toMatchObject({ sessionId, state: "pending" });
+    expect((await getJson<unknown>(b.url, b.token, `/api/sessions/${sessionId}`)).body).toMatchObject({ pendingQuestions: 1 });
+    await waitUntil(
+      () =>
+        stream
+          .events<{ record: { kind: string; sessionId?: string; questionId?: string } }>("record")
+          .some((r) => r.record.kind === "question_asked" && r.record.questionId === question!.id),
+      "host B streams A's question_asked record",
+    );
+    await waitUntil(
+      () => stream.events<View>("session").some((view) => view.id === sessionId && view.host === "host-a" && view.pendingQuestions === 1),
+      "host B streams A's session with its pending question",
+    );
+    const { body: records } = await getJson<Records>(b.url, b.token, "/api/records?limit=1000");
+    expect(records.records.map((r) => r.record.kind)).toContain("question_asked");
+
+    // Read-only on B: answering, renaming, deleting and reopening it are refused, naming the owner and its URL.
+    for (const [method, path, body] of [
+      ["POST", `/api/questions/${question!.id}/answer`, { optionId: "allow" }],
+      ["PATCH", `/api/sessions/${sessionId}`, { title: "renamed on B" }],
+      ["DELETE", `/api/sessions/${sessionId}`, undefined],
+    ] as const) {
+      const refused = await send(b.url, b.token, method, path, body);
+      expect(refused.status, `${method} ${path}`).toBe(409);
+      expect(refused.body.error).toBe("owned_by_other_host");
+      expect(refused.body.message).toContain(`"host-a" (${A_URL})`);
+    }
+    const acpOnB = new AcpClient(b.acpUrl, b.token);
+    await acpOnB.initialize();
+    const reopened = await acpOnB.resume(sessionId, workDir).then(
+      () => undefined,
+      (error: unknown) => error as { data?: { code?: string }; message: string },
+    );
+    expect(reopened?.data?.code).toBe("owned_by_other_host");
+    acpOnB.close();
+    // Still pending on A: nothing B was asked reached it.
+    expect((await getJson<Questions>(a.url, a.token, "/api/questions")).body.questions).toEqual([expect.objectContaining({ id: question!.id })]);
+
+    // A killed: past the TTL B shows its session as offline, never drops it, and still refuses to change it.
+    a.server.signal("SIGKILL");
+    await a.server.exited;
+    acp.close();
+    await eventually(async () => (await onB())?.hostOnline === false, "host B shows A's session with its host offline");
+    expect(await onB()).toMatchObject({ id: sessionId, host: "host-a", hostOnline: false, pendingQuestions: 1 });
+    await waitUntil(
+      () => stream.events<View>("session").some((view) => view.id === sessionId && !view.hostOnline),
+      "host B streams the session's host offline",
+    );
+    expect((await getJson<Hosts>(b.url, b.token, "/api/hosts")).body.hosts).toContainEqual(
+      expect.objectContaining({ id: "host-a", online: false, self: false }),
+    );
+    const refused = await send(b.url, b.token, "DELETE", `/api/sessions/${sessionId}`, undefined);
+    expect(refused).toMatchObject({ status: 409, body: { error: "owned_by_other_host" } });
+    expect(stream.events<{ id: string }>("session_deleted")).toEqual([]);
+    expect(errorLines(b.server)).toEqual([]);
+  }, 90_000);
+
+  it("answers 404 not_in_a_fleet for GET /api/hosts on the default SQLite store", async () => {
+    const dataDir = bed.tempDir("berth-view-sqlite-");
+    const server = bed.spawn(["serve", "--port", "0", "--data-dir", dataDir], { XDG_CONFIG_HOME: dataDir });
+    const { url, token } = await server.startupLine();
+    const { status, body } = await getJson<Refusal>(url, token, "/api/hosts");
+    expect(status).toBe(404);
+    expect(body.error).toBe("not_in_a_fleet");
+    // One host: its sessions name no host, and are never offline.
+    const created = await send(url, token, "POST", "/api/sessions", { cwd: bed.tempDir("berth-view-sqlite-work-") });
+    expect(created.status).toBe(201);
+    const { body: sessions } = await getJson<Sessions>(url, token, "/api/sessions");
+    expect(sessions.sessions).toEqual([expect.objectContaining({ host: null, hostOnline: true })]);
+  }, 60_000);
+});
