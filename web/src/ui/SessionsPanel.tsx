@@ -102,6 +102,22 @@ function SessionCard({
         </dd>
         <dt>Agent</dt>
         <dd>{session.agent}</dd>
+        {session.host !== null ? (
+          <>
+            <dt>Host</dt>
+            <dd class="host">
+              {session.host}
+              {session.hostOnline ? null : (
+                <>
+                  {" "}
+                  <span class="badge warn" title="its host stopped heartbeating: the session is kept, and read-only until its host is back">
+                    host offline
+                  </span>
+                </>
+              )}
+            </dd>
+          </>
+        ) : null}
         <dt>Location</dt>
         <dd class="path">{locationName(session.cwd, session.workspace)}</dd>
         <dt>PID</dt>
