@@ -87,14 +87,7 @@ export interface FleetMembership {
 }
 
 /** Builds the parts of a host on an open store and wires them together; nothing starts running yet. */
-export function composeHost(
-  config: Config,
-  dataDir: string,
-  store: Store,
-  clock: Clock,
-  log: Logger,
-  fleet: FleetMembership | undefined,
-): HostParts {
+export function composeHost(config: Config, dataDir: string, store: Store, clock: Clock, log: Logger, fleet: FleetMembership | undefined): HostParts {
   const peers = fleet?.peers ?? noPeers;
   const hostId = fleet?.hostId ?? null;
   const status: { state: HostState } = { state: "running" };

@@ -11,7 +11,7 @@ import { LocationServicesClosedError } from "../lifecycle/location-services-cach
 import { AcquisitionFailedError, HoldsClosedError, StaleHoldError } from "../lifecycle/session-holds.js";
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
-export { AcquisitionFailedError, OwnedByOtherHostError, QuestionError, SessionNotFoundError, UnknownAgentError };
+export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError };
 
 /** The host is stopping or stopped: it admits no new work. */
 export class HostStoppedError extends Error {

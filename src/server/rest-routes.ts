@@ -61,7 +61,12 @@ export function restRoutes({ host, events, metrics, tickets }: RestDeps): Route[
       handle: () => {
         const hosts = host.hosts();
         // One host on SQLite: no fleet to list (docs/api.md).
-        if (!hosts) throw new HttpError(404, "not_in_a_fleet", 'this host is not in a fleet: its store is SQLite (set "store" to a postgres:// URL to run a fleet)');
+        if (!hosts)
+          throw new HttpError(
+            404,
+            "not_in_a_fleet",
+            'this host is not in a fleet: its store is SQLite (set "store" to a postgres:// URL to run a fleet)',
+          );
         return json({ hosts });
       },
     },

@@ -22,7 +22,6 @@ const HOST_TTL = 2_000;
 const fleetConfig = { fleet: { heartbeatInterval: "250ms", hostTtl: `${HOST_TTL}ms` } };
 const textOf = (event: JournalEvent) => (event.payload as { update?: { content?: { text?: string } } }).update?.content?.text ?? "";
 
-
 /** A new session on the host whose demo agent is in the middle of `/sleep <duration>`: it has said so, and sleeps. */
 async function sleepingTurn(host: { acpUrl: string; url: string; token: string }, workDir: string, duration: string) {
   const acp = new AcpClient(host.acpUrl, host.token);
