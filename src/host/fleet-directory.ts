@@ -52,6 +52,8 @@ export class FleetDirectory implements Peers {
   private byId = new Map<string, PeerSession>();
   private questionsById = new Map<string, Question>();
   private hostList: readonly HostInfo[] = [];
+  /** The sessions the shared store said this host owns, at the last read: their journal writes wake nothing. */
+  private own = new Set<string>();
   private readonly peerRecords: LifecycleRecord[] = [];
   /** Record ids other hosts announced and this host has not read yet. */
   private readonly announced = new Set<number>();
@@ -109,11 +111,13 @@ export class FleetDirectory implements Peers {
     await this.unlisten?.().catch(() => undefined);
   }
 
-  /** This host's own changes are already in its mirror: only other hosts' wake the directory. */
+  /** This host's own changes are already in its mirror: only other hosts' (and any change of ownership) wake the directory. */
   private woken(change: StoreChange): void {
     if (change.type === "record") {
       if (change.hostId === this.hostId) return;
       this.announced.add(change.id);
+    } else if (change.type !== "lease" && this.own.has(change.sessionId)) {
+      return;
     }
     this.soon();
   }
@@ -150,9 +154,13 @@ export class FleetDirectory implements Peers {
     const questionsOf = new Map<string, Question[]>();
     for (const question of pending) questionsOf.set(question.sessionId, [...(questionsOf.get(question.sessionId) ?? []), question]);
     const next = new Map<string, PeerSession>();
+    const own = new Set<string>();
     for (const session of sessions) {
       const owner = ownerOf.get(session.id);
-      if (owner?.id === this.hostId) continue;
+      if (owner?.id === this.hostId) {
+        own.add(session.id);
+        continue;
+      }
       next.set(session.id, {
         session,
         owner: owner ? { id: owner.id, url: owner.url } : null,
@@ -164,6 +172,7 @@ export class FleetDirectory implements Peers {
     this.byId = next;
     this.questionsById = new Map([...next.values()].flatMap((peer) => peer.pendingQuestions.map((question) => [question.id, question] as const)));
     this.hostList = hosts;
+    this.own = own;
     for (const [id, peer] of next) if (!sameView(before.get(id), peer)) this.changed.emit(id);
     for (const id of before.keys()) if (!next.has(id)) this.gone.emit(id);
     for (const record of records) {
