@@ -38,6 +38,7 @@ describe("restart: a host that died leaves nothing behind for long", () => {
     const restartedAt = Date.now();
     const { host } = await startHost({ dataDir });
     expect(await waitUntilGone([orphanPid])).toEqual([]);
+    await host.committed();
     expect(host.recentRecords().filter((r) => r.record.kind === "group_reaped")).toMatchObject([
       { message: "leftover process group reaped", record: { pgid: agentPid, outcome: "stopped (exited)" } },
     ]);
@@ -135,6 +136,7 @@ describe("acquisitions racing with eviction and deletion", () => {
     await host.deleteSession(session.id);
     expect(await outcome).toBeInstanceOf(Error);
     expect(host.getSession(session.id)).toBeUndefined();
+    await host.committed();
     const started = host.recentRecords().flatMap((r) => (r.record.kind === "child_acquired" ? [r.record.pid] : []));
     expect(await waitUntilGone(started)).toEqual([]);
     expect(host.listSessions()).toEqual([]);
