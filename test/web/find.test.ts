@@ -231,7 +231,8 @@ describe("finding sessions in a real browser", () => {
     await expect.poll(() => page.locator("#chat-title").textContent(), POLL).toBe("Write the café docs");
     // The chat has read the session (it only reads it: sending holds it).
     await page.getByRole("button", { name: "Resume" }).waitFor();
-    const turnsEnded = () => suite.server.berth.host.recentRecords(50).filter((r) => r.record.kind === "turn_ended" && r.record.sessionId === ids.docs);
+    const turnsEnded = () =>
+      suite.server.berth.host.recentRecords(50).filter((r) => r.record.kind === "turn_ended" && r.record.sessionId === ids.docs);
     const endedBefore = turnsEnded().length;
     const box = page.getByLabel("Message to the agent");
     await box.fill("/sleep 1h");
