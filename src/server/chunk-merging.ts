@@ -106,7 +106,11 @@ export function mergedEvents(events: readonly JournalEvent[]): ReadEvent[] {
   return read;
 }
 
-/** A text chunk with nothing but its kind, message id and text: merging it loses nothing. */
+/**
+ * A text chunk with nothing but its kind, message id and text: merging it loses nothing. The journal
+ * keeps what the agent sent as it was (only its kind is checked on the way in), so anything else —
+ * no content, a text block without a string `text` — is left unmerged, never read as a text block.
+ */
 function isPlainTextChunk(update: SessionUpdate): update is TextChunk {
   if (
     update.sessionUpdate !== "agent_message_chunk" &&
@@ -114,7 +118,8 @@ function isPlainTextChunk(update: SessionUpdate): update is TextChunk {
     update.sessionUpdate !== "agent_thought_chunk"
   )
     return false;
-  if (update._meta || update.content.type !== "text") return false;
-  const content = update.content as Record<string, unknown>;
-  return content.annotations == null && content._meta == null;
+  const content: unknown = update.content;
+  if (update._meta || typeof content !== "object" || content === null) return false;
+  const block = content as Record<string, unknown>;
+  return block.type === "text" && typeof block.text === "string" && block.annotations == null && block._meta == null;
 }
