@@ -348,6 +348,12 @@ describe("REST API", () => {
       },
     );
     expect(fixture.berth.host.getSession(session.id)?.holders).toBe(0);
+    // Another session of the same location (its terminals are shared there) does not see it.
+    const neighbour = await createSession(fixture);
+    expect(await json(fixture.api(`/api/sessions/${neighbour.id}/terminals/${terminalId}`))).toMatchObject({
+      status: 404,
+      body: { error: "terminal_not_found" },
+    });
     writeFileSync(marker, "");
     expect((await turn).stopReason).toBe("end_turn");
     // The agent released it with its final update: gone.
