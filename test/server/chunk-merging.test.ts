@@ -142,7 +142,7 @@ describe("mergedEvents: the journal's chunks merged for a REST reader", () => {
     );
   });
 
-  it("joins a long run into chunks of at most 64 kB of text", () => {
+  it("joins a long run into chunks of at most 65,536 UTF-16 code units of text", () => {
     const chunks = Array.from({ length: 10_000 }, (_, i) => ({
       sessionId: "s",
       seq: i + 1,

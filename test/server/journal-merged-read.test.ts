@@ -45,7 +45,7 @@ describe("GET /api/sessions/:id/events?merge=chunks: a flooded session read agai
 
     const whole = await readAll(fixture, sessionId, 0);
     expect(agentText(whole.events)).toBe(expected);
-    // 64 kB of text per merged chunk at most: 480 kB come in a handful of events, in 4 requests of 10,000 journal events.
+    // 65,536 code units of text per merged chunk at most: 480 kB come in a handful of events, in 4 requests of 10,000 journal events.
     expect(whole.events.length).toBeLessThan(20);
     expect(whole.requests).toBe(Math.ceil(raw.length / 10_000));
     // (The agent's command announcement as the session opened may come before the turn.)
