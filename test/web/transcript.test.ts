@@ -44,11 +44,40 @@ describe("transcript", () => {
   it("applies each journal event once, whichever way it came", () => {
     const t = new Transcript();
     const first = update(agentChunk("once"));
-    expect(t.applyEvent(first)).toBe(true);
-    expect(t.applyEvent(first)).toBe(false);
+    expect(t.applyEvent(first)).toBe("applied");
+    expect(t.applyEvent(first)).toBe("old");
     expect(t.entries).toHaveLength(1);
     expect(textOf(t.entries[0])).toBe("once");
     expect(t.lastSeq).toBe(first.seq);
+  });
+
+  it("never shows twice merged chunks of which a live update showed the first: it applies none of them and reads on", () => {
+    const t = new Transcript();
+    const chunk = (from: number, to: number, text: string) => ({ ...update(agentChunk(text)), seq: to, ...(from < to ? { seqFrom: from } : {}) });
+    expect(t.applyEvent({ ...chunk(1, 100, "a".repeat(100)) })).toBe("applied");
+    // Live: chunks 101 to 103, merged.
+    expect(t.applyEvent(chunk(101, 103, "bcd"))).toBe("applied");
+    // A page read from after=100, which started before that update came: 101 to 140 merged.
+    const page = chunk(101, 140, `bcd${"e".repeat(37)}`);
+    expect(t.applyEvent(page)).toBe("overlaps");
+    expect(t.lastSeq).toBe(103);
+    expect(textOf(t.entries[0])).toBe(`${"a".repeat(100)}bcd`);
+    // Read on from what is shown (after=103): the rest, once.
+    expect(t.applyEvent(chunk(104, 140, "e".repeat(37)))).toBe("applied");
+    expect(t.applyEvent(page)).toBe("old");
+    expect(textOf(t.entries[0])).toBe(`${"a".repeat(100)}bcd${"e".repeat(37)}`);
+    expect(t.lastSeq).toBe(140);
+  });
+
+  it("shows nothing for a chunk the agent sent without a text block, and goes on", () => {
+    const t = read([
+      update(agentChunk("before ")),
+      update({ sessionUpdate: "agent_message_chunk", content: null } as unknown as SessionUpdate),
+      update({ sessionUpdate: "agent_message_chunk", content: { type: "text" } } as unknown as SessionUpdate),
+      update(agentChunk("after")),
+    ]);
+    expect(t.entries.map(textOf)).toEqual(["before after"]);
+    expect(t.lastSeq).toBe(seq);
   });
 
   it("keeps Berth's own notices apart from the agent's text", () => {

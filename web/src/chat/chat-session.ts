@@ -1,6 +1,6 @@
 import { methods, RequestError, type ClientConnection, type SessionNotification, type SessionUpdate } from "@agentclientprotocol/sdk";
 import { api, ApiError } from "../api/rest.js";
-import type { JournalEvent, QuestionAnswer, SessionView, TerminalOutputResult } from "../api/types.js";
+import type { QuestionAnswer, ReadEvent, SessionView, TerminalOutputResult } from "../api/types.js";
 import { Observable } from "../live/observable.js";
 import { yieldToPage } from "../util/yield-to-page.js";
 import { connectAcp, SEQ_FROM_META, SEQ_META } from "./acp-link.js";
@@ -286,12 +286,15 @@ export class ChatSession {
 
   /** Reads the journal on from what is shown; one read at a time, each after the one before. */
   private catchUp(): Promise<void> {
-    const read = this.reading.then(() => this.readJournal());
+    this.journalReads++;
+    const read = this.reading.then(() => this.readJournal()).finally(() => this.journalReads--);
     this.reading = read.catch(() => undefined);
     return read;
   }
 
   private reading: Promise<void> = Promise.resolve();
+  /** Journal reads asked for and not done: live updates are held meanwhile, so a page never covers what one applied. */
+  private journalReads = 0;
 
   private async readJournal(): Promise<void> {
     const sessionId = this.sessionId!;
@@ -300,18 +303,23 @@ export class ChatSession {
       if (this.closed()) return;
       // A page can be thousands of events (tool calls, chunks Berth could not merge): applied in slices, the page stays responsive.
       let sliceStart = performance.now();
+      let overlapped = false;
       for (const event of events) {
         if (performance.now() - sliceStart > SLICE_MS) {
           await yieldToPage();
           if (this.closed()) return;
           sliceStart = performance.now();
         }
-        this.transcript.applyEvent(event);
+        // Merged chunks of which some are shown already: the next page, read from what is shown, has the rest.
+        if (this.transcript.applyEvent(event) === "overlaps") {
+          overlapped = true;
+          break;
+        }
         // Only usage is taken from the journal: a mode or option set by a request is not in it, the host's state has it.
         const update = event.kind === "update" ? (event.payload as { update?: SessionUpdate }).update : undefined;
         if (update?.sessionUpdate === "usage_update") this.followControls(update, event.seq);
       }
-      if (!more) break;
+      if (!more && !overlapped) break;
       await yieldToPage();
     }
     // What arrived meanwhile was read with the journal, or comes next; a new gap is read again.
@@ -324,10 +332,10 @@ export class ChatSession {
       if (last <= this.transcript.lastSeq) continue;
       if (first !== this.transcript.lastSeq + 1) {
         this.held = held.slice(index);
-        this.refreshAgain = true;
+        this.refresh();
         break;
       }
-      this.transcript.applyEvent(journalUpdate(notification, last, meta));
+      this.transcript.applyEvent(journalUpdate(notification, last, meta, first));
     }
     if (this.state.value.loading) this.patch({ loading: false });
     this.reconcile();
@@ -462,7 +470,7 @@ export class ChatSession {
       return;
     }
     const first = typeof from === "number" ? from : seq;
-    if (this.refreshing) {
+    if (this.journalReads > 0) {
       this.held.push(notification);
       return;
     }
@@ -472,7 +480,7 @@ export class ChatSession {
       this.refresh();
       return;
     }
-    this.transcript.applyEvent(journalUpdate(notification, seq, meta));
+    this.transcript.applyEvent(journalUpdate(notification, seq, meta, first));
   }
 
   /** The controls after an update, live or read from the journal (`seq` where it has one). */
@@ -600,9 +608,10 @@ export class ChatSession {
   }
 }
 
-/** A live update as the journal event it is. */
-function journalUpdate(notification: SessionNotification, seq: number, meta: Record<string, unknown>): JournalEvent {
-  return { sessionId: notification.sessionId, seq, kind: "update", payload: { update: notification.update, _meta: meta } as never, at: 0 };
+/** A live update as the journal event it is (merged chunks: `first` to `seq`). */
+function journalUpdate(notification: SessionNotification, seq: number, meta: Record<string, unknown>, first: number): ReadEvent {
+  const event = { sessionId: notification.sessionId, seq, kind: "update", payload: { update: notification.update, _meta: meta } as never, at: 0 };
+  return first < seq ? { ...event, seqFrom: first } : event;
 }
 
 /** The session no longer exists: retrying will not help. */

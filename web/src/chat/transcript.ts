@@ -1,5 +1,5 @@
 import type { ContentBlock, PlanEntry, SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
-import type { JournalEvent, TerminalOutputResult } from "../api/types.js";
+import type { ReadEvent, TerminalOutputResult } from "../api/types.js";
 import { appendSegment, emptySegments, type Segments } from "./message-segments.js";
 import { questionOf, resolutionOf, type QuestionResolution, type TranscriptQuestion } from "./transcript-questions.js";
 
@@ -99,9 +99,15 @@ export class Transcript {
   private readonly questions = new Map<string, QuestionEntry>();
   private rowsCache: { version: number; rows: TranscriptRow[] } = { version: -1, rows: [] };
 
-  /** Applies a journal event not applied yet; false if it was (`seq` at or below {@link lastSeq}). */
-  applyEvent(event: JournalEvent): boolean {
-    if (event.seq <= this.lastSeq) return false;
+  /**
+   * Applies a journal event not applied yet: `applied`; `old` if it was (`seq` at or below
+   * {@link lastSeq}); `overlaps` if it is merged chunks (`seqFrom` to `seq`) of which the first were
+   * applied already. Their joined text cannot be cut where the applied ones end: nothing is applied,
+   * and the caller reads the journal on from {@link lastSeq} instead (a page merges nothing before its start).
+   */
+  applyEvent(event: ReadEvent): "applied" | "old" | "overlaps" {
+    if (event.seq <= this.lastSeq) return "old";
+    if (event.seqFrom !== undefined && event.seqFrom <= this.lastSeq) return "overlaps";
     this.lastSeq = event.seq;
     const payload = (event.payload ?? {}) as Record<string, unknown>;
     switch (event.kind) {
@@ -144,7 +150,7 @@ export class Transcript {
       // `interrupted` and `agent_exited` come with a notice (an update) that says it in words.
     }
     this.touch();
-    return true;
+    return "applied";
   }
 
   /** A `session/update` as ACP sends it. Live updates with a journal seq go through {@link applyEvent}. */
@@ -157,8 +163,12 @@ export class Transcript {
       case "user_message_chunk":
       case "agent_message_chunk":
       case "agent_thought_chunk": {
+        // The journal keeps what the agent sent: a chunk without a content block shows nothing.
+        const content: unknown = update.content;
+        const text = typeof content === "object" && content !== null ? blockText(content as ContentBlock) : undefined;
+        if (typeof text !== "string") return false;
         const notice = isNotice(meta) || isNotice(update._meta);
-        this.appendText(roleOf[update.sessionUpdate], update.messageId ?? null, blockText(update.content), notice);
+        this.appendText(roleOf[update.sessionUpdate], update.messageId ?? null, text, notice);
         break;
       }
       case "tool_call":
