@@ -69,6 +69,29 @@ describe("transcript", () => {
     expect(t.lastSeq).toBe(140);
   });
 
+  it("reads a command's terminal while it runs, and once more after its tool call ended while it was last seen running", () => {
+    const running = (id: string, status: string) =>
+      update({
+        sessionUpdate: "tool_call",
+        toolCallId: id,
+        title: id,
+        status,
+        content: [{ type: "terminal", terminalId: `term-${id}` }],
+      } as SessionUpdate);
+    // A finished tool call read from the journal, its output never read: nothing to read.
+    const t = read([running("old", "completed"), running("now", "in_progress")]);
+    expect(t.terminalsToRead()).toEqual(["term-now"]);
+    t.showTerminal("term-now", { output: "one\n", truncated: false, exitStatus: null });
+    // The agent ends the tool call and keeps the terminal in it: the last lines and the exit are still to read.
+    t.applyEvent(update({ sessionUpdate: "tool_call_update", toolCallId: "now", status: "completed" }));
+    expect(t.terminalsToRead()).toEqual(["term-now"]);
+    const done = { output: "one\ntwo\n", truncated: false, exitStatus: { exitCode: 0, signal: null } };
+    t.showTerminal("term-now", done);
+    expect(t.terminalsToRead()).toEqual([]);
+    const entry = t.entries.find((e) => e.kind === "tool" && e.call.toolCallId === "now") as { outputs: Map<string, unknown> };
+    expect(entry.outputs.get("term-now")).toEqual(done);
+  });
+
   it("shows nothing for a chunk the agent sent without a text block, and goes on", () => {
     const t = read([
       update(agentChunk("before ")),

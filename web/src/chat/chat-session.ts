@@ -342,12 +342,14 @@ export class ChatSession {
   }
 
   /**
-   * While the page only reads the session, a running command's output is read over REST as it grows
-   * (a holder is sent it by Berth); nothing is held and no agent starts (L9).
+   * A running command's output is read over REST as it grows, until it exits or its terminal is gone,
+   * whether the page holds the session or only reads it: Berth sends a holder the output only of tool
+   * calls it saw start while held. Reading holds nothing and starts no agent (L9).
    */
   private followTerminals(): void {
+    const { name } = this.state.value.link;
     const follow =
-      this.state.value.link.name === "reading" && this.transcript.runningTerminals().some((terminalId) => !this.settledTerminals.has(terminalId));
+      name !== "closed" && name !== "failed" && this.transcript.terminalsToRead().some((terminalId) => !this.settledTerminals.has(terminalId));
     if (follow && this.terminalTimer === undefined) {
       this.terminalTimer = setInterval(() => void this.readTerminals(), TERMINAL_MS);
       void this.readTerminals();
@@ -363,13 +365,13 @@ export class ChatSession {
     if (this.terminalTimer === undefined || this.readingTerminals) return;
     this.readingTerminals = true;
     try {
-      for (const terminalId of this.transcript.runningTerminals()) {
+      for (const terminalId of this.transcript.terminalsToRead()) {
         if (this.settledTerminals.has(terminalId)) continue;
         let output: TerminalOutputResult;
         try {
           output = await api.terminal(this.sessionId!, terminalId);
         } catch (error) {
-          // Released (the agent's last update says what it printed) or its location closed: nothing more to read.
+          // Released or its location closed: nothing more to read (what the agent's final update carries is all there is).
           if (error instanceof ApiError && error.code === "terminal_not_found") {
             this.settledTerminals.add(terminalId);
             continue;
@@ -605,6 +607,8 @@ export class ChatSession {
 
   private patch(change: Partial<ChatState>): void {
     this.state.set({ ...this.state.value, ...change });
+    // Whatever the link became (held, read again after a reconnection, closed), terminals are followed or stopped.
+    if (change.link) this.followTerminals();
   }
 }
 

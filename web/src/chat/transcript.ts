@@ -35,7 +35,7 @@ export interface MessageEntry extends EntryBase {
 interface ToolEntry extends EntryBase {
   readonly kind: "tool";
   call: ToolCallView;
-  /** Its terminals' output as last read, while the page only reads the session (a holder is sent it as text). */
+  /** Its terminals' output as last read over REST (Berth sends a holder the output as text only for tool calls it saw start while held). */
   readonly outputs: Map<string, TerminalOutputResult>;
 }
 
@@ -294,29 +294,35 @@ export class Transcript {
     }
   }
 
-  /** Tool calls that run a command on the host: their terminals are read while the session is only read. */
-  private readonly running = new Set<ToolEntry>();
+  /**
+   * Tool calls showing a terminal whose output is worth reading: running ones, and finished ones
+   * whose output as last read had no exit status (the command's last lines and its end are read once more).
+   */
+  private readonly followed = new Set<ToolEntry>();
 
   private follow(entry: ToolEntry): void {
     const { status, content } = entry.call;
-    if ((status === "pending" || status === "in_progress") && content.some((item) => item.type === "terminal")) this.running.add(entry);
-    else this.running.delete(entry);
+    const running = status === "pending" || status === "in_progress";
+    const unfinished = [...entry.outputs.values()].some((output) => output.exitStatus === null);
+    if (content.some((item) => item.type === "terminal") && (running || unfinished)) this.followed.add(entry);
+    else this.followed.delete(entry);
   }
 
-  /** The terminals of tool calls still running. */
-  runningTerminals(): string[] {
-    return [...this.running].flatMap((entry) => entry.call.content.flatMap((item) => (item.type === "terminal" ? [item.terminalId] : [])));
+  /** The terminals to read: those of tool calls still running, or whose command was last seen running. */
+  terminalsToRead(): string[] {
+    return [...this.followed].flatMap((entry) => entry.call.content.flatMap((item) => (item.type === "terminal" ? [item.terminalId] : [])));
   }
 
   /** A terminal's output as read: shown in the tool calls showing that terminal, if it changed. */
   showTerminal(terminalId: string, output: TerminalOutputResult): void {
     let changed = false;
-    for (const entry of this.running) {
+    for (const entry of [...this.followed]) {
       if (!entry.call.content.some((item) => item.type === "terminal" && item.terminalId === terminalId)) continue;
       const shown = entry.outputs.get(terminalId);
       if (shown && JSON.stringify(shown) === JSON.stringify(output)) continue;
       entry.outputs.set(terminalId, output);
       this.changed(entry);
+      this.follow(entry);
       changed = true;
     }
     if (changed) this.touch();
