@@ -40,17 +40,20 @@ const docsDir = join(workDir, "docs");
 mkdirSync(appDir);
 mkdirSync(docsDir);
 mkdirSync(outDir, { recursive: true });
-const berth = await startBerth({
-  config: parseConfig({ releaseGrace: "10m" }),
-  dataDir,
-  listenHost: "127.0.0.1",
-  port: 0,
-  log: silentLogger(),
-  webDir,
-});
-const { host } = berth;
-const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: chromiumArgs });
+// Set inside the try: a failed start or launch still stops what did start and removes the temp dirs.
+let berth;
+let browser;
 try {
+  berth = await startBerth({
+    config: parseConfig({ releaseGrace: "10m" }),
+    dataDir,
+    listenHost: "127.0.0.1",
+    port: 0,
+    log: silentLogger(),
+    webDir,
+  });
+  const { host } = berth;
+  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: chromiumArgs });
   // The sessions the search and filters find; the conversation's is the first.
   const conversation = await host.createSession({ cwd: appDir });
   const others = [
@@ -117,8 +120,8 @@ try {
     }
   }
 } finally {
-  await browser.close();
-  await berth.stop();
+  await browser?.close();
+  await berth?.stop();
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(workDir, { recursive: true, force: true });
 }

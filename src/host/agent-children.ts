@@ -287,14 +287,14 @@ export class AgentChildren {
       createTerminal: async (params) => ({
         terminalId: await located.terminals.create({ ...params, sessionId }),
       }),
-      terminalOutput: async (params) => located.terminals.output(params.terminalId),
-      waitForTerminalExit: (params) => located.terminals.waitForExit(params.terminalId),
+      terminalOutput: async (params) => located.terminals.output(params.terminalId, sessionId),
+      waitForTerminalExit: (params) => located.terminals.waitForExit(params.terminalId, sessionId),
       killTerminal: async (params) => {
-        await located.terminals.kill(params.terminalId);
+        await located.terminals.kill(params.terminalId, sessionId);
         return {};
       },
       releaseTerminal: async (params) => {
-        await located.terminals.release(params.terminalId);
+        await located.terminals.release(params.terminalId, sessionId);
         return {};
       },
     };

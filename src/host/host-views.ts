@@ -83,12 +83,12 @@ export class HostViews {
     });
   }
 
-  /** A terminal's output as the agent would read it; undefined if its location is not loaded or it is gone. Never boots. */
+  /** A terminal of this session: its output as the agent would read it; undefined if its location is not loaded, it is gone or another session's. Never boots. */
   terminalOutput(sessionId: string, terminalId: string): TerminalOutputResult | undefined {
     const key = locationOfSession(this.deps.store, sessionId);
     const located = key && this.deps.retention.peek(key);
     try {
-      return located?.terminals.output(terminalId);
+      return located?.terminals.output(terminalId, sessionId);
     } catch {
       return undefined;
     }

@@ -64,23 +64,25 @@ export class Terminals {
     }
   }
 
+  // `asking`, where given, is the session asking: another session's terminal is unknown to it.
+
   /** The retained output, whether it was truncated, and the exit status once the command has exited. */
-  output(terminalId: string): TerminalOutputResult {
-    return this.get(terminalId).snapshot();
+  output(terminalId: string, asking?: string): TerminalOutputResult {
+    return this.get(terminalId, asking).snapshot();
   }
 
-  async waitForExit(terminalId: string): Promise<ExitStatus> {
-    return this.get(terminalId).waitForExit();
+  async waitForExit(terminalId: string, asking?: string): Promise<ExitStatus> {
+    return this.get(terminalId, asking).waitForExit();
   }
 
   /** Stops the command's whole process group; the terminal and its output stay. */
-  async kill(terminalId: string): Promise<ExitStatus> {
-    return this.get(terminalId).kill();
+  async kill(terminalId: string, asking?: string): Promise<ExitStatus> {
+    return this.get(terminalId, asking).kill();
   }
 
   /** Kills the command if it still runs and forgets the terminal; its id is unknown afterwards. */
-  async release(terminalId: string): Promise<void> {
-    const terminal = this.get(terminalId);
+  async release(terminalId: string, asking?: string): Promise<void> {
+    const terminal = this.get(terminalId, asking);
     this.terminals.delete(terminalId);
     await terminal.release();
   }
@@ -114,9 +116,10 @@ export class Terminals {
     if (failures.length > 0) throw new AggregateError(failures, `${failures.length} terminal(s) could not be stopped`);
   }
 
-  private get(terminalId: string): Terminal {
+  private get(terminalId: string, asking: string | undefined): Terminal {
     const terminal = this.terminals.get(terminalId);
-    if (!terminal) throw new Error(`unknown terminal: ${JSON.stringify(terminalId)} (never created here, or released)`);
+    if (!terminal || (asking !== undefined && terminal.sessionId !== asking))
+      throw new Error(`unknown terminal: ${JSON.stringify(terminalId)} (never created here, or released)`);
     return terminal;
   }
 

@@ -1,7 +1,7 @@
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { JournalEvent } from "../host/views.js";
 
-/** The most text one merged chunk carries. */
+/** The most text one merged chunk carries, in UTF-16 code units (a string's `length`). */
 const MERGED_CHUNK_CHARS = 64 * 1024;
 
 type TextChunk = Extract<SessionUpdate, { sessionUpdate: "agent_message_chunk" | "user_message_chunk" | "agent_thought_chunk" }>;
@@ -29,7 +29,7 @@ interface Run {
 
 /**
  * Joins consecutive plain text chunks of one message (same kind and message id, no `_meta`, no
- * annotations, seqs with no gap between them) into one chunk of at most 64 kB of text. An agent
+ * annotations, seqs with no gap between them) into one chunk of at most 65,536 UTF-16 code units of text. An agent
  * streams a long reply as hundreds of thousands of chunks; a browser takes a few thousand messages
  * a second and a page applying each one pays per chunk. Used for live updates to a client that reads
  * the journal itself (`berth/journalSeq`) and for the journal read over REST with `merge=chunks`.
@@ -106,7 +106,11 @@ export function mergedEvents(events: readonly JournalEvent[]): ReadEvent[] {
   return read;
 }
 
-/** A text chunk with nothing but its kind, message id and text: merging it loses nothing. */
+/**
+ * A text chunk with nothing but its kind, message id and text: merging it loses nothing. The journal
+ * keeps what the agent sent as it was (only its kind is checked on the way in), so anything else —
+ * no content, a text block without a string `text` — is left unmerged, never read as a text block.
+ */
 function isPlainTextChunk(update: SessionUpdate): update is TextChunk {
   if (
     update.sessionUpdate !== "agent_message_chunk" &&
@@ -114,7 +118,8 @@ function isPlainTextChunk(update: SessionUpdate): update is TextChunk {
     update.sessionUpdate !== "agent_thought_chunk"
   )
     return false;
-  if (update._meta || update.content.type !== "text") return false;
-  const content = update.content as Record<string, unknown>;
-  return content.annotations == null && content._meta == null;
+  const content: unknown = update.content;
+  if (update._meta || typeof content !== "object" || content === null) return false;
+  const block = content as Record<string, unknown>;
+  return block.type === "text" && typeof block.text === "string" && block.annotations == null && block._meta == null;
 }

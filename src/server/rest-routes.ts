@@ -115,8 +115,7 @@ export function restRoutes({ host, events, metrics, tickets }: RestDeps): Route[
       path: "/api/sessions/:id/events",
       handle: ({ url, params }) => {
         const after = countParam(url, "after", 0);
-        const limit = countParam(url, "limit", 1_000);
-        if (limit > MAX_EVENTS) throw new HttpError(400, "invalid_query", `limit must be at most ${MAX_EVENTS}, got ${limit}`);
+        const limit = limitParam(url, 1_000, MAX_EVENTS);
         const merge = url.searchParams.get("merge");
         if (merge !== null && merge !== "chunks") throw new HttpError(400, "invalid_query", `merge must be "chunks", got "${merge}"`);
         // One event past the page tells whether there is more (a merged page is shorter than its limit).
@@ -161,8 +160,7 @@ export function restRoutes({ host, events, metrics, tickets }: RestDeps): Route[
       method: "GET",
       path: "/api/records",
       handle: ({ url }) => {
-        const limit = countParam(url, "limit", 100);
-        if (limit > MAX_RECORDS) throw new HttpError(400, "invalid_query", `limit must be at most ${MAX_RECORDS}, got ${limit}`);
+        const limit = limitParam(url, 100, MAX_RECORDS);
         return json({ records: host.recentRecords(limit) });
       },
     },
@@ -186,6 +184,13 @@ function requireSession(host: Host, id: string) {
   const session = host.getSession(id);
   if (!session) throw new HttpError(404, "session_not_found", `no session "${id}"`);
   return session;
+}
+
+/** `limit`: a page of at least one (an empty page could never be read on from) and at most `max`. */
+function limitParam(url: URL, fallback: number, max: number): number {
+  const limit = countParam(url, "limit", fallback);
+  if (limit < 1 || limit > max) throw new HttpError(400, "invalid_query", `limit must be from 1 to ${max}, got ${limit}`);
+  return limit;
 }
 
 function countParam(url: URL, name: string, fallback: number): number {

@@ -35,6 +35,7 @@ describe("parsePromptCommand", () => {
     ["/usr/bin is a directory", { name: "echo", text: "/usr/bin is a directory" }],
     ["/run ls -la | wc -l", { name: "run", shellCommand: "ls -la | wc -l" }],
     ["/run echo a\necho b", { name: "run", shellCommand: "echo a\necho b" }],
+    ["/run --keep-terminal make test", { name: "run", shellCommand: "make test", keepTerminal: true }],
     ["/ask Deploy now?", { name: "ask", question: "Deploy now?" }],
     ["/elicit Your name", { name: "elicit", message: "Your name" }],
     ["/sleep 2s", { name: "sleep", durationMs: 2_000, spelled: "2s" }],
@@ -53,7 +54,8 @@ describe("parsePromptCommand", () => {
   ])("reads %j", (text, command) => expect(parsePromptCommand(text)).toEqual(command));
 
   it.each([
-    ["/run", "/run: missing argument. Usage: /run <shell command>"],
+    ["/run", "/run: missing argument. Usage: /run [--keep-terminal] <shell command>"],
+    ["/run --keep-terminal", "/run: missing argument. Usage: /run [--keep-terminal] <shell command>"],
     ["/crash now", '/crash: takes no argument, got "now"'],
     ["/flood 10", '/flood: invalid arguments "10"'],
     ["/flood 1 99999999", '/flood: invalid arguments "1 99999999"'],

@@ -576,7 +576,7 @@ describe("session state", () => {
     expect(commands.find((command) => command.name === "run")).toEqual({
       name: "run",
       description: expect.any(String),
-      input: { hint: "<shell command>" },
+      input: { hint: "[--keep-terminal] <shell command>" },
     });
   });
 

@@ -83,6 +83,19 @@ describe("Terminals: stopping process groups", () => {
     expect(ledger.list()).toEqual([]);
   });
 
+  it("a terminal is unknown to another session of the location that asks for it, and stays its own session's", async () => {
+    const { terminals } = terminalsWith();
+    const id = await terminals.create({ sessionId: "s1", command: "sh", args: ["-c", "echo mine; sleep 3600"] });
+    await printedLines(terminals, id, 1);
+    expect(() => terminals.output(id, "s2")).toThrow(`unknown terminal: "${id}"`);
+    await expect(terminals.waitForExit(id, "s2")).rejects.toThrow(`unknown terminal: "${id}"`);
+    await expect(terminals.kill(id, "s2")).rejects.toThrow(`unknown terminal: "${id}"`);
+    await expect(terminals.release(id, "s2")).rejects.toThrow(`unknown terminal: "${id}"`);
+    // Still running, still s1's.
+    expect(terminals.output(id, "s1")).toEqual({ output: "mine\n", truncated: false, exitStatus: null });
+    expect(await terminals.kill(id, "s1")).toEqual({ exitCode: null, signal: "SIGTERM" });
+  });
+
   it("release stops the whole group and forgets the terminal", async () => {
     const { terminals, ledger } = terminalsWith();
     const id = await terminals.create({ sessionId: "s1", command: "sh", args: ["-c", script] });

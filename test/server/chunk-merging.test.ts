@@ -106,7 +106,43 @@ describe("mergedEvents: the journal's chunks merged for a REST reader", () => {
     );
   });
 
-  it("joins a long run into chunks of at most 64 kB of text", () => {
+  it("leaves a malformed chunk unmerged and never throws, whatever the agent sent as content", () => {
+    // The journal keeps what the agent sent; only `sessionId` and `sessionUpdate` were checked on the way in.
+    const malformed = fc.record({
+      kind: fc.constant("malformed" as const),
+      chunk: fc.constantFrom("agent_message_chunk", "user_message_chunk", "agent_thought_chunk"),
+      content: fc
+        .oneof(
+          fc.constant(null),
+          fc.constant(undefined),
+          fc.constant({ type: "text" }),
+          fc.record({ type: fc.constant("text"), text: fc.oneof(fc.constant(null), fc.integer(), fc.array(fc.string()), fc.object()) }),
+          fc.anything(),
+        )
+        .filter((content) => typeof (content as { text?: unknown } | null)?.text !== "string"),
+    });
+    fc.assert(
+      fc.property(fc.array(fc.oneof(eventShape, malformed), { maxLength: 60 }), fc.integer({ min: 1, max: 20 }), (shapes, limit) => {
+        const journal = shapes.map((shape, index): JournalEvent => {
+          const seq = index + 1;
+          if (shape.kind !== "malformed") return journalOf([shape], [false]).map((event) => ({ ...event, seq }))[0]!;
+          const payload = { update: { sessionUpdate: shape.chunk, content: shape.content } };
+          return { sessionId: "s", seq, kind: "update", payload: payload as never, at: seq } as JournalEvent;
+        });
+        const read = pagedRead(journal, 0, limit);
+        const covered = read.flatMap((event) => journal.filter((e) => e.seq >= (event.seqFrom ?? event.seq) && e.seq <= event.seq));
+        expect(covered.map((event) => event.seq)).toEqual(journal.map((event) => event.seq));
+        for (const event of journal.filter((_, index) => shapes[index]!.kind === "malformed")) {
+          // Served as it is, never folded into a neighbour.
+          expect(read.find((e) => e.seq === event.seq)).toEqual(event);
+          expect(read.some((e) => e.seqFrom !== undefined && e.seqFrom <= event.seq && event.seq < e.seq)).toBe(false);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("joins a long run into chunks of at most 65,536 UTF-16 code units of text", () => {
     const chunks = Array.from({ length: 10_000 }, (_, i) => ({
       sessionId: "s",
       seq: i + 1,

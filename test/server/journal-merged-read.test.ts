@@ -45,7 +45,7 @@ describe("GET /api/sessions/:id/events?merge=chunks: a flooded session read agai
 
     const whole = await readAll(fixture, sessionId, 0);
     expect(agentText(whole.events)).toBe(expected);
-    // 64 kB of text per merged chunk at most: 480 kB come in a handful of events, in 4 requests of 10,000 journal events.
+    // 65,536 code units of text per merged chunk at most: 480 kB come in a handful of events, in 4 requests of 10,000 journal events.
     expect(whole.events.length).toBeLessThan(20);
     expect(whole.requests).toBe(Math.ceil(raw.length / 10_000));
     // (The agent's command announcement as the session opened may come before the turn.)
@@ -75,5 +75,32 @@ describe("GET /api/sessions/:id/events?merge=chunks: a flooded session read agai
 
     // Reading started nothing (L9).
     expect(fixture.berth.host.getSession(sessionId)).toMatchObject({ state: "childless", holders: 0 });
+  });
+});
+
+describe("GET /api/sessions/:id/events?merge=chunks: a malformed chunk from the agent", () => {
+  it("is served as it is and the read still answers with everything", async () => {
+    const fixture = await startFixture();
+    const sessionId = (await fixture.berth.host.createSession({ cwd: fixture.workDir })).id;
+    const say = async (text: string) => expect((await fixture.berth.host.prompt(sessionId, [{ type: "text", text }])).stopReason).toBe("end_turn");
+    await say("before");
+    // The agent's own notification, passed through the host's fast path as the agent wrote it.
+    const malformed = [
+      { sessionUpdate: "agent_message_chunk", content: null },
+      { sessionUpdate: "agent_message_chunk", content: { type: "text" } },
+    ];
+    for (const update of malformed) await say(`/extnotify session/update ${JSON.stringify({ sessionId: "any", update })}`);
+    await say("after");
+
+    const raw = fixture.berth.host.events(sessionId, { after: 0, limit: 1000 });
+    const stored = raw.filter((event) =>
+      malformed.some((update) => JSON.stringify((event.payload as { update?: unknown }).update) === JSON.stringify(update)),
+    );
+    expect(stored).toHaveLength(2);
+    const { events } = await readAll(fixture, sessionId, 0);
+    for (const event of stored) expect(events).toContainEqual(event);
+    expect(agentText(events.filter((event) => !stored.some((s) => s.seq === event.seq)))).toMatch(/before.*after/s);
+    const covered = events.flatMap((event) => raw.filter((e) => e.seq >= (event.seqFrom ?? event.seq) && e.seq <= event.seq).map((e) => e.seq));
+    expect(covered).toEqual(raw.map((event) => event.seq));
   });
 });

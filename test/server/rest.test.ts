@@ -191,6 +191,11 @@ describe("REST API", () => {
       expect(refused.status, query).toBe(400);
       expect(refused.body.error).toBe("invalid_query");
     }
+    // An empty page would say "more" forever: a reader paging on from its last event could never move.
+    expect(await json(fixture.api(`/api/sessions/${session.id}/events?limit=0&merge=chunks`))).toEqual({
+      status: 400,
+      body: { error: "invalid_query", message: "limit must be from 1 to 10000, got 0" },
+    });
   });
 
   it("lists pending questions and takes the first answer: 404 unknown, 400 invalid, 409 already answered", async () => {
@@ -267,6 +272,10 @@ describe("REST API", () => {
       expect.arrayContaining(["location_booted", "child_acquired", "turn_started", "turn_ended"]),
     );
     expect((await fixture.api("/api/records?limit=1001")).status).toBe(400);
+    expect(await json(fixture.api("/api/records?limit=0"))).toEqual({
+      status: 400,
+      body: { error: "invalid_query", message: "limit must be from 1 to 1000, got 0" },
+    });
   });
 
   it("streams records, session changes and deletions as Server-Sent Events", async () => {
@@ -348,6 +357,12 @@ describe("REST API", () => {
       },
     );
     expect(fixture.berth.host.getSession(session.id)?.holders).toBe(0);
+    // Another session of the same location (its terminals are shared there) does not see it.
+    const neighbour = await createSession(fixture);
+    expect(await json(fixture.api(`/api/sessions/${neighbour.id}/terminals/${terminalId}`))).toMatchObject({
+      status: 404,
+      body: { error: "terminal_not_found" },
+    });
     writeFileSync(marker, "");
     expect((await turn).stopReason).toBe("end_turn");
     // The agent released it with its final update: gone.

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { methods } from "@agentclientprotocol/sdk";
-import type { Page } from "playwright-core";
+import type { Page, Route } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import { floodChunk } from "../../src/agents/demo-agent/commands/flood.js";
 import { connectAcpClient, dashboardSuite, nextFrames, openPage, screenshot, type OpenedPage } from "./dashboard-harness.js";
@@ -106,6 +106,56 @@ describe("a page that only reads a session", () => {
     await card.locator(".badge", { hasText: "completed" }).waitFor({ timeout: POLL.timeout });
     await expect.poll(() => output.textContent(), POLL).toBe("first-line\nsecond-line\n");
     expect(await page.getByRole("button", { name: "Resume" }).count()).toBe(1);
+    expect(opened.errors).toEqual([]);
+  });
+
+  it("reads a command's last lines and exit once its tool call ended, from an agent that keeps the terminal in it", async () => {
+    const { berth, url, token, workDir } = suite.server;
+    const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
+    opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions/${sessionId}`);
+    const { page } = opened;
+    await page.getByRole("button", { name: "Resume" }).waitFor();
+    const command = "echo first-line; while [ ! -f keep-2 ]; do sleep 0.05; done; echo last-line";
+    const turn = berth.host.prompt(sessionId, [{ type: "text", text: `/run --keep-terminal ${command}` }]);
+    const card = transcript(page).getByRole("article", { name: /^Tool call: / });
+    const output = card.locator("pre.output");
+    await expect.poll(() => output.textContent(), POLL).toContain("first-line");
+
+    // The page's reads of the terminal are held until the tool call shows it ended: whatever it read last, the command was running.
+    const held: Route[] = [];
+    let holding = true;
+    await page.route(/\/terminals\//, (route) => (holding ? void held.push(route) : route.continue()));
+    writeFileSync(join(workDir, "keep-2"), "");
+    expect((await turn).stopReason).toBe("end_turn");
+    await card.locator(".badge", { hasText: "completed" }).waitFor({ timeout: POLL.timeout });
+    holding = false;
+    for (const route of held) await route.continue();
+    await expect.poll(() => output.textContent(), POLL).toBe("first-line\nlast-line\n\n(exit code 0)");
+    expect(opened.errors).toEqual([]);
+  });
+
+  it("keeps following a command's output after Resume, for a tool call that started while the page only read", async () => {
+    const { berth, url, token, workDir } = suite.server;
+    const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
+    opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions/${sessionId}`);
+    const { page } = opened;
+    await page.getByRole("button", { name: "Resume" }).waitFor();
+    const command = "echo while-read; while [ ! -f held-go ]; do sleep 0.05; done; echo while-held; while [ ! -f held-end ]; do sleep 0.05; done";
+    const turn = berth.host.prompt(sessionId, [{ type: "text", text: `/run ${command}` }]);
+    const card = transcript(page).getByRole("article", { name: /^Tool call: / });
+    const output = card.locator("pre.output");
+    await expect.poll(() => output.textContent(), POLL).toContain("while-read");
+
+    await page.getByRole("button", { name: "Resume" }).click();
+    await expect.poll(async () => (await sessionView(sessionId)).holders, POLL).toBe(1);
+    writeFileSync(join(workDir, "held-go"), "");
+    // Held now, the page still reads what the command prints.
+    await expect.poll(() => output.textContent(), POLL).toContain("while-held");
+    expect(await card.locator(".badge", { hasText: "in progress" }).count()).toBe(1);
+
+    writeFileSync(join(workDir, "held-end"), "");
+    expect((await turn).stopReason).toBe("end_turn");
+    await card.locator(".badge", { hasText: "completed" }).waitFor({ timeout: POLL.timeout });
     expect(opened.errors).toEqual([]);
   });
 

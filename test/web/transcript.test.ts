@@ -44,11 +44,63 @@ describe("transcript", () => {
   it("applies each journal event once, whichever way it came", () => {
     const t = new Transcript();
     const first = update(agentChunk("once"));
-    expect(t.applyEvent(first)).toBe(true);
-    expect(t.applyEvent(first)).toBe(false);
+    expect(t.applyEvent(first)).toBe("applied");
+    expect(t.applyEvent(first)).toBe("old");
     expect(t.entries).toHaveLength(1);
     expect(textOf(t.entries[0])).toBe("once");
     expect(t.lastSeq).toBe(first.seq);
+  });
+
+  it("never shows twice merged chunks of which a live update showed the first: it applies none of them and reads on", () => {
+    const t = new Transcript();
+    const chunk = (from: number, to: number, text: string) => ({ ...update(agentChunk(text)), seq: to, ...(from < to ? { seqFrom: from } : {}) });
+    expect(t.applyEvent({ ...chunk(1, 100, "a".repeat(100)) })).toBe("applied");
+    // Live: chunks 101 to 103, merged.
+    expect(t.applyEvent(chunk(101, 103, "bcd"))).toBe("applied");
+    // A page read from after=100, which started before that update came: 101 to 140 merged.
+    const page = chunk(101, 140, `bcd${"e".repeat(37)}`);
+    expect(t.applyEvent(page)).toBe("overlaps");
+    expect(t.lastSeq).toBe(103);
+    expect(textOf(t.entries[0])).toBe(`${"a".repeat(100)}bcd`);
+    // Read on from what is shown (after=103): the rest, once.
+    expect(t.applyEvent(chunk(104, 140, "e".repeat(37)))).toBe("applied");
+    expect(t.applyEvent(page)).toBe("old");
+    expect(textOf(t.entries[0])).toBe(`${"a".repeat(100)}bcd${"e".repeat(37)}`);
+    expect(t.lastSeq).toBe(140);
+  });
+
+  it("reads a command's terminal while it runs, and once more after its tool call ended while it was last seen running", () => {
+    const running = (id: string, status: string) =>
+      update({
+        sessionUpdate: "tool_call",
+        toolCallId: id,
+        title: id,
+        status,
+        content: [{ type: "terminal", terminalId: `term-${id}` }],
+      } as SessionUpdate);
+    // A finished tool call read from the journal, its output never read: nothing to read.
+    const t = read([running("old", "completed"), running("now", "in_progress")]);
+    expect(t.terminalsToRead()).toEqual(["term-now"]);
+    t.showTerminal("term-now", { output: "one\n", truncated: false, exitStatus: null });
+    // The agent ends the tool call and keeps the terminal in it: the last lines and the exit are still to read.
+    t.applyEvent(update({ sessionUpdate: "tool_call_update", toolCallId: "now", status: "completed" }));
+    expect(t.terminalsToRead()).toEqual(["term-now"]);
+    const done = { output: "one\ntwo\n", truncated: false, exitStatus: { exitCode: 0, signal: null } };
+    t.showTerminal("term-now", done);
+    expect(t.terminalsToRead()).toEqual([]);
+    const entry = t.entries.find((e) => e.kind === "tool" && e.call.toolCallId === "now") as { outputs: Map<string, unknown> };
+    expect(entry.outputs.get("term-now")).toEqual(done);
+  });
+
+  it("shows nothing for a chunk the agent sent without a text block, and goes on", () => {
+    const t = read([
+      update(agentChunk("before ")),
+      update({ sessionUpdate: "agent_message_chunk", content: null } as unknown as SessionUpdate),
+      update({ sessionUpdate: "agent_message_chunk", content: { type: "text" } } as unknown as SessionUpdate),
+      update(agentChunk("after")),
+    ]);
+    expect(t.entries.map(textOf)).toEqual(["before after"]);
+    expect(t.lastSeq).toBe(seq);
   });
 
   it("keeps Berth's own notices apart from the agent's text", () => {

@@ -3,7 +3,8 @@ import { parseDuration } from "./duration.js";
 /** What a prompt asks the demo agent to do, decided by its text alone. */
 export type PromptCommand =
   | { name: "echo"; text: string }
-  | { name: "run"; shellCommand: string }
+  /** `keepTerminal`: the final update keeps the terminal content and the terminal is not released (as some agents do). */
+  | { name: "run"; shellCommand: string; keepTerminal?: true }
   | { name: "ask"; question: string }
   | { name: "elicit"; message: string }
   | { name: "sleep"; durationMs: number; spelled: string }
@@ -30,7 +31,10 @@ const floodLimits = { maxCount: 1_000_000, maxBytes: 1_048_576 } as const;
 
 /** Every command, with its argument hint and what it does (also sent as `available_commands_update`). */
 export const promptCommandHelp: Record<string, { hint?: string; description: string }> = {
-  run: { hint: "<shell command>", description: "Run a shell command in a client terminal" },
+  run: {
+    hint: "[--keep-terminal] <shell command>",
+    description: "Run a shell command in a client terminal (--keep-terminal: the final update still shows the terminal, not released)",
+  },
   ask: { hint: "<question>", description: "Ask the client for permission (allow/deny)" },
   elicit: { hint: "<message>", description: "Ask the client for a one-field form" },
   sleep: { hint: "<duration> (e.g. 500ms, 2s, 3m, 1h)", description: "Wait, honouring session/cancel" },
@@ -67,8 +71,11 @@ export function parsePromptCommand(text: string): PromptCommand {
   const name = match[1] as string;
   const rest = (match[2] ?? "").trim();
   switch (name) {
-    case "run":
-      return rest ? { name, shellCommand: rest } : missingArgument(name);
+    case "run": {
+      const kept = /^--keep-terminal\s+([\s\S]+)$/.exec(rest);
+      if (kept) return { name, shellCommand: kept[1]!, keepTerminal: true };
+      return rest && rest !== "--keep-terminal" ? { name, shellCommand: rest } : missingArgument(name);
+    }
     case "ask":
       return rest ? { name, question: rest } : missingArgument(name);
     case "elicit":

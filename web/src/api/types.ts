@@ -1,5 +1,5 @@
 // The server's own types are the source of truth; only types cross into the bundle.
-export type { SessionView, QuestionView, LocationView, JournalEvent, AgentSessionState, TerminalOutputResult } from "../../../src/host/views.js";
+export type { SessionView, QuestionView, LocationView, AgentSessionState, TerminalOutputResult } from "../../../src/host/views.js";
 export type { StampedRecord, HostRecord } from "../../../src/host/host-records.js";
 export type { ReadEvent } from "../../../src/server/chunk-merging.js";
 import type { DeviceLoginView } from "../../../src/server/device-logins.js";

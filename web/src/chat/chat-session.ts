@@ -1,6 +1,6 @@
 import { methods, RequestError, type ClientConnection, type SessionNotification, type SessionUpdate } from "@agentclientprotocol/sdk";
 import { api, ApiError } from "../api/rest.js";
-import type { JournalEvent, QuestionAnswer, SessionView, TerminalOutputResult } from "../api/types.js";
+import type { QuestionAnswer, ReadEvent, SessionView, TerminalOutputResult } from "../api/types.js";
 import { Observable } from "../live/observable.js";
 import { yieldToPage } from "../util/yield-to-page.js";
 import { connectAcp, SEQ_FROM_META, SEQ_META } from "./acp-link.js";
@@ -286,12 +286,15 @@ export class ChatSession {
 
   /** Reads the journal on from what is shown; one read at a time, each after the one before. */
   private catchUp(): Promise<void> {
-    const read = this.reading.then(() => this.readJournal());
+    this.journalReads++;
+    const read = this.reading.then(() => this.readJournal()).finally(() => this.journalReads--);
     this.reading = read.catch(() => undefined);
     return read;
   }
 
   private reading: Promise<void> = Promise.resolve();
+  /** Journal reads asked for and not done: live updates are held meanwhile, so a page never covers what one applied. */
+  private journalReads = 0;
 
   private async readJournal(): Promise<void> {
     const sessionId = this.sessionId!;
@@ -300,18 +303,23 @@ export class ChatSession {
       if (this.closed()) return;
       // A page can be thousands of events (tool calls, chunks Berth could not merge): applied in slices, the page stays responsive.
       let sliceStart = performance.now();
+      let overlapped = false;
       for (const event of events) {
         if (performance.now() - sliceStart > SLICE_MS) {
           await yieldToPage();
           if (this.closed()) return;
           sliceStart = performance.now();
         }
-        this.transcript.applyEvent(event);
+        // Merged chunks of which some are shown already: the next page, read from what is shown, has the rest.
+        if (this.transcript.applyEvent(event) === "overlaps") {
+          overlapped = true;
+          break;
+        }
         // Only usage is taken from the journal: a mode or option set by a request is not in it, the host's state has it.
         const update = event.kind === "update" ? (event.payload as { update?: SessionUpdate }).update : undefined;
         if (update?.sessionUpdate === "usage_update") this.followControls(update, event.seq);
       }
-      if (!more) break;
+      if (!more && !overlapped) break;
       await yieldToPage();
     }
     // What arrived meanwhile was read with the journal, or comes next; a new gap is read again.
@@ -324,22 +332,24 @@ export class ChatSession {
       if (last <= this.transcript.lastSeq) continue;
       if (first !== this.transcript.lastSeq + 1) {
         this.held = held.slice(index);
-        this.refreshAgain = true;
+        this.refresh();
         break;
       }
-      this.transcript.applyEvent(journalUpdate(notification, last, meta));
+      this.transcript.applyEvent(journalUpdate(notification, last, meta, first));
     }
     if (this.state.value.loading) this.patch({ loading: false });
     this.reconcile();
   }
 
   /**
-   * While the page only reads the session, a running command's output is read over REST as it grows
-   * (a holder is sent it by Berth); nothing is held and no agent starts (L9).
+   * A running command's output is read over REST as it grows, until it exits or its terminal is gone,
+   * whether the page holds the session or only reads it: Berth sends a holder the output only of tool
+   * calls it saw start while held. Reading holds nothing and starts no agent (L9).
    */
   private followTerminals(): void {
+    const { name } = this.state.value.link;
     const follow =
-      this.state.value.link.name === "reading" && this.transcript.runningTerminals().some((terminalId) => !this.settledTerminals.has(terminalId));
+      name !== "closed" && name !== "failed" && this.transcript.terminalsToRead().some((terminalId) => !this.settledTerminals.has(terminalId));
     if (follow && this.terminalTimer === undefined) {
       this.terminalTimer = setInterval(() => void this.readTerminals(), TERMINAL_MS);
       void this.readTerminals();
@@ -355,13 +365,13 @@ export class ChatSession {
     if (this.terminalTimer === undefined || this.readingTerminals) return;
     this.readingTerminals = true;
     try {
-      for (const terminalId of this.transcript.runningTerminals()) {
+      for (const terminalId of this.transcript.terminalsToRead()) {
         if (this.settledTerminals.has(terminalId)) continue;
         let output: TerminalOutputResult;
         try {
           output = await api.terminal(this.sessionId!, terminalId);
         } catch (error) {
-          // Released (the agent's last update says what it printed) or its location closed: nothing more to read.
+          // Released or its location closed: nothing more to read (what the agent's final update carries is all there is).
           if (error instanceof ApiError && error.code === "terminal_not_found") {
             this.settledTerminals.add(terminalId);
             continue;
@@ -462,7 +472,7 @@ export class ChatSession {
       return;
     }
     const first = typeof from === "number" ? from : seq;
-    if (this.refreshing) {
+    if (this.journalReads > 0) {
       this.held.push(notification);
       return;
     }
@@ -472,7 +482,7 @@ export class ChatSession {
       this.refresh();
       return;
     }
-    this.transcript.applyEvent(journalUpdate(notification, seq, meta));
+    this.transcript.applyEvent(journalUpdate(notification, seq, meta, first));
   }
 
   /** The controls after an update, live or read from the journal (`seq` where it has one). */
@@ -597,12 +607,15 @@ export class ChatSession {
 
   private patch(change: Partial<ChatState>): void {
     this.state.set({ ...this.state.value, ...change });
+    // Whatever the link became (held, read again after a reconnection, closed), terminals are followed or stopped.
+    if (change.link) this.followTerminals();
   }
 }
 
-/** A live update as the journal event it is. */
-function journalUpdate(notification: SessionNotification, seq: number, meta: Record<string, unknown>): JournalEvent {
-  return { sessionId: notification.sessionId, seq, kind: "update", payload: { update: notification.update, _meta: meta } as never, at: 0 };
+/** A live update as the journal event it is (merged chunks: `first` to `seq`). */
+function journalUpdate(notification: SessionNotification, seq: number, meta: Record<string, unknown>, first: number): ReadEvent {
+  const event = { sessionId: notification.sessionId, seq, kind: "update", payload: { update: notification.update, _meta: meta } as never, at: 0 };
+  return first < seq ? { ...event, seqFrom: first } : event;
 }
 
 /** The session no longer exists: retrying will not help. */

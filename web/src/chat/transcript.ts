@@ -1,5 +1,5 @@
 import type { ContentBlock, PlanEntry, SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
-import type { JournalEvent, TerminalOutputResult } from "../api/types.js";
+import type { ReadEvent, TerminalOutputResult } from "../api/types.js";
 import { appendSegment, emptySegments, type Segments } from "./message-segments.js";
 import { questionOf, resolutionOf, type QuestionResolution, type TranscriptQuestion } from "./transcript-questions.js";
 
@@ -35,7 +35,7 @@ export interface MessageEntry extends EntryBase {
 interface ToolEntry extends EntryBase {
   readonly kind: "tool";
   call: ToolCallView;
-  /** Its terminals' output as last read, while the page only reads the session (a holder is sent it as text). */
+  /** Its terminals' output as last read over REST (Berth sends a holder the output as text only for tool calls it saw start while held). */
   readonly outputs: Map<string, TerminalOutputResult>;
 }
 
@@ -99,9 +99,15 @@ export class Transcript {
   private readonly questions = new Map<string, QuestionEntry>();
   private rowsCache: { version: number; rows: TranscriptRow[] } = { version: -1, rows: [] };
 
-  /** Applies a journal event not applied yet; false if it was (`seq` at or below {@link lastSeq}). */
-  applyEvent(event: JournalEvent): boolean {
-    if (event.seq <= this.lastSeq) return false;
+  /**
+   * Applies a journal event not applied yet: `applied`; `old` if it was (`seq` at or below
+   * {@link lastSeq}); `overlaps` if it is merged chunks (`seqFrom` to `seq`) of which the first were
+   * applied already. Their joined text cannot be cut where the applied ones end: nothing is applied,
+   * and the caller reads the journal on from {@link lastSeq} instead (a page merges nothing before its start).
+   */
+  applyEvent(event: ReadEvent): "applied" | "old" | "overlaps" {
+    if (event.seq <= this.lastSeq) return "old";
+    if (event.seqFrom !== undefined && event.seqFrom <= this.lastSeq) return "overlaps";
     this.lastSeq = event.seq;
     const payload = (event.payload ?? {}) as Record<string, unknown>;
     switch (event.kind) {
@@ -144,7 +150,7 @@ export class Transcript {
       // `interrupted` and `agent_exited` come with a notice (an update) that says it in words.
     }
     this.touch();
-    return true;
+    return "applied";
   }
 
   /** A `session/update` as ACP sends it. Live updates with a journal seq go through {@link applyEvent}. */
@@ -157,8 +163,12 @@ export class Transcript {
       case "user_message_chunk":
       case "agent_message_chunk":
       case "agent_thought_chunk": {
+        // The journal keeps what the agent sent: a chunk without a content block shows nothing.
+        const content: unknown = update.content;
+        const text = typeof content === "object" && content !== null ? blockText(content as ContentBlock) : undefined;
+        if (typeof text !== "string") return false;
         const notice = isNotice(meta) || isNotice(update._meta);
-        this.appendText(roleOf[update.sessionUpdate], update.messageId ?? null, blockText(update.content), notice);
+        this.appendText(roleOf[update.sessionUpdate], update.messageId ?? null, text, notice);
         break;
       }
       case "tool_call":
@@ -284,29 +294,35 @@ export class Transcript {
     }
   }
 
-  /** Tool calls that run a command on the host: their terminals are read while the session is only read. */
-  private readonly running = new Set<ToolEntry>();
+  /**
+   * Tool calls showing a terminal whose output is worth reading: running ones, and finished ones
+   * whose output as last read had no exit status (the command's last lines and its end are read once more).
+   */
+  private readonly followed = new Set<ToolEntry>();
 
   private follow(entry: ToolEntry): void {
     const { status, content } = entry.call;
-    if ((status === "pending" || status === "in_progress") && content.some((item) => item.type === "terminal")) this.running.add(entry);
-    else this.running.delete(entry);
+    const running = status === "pending" || status === "in_progress";
+    const unfinished = [...entry.outputs.values()].some((output) => output.exitStatus === null);
+    if (content.some((item) => item.type === "terminal") && (running || unfinished)) this.followed.add(entry);
+    else this.followed.delete(entry);
   }
 
-  /** The terminals of tool calls still running. */
-  runningTerminals(): string[] {
-    return [...this.running].flatMap((entry) => entry.call.content.flatMap((item) => (item.type === "terminal" ? [item.terminalId] : [])));
+  /** The terminals to read: those of tool calls still running, or whose command was last seen running. */
+  terminalsToRead(): string[] {
+    return [...this.followed].flatMap((entry) => entry.call.content.flatMap((item) => (item.type === "terminal" ? [item.terminalId] : [])));
   }
 
   /** A terminal's output as read: shown in the tool calls showing that terminal, if it changed. */
   showTerminal(terminalId: string, output: TerminalOutputResult): void {
     let changed = false;
-    for (const entry of this.running) {
+    for (const entry of [...this.followed]) {
       if (!entry.call.content.some((item) => item.type === "terminal" && item.terminalId === terminalId)) continue;
       const shown = entry.outputs.get(terminalId);
       if (shown && JSON.stringify(shown) === JSON.stringify(output)) continue;
       entry.outputs.set(terminalId, output);
       this.changed(entry);
+      this.follow(entry);
       changed = true;
     }
     if (changed) this.touch();

@@ -40,7 +40,7 @@ function ToolContent({ content, running, output }: { content: ToolCallContent; r
     case "diff":
       return <DiffView path={content.path} oldText={content.oldText ?? null} newText={content.newText} />;
     case "terminal":
-      // Read from Berth while the page only reads the session: the command's output so far.
+      // Read from Berth until the command exits or its terminal is released: its output so far.
       if (output) {
         const status = output.exitStatus;
         const ended = status === null ? null : status.signal ? `killed by ${status.signal}` : `exit code ${status.exitCode ?? "unknown"}`;
@@ -55,7 +55,7 @@ function ToolContent({ content, running, output }: { content: ToolCallContent; r
       return (
         <p class="terminal">
           <span class="badge info">terminal</span> <code>{content.terminalId}</code>
-          {running ? " running on the host; resume the session to follow its output" : null}
+          {running ? " running on the host; its output shows here once read" : null}
         </p>
       );
   }

@@ -24,7 +24,7 @@ export async function runCommand(turn: Turn, command: PromptCommand): Promise<St
     case "echo":
       return echo(turn, command.text);
     case "run":
-      return runShell(turn, command.shellCommand);
+      return runShell(turn, command.shellCommand, command.keepTerminal === true);
     case "ask":
       return ask(turn, command.question);
     case "elicit":

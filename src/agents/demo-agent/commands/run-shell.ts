@@ -4,9 +4,11 @@ import type { Turn } from "../turn.js";
 
 /**
  * `/run <cmd>`: runs `/bin/sh -c <cmd>` in a client terminal at the session's cwd,
- * shows the terminal in a tool call, then reports the output and exit status.
+ * shows the terminal in a tool call, then reports the output and exit status. `keepTerminal`: as
+ * agents that leave the terminal in the tool call, the final update keeps the terminal content and
+ * the terminal is not released (Berth releases it with the session's agent).
  */
-export async function runShell(turn: Turn, shellCommand: string): Promise<StopReason> {
+export async function runShell(turn: Turn, shellCommand: string, keepTerminal = false): Promise<StopReason> {
   if (!turn.peer.capabilities.terminal) {
     await turn.say("Cannot /run: the client did not advertise terminal support (clientCapabilities.terminal).");
     return "end_turn";
@@ -40,12 +42,12 @@ export async function runShell(turn: Turn, shellCommand: string): Promise<StopRe
       sessionUpdate: "tool_call_update",
       toolCallId,
       status,
-      content: [{ type: "content", content: { type: "text", text: output } }],
+      ...(keepTerminal ? {} : { content: [{ type: "content", content: { type: "text", text: output } }] }),
       rawOutput: { exitCode: exit.exitCode ?? null, signal: exit.signal ?? null },
     });
     turn.append({ kind: "tool_call", toolCallId, title, status, output });
   } finally {
-    await terminal.release();
+    if (!keepTerminal) await terminal.release();
   }
   return "end_turn";
 }
