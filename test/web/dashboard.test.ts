@@ -95,6 +95,27 @@ describe("the dashboard in a real browser against a real Berth", () => {
     expect(await fact(page, sessionId, "PID").textContent()).toBe(String(server.berth.host.getSession(sessionId)!.pid));
   });
 
+  it("a New session dialog opened before the agents are listed takes the default agent once they are", async () => {
+    const early = await openPage(launched.browser, server.url, `/?token=${server.token}`);
+    const { page } = early;
+    // The agents' list is held back until the dialog is open (what a slow host or network does).
+    const held: Array<() => Promise<void>> = [];
+    await page.route(/\/api\/agents$/, (route) => void held.push(() => route.continue()));
+    await page.reload();
+    await page.getByRole("button", { name: "New session" }).click();
+    const dialog = page.getByRole("dialog", { name: "New session" });
+    await dialog.getByLabel("Directory").fill(server.workDir);
+    await expect.poll(() => held.length, POLL).toBeGreaterThan(0);
+    expect(await dialog.getByRole("button", { name: "Start session" }).isDisabled()).toBe(true);
+    for (const release of held.splice(0)) await release();
+    await page.unroute(/\/api\/agents$/);
+    await expect.poll(() => dialog.getByLabel("Agent").inputValue(), POLL).toBe("demo");
+    await expect.poll(() => dialog.getByRole("button", { name: "Start session" }).isEnabled(), POLL).toBe(true);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    expect(early.errors).toEqual([]);
+    await early.close();
+  });
+
   it("sends a prompt with Enter and shows the streamed reply", async () => {
     const { page } = main;
     await send(page, "Hello from the browser");

@@ -22,7 +22,9 @@ export function NewSessionDialog({
   onStart: (params: NewSessionParams) => Promise<void>;
   onClose: () => void;
 }) {
-  const [agent, setAgent] = useState(agents?.default ?? "");
+  // The person's choice, else the host's default: the list may arrive after the dialog opened.
+  const [chosenAgent, setAgent] = useState("");
+  const agent = chosenAgent || (agents?.default ?? "");
   const [cwd, setCwd] = useState(() => window.localStorage.getItem(LAST_DIRECTORY_KEY) ?? "");
   const [workspace, setWorkspace] = useState("");
   const [state, setState] = useState<Starting>({ name: "editing" });
