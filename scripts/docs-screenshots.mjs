@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { chromiumArgs, chromiumPath } from "../dist/bench/debian-chromium.js";
 import { parseConfig } from "../dist/config/load-config.js";
 import { silentLogger } from "../dist/host/logger.js";
 import { startBerth } from "../dist/server/serve.js";
@@ -19,16 +20,6 @@ const widths = {
   desktop: { viewport: { width: 1366, height: 900 } },
   phone: { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true },
 };
-const chromiumArgs = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 const markdown = ["**Build report**: all 42 tests passed; see `npm test`.", "```ts", "const answer: number = 42;", "```"].join("\n");
 
@@ -53,7 +44,7 @@ try {
     webDir,
   });
   const { host } = berth;
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: chromiumArgs });
+  browser = await chromium.launch({ executablePath: chromiumPath, args: [...chromiumArgs] });
   // The sessions the search and filters find; the conversation's is the first.
   const conversation = await host.createSession({ cwd: appDir });
   const others = [

@@ -5,20 +5,11 @@ import { methods } from "@agentclientprotocol/sdk";
 import { chromium, type Page } from "playwright-core";
 import { fmt, table } from "./measure.js";
 import { startServe, stopServe, wsClient, type ServeProcess } from "./relay-bench.js";
+import { chromiumArgs, chromiumPath } from "./debian-chromium.js";
 
 /** Chunk counts of `/flood N 16`, the long replies of issue 11. */
 const FLOODS = (process.env.BERTH_BENCH_FLOODS?.split(",").map(Number) ?? [2_000, 20_000, 200_000]) as readonly number[];
 const CHUNK_BYTES = 16;
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 /** Records the page's longest main-thread task (Long Tasks API), from the moment the page starts. */
 const LONGTASK_OBSERVER = `
@@ -39,7 +30,7 @@ export async function runTranscriptBench(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "berth-bench-transcript-"));
   const workDir = mkdtempSync(join(tmpdir(), "berth-bench-transcript-work-"));
   const serve = await startServe(dataDir);
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: [...chromiumArgs] });
   try {
     for (const chunks of FLOODS) {
       const relayMs = await relayTime(serve, workDir, chunks);

@@ -8,7 +8,8 @@ import type { ConfigInput } from "../../src/config/config-schema.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import { startBerth, type RunningBerth } from "../../src/server/serve.js";
 import { waitUntilGone } from "../support/process-table.js";
-import { chromiumArgs, webDir } from "../web/dashboard-harness.js";
+import { chromiumArgs, chromiumPath } from "../../src/bench/debian-chromium.js";
+import { webDir } from "../web/dashboard-harness.js";
 
 export { waitUntil } from "../support/process-table.js";
 
@@ -94,7 +95,7 @@ export const REBOUND_NAME = "rebind.attacker.test";
 /** Debian's Chromium, headless; `REBOUND_NAME` resolves to 127.0.0.1 in it. */
 export async function launchChromium(): Promise<Browser> {
   const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
+    executablePath: chromiumPath,
     args: [...chromiumArgs, `--host-resolver-rules=MAP ${REBOUND_NAME} 127.0.0.1`],
   });
   cleanups.push(() => browser.close());

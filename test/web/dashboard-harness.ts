@@ -13,6 +13,7 @@ import { silentLogger } from "../../src/host/logger.js";
 import { startBerth, type RunningBerth } from "../../src/server/serve.js";
 
 import { waitUntilGone } from "../support/process-table.js";
+import { chromiumArgs, chromiumPath } from "../../src/bench/debian-chromium.js";
 
 export { waitUntilGone };
 
@@ -62,21 +63,9 @@ export interface LaunchedBrowser {
   readonly pids: () => Promise<number[]>;
 }
 
-/** How every test runs Debian's Chromium: headless, with nothing of its own reaching the network. */
-export const chromiumArgs = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-] as const;
-
 /** Debian's Chromium, headless, driven by playwright-core (never a downloaded browser). */
 export async function launchBrowser(): Promise<LaunchedBrowser> {
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: [...chromiumArgs] });
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: [...chromiumArgs] });
   const seen = new Set<number>();
   return {
     browser,
