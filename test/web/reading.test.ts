@@ -20,6 +20,15 @@ afterEach(async ({ task }) => {
 
 const transcript = (page: Page) => page.getByRole("log", { name: "Conversation" });
 
+/** A new session opened in the page, which only reads it (nothing holds it until the person sends or resumes). */
+async function readNewSession(): Promise<{ sessionId: string; page: Page }> {
+  const { berth, url, token, workDir } = suite.server;
+  const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
+  opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions/${sessionId}`);
+  await opened.page.getByRole("button", { name: "Resume" }).waitFor();
+  return { sessionId, page: opened.page };
+}
+
 async function sessionView(sessionId: string): Promise<{ state: string; holders: number; turnActive: boolean }> {
   const { url, token } = suite.server;
   const response = await fetch(`${url}/api/sessions/${sessionId}`, { headers: { authorization: `Bearer ${token}` } });
@@ -76,15 +85,12 @@ describe("a page that only reads a session", () => {
     const firstDifference = [...expected].findIndex((char, i) => shown[i] !== char);
     expect({ length: shown.length, firstDifference }).toEqual({ length: expected.length, firstDifference: -1 });
     expect((await sessionView(sessionId)).holders).toBe(0);
-    expect(opened.errors).toEqual([]);
+    expect(opened?.errors).toEqual([]);
   });
 
   it("shows a running command's output growing, while another client's turn runs it, without holding the session", async () => {
-    const { berth, url, token, workDir } = suite.server;
-    const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
-    opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions/${sessionId}`);
-    const { page } = opened;
-    await page.getByRole("button", { name: "Resume" }).waitFor();
+    const { berth, workDir } = suite.server;
+    const { sessionId, page } = await readNewSession();
 
     // Another client (here the host's own API) runs a command that prints a line, then waits for a file before each next step.
     const command = "echo first-line; while [ ! -f step-2 ]; do sleep 0.05; done; echo second-line; while [ ! -f step-3 ]; do sleep 0.05; done";
@@ -106,15 +112,12 @@ describe("a page that only reads a session", () => {
     await card.locator(".badge", { hasText: "completed" }).waitFor({ timeout: POLL.timeout });
     await expect.poll(() => output.textContent(), POLL).toBe("first-line\nsecond-line\n");
     expect(await page.getByRole("button", { name: "Resume" }).count()).toBe(1);
-    expect(opened.errors).toEqual([]);
+    expect(opened?.errors).toEqual([]);
   });
 
   it("reads a command's last lines and exit once its tool call ended, from an agent that keeps the terminal in it", async () => {
-    const { berth, url, token, workDir } = suite.server;
-    const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
-    opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions/${sessionId}`);
-    const { page } = opened;
-    await page.getByRole("button", { name: "Resume" }).waitFor();
+    const { berth, workDir } = suite.server;
+    const { sessionId, page } = await readNewSession();
     const command = "echo first-line; while [ ! -f keep-2 ]; do sleep 0.05; done; echo last-line";
     const turn = berth.host.prompt(sessionId, [{ type: "text", text: `/run --keep-terminal ${command}` }]);
     const card = transcript(page).getByRole("article", { name: /^Tool call: / });
@@ -131,15 +134,12 @@ describe("a page that only reads a session", () => {
     holding = false;
     for (const route of held) await route.continue();
     await expect.poll(() => output.textContent(), POLL).toBe("first-line\nlast-line\n\n(exit code 0)");
-    expect(opened.errors).toEqual([]);
+    expect(opened?.errors).toEqual([]);
   });
 
   it("keeps following a command's output after Resume, for a tool call that started while the page only read", async () => {
-    const { berth, url, token, workDir } = suite.server;
-    const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
-    opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions/${sessionId}`);
-    const { page } = opened;
-    await page.getByRole("button", { name: "Resume" }).waitFor();
+    const { berth, workDir } = suite.server;
+    const { sessionId, page } = await readNewSession();
     const command = "echo while-read; while [ ! -f held-go ]; do sleep 0.05; done; echo while-held; while [ ! -f held-end ]; do sleep 0.05; done";
     const turn = berth.host.prompt(sessionId, [{ type: "text", text: `/run ${command}` }]);
     const card = transcript(page).getByRole("article", { name: /^Tool call: / });
@@ -156,7 +156,7 @@ describe("a page that only reads a session", () => {
     writeFileSync(join(workDir, "held-end"), "");
     expect((await turn).stopReason).toBe("end_turn");
     await card.locator(".badge", { hasText: "completed" }).waitFor({ timeout: POLL.timeout });
-    expect(opened.errors).toEqual([]);
+    expect(opened?.errors).toEqual([]);
   });
 
   it("shows the agent's mode as another client changes it, still only reading", async () => {
