@@ -205,12 +205,13 @@ export function describeWholeTurns(agent: AgentUnderTest): void {
           const exit = await w.stopBerth();
           expect(exit).toEqual({ code: 0, signal: null });
           // Shutdown interrupted the turn while the client still listened: it ends `cancelled` when the
-          // agent answered the cancel within Berth's shutdown bound (5 s), else as Berth stopped the agent.
+          // agent answered the cancel within Berth's shutdown bound (5 s), else as Berth stopped the agent:
+          // then the turn's failure, or (a known gap, docs/serve.md) the client's socket closed before it.
           const outcome = await firstTurn.then(
             (response) => response.stopReason,
             (error: Error) => error.message,
           );
-          expect(outcome).toMatch(/^cancelled$|the turn failed: ACP connection closed/);
+          expect(outcome).toMatch(/^cancelled$|the turn failed: ACP connection closed|^ACP connection closed$/);
           expect(await waitUntilGone(tree)).toEqual([]);
 
           await w.restartBerth();
