@@ -26,6 +26,8 @@ export interface AcpAgentOptions {
   readonly log: Logger;
   /** Sends a notification to this client straight to its socket (the updates' fast path). */
   readonly notify: (method: string, params: unknown) => void | Promise<void>;
+  /** Told of every prompt while it runs, so a closing server can let its answer out first. */
+  readonly promptStarted?: (answered: Promise<unknown>) => void;
 }
 
 /** `_meta` keys of `session/new` that pick the agent and the workspace; Berth's own, not passed on. */
@@ -43,7 +45,7 @@ const FORK_CAPABILITY = "fork";
  * options, `_meta`, extension methods, error codes); what Berth adds is intercepted (sessions
  * that outlive processes, many clients, journal replay, questions answered elsewhere).
  */
-export function createAcpAgent({ host, connectionId, agentId, log, notify }: AcpAgentOptions): AgentApp {
+export function createAcpAgent({ host, connectionId, agentId, log, notify, promptStarted }: AcpAgentOptions): AgentApp {
   const sessions = new ConnectionSessions(host, connectionId, log, notify);
   const connectionAgent = agentId ?? host.config.defaultAgent;
   let capabilities: ClientCapabilities = {};
@@ -140,7 +142,9 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify }: Acp
       .onRequest(methods.agent.session.prompt, ({ params }) => {
         const feed = requireFeed(params.sessionId);
         const { sessionId, prompt, ...extra } = params;
-        return translatedAsync(log, () => feed.ownPrompt(() => host.prompt(sessionId, prompt, extra)));
+        const answer = translatedAsync(log, () => feed.ownPrompt(() => host.prompt(sessionId, prompt, extra)));
+        promptStarted?.(answer);
+        return answer;
       })
       .onNotification(methods.agent.session.cancel, async ({ params }) => {
         if (!sessions.feedOf(params.sessionId))

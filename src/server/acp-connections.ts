@@ -23,6 +23,8 @@ export interface ConnectionOptions {
  */
 export class AcpConnections {
   private readonly open = new Set<string>();
+  /** Prompts not answered yet, of every connection. */
+  private readonly prompting = new Set<Promise<unknown>>();
 
   constructor(
     private readonly host: Host,
@@ -39,7 +41,14 @@ export class AcpConnections {
     const { host, log } = this;
     const connectionId = randomUUID();
     let viaConnection: Notify | undefined;
-    const app = createAcpAgent({ host, connectionId, agentId, log, notify: notify ?? ((method, params) => viaConnection?.(method, params)) });
+    const app = createAcpAgent({
+      host,
+      connectionId,
+      agentId,
+      log,
+      notify: notify ?? ((method, params) => viaConnection?.(method, params)),
+      promptStarted: (answered) => this.trackPrompt(answered),
+    });
     // The SDK connects the app after `initialize`, before it routes any later message: no update can come earlier.
     app.onConnect((connection) => {
       // A notification to a connection that has just closed has nobody to reach.
@@ -53,5 +62,24 @@ export class AcpConnections {
       });
     });
     return { connectionId, agent: app };
+  }
+
+  /**
+   * Settles once every running prompt has been answered and the answers handed to the sockets, or after
+   * `withinMs`: a stopping server closes the sockets only then, so a turn that shutdown ended reaches its client.
+   */
+  async promptsAnswered(withinMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs)));
+    await Promise.race([Promise.allSettled([...this.prompting]), bound]);
+    clearTimeout(timer);
+    // The SDK writes an answer through its stream a few microtasks and at most a turn of the loop later.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  private trackPrompt(answered: Promise<unknown>): void {
+    this.prompting.add(answered);
+    const settled = () => void this.prompting.delete(answered);
+    answered.then(settled, settled);
   }
 }

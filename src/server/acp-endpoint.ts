@@ -116,8 +116,9 @@ export class AcpEndpoint {
     for (const ws of this.sockets) ws.close(1008, reason);
   }
 
-  /** Closes every client socket with `reason`, waiting briefly for each to go, then every HTTP connection. */
+  /** Lets running prompts' answers out (briefly), closes every client socket with `reason`, waiting briefly for each to go, then every HTTP connection. */
   async close(reason: string): Promise<void> {
+    await this.connections.promptsAnswered(CLOSE_WAIT_MS);
     const closed = [...this.sockets].map(
       (ws) =>
         new Promise<void>((resolve) => {

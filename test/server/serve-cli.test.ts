@@ -69,7 +69,13 @@ describe("berth serve as a real process", () => {
     berth.signal("SIGTERM");
     expect(await berth.exited).toEqual({ code: 0, signal: null });
     expect(await sleeping).toMatchObject({ stopReason: "cancelled" });
-    await running.catch(() => undefined);
+    // Every prompt running at the stop is answered before the sockets close (never the client's own "connection closed").
+    expect(
+      await running.then(
+        (response) => response.stopReason,
+        (error: Error) => error.message,
+      ),
+    ).not.toBe("ACP connection closed");
     expect(client.texts(sleeper)).toContain("Berth interrupted this turn (reason: shutdown): the host is shutting down.");
     expect(await closedWith).toEqual({ code: 1001, reason: "Berth is shutting down" });
     expect(await waitUntilGone([...agents, ...terminalProcesses.map((p) => p.pid)])).toEqual([]);
