@@ -42,17 +42,21 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
       mcpCapabilities: { http: true },
     });
     expect(answer._meta).toMatchObject({ "berth/host": { name: "berth" } });
+    // Records are seen once committed.
+    await fixture.berth.host.committed();
     expect(recordsOf(fixture, "agent_asked").map(({ record }) => record)).toEqual([
       expect.objectContaining({ agent: "demo", purpose: "initialize" }),
     ]);
 
     // Another client, and the same host after a restart: the stored answer, no process started.
     await fixture.connect();
+    await fixture.berth.host.committed();
     expect(recordsOf(fixture, "agent_asked")).toHaveLength(1);
     await fixture.stop();
     const again = await startFixture({ dataDir: fixture.dataDir, workDir: fixture.workDir });
     const before = recordsOf(again, "agent_asked").length;
     expect((await again.connect()).initialized.agentInfo).toMatchObject({ name: "berth-demo-agent" });
+    await again.berth.host.committed();
     expect(recordsOf(again, "agent_asked")).toHaveLength(before);
   });
 
