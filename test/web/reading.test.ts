@@ -29,6 +29,15 @@ async function readNewSession(): Promise<{ sessionId: string; page: Page }> {
   return { sessionId, page: opened.page };
 }
 
+/** Another client (here the host's own API) runs `/run <command>`; resolves once the reading page shows `firstLine` of its output. */
+async function runWhileReading(page: Page, sessionId: string, command: string, firstLine: string) {
+  const turn = suite.server.berth.host.prompt(sessionId, [{ type: "text", text: `/run ${command}` }]);
+  const card = transcript(page).getByRole("article", { name: /^Tool call: / });
+  const output = card.locator("pre.output");
+  await expect.poll(() => output.textContent(), POLL).toContain(firstLine);
+  return { turn, card, output };
+}
+
 async function sessionView(sessionId: string): Promise<{ state: string; holders: number; turnActive: boolean }> {
   const { url, token } = suite.server;
   const response = await fetch(`${url}/api/sessions/${sessionId}`, { headers: { authorization: `Bearer ${token}` } });
@@ -89,15 +98,12 @@ describe("a page that only reads a session", () => {
   });
 
   it("shows a running command's output growing, while another client's turn runs it, without holding the session", async () => {
-    const { berth, workDir } = suite.server;
+    const { workDir } = suite.server;
     const { sessionId, page } = await readNewSession();
 
     // Another client (here the host's own API) runs a command that prints a line, then waits for a file before each next step.
     const command = "echo first-line; while [ ! -f step-2 ]; do sleep 0.05; done; echo second-line; while [ ! -f step-3 ]; do sleep 0.05; done";
-    const turn = berth.host.prompt(sessionId, [{ type: "text", text: `/run ${command}` }]);
-    const card = transcript(page).getByRole("article", { name: /^Tool call: / });
-    const output = card.locator("pre.output");
-    await expect.poll(() => output.textContent(), POLL).toContain("first-line");
+    const { turn, card, output } = await runWhileReading(page, sessionId, command, "first-line");
     expect(await card.locator(".badge", { hasText: "in progress" }).count()).toBe(1);
     expect(await output.getAttribute("class")).toContain("live");
 
@@ -116,13 +122,10 @@ describe("a page that only reads a session", () => {
   });
 
   it("reads a command's last lines and exit once its tool call ended, from an agent that keeps the terminal in it", async () => {
-    const { berth, workDir } = suite.server;
+    const { workDir } = suite.server;
     const { sessionId, page } = await readNewSession();
     const command = "echo first-line; while [ ! -f keep-2 ]; do sleep 0.05; done; echo last-line";
-    const turn = berth.host.prompt(sessionId, [{ type: "text", text: `/run --keep-terminal ${command}` }]);
-    const card = transcript(page).getByRole("article", { name: /^Tool call: / });
-    const output = card.locator("pre.output");
-    await expect.poll(() => output.textContent(), POLL).toContain("first-line");
+    const { turn, card, output } = await runWhileReading(page, sessionId, `--keep-terminal ${command}`, "first-line");
 
     // The page's reads of the terminal are held until the tool call shows it ended: whatever it read last, the command was running.
     const held: Route[] = [];
@@ -138,13 +141,10 @@ describe("a page that only reads a session", () => {
   });
 
   it("keeps following a command's output after Resume, for a tool call that started while the page only read", async () => {
-    const { berth, workDir } = suite.server;
+    const { workDir } = suite.server;
     const { sessionId, page } = await readNewSession();
     const command = "echo while-read; while [ ! -f held-go ]; do sleep 0.05; done; echo while-held; while [ ! -f held-end ]; do sleep 0.05; done";
-    const turn = berth.host.prompt(sessionId, [{ type: "text", text: `/run ${command}` }]);
-    const card = transcript(page).getByRole("article", { name: /^Tool call: / });
-    const output = card.locator("pre.output");
-    await expect.poll(() => output.textContent(), POLL).toContain("while-read");
+    const { turn, card, output } = await runWhileReading(page, sessionId, command, "while-read");
 
     await page.getByRole("button", { name: "Resume" }).click();
     await expect.poll(async () => (await sessionView(sessionId)).holders, POLL).toBe(1);
