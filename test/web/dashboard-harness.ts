@@ -148,17 +148,16 @@ async function scrollPass(target: Locator, log: Locator): Promise<boolean> {
     element.scrollTop = 0;
   });
   for (let step = 0; step < 400; step++) {
-    if ((await target.count()) > 0) {
-      // Rows move while the virtualizer measures them: scroll without waiting for them to stand still.
-      const shown = await target
-        .first()
-        .evaluate((element) => {
-          element.scrollIntoView({ block: "center" });
-          return true;
-        })
-        .catch(() => false);
+    // Found and scrolled to in one evaluation: the virtualizer may unmount a row between two calls, and a locator's
+    // own evaluate would then wait its whole timeout for the row to come back.
+    const found = await target.evaluateAll((elements) => {
+      elements[0]?.scrollIntoView({ block: "center" });
+      return elements.length > 0;
+    });
+    if (found) {
+      // Rows move while the virtualizer measures them: look again once they are drawn.
       await nextFrames(log.page());
-      if (shown && (await target.first().isVisible())) return true;
+      if (await target.first().isVisible()) return true;
       continue;
     }
     const moved = await log.evaluate((element) => {
