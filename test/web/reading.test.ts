@@ -77,6 +77,36 @@ async function agentTextShown(page: Page): Promise<string> {
     .join("");
 }
 
+describe("a page that holds a session", () => {
+  it("shows each streamed chunk once and in order when live updates overlap a journal read", async () => {
+    const { sessionId, page } = await readNewSession();
+    await page.getByRole("button", { name: "Resume" }).click();
+    await expect.poll(async () => (await sessionView(sessionId)).holders, POLL).toBe(1);
+
+    // The page's journal reads are answered, but the answers held back: the live updates of two turns arrive meanwhile,
+    // the first turn's also in the answer (read after it), the second's only live (it runs after the answer was read).
+    const held: Route[] = [];
+    let holding = true;
+    await page.route(/\/api\/sessions\/[^/]+\/events/, (route) => (holding ? void held.push(route) : route.continue()));
+    const flood = (count: number) => suite.server.berth.host.prompt(sessionId, [{ type: "text", text: `/flood ${count} 16` }]);
+    expect((await flood(300)).stopReason).toBe("end_turn");
+    // The session's change (its updated time) makes the page read its journal.
+    await expect.poll(() => held.length, POLL).toBeGreaterThan(0);
+    const answers = await Promise.all(held.map(async (route) => ({ route, response: await route.fetch() })));
+    expect((await flood(400)).stopReason).toBe("end_turn");
+    holding = false;
+    for (const { route, response } of answers) await route.fulfill({ response });
+
+    const expected = [300, 400].map((count) => Array.from({ length: count }, (_, i) => floodChunk(i, 16)).join("")).join("");
+    await transcript(page).locator(`[data-chars="${400 * 16}"]`).waitFor({ timeout: POLL.timeout });
+    const shown = await agentTextShown(page);
+    // Where the text first differs, rather than a diff of 11 kB.
+    const firstDifference = [...expected].findIndex((char, i) => shown[i] !== char);
+    expect({ length: shown.length, firstDifference }).toEqual({ length: expected.length, firstDifference: -1 });
+    expect(opened?.errors).toEqual([]);
+  });
+});
+
 describe("a page that only reads a session", () => {
   it("shows a long reply read from the journal whole, without holding the session", async () => {
     const { berth, url, token, workDir } = suite.server;
@@ -154,6 +184,30 @@ describe("a page that only reads a session", () => {
     expect(await card.locator(".badge", { hasText: "in progress" }).count()).toBe(1);
 
     writeFileSync(join(workDir, "held-end"), "");
+    expect((await turn).stopReason).toBe("end_turn");
+    await card.locator(".badge", { hasText: "completed" }).waitFor({ timeout: POLL.timeout });
+    expect(opened?.errors).toEqual([]);
+  });
+
+  it("keeps following a command's output through a network loss, once the page reaches Berth again", async () => {
+    const { workDir } = suite.server;
+    const { sessionId, page } = await readNewSession();
+    const command = "echo before-loss; while [ ! -f net-2 ]; do sleep 0.05; done; echo during-loss; while [ ! -f net-3 ]; do sleep 0.05; done";
+    const { turn, card, output } = await runWhileReading(page, sessionId, command, "before-loss");
+
+    // The page's network goes away (its reads of the journal, the terminal and the overview all fail) while the command prints.
+    await page.context().setOffline(true);
+    const lost = page.getByRole("status").filter({ hasText: "Berth cannot be reached" });
+    await lost.waitFor({ timeout: POLL.timeout });
+    writeFileSync(join(workDir, "net-2"), "");
+    // Back: the page reconnects at once ("online"), and the command's output it missed meanwhile shows, still read, not held.
+    await page.context().setOffline(false);
+    await lost.waitFor({ state: "detached", timeout: POLL.timeout });
+    await expect.poll(() => output.textContent(), POLL).toContain("during-loss");
+    expect(await card.locator(".badge", { hasText: "in progress" }).count()).toBe(1);
+    expect((await sessionView(sessionId)).holders).toBe(0);
+
+    writeFileSync(join(workDir, "net-3"), "");
     expect((await turn).stopReason).toBe("end_turn");
     await card.locator(".badge", { hasText: "completed" }).waitFor({ timeout: POLL.timeout });
     expect(opened?.errors).toEqual([]);
