@@ -98,7 +98,9 @@ describe("a page that holds a session", () => {
     for (const { route, response } of answers) await route.fulfill({ response });
 
     const expected = [300, 400].map((count) => Array.from({ length: count }, (_, i) => floodChunk(i, 16)).join("")).join("");
-    await transcript(page).locator(`[data-chars="${400 * 16}"]`).waitFor({ timeout: POLL.timeout });
+    await transcript(page)
+      .locator(`[data-chars="${400 * 16}"]`)
+      .waitFor({ timeout: POLL.timeout });
     const shown = await agentTextShown(page);
     // Where the text first differs, rather than a diff of 11 kB.
     const firstDifference = [...expected].findIndex((char, i) => shown[i] !== char);
