@@ -79,6 +79,10 @@ export class AgentChild {
   /** Settles once the child is gone, whether it was stopped or died on its own. */
   readonly gone: Promise<ExitStatus>;
   private stopping: Promise<void> | undefined;
+  /** Why Berth stopped the child, if it said: named in the error of a request the stop cut short. */
+  private stoppedBecause: string | undefined;
+  /** The connection to the agent ended (its stdout closed, or Berth closed it). */
+  private connectionClosed = false;
   private agentSessionId: string | undefined;
   /** While `session/load` runs, the agent replays history: those updates are not new events. */
   private replaying = false;
@@ -101,6 +105,7 @@ export class AgentChild {
     });
     // A closed stdout is as final as an exit: the protocol is gone. Stopping the group makes the exit follow.
     void connection.closed.then(() => {
+      this.connectionClosed = true;
       if (this.state === "starting" || this.state === "ready") void group.stop();
     });
   }
@@ -225,7 +230,7 @@ export class AgentChild {
   }
 
   prompt(params: Omit<PromptRequest, "sessionId">): Promise<PromptResponse> {
-    return this.connection.agent.request(methods.agent.session.prompt, { ...params, sessionId: this.requireSession() });
+    return this.explainLoss(this.connection.agent.request(methods.agent.session.prompt, { ...params, sessionId: this.requireSession() }));
   }
 
   /**
@@ -234,11 +239,31 @@ export class AgentChild {
    */
   request(method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
     // A client that gave up stops waiting at once: the agent is told (`$/cancel_request`), nothing stays held for it.
-    return this.connection.agent.request<unknown>(
-      method,
-      this.ownIds(params),
-      signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined,
+    return this.explainLoss(
+      this.connection.agent.request<unknown>(
+        method,
+        this.ownIds(params),
+        signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined,
+      ),
     );
+  }
+
+  /**
+   * A request the end of the connection cut short fails saying why the agent went (stopped by
+   * Berth, or its exit and last stderr lines), not with the SDK's bare "ACP connection closed",
+   * which a client would take for its own connection. The agent's own errors pass unchanged.
+   */
+  private async explainLoss<T>(request: Promise<T>): Promise<T> {
+    try {
+      return await request;
+    } catch (error) {
+      if (error instanceof RequestError || !this.connectionClosed) throw error;
+      const exit = this.stopping ? undefined : await withTimeout(this.group.exited, EXIT_AFTER_BROKEN_CONNECTION_MS).catch(() => undefined);
+      if (this.stopping) throw new AgentGoneError(`the agent was stopped by Berth${this.stoppedBecause ? ` (${this.stoppedBecause})` : ""}`);
+      if (!exit) throw error;
+      await this.stderrEnded(STDERR_DRAIN_MS);
+      throw new AgentGoneError(`the agent exited (${describeExit(exit)})${this.stderrSuffix()}`);
+    }
   }
 
   /** Any other notification, passed on as it came (ids as for {@link request}). */
@@ -257,8 +282,9 @@ export class AgentChild {
     await this.connection.agent.notify(methods.agent.session.cancel, { sessionId: this.agentSessionId }).catch(() => undefined);
   }
 
-  /** `session/close` when the agent supports it, then the whole process group; exactly once. */
-  stop(): Promise<void> {
+  /** `session/close` when the agent supports it, then the whole process group; exactly once. `why` names the reason in errors. */
+  stop(why?: string): Promise<void> {
+    this.stoppedBecause ??= why;
     this.stopping ??= this.runStop();
     return this.stopping;
   }
@@ -383,6 +409,11 @@ function forwardStderr(group: SpawnedGroup, tail: TerminalOutput, onLine?: (line
 }
 
 class TimeoutError extends Error {}
+
+/** A request failed because the agent's process went away under it. */
+class AgentGoneError extends Error {
+  override readonly name = "AgentGoneError";
+}
 
 /** The agent's process exited before it answered `initialize`. */
 class ExitedDuringInitialize extends Error {

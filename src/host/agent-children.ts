@@ -93,7 +93,7 @@ export class AgentChildren {
 
   /** Stops the child's process group and lets go of its terminals; recorded as `child_released` with why. */
   async stop(sessionId: string, child: AgentChild, why: ChildStopReason): Promise<void> {
-    await child.stop();
+    await child.stop(why);
     const session = this.deps.store.sessions.get(sessionId);
     if (session) await this.deps.peekLocation(locationOf(session))?.terminals.releaseForSession(sessionId);
     this.deps.record({ kind: "child_released", sessionId, pid: child.pid, why });

@@ -39,6 +39,7 @@ describe("parsePromptCommand", () => {
     ["/ask Deploy now?", { name: "ask", question: "Deploy now?" }],
     ["/elicit Your name", { name: "elicit", message: "Your name" }],
     ["/sleep 2s", { name: "sleep", durationMs: 2_000, spelled: "2s" }],
+    ["/sleep --ignore-cancel 1h", { name: "sleep", durationMs: 3_600_000, spelled: "1h", ignoreCancel: true }],
     ["/spawn-orphan", { name: "spawn-orphan" }],
     ["  /crash  ", { name: "crash" }],
     ["/flood 10 1024", { name: "flood", count: 10, bytes: 1024 }],
@@ -56,6 +57,8 @@ describe("parsePromptCommand", () => {
   it.each([
     ["/run", "/run: missing argument. Usage: /run [--keep-terminal] <shell command>"],
     ["/run --keep-terminal", "/run: missing argument. Usage: /run [--keep-terminal] <shell command>"],
+    ["/sleep --ignore-cancel", "/sleep: missing argument. Usage: /sleep [--ignore-cancel] <duration> (e.g. 500ms, 2s, 3m, 1h)"],
+    ["/sleep --ignore-cancel soon", `/sleep: invalid duration "soon"`],
     ["/crash now", '/crash: takes no argument, got "now"'],
     ["/flood 10", '/flood: invalid arguments "10"'],
     ["/flood 1 99999999", '/flood: invalid arguments "1 99999999"'],

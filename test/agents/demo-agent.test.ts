@@ -298,6 +298,18 @@ describe("/sleep", () => {
     expect(agentText(updates)).toBe("Sleeping for 1h.");
   });
 
+  it("with --ignore-cancel, goes on after session/cancel to the end of its wait", async () => {
+    const agent = await start();
+    const sessionId = await agent.newSession(workDir);
+    const sleeping = agent.prompt(sessionId, "/sleep --ignore-cancel 300ms");
+    await agent.waitForUpdate(sessionId, (update) => chunkText(update, "agent_message_chunk") === "Sleeping for 300ms.");
+    await agent.agent.notify(methods.agent.session.cancel, { sessionId });
+    const { stopReason, updates } = await sleeping;
+    // The stop reason of a cancelled turn is `cancelled` (ACP), however late the agent ends it.
+    expect(stopReason).toBe("cancelled");
+    expect(agentText(updates)).toBe("Sleeping for 300ms.Slept for 300ms.");
+  });
+
   it("ends as cancelled when the session is closed, which forgets the session", async () => {
     const agent = await start();
     const sessionId = await agent.newSession(workDir);

@@ -145,7 +145,8 @@ describe("agents that do not cooperate", () => {
     await host.prompt(session.id, text("/spawn-orphan"));
     const orphanPid = Number(/orphan pid: (\d+)/.exec(live.texts().join(""))![1]);
     expect(processIsRunning(orphanPid)).toBe(true);
-    await expect(host.prompt(session.id, text("/crash"))).rejects.toThrow(/the turn failed/);
+    // The turn's error says the agent exited, and how (not the SDK's "ACP connection closed").
+    await expect(host.prompt(session.id, text("/crash"))).rejects.toThrow(/^the turn failed: the agent exited \(exit code 3\)/);
     expect(await waitUntilGone([orphanPid])).toEqual([]);
   });
 

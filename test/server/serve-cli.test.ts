@@ -96,6 +96,32 @@ describe("berth serve as a real process", () => {
     );
   });
 
+  it("on SIGTERM stops an agent that ignores the interrupt, and answers its prompt before the socket closes", async () => {
+    const dataDir = tempDir("berth-cli-data-");
+    const workDir = tempDir("berth-cli-work-");
+    const config = join(tempDir("berth-cli-config-"), "config.json");
+    writeFileSync(config, JSON.stringify({ interruptTimeout: "1s" }));
+    const berth = serve(["--config", config], dataDir);
+    const { url, token, acpUrl } = await berth.startupLine();
+    const client = await AcpTestClient.connect(acpUrl, { token });
+    const sessionId = await client.newSession(workDir);
+    const stubborn = client.prompt(sessionId, "/sleep --ignore-cancel 1h");
+    await client.waitForText(sessionId, "Sleeping for 1h.");
+    const [agent] = (await sessions(url, token)).map((session) => session.pid!);
+    spawned.push(startedProcess(agent!));
+    berth.signal("SIGTERM");
+    const outcome = await stubborn.then(
+      (response) => `stopReason ${response.stopReason}`,
+      (error: Error) => error.message,
+    );
+    // The agent was stopped (it ignored the cancel past interruptTimeout); its turn's end reached the client as an answer
+    // that says so, not as its socket closing.
+    expect(outcome).toBe("Internal error: the turn failed: the agent was stopped by Berth (unresponsive)");
+    expect(await berth.exited).toEqual({ code: 0, signal: null });
+    expect(await waitUntilGone([agent!])).toEqual([]);
+    expect(berth.logLines().map((line) => line.msg)).toContain("host stopped");
+  });
+
   it("refuses a bad configuration naming the key, exit code 2, nothing started", async () => {
     const dataDir = tempDir("berth-cli-data-");
     const config = join(tempDir("berth-cli-config-"), "config.json");

@@ -7,7 +7,8 @@ export type PromptCommand =
   | { name: "run"; shellCommand: string; keepTerminal?: true }
   | { name: "ask"; question: string }
   | { name: "elicit"; message: string }
-  | { name: "sleep"; durationMs: number; spelled: string }
+  /** `ignoreCancel`: the wait goes on after `session/cancel` (an agent that does not honour it). */
+  | { name: "sleep"; durationMs: number; spelled: string; ignoreCancel?: true }
   | { name: "spawn-orphan" }
   | { name: "crash" }
   | { name: "flood"; count: number; bytes: number }
@@ -37,7 +38,10 @@ export const promptCommandHelp: Record<string, { hint?: string; description: str
   },
   ask: { hint: "<question>", description: "Ask the client for permission (allow/deny)" },
   elicit: { hint: "<message>", description: "Ask the client for a one-field form" },
-  sleep: { hint: "<duration> (e.g. 500ms, 2s, 3m, 1h)", description: "Wait, honouring session/cancel" },
+  sleep: {
+    hint: "[--ignore-cancel] <duration> (e.g. 500ms, 2s, 3m, 1h)",
+    description: "Wait, honouring session/cancel (--ignore-cancel: an agent that does not, for tests of Berth stopping it)",
+  },
   "spawn-orphan": { description: "Start a sleep 3600 grandchild in the agent's process group" },
   crash: { description: "Exit abruptly (code 3) mid-turn" },
   flood: { hint: "<count> <bytes>", description: "Stream count chunks of that many bytes" },
@@ -155,9 +159,12 @@ function parseUsage(rest: string): PromptCommand {
 }
 
 function parseSleep(rest: string): PromptCommand {
-  if (!rest) return missingArgument("sleep");
+  const ignoring = /^--ignore-cancel\s+(\S[\s\S]*)$/.exec(rest);
+  const spelled = ignoring ? ignoring[1]! : rest;
+  if (!spelled || spelled === "--ignore-cancel") return missingArgument("sleep");
   try {
-    return { name: "sleep", durationMs: parseDuration(rest), spelled: rest };
+    const durationMs = parseDuration(spelled);
+    return ignoring ? { name: "sleep", durationMs, spelled, ignoreCancel: true } : { name: "sleep", durationMs, spelled };
   } catch (error) {
     return { name: "reply", text: `/sleep: ${(error as Error).message}. Usage: ${usageOf("sleep")}` };
   }

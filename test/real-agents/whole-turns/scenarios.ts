@@ -212,7 +212,7 @@ export function describeWholeTurns(agent: AgentUnderTest): void {
             (response) => response.stopReason,
             (error: Error) => error.message,
           );
-          expect(outcome).toMatch(/^cancelled$|the turn failed: ACP connection closed|^ACP connection closed$/);
+          expect(outcome).toMatch(/^cancelled$|the turn failed: the agent (was stopped by Berth|exited)|^ACP connection closed$/);
           expect(await waitUntilGone(tree)).toEqual([]);
 
           await w.restartBerth();

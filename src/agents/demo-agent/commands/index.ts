@@ -30,7 +30,7 @@ export async function runCommand(turn: Turn, command: PromptCommand): Promise<St
     case "elicit":
       return elicit(turn, command.message);
     case "sleep":
-      return sleep(turn, command.durationMs, command.spelled);
+      return sleep(turn, command.durationMs, command.spelled, command.ignoreCancel === true);
     case "spawn-orphan":
       return spawnOrphan(turn);
     case "crash":

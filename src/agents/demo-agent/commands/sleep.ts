@@ -3,11 +3,11 @@ import type { Turn } from "../turn.js";
 
 /**
  * `/sleep <duration>`: announces the wait (so a client knows the turn is under
- * way), then waits, ending early with `cancelled` if the turn is cancelled.
+ * way), then waits, ending early with `cancelled` if the turn is cancelled, unless told to ignore it.
  */
-export async function sleep(turn: Turn, durationMs: number, spelled: string): Promise<StopReason> {
+export async function sleep(turn: Turn, durationMs: number, spelled: string, ignoreCancel: boolean): Promise<StopReason> {
   await turn.say(`Sleeping for ${spelled}.`);
-  const outcome = await wait(durationMs, turn.cancelled);
+  const outcome = await wait(durationMs, ignoreCancel ? new AbortController().signal : turn.cancelled);
   if (outcome === "cancelled") return "cancelled";
   await turn.say(`Slept for ${spelled}.`);
   return "end_turn";
