@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { Listeners } from "../lifecycle/listeners.js";
 import type { LifecycleRecord } from "../store/lifecycle-records.js";
 import type { Question } from "../store/questions.js";
@@ -61,6 +62,8 @@ export class FleetDirectory implements Peers {
   private gathering: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  /** Sessions this host adopted so far: a refresh that read the store before the last of them is read again. */
+  private claims = 0;
   private closed = false;
   private unlisten: (() => Promise<void>) | undefined;
   readonly changed = new Listeners<string>((error) => this.log.error({ err: error }, "fleet session change listener failed"));
@@ -101,6 +104,20 @@ export class FleetDirectory implements Peers {
 
   records(): readonly LifecycleRecord[] {
     return this.peerRecords;
+  }
+
+  /**
+   * This host took the session's lease (adoption): it is this host's own from now on, not a peer's,
+   * even for a refresh that read the store before; listeners of `gone` hear that it left the peers.
+   */
+  claim(sessionId: string): void {
+    this.claims++;
+    this.own.add(sessionId);
+    const peer = this.byId.get(sessionId);
+    if (!peer) return;
+    this.byId.delete(sessionId);
+    for (const question of peer.pendingQuestions) this.questionsById.delete(question.id);
+    this.gone.emit(sessionId);
   }
 
   async close(): Promise<void> {
@@ -145,11 +162,18 @@ export class FleetDirectory implements Peers {
 
   private async refresh(): Promise<void> {
     const { backend } = this;
+    const claims = this.claims;
     const [hosts, sessions, pending] = await Promise.all([backend.listHosts(), backend.listSessions(), backend.listPendingQuestions()]);
     const ownerOf = new Map<string, HostInfo>();
     for (const host of hosts) for (const lease of await backend.listLeases(host.id)) ownerOf.set(lease.sessionId, host);
     const records = await this.announcedRecords();
     if (this.closed) return;
+    // This host adopted a session meanwhile: what was read may show it as a peer's still; read again.
+    if (claims !== this.claims) {
+      this.again = true;
+      for (const id of records.map((record) => record.id)) this.announced.add(id);
+      return;
+    }
 
     const questionsOf = new Map<string, Question[]>();
     for (const question of pending) questionsOf.set(question.sessionId, [...(questionsOf.get(question.sessionId) ?? []), question]);
@@ -205,17 +229,51 @@ function sameView(a: PeerSession | undefined, b: PeerSession): boolean {
   );
 }
 
-/** A request that would change, run or answer in a session another host of the fleet owns: read-only here (relaying it to the owner is not built). */
+/**
+ * Why this host does not run a session another host of the fleet owns: its owner is online (use that host), or it is
+ * offline and this host may not adopt it (adoption is off here, or the session's directory does not exist here), or
+ * another host adopted it first.
+ */
+export type NotRunHere = "owner_online" | "owner_offline" | "adoption_off" | "directory_missing" | "adopted_elsewhere";
+
+/** Why a peer's session is not run here, as its state in the directory says (`adopt`: this host's `fleet.adopt`). */
+export function refusalFor(peer: PeerSession, adopt: boolean): OwnedByOtherHostError {
+  const { id, cwd } = peer.session;
+  if (peer.ownerOnline) return new OwnedByOtherHostError(id, peer.owner);
+  if (!adopt) return new OwnedByOtherHostError(id, peer.owner, "adoption_off");
+  if (!isDirectory(cwd)) return new OwnedByOtherHostError(id, peer.owner, "directory_missing", cwd);
+  return new OwnedByOtherHostError(id, peer.owner, "owner_offline");
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** A request that would change, run or answer in a session another host of the fleet owns: read-only here (docs/fleet.md). */
 export class OwnedByOtherHostError extends Error {
   override readonly name = "OwnedByOtherHostError";
   constructor(
     readonly sessionId: string,
     readonly owner: PeerSession["owner"],
+    readonly why: NotRunHere = "owner_online",
+    /** The session's directory, named when it is missing here. */
+    directory?: string,
   ) {
-    super(
-      owner
-        ? `session "${sessionId}" is owned by host "${owner.id}" (${owner.url ?? "no URL registered: set fleet.url on that host"}): on this host it is read-only; use that host`
-        : `session "${sessionId}" has no owner host in the fleet: on this host it is read-only`,
-    );
+    super(messageOf(sessionId, owner, why, directory));
   }
+}
+
+function messageOf(sessionId: string, owner: PeerSession["owner"], why: NotRunHere, directory: string | undefined): string {
+  const url = owner?.url ?? "no URL registered: set fleet.url on that host";
+  if (why === "adopted_elsewhere") return `session "${sessionId}" was adopted meanwhile by host "${owner?.id}" (${url}): use that host`;
+  const whose = owner ? `session "${sessionId}" is owned by host "${owner.id}" (${url})` : `session "${sessionId}" has no owner host in the fleet`;
+  if (why === "owner_online") return `${whose}: on this host it is read-only; use that host`;
+  const offline = owner ? `${whose}, which is offline (no heartbeat within fleet.hostTtl)` : whose;
+  if (why === "owner_offline") return `${offline}: open it on this host (ACP session/load or session/resume) to adopt it here`;
+  if (why === "adoption_off") return `${offline}: this host does not adopt sessions (fleet.adopt is off), so here it is read-only`;
+  return `${offline}: this host cannot adopt it, its directory ${directory} does not exist here (adoption needs the same directory, a shared filesystem)`;
 }
