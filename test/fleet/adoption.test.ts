@@ -1,0 +1,225 @@
+// Adoption (docs/fleet.md, "Adoption"): real `berth serve --store postgres://…` processes on one throwaway cluster
+// and one filesystem. Host A owns a session with some turns and a question pending and is killed (SIGKILL); past the
+// TTL hosts B and C (fleet.adopt on) are asked to open it at once: exactly one adopts it, the other answers 409. The
+// winner's agent (the demo agent, its conversations in a directory both hosts share) restores its conversation with
+// `session/load`; the journal goes on 1, 2, 3… with one copy of each event, the dead owner's question orphaned and its
+// turn ended. A session whose directory is gone, and a host with adoption off, answer 409 saying why. A restarted
+// under its id shows the session as the winner's and writes nothing of it.
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { demoAgentMain } from "../../src/agents/agent-registry.js";
+import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
+import { usePostgresCluster } from "../support/postgres-cluster.js";
+import { descendantsOf, killLeftovers, processGroupOf, startedProcess, waitUntil, waitUntilGone, type StartedProcess } from "../support/process-table.js";
+import { AcpClient, errorLines, eventually, FleetTestBed, getJson, stopHost } from "./fleet-harness.js";
+
+const postgres = usePostgresCluster();
+const bed = new FleetTestBed();
+/** The agents of a host killed with SIGKILL: they outlive it, so the test ends them itself. */
+const orphans: StartedProcess[] = [];
+afterEach(async () => {
+  killLeftovers(orphans);
+  const running = await waitUntilGone(orphans.splice(0).map((agent) => agent.pid));
+  await bed.cleanup();
+  expect(running).toEqual([]);
+});
+
+interface View {
+  id: string;
+  host: string | null;
+  hostOnline: boolean;
+}
+type Refusal = { code?: number; message: string; data?: { code?: string } };
+type Records = { records: Array<{ record: { kind: string; sessionId?: string; from?: string | null; epoch?: number; events?: number } }> };
+type Events = { events: Array<{ seq: number; kind: string; payload: unknown }> };
+
+/** Both hosts run the demo agent on one conversation directory (the shared filesystem) and record what it is sent. */
+function hostConfig(url: string, adopt: boolean, stateDir: string, recordFile: string) {
+  return {
+    fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", url, adopt },
+    agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir, "--record", recordFile] } },
+  };
+}
+
+/** What an ACP request failed with (or undefined if it succeeded). */
+function refusalOf(request: Promise<unknown>): Promise<Refusal | undefined> {
+  return request.then(
+    () => undefined,
+    (error: unknown) => error as Refusal,
+  );
+}
+
+/** Kills a host with SIGKILL; its agents (each in a group of its own) are remembered for the test's clean-up. */
+async function kill(host: { server: { pid: number; signal(signal: NodeJS.Signals): void; exited: Promise<unknown> } }): Promise<void> {
+  orphans.push(
+    ...descendantsOf(host.server.pid)
+      .filter((pid) => processGroupOf(pid) === pid)
+      .map(startedProcess),
+  );
+  host.server.signal("SIGKILL");
+  await host.server.exited;
+}
+
+describe("adoption of an offline host's sessions", () => {
+  it("one of two hosts adopts a dead host's session: the agent loads its conversation, the journal goes on without gap or double", async () => {
+    const url = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-adopt-work-");
+    const goneDir = bed.tempDir("berth-adopt-gone-");
+    const shared = bed.tempDir("berth-adopt-shared-");
+    const stateDir = join(shared, "conversations");
+    const recordFile = join(shared, "agent-wire.ndjson");
+    const aDir = bed.tempDir("berth-adopt-a-");
+    const config = (port: number, adopt = true) => hostConfig(`http://127.0.0.1:${port}`, adopt, stateDir, recordFile);
+    const a = await bed.serve(url, "host-a", aDir, config(7431));
+    const b = await bed.serve(url, "host-b", bed.tempDir("berth-adopt-b-"), config(7432));
+    const c = await bed.serve(url, "host-c", bed.tempDir("berth-adopt-c-"), config(7433));
+
+    // On A: two turns, then a third that asks a question nobody answers; and a second session elsewhere.
+    const onA = new AcpClient(a.acpUrl, a.token);
+    await onA.initialize();
+    const sessionId = await onA.newSession(workDir);
+    expect((await onA.prompt(sessionId, "first words")).stopReason).toBe("end_turn");
+    expect((await onA.prompt(sessionId, "second words")).stopReason).toBe("end_turn");
+    void onA.prompt(sessionId, "/ask May I?").catch(() => undefined);
+    await waitUntil(() => onA.asked.length > 0, "the agent on A asked");
+    const elsewhere = await onA.newSession(goneDir);
+    const store = await PostgresBackend.open(url, { maxConnections: 1 });
+    try {
+      const [question] = await store.listPendingQuestions(sessionId);
+      expect(question).toMatchObject({ sessionId, state: "pending" });
+      const agentSessionId = (await store.getSession(sessionId))!.agentSessionId;
+      expect(agentSessionId).toEqual(expect.any(String));
+      const before = await store.readEvents(sessionId);
+
+      // A dies. B and C show its sessions offline; the second session's directory disappears meanwhile.
+      await kill(a);
+      onA.close();
+      rmSync(goneDir, { recursive: true });
+      const viewOn = async (host: { url: string; token: string }, id: string) => (await getJson<View>(host.url, host.token, `/api/sessions/${id}`)).body;
+      for (const host of [b, c]) await eventually(async () => (await viewOn(host, sessionId)).hostOnline === false, "A's session shows offline");
+
+      // B and C are asked to open it at once: exactly one adopts it, the other is told which host runs it.
+      const clients = [new AcpClient(b.acpUrl, b.token), new AcpClient(c.acpUrl, c.token)];
+      await Promise.all(clients.map((client) => client.initialize()));
+      const outcomes = await Promise.all(clients.map((client) => refusalOf(client.resume(sessionId, workDir))));
+      expect(outcomes.filter((outcome) => outcome === undefined)).toHaveLength(1);
+      const winnerIndex = outcomes.indexOf(undefined);
+      const [winner, loser] = winnerIndex === 0 ? [b, c] : [c, b];
+      const winnerId = winnerIndex === 0 ? "host-b" : "host-c";
+      const refused = outcomes[1 - winnerIndex]!;
+      expect(refused.data?.code).toBe("owned_by_other_host");
+      expect(refused.message).toContain(`host "${winnerId}"`);
+
+      // The winner runs it: its agent loads the conversation A's agent kept, and answers the next prompt.
+      const client = clients[winnerIndex]!;
+      expect((await client.prompt(sessionId, "third words")).stopReason).toBe("end_turn");
+      expect(client.texts.get(sessionId)).toContain("third words");
+      const wire = readFileSync(recordFile, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { direction: string; message: { method?: string; params?: { sessionId?: string } } });
+      expect(wire.filter((line) => line.direction === "in" && line.message.method === "session/load")).toEqual([
+        expect.objectContaining({ message: expect.objectContaining({ params: expect.objectContaining({ sessionId: agentSessionId }) }) }),
+      ]);
+      const conversation = JSON.parse(readFileSync(join(stateDir, `${agentSessionId}.json`), "utf8")) as { entries: Array<{ kind: string; text?: string }> };
+      expect(conversation.entries.filter((entry) => entry.kind === "user_message").map((entry) => entry.text)).toEqual(
+        expect.arrayContaining(["first words", "second words", "third words"]),
+      );
+
+      // The journal: A's events as they were, then the orphaned question, the ended turn and its notice, then the
+      // winner's turn; 1, 2, 3… with one copy of each; the same on the winner's REST API.
+      const after = await store.readEvents(sessionId);
+      expect(after.map((event) => event.seq)).toEqual(after.map((_, i) => i + 1));
+      expect(after.slice(0, before.length)).toEqual(before);
+      const added = after.slice(before.length);
+      expect(added.slice(0, 3).map((event) => event.kind)).toEqual(["question_resolved", "turn_ended", "update"]);
+      expect(added[0]!.payload).toMatchObject({ questionId: question!.id, state: "orphaned", reason: expect.stringMatching(/went offline/) });
+      expect(added.filter((event) => event.kind === "turn_started")).toHaveLength(1);
+      expect(after.filter((event) => event.kind === "turn_started")).toHaveLength(4);
+      expect(after.filter((event) => event.kind === "question_resolved")).toHaveLength(1);
+      expect(await store.getQuestion(question!.id)).toMatchObject({ state: "orphaned" });
+      expect((await getJson<Events>(winner.url, winner.token, `/api/sessions/${sessionId}/events?limit=10000`)).body.events).toEqual(after);
+
+      // Every host shows it as the winner's, online; the winner's records say where it came from.
+      expect(await store.getLease(sessionId)).toEqual({ sessionId, hostId: winnerId, epoch: 2 });
+      expect(await viewOn(winner, sessionId)).toMatchObject({ id: sessionId, host: winnerId, hostOnline: true });
+      await eventually(async () => (await viewOn(loser, sessionId)).host === winnerId, "the other host shows the winner as the owner");
+      const { body: sessions } = await getJson<{ sessions: View[] }>(winner.url, winner.token, "/api/sessions");
+      expect(sessions.sessions.filter((view) => view.id === sessionId)).toHaveLength(1);
+      const { body: records } = await getJson<Records>(winner.url, winner.token, "/api/records?limit=1000");
+      expect(records.records.map((r) => r.record).filter((record) => record.kind === "session_adopted")).toEqual([
+        { kind: "session_adopted", sessionId, from: "host-a", epoch: 2, events: before.length },
+      ]);
+
+      // A session whose directory is not on this host is not adopted: 409, saying so.
+      const gone = await refusalOf(client.resume(elsewhere, goneDir));
+      expect(gone?.data?.code).toBe("owned_by_other_host");
+      expect(gone?.message).toContain(`its directory ${goneDir} does not exist here`);
+      expect(await store.getLease(elsewhere)).toEqual({ sessionId: elsewhere, hostId: "host-a", epoch: 1 });
+
+      // A comes back under its id: it shows the session as the winner's, refuses to run it, and wrote nothing of it.
+      const back = await bed.serve(url, "host-a", aDir, config(7431));
+      await eventually(async () => (await viewOn(back, sessionId)).host === winnerId, "A, restarted, shows the session as the winner's");
+      const onBack = new AcpClient(back.acpUrl, back.token);
+      await onBack.initialize();
+      const refusedOnA = await refusalOf(onBack.resume(sessionId, workDir));
+      expect(refusedOnA?.data?.code).toBe("owned_by_other_host");
+      expect(refusedOnA?.message).toContain(`host "${winnerId}"`);
+      onBack.close();
+      expect(await store.readEvents(sessionId)).toEqual(after);
+      expect(existsSync(join(aDir, "fleet-mirror.sqlite"))).toBe(true);
+
+      for (const each of clients) each.close();
+      for (const host of [back, b, c]) {
+        await stopHost(host.server);
+        expect(errorLines(host.server)).toEqual([]);
+      }
+    } finally {
+      await store.close();
+    }
+  }, 150_000);
+
+  it("a host with adoption off answers 409 saying the owner is offline and adoption is off, and takes nothing", async () => {
+    const url = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-adopt-off-work-");
+    const shared = bed.tempDir("berth-adopt-off-shared-");
+    const config = (port: number) => hostConfig(`http://127.0.0.1:${port}`, false, join(shared, "conversations"), join(shared, "wire.ndjson"));
+    const a = await bed.serve(url, "host-a", bed.tempDir("berth-adopt-off-a-"), config(7441));
+    const b = await bed.serve(url, "host-b", bed.tempDir("berth-adopt-off-b-"), config(7442));
+    const onA = new AcpClient(a.acpUrl, a.token);
+    await onA.initialize();
+    const sessionId = await onA.newSession(workDir);
+    expect((await onA.prompt(sessionId, "hello")).stopReason).toBe("end_turn");
+    await kill(a);
+    onA.close();
+    await eventually(
+      async () => (await getJson<View>(b.url, b.token, `/api/sessions/${sessionId}`)).body.hostOnline === false,
+      "B shows A's session offline",
+    );
+
+    const onB = new AcpClient(b.acpUrl, b.token);
+    await onB.initialize();
+    const refused = await refusalOf(onB.resume(sessionId, workDir));
+    expect(refused?.data?.code).toBe("owned_by_other_host");
+    expect(refused?.message).toContain('owned by host "host-a" (http://127.0.0.1:7441), which is offline');
+    expect(refused?.message).toContain("fleet.adopt is off");
+    // REST says the same.
+    const renamed = await fetch(`${b.url}/api/sessions/${sessionId}`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${b.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ title: "mine now" }),
+    });
+    expect(renamed.status).toBe(409);
+    expect(((await renamed.json()) as { message: string }).message).toContain("fleet.adopt is off");
+    onB.close();
+    const store = await PostgresBackend.open(url, { maxConnections: 1 });
+    try {
+      expect(await store.getLease(sessionId)).toEqual({ sessionId, hostId: "host-a", epoch: 1 });
+    } finally {
+      await store.close();
+    }
+    await stopHost(b.server);
+    expect(errorLines(b.server)).toEqual([]);
+  }, 90_000);
+});
