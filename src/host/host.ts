@@ -33,7 +33,7 @@ import { normalTitle, titleUpdate } from "./session-titles.js";
 import { shutDown } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
 import type { StoreHealthView } from "./store-health.js";
-import type { HostView, LocationView, QuestionView, SessionView } from "./views.js";
+import type { FleetCounts, HostView, LocationView, QuestionView, SessionView } from "./views.js";
 
 export { sweepLeftovers } from "./startup.js";
 
@@ -375,6 +375,11 @@ export class Host {
       online: host.alive,
       self: host.id === self,
     }));
+  }
+
+  /** The fleet's sessions and pending questions by owner host, for gauges; undefined on SQLite. Nothing is read per session. */
+  fleetCounts(): FleetCounts | undefined {
+    return this.parts.views.fleetCounts(this.hosts());
   }
 
   // ── lifecycle of the host itself ─────────────────────────────────────

@@ -152,6 +152,20 @@ describe("adoption of an offline host's sessions", () => {
         { kind: "session_adopted", sessionId, from: "host-a", epoch: 2, events: before.length },
       ]);
 
+      // The fleet in the winner's metrics: A offline with the session left behind, the adopted one the winner's.
+      const metrics = await fetch(`${winner.url}/metrics`, { headers: { authorization: `Bearer ${winner.token}` } }).then((r) => r.text());
+      for (const line of [
+        'berth_fleet_host_online{host="host-a"} 0',
+        `berth_fleet_host_online{host="${winnerId}"} 1`,
+        'berth_fleet_host_incarnation{host="host-a"} 1',
+        'berth_fleet_sessions{host="host-a",host_online="false"} 1',
+        `berth_fleet_sessions{host="${winnerId}",host_online="true"} 1`,
+        'berth_fleet_questions_pending{host="host-a"} 0',
+        'berth_fleet_sessions_moved_total{direction="adopted"} 1',
+        'berth_fleet_sessions_moved_total{direction="lost"} 0',
+      ])
+        expect(metrics).toContain(line);
+
       // A session whose directory is not on this host is not adopted: 409, saying so.
       const gone = await refusalOf(client.resume(elsewhere, goneDir));
       expect(gone?.data?.code).toBe("owned_by_other_host");
