@@ -24,7 +24,14 @@ const CAUSES: Readonly<Record<AbandonedBy, string>> = {
  * that turn's prompt, so a client can offer to send it again. After a restart only sessions with questions get here;
  * an adopted session always does, so a turn its dead host left open is ended too.
  */
-export function journalAbandoned(store: Store, journal: Journal, sessionId: string, questions: readonly Question[], at: number, by: AbandonedBy): void {
+export function journalAbandoned(
+  store: Store,
+  journal: Journal,
+  sessionId: string,
+  questions: readonly Question[],
+  at: number,
+  by: AbandonedBy,
+): void {
   const session = store.sessions.get(sessionId);
   if (!session) return;
   const key = locationOf(session);

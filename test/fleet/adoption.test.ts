@@ -11,7 +11,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
-import { descendantsOf, killLeftovers, processGroupOf, startedProcess, waitUntil, waitUntilGone, type StartedProcess } from "../support/process-table.js";
+import {
+  descendantsOf,
+  killLeftovers,
+  processGroupOf,
+  startedProcess,
+  waitUntil,
+  waitUntilGone,
+  type StartedProcess,
+} from "../support/process-table.js";
 import { AcpClient, errorLines, eventually, FleetTestBed, getJson, stopHost } from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();
@@ -96,7 +104,8 @@ describe("adoption of an offline host's sessions", () => {
       await kill(a);
       onA.close();
       rmSync(goneDir, { recursive: true });
-      const viewOn = async (host: { url: string; token: string }, id: string) => (await getJson<View>(host.url, host.token, `/api/sessions/${id}`)).body;
+      const viewOn = async (host: { url: string; token: string }, id: string) =>
+        (await getJson<View>(host.url, host.token, `/api/sessions/${id}`)).body;
       for (const host of [b, c]) await eventually(async () => (await viewOn(host, sessionId)).hostOnline === false, "A's session shows offline");
 
       // B and C are asked to open it at once: exactly one adopts it, the other is told which host runs it.
@@ -122,7 +131,9 @@ describe("adoption of an offline host's sessions", () => {
       expect(wire.filter((line) => line.direction === "in" && line.message.method === "session/load")).toEqual([
         expect.objectContaining({ message: expect.objectContaining({ params: expect.objectContaining({ sessionId: agentSessionId }) }) }),
       ]);
-      const conversation = JSON.parse(readFileSync(join(stateDir, `${agentSessionId}.json`), "utf8")) as { entries: Array<{ kind: string; text?: string }> };
+      const conversation = JSON.parse(readFileSync(join(stateDir, `${agentSessionId}.json`), "utf8")) as {
+        entries: Array<{ kind: string; text?: string }>;
+      };
       expect(conversation.entries.filter((entry) => entry.kind === "user_message").map((entry) => entry.text)).toEqual(
         expect.arrayContaining(["first words", "second words", "third words"]),
       );

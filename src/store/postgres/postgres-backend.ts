@@ -403,9 +403,11 @@ export class PostgresBackend implements StoreBackend {
       }),
     );
     // Only the question's own columns (not the notifications').
-    return rows.map(({ id, sessionId, kind, request, askedAt, state, answer, reason, resolvedAt }) =>
-      questionOf({ id, sessionId, kind, request, askedAt, state, answer, reason, resolvedAt }),
-    ).sort((a, b) => a.askedAt - b.askedAt || (a.id < b.id ? -1 : 1));
+    return rows
+      .map(({ id, sessionId, kind, request, askedAt, state, answer, reason, resolvedAt }) =>
+        questionOf({ id, sessionId, kind, request, askedAt, state, answer, reason, resolvedAt }),
+      )
+      .sort((a, b) => a.askedAt - b.askedAt || (a.id < b.id ? -1 : 1));
   }
 
   // Lifecycle records.
