@@ -108,17 +108,20 @@ describe("adoption of an offline host's sessions", () => {
         (await getJson<View>(host.url, host.token, `/api/sessions/${id}`)).body;
       for (const host of [b, c]) await eventually(async () => (await viewOn(host, sessionId)).hostOnline === false, "A's session shows offline");
 
-      // B and C are asked to open it at once: exactly one adopts it, the other is told which host runs it.
-      const clients = [new AcpClient(b.acpUrl, b.token), new AcpClient(c.acpUrl, c.token)];
+      // B and C are asked to open it at once, by two clients each: exactly one host adopts it (once: its two clients
+      // share the adoption), both clients of the other are told which host runs it.
+      const clients = [b, c, b, c].map((host) => new AcpClient(host.acpUrl, host.token));
       await Promise.all(clients.map((client) => client.initialize()));
       const outcomes = await Promise.all(clients.map((client) => refusalOf(client.resume(sessionId, workDir))));
-      expect(outcomes.filter((outcome) => outcome === undefined)).toHaveLength(1);
       const winnerIndex = outcomes.indexOf(undefined);
+      expect(winnerIndex).toBeGreaterThanOrEqual(0);
+      expect(outcomes.map((outcome) => outcome === undefined)).toEqual(winnerIndex === 0 ? [true, false, true, false] : [false, true, false, true]);
       const [winner, loser] = winnerIndex === 0 ? [b, c] : [c, b];
       const winnerId = winnerIndex === 0 ? "host-b" : "host-c";
-      const refused = outcomes[1 - winnerIndex]!;
-      expect(refused.data?.code).toBe("owned_by_other_host");
-      expect(refused.message).toContain(`host "${winnerId}"`);
+      for (const refused of outcomes.filter((outcome) => outcome !== undefined)) {
+        expect(refused.data?.code).toBe("owned_by_other_host");
+        expect(refused.message).toContain(`host "${winnerId}"`);
+      }
 
       // The winner runs it: its agent loads the conversation A's agent kept, and answers the next prompt.
       const client = clients[winnerIndex]!;
