@@ -4,7 +4,8 @@
 // winner's agent (the demo agent, its conversations in a directory both hosts share) restores its conversation with
 // `session/load`; the journal goes on 1, 2, 3… with one copy of each event, the dead owner's question orphaned and its
 // turn ended. A session whose directory is gone, and a host with adoption off, answer 409 saying why. A restarted
-// under its id shows the session as the winner's and writes nothing of it.
+// under its id shows the session as the winner's and writes nothing of it; a host only paused (SIGSTOP) past its TTL
+// whose session was adopted wakes, stores nothing of what its agent said meanwhile, and stops that agent.
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -15,6 +16,7 @@ import {
   descendantsOf,
   killLeftovers,
   processGroupOf,
+  processIsRunning,
   startedProcess,
   waitUntil,
   waitUntilGone,
@@ -248,6 +250,95 @@ describe("adoption of an offline host's sessions", () => {
       await store.close();
     }
     await stopHost(b.server);
+    expect(errorLines(b.server)).toEqual([]);
+  }, 90_000);
+
+  it("a host paused past its TTL whose session was adopted: woken, it writes nothing of it and stops its agent", async () => {
+    const url = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-adopt-paused-work-");
+    const shared = bed.tempDir("berth-adopt-paused-shared-");
+    const config = (port: number) => hostConfig(`http://127.0.0.1:${port}`, true, join(shared, "conversations"), join(shared, "wire.ndjson"));
+    const a = await bed.serve(url, "host-a", bed.tempDir("berth-adopt-paused-a-"), config(7451));
+    const b = await bed.serve(url, "host-b", bed.tempDir("berth-adopt-paused-b-"), config(7452));
+    // A's agent in the middle of a turn: it said it sleeps, and will say more while host A is stopped.
+    const onA = new AcpClient(a.acpUrl, a.token);
+    await onA.initialize();
+    const sessionId = await onA.newSession(workDir);
+    const turn = onA.prompt(sessionId, "/sleep 1s").catch((error: unknown) => error);
+    await waitUntil(() => (onA.texts.get(sessionId) ?? "").includes("Sleeping for"), "A's agent announced its sleep");
+    const { pid: agentPid } = (await getJson<{ pid: number }>(a.url, a.token, `/api/sessions/${sessionId}`)).body;
+    expect(agentPid).toBeGreaterThan(0);
+
+    a.server.signal("SIGSTOP");
+    const onB = new AcpClient(b.acpUrl, b.token);
+    try {
+      await eventually(
+        async () => (await getJson<View>(b.url, b.token, `/api/sessions/${sessionId}`)).body.hostOnline === false,
+        "B shows the paused host's session offline",
+      );
+      await onB.initialize();
+      await onB.resume(sessionId, workDir);
+      expect((await onB.prompt(sessionId, "on B now")).stopReason).toBe("end_turn");
+    } finally {
+      a.server.signal("SIGCONT");
+    }
+
+    // A wakes: past its TTL without a heartbeat it gives its sessions up (the store says B owns this one now); it stops
+    // the agent, records the loss, and refuses what the agent said meanwhile.
+    await waitUntil(() => !processIsRunning(agentPid), "host A stopped the agent of the session B adopted", 15_000);
+    await waitUntil(
+      () => a.server.logLines().some((line) => line.kind === "session_lost" && line.sessionId === sessionId),
+      "host A recorded the loss",
+    );
+    // The agent's sleep ended while A was stopped: its answer was in the pipe, so the turn ended on A, and its last
+    // words reached A, which refused to store them.
+    expect(await turn).toMatchObject({ stopReason: "end_turn" });
+    onA.close();
+    await waitUntil(
+      () =>
+        a.server
+          .logLines()
+          .some(
+            (line) => line.msg === "writes refused: their sessions belong to another host of the fleet now" && String(line.sessions) === sessionId,
+          ),
+      "host A refused the writes of the session B adopted",
+    );
+    await eventually(
+      async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body.host === "host-b",
+      "host A shows the session as B's",
+    );
+
+    // The journal: A's turn once, ended by the adoption (not by A), then B's turn; nothing of A after the adoption.
+    const store = await PostgresBackend.open(url, { maxConnections: 1 });
+    try {
+      const events = await store.readEvents(sessionId);
+      expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
+      const texts = events.map((event) => JSON.stringify(event.payload));
+      expect(texts.filter((text) => text.includes("Sleeping for"))).toHaveLength(1);
+      const ended = events.filter((event) => event.kind === "turn_ended");
+      expect(ended.map((event) => event.payload)).toEqual([
+        { stopReason: null, error: "the host stopped during the turn" },
+        expect.objectContaining({ stopReason: "end_turn" }),
+      ]);
+      const adoptedAt = events.indexOf(ended[0]!);
+      const after = events.slice(adoptedAt + 1);
+      expect(after[0]!.payload).toMatchObject({
+        update: { _meta: { "berth/notice": { kind: "turn_abandoned", rerun: { prompt: expect.any(Array) } } } },
+      });
+      // What A's agent said after its sleep reached host A once it woke, and was refused: none of it is here.
+      expect(texts.filter((text) => text.includes("Slept for"))).toEqual([]);
+      expect(after.filter((event) => event.kind === "turn_started")).toHaveLength(1);
+      expect(after.at(-1)!.kind).toBe("turn_ended");
+      expect(await store.getLease(sessionId)).toEqual({ sessionId, hostId: "host-b", epoch: 2 });
+    } finally {
+      await store.close();
+    }
+    onB.close();
+    for (const host of [a, b]) await stopHost(host.server);
+    // A's one error: it woke past its TTL and gave up its sessions.
+    expect(errorLines(a.server).map((line) => line.msg)).toEqual([
+      "no heartbeat reached the shared store within the host TTL: this host gives up its sessions and stops their agents",
+    ]);
     expect(errorLines(b.server)).toEqual([]);
   }, 90_000);
 });
