@@ -22,7 +22,7 @@ import { questionView } from "./question-desk.js";
 import { HostStoppedError } from "./host-errors.js";
 import { holdAndTell } from "./holders.js";
 import { stampedOf, type StampedRecord } from "./host-records.js";
-import { OwnedByOtherHostError, refusalFor } from "./fleet-directory.js";
+import { OwnedByOtherHostError, refusalFor } from "./owned-elsewhere.js";
 import { silentLogger, type Logger } from "./logger.js";
 import type { NewSessionParams } from "./session-catalog.js";
 import type { SessionListener } from "./session-bus.js";

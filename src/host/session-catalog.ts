@@ -8,7 +8,8 @@ import type { Store } from "../store/store.js";
 import { SessionNotFoundError } from "./agent-children.js";
 import { agentRequestOf, type AgentRequest, type ReopenRequest } from "./agent-request.js";
 import type { Journal } from "./journal.js";
-import { refusalFor, type OwnedByOtherHostError, type Peers } from "./fleet-directory.js";
+import type { Peers } from "./fleet-directory.js";
+import { refusalFor, type OwnedByOtherHostError } from "./owned-elsewhere.js";
 
 export interface NewSessionParams {
   readonly cwd: string;
