@@ -16,13 +16,12 @@ import {
   descendantsOf,
   killLeftovers,
   processGroupOf,
-  processIsRunning,
   startedProcess,
   waitUntil,
   waitUntilGone,
   type StartedProcess,
 } from "../support/process-table.js";
-import { AcpClient, errorLines, eventually, FleetTestBed, getJson, stopHost } from "./fleet-harness.js";
+import { AcpClient, errorLines, eventually, FleetTestBed, gaveUp, getJson, refusedWrites, sleepingTurn, stopHost } from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
@@ -71,6 +70,25 @@ async function kill(host: { server: { pid: number; signal(signal: NodeJS.Signals
   await host.server.exited;
 }
 
+/** Hosts A and B on a fresh database, their agents sharing one conversation directory. */
+async function twoHosts(name: string, adopt: boolean) {
+  const url = await postgres.freshDatabase();
+  const workDir = bed.tempDir(`berth-${name}-work-`);
+  const shared = bed.tempDir(`berth-${name}-shared-`);
+  const config = (port: number) => hostConfig(`http://127.0.0.1:${port}`, adopt, join(shared, "conversations"), join(shared, "wire.ndjson"));
+  const a = await bed.serve(url, "host-a", bed.tempDir(`berth-${name}-a-`), config(7441));
+  const b = await bed.serve(url, "host-b", bed.tempDir(`berth-${name}-b-`), config(7442));
+  return { url, workDir, a, b };
+}
+
+/** Waits until `host` shows the session with its owner offline. */
+function shownOffline(host: { url: string; token: string }, sessionId: string): Promise<void> {
+  return eventually(
+    async () => (await getJson<View>(host.url, host.token, `/api/sessions/${sessionId}`)).body.hostOnline === false,
+    "the session shows its host offline",
+  );
+}
+
 describe("adoption of an offline host's sessions", () => {
   it("one of two hosts adopts a dead host's session: the agent loads its conversation, the journal goes on without gap or double", async () => {
     const url = await postgres.freshDatabase();
@@ -108,7 +126,7 @@ describe("adoption of an offline host's sessions", () => {
       rmSync(goneDir, { recursive: true });
       const viewOn = async (host: { url: string; token: string }, id: string) =>
         (await getJson<View>(host.url, host.token, `/api/sessions/${id}`)).body;
-      for (const host of [b, c]) await eventually(async () => (await viewOn(host, sessionId)).hostOnline === false, "A's session shows offline");
+      for (const host of [b, c]) await shownOffline(host, sessionId);
 
       // B and C are asked to open it at once, by two clients each: exactly one host adopts it (once: its two clients
       // share the adoption), both clients of the other are told which host runs it.
@@ -211,22 +229,14 @@ describe("adoption of an offline host's sessions", () => {
   }, 150_000);
 
   it("a host with adoption off answers 409 saying the owner is offline and adoption is off, and takes nothing", async () => {
-    const url = await postgres.freshDatabase();
-    const workDir = bed.tempDir("berth-adopt-off-work-");
-    const shared = bed.tempDir("berth-adopt-off-shared-");
-    const config = (port: number) => hostConfig(`http://127.0.0.1:${port}`, false, join(shared, "conversations"), join(shared, "wire.ndjson"));
-    const a = await bed.serve(url, "host-a", bed.tempDir("berth-adopt-off-a-"), config(7441));
-    const b = await bed.serve(url, "host-b", bed.tempDir("berth-adopt-off-b-"), config(7442));
+    const { url, workDir, a, b } = await twoHosts("adopt-off", false);
     const onA = new AcpClient(a.acpUrl, a.token);
     await onA.initialize();
     const sessionId = await onA.newSession(workDir);
     expect((await onA.prompt(sessionId, "hello")).stopReason).toBe("end_turn");
     await kill(a);
     onA.close();
-    await eventually(
-      async () => (await getJson<View>(b.url, b.token, `/api/sessions/${sessionId}`)).body.hostOnline === false,
-      "B shows A's session offline",
-    );
+    await shownOffline(b, sessionId);
 
     const onB = new AcpClient(b.acpUrl, b.token);
     await onB.initialize();
@@ -254,28 +264,14 @@ describe("adoption of an offline host's sessions", () => {
   }, 90_000);
 
   it("a host paused past its TTL whose session was adopted: woken, it writes nothing of it and stops its agent", async () => {
-    const url = await postgres.freshDatabase();
-    const workDir = bed.tempDir("berth-adopt-paused-work-");
-    const shared = bed.tempDir("berth-adopt-paused-shared-");
-    const config = (port: number) => hostConfig(`http://127.0.0.1:${port}`, true, join(shared, "conversations"), join(shared, "wire.ndjson"));
-    const a = await bed.serve(url, "host-a", bed.tempDir("berth-adopt-paused-a-"), config(7451));
-    const b = await bed.serve(url, "host-b", bed.tempDir("berth-adopt-paused-b-"), config(7452));
+    const { url, workDir, a, b } = await twoHosts("adopt-paused", true);
     // A's agent in the middle of a turn: it said it sleeps, and will say more while host A is stopped.
-    const onA = new AcpClient(a.acpUrl, a.token);
-    await onA.initialize();
-    const sessionId = await onA.newSession(workDir);
-    const turn = onA.prompt(sessionId, "/sleep 1s").catch((error: unknown) => error);
-    await waitUntil(() => (onA.texts.get(sessionId) ?? "").includes("Sleeping for"), "A's agent announced its sleep");
-    const { pid: agentPid } = (await getJson<{ pid: number }>(a.url, a.token, `/api/sessions/${sessionId}`)).body;
-    expect(agentPid).toBeGreaterThan(0);
+    const { acp: onA, sessionId, turn, agentPid } = await sleepingTurn(a, workDir, "1s");
 
     a.server.signal("SIGSTOP");
     const onB = new AcpClient(b.acpUrl, b.token);
     try {
-      await eventually(
-        async () => (await getJson<View>(b.url, b.token, `/api/sessions/${sessionId}`)).body.hostOnline === false,
-        "B shows the paused host's session offline",
-      );
+      await shownOffline(b, sessionId);
       await onB.initialize();
       await onB.resume(sessionId, workDir);
       expect((await onB.prompt(sessionId, "on B now")).stopReason).toBe("end_turn");
@@ -285,24 +281,12 @@ describe("adoption of an offline host's sessions", () => {
 
     // A wakes: past its TTL without a heartbeat it gives its sessions up (the store says B owns this one now); it stops
     // the agent, records the loss, and refuses what the agent said meanwhile.
-    await waitUntil(() => !processIsRunning(agentPid), "host A stopped the agent of the session B adopted", 15_000);
-    await waitUntil(
-      () => a.server.logLines().some((line) => line.kind === "session_lost" && line.sessionId === sessionId),
-      "host A recorded the loss",
-    );
+    await gaveUp(a.server, sessionId, agentPid);
     // The agent's sleep ended while A was stopped: its answer was in the pipe, so the turn ended on A, and its last
     // words reached A, which refused to store them.
     expect(await turn).toMatchObject({ stopReason: "end_turn" });
     onA.close();
-    await waitUntil(
-      () =>
-        a.server
-          .logLines()
-          .some(
-            (line) => line.msg === "writes refused: their sessions belong to another host of the fleet now" && String(line.sessions) === sessionId,
-          ),
-      "host A refused the writes of the session B adopted",
-    );
+    await refusedWrites(a.server, sessionId);
     await eventually(
       async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body.host === "host-b",
       "host A shows the session as B's",
