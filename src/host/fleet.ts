@@ -5,12 +5,15 @@ import type { BatchWriter, WriterListeners } from "../store/journal-writer.js";
 import { buildMirror } from "../store/postgres/fleet-mirror.js";
 import { FleetWriter } from "../store/postgres/fleet-writer.js";
 import { PostgresBackend } from "../store/postgres/postgres-backend.js";
+import { StoreNotFoundError } from "../store/errors.js";
 import { LeaseHeldError, type HostInfo, type Lease, type StoreBackend } from "../store/store-backend.js";
 import { journalAbandoned } from "./abandoned-turns.js";
 import { FleetDirectory } from "./fleet-directory.js";
 import { OwnedByOtherHostError, refusalFor } from "./owned-elsewhere.js";
+import { SessionNotFoundError } from "./agent-children.js";
 import type { HostParts } from "./host-composition.js";
 import type { Logger } from "./logger.js";
+import { StoreUnavailableError } from "./store-health.js";
 import { stopSessionAgent } from "./session-deletion.js";
 
 /** The file a fleet host reads from, in its data directory (never the embedded store's `berth.sqlite`). */
@@ -131,10 +134,18 @@ export class Fleet {
     if (!parts || !peer) return false;
     const refusal = refusalFor(peer, this.adoptOffline);
     if (refusal.why !== "owner_offline") throw refusal;
+    // A host that cannot show it is alive would take a session that any host may take from it the next moment.
+    if (this.link === "fenced") {
+      throw new StoreUnavailableError(
+        `session "${sessionId}" was not adopted: no heartbeat of this host reached the shared store within fleet.hostTtl`,
+      );
+    }
     let lease: Lease;
     try {
       lease = await this.backend.acquireLease(sessionId, this.host.id);
     } catch (error) {
+      // Deleted by its owner since this host last read the fleet.
+      if (error instanceof StoreNotFoundError) throw new SessionNotFoundError(sessionId);
       if (!(error instanceof LeaseHeldError)) throw error;
       // Its owner heartbeats again, or another host adopted it first: that host runs it.
       const owner = error.owner.hostId!;
@@ -146,7 +157,7 @@ export class Fleet {
     lost.add(sessionId);
     try {
       const session = await this.backend.getSession(sessionId);
-      if (!session) throw new Error(`session "${sessionId}" was deleted while this host adopted it`);
+      if (!session) throw new SessionNotFoundError(sessionId);
       await this.writer!.adopt(lease, session);
     } catch (error) {
       // The lease is given up (anyone may take it), so the session is not left owned by a host that does not run it.
