@@ -127,6 +127,10 @@ describe("adoption of an offline host's sessions", () => {
       const viewOn = async (host: { url: string; token: string }, id: string) =>
         (await getJson<View>(host.url, host.token, `/api/sessions/${id}`)).body;
       for (const host of [b, c]) await shownOffline(host, sessionId);
+      // REST does not adopt: it says that opening the session would.
+      const read = await getJson<{ error: string; message: string }>(b.url, b.token, `/api/sessions/${sessionId}/events`);
+      expect(read.status).toBe(409);
+      expect(read.body.message).toContain("which is offline (no heartbeat within fleet.hostTtl): open it on this host");
 
       // B and C are asked to open it at once, by two clients each: exactly one host adopts it (once: its two clients
       // share the adoption), both clients of the other are told which host runs it.
