@@ -108,6 +108,11 @@ export const configSchema = z
         heartbeatInterval: duration.prefault("5s"),
         /** A host whose heartbeat is older than this is offline and its sessions may be taken; the same on every host of a fleet. */
         hostTtl: duration.prefault("30s"),
+        /**
+         * Whether this host adopts a session whose owner is offline (silent past hostTtl) when a client opens it here and
+         * its directory exists here. Off by default: the same path on two machines is not necessarily the same files.
+         */
+        adopt: z.boolean({ error: "expected true or false" }).default(false),
       })
       .prefault({})
       .refine((fleet) => fleet.heartbeatInterval > 0 && fleet.heartbeatInterval * 2 <= fleet.hostTtl, {

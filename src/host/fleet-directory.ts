@@ -61,6 +61,8 @@ export class FleetDirectory implements Peers {
   private gathering: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  /** Sessions this host adopted so far: a refresh that read the store before the last of them is read again. */
+  private claims = 0;
   private closed = false;
   private unlisten: (() => Promise<void>) | undefined;
   readonly changed = new Listeners<string>((error) => this.log.error({ err: error }, "fleet session change listener failed"));
@@ -101,6 +103,20 @@ export class FleetDirectory implements Peers {
 
   records(): readonly LifecycleRecord[] {
     return this.peerRecords;
+  }
+
+  /**
+   * This host took the session's lease (adoption): it is this host's own from now on, not a peer's,
+   * even for a refresh that read the store before; listeners of `gone` hear that it left the peers.
+   */
+  claim(sessionId: string): void {
+    this.claims++;
+    this.own.add(sessionId);
+    const peer = this.byId.get(sessionId);
+    if (!peer) return;
+    this.byId.delete(sessionId);
+    for (const question of peer.pendingQuestions) this.questionsById.delete(question.id);
+    this.gone.emit(sessionId);
   }
 
   async close(): Promise<void> {
@@ -145,11 +161,18 @@ export class FleetDirectory implements Peers {
 
   private async refresh(): Promise<void> {
     const { backend } = this;
+    const claims = this.claims;
     const [hosts, sessions, pending] = await Promise.all([backend.listHosts(), backend.listSessions(), backend.listPendingQuestions()]);
     const ownerOf = new Map<string, HostInfo>();
     for (const host of hosts) for (const lease of await backend.listLeases(host.id)) ownerOf.set(lease.sessionId, host);
     const records = await this.announcedRecords();
     if (this.closed) return;
+    // This host adopted a session meanwhile: what was read may show it as a peer's still; read again.
+    if (claims !== this.claims) {
+      this.again = true;
+      for (const id of records.map((record) => record.id)) this.announced.add(id);
+      return;
+    }
 
     const questionsOf = new Map<string, Question[]>();
     for (const question of pending) questionsOf.set(question.sessionId, [...(questionsOf.get(question.sessionId) ?? []), question]);
@@ -203,19 +226,4 @@ function sameView(a: PeerSession | undefined, b: PeerSession): boolean {
     a.ownerOnline === b.ownerOnline &&
     a.pendingQuestions.length === b.pendingQuestions.length
   );
-}
-
-/** A request that would change, run or answer in a session another host of the fleet owns: read-only here (relaying it to the owner is not built). */
-export class OwnedByOtherHostError extends Error {
-  override readonly name = "OwnedByOtherHostError";
-  constructor(
-    readonly sessionId: string,
-    readonly owner: PeerSession["owner"],
-  ) {
-    super(
-      owner
-        ? `session "${sessionId}" is owned by host "${owner.id}" (${owner.url ?? "no URL registered: set fleet.url on that host"}): on this host it is read-only; use that host`
-        : `session "${sessionId}" has no owner host in the fleet: on this host it is read-only`,
-    );
-  }
 }

@@ -5,10 +5,15 @@ import type { BatchWriter, WriterListeners } from "../store/journal-writer.js";
 import { buildMirror } from "../store/postgres/fleet-mirror.js";
 import { FleetWriter } from "../store/postgres/fleet-writer.js";
 import { PostgresBackend } from "../store/postgres/postgres-backend.js";
-import type { HostInfo, Lease, StoreBackend } from "../store/store-backend.js";
+import { StoreNotFoundError } from "../store/errors.js";
+import { LeaseHeldError, type HostInfo, type Lease, type StoreBackend } from "../store/store-backend.js";
+import { journalAbandoned } from "./abandoned-turns.js";
 import { FleetDirectory } from "./fleet-directory.js";
+import { OwnedByOtherHostError, refusalFor } from "./owned-elsewhere.js";
+import { SessionNotFoundError } from "./agent-children.js";
 import type { HostParts } from "./host-composition.js";
 import type { Logger } from "./logger.js";
+import { StoreUnavailableError } from "./store-health.js";
 import { stopSessionAgent } from "./session-deletion.js";
 
 /** The file a fleet host reads from, in its data directory (never the embedded store's `berth.sqlite`). */
@@ -34,6 +39,8 @@ export class Fleet {
   private timer: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
   private readonly losing = new Set<string>();
+  /** Adoptions under way, by session: one at a time per session on this host. */
+  private readonly adopting = new Map<string, Promise<boolean>>();
   private closing: Promise<void> | undefined;
   /** When a heartbeat last succeeded (registering counts): past `fenceAfterMs`, this host may have lost everything. */
   private lastBeat = Date.now();
@@ -49,6 +56,8 @@ export class Fleet {
     readonly directory: FleetDirectory,
     private readonly heartbeatMs: number,
     private readonly hostTtlMs: number,
+    /** `fleet.adopt`: this host adopts the sessions of offline hosts it can see the directory of. */
+    private readonly adoptOffline: boolean,
     private readonly log: Logger,
   ) {}
 
@@ -70,7 +79,7 @@ export class Fleet {
         { store: "postgres", hostId: host.id, incarnation: host.incarnation, url: host.url, sessions: leases.length },
         "registered in the fleet: this host's sessions are at new epochs, so an earlier process under its id can write nothing",
       );
-      return new Fleet(backend, host, leases, mirrorPath, directory, config.fleet.heartbeatInterval, config.fleet.hostTtl, log);
+      return new Fleet(backend, host, leases, mirrorPath, directory, config.fleet.heartbeatInterval, config.fleet.hostTtl, config.fleet.adopt, log);
     } catch (error) {
       await backend.close();
       throw error;
@@ -96,6 +105,77 @@ export class Fleet {
       if (this.link === "connected" && Date.now() - this.lastBeat > this.fenceAfterMs) this.fence();
       this.beating ??= this.beat().finally(() => (this.beating = undefined));
     }, this.heartbeatMs);
+  }
+
+  /**
+   * Makes another host's session this host's own if its owner is offline (docs/fleet.md, "Adoption"): true once it is
+   * adopted; false if it is no peer's (this host's own, or unknown: the caller's next step says which). Throws
+   * {@link OwnedByOtherHostError} saying why it is not run here: its owner is online, adoption is off, its directory is
+   * not here, or another host adopted it first. One adoption per session at a time; a second caller shares it.
+   */
+  adopt(sessionId: string): Promise<boolean> {
+    let adoption = this.adopting.get(sessionId);
+    if (!adoption) {
+      adoption = this.takeOver(sessionId).finally(() => this.adopting.delete(sessionId));
+      this.adopting.set(sessionId, adoption);
+    }
+    return adoption;
+  }
+
+  /**
+   * The lease first (the shared store lets exactly one host take a silent owner's lease, at epoch + 1), then the session
+   * and its journal copied into the mirror, hidden meanwhile; then it is this host's: numbered on after its last seq,
+   * the dead owner's questions orphaned and its open turn ended (with their events), `session_adopted` recorded. Its
+   * agent starts with the next hold, childless until then, and restores its conversation with `session/load`.
+   */
+  private async takeOver(sessionId: string): Promise<boolean> {
+    const parts = this.parts;
+    const peer = this.directory.session(sessionId);
+    if (!parts || !peer) return false;
+    const refusal = refusalFor(peer, this.adoptOffline);
+    if (refusal.why !== "owner_offline") throw refusal;
+    // A host that cannot show it is alive would take a session that any host may take from it the next moment.
+    if (this.link === "fenced") {
+      throw new StoreUnavailableError(
+        `session "${sessionId}" was not adopted: no heartbeat of this host reached the shared store within fleet.hostTtl`,
+      );
+    }
+    let lease: Lease;
+    try {
+      lease = await this.backend.acquireLease(sessionId, this.host.id);
+    } catch (error) {
+      // Deleted by its owner since this host last read the fleet.
+      if (error instanceof StoreNotFoundError) throw new SessionNotFoundError(sessionId);
+      if (!(error instanceof LeaseHeldError)) throw error;
+      // Its owner heartbeats again, or another host adopted it first: that host runs it.
+      const owner = error.owner.hostId!;
+      const url = this.directory.hosts().find((host) => host.id === owner)?.url ?? null;
+      throw new OwnedByOtherHostError(sessionId, { id: owner, url }, owner === peer.owner?.id ? "owner_online" : "adopted_elsewhere");
+    }
+    const { journal, lost, records, store, clock, log } = parts;
+    // Not found, not shown, no agent started until the copy is whole: nothing is numbered from half a journal.
+    lost.add(sessionId);
+    try {
+      const session = await this.backend.getSession(sessionId);
+      if (!session) throw new SessionNotFoundError(sessionId);
+      await this.writer!.adopt(lease, session);
+    } catch (error) {
+      // The lease is given up (anyone may take it), so the session is not left owned by a host that does not run it.
+      await this.backend.releaseLease(lease).catch(() => undefined);
+      throw error;
+    } finally {
+      lost.delete(sessionId);
+    }
+    journal.forget(sessionId);
+    parts.children.forget(sessionId);
+    this.directory.claim(sessionId);
+    const events = store.events.lastSeq(sessionId);
+    records.record({ kind: "session_adopted", sessionId, from: peer.owner?.id ?? null, epoch: lease.epoch, events });
+    journalAbandoned(store, journal, sessionId, store.questions.listPending(sessionId), clock.now(), "adoption");
+    log.info({ sessionId, from: peer.owner?.id ?? null, epoch: lease.epoch, events }, "adopted a session whose host is offline");
+    // A client that opens it next replays the orphaned questions and the ended turn: they are committed first.
+    await journal.within(journal.committed(), "the adopted session's orphaned questions", "they are written once the store writes again");
+    return true;
   }
 
   /** Stops heartbeating and disconnects; the journal (its writer) is closed before. Leases stand until the host TTL passes. */

@@ -269,7 +269,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     },
   });
   const views = new HostViews({ store, lost, hostId, peers, journal, holds, executions, retention, cache });
-  const catalog = new SessionCatalog({ store, lost, peers, journal, registry, clock });
+  const catalog = new SessionCatalog({ store, lost, peers, adopt: config.fleet.adopt, journal, registry, clock });
   return {
     config,
     dataDir,

@@ -1,6 +1,6 @@
 import { UnknownAgentError } from "../agents/agent-registry.js";
 import { SessionNotFoundError } from "./agent-children.js";
-import { OwnedByOtherHostError } from "./fleet-directory.js";
+import { OwnedByOtherHostError } from "./owned-elsewhere.js";
 import { TurnFailedError } from "./turns.js";
 import { QuestionError } from "./question-desk.js";
 import { StoreUnavailableError } from "./store-health.js";

@@ -27,6 +27,8 @@ type HostOnlyRecord =
   | { readonly kind: "session_deleted"; readonly sessionId: string }
   /** A fleet's shared store refused this host's lease: another host (or a later process under this host's id) owns the session now. */
   | { readonly kind: "session_lost"; readonly sessionId: string; readonly owner: string | null; readonly epoch: number | null }
+  /** This host took the lease of a session whose owner was offline (`from`; null if it had none) and runs it now, at `epoch`. */
+  | { readonly kind: "session_adopted"; readonly sessionId: string; readonly from: string | null; readonly epoch: number; readonly events: number }
   | {
       readonly kind: "agent_asked";
       readonly agent: string;
@@ -50,6 +52,7 @@ const hostMessages: Readonly<Record<HostOnlyRecord["kind"], string>> = {
   group_reaped: "leftover process group reaped",
   session_deleted: "session deleted",
   session_lost: "session lost to another host: its agent is stopped here",
+  session_adopted: "session adopted from an offline host: this host runs it now",
   agent_asked: "agent started for one request outside any session",
 };
 

@@ -12,7 +12,7 @@ import { clientHolders } from "./holders.js";
 import type { PeerSession, Peers } from "./fleet-directory.js";
 import type { Journal } from "./journal.js";
 import { locationOfSession, sessionsAt } from "./session-location.js";
-import type { LocationView, SessionView } from "./views.js";
+import type { FleetCounts, HostView, LocationView, SessionView } from "./views.js";
 
 export interface HostViewsDeps {
   readonly store: Store;
@@ -58,6 +58,28 @@ export class HostViews {
   sessionStates(): { readonly state: SessionChildState; readonly pid: number | null }[] {
     const { store, holds } = this.deps;
     return store.sessions.list({}).map((session) => ({ state: holds.state(session.id), pid: holds.child(session.id)?.pid ?? null }));
+  }
+
+  /**
+   * The fleet's sessions and pending questions by owner host: this host's from its mirror (one query each), the others'
+   * from the fleet directory in memory; undefined on SQLite (no fleet). Nothing is read per session.
+   */
+  fleetCounts(hosts: readonly HostView[] | undefined): FleetCounts | undefined {
+    const { store, lost, hostId, peers } = this.deps;
+    if (!hosts || hostId === null) return undefined;
+    const sessions = new Map<string, { host: string | null; online: boolean; count: number }>();
+    const questions = new Map<string | null, number>(hosts.map((host) => [host.id, 0]));
+    const count = (host: string | null, online: boolean, pending: number) => {
+      const key = `${host ?? ""}\u0000${online}`;
+      const entry = sessions.get(key) ?? { host, online, count: 0 };
+      sessions.set(key, { ...entry, count: entry.count + 1 });
+      questions.set(host, (questions.get(host) ?? 0) + pending);
+    };
+    const pendingOf = new Map<string, number>();
+    for (const question of store.questions.listPending()) pendingOf.set(question.sessionId, (pendingOf.get(question.sessionId) ?? 0) + 1);
+    for (const session of store.sessions.list({})) if (!lost.has(session.id)) count(hostId, true, pendingOf.get(session.id) ?? 0);
+    for (const peer of peers.sessions()) count(peer.owner?.id ?? null, peer.ownerOnline, peer.pendingQuestions.length);
+    return { hosts, sessions: [...sessions.values()], questions: [...questions].map(([host, pending]) => ({ host, count: pending })) };
   }
 
   /** Cached locations only: listing never boots one. */

@@ -22,7 +22,7 @@ import { questionView } from "./question-desk.js";
 import { HostStoppedError } from "./host-errors.js";
 import { holdAndTell } from "./holders.js";
 import { stampedOf, type StampedRecord } from "./host-records.js";
-import { OwnedByOtherHostError } from "./fleet-directory.js";
+import { OwnedByOtherHostError, refusalFor } from "./owned-elsewhere.js";
 import { silentLogger, type Logger } from "./logger.js";
 import type { NewSessionParams } from "./session-catalog.js";
 import type { SessionListener } from "./session-bus.js";
@@ -33,7 +33,7 @@ import { normalTitle, titleUpdate } from "./session-titles.js";
 import { shutDown } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
 import type { StoreHealthView } from "./store-health.js";
-import type { HostView, LocationView, QuestionView, SessionView } from "./views.js";
+import type { FleetCounts, HostView, LocationView, QuestionView, SessionView } from "./views.js";
 
 export { sweepLeftovers } from "./startup.js";
 
@@ -148,6 +148,17 @@ export class Host {
    */
   reopening(sessionId: string, cwd: string, reopen: ReopenRequest): void {
     this.parts.catalog.reopening(sessionId, cwd, reopen);
+  }
+
+  /**
+   * Before a client opens a session (ACP `session/load`, `session/resume`): a session another host of the fleet owns,
+   * whose host is offline, becomes this host's if `fleet.adopt` is on and its directory exists here (docs/fleet.md,
+   * "Adoption"). True once adopted; false if there was nothing to adopt (this host's own session, an unknown one, or
+   * SQLite). Otherwise fails with `OwnedByOtherHostError` (409 `owned_by_other_host`) saying why it is not run here.
+   */
+  async adopt(sessionId: string): Promise<boolean> {
+    this.assertRunning();
+    return (await this.fleet?.adopt(sessionId)) ?? false;
   }
 
   /** What a `session/new`, `load` or `resume` answer says of the session: its modes, models, config options, `_meta`. */
@@ -294,7 +305,10 @@ export class Host {
    */
   answerQuestion(questionId: string, answer: QuestionAnswer): Promise<QuestionView> {
     const other = this.parts.desk.get(questionId) ? undefined : this.parts.peers.question(questionId);
-    if (other) return Promise.reject(new OwnedByOtherHostError(other.sessionId, this.parts.peers.session(other.sessionId)?.owner ?? null));
+    if (other) {
+      const peer = this.parts.peers.session(other.sessionId);
+      return Promise.reject(peer ? refusalFor(peer, this.config.fleet.adopt) : new OwnedByOtherHostError(other.sessionId, null));
+    }
     return this.parts.desk.answer(questionId, answer);
   }
 
@@ -361,6 +375,11 @@ export class Host {
       online: host.alive,
       self: host.id === self,
     }));
+  }
+
+  /** The fleet's sessions and pending questions by owner host, for gauges; undefined on SQLite. Nothing is read per session. */
+  fleetCounts(): FleetCounts | undefined {
+    return this.parts.views.fleetCounts(this.hosts());
   }
 
   // ── lifecycle of the host itself ─────────────────────────────────────

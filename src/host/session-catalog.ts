@@ -8,7 +8,8 @@ import type { Store } from "../store/store.js";
 import { SessionNotFoundError } from "./agent-children.js";
 import { agentRequestOf, type AgentRequest, type ReopenRequest } from "./agent-request.js";
 import type { Journal } from "./journal.js";
-import { OwnedByOtherHostError, type Peers } from "./fleet-directory.js";
+import type { Peers } from "./fleet-directory.js";
+import { refusalFor, type OwnedByOtherHostError } from "./owned-elsewhere.js";
 
 export interface NewSessionParams {
   readonly cwd: string;
@@ -24,6 +25,8 @@ export interface SessionCatalogDeps {
   readonly lost: ReadonlySet<string>;
   /** The fleet's other hosts' sessions: shown here, but never changed, run or reopened here. */
   readonly peers: Peers;
+  /** This host adopts an offline host's sessions (`fleet.adopt`): said in the refusal of a peer's session. */
+  readonly adopt: boolean;
   readonly journal: Journal;
   readonly registry: AgentRegistry;
   readonly clock: Clock;
@@ -83,7 +86,7 @@ export class SessionCatalog {
     const session = this.deps.lost.has(sessionId) ? undefined : this.deps.store.sessions.get(sessionId);
     if (session) return session;
     const peer = this.deps.peers.session(sessionId);
-    if (peer) throw new OwnedByOtherHostError(sessionId, peer.owner);
+    if (peer) throw refusalFor(peer, this.deps.adopt);
     throw new SessionNotFoundError(sessionId);
   }
 }

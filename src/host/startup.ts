@@ -3,10 +3,9 @@ import { dirname } from "node:path";
 import { attachScope, ProcessScope, reapLeftoverGroups, type ProcessGroupLedger } from "../processes/index.js";
 import type { Question } from "../store/questions.js";
 import type { Store } from "../store/store.js";
+import { journalAbandoned } from "./abandoned-turns.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
-import { locationOf } from "./session-location.js";
-import { callOp } from "../store/write-batch.js";
 import type { Logger } from "./logger.js";
 
 /**
@@ -48,7 +47,7 @@ export async function restoreAfterRestart(deps: {
   const orphaned = store.questions.listPending();
   if (orphaned.length === 0) return;
   log.info({ questions: orphaned.map((q) => q.id) }, "pending questions orphaned after restart");
-  for (const [sessionId, questions] of groupBySession(orphaned)) journalOrphans(store, deps.journal, sessionId, questions, clock.now());
+  for (const [sessionId, questions] of groupBySession(orphaned)) journalAbandoned(store, deps.journal, sessionId, questions, clock.now(), "restart");
   // Shown as orphaned from the first request on: wait (without blocking, at most `writeTimeout`) until it is stored.
   await deps.journal
     .within(deps.journal.committed(), "orphaning the previous run's questions", "they are orphaned once the store writes again")
@@ -66,54 +65,6 @@ function logTracking(log: Logger, scope: ProcessScope): void {
   } else {
     log.info({ tracking: "marker", reason: tracking.reason, marker: "BERTH_GROUP" }, "process tracking: the environment marker only");
   }
-}
-
-const ORPHAN_REASON = "the agent process that asked is gone (host restarted)";
-
-/**
- * What a client sees of questions a dead host left pending, the next time the session is loaded:
- * each question resolved `orphaned`, the turn that asked it ended (it cannot go on: its agent
- * process is gone), and a notice in the transcript, "the agent stopped before you answered",
- * whose `_meta["berth/notice"].rerun` carries that turn's prompt so a client can offer to send
- * it again. Each question's new state is stored with its event.
- */
-function journalOrphans(store: Store, journal: Journal, sessionId: string, questions: readonly Question[], at: number): void {
-  const session = store.sessions.get(sessionId);
-  if (!session) return;
-  const key = locationOf(session);
-  let openPrompt: unknown;
-  for (const event of store.events.replay(sessionId)) {
-    if (event.kind === "turn_started") openPrompt = (event.payload as { prompt?: unknown }).prompt;
-    else if (event.kind === "turn_ended") openPrompt = undefined;
-  }
-  for (const question of questions) {
-    journal.append(
-      sessionId,
-      key,
-      "question_resolved",
-      { questionId: question.id, state: "orphaned", reason: ORPHAN_REASON },
-      { with: [callOp("questions.resolve", [question.id, "orphaned", ORPHAN_REASON, at])] },
-    );
-  }
-  if (openPrompt !== undefined) journal.append(sessionId, key, "turn_ended", { stopReason: null, error: "the host stopped during the turn" });
-  const asked = questions.map(describeQuestion).join("; ");
-  const again = openPrompt === undefined ? "" : " Send your last prompt again to re-run the turn.";
-  const text = `The agent stopped before you answered (${asked}): Berth was stopped abruptly, and the agent process that asked is gone, so an answer can no longer reach it.${again}`;
-  const notice = {
-    kind: "question_orphaned",
-    questionIds: questions.map((question) => question.id),
-    ...(openPrompt === undefined ? {} : { rerun: { prompt: openPrompt } }),
-  };
-  const update = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n\n${text}\n` }, _meta: { "berth/notice": notice } };
-  journal.append(sessionId, key, "update", { update });
-}
-
-function describeQuestion(question: Question): string {
-  const request = (question.request ?? {}) as { toolCall?: { title?: unknown }; message?: unknown };
-  const title = question.kind === "permission" ? request.toolCall?.title : request.message;
-  return typeof title === "string" && title.length > 0
-    ? `"${title.length > 80 ? `${title.slice(0, 77)}...` : title}"`
-    : `a ${question.kind} question`;
 }
 
 function groupBySession(questions: readonly Question[]): Map<string, Question[]> {

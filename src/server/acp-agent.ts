@@ -110,12 +110,16 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
         return { ...answerOf(view.id), sessionId: view.id };
       })
       .onRequest(methods.agent.session.load, async ({ params, client }) => {
+        // Another host's session whose host is offline: adopted here if this host may (docs/fleet.md), else refused.
+        await translatedAsync(log, () => host.adopt(params.sessionId));
         requireSession(params.sessionId);
         translated(log, () => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
         await translatedAsync(log, () => sessions.hold(params.sessionId, client, capabilities, { replay: true }));
         return answerOf(params.sessionId);
       })
       .onRequest(methods.agent.session.resume, async ({ params, client }) => {
+        // Another host's session whose host is offline: adopted here if this host may (docs/fleet.md), else refused.
+        await translatedAsync(log, () => host.adopt(params.sessionId));
         requireSession(params.sessionId);
         translated(log, () => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
         await translatedAsync(log, () => sessions.hold(params.sessionId, client, capabilities, { replay: false }));

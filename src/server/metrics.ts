@@ -14,6 +14,8 @@ export class BerthMetrics {
 
   /** The sessions' states, read once per scrape (one query) and shared by the gauges that need them. */
   private scraped: ReturnType<Host["sessionStates"]> | undefined;
+  /** The fleet's counts, read once per scrape likewise. */
+  private fleet: ReturnType<Host["fleetCounts"]> | undefined;
 
   constructor(host: Host, clientsConnected: () => number) {
     const registers = [this.registry];
@@ -88,6 +90,17 @@ export class BerthMetrics {
         this.set(host.storeHealth().pendingWrites);
       },
     });
+    const inFleet = host.hosts() !== undefined;
+    if (inFleet) this.fleetGauges(host);
+    // Only in a fleet, like the fleet's gauges: a single host on SQLite has no one to take a session from or lose it to.
+    const fleetMoves = inFleet
+      ? new Counter({
+          name: "berth_fleet_sessions_moved_total",
+          help: "Sessions this host adopted from an offline host (adopted) or lost to another host (lost).",
+          labelNames: ["direction"],
+          registers,
+        })
+      : undefined;
     const evictions = new Counter({
       name: "berth_location_evictions_total",
       help: "Locations evicted, by reason (idle, inactivity).",
@@ -110,6 +123,7 @@ export class BerthMetrics {
     for (const reason of ["idle", "inactivity"]) evictions.inc({ reason }, 0);
     for (const reason of ["user", "inactivity", "shutdown"]) interruptions.inc({ reason }, 0);
     for (const outcome of ["end_turn", "cancelled", "failed"]) turns.inc({ outcome }, 0);
+    for (const direction of ["adopted", "lost"]) fleetMoves?.inc({ direction }, 0);
     const acquisitions = new Histogram({
       name: "berth_acquisition_seconds",
       help: "Time to start an agent child and open its session.",
@@ -126,7 +140,63 @@ export class BerthMetrics {
           return turns.inc({ outcome: record.error === null ? (record.stopReason ?? "unknown") : "failed" });
         case "child_acquired":
           return acquisitions.observe(record.ms / 1000);
+        case "session_adopted":
+          return fleetMoves?.inc({ direction: "adopted" });
+        case "session_lost":
+          return fleetMoves?.inc({ direction: "lost" });
       }
+    });
+  }
+
+  /**
+   * The whole fleet as this host sees it (docs/api.md, "GET /metrics"): every host's state and the sessions and
+   * questions each owns, the same on every host. Read once per scrape from the fleet directory in memory and this
+   * host's mirror, never per session.
+   */
+  private fleetGauges(host: Host): void {
+    const registers = [this.registry];
+    const counts = () => (this.fleet ??= host.fleetCounts());
+    new Gauge({
+      name: "berth_fleet_host_online",
+      help: "1 while the host heartbeats within fleet.hostTtl, 0 once it is offline; one series per host of the fleet.",
+      labelNames: ["host"],
+      registers,
+      collect() {
+        this.reset();
+        for (const each of counts()?.hosts ?? []) this.set({ host: each.id }, each.online ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "berth_fleet_host_incarnation",
+      help: "How many times the host id registered (one more at each start of a process under it).",
+      labelNames: ["host"],
+      registers,
+      collect() {
+        this.reset();
+        for (const each of counts()?.hosts ?? []) this.set({ host: each.id }, each.incarnation);
+      },
+    });
+    new Gauge({
+      name: "berth_fleet_sessions",
+      help: 'Sessions of the whole fleet by owner host and whether it is online (host_online="false": shown as host offline, waiting for its host or an adoption; host="": no owner).',
+      labelNames: ["host", "host_online"],
+      registers,
+      collect() {
+        this.reset();
+        const fleet = counts();
+        for (const each of fleet?.hosts ?? []) this.set({ host: each.id, host_online: String(each.online) }, 0);
+        for (const group of fleet?.sessions ?? []) this.set({ host: group.host ?? "", host_online: String(group.online) }, group.count);
+      },
+    });
+    new Gauge({
+      name: "berth_fleet_questions_pending",
+      help: "Pending questions of the whole fleet by the host that owns their session.",
+      labelNames: ["host"],
+      registers,
+      collect() {
+        this.reset();
+        for (const group of counts()?.questions ?? []) this.set({ host: group.host ?? "" }, group.count);
+      },
     });
   }
 
@@ -136,6 +206,7 @@ export class BerthMetrics {
       return await this.registry.metrics();
     } finally {
       this.scraped = undefined;
+      this.fleet = undefined;
     }
   }
 

@@ -237,8 +237,17 @@ export class SqliteBackend implements StoreBackend {
 
   async orphanPendingQuestions(hostId: string, reason: string, at: number): Promise<Question[]> {
     requireText("questions.orphanPending", "hostId", hostId);
-    // The file's one host owns every session in it.
-    return this.store.questions.orphanAllPending(reason, at);
+    const { questions, events } = this.store;
+    // The file's one host owns every session in it; each question's event is stored with its new state, or neither is.
+    const orphaned = this.store.transaction(() => {
+      const all = questions.orphanAllPending(reason, at);
+      for (const question of all) events.append(question.sessionId, "question_resolved", { questionId: question.id, state: "orphaned", reason }, at);
+      return all;
+    });
+    for (const question of orphaned) this.emit({ type: "question", sessionId: question.sessionId, questionId: question.id });
+    for (const sessionId of new Set(orphaned.map((question) => question.sessionId)))
+      this.emit({ type: "events", sessionId, lastSeq: events.lastSeq(sessionId) });
+    return orphaned;
   }
 
   // Lifecycle records.

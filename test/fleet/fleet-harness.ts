@@ -5,7 +5,15 @@ import { client, methods, PROTOCOL_VERSION, type ClientConnection } from "@agent
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { WebSocket } from "ws";
 import { BerthProcess } from "../server/serve-process.js";
-import { descendantsOf, killLeftovers, processGroupOf, startedProcess, waitUntilGone } from "../support/process-table.js";
+import {
+  descendantsOf,
+  killLeftovers,
+  processGroupOf,
+  processIsRunning,
+  startedProcess,
+  waitUntil,
+  waitUntilGone,
+} from "../support/process-table.js";
 
 /** Temp directories and `berth serve` processes of a test file, removed and killed after it. */
 export class FleetTestBed {
@@ -122,6 +130,43 @@ export async function stopHost(server: BerthProcess): Promise<void> {
   server.signal("SIGTERM");
   const { code } = await server.exited;
   if (code !== 0) throw new Error(`berth serve exited with ${code}; stderr: ${server.stderr}`);
+}
+
+/**
+ * A new session on the host whose demo agent is in the middle of `/sleep <duration>`: it has said so, and sleeps
+ * (what it says next waits in the pipe if the host is stopped meanwhile).
+ */
+export async function sleepingTurn(host: { acpUrl: string; url: string; token: string }, workDir: string, duration: string) {
+  const acp = new AcpClient(host.acpUrl, host.token);
+  await acp.initialize();
+  const sessionId = await acp.newSession(workDir);
+  const turn = acp.prompt(sessionId, `/sleep ${duration}`).catch((error: unknown) => error);
+  await waitUntil(() => (acp.texts.get(sessionId) ?? "").includes("Sleeping for"), "the agent announced its sleep");
+  const { pid: agentPid } = (await getJson<{ pid: number }>(host.url, host.token, `/api/sessions/${sessionId}`)).body;
+  if (!(agentPid > 0)) throw new Error(`the sleeping session has no agent pid: ${agentPid}`);
+  return { acp, sessionId, turn, agentPid };
+}
+
+/** A host that lost the session (another host took it while this one was stopped): it stopped the agent and recorded the loss. */
+export async function gaveUp(server: BerthProcess, sessionId: string, agentPid: number): Promise<void> {
+  await waitUntil(() => !processIsRunning(agentPid), "the host stopped the agent of the session it lost", 15_000);
+  await waitUntil(() => server.logLines().some((line) => line.kind === "session_lost" && line.sessionId === sessionId), "the host recorded the loss");
+}
+
+/** Waits until the host logged that it refused to store writes of the session (it belongs to another host now). */
+export function refusedWrites(server: BerthProcess, sessionId: string): Promise<void> {
+  return waitUntil(
+    () =>
+      server
+        .logLines()
+        .some(
+          (line) =>
+            line.level === 40 &&
+            line.msg === "writes refused: their sessions belong to another host of the fleet now" &&
+            String(line.sessions) === sessionId,
+        ),
+    "the host refused the writes of the session it lost",
+  );
 }
 
 /** Polls `probe` until it holds (the condition itself, with a deadline). */

@@ -144,4 +144,47 @@ describe("the fleet writer on PostgreSQL", () => {
       [2, "after"],
     ]);
   }, 30_000);
+
+  it("adopts a session: its journal and questions copied into the mirror whole, then written under the new lease; a failed copy leaves nothing", async () => {
+    const url = await postgres.freshDatabase();
+    const a = await hostA(url);
+    // Host B's session with a journal and two questions (one answered), then let go (as a dead host's would be taken).
+    const b = await PostgresBackend.open(url, { maxConnections: 1 });
+    cleanups.push(() => b.close());
+    await b.registerHost({ id: "host-b", url: null });
+    const old = await b.createSession({ id: "t", agent: "demo", cwd: "/w", createdAt: T0 }, "host-b");
+    await b.updateSession(old, { agentSessionId: "agent-t", title: "from B" });
+    const question = (id: string): WriteUnit => ({
+      lease: old,
+      events: [{ kind: "question_asked", payload: { questionId: id }, at: T0 }],
+      question: { id, kind: "permission", request: { options: [{ optionId: "allow" }] }, askedAt: T0 },
+    });
+    const said = { lease: old, events: [1, 2].map((n) => ({ kind: "update", payload: { text: `b${n}` }, at: T0 + n })) };
+    expect((await b.write([said, question("q1"), question("q2")])).every((outcome) => outcome.ok)).toBe(true);
+    await b.resolveQuestion({ questionId: "q2", state: "answered", answer: { optionId: "allow" }, at: T0 + 5 }, old);
+    await b.releaseLease(old);
+    const lease = await a.backend.acquireLease("t", "host-a");
+    expect(lease).toEqual({ sessionId: "t", hostId: "host-a", epoch: 3 });
+
+    await a.writer.adopt(lease, (await a.backend.getSession("t"))!);
+    const mirror = Store.open(a.mirrorPath, { busyTimeoutMs: 0 });
+    cleanups.push(() => mirror.close());
+    expect(mirror.sessions.get("t")).toMatchObject({ agentSessionId: "agent-t", title: "from B" });
+    expect(mirror.events.read("t")).toEqual(await a.backend.readEvents("t"));
+    expect(mirror.events.lastSeq("t")).toBe(5);
+    expect(mirror.questions.listPending("t").map((q) => q.id)).toEqual(["q1"]);
+    expect(mirror.questions.get("q2")).toMatchObject({ state: "answered" });
+    // Numbered on after the last seq, under the new lease.
+    expect((await a.write([["e", "t", 6, "update", JSON.stringify({ text: "a6" }), T0 + 6]])).failed).toEqual([]);
+    expect((await a.backend.readEvents("t")).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(mirror.events.lastSeq("t")).toBe(6);
+
+    // A copy that fails (the session is not in the shared store) leaves nothing in the mirror, and no lease to write under.
+    const ghost = { ...(await a.backend.getSession("t"))!, id: "ghost" };
+    await expect(a.writer.adopt({ sessionId: "ghost", hostId: "host-a", epoch: 1 }, ghost)).rejects.toThrow(/ghost/);
+    expect(mirror.sessions.get("ghost")).toBeUndefined();
+    expect((await a.write([["e", "ghost", 1, "update", "{}", T0]])).failed).toEqual([
+      expect.objectContaining({ error: expect.stringMatching(/not owned by this host/), lost: true }),
+    ]);
+  }, 30_000);
 });

@@ -8,7 +8,7 @@ import { connect } from "../../src/store/postgres/connection.js";
 import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
 import { processIsRunning, waitUntil } from "../support/process-table.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
-import { AcpClient, errorLines, eventually, FleetTestBed, getJson, stopHost } from "./fleet-harness.js";
+import { errorLines, eventually, FleetTestBed, gaveUp, getJson, refusedWrites, sleepingTurn, stopHost } from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
@@ -21,18 +21,6 @@ afterEach(async () => {
 const HOST_TTL = 2_000;
 const fleetConfig = { fleet: { heartbeatInterval: "250ms", hostTtl: `${HOST_TTL}ms` } };
 const textOf = (event: JournalEvent) => (event.payload as { update?: { content?: { text?: string } } }).update?.content?.text ?? "";
-
-/** A new session on the host whose demo agent is in the middle of `/sleep <duration>`: it has said so, and sleeps. */
-async function sleepingTurn(host: { acpUrl: string; url: string; token: string }, workDir: string, duration: string) {
-  const acp = new AcpClient(host.acpUrl, host.token);
-  await acp.initialize();
-  const sessionId = await acp.newSession(workDir);
-  const turn = acp.prompt(sessionId, `/sleep ${duration}`).catch((error: unknown) => error);
-  await waitUntil(() => (acp.texts.get(sessionId) ?? "").includes("Sleeping for"), "the agent announced its sleep");
-  const { pid: agentPid } = (await getJson<{ pid: number }>(host.url, host.token, `/api/sessions/${sessionId}`)).body;
-  expect(agentPid).toBeGreaterThan(0);
-  return { acp, sessionId, turn, agentPid };
-}
 
 describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
   it("can write nothing more of the session another host took, stops its agent, and the journal holds nothing twice", async () => {
@@ -61,11 +49,7 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
     }
 
     // Host A wakes: its heartbeat (or its first refused write) tells it the session is gone; it stops the agent.
-    await waitUntil(() => !processIsRunning(agentPid), "host A stopped the agent of the session it lost", 15_000);
-    await waitUntil(
-      () => a.server.logLines().some((line) => line.kind === "session_lost" && line.sessionId === sessionId),
-      "host A recorded the loss",
-    );
+    await gaveUp(a.server, sessionId, agentPid);
     // One view: host A shows it still, as host B's (read from the shared store), no longer as its own.
     await eventually(
       async () => (await getJson<{ host?: string }>(a.url, a.token, `/api/sessions/${sessionId}`)).body.host === "host-b",
@@ -75,18 +59,7 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
     expect(await turn).toMatchObject({ stopReason: "end_turn" });
     acp.close();
     // What the agent said while host A was stopped reached host A, and was refused.
-    await waitUntil(
-      () =>
-        a.server
-          .logLines()
-          .some(
-            (line) =>
-              line.level === 40 &&
-              line.msg === "writes refused: their sessions belong to another host of the fleet now" &&
-              String(line.sessions) === sessionId,
-          ),
-      "host A refused the writes of the session it lost",
-    );
+    await refusedWrites(a.server, sessionId);
 
     const events = await b.readEvents(sessionId);
     expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));

@@ -423,6 +423,8 @@ describe("REST API", () => {
     expect(text).toContain("berth_acquisition_seconds_count 1");
     expect(text).toContain('berth_interruptions_total{reason="user"} 0');
     expect(text).not.toContain("process_cpu");
+    // One host on SQLite: no fleet to describe (test/fleet/adoption.test.ts covers a fleet's).
+    expect(text).not.toContain("berth_fleet_");
   });
 
   it("reads the sessions for a scrape with one query, however many there are", async () => {

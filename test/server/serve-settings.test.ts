@@ -50,12 +50,18 @@ describe("berth serve settings", () => {
   it("takes the store and the fleet's host id from the file, --store and --host-id over it; a bad one is named", () => {
     const configDir = tempDir("berth-settings-");
     const env = { XDG_CONFIG_HOME: configDir };
-    expect(resolveServeSettings({}, env).config).toMatchObject({ store: "sqlite", fleet: { heartbeatInterval: 5_000, hostTtl: 30_000 } });
+    expect(resolveServeSettings({}, env).config).toMatchObject({
+      store: "sqlite",
+      fleet: { heartbeatInterval: 5_000, hostTtl: 30_000, adopt: false },
+    });
     const file = join(configDir, "fleet.json");
-    writeFileSync(file, JSON.stringify({ store: "postgres://berth@db/berth", fleet: { hostId: "a", heartbeatInterval: "1s", hostTtl: "10s" } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ store: "postgres://berth@db/berth", fleet: { hostId: "a", heartbeatInterval: "1s", hostTtl: "10s", adopt: true } }),
+    );
     expect(resolveServeSettings({ config: file }, env).config).toMatchObject({
       store: "postgres://berth@db/berth",
-      fleet: { hostId: "a", heartbeatInterval: 1_000, hostTtl: 10_000 },
+      fleet: { hostId: "a", heartbeatInterval: 1_000, hostTtl: 10_000, adopt: true },
     });
     const flagged = resolveServeSettings({ config: file, store: "postgresql://me@localhost/other", hostId: "b" }, env).config;
     expect(flagged).toMatchObject({ store: "postgresql://me@localhost/other", fleet: { hostId: "b", hostTtl: 10_000 } });
@@ -68,6 +74,8 @@ describe("berth serve settings", () => {
     expect(() => resolveServeSettings({ config: file }, env)).toThrow(
       /store: expected "sqlite" or a postgres:\/\/ URL[\s\S]*fleet: heartbeatInterval must be more than 0 and at most half of hostTtl/,
     );
+    writeFileSync(file, JSON.stringify({ fleet: { adopt: "yes" } }));
+    expect(() => resolveServeSettings({ config: file }, env)).toThrow(/fleet\.adopt: expected true or false/);
   });
 
   it("adds --allowed-host names to the configuration's, each checked", () => {

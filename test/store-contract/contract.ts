@@ -226,13 +226,56 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
         );
       });
 
-      it("orphans the pending questions of the sessions a host owns after its restart", async () => {
+      it("orphans the pending questions of the sessions a host owns after its restart, each with its question_resolved event", async () => {
         const a = await newSession("a");
-        written(await store.write([asked(a, "q1"), asked(a, "q2")]));
+        const b = await newSession("b");
+        written(await store.write([asked(a, "q1"), asked(a, "q2"), asked(b, "q3"), { lease: a, events: [update("meanwhile")] }]));
         await store.resolveQuestion({ questionId: "q2", state: "answered", answer: { optionId: "allow" }, at: T0 });
+        // Another host's session (a fleet): its question is its owner's to orphan, not this host's.
+        const other = db.fleet ? await db.client() : undefined;
+        if (other) {
+          await other.registerHost({ id: "host-b", url: null });
+          written(await other.write([asked(await newSession("c", "host-b", other), "q4")]));
+        }
+        const changes: StoreChange[] = [];
+        let woken: () => void = () => undefined;
+        const heard = new Promise<void>((resolve) => (woken = resolve));
+        const stop = await store.subscribe((change) => {
+          changes.push(change);
+          if (change.type === "events" && change.sessionId === "b") woken();
+        });
         const orphaned = await store.orphanPendingQuestions("host-a", "host restarted", T0 + 5);
-        expect(orphaned.map((question) => [question.id, question.state, question.reason])).toEqual([["q1", "orphaned", "host restarted"]]);
-        expect(await store.listPendingQuestions()).toEqual([]);
+        expect(orphaned.map((question) => [question.id, question.state, question.reason, question.resolvedAt])).toEqual([
+          ["q1", "orphaned", "host restarted", T0 + 5],
+          ["q3", "orphaned", "host restarted", T0 + 5],
+        ]);
+        expect((await store.listPendingQuestions()).map((question) => question.id)).toEqual(other ? ["q4"] : []);
+        // Each resolution with its event, numbered on after the session's last seq: 1, 2, 3... with no gap.
+        const resolved = (id: string, state = "orphaned") => ({ questionId: id, state, reason: "host restarted" });
+        expect((await store.readEvents("a")).map((event) => [event.seq, event.kind, event.at])).toEqual([
+          [1, "question_asked", T0],
+          [2, "question_asked", T0],
+          [3, "update", T0],
+          [4, "question_resolved", T0],
+          [5, "question_resolved", T0 + 5],
+        ]);
+        expect((await store.readEvents("a", { after: 4 }))[0]?.payload).toEqual(resolved("q1"));
+        expect((await store.readEvents("b")).map((event) => [event.seq, event.kind, event.payload])).toEqual([
+          [1, "question_asked", { questionId: "q3" }],
+          [2, "question_resolved", resolved("q3")],
+        ]);
+        expect([await store.lastSeq("a"), await store.lastSeq("b")]).toEqual([5, 2]);
+        expect(written(await store.write([{ lease: a, events: [update("after")] }]))).toEqual([[6]]);
+        // Told after the commit, like every write.
+        await heard;
+        expect(changes).toEqual(
+          expect.arrayContaining([
+            { type: "question", sessionId: "a", questionId: "q1" },
+            { type: "events", sessionId: "b", lastSeq: 2 },
+          ]),
+        );
+        await stop();
+        await other?.close();
       });
     });
 

@@ -1,5 +1,6 @@
 import { rmSync } from "node:fs";
 import { openDatabase } from "../database.js";
+import type { Session } from "../sessions.js";
 import type { Lease, StoreBackend } from "../store-backend.js";
 import { Store } from "../store.js";
 import { BatchApplier, callOp, flatten, type WriteOp } from "../write-batch.js";
@@ -38,39 +39,7 @@ export async function buildMirror(
     for (const lease of leases) {
       const session = await backend.getSession(lease.sessionId);
       if (!session) continue;
-      const { agentState, title, updatedAt, ...created } = session;
-      apply([
-        [
-          callOp("sessions.create", [{ ...created, agentRequest: created.agentRequest as object | null }]),
-          ...(agentState === null ? [] : [callOp("sessions.setAgentState", [session.id, agentState as object])]),
-          ...(title === null ? [] : [callOp("sessions.setTitle", [session.id, title])]),
-          ["t", session.id, updatedAt, null, null, null] as const,
-        ],
-      ]);
-      let events: WriteOp[][] = [];
-      for await (const event of backend.replay(session.id)) {
-        events.push([["e", session.id, event.seq, event.kind, JSON.stringify(event.payload), event.at]]);
-        if (events.length >= EVENTS_PER_BATCH) {
-          apply(events);
-          events = [];
-        }
-      }
-      apply(events);
-      apply(
-        (await backend.listQuestions(session.id)).map((question) => [
-          ["q", question.id, session.id, question.kind, JSON.stringify(question.request), question.askedAt],
-          ...(question.state === "pending"
-            ? []
-            : [
-                callOp("questions.resolve", [
-                  question.id,
-                  question.state,
-                  question.state === "answered" ? question.answer : question.reason,
-                  question.resolvedAt!,
-                ]),
-              ]),
-        ]),
-      );
+      for await (const units of sessionCopy(backend, session)) apply(units);
     }
     apply((await backend.listGroups(hostId)).map((group) => [callOp("processGroups.record", [group])]));
     apply(
@@ -83,4 +52,45 @@ export async function buildMirror(
   } finally {
     db.close();
   }
+}
+
+/**
+ * A session as the mirror stores it, copied from the shared store in runs of units: its row, its journal (at most
+ * {@link EVENTS_PER_BATCH} events a run) and its questions, each with its state. Written as the one writer's ops, so
+ * a new mirror (before the host starts) and an adopting host's running writer store it alike.
+ */
+export async function* sessionCopy(backend: StoreBackend, session: Session): AsyncGenerator<WriteOp[][]> {
+  const { agentState, title, updatedAt, ...created } = session;
+  yield [
+    [
+      callOp("sessions.create", [{ ...created, agentRequest: created.agentRequest as object | null }]),
+      ...(agentState === null ? [] : [callOp("sessions.setAgentState", [session.id, agentState as object])]),
+      ...(title === null ? [] : [callOp("sessions.setTitle", [session.id, title])]),
+      ["t", session.id, updatedAt, null, null, null] as const,
+    ],
+  ];
+  let events: WriteOp[][] = [];
+  for await (const event of backend.replay(session.id)) {
+    events.push([["e", session.id, event.seq, event.kind, JSON.stringify(event.payload), event.at]]);
+    if (events.length >= EVENTS_PER_BATCH) {
+      yield events;
+      events = [];
+    }
+  }
+  if (events.length > 0) yield events;
+  const questions = await backend.listQuestions(session.id);
+  if (questions.length === 0) return;
+  yield questions.map((question) => [
+    ["q", question.id, session.id, question.kind, JSON.stringify(question.request), question.askedAt],
+    ...(question.state === "pending"
+      ? []
+      : [
+          callOp("questions.resolve", [
+            question.id,
+            question.state,
+            question.state === "answered" ? question.answer : question.reason,
+            question.resolvedAt!,
+          ]),
+        ]),
+  ]);
 }

@@ -2,8 +2,9 @@ import type { GroupRecord } from "../../processes/ledger.js";
 import type { AgentProfile } from "../agent-profiles.js";
 import { JournalWriter, type BatchOutcome, type BatchWriter, type WriterListeners } from "../journal-writer.js";
 import type { QuestionOutcome } from "../questions.js";
-import type { NewSession } from "../sessions.js";
+import type { NewSession, Session } from "../sessions.js";
 import { StaleEpochError, type Lease, type SessionChanges, type StoreBackend, type UnitOutcome, type WriteUnit } from "../store-backend.js";
+import { sessionCopy } from "./fleet-mirror.js";
 import { callOp, flatten, messageOf, unitsOf, type StoreCallName, type WriteOp, type WriteValue } from "../write-batch.js";
 
 export interface FleetWriterListeners extends WriterListeners {
@@ -102,6 +103,32 @@ export class FleetWriter implements BatchWriter {
         resolve();
       });
     });
+  }
+
+  /**
+   * A session this host adopted (it took the lease an offline host held): copied from the shared store into the mirror
+   * whole, in order with what is queued (the host's other writes wait for the copy), then written under `lease`. If the
+   * copy fails, nothing of it stays in the mirror and the lease is not used.
+   */
+  adopt(lease: Lease, session: Session): Promise<void> {
+    const copied = this.chain.then(async () => {
+      if (this.state !== "running") throw new Error("the fleet writer is stopped");
+      const stored = async (run: readonly (readonly WriteOp[])[]) => {
+        const { failed } = await this.toMirror(run);
+        if (failed.length > 0) throw new Error(`the mirror could not store the adopted session: ${failed[0]!.error}`);
+      };
+      try {
+        // A copy left from an earlier ownership by this host (lost since) is replaced whole.
+        await stored([[callOp("sessions.delete", [session.id])]]);
+        for await (const run of sessionCopy(this.backend, session)) await stored(run);
+      } catch (error) {
+        await this.toMirror([[callOp("sessions.delete", [session.id])]]);
+        throw error;
+      }
+      this.leases.set(lease.sessionId, lease);
+    });
+    this.chain = copied.catch(() => undefined);
+    return copied;
   }
 
   async close(timeoutMs: number): Promise<number> {

@@ -372,15 +372,42 @@ export class PostgresBackend implements StoreBackend {
     const host = requireText(op, "hostId", hostId);
     const why = requireText(op, "reason", reason);
     const resolvedAt = requireTimestamp(op, "at", at);
-    const rows = await this.guard(
-      op,
-      () => this.sql<QuestionRow[]>`
-        UPDATE questions q SET state = 'orphaned', reason = ${why}, resolved_at = ${resolvedAt}
-        FROM sessions s WHERE s.id = q.session_id AND s.owner_host = ${host} AND q.state = 'pending'
-        RETURNING q.id, q.session_id AS "sessionId", q.kind, q.request, q.asked_at AS "askedAt", q.state, q.answer, q.reason,
-          q.resolved_at AS "resolvedAt"`,
+    // One transaction: the host's sessions locked first (a takeover waits, a writer of them too), then each question
+    // orphaned with its `question_resolved` event, numbered after its session's last seq in the order they were asked.
+    const rows = await this.guard(op, () =>
+      this.sql.begin(async (tx) => {
+        await tx`SELECT id FROM sessions WHERE owner_host = ${host} ORDER BY id FOR UPDATE`;
+        return tx<QuestionRow[]>`
+          WITH orphaned AS (
+            UPDATE questions q SET state = 'orphaned', reason = ${why}, resolved_at = ${resolvedAt}
+            FROM sessions s WHERE s.id = q.session_id AND s.owner_host = ${host} AND q.state = 'pending'
+            RETURNING q.*
+          ), numbered AS (
+            SELECT o.*, row_number() OVER (PARTITION BY o.session_id ORDER BY o.asked_at, o.id) AS ord,
+              count(*) OVER (PARTITION BY o.session_id) AS n
+            FROM orphaned o
+          ), claimed AS (
+            UPDATE sessions s SET last_seq = s.last_seq + c.n
+            FROM (SELECT session_id, count(*) AS n FROM orphaned GROUP BY session_id) c WHERE s.id = c.session_id
+            RETURNING s.id, s.last_seq
+          ), appended AS (
+            INSERT INTO events (session_id, seq, kind, payload, at)
+            SELECT n.session_id, c.last_seq - n.n + n.ord, 'question_resolved',
+              json_build_object('questionId', n.id, 'state', 'orphaned', 'reason', ${why}::text)::text, ${resolvedAt}
+            FROM numbered n JOIN claimed c ON c.id = n.session_id
+          )
+          SELECT n.id, n.session_id AS "sessionId", n.kind, n.request, n.asked_at AS "askedAt", n.state, n.answer, n.reason,
+            n.resolved_at AS "resolvedAt", pg_notify(${CHANNEL}, json_build_object('type', 'question', 'sessionId', n.session_id, 'questionId', n.id)::text),
+            pg_notify(${CHANNEL}, json_build_object('type', 'events', 'sessionId', n.session_id, 'lastSeq', c.last_seq)::text)
+          FROM numbered n JOIN claimed c ON c.id = n.session_id`;
+      }),
     );
-    return rows.map(questionOf).sort((a, b) => a.askedAt - b.askedAt || (a.id < b.id ? -1 : 1));
+    // Only the question's own columns (not the notifications').
+    return rows
+      .map(({ id, sessionId, kind, request, askedAt, state, answer, reason, resolvedAt }) =>
+        questionOf({ id, sessionId, kind, request, askedAt, state, answer, reason, resolvedAt }),
+      )
+      .sort((a, b) => a.askedAt - b.askedAt || (a.id < b.id ? -1 : 1));
   }
 
   // Lifecycle records.

@@ -110,7 +110,10 @@ function SessionCard({
               {session.hostOnline ? null : (
                 <>
                   {" "}
-                  <span class="badge warn" title="its host stopped heartbeating: the session is kept, and read-only until its host is back">
+                  <span
+                    class="badge warn"
+                    title="its host stopped heartbeating: the session is kept, read-only until its host is back, or adopted by the host that opens it if that host has fleet.adopt on and its directory"
+                  >
                     host offline
                   </span>
                 </>

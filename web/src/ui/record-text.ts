@@ -43,6 +43,8 @@ export function recordDetails(record: HostRecord, titleOf: (sessionId: string) =
       return session(record.sessionId);
     case "session_lost":
       return `${session(record.sessionId)} · now on ${record.owner ?? "no host"}`;
+    case "session_adopted":
+      return `${session(record.sessionId)} · from ${record.from ?? "no host"} · epoch ${record.epoch}`;
     case "agent_asked":
       return `${record.agent} · ${record.method} · pid ${record.pid}`;
   }
@@ -65,6 +67,7 @@ const tones: Record<HostRecord["kind"], RecordTone> = {
   group_reaped: "warn",
   session_deleted: "muted",
   session_lost: "warn",
+  session_adopted: "info",
   agent_asked: "info",
 };
 
