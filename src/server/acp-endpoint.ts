@@ -8,6 +8,7 @@ import { UnknownAgentError } from "../host/host-errors.js";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { AcpConnections } from "./acp-connections.js";
+import type { ClusterSecret } from "./cluster-secret.js";
 import { HttpError, sendJson } from "./http-io.js";
 import { MessageLimitedSocket } from "./message-limited-socket.js";
 
@@ -18,6 +19,8 @@ export interface AcpEndpointOptions {
   readonly maxMessageBytes?: number;
   /** A client with more unsent bytes than this is disconnected (default: the SDK's 64 MiB). */
   readonly maxBufferedBytes?: number;
+  /** The fleet's secret: requests for another host's sessions are relayed to it. */
+  readonly cluster?: ClusterSecret;
 }
 
 const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
@@ -48,7 +51,7 @@ export class AcpEndpoint {
 
   constructor(private readonly options: AcpEndpointOptions) {
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    this.connections = new AcpConnections(options.host, options.log);
+    this.connections = new AcpConnections(options.host, options.log, options.cluster);
     this.acp = new PerRequestAgentServer((url) => this.connections.create({ transport: "http", agentId: requestedAgent(url) }).agent, {
       maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
     });
@@ -85,11 +88,14 @@ export class AcpEndpoint {
     );
   }
 
-  /** Completes a WebSocket upgrade the HTTP server already authorized, naming the connection on the 101 response. */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): void {
+  /**
+   * Completes a WebSocket upgrade the HTTP server already authorized, naming the connection on the 101 response;
+   * `relayedBy` names the peer host that relayed it (its requests are answered here, never relayed on).
+   */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, relayedBy?: string): void {
     let limited: MessageLimitedSocket | undefined;
     const notify = (method: string, params: unknown) => limited?.notify(method, params);
-    const { connectionId, agent } = this.connections.create({ transport: "websocket", agentId: requestedAgent(url), notify });
+    const { connectionId, agent } = this.connections.create({ transport: "websocket", agentId: requestedAgent(url), notify, relayedBy });
     const upgrade = this.acp.prepareWebSocketUpgrade({ agent });
     const nameConnection = (headers: string[], request: IncomingMessage) => {
       if (request === req) headers.push(`${CONNECTION_ID_HEADER}: ${upgrade.connectionId}`);
