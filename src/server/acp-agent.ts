@@ -114,7 +114,8 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
         { key: HOST_META, code: "unknown_host" },
         `_meta["${HOST_META}"] names host "${named}", which is not in the fleet (its hosts: ${hosts.map((h) => `"${h.id}"`).join(", ")})`,
       );
-    if (!target.online) throw RequestError.invalidRequest({ code: "host_offline", host: named }, `host "${named}" is offline: a new session cannot be placed on it`);
+    if (!target.online)
+      throw RequestError.invalidRequest({ code: "host_offline", host: named }, `host "${named}" is offline: a new session cannot be placed on it`);
     if (!relay || target.url === null)
       throw RequestError.invalidRequest(
         { code: "not_relayed", host: named },
@@ -229,7 +230,10 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
       })
       .onNotification(methods.agent.session.cancel, async ({ params, method }) => {
         const owner = relayTarget(params.sessionId);
-        if (owner) return relay!.notify(owner, method, params).catch((error: unknown) => log.warn({ err: error, owner: owner.id }, "session/cancel could not be relayed"));
+        if (owner)
+          return relay!
+            .notify(owner, method, params)
+            .catch((error: unknown) => log.warn({ err: error, owner: owner.id }, "session/cancel could not be relayed"));
         if (!sessions.feedOf(params.sessionId))
           return log.warn({ sessionId: params.sessionId, connectionId }, "session/cancel for a session this client has not opened");
         await host.cancel(params.sessionId);
@@ -267,7 +271,10 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
       .onNotification("*", ({ method, params }) => {
         const sessionId = sessionIdOf(params);
         const owner = sessionId === undefined ? undefined : relayTarget(sessionId);
-        if (owner) return void relay!.notify(owner, method, params).catch((error: unknown) => log.warn({ err: error, method, owner: owner.id }, "client notification could not be relayed"));
+        if (owner)
+          return void relay!
+            .notify(owner, method, params)
+            .catch((error: unknown) => log.warn({ err: error, method, owner: owner.id }, "client notification could not be relayed"));
         const passed =
           sessionId === undefined
             ? host.notifyAgentOf(connectionAgent, method, params, sessions.openIds())

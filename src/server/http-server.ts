@@ -171,7 +171,11 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     if (refusal) return refuseUpgrade(socket, refusal.status, { error: refusal.code, message: refusal.message });
     if (url.pathname !== "/acp")
       return refuseUpgrade(socket, 404, { error: "not_found", message: `no WebSocket endpoint at ${url.pathname} (ACP is at /acp)` });
-    const grant = access.peerRefused(req) ? undefined : tickets.redeem(url.searchParams.get("ticket")) ? ({ kind: "ticket" } as const) : access.grant(req);
+    const grant = access.peerRefused(req)
+      ? undefined
+      : tickets.redeem(url.searchParams.get("ticket"))
+        ? ({ kind: "ticket" } as const)
+        : access.grant(req);
     if (!grant) return refuseUpgrade(socket, 401, { error: "unauthorized" });
     const unknown = acp.unknownAgent(url);
     if (unknown) return refuseUpgrade(socket, unknown.status, { error: unknown.code, message: unknown.message });

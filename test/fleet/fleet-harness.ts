@@ -22,7 +22,13 @@ export class FleetTestBed {
    * `berth serve --store <url> --host-id <id>` on `dataDir` (its own XDG config home), with `config` as its config file,
    * on `port` (0: any free one) with `env` added to its environment.
    */
-  async serve(storeUrl: string, hostId: string, dataDir: string, config: object = {}, { port = 0, env = {} }: { port?: number; env?: Record<string, string> } = {}) {
+  async serve(
+    storeUrl: string,
+    hostId: string,
+    dataDir: string,
+    config: object = {},
+    { port = 0, env = {} }: { port?: number; env?: Record<string, string> } = {},
+  ) {
     const configFile = join(dataDir, "config.json");
     writeFileSync(configFile, JSON.stringify(config));
     const server = new BerthProcess(

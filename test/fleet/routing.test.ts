@@ -38,7 +38,11 @@ async function freePort(): Promise<number> {
 }
 
 /** A fleet host at its own registered URL; its secret in the config file, or (`secretIn: "env"`) in `BERTH_CLUSTER_SECRET`. */
-async function startHost(storeUrl: string, id: string, { secret = SECRET, secretIn = "config" }: { secret?: string; secretIn?: "config" | "env" } = {}) {
+async function startHost(
+  storeUrl: string,
+  id: string,
+  { secret = SECRET, secretIn = "config" }: { secret?: string; secretIn?: "config" | "env" } = {},
+) {
   const port = await freePort();
   const fleet = { heartbeatInterval: "250ms", hostTtl: "2000ms", url: `http://127.0.0.1:${port}`, ...(secretIn === "config" ? { secret } : {}) };
   const env: Record<string, string> = secretIn === "env" ? { BERTH_CLUSTER_SECRET: secret } : {};
@@ -110,9 +114,7 @@ describe("routing between the hosts of a fleet", () => {
     const loser = winner === fromC ? fromB : fromC;
     expect(winner.body).toMatchObject({ id: question.id, sessionId: sessionA, state: "answered" });
     // Refused by A's store (relayed there), or by a host that already saw the question resolved.
-    expect([`${loser.status} ${loser.body?.error}`]).toEqual([
-      expect.stringMatching(/^(409 question_already_resolved|404 question_not_found)$/),
-    ]);
+    expect([`${loser.status} ${loser.body?.error}`]).toEqual([expect.stringMatching(/^(409 question_already_resolved|404 question_not_found)$/)]);
     const chosen = winner === fromC ? "allow" : "deny";
     expect(await turn).toMatchObject({ stopReason: "end_turn" });
     expect(onB.texts.get(sessionA)).toContain(`You chose: ${chosen}`);
@@ -140,7 +142,9 @@ describe("routing between the hosts of a fleet", () => {
     expect((await getJson<View>(c.url, c.token, `/api/sessions/${placed.sessionId}`)).body).toMatchObject({ host: "host-c", holders: 1 });
     expect(await placing.prompt(placed.sessionId, "placed on C")).toMatchObject({ stopReason: "end_turn" });
     expect(placing.texts.get(placed.sessionId)).toContain("placed on C");
-    const unknown = await failure(placing.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [], _meta: { "berth/host": "host-x" } }));
+    const unknown = await failure(
+      placing.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [], _meta: { "berth/host": "host-x" } }),
+    );
     expect(unknown?.code).toBe(-32602);
     expect(unknown?.message).toContain('"host-x"');
     // Deleted through B (ACP): gone from C.
@@ -184,7 +188,9 @@ describe("routing between the hosts of a fleet", () => {
       expect(upgrade).toBe(401);
     }
     // With the right one it is let in.
-    expect((await send(a.url, a.token, "GET", "/api/sessions", undefined, { "berth-relayed-by": "host-b", "berth-cluster-secret": SECRET })).status).toBe(200);
+    expect(
+      (await send(a.url, a.token, "GET", "/api/sessions", undefined, { "berth-relayed-by": "host-b", "berth-cluster-secret": SECRET })).status,
+    ).toBe(200);
 
     // B's secret is not A's: its relays are refused, and its client is told why.
     const onA = new AcpClient(a.acpUrl, a.token);

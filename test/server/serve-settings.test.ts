@@ -70,6 +70,24 @@ describe("berth serve settings", () => {
     );
   });
 
+  it("takes the cluster secret from the file, BERTH_CLUSTER_SECRET over it; a short one is refused without being shown", () => {
+    const configDir = tempDir("berth-settings-");
+    const env = { XDG_CONFIG_HOME: configDir };
+    expect(resolveServeSettings({}, env).config.fleet.secret).toBeUndefined();
+    const file = join(configDir, "fleet.json");
+    writeFileSync(file, JSON.stringify({ fleet: { secret: "secret-from-the-file-0123" } }));
+    expect(resolveServeSettings({ config: file }, env).config.fleet.secret).toBe("secret-from-the-file-0123");
+    expect(resolveServeSettings({ config: file }, { ...env, BERTH_CLUSTER_SECRET: "secret-from-the-env-0123" }).config.fleet.secret).toBe(
+      "secret-from-the-env-0123",
+    );
+    expect(() => resolveServeSettings({}, { ...env, BERTH_CLUSTER_SECRET: "short-one" })).toThrow(
+      "BERTH_CLUSTER_SECRET: expected a cluster secret of at least 16 characters, got 9",
+    );
+    writeFileSync(file, JSON.stringify({ fleet: { secret: "short-one" } }));
+    expect(() => resolveServeSettings({ config: file }, env)).toThrow(/fleet\.secret: expected a cluster secret of at least 16 characters/);
+    expect(() => resolveServeSettings({ config: file }, env)).not.toThrow(/short-one/);
+  });
+
   it("adds --allowed-host names to the configuration's, each checked", () => {
     const configDir = tempDir("berth-settings-");
     const env = { XDG_CONFIG_HOME: configDir };
