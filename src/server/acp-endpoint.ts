@@ -8,7 +8,7 @@ import { UnknownAgentError } from "../host/host-errors.js";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { AcpConnections } from "./acp-connections.js";
-import type { ClusterSecret } from "./cluster-secret.js";
+import { RELAYED_BY_HEADER, type ClusterSecret } from "./cluster-secret.js";
 import { HttpError, sendJson } from "./http-io.js";
 import { MessageLimitedSocket } from "./message-limited-socket.js";
 
@@ -52,9 +52,13 @@ export class AcpEndpoint {
   constructor(private readonly options: AcpEndpointOptions) {
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.connections = new AcpConnections(options.host, options.log, options.cluster);
-    this.acp = new PerRequestAgentServer((url) => this.connections.create({ transport: "http", agentId: requestedAgent(url) }).agent, {
-      maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
-    });
+    // The HTTP server let a request naming a relaying host in only with the cluster secret.
+    this.acp = new PerRequestAgentServer(
+      (url, relayedBy) => this.connections.create({ transport: "http", agentId: requestedAgent(url), relayedBy }).agent,
+      {
+        maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+      },
+    );
     this.handleHttp = createNodeHttpHandler(this.acp, { maxRequestBodyBytes: this.maxMessageBytes });
     // Messages up to 4× the limit are read and refused politely; beyond that ws closes the socket (1009).
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.maxMessageBytes * 4, clientTracking: false });
@@ -158,7 +162,7 @@ export class AcpEndpoint {
  */
 class PerRequestAgentServer extends AcpServer {
   constructor(
-    private readonly agentFor: (url: URL) => AgentApp,
+    private readonly agentFor: (url: URL, relayedBy: string | undefined) => AgentApp,
     limits: { readonly maxBufferedBytes: number },
   ) {
     super({
@@ -172,7 +176,10 @@ class PerRequestAgentServer extends AcpServer {
   override async handleRequest(req: Request, options?: HandleRequestOptions): Promise<Response> {
     const refused = await refusalOf(req);
     if (refused) return refused;
-    return super.handleRequest(req, options ?? { createAgent: () => this.agentFor(new URL(req.url)) });
+    return super.handleRequest(
+      req,
+      options ?? { createAgent: () => this.agentFor(new URL(req.url), req.headers.get(RELAYED_BY_HEADER) ?? undefined) },
+    );
   }
 }
 

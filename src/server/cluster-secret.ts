@@ -4,7 +4,7 @@ import type { IncomingMessage } from "node:http";
 /** The header a host presents the cluster secret in when it relays a client's request to a peer. */
 const SECRET_HEADER = "berth-cluster-secret";
 /** The header naming the host that relays: a relayed request is answered where it lands, never relayed again. */
-const RELAYED_BY_HEADER = "berth-relayed-by";
+export const RELAYED_BY_HEADER = "berth-relayed-by";
 
 /** What a request says of the cluster: nothing (a client), a peer with the right secret, or a peer refused. */
 export type PeerPresence = { readonly kind: "none" } | { readonly kind: "peer"; readonly hostId: string } | { readonly kind: "refused" };

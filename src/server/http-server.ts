@@ -138,7 +138,11 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       if (access.peerRefused(req)) return refuseUnauthorized(req, res);
       // A ticket stands in for the token only where a browser cannot send a header: the event stream.
       const ticketed = req.method === "GET" && url.pathname === "/api/events" && tickets.redeem(url.searchParams.get("ticket"));
-      if (!ticketed && !access.grant(req)) return refuseUnauthorized(req, res);
+      const grant = ticketed ? undefined : access.grant(req);
+      if (!ticketed && !grant) return refuseUnauthorized(req, res);
+      // The cluster secret lets a peer relay its clients' requests for this host's sessions, and nothing more.
+      if (grant?.kind === "peer" && url.pathname !== "/acp" && !(match.name === "route" && match.route.relayed === true))
+        throw new HttpError(403, "not_relayed", `a peer host relays only ACP and a session's REST routes, not ${req.method} ${url.pathname}`);
     }
     if (match.name !== "none") return router.run(match, req, res, url);
     if (url.pathname === "/acp") {

@@ -90,6 +90,7 @@ export function restRoutes({ host, events, metrics, tickets, peers }: RestDeps):
     {
       method: "GET",
       path: "/api/sessions/:id/agent-state",
+      relayed: true,
       // Read-only and from the store: a page reading a session shows its agent's choices without starting it (L9).
       handle: ({ req, url, params }) => {
         requireSession(host, params.id!);
@@ -101,6 +102,7 @@ export function restRoutes({ host, events, metrics, tickets, peers }: RestDeps):
     {
       method: "GET",
       path: "/api/sessions/:id/terminals/:terminalId",
+      relayed: true,
       // Read-only: a running command's output for a page that reads the session without holding it (L9).
       handle: ({ req, url, params }) => {
         const { id, terminalId } = params as { id: string; terminalId: string };
@@ -120,6 +122,7 @@ export function restRoutes({ host, events, metrics, tickets, peers }: RestDeps):
     {
       method: "GET",
       path: "/api/sessions/:id/events",
+      relayed: true,
       handle: ({ req, url, params }) => {
         const owner = peers.ownerFor(params.id!, req);
         if (owner) return peers.relay(owner, req, url);
@@ -137,6 +140,7 @@ export function restRoutes({ host, events, metrics, tickets, peers }: RestDeps):
     {
       method: "PATCH",
       path: "/api/sessions/:id",
+      relayed: true,
       handle: async ({ req, url, params }) => {
         const { title } = parse(renameBody, await readJsonBody(req));
         requireSession(host, params.id!);
@@ -148,6 +152,7 @@ export function restRoutes({ host, events, metrics, tickets, peers }: RestDeps):
     {
       method: "DELETE",
       path: "/api/sessions/:id",
+      relayed: true,
       handle: async ({ req, url, params }) => {
         const owner = peers.ownerFor(params.id!, req);
         if (owner) return peers.relay(owner, req, url);
@@ -163,6 +168,7 @@ export function restRoutes({ host, events, metrics, tickets, peers }: RestDeps):
     {
       method: "POST",
       path: "/api/questions/:id/answer",
+      relayed: true,
       handle: async ({ req, url, params }) => {
         const body = await readJsonBody(req);
         const question = host.question(params.id!);

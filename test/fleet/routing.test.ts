@@ -187,16 +187,24 @@ describe("routing between the hosts of a fleet", () => {
       });
       expect(upgrade).toBe(401);
     }
-    // With the right one it is let in.
-    expect(
-      (await send(a.url, a.token, "GET", "/api/sessions", undefined, { "berth-relayed-by": "host-b", "berth-cluster-secret": SECRET })).status,
-    ).toBe(200);
-
-    // B's secret is not A's: its relays are refused, and its client is told why.
     const onA = new AcpClient(a.acpUrl, a.token);
     await onA.initialize();
     const sessionId = await onA.newSession(workDir);
     onA.close();
+    // With the right one a peer is let in, to the routes it relays and no other.
+    const peer = { "berth-relayed-by": "host-b", "berth-cluster-secret": SECRET };
+    expect((await send(a.url, "", "GET", `/api/sessions/${sessionId}/events`, undefined, peer)).status).toBe(200);
+    for (const [method, path] of [
+      ["GET", "/api/sessions"],
+      ["POST", "/api/token/rotate"],
+    ] as const) {
+      expect(await send(a.url, "", method, path, undefined, peer), `${method} ${path}`).toMatchObject({
+        status: 403,
+        body: { error: "not_relayed" },
+      });
+    }
+
+    // B's secret is not A's: its relays are refused, and its client is told why.
     await eventually(async () => (await getJson<View>(b.url, b.token, `/api/sessions/${sessionId}`)).status === 200, "host B lists A's session");
     const onB = new AcpClient(b.acpUrl, b.token);
     await onB.initialize();
@@ -211,7 +219,7 @@ describe("routing between the hosts of a fleet", () => {
     expect((await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body).toMatchObject({ title: null });
   }, 90_000);
 
-  it("ends a relayed turn with a clear error when the owner dies in the middle of it", async () => {
+  it("relays session/cancel, and ends a relayed turn with a clear error when the owner dies in the middle of it", async () => {
     const storeUrl = await postgres.freshDatabase();
     const workDir = bed.tempDir("berth-relay-work-");
     const a = await startHost(storeUrl, "host-a");
@@ -225,8 +233,16 @@ describe("routing between the hosts of a fleet", () => {
     const onB = new AcpClient(b.acpUrl, b.token);
     await onB.initialize();
     await onB.resume(sessionId, workDir);
+    const turnActiveOnA = async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body.turnActive;
+    // session/cancel through B reaches A's agent.
+    const cancelled = onB.prompt(sessionId, "/sleep 10m");
+    await eventually(turnActiveOnA, "the relayed turn runs on A");
+    await onB.agent.notify(methods.agent.session.cancel, { sessionId });
+    expect(await cancelled).toMatchObject({ stopReason: "cancelled" });
+    await eventually(async () => !(await turnActiveOnA()), "the cancelled turn ended on A");
+
     const turn = failure(onB.prompt(sessionId, "/sleep 10m"));
-    await eventually(async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body.turnActive, "the relayed turn runs on A");
+    await eventually(turnActiveOnA, "the relayed turn runs on A");
     a.server.signal("SIGKILL");
     const error = await turn;
     expect(error?.data).toMatchObject({ code: "owner_host_unreachable", host: "host-a" });
