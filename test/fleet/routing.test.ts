@@ -250,4 +250,29 @@ describe("routing between the hosts of a fleet", () => {
     onB.close();
     expect(errorLines(b.server)).toEqual([]);
   }, 90_000);
+  it("ends a relayed turn with a clear error when the owner is paused (no ping answered), never a hang", async () => {
+    const storeUrl = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-relay-work-");
+    const a = await startHost(storeUrl, "host-a");
+    const b = await startHost(storeUrl, "host-b");
+    const onA = new AcpClient(a.acpUrl, a.token);
+    await onA.initialize();
+    const sessionId = await onA.newSession(workDir);
+    onA.close();
+    await eventually(async () => (await getJson<View>(b.url, b.token, `/api/sessions/${sessionId}`)).status === 200, "host B lists A's session");
+
+    const onB = new AcpClient(b.acpUrl, b.token);
+    await onB.initialize();
+    await onB.resume(sessionId, workDir);
+    const turn = failure(onB.prompt(sessionId, "/sleep 10m"));
+    await eventually(async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body.turnActive, "the relayed turn runs on A");
+    // Paused, A keeps its sockets open: only the relay's pings tell it is gone.
+    a.server.signal("SIGSTOP");
+    const error = await turn;
+    expect(error?.data).toMatchObject({ code: "owner_host_unreachable", host: "host-a" });
+    expect(error?.message).toContain("answered no ping");
+    a.server.signal("SIGCONT");
+    onB.close();
+    expect(errorLines(b.server)).toEqual([]);
+  }, 90_000);
 });
