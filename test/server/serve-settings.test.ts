@@ -83,6 +83,11 @@ describe("berth serve settings", () => {
     expect(() => resolveServeSettings({}, { ...env, BERTH_CLUSTER_SECRET: "short-one" })).toThrow(
       "BERTH_CLUSTER_SECRET: expected a cluster secret of at least 16 characters, got 9",
     );
+    // docs/serve.md's fleet configuration loads as it is.
+    const serveDoc = readFileSync(new URL("../../docs/serve.md", import.meta.url), "utf8");
+    const documented = [...serveDoc.matchAll(/^```json\n([\s\S]*?)^```$/gm)].map((match) => JSON.parse(match[1]!) as Record<string, unknown>);
+    writeFileSync(file, JSON.stringify(documented.find((block) => "fleet" in block)));
+    expect(resolveServeSettings({ config: file }, env).config.fleet).toMatchObject({ hostId: "laptop", url: "http://10.0.0.5:7420" });
     writeFileSync(file, JSON.stringify({ fleet: { secret: "short-one" } }));
     expect(() => resolveServeSettings({ config: file }, env)).toThrow(/fleet\.secret: expected a cluster secret of at least 16 characters/);
     expect(() => resolveServeSettings({ config: file }, env)).not.toThrow(/short-one/);
