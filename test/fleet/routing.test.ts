@@ -4,6 +4,7 @@
 // on A with that answer; B's and C's REST show every host's sessions; a client leaving B releases its
 // hold on A; a new session is placed on the host `_meta["berth/host"]` names. A wrong or missing secret
 // is refused, and a client relayed through B gets a clear error when A dies in the middle of its turn.
+import { readFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { methods, type RequestError } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
@@ -21,6 +22,8 @@ const SECRET = "relay-test-secret-0123456789abcdef";
 interface View {
   id: string;
   host: string | null;
+  state: string;
+  pid: number | null;
   holders: number;
   turnActive: boolean;
 }
@@ -139,7 +142,13 @@ describe("routing between the hosts of a fleet", () => {
     const placing = new AcpClient(b.acpUrl, b.token);
     await placing.initialize();
     const placed = await placing.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [], _meta: { "berth/host": "host-c" } });
-    expect((await getJson<View>(c.url, c.token, `/api/sessions/${placed.sessionId}`)).body).toMatchObject({ host: "host-c", holders: 1 });
+    const placedView = (await getJson<View>(c.url, c.token, `/api/sessions/${placed.sessionId}`)).body;
+    expect(placedView).toMatchObject({ host: "host-c", holders: 1, state: "live" });
+    // C had its secret in its environment: its agent did not inherit it.
+    const agentEnvironment = readFileSync(`/proc/${placedView.pid}/environ`, "utf8");
+    expect(agentEnvironment).toContain("BERTH_GROUP=");
+    expect(agentEnvironment).not.toContain("BERTH_CLUSTER_SECRET");
+    expect(agentEnvironment).not.toContain(SECRET);
     expect(await placing.prompt(placed.sessionId, "placed on C")).toMatchObject({ stopReason: "end_turn" });
     expect(placing.texts.get(placed.sessionId)).toContain("placed on C");
     const unknown = await failure(
