@@ -12,8 +12,7 @@ import {
   type InitializeResponse,
 } from "@agentclientprotocol/sdk";
 import type { ClusterSecret } from "./cluster-secret.js";
-import { PeerRelay } from "./peer-relay.js";
-import { routeOf, type PeerHost } from "./peer-route.js";
+import { ConnectionRouting, PLACEMENT_META } from "./connection-routing.js";
 import type { Host } from "../host/host.js";
 import type { AgentRequest, ReopenRequest } from "../host/views.js";
 import type { Logger } from "../host/logger.js";
@@ -41,7 +40,7 @@ export interface AcpAgentOptions {
 /** `_meta` keys of `session/new` that pick the agent and the workspace; Berth's own, not passed on. */
 const AGENT_META = "berth/agent";
 const WORKSPACE_META = "berth/workspace";
-/** What Berth adds to the agent's `initialize` `_meta`; in `session/new`'s, the fleet host to place the session on. */
+/** What Berth adds to the agent's `initialize` `_meta`. */
 const HOST_META = "berth/host";
 /** Forking would put two conversations in one agent process; Berth runs one process per session. */
 const FORK = "session/fork";
@@ -60,33 +59,15 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
   let clientInfo: Implementation | null = null;
   let initializeMeta: Record<string, unknown> | null = null;
   let clientContext: AgentContext | undefined;
-  const selfId = host.hostId;
-  const relay =
-    cluster?.configured && relayedBy === undefined && selfId !== null
-      ? new PeerRelay({
-          cluster,
-          selfId,
-          agentId,
-          log,
-          notify,
-          ask: (method, params, signal) => clientContext!.request(method, params, { cancellationSignal: signal }),
-        })
-      : undefined;
-  /** Sessions this connection placed on or opened at another host: relayed there even before this host's view of the fleet shows them. */
-  const relayedOwners = new Map<string, PeerHost>();
-  /** The owner a request for the session is relayed to; undefined when it is answered here. */
-  const relayTarget = (sessionId: string): PeerHost | undefined => {
-    const owner = host.sessionOwner(sessionId) ?? (relayedOwners.has(sessionId) ? { ...relayedOwners.get(sessionId)!, online: true } : undefined);
-    const route = routeOf(owner, { canRelay: relay !== undefined });
-    return route.kind === "relay" ? route.owner : undefined;
-  };
-  /** The request relayed to the session's owner, or undefined when this host answers it. */
-  const relayed = (sessionId: string, method: string, params: unknown, signal: AbortSignal): Promise<never> | undefined => {
-    const owner = relayTarget(sessionId);
-    if (!owner) return undefined;
-    relayedOwners.set(sessionId, owner);
-    return relay!.request(owner, method, params, signal) as Promise<never>;
-  };
+  const routing = new ConnectionRouting({
+    host,
+    cluster,
+    relayedBy,
+    agentId,
+    log,
+    notify,
+    ask: (method, params, signal) => clientContext!.request(method, params, { cancellationSignal: signal }),
+  });
 
   const requireSession = (sessionId: string) => {
     if (!host.getSession(sessionId)) throw RequestError.sessionNotFound(sessionId);
@@ -103,39 +84,15 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
   };
   /** The session's modes, models and options, as a `session/new`/`load`/`resume` answer carries them. */
   const answerOf = (sessionId: string) => host.sessionAnswer(sessionId);
-  /** The other host `_meta["berth/host"]` places a new session on; undefined to create it here (no host named, or this one). */
-  const placement = (named: string | undefined): PeerHost | undefined => {
-    if (named === undefined || named === selfId) return undefined;
-    const hosts = host.hosts();
-    if (!hosts) throw RequestError.invalidParams({ key: HOST_META }, `_meta["${HOST_META}"] names host "${named}", but this host is not in a fleet`);
-    const target = hosts.find((candidate) => candidate.id === named);
-    if (!target)
-      throw RequestError.invalidParams(
-        { key: HOST_META, code: "unknown_host" },
-        `_meta["${HOST_META}"] names host "${named}", which is not in the fleet (its hosts: ${hosts.map((h) => `"${h.id}"`).join(", ")})`,
-      );
-    if (!target.online)
-      throw RequestError.invalidRequest({ code: "host_offline", host: named }, `host "${named}" is offline: a new session cannot be placed on it`);
-    if (!relay || target.url === null)
-      throw RequestError.invalidRequest(
-        { code: "not_relayed", host: named },
-        relayedBy !== undefined
-          ? `a session relayed from host "${relayedBy}" is placed on this host ("${selfId}") or nowhere`
-          : target.url === null
-            ? `host "${named}" registered no URL (fleet.url) to relay to`
-            : `this host has no cluster secret (fleet.secret): it cannot place a session on host "${named}"; connect to that host instead`,
-      );
-    return { id: target.id, url: target.url };
-  };
 
   const app = agent({ name: "berth" });
   // The client left: its connections to other hosts close, and those hosts release what it held there.
-  if (relay) app.onConnect((connection) => void connection.closed.then(() => relay.close()));
+  app.onConnect((connection) => void connection.closed.then(() => routing.close()));
   return (
     app
       .onRequest(methods.agent.initialize, async ({ params, client }) => {
         clientContext = client;
-        relay?.initialized(params);
+        routing.initialized(params);
         capabilities = params.clientCapabilities ?? {};
         clientInfo = params.clientInfo ?? null;
         initializeMeta = params._meta ?? null;
@@ -154,15 +111,9 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
         return (answer ?? {}) as AuthenticateResponse;
       })
       .onRequest(methods.agent.session.new, async ({ params, client, signal }) => {
-        const { [AGENT_META]: agentMeta, [WORKSPACE_META]: workspaceMeta, [HOST_META]: hostMeta, ...meta } = params._meta ?? {};
-        const placedOn = placement(optionalMeta(HOST_META, hostMeta));
-        if (placedOn) {
-          const answer = await relay!.request(placedOn, methods.agent.session.new, params, signal);
-          const sessionId = (answer as { sessionId?: unknown }).sessionId;
-          if (typeof sessionId === "string") relayedOwners.set(sessionId, placedOn);
-          log.info({ sessionId, host: placedOn.id, connectionId }, "client created a session on another host of the fleet");
-          return answer as never;
-        }
+        const { [AGENT_META]: agentMeta, [WORKSPACE_META]: workspaceMeta, [PLACEMENT_META]: hostMeta, ...meta } = params._meta ?? {};
+        const elsewhere = await routing.createElsewhere(optionalMeta(PLACEMENT_META, hostMeta), params, signal);
+        if (elsewhere) return elsewhere;
         const sessionAgent = optionalMeta(AGENT_META, agentMeta) ?? connectionAgent;
         const workspace = optionalMeta(WORKSPACE_META, workspaceMeta);
         const { cwd, _meta: _ignored, ...newSession } = params;
@@ -183,7 +134,7 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
         return { ...answerOf(view.id), sessionId: view.id };
       })
       .onRequest(methods.agent.session.load, async ({ params, client, method, signal }) => {
-        const elsewhere = relayed(params.sessionId, method, params, signal);
+        const elsewhere = routing.request(params.sessionId, method, params, signal);
         if (elsewhere) return elsewhere;
         requireSession(params.sessionId);
         translated(log, () => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
@@ -191,7 +142,7 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
         return answerOf(params.sessionId);
       })
       .onRequest(methods.agent.session.resume, async ({ params, client, method, signal }) => {
-        const elsewhere = relayed(params.sessionId, method, params, signal);
+        const elsewhere = routing.request(params.sessionId, method, params, signal);
         if (elsewhere) return elsewhere;
         requireSession(params.sessionId);
         translated(log, () => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
@@ -217,7 +168,7 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
         };
       })
       .onRequest(methods.agent.session.prompt, ({ params, method, signal }) => {
-        const elsewhere = relayed(params.sessionId, method, params, signal);
+        const elsewhere = routing.request(params.sessionId, method, params, signal);
         if (elsewhere) {
           promptStarted?.(elsewhere);
           return elsewhere;
@@ -229,17 +180,13 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
         return answer;
       })
       .onNotification(methods.agent.session.cancel, async ({ params, method }) => {
-        const owner = relayTarget(params.sessionId);
-        if (owner)
-          return relay!
-            .notify(owner, method, params)
-            .catch((error: unknown) => log.warn({ err: error, owner: owner.id }, "session/cancel could not be relayed"));
+        if (routing.notify(params.sessionId, method, params)) return;
         if (!sessions.feedOf(params.sessionId))
           return log.warn({ sessionId: params.sessionId, connectionId }, "session/cancel for a session this client has not opened");
         await host.cancel(params.sessionId);
       })
       .onRequest(methods.agent.session.close, async ({ params, method, signal }) => {
-        const elsewhere = relayed(params.sessionId, method, params, signal);
+        const elsewhere = routing.request(params.sessionId, method, params, signal);
         if (elsewhere) return elsewhere;
         requireSession(params.sessionId);
         sessions.release(params.sessionId);
@@ -247,7 +194,7 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
       })
       // Berth's session is what the client knows: deleting it stops its agent (which closes its own) and drops the journal.
       .onRequest(methods.agent.session.delete, async ({ params, method, signal }) => {
-        const elsewhere = relayed(params.sessionId, method, params, signal);
+        const elsewhere = routing.request(params.sessionId, method, params, signal);
         if (elsewhere) return elsewhere;
         requireSession(params.sessionId);
         sessions.release(params.sessionId);
@@ -263,18 +210,14 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
           return translatedAsync(log, () =>
             host.askAgent(connectionAgent, method, params, { clientInfo, initializeMeta, signal }, sessions.openIds()),
           );
-        const elsewhere = relayed(sessionId, method, params, signal);
+        const elsewhere = routing.request(sessionId, method, params, signal);
         if (elsewhere) return elsewhere;
         requireFeed(sessionId);
         return translatedAsync(log, () => host.forward(sessionId, method, params, signal));
       })
       .onNotification("*", ({ method, params }) => {
         const sessionId = sessionIdOf(params);
-        const owner = sessionId === undefined ? undefined : relayTarget(sessionId);
-        if (owner)
-          return void relay!
-            .notify(owner, method, params)
-            .catch((error: unknown) => log.warn({ err: error, method, owner: owner.id }, "client notification could not be relayed"));
+        if (sessionId !== undefined && routing.notify(sessionId, method, params)) return;
         const passed =
           sessionId === undefined
             ? host.notifyAgentOf(connectionAgent, method, params, sessions.openIds())
