@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -9,6 +8,7 @@ import { methods } from "@agentclientprotocol/sdk";
 import { findPostgresBinaries, startThrowawayCluster, type ThrowawayCluster } from "../store/postgres/throwaway-cluster.js";
 import { fmt, percentile, table } from "./measure.js";
 import { stopServe, wsClient, type CountingClient, type ServeProcess } from "./relay-bench.js";
+import { freePort } from "./free-port.js";
 
 const cliMain = fileURLToPath(new URL("../cli/main.js", import.meta.url));
 const TURNS = 200;
@@ -124,12 +124,4 @@ async function startFleetHost(storeUrl: string, hostId: string, dir: string): Pr
     throw new Error(`unexpected start-up line: ${line}`);
   }
   return { child, token: match[1]!, acpUrl: match[2]! };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }

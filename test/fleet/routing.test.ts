@@ -5,13 +5,13 @@
 // hold on A; a new session is placed on the host `_meta["berth/host"]` names. A wrong or missing secret
 // is refused, and a client relayed through B gets a clear error when A dies in the middle of its turn.
 import { readFileSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { methods, type RequestError } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
 import { waitUntil } from "../support/process-table.js";
 import { AcpClient, errorLines, eventually, FleetTestBed, getJson } from "./fleet-harness.js";
+import { freePort } from "../../src/bench/free-port.js";
 
 const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
@@ -30,15 +30,6 @@ interface View {
 type Sessions = { sessions: View[] };
 type Questions = { questions: Array<{ id: string; sessionId: string; state: string }> };
 type Events = { events: Array<{ seq: number; kind: string; payload: unknown }> };
-
-/** A port the OS gives now, so that the host can register the URL it will listen at (`fleet.url`) before it starts. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A fleet host at its own registered URL; its secret in the config file, or (`secretIn: "env"`) in `BERTH_CLUSTER_SECRET`. */
 async function startHost(
@@ -67,6 +58,30 @@ const failure = (promise: Promise<unknown>) =>
     () => undefined,
     (error: unknown) => error as RequestError & { data?: { code?: string; host?: string } },
   );
+
+/** Hosts A and B (B with `secretOfB`), and a session created on A that B lists. */
+async function sessionOfAListedOnB(secretOfB = SECRET) {
+  const storeUrl = await postgres.freshDatabase();
+  const workDir = bed.tempDir("berth-relay-work-");
+  const a = await startHost(storeUrl, "host-a");
+  const b = await startHost(storeUrl, "host-b", { secret: secretOfB });
+  const onA = new AcpClient(a.acpUrl, a.token);
+  await onA.initialize();
+  const sessionId = await onA.newSession(workDir);
+  onA.close();
+  await eventually(async () => (await getJson<View>(b.url, b.token, `/api/sessions/${sessionId}`)).status === 200, "host B lists A's session");
+  return { a, b, sessionId, workDir };
+}
+
+/** A client of B that resumed A's session through B, and whether A runs a turn in it. */
+async function clientOfBOn(fleet: Awaited<ReturnType<typeof sessionOfAListedOnB>>) {
+  const { a, b, sessionId, workDir } = fleet;
+  const onB = new AcpClient(b.acpUrl, b.token);
+  await onB.initialize();
+  await onB.resume(sessionId, workDir);
+  const turnActiveOnA = async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body.turnActive;
+  return { onB, turnActiveOnA };
+}
 
 describe("routing between the hosts of a fleet", () => {
   it("relays A's session prompted through B (ACP) and answered through C (REST) to A, and places new sessions by _meta", async () => {
@@ -169,10 +184,7 @@ describe("routing between the hosts of a fleet", () => {
   }, 120_000);
 
   it("refuses a wrong or missing cluster secret, and relays nothing with one", async () => {
-    const storeUrl = await postgres.freshDatabase();
-    const workDir = bed.tempDir("berth-relay-work-");
-    const a = await startHost(storeUrl, "host-a");
-    const b = await startHost(storeUrl, "host-b", { secret: "another-secret-of-host-b-0123456789" });
+    const { a, b, sessionId, workDir } = await sessionOfAListedOnB("another-secret-of-host-b-0123456789");
 
     // A peer's request without the secret, or with a wrong one, is refused, even with A's own token.
     const peerHeaders: Array<Record<string, string>> = [
@@ -196,10 +208,6 @@ describe("routing between the hosts of a fleet", () => {
       });
       expect(upgrade).toBe(401);
     }
-    const onA = new AcpClient(a.acpUrl, a.token);
-    await onA.initialize();
-    const sessionId = await onA.newSession(workDir);
-    onA.close();
     // With the right one a peer is let in, to the routes it relays and no other.
     const peer = { "berth-relayed-by": "host-b", "berth-cluster-secret": SECRET };
     expect((await send(a.url, "", "GET", `/api/sessions/${sessionId}/events`, undefined, peer)).status).toBe(200);
@@ -214,7 +222,6 @@ describe("routing between the hosts of a fleet", () => {
     }
 
     // B's secret is not A's: its relays are refused, and its client is told why.
-    await eventually(async () => (await getJson<View>(b.url, b.token, `/api/sessions/${sessionId}`)).status === 200, "host B lists A's session");
     const onB = new AcpClient(b.acpUrl, b.token);
     await onB.initialize();
     const refused = await failure(onB.resume(sessionId, workDir));
@@ -229,20 +236,9 @@ describe("routing between the hosts of a fleet", () => {
   }, 90_000);
 
   it("relays session/cancel, and ends a relayed turn with a clear error when the owner dies in the middle of it", async () => {
-    const storeUrl = await postgres.freshDatabase();
-    const workDir = bed.tempDir("berth-relay-work-");
-    const a = await startHost(storeUrl, "host-a");
-    const b = await startHost(storeUrl, "host-b");
-    const onA = new AcpClient(a.acpUrl, a.token);
-    await onA.initialize();
-    const sessionId = await onA.newSession(workDir);
-    onA.close();
-    await eventually(async () => (await getJson<View>(b.url, b.token, `/api/sessions/${sessionId}`)).status === 200, "host B lists A's session");
-
-    const onB = new AcpClient(b.acpUrl, b.token);
-    await onB.initialize();
-    await onB.resume(sessionId, workDir);
-    const turnActiveOnA = async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body.turnActive;
+    const fleet = await sessionOfAListedOnB();
+    const { a, b, sessionId } = fleet;
+    const { onB, turnActiveOnA } = await clientOfBOn(fleet);
     // session/cancel through B reaches A's agent.
     const cancelled = onB.prompt(sessionId, "/sleep 10m");
     await eventually(turnActiveOnA, "the relayed turn runs on A");
@@ -259,22 +255,13 @@ describe("routing between the hosts of a fleet", () => {
     onB.close();
     expect(errorLines(b.server)).toEqual([]);
   }, 90_000);
-  it("ends a relayed turn with a clear error when the owner is paused (no ping answered), never a hang", async () => {
-    const storeUrl = await postgres.freshDatabase();
-    const workDir = bed.tempDir("berth-relay-work-");
-    const a = await startHost(storeUrl, "host-a");
-    const b = await startHost(storeUrl, "host-b");
-    const onA = new AcpClient(a.acpUrl, a.token);
-    await onA.initialize();
-    const sessionId = await onA.newSession(workDir);
-    onA.close();
-    await eventually(async () => (await getJson<View>(b.url, b.token, `/api/sessions/${sessionId}`)).status === 200, "host B lists A's session");
 
-    const onB = new AcpClient(b.acpUrl, b.token);
-    await onB.initialize();
-    await onB.resume(sessionId, workDir);
+  it("ends a relayed turn with a clear error when the owner is paused (no ping answered), never a hang", async () => {
+    const fleet = await sessionOfAListedOnB();
+    const { a, b, sessionId } = fleet;
+    const { onB, turnActiveOnA } = await clientOfBOn(fleet);
     const turn = failure(onB.prompt(sessionId, "/sleep 10m"));
-    await eventually(async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body.turnActive, "the relayed turn runs on A");
+    await eventually(turnActiveOnA, "the relayed turn runs on A");
     // Paused, A keeps its sockets open: only the relay's pings tell it is gone.
     a.server.signal("SIGSTOP");
     const error = await turn;
