@@ -12,6 +12,7 @@ import { usePostgresCluster } from "../support/postgres-cluster.js";
 import { waitUntil } from "../support/process-table.js";
 import { AcpClient, errorLines, eventually, FleetTestBed, getJson } from "./fleet-harness.js";
 import { freePort } from "../../src/bench/free-port.js";
+import { launchBrowser, openPage, waitUntilGone } from "../web/dashboard-harness.js";
 
 const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
@@ -271,4 +272,41 @@ describe("routing between the hosts of a fleet", () => {
     onB.close();
     expect(errorLines(b.server)).toEqual([]);
   }, 90_000);
+  it("serves A's session on B's dashboard: opened, prompted and its question answered there, all on A", async () => {
+    const fleet = await sessionOfAListedOnB();
+    const { a, b, sessionId } = fleet;
+    const launched = await launchBrowser();
+    try {
+      const opened = await openPage(launched.browser, b.url, `/?token=${b.token}`);
+      const { page } = opened;
+      const card = page.locator(`li.session[data-session-id="${sessionId}"]`);
+      await card.getByRole("link", { name: /^Open/ }).click();
+      const viewOnA = async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body;
+      const box = page.getByLabel("Message to the agent");
+      await box.fill("/ask Ship it from B?");
+      await box.press("Enter");
+      // Asked on A: in B's Questions panel (B's REST), answered there, relayed to A.
+      const question = page
+        .getByRole("region", { name: /Questions/ })
+        .getByRole("listitem")
+        .filter({ hasText: "Ship it from B?" });
+      await question.getByRole("button", { name: "Allow" }).click();
+      await page.getByRole("log", { name: "Conversation" }).locator(".message.agent", { hasText: "You chose: allow" }).waitFor();
+      expect(JSON.stringify((await getJson<Events>(a.url, a.token, `/api/sessions/${sessionId}/events`)).body)).toContain("You chose: allow");
+      // The page's ACP link to B resumed the session at A to prompt it: A holds it for the page.
+      expect((await viewOnA()).holders).toBe(1);
+
+      // Closed on B's page: A lets go.
+      await page.getByRole("button", { name: "Close" }).click();
+      await eventually(async () => (await viewOnA()).holders === 0, "host A released the hold of B's page");
+      expect(opened.errors).toEqual([]);
+      await opened.close();
+    } finally {
+      const browserPids = await launched.pids().catch(() => []);
+      await launched.browser.close();
+      expect(await waitUntilGone(browserPids)).toEqual([]);
+    }
+    expect(errorLines(b.server)).toEqual([]);
+    expect(errorLines(a.server)).toEqual([]);
+  }, 120_000);
 });
