@@ -150,6 +150,13 @@ describe("routing between the hosts of a fleet", () => {
       body: { id: sessionA, title: "named through C", host: "host-a" },
     });
 
+    // Loaded through B by another client: A's replay of the journal reaches it through B.
+    const loading = new AcpClient(b.acpUrl, b.token);
+    await loading.initialize();
+    await loading.agent.request(methods.agent.session.load, { sessionId: sessionA, cwd: workDir, mcpServers: [] });
+    expect(loading.texts.get(sessionA)).toContain(`You chose: ${chosen}`);
+    loading.close();
+
     // B's client leaves: A's hold for it goes with it.
     onB.close();
     await eventually(async () => (await viewOnA()).holders === 0, "host A released the hold of B's departed client");
