@@ -7,6 +7,8 @@ import type { PeerHost } from "./peer-route.js";
 
 /** A relayed connection whose owner answers no ping for this long is taken as gone: a paused host must not hang a client. */
 const PING_INTERVAL_MS = 5_000;
+/** An owner that accepts the TCP connection but does not complete the WebSocket handshake in this long is taken as gone. */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
 
 export interface PeerRelayOptions {
   readonly cluster: ClusterSecret;
@@ -80,7 +82,7 @@ export class PeerRelay {
   }
 }
 
-/** One ACP connection to an owner host, as a client of it: `opening` → `open` → `gone`. */
+/** One ACP connection to an owner host, as a client of it: used from its `initialize` until it is gone (closed with its client, or the owner went away). */
 class Upstream {
   readonly url: string;
   readonly ready: Promise<ClientConnection>;
@@ -100,6 +102,8 @@ class Upstream {
     this.url = owner.url;
     const capture = (socket: WebSocket) => {
       this.socket = socket;
+      // From the first moment it is open: a request (initialize included) must not wait on a paused owner.
+      socket.once("open", () => this.keepAlive());
       socket.once("unexpected-response", (_request, response) => {
         this.lostReason = new Error(
           response.statusCode === 401
@@ -137,14 +141,15 @@ class Upstream {
       this.close();
       throw unreachable(this.owner, this.lostReason ?? error);
     }
-    this.keepAlive();
     return this.connection;
   }
 
   /** A ping each interval; no pong since the last one ends the connection (the owner was paused or its network went). */
   private keepAlive(): void {
     let answered = true;
-    this.socket?.on("pong", () => (answered = true));
+    this.socket?.on("pong", () => {
+      answered = true;
+    });
     this.pinger = setInterval(() => {
       if (!answered) {
         this.lostReason = new Error(`it answered no ping for ${PING_INTERVAL_MS / 1000} s`);
@@ -175,11 +180,11 @@ function acpUrlOf(url: string, agentId: string | undefined): string {
   return acp.toString();
 }
 
-/** The `ws` constructor, handing each socket it makes to `capture` (for pings and the refusal's status). */
+/** The `ws` constructor with a handshake timeout, handing each socket it makes to `capture` (for pings and the refusal's status). */
 function capturingWebSocket(capture: (socket: WebSocket) => void) {
   return class extends WebSocket {
-    constructor(...args: ConstructorParameters<typeof WebSocket>) {
-      super(...args);
+    constructor(address: string, protocols?: string | string[], options?: { headers?: Record<string, string> }) {
+      super(address, protocols, { ...options, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
       capture(this);
     }
   };
