@@ -12,6 +12,8 @@ import { freePort } from "./free-port.js";
 
 const cliMain = fileURLToPath(new URL("../cli/main.js", import.meta.url));
 const TURNS = 200;
+/** Turns alternate between the two paths in blocks this long, so that a change of the machine's load weighs on both alike. */
+const BLOCK = 20;
 const WARM_UP_TURNS = 20;
 const SECRET = "fleet-relay-bench-secret-0123456789";
 
@@ -25,8 +27,9 @@ interface Turns {
 /**
  * The added latency of a prompt relayed through another host of a fleet (docs/fleet.md, "Routing"):
  * two `berth serve --store postgres://…` on one throwaway cluster, on loopback; the same session of
- * host A prompted by a client of A, then by a client of host B (relayed to A over B's ACP connection
- * to it). The demo agent echoes a short prompt; both paths journal the same events on A.
+ * host A prompted by a client of A and by a client of host B (relayed to A over B's ACP connection
+ * to it), in alternating blocks, each client holding the session only during its own block. The demo
+ * agent echoes a short prompt; both paths journal the same events on A.
  */
 export async function runFleetRelayBench(): Promise<void> {
   console.log("\nfleet routing: a prompt relayed through another host vs direct to the owner (loopback)");
@@ -48,18 +51,35 @@ export async function runFleetRelayBench(): Promise<void> {
     const onA = wsClient(a);
     await onA.initialize();
     const { sessionId } = await onA.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
-    const direct = await timeTurns(onA, sessionId);
-    onA.connection.close();
-
+    await timeTurns(onA, sessionId, WARM_UP_TURNS);
+    await onA.agent.request(methods.agent.session.close, { sessionId });
     const onB = wsClient(b);
     await onB.initialize();
     // B learns of A's session from the shared store within a heartbeat; the client may need a moment.
     const opened = await resumeWhenListed(onB, sessionId, workDir);
-    const relayed = await timeTurns(onB, sessionId);
+    await timeTurns(onB, sessionId, WARM_UP_TURNS);
+    await onB.agent.request(methods.agent.session.close, { sessionId });
+
+    const direct: Turns = { answered: [], firstChunk: [] };
+    const relayed: Turns = { answered: [], firstChunk: [] };
+    for (let done = 0; done < TURNS; done += BLOCK) {
+      for (const [side, into] of [
+        [onA, direct],
+        [onB, relayed],
+      ] as const) {
+        await side.agent.request(methods.agent.session.resume, { sessionId, cwd: workDir, mcpServers: [] });
+        const block = await timeTurns(side, sessionId, BLOCK);
+        await side.agent.request(methods.agent.session.close, { sessionId });
+        into.answered.push(...block.answered);
+        into.firstChunk.push(...block.firstChunk);
+      }
+    }
+    for (const turns of [direct, relayed]) for (const list of [turns.answered, turns.firstChunk]) list.sort((x, y) => x - y);
+    onA.connection.close();
     onB.connection.close();
 
     const row = (name: string, sorted: number[], p: number): [string, string] => [`${name} p${p}`, fmt.ms(percentile(sorted, p))];
-    table(`  ${TURNS} turns each ("ping", echoed in 3 chunks), after ${WARM_UP_TURNS} to warm up`, [
+    table(`  ${TURNS} turns each ("ping", echoed in 3 chunks), in alternating blocks of ${BLOCK}, after ${WARM_UP_TURNS} each to warm up`, [
       row("direct to A: answered", direct.answered, 50),
       row("direct to A: answered", direct.answered, 95),
       row("through B: answered", relayed.answered, 50),
@@ -76,19 +96,19 @@ export async function runFleetRelayBench(): Promise<void> {
   }
 }
 
-async function timeTurns(side: CountingClient, sessionId: string): Promise<Turns> {
+/** `turns` prompts of the session, one after the other, by a client holding it. */
+async function timeTurns(side: CountingClient, sessionId: string, turns: number): Promise<Turns> {
   const answered: number[] = [];
   const firstChunk: number[] = [];
-  for (let turn = 0; turn < WARM_UP_TURNS + TURNS; turn++) {
+  for (let turn = 0; turn < turns; turn++) {
     side.reset();
     side.firstChunkAt = 0;
     const sent = performance.now();
     await side.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "ping" }] });
-    if (turn < WARM_UP_TURNS) continue;
     answered.push(performance.now() - sent);
     firstChunk.push(side.firstChunkAt - sent);
   }
-  return { answered: answered.sort((x, y) => x - y), firstChunk: firstChunk.sort((x, y) => x - y) };
+  return { answered, firstChunk };
 }
 
 /** `session/resume` through B once B lists A's session; how long the successful one took (ms). */
