@@ -149,6 +149,12 @@ describe("routing between the hosts of a fleet", () => {
       status: 200,
       body: { id: sessionA, title: "named through C", host: "host-a" },
     });
+    // One hop: a request another host relayed to B for A's session is answered by B, never relayed on.
+    const relayedToB = { "berth-relayed-by": "host-c", "berth-cluster-secret": SECRET };
+    expect(await send(b.url, "", "PATCH", `/api/sessions/${sessionA}`, { title: "bounced" }, relayedToB)).toMatchObject({
+      status: 409,
+      body: { error: "owned_by_other_host" },
+    });
 
     // Loaded through B by another client: A's replay of the journal reaches it through B.
     const loading = new AcpClient(b.acpUrl, b.token);
@@ -181,7 +187,8 @@ describe("routing between the hosts of a fleet", () => {
     expect(unknown?.message).toContain('"host-x"');
     // Deleted through B (ACP): gone from C.
     await placing.agent.request(methods.agent.session.delete, { sessionId: placed.sessionId });
-    expect((await getJson<unknown>(c.url, c.token, `/api/sessions/${placed.sessionId}`)).status).toBe(404);
+    // C's one view may list it as ownerless until its next read of the fleet (reads of the fleet are not one snapshot).
+    await eventually(async () => (await getJson<unknown>(c.url, c.token, `/api/sessions/${placed.sessionId}`)).status === 404, "host C forgot it");
     placing.close();
 
     for (const host of [a, b, c]) {
