@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** `npm run bench`: every benchmark, figures printed. */
+import { runFleetRelayBench } from "./fleet-relay-bench.js";
 import { runHostBench } from "./host-bench.js";
 import { runJournalBench } from "./journal-bench.js";
 import { runStoreBackendBench } from "./store-backend-bench.js";
@@ -16,4 +17,5 @@ await runHostBench();
 await runWriteStallBench();
 await runOutsideLockBench();
 await runRelayBench();
+await runFleetRelayBench();
 await runTranscriptBench();

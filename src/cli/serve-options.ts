@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { ALLOWED_HOST_FORM, parseAllowedHost, type AllowedHost } from "../config/allowed-hosts.js";
-import type { Config } from "../config/config-schema.js";
+import { MIN_SECRET_LENGTH, type Config } from "../config/config-schema.js";
 import { DURATION_FORM, parseDuration } from "../config/durations.js";
 import { loadConfigFile } from "../config/load-config.js";
 import { isStoreSetting, redactUrl, STORE_FORM } from "../config/store-url.js";
@@ -37,6 +37,9 @@ export interface ServeSettings {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** The cluster secret from the environment (config `fleet.secret`); never a flag, which every local user could read in `ps`. */
+export const CLUSTER_SECRET_ENV = "BERTH_CLUSTER_SECRET";
+
 const durationFlags = [
   ["releaseGrace", "--release-grace"],
   ["idleTtl", "--idle-ttl"],
@@ -70,6 +73,12 @@ export function resolveServeSettings(flags: ServeFlags, env: Env = process.env, 
   if (flags.hostId !== undefined) {
     if (flags.hostId.trim() === "") throw new UsageError("--host-id: expected a non-empty id");
     config = { ...config, fleet: { ...config.fleet, hostId: flags.hostId } };
+  }
+  const secret = env[CLUSTER_SECRET_ENV];
+  if (secret !== undefined) {
+    if (secret.length < MIN_SECRET_LENGTH)
+      throw new UsageError(`${CLUSTER_SECRET_ENV}: expected a cluster secret of at least ${MIN_SECRET_LENGTH} characters, got ${secret.length}`);
+    config = { ...config, fleet: { ...config.fleet, secret } };
   }
   const listenHost = flags.host ?? config.server.host;
   if (listenHost.trim() === "") throw new UsageError("--host: expected an address such as 127.0.0.1");

@@ -46,6 +46,8 @@ const webhookSchema = z.strictObject({
   headers: z.record(z.string(), z.string({ error: "expected a string value" })).default({}),
 });
 
+/** A shorter cluster secret is too easy to guess for something that lets a peer act for any client. */
+export const MIN_SECRET_LENGTH = 16;
 const nonEmpty = z.string({ error: "expected a non-empty string" }).min(1, "expected a non-empty string");
 const env = z.record(z.string(), z.string({ error: "expected a string value" })).default({});
 
@@ -105,6 +107,14 @@ export const configSchema = z
         hostId: nonEmpty.optional(),
         /** Where the other hosts reach this one (recorded with its registration). */
         url: nonEmpty.optional(),
+        /**
+         * Shared by every host of the fleet: hosts relay a session's ACP and REST to its owner, authenticated by it
+         * (docs/fleet.md, "Routing"). Without one, another host's session stays read-only here. Env `BERTH_CLUSTER_SECRET`.
+         */
+        secret: z
+          .string({ error: "expected the cluster secret as a string" })
+          .min(MIN_SECRET_LENGTH, `expected a cluster secret of at least ${MIN_SECRET_LENGTH} characters (e.g. openssl rand -base64 32)`)
+          .optional(),
         heartbeatInterval: duration.prefault("5s"),
         /** A host whose heartbeat is older than this is offline and its sessions may be taken; the same on every host of a fleet. */
         hostTtl: duration.prefault("30s"),

@@ -33,7 +33,7 @@ import { normalTitle, titleUpdate } from "./session-titles.js";
 import { shutDown } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
 import type { StoreHealthView } from "./store-health.js";
-import type { FleetCounts, HostView, LocationView, QuestionView, SessionView } from "./views.js";
+import type { FleetCounts, HostView, LocationView, QuestionView, SessionOwner, SessionView } from "./views.js";
 
 export { sweepLeftovers } from "./startup.js";
 
@@ -361,6 +361,20 @@ export class Host {
   /** Another host's session is gone from the fleet (deleted), or became this host's own. */
   onPeerSessionGone(listener: (sessionId: string) => void): () => void {
     return this.fleet?.directory.gone.add(listener) ?? (() => undefined);
+  }
+
+  /** This host's id in its fleet; null on SQLite (one host). */
+  get hostId(): string | null {
+    return this.parts.hostId;
+  }
+
+  /**
+   * The other host of the fleet that owns the session, as this host last read the shared store: where a
+   * request for it would be relayed. Undefined for this host's own session, one no host owns, an unknown one, and on SQLite.
+   */
+  sessionOwner(sessionId: string): SessionOwner | undefined {
+    const peer = this.parts.peers.session(sessionId);
+    return peer?.owner ? { id: peer.owner.id, url: peer.owner.url, online: peer.ownerOnline } : undefined;
   }
 
   /** The fleet's hosts; undefined on SQLite (one host, no fleet). */

@@ -50,6 +50,15 @@ export interface QuestionView {
   readonly state: "pending" | "answered" | "cancelled" | "orphaned";
 }
 
+/** The host of the fleet that owns another host's session (the fleet's one view). */
+export interface SessionOwner {
+  readonly id: string;
+  /** Where its peers reach it (`fleet.url`); null if it registered none. */
+  readonly url: string | null;
+  /** Its last heartbeat is within `fleet.hostTtl`. */
+  readonly online: boolean;
+}
+
 /** A host of the fleet (`GET /api/hosts`). */
 export interface HostView {
   readonly id: string;

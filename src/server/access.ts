@@ -1,11 +1,15 @@
 import type { IncomingMessage } from "node:http";
 import type { AccessToken } from "./access-token.js";
 import { presentedToken } from "./auth.js";
+import { ClusterSecret } from "./cluster-secret.js";
 import type { DeviceLogins } from "./device-logins.js";
 import { presentedLoginCookie } from "./login-cookie.js";
 
-/** Who a request is: the token's holder, or a device remembered under it. */
-export type Grant = { readonly kind: "token" } | { readonly kind: "device"; readonly loginId: string };
+/** Who a request is: the token's holder, a device remembered under it, or a peer host relaying a client's request. */
+export type Grant =
+  | { readonly kind: "token" }
+  | { readonly kind: "device"; readonly loginId: string }
+  | { readonly kind: "peer"; readonly hostId: string };
 
 /** The page's half of a remembered login, as a header (EventSource and WebSocket, which cannot send one, take a ticket instead). */
 const PAGE_SECRET_HEADER = "x-berth-login";
@@ -20,17 +24,27 @@ export class Access {
   constructor(
     readonly token: AccessToken,
     readonly logins: DeviceLogins,
+    /** The fleet's shared secret: a peer host's relayed requests get in with it (none set: no peer gets in). */
+    readonly cluster: ClusterSecret = new ClusterSecret(undefined),
   ) {
     // Whatever was remembered under the old token is forgotten with it (their hashes bind them to it anyway).
     token.onRotate(() => logins.revokeAll());
   }
 
   grant(req: IncomingMessage): Grant | undefined {
+    const peer = this.cluster.presence(req);
+    if (peer.kind === "refused") return undefined;
+    if (peer.kind === "peer") return peer;
     if (this.token.matches(presentedToken(req))) return { kind: "token" };
     const header = req.headers[PAGE_SECRET_HEADER];
     const pageSecret = typeof header === "string" ? header : undefined;
     const loginId = this.logins.verify(this.token.value, presentedLoginCookie(req, this.port), pageSecret);
     return loginId === undefined ? undefined : { kind: "device", loginId };
+  }
+
+  /** A request that says it comes from a peer host and does not carry the cluster secret: refused, whatever else it presents (a ticket). */
+  peerRefused(req: IncomingMessage): boolean {
+    return this.cluster.presence(req).kind === "refused";
   }
 
   /** Whether the request carried a login cookie that lets nothing in (revoked, or of an old token): the browser is told to drop it. */

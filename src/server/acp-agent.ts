@@ -4,12 +4,15 @@ import {
   PROTOCOL_VERSION,
   RequestError,
   type AgentApp,
+  type AgentContext,
   type AuthenticateResponse,
   type McpServer,
   type ClientCapabilities,
   type Implementation,
   type InitializeResponse,
 } from "@agentclientprotocol/sdk";
+import type { ClusterSecret } from "./cluster-secret.js";
+import { ConnectionRouting, PLACEMENT_META } from "./connection-routing.js";
 import type { Host } from "../host/host.js";
 import type { AgentRequest, ReopenRequest } from "../host/views.js";
 import type { Logger } from "../host/logger.js";
@@ -28,6 +31,10 @@ export interface AcpAgentOptions {
   readonly notify: (method: string, params: unknown) => void | Promise<void>;
   /** Told of every prompt while it runs, so a closing server can let its answer out first. */
   readonly promptStarted?: (answered: Promise<unknown>) => void;
+  /** The fleet's secret: with one, requests for another host's session are relayed to it (docs/fleet.md, "Routing"). */
+  readonly cluster?: ClusterSecret;
+  /** The peer host that relayed this connection here: its requests are answered here, never relayed on. */
+  readonly relayedBy?: string;
 }
 
 /** `_meta` keys of `session/new` that pick the agent and the workspace; Berth's own, not passed on. */
@@ -45,12 +52,22 @@ const FORK_CAPABILITY = "fork";
  * options, `_meta`, extension methods, error codes); what Berth adds is intercepted (sessions
  * that outlive processes, many clients, journal replay, questions answered elsewhere).
  */
-export function createAcpAgent({ host, connectionId, agentId, log, notify, promptStarted }: AcpAgentOptions): AgentApp {
+export function createAcpAgent({ host, connectionId, agentId, log, notify, promptStarted, cluster, relayedBy }: AcpAgentOptions): AgentApp {
   const sessions = new ConnectionSessions(host, connectionId, log, notify);
   const connectionAgent = agentId ?? host.config.defaultAgent;
   let capabilities: ClientCapabilities = {};
   let clientInfo: Implementation | null = null;
   let initializeMeta: Record<string, unknown> | null = null;
+  let clientContext: AgentContext | undefined;
+  const routing = new ConnectionRouting({
+    host,
+    cluster,
+    relayedBy,
+    agentId,
+    log,
+    notify,
+    ask: (method, params, signal) => clientContext!.request(method, params, { cancellationSignal: signal }),
+  });
 
   const requireSession = (sessionId: string) => {
     if (!host.getSession(sessionId)) throw RequestError.sessionNotFound(sessionId);
@@ -68,9 +85,14 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
   /** The session's modes, models and options, as a `session/new`/`load`/`resume` answer carries them. */
   const answerOf = (sessionId: string) => host.sessionAnswer(sessionId);
 
+  const app = agent({ name: "berth" });
+  // The client left: its connections to other hosts close, and those hosts release what it held there.
+  app.onConnect((connection) => void connection.closed.then(() => routing.close()));
   return (
-    agent({ name: "berth" })
-      .onRequest(methods.agent.initialize, async ({ params }) => {
+    app
+      .onRequest(methods.agent.initialize, async ({ params, client }) => {
+        clientContext = client;
+        routing.initialized(params);
         capabilities = params.clientCapabilities ?? {};
         clientInfo = params.clientInfo ?? null;
         initializeMeta = params._meta ?? null;
@@ -88,8 +110,10 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
         log.info({ agent: connectionAgent, methodId: params.methodId, connectionId }, "client authenticated with an agent");
         return (answer ?? {}) as AuthenticateResponse;
       })
-      .onRequest(methods.agent.session.new, async ({ params, client }) => {
-        const { [AGENT_META]: agentMeta, [WORKSPACE_META]: workspaceMeta, ...meta } = params._meta ?? {};
+      .onRequest(methods.agent.session.new, async ({ params, client, signal }) => {
+        const { [AGENT_META]: agentMeta, [WORKSPACE_META]: workspaceMeta, [PLACEMENT_META]: hostMeta, ...meta } = params._meta ?? {};
+        const elsewhere = await routing.createElsewhere(optionalMeta(PLACEMENT_META, hostMeta), params, signal);
+        if (elsewhere) return elsewhere;
         const sessionAgent = optionalMeta(AGENT_META, agentMeta) ?? connectionAgent;
         const workspace = optionalMeta(WORKSPACE_META, workspaceMeta);
         const { cwd, _meta: _ignored, ...newSession } = params;
@@ -109,7 +133,9 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
         log.info({ sessionId: view.id, agent: view.agent, cwd: view.cwd, connectionId }, "client created a session");
         return { ...answerOf(view.id), sessionId: view.id };
       })
-      .onRequest(methods.agent.session.load, async ({ params, client }) => {
+      .onRequest(methods.agent.session.load, async ({ params, client, method, signal }) => {
+        const elsewhere = routing.request(params.sessionId, method, params, signal);
+        if (elsewhere) return elsewhere;
         // Another host's session whose host is offline: adopted here if this host may (docs/fleet.md), else refused.
         await translatedAsync(log, () => host.adopt(params.sessionId));
         requireSession(params.sessionId);
@@ -117,7 +143,9 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
         await translatedAsync(log, () => sessions.hold(params.sessionId, client, capabilities, { replay: true }));
         return answerOf(params.sessionId);
       })
-      .onRequest(methods.agent.session.resume, async ({ params, client }) => {
+      .onRequest(methods.agent.session.resume, async ({ params, client, method, signal }) => {
+        const elsewhere = routing.request(params.sessionId, method, params, signal);
+        if (elsewhere) return elsewhere;
         // Another host's session whose host is offline: adopted here if this host may (docs/fleet.md), else refused.
         await translatedAsync(log, () => host.adopt(params.sessionId));
         requireSession(params.sessionId);
@@ -143,25 +171,35 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
             })),
         };
       })
-      .onRequest(methods.agent.session.prompt, ({ params }) => {
+      .onRequest(methods.agent.session.prompt, ({ params, method, signal }) => {
+        const elsewhere = routing.request(params.sessionId, method, params, signal);
+        if (elsewhere) {
+          promptStarted?.(elsewhere);
+          return elsewhere;
+        }
         const feed = requireFeed(params.sessionId);
         const { sessionId, prompt, ...extra } = params;
         const answer = translatedAsync(log, () => feed.ownPrompt(() => host.prompt(sessionId, prompt, extra)));
         promptStarted?.(answer);
         return answer;
       })
-      .onNotification(methods.agent.session.cancel, async ({ params }) => {
+      .onNotification(methods.agent.session.cancel, async ({ params, method }) => {
+        if (routing.notify(params.sessionId, method, params)) return;
         if (!sessions.feedOf(params.sessionId))
           return log.warn({ sessionId: params.sessionId, connectionId }, "session/cancel for a session this client has not opened");
         await host.cancel(params.sessionId);
       })
-      .onRequest(methods.agent.session.close, ({ params }) => {
+      .onRequest(methods.agent.session.close, async ({ params, method, signal }) => {
+        const elsewhere = routing.request(params.sessionId, method, params, signal);
+        if (elsewhere) return elsewhere;
         requireSession(params.sessionId);
         sessions.release(params.sessionId);
         return {};
       })
       // Berth's session is what the client knows: deleting it stops its agent (which closes its own) and drops the journal.
-      .onRequest(methods.agent.session.delete, async ({ params }) => {
+      .onRequest(methods.agent.session.delete, async ({ params, method, signal }) => {
+        const elsewhere = routing.request(params.sessionId, method, params, signal);
+        if (elsewhere) return elsewhere;
         requireSession(params.sessionId);
         sessions.release(params.sessionId);
         await translatedAsync(log, () => host.deleteSession(params.sessionId));
@@ -176,11 +214,14 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
           return translatedAsync(log, () =>
             host.askAgent(connectionAgent, method, params, { clientInfo, initializeMeta, signal }, sessions.openIds()),
           );
+        const elsewhere = routing.request(sessionId, method, params, signal);
+        if (elsewhere) return elsewhere;
         requireFeed(sessionId);
         return translatedAsync(log, () => host.forward(sessionId, method, params, signal));
       })
       .onNotification("*", ({ method, params }) => {
         const sessionId = sessionIdOf(params);
+        if (sessionId !== undefined && routing.notify(sessionId, method, params)) return;
         const passed =
           sessionId === undefined
             ? host.notifyAgentOf(connectionAgent, method, params, sessions.openIds())

@@ -3,6 +3,7 @@ import type { AgentApp } from "@agentclientprotocol/sdk";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { createAcpAgent } from "./acp-agent.js";
+import type { ClusterSecret } from "./cluster-secret.js";
 
 /** Sends a notification; a promise when the client is behind, settled once it caught up (see MessageLimitedSocket). */
 type Notify = (method: string, params: unknown) => void | Promise<void>;
@@ -14,6 +15,8 @@ export interface ConnectionOptions {
   readonly agentId?: string;
   /** A transport's own fast path for updates; without one they go through the SDK connection. */
   readonly notify?: Notify;
+  /** The peer host that relayed this connection (authenticated by the cluster secret). */
+  readonly relayedBy?: string;
 }
 
 /**
@@ -29,6 +32,7 @@ export class AcpConnections {
   constructor(
     private readonly host: Host,
     private readonly log: Logger,
+    private readonly cluster?: ClusterSecret,
   ) {}
 
   /** Connections that completed `initialize` and are not closed yet. */
@@ -37,7 +41,7 @@ export class AcpConnections {
   }
 
   /** A new connection's agent app, and the id its holds go by. */
-  create({ transport, agentId, notify }: ConnectionOptions): { connectionId: string; agent: AgentApp } {
+  create({ transport, agentId, notify, relayedBy }: ConnectionOptions): { connectionId: string; agent: AgentApp } {
     const { host, log } = this;
     const connectionId = randomUUID();
     let viaConnection: Notify | undefined;
@@ -48,13 +52,15 @@ export class AcpConnections {
       log,
       notify: notify ?? ((method, params) => viaConnection?.(method, params)),
       promptStarted: (answered) => this.trackPrompt(answered),
+      cluster: this.cluster,
+      relayedBy,
     });
     // The SDK connects the app after `initialize`, before it routes any later message: no update can come earlier.
     app.onConnect((connection) => {
       // A notification to a connection that has just closed has nobody to reach.
       viaConnection = (method, params) => void connection.client.notify(method, params).catch(() => undefined);
       this.open.add(connectionId);
-      log.info({ connectionId, transport, agent: agentId }, "client connected");
+      log.info({ connectionId, transport, agent: agentId, ...(relayedBy ? { relayedBy } : {}) }, "client connected");
       void connection.closed.then(() => {
         this.open.delete(connectionId);
         log.info({ connectionId, transport }, "client disconnected");

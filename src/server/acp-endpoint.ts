@@ -8,6 +8,7 @@ import { UnknownAgentError } from "../host/host-errors.js";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { AcpConnections } from "./acp-connections.js";
+import { RELAYED_BY_HEADER, type ClusterSecret } from "./cluster-secret.js";
 import { HttpError, sendJson } from "./http-io.js";
 import { MessageLimitedSocket } from "./message-limited-socket.js";
 
@@ -18,6 +19,8 @@ export interface AcpEndpointOptions {
   readonly maxMessageBytes?: number;
   /** A client with more unsent bytes than this is disconnected (default: the SDK's 64 MiB). */
   readonly maxBufferedBytes?: number;
+  /** The fleet's secret: requests for another host's sessions are relayed to it. */
+  readonly cluster?: ClusterSecret;
 }
 
 const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
@@ -48,10 +51,14 @@ export class AcpEndpoint {
 
   constructor(private readonly options: AcpEndpointOptions) {
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    this.connections = new AcpConnections(options.host, options.log);
-    this.acp = new PerRequestAgentServer((url) => this.connections.create({ transport: "http", agentId: requestedAgent(url) }).agent, {
-      maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
-    });
+    this.connections = new AcpConnections(options.host, options.log, options.cluster);
+    // The HTTP server let a request naming a relaying host in only with the cluster secret.
+    this.acp = new PerRequestAgentServer(
+      (url, relayedBy) => this.connections.create({ transport: "http", agentId: requestedAgent(url), relayedBy }).agent,
+      {
+        maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+      },
+    );
     this.handleHttp = createNodeHttpHandler(this.acp, { maxRequestBodyBytes: this.maxMessageBytes });
     // Messages up to 4× the limit are read and refused politely; beyond that ws closes the socket (1009).
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.maxMessageBytes * 4, clientTracking: false });
@@ -85,11 +92,14 @@ export class AcpEndpoint {
     );
   }
 
-  /** Completes a WebSocket upgrade the HTTP server already authorized, naming the connection on the 101 response. */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): void {
+  /**
+   * Completes a WebSocket upgrade the HTTP server already authorized, naming the connection on the 101 response;
+   * `relayedBy` names the peer host that relayed it (its requests are answered here, never relayed on).
+   */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, relayedBy?: string): void {
     let limited: MessageLimitedSocket | undefined;
     const notify = (method: string, params: unknown) => limited?.notify(method, params);
-    const { connectionId, agent } = this.connections.create({ transport: "websocket", agentId: requestedAgent(url), notify });
+    const { connectionId, agent } = this.connections.create({ transport: "websocket", agentId: requestedAgent(url), notify, relayedBy });
     const upgrade = this.acp.prepareWebSocketUpgrade({ agent });
     const nameConnection = (headers: string[], request: IncomingMessage) => {
       if (request === req) headers.push(`${CONNECTION_ID_HEADER}: ${upgrade.connectionId}`);
@@ -152,7 +162,7 @@ export class AcpEndpoint {
  */
 class PerRequestAgentServer extends AcpServer {
   constructor(
-    private readonly agentFor: (url: URL) => AgentApp,
+    private readonly agentFor: (url: URL, relayedBy: string | undefined) => AgentApp,
     limits: { readonly maxBufferedBytes: number },
   ) {
     super({
@@ -166,7 +176,10 @@ class PerRequestAgentServer extends AcpServer {
   override async handleRequest(req: Request, options?: HandleRequestOptions): Promise<Response> {
     const refused = await refusalOf(req);
     if (refused) return refused;
-    return super.handleRequest(req, options ?? { createAgent: () => this.agentFor(new URL(req.url)) });
+    return super.handleRequest(
+      req,
+      options ?? { createAgent: () => this.agentFor(new URL(req.url), req.headers.get(RELAYED_BY_HEADER) ?? undefined) },
+    );
   }
 }
 

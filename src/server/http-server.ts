@@ -11,6 +11,7 @@ import { HttpError, sendError, sendUnauthorized } from "./http-io.js";
 import { clearedLoginCookie } from "./login-cookie.js";
 import { loginRoutes } from "./login-routes.js";
 import { BerthMetrics } from "./metrics.js";
+import { PeerRest } from "./peer-rest.js";
 import { restRoutes } from "./rest-routes.js";
 import { Router } from "./router.js";
 import { OperatorEvents, type OperatorEventsOptions } from "./sse.js";
@@ -60,10 +61,17 @@ const statusOf: Readonly<Record<ErrorClass, number>> = { bad_input: 400, not_fou
 export async function startServer(options: ServerOptions): Promise<BerthServer> {
   const { host, access, log, allowedHosts = [] } = options;
   const events = new OperatorEvents(host, options.events);
-  const acp = new AcpEndpoint({ host, log, maxMessageBytes: options.maxMessageBytes, maxBufferedBytes: options.maxBufferedBytes });
+  const acp = new AcpEndpoint({
+    host,
+    log,
+    maxMessageBytes: options.maxMessageBytes,
+    maxBufferedBytes: options.maxBufferedBytes,
+    cluster: access.cluster,
+  });
   const metrics = new BerthMetrics(host, () => acp.clientsConnected);
   const tickets = new Tickets(options.tickets);
-  const router = new Router([...restRoutes({ host, events, metrics, tickets }), ...loginRoutes(access)]);
+  const peers = new PeerRest(host, access.cluster);
+  const router = new Router([...restRoutes({ host, events, metrics, tickets, peers }), ...loginRoutes(access)]);
   // A rotated token ends what the old one opened: tickets, event streams (the page reconnects and is refused) and ACP sockets.
   access.token.onRotate(() => {
     tickets.revokeAll();
@@ -127,9 +135,14 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     if (isApi && !isPublic) {
       const crossSite = crossSiteRefusal(req);
       if (crossSite) throw crossSite;
+      if (access.peerRefused(req)) return refuseUnauthorized(req, res);
       // A ticket stands in for the token only where a browser cannot send a header: the event stream.
       const ticketed = req.method === "GET" && url.pathname === "/api/events" && tickets.redeem(url.searchParams.get("ticket"));
-      if (!ticketed && !access.grant(req)) return refuseUnauthorized(req, res);
+      const grant = ticketed ? undefined : access.grant(req);
+      if (!ticketed && !grant) return refuseUnauthorized(req, res);
+      // The cluster secret lets a peer relay its clients' requests for this host's sessions, and nothing more.
+      if (grant?.kind === "peer" && url.pathname !== "/acp" && !(match.name === "route" && match.route.relayed === true))
+        throw new HttpError(403, "not_relayed", `a peer host relays only ACP and a session's REST routes, not ${req.method} ${url.pathname}`);
     }
     if (match.name !== "none") return router.run(match, req, res, url);
     if (url.pathname === "/acp") {
@@ -162,10 +175,15 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     if (refusal) return refuseUpgrade(socket, refusal.status, { error: refusal.code, message: refusal.message });
     if (url.pathname !== "/acp")
       return refuseUpgrade(socket, 404, { error: "not_found", message: `no WebSocket endpoint at ${url.pathname} (ACP is at /acp)` });
-    if (!tickets.redeem(url.searchParams.get("ticket")) && !access.grant(req)) return refuseUpgrade(socket, 401, { error: "unauthorized" });
+    const grant = access.peerRefused(req)
+      ? undefined
+      : tickets.redeem(url.searchParams.get("ticket"))
+        ? ({ kind: "ticket" } as const)
+        : access.grant(req);
+    if (!grant) return refuseUpgrade(socket, 401, { error: "unauthorized" });
     const unknown = acp.unknownAgent(url);
     if (unknown) return refuseUpgrade(socket, unknown.status, { error: unknown.code, message: unknown.message });
-    acp.handleUpgrade(req, socket, head, url);
+    acp.handleUpgrade(req, socket, head, url, grant.kind === "peer" ? grant.hostId : undefined);
   });
 
   try {

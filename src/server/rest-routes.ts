@@ -5,6 +5,7 @@ import { berthVersion } from "../version.js";
 import { mergedEvents } from "./chunk-merging.js";
 import { HttpError, readJsonBody } from "./http-io.js";
 import type { BerthMetrics } from "./metrics.js";
+import type { PeerRest } from "./peer-rest.js";
 import { empty, json, type Route } from "./router.js";
 import type { OperatorEvents } from "./sse.js";
 import type { Tickets } from "./tickets.js";
@@ -14,6 +15,8 @@ export interface RestDeps {
   readonly events: OperatorEvents;
   readonly metrics: BerthMetrics;
   readonly tickets: Tickets;
+  /** Relays requests for another host's sessions to their owner (none set: they are answered here, read-only). */
+  readonly peers: PeerRest;
 }
 
 const MAX_EVENTS = 10_000;
@@ -39,7 +42,7 @@ const answerBody = z.union(
 );
 
 /** The REST API of the contract in docs/api.md; each route is listed in docs/openapi.json. */
-export function restRoutes({ host, events, metrics, tickets }: RestDeps): Route[] {
+export function restRoutes({ host, events, metrics, tickets, peers }: RestDeps): Route[] {
   return [
     {
       method: "GET",
@@ -87,19 +90,25 @@ export function restRoutes({ host, events, metrics, tickets }: RestDeps): Route[
     {
       method: "GET",
       path: "/api/sessions/:id/agent-state",
+      relayed: true,
       // Read-only and from the store: a page reading a session shows its agent's choices without starting it (L9).
-      handle: ({ params }) => {
+      handle: ({ req, url, params }) => {
         requireSession(host, params.id!);
+        const owner = peers.ownerFor(params.id!, req);
+        if (owner) return peers.relay(owner, req, url);
         return json(host.agentState(params.id!));
       },
     },
     {
       method: "GET",
       path: "/api/sessions/:id/terminals/:terminalId",
+      relayed: true,
       // Read-only: a running command's output for a page that reads the session without holding it (L9).
-      handle: ({ params }) => {
+      handle: ({ req, url, params }) => {
         const { id, terminalId } = params as { id: string; terminalId: string };
         requireSession(host, id);
+        const owner = peers.ownerFor(id, req);
+        if (owner) return peers.relay(owner, req, url);
         const output = host.terminalOutput(id, terminalId);
         if (!output)
           throw new HttpError(
@@ -113,7 +122,10 @@ export function restRoutes({ host, events, metrics, tickets }: RestDeps): Route[
     {
       method: "GET",
       path: "/api/sessions/:id/events",
-      handle: ({ url, params }) => {
+      relayed: true,
+      handle: ({ req, url, params }) => {
+        const owner = peers.ownerFor(params.id!, req);
+        if (owner) return peers.relay(owner, req, url);
         const after = countParam(url, "after", 0);
         const limit = limitParam(url, 1_000, MAX_EVENTS);
         const merge = url.searchParams.get("merge");
@@ -128,16 +140,22 @@ export function restRoutes({ host, events, metrics, tickets }: RestDeps): Route[
     {
       method: "PATCH",
       path: "/api/sessions/:id",
-      handle: async ({ req, params }) => {
+      relayed: true,
+      handle: async ({ req, url, params }) => {
         const { title } = parse(renameBody, await readJsonBody(req));
         requireSession(host, params.id!);
+        const owner = peers.ownerFor(params.id!, req);
+        if (owner) return peers.relay(owner, req, url, { title });
         return json(host.renameSession(params.id!, title));
       },
     },
     {
       method: "DELETE",
       path: "/api/sessions/:id",
-      handle: async ({ params }) => {
+      relayed: true,
+      handle: async ({ req, url, params }) => {
+        const owner = peers.ownerFor(params.id!, req);
+        if (owner) return peers.relay(owner, req, url);
         await host.deleteSession(params.id!);
         return empty(204);
       },
@@ -150,10 +168,16 @@ export function restRoutes({ host, events, metrics, tickets }: RestDeps): Route[
     {
       method: "POST",
       path: "/api/questions/:id/answer",
-      handle: async ({ req, params }) => {
+      relayed: true,
+      handle: async ({ req, url, params }) => {
         const body = await readJsonBody(req);
-        if (!host.question(params.id!)) throw new HttpError(404, "question_not_found", `no question "${params.id}"`);
-        return json(await host.answerQuestion(params.id!, parse(answerBody, body) as QuestionAnswer));
+        const question = host.question(params.id!);
+        if (!question) throw new HttpError(404, "question_not_found", `no question "${params.id}"`);
+        const answer = parse(answerBody, body) as QuestionAnswer;
+        // Its agent waits on the owner: the answer goes there, and the store takes the first answer fleet-wide.
+        const owner = peers.ownerFor(question.sessionId, req);
+        if (owner) return peers.relay(owner, req, url, answer);
+        return json(await host.answerQuestion(params.id!, answer));
       },
     },
     {

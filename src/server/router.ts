@@ -23,6 +23,8 @@ export interface Route {
   readonly path: string;
   /** Answered without a token (only `/healthz`). */
   readonly public?: boolean;
+  /** A route a peer host relays a client's request to (with the cluster secret); peers get no other. */
+  readonly relayed?: boolean;
   readonly handle: (context: RouteContext) => Reply | undefined | Promise<Reply | undefined>;
 }
 

@@ -1,11 +1,13 @@
 import type { Config } from "../config/config-schema.js";
 import { mkdirSync } from "node:fs";
+import { isPostgresUrl } from "../config/store-url.js";
 import { dataPaths, secureDataDir, type DataDirSecurity } from "../config/paths.js";
 import { Host, sweepLeftovers } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { Access } from "./access.js";
 import { AccessToken } from "./access-token.js";
 import { loadToken } from "./auth.js";
+import { ClusterSecret } from "./cluster-secret.js";
 import { DeviceLogins } from "./device-logins.js";
 import { deleteHostFile, runningHost, writeHostFile } from "./host-file.js";
 import { acquireHostLock, HostLockBusyError, type HostLock } from "./host-lock.js";
@@ -83,7 +85,7 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     lock.release();
     throw error;
   }
-  const access = new Access(new AccessToken(token, paths.token), new DeviceLogins(paths.logins));
+  const access = new Access(new AccessToken(token, paths.token), new DeviceLogins(paths.logins), clusterSecretOf(options.config));
   access.token.onRotate(() => options.log.info({}, "access token rotated: the old token, remembered devices and open connections are refused"));
   try {
     const { listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events, tickets } = options;
@@ -121,6 +123,11 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     tokenCreated,
     stop: () => (stopping ??= stop()),
   };
+}
+
+/** The fleet's secret; on SQLite (one host, no peers) none, whatever the configuration says. */
+function clusterSecretOf(config: Config): ClusterSecret {
+  return new ClusterSecret(isPostgresUrl(config.store) ? config.fleet.secret : undefined);
 }
 
 function takeLock(paths: ReturnType<typeof dataPaths>): HostLock {

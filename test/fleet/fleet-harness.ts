@@ -26,13 +26,22 @@ export class FleetTestBed {
     return dir;
   }
 
-  /** `berth serve --store <url> --host-id <id>` on `dataDir` (its own XDG config home), with `config` as its config file. */
-  async serve(storeUrl: string, hostId: string, dataDir: string, config: object = {}) {
+  /**
+   * `berth serve --store <url> --host-id <id>` on `dataDir` (its own XDG config home), with `config` as its config file,
+   * on `port` (0: any free one) with `env` added to its environment.
+   */
+  async serve(
+    storeUrl: string,
+    hostId: string,
+    dataDir: string,
+    config: object = {},
+    { port = 0, env = {} }: { port?: number; env?: Record<string, string> } = {},
+  ) {
     const configFile = join(dataDir, "config.json");
     writeFileSync(configFile, JSON.stringify(config));
     const server = new BerthProcess(
-      ["serve", "--port", "0", "--data-dir", dataDir, "--config", configFile, "--store", storeUrl, "--host-id", hostId],
-      { XDG_CONFIG_HOME: dataDir },
+      ["serve", "--port", String(port), "--data-dir", dataDir, "--config", configFile, "--store", storeUrl, "--host-id", hostId],
+      { XDG_CONFIG_HOME: dataDir, ...env },
     );
     this.processes.push(server);
     return { server, ...(await server.startupLine()) };

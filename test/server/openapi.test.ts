@@ -56,6 +56,15 @@ describe("docs/openapi.json", () => {
     expect(withBody.filter(({ operation }) => !("415" in operation.responses)).map((o) => o.name)).toEqual([]);
   });
 
+  it("documents 502 and 504 (the owner host unreachable) on every route relayed to another host of a fleet, and on no other", () => {
+    const relayed = restRoutes({} as RestDeps)
+      .filter((route) => route.relayed === true)
+      .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`);
+    expect(relayed).toHaveLength(6);
+    const withOwnerErrors = operations.filter(({ operation }) => "502" in operation.responses && "504" in operation.responses).map((o) => o.name);
+    expect(withOwnerErrors.sort()).toEqual(relayed.sort());
+  });
+
   it("takes the token in the header only; a ticket only where no header can be sent", () => {
     expect(openapi.security).toEqual([{ bearer: [] }]);
     expect(Object.values(openapi.components.securitySchemes).filter((scheme) => scheme.in === "cookie" || scheme.name === "token")).toEqual([]);

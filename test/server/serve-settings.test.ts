@@ -78,6 +78,29 @@ describe("berth serve settings", () => {
     expect(() => resolveServeSettings({ config: file }, env)).toThrow(/fleet\.adopt: expected true or false/);
   });
 
+  it("takes the cluster secret from the file, BERTH_CLUSTER_SECRET over it; a short one is refused without being shown", () => {
+    const configDir = tempDir("berth-settings-");
+    const env = { XDG_CONFIG_HOME: configDir };
+    expect(resolveServeSettings({}, env).config.fleet.secret).toBeUndefined();
+    const file = join(configDir, "fleet.json");
+    writeFileSync(file, JSON.stringify({ fleet: { secret: "secret-from-the-file-0123" } }));
+    expect(resolveServeSettings({ config: file }, env).config.fleet.secret).toBe("secret-from-the-file-0123");
+    expect(resolveServeSettings({ config: file }, { ...env, BERTH_CLUSTER_SECRET: "secret-from-the-env-0123" }).config.fleet.secret).toBe(
+      "secret-from-the-env-0123",
+    );
+    expect(() => resolveServeSettings({}, { ...env, BERTH_CLUSTER_SECRET: "short-one" })).toThrow(
+      "BERTH_CLUSTER_SECRET: expected a cluster secret of at least 16 characters, got 9",
+    );
+    // docs/serve.md's fleet configuration loads as it is.
+    const serveDoc = readFileSync(new URL("../../docs/serve.md", import.meta.url), "utf8");
+    const documented = [...serveDoc.matchAll(/^```json\n([\s\S]*?)^```$/gm)].map((match) => JSON.parse(match[1]!) as Record<string, unknown>);
+    writeFileSync(file, JSON.stringify(documented.find((block) => "fleet" in block)));
+    expect(resolveServeSettings({ config: file }, env).config.fleet).toMatchObject({ hostId: "laptop", url: "http://10.0.0.5:7420" });
+    writeFileSync(file, JSON.stringify({ fleet: { secret: "short-one" } }));
+    expect(() => resolveServeSettings({ config: file }, env)).toThrow(/fleet\.secret: expected a cluster secret of at least 16 characters/);
+    expect(() => resolveServeSettings({ config: file }, env)).not.toThrow(/short-one/);
+  });
+
   it("adds --allowed-host names to the configuration's, each checked", () => {
     const configDir = tempDir("berth-settings-");
     const env = { XDG_CONFIG_HOME: configDir };

@@ -4,7 +4,7 @@ import { defaultConfigPath, defaultDataDir } from "../../config/paths.js";
 import { FAILURE_EXIT_CODE, INTERRUPTED_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "../exit-codes.js";
 import type { RunningBerth } from "../../server/serve.js";
 import { isLoopback } from "../../server/lan-addresses.js";
-import { resolveServeSettings, type ServeFlags, type ServeSettings } from "../serve-options.js";
+import { CLUSTER_SECRET_ENV, resolveServeSettings, type ServeFlags, type ServeSettings } from "../serve-options.js";
 import { startupText } from "../startup-text.js";
 
 export function register(program: Command): void {
@@ -40,6 +40,8 @@ async function serve(flags: ServeFlags): Promise<number> {
   let settings: ServeSettings;
   try {
     settings = resolveServeSettings(flags);
+    // Agents, terminals and services inherit this process's environment: the secret is not theirs.
+    delete process.env[CLUSTER_SECRET_ENV];
   } catch (error) {
     if (!(error instanceof ConfigError || error instanceof UsageError)) throw error;
     process.stderr.write(`berth serve: ${error.message}\n`);

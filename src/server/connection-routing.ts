@@ -1,0 +1,116 @@
+import { methods, RequestError, type InitializeRequest, type NewSessionRequest, type NewSessionResponse } from "@agentclientprotocol/sdk";
+import type { Host } from "../host/host.js";
+import type { Logger } from "../host/logger.js";
+import type { ClusterSecret } from "./cluster-secret.js";
+import { PeerRelay } from "./peer-relay.js";
+import { routeOf, type PeerHost } from "./peer-route.js";
+
+/** The `_meta` key of `session/new` naming the fleet host to place the session on; Berth's own, not passed on. */
+export const PLACEMENT_META = "berth/host";
+
+export interface ConnectionRoutingOptions {
+  readonly host: Host;
+  /** The fleet's secret; without one nothing is relayed. */
+  readonly cluster: ClusterSecret | undefined;
+  /** The peer host that relayed this connection here: nothing of it is relayed on. */
+  readonly relayedBy: string | undefined;
+  /** The agent the connection named (`/acp?agent=ID`). */
+  readonly agentId: string | undefined;
+  readonly log: Logger;
+  /** Passes an owner's notification to the client. */
+  readonly notify: (method: string, params: unknown) => void | Promise<void>;
+  /** Puts an owner's request to the client. */
+  readonly ask: (method: string, params: unknown, signal: AbortSignal) => Promise<unknown>;
+}
+
+/**
+ * Where one client connection's requests for sessions are answered (docs/fleet.md, "Routing"): here,
+ * or at the session's owner host, through this connection's {@link PeerRelay}. It also remembers the
+ * sessions it placed on or opened at other hosts, so that a request right after `session/new` goes to
+ * the owner even before this host's view of the fleet shows the session.
+ */
+export class ConnectionRouting {
+  private readonly relay: PeerRelay | undefined;
+  private readonly selfId: string | null;
+  private readonly known = new Map<string, PeerHost>();
+
+  constructor(private readonly options: ConnectionRoutingOptions) {
+    const { host, cluster, relayedBy, agentId, log, notify, ask } = options;
+    this.selfId = host.hostId;
+    this.relay =
+      cluster?.configured && relayedBy === undefined && this.selfId !== null
+        ? new PeerRelay({ cluster, selfId: this.selfId, agentId, log, notify, ask })
+        : undefined;
+  }
+
+  /** The client's `initialize`, which every connection to an owner repeats. */
+  initialized(request: InitializeRequest): void {
+    this.relay?.initialized(request);
+  }
+
+  /** The client left: the owners release what it held there. */
+  close(): void {
+    this.relay?.close();
+  }
+
+  /** The client's request relayed to the session's owner, or undefined when this host answers it. */
+  request(sessionId: string, method: string, params: unknown, signal: AbortSignal): Promise<never> | undefined {
+    const owner = this.ownerOf(sessionId);
+    if (!owner) return undefined;
+    this.known.set(sessionId, owner);
+    return this.relay!.request(owner, method, params, signal) as Promise<never>;
+  }
+
+  /** The client's notification relayed to the session's owner (true), or left to this host (false). */
+  notify(sessionId: string, method: string, params: unknown): boolean {
+    const owner = this.ownerOf(sessionId);
+    if (!owner) return false;
+    this.relay!.notify(owner, method, params).catch((error: unknown) =>
+      this.options.log.warn({ err: error, method, owner: owner.id }, "client notification could not be relayed"),
+    );
+    return true;
+  }
+
+  /** `session/new` on the host `_meta["berth/host"]` names, relayed there; undefined to create it here (no host named, or this one). */
+  async createElsewhere(named: string | undefined, params: NewSessionRequest, signal: AbortSignal): Promise<NewSessionResponse | undefined> {
+    const target = this.placement(named);
+    if (!target) return undefined;
+    const answer = (await this.relay!.request(target, methods.agent.session.new, params, signal)) as NewSessionResponse;
+    this.known.set(answer.sessionId, target);
+    this.options.log.info({ sessionId: answer.sessionId, host: target.id }, "client created a session on another host of the fleet");
+    return answer;
+  }
+
+  private ownerOf(sessionId: string): PeerHost | undefined {
+    const known = this.known.get(sessionId);
+    const owner = this.options.host.sessionOwner(sessionId) ?? (known && { ...known, online: true });
+    const route = routeOf(owner, { canRelay: this.relay !== undefined });
+    return route.kind === "relay" ? route.owner : undefined;
+  }
+
+  private placement(named: string | undefined): PeerHost | undefined {
+    const { selfId } = this;
+    if (named === undefined || named === selfId) return undefined;
+    const hosts = this.options.host.hosts();
+    if (!hosts)
+      throw RequestError.invalidParams({ key: PLACEMENT_META }, `_meta["${PLACEMENT_META}"] names host "${named}", but this host is not in a fleet`);
+    const target = hosts.find((candidate) => candidate.id === named);
+    if (!target)
+      throw RequestError.invalidParams(
+        { key: PLACEMENT_META, code: "unknown_host" },
+        `_meta["${PLACEMENT_META}"] names host "${named}", which is not in the fleet (its hosts: ${hosts.map((h) => `"${h.id}"`).join(", ")})`,
+      );
+    if (!target.online)
+      throw RequestError.invalidRequest({ code: "host_offline", host: named }, `host "${named}" is offline: a new session cannot be placed on it`);
+    if (!this.relay || target.url === null)
+      throw RequestError.invalidRequest({ code: "not_relayed", host: named }, this.notRelayed(named, target.url));
+    return { id: target.id, url: target.url };
+  }
+
+  private notRelayed(named: string, url: string | null): string {
+    if (this.options.relayedBy !== undefined)
+      return `a session relayed from host "${this.options.relayedBy}" is placed on this host ("${this.selfId}") or nowhere`;
+    if (url === null) return `host "${named}" registered no URL (fleet.url) to relay to`;
+    return `this host has no cluster secret (fleet.secret): it cannot place a session on host "${named}"; connect to that host instead`;
+  }
+}

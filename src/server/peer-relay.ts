@@ -1,0 +1,191 @@
+import { client, methods, RequestError, type ClientConnection, type InitializeRequest } from "@agentclientprotocol/sdk";
+import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+import { WebSocket } from "ws";
+import type { Logger } from "../host/logger.js";
+import type { ClusterSecret } from "./cluster-secret.js";
+import type { PeerHost } from "./peer-route.js";
+
+/** A relayed connection whose owner answers no ping for this long is taken as gone: a paused host must not hang a client. */
+const PING_INTERVAL_MS = 5_000;
+/** An owner that accepts the TCP connection but does not complete the WebSocket handshake in this long is taken as gone. */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+
+export interface PeerRelayOptions {
+  readonly cluster: ClusterSecret;
+  /** This host's id, named to the owner as the relaying host. */
+  readonly selfId: string;
+  /** The agent the client's connection named (`/acp?agent=ID`), named the same way to the owner. */
+  readonly agentId: string | undefined;
+  readonly log: Logger;
+  /** Passes a notification of the owner (a `session/update`, a replay) to the client. */
+  readonly notify: (method: string, params: unknown) => void | Promise<void>;
+  /** Puts a request of the owner (a permission question, a file read, a terminal) to the client; its answer or error goes back. */
+  readonly ask: (method: string, params: unknown, signal: AbortSignal) => Promise<unknown>;
+}
+
+/**
+ * The ACP connections one client connection of this host has opened to the owners of the sessions it
+ * uses (docs/fleet.md, "Routing"): one per owner host, opened at the first request for one of its
+ * sessions (authenticated by the cluster secret, initialized as the client initialized this host) and
+ * reused for every later one. Requests go to the owner unchanged and its answers and errors come back
+ * unchanged; its notifications and requests go to the client. Closing the client's connection closes
+ * them all, so the owner releases every hold it took for this client, as it would for a client of its own.
+ */
+export class PeerRelay {
+  private readonly upstreams = new Map<string, Upstream>();
+  private initializeRequest: InitializeRequest | undefined;
+  private closed = false;
+
+  constructor(private readonly options: PeerRelayOptions) {}
+
+  /** What the client sent in `initialize`: each connection to an owner starts the same way (capabilities, client info, `_meta`). */
+  initialized(request: InitializeRequest): void {
+    this.initializeRequest = request;
+  }
+
+  /** Puts the client's request to the owner; its answer or error (code, data, `_meta` intact), or a clear error if the owner is unreachable. */
+  async request(owner: PeerHost, method: string, params: unknown, signal: AbortSignal): Promise<unknown> {
+    const upstream = this.upstreamOf(owner);
+    const connection = await upstream.ready;
+    try {
+      return await connection.agent.request(method, params, { cancellationSignal: signal });
+    } catch (error) {
+      if (error instanceof RequestError) throw error;
+      throw unreachable(owner, upstream.lostReason ?? error);
+    }
+  }
+
+  /** Passes the client's notification (`session/cancel`, an extension's) to the owner. */
+  async notify(owner: PeerHost, method: string, params: unknown): Promise<void> {
+    const connection = await this.upstreamOf(owner).ready;
+    await connection.agent.notify(method, params);
+  }
+
+  /** The client left: every connection to an owner closes, and the owners release what this client held there. */
+  close(): void {
+    this.closed = true;
+    for (const upstream of this.upstreams.values()) upstream.close();
+    this.upstreams.clear();
+  }
+
+  private upstreamOf(owner: PeerHost): Upstream {
+    if (this.closed) throw RequestError.internalError({ code: "connection_closed" }, "the client's connection is closed");
+    const open = this.upstreams.get(owner.id);
+    if (open && open.url === owner.url) return open;
+    open?.close();
+    const upstream = new Upstream(owner, this.options, this.initializeRequest);
+    this.upstreams.set(owner.id, upstream);
+    upstream.gone.then(() => {
+      if (this.upstreams.get(owner.id) === upstream) this.upstreams.delete(owner.id);
+    });
+    return upstream;
+  }
+}
+
+/** One ACP connection to an owner host, as a client of it: used from its `initialize` until it is gone (closed with its client, or the owner went away). */
+class Upstream {
+  readonly url: string;
+  readonly ready: Promise<ClientConnection>;
+  /** Settles when the connection is gone, whatever the cause. */
+  readonly gone: Promise<void>;
+  /** Why it went, when the owner stopped answering pings. */
+  lostReason: Error | undefined;
+  private readonly connection: ClientConnection;
+  private socket: WebSocket | undefined;
+  private pinger: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly owner: PeerHost,
+    options: PeerRelayOptions,
+    initializeRequest: InitializeRequest | undefined,
+  ) {
+    this.url = owner.url;
+    const capture = (socket: WebSocket) => {
+      this.socket = socket;
+      // From the first moment it is open: a request (initialize included) must not wait on a paused owner.
+      socket.once("open", () => this.keepAlive());
+      socket.once("unexpected-response", (_request, response) => {
+        this.lostReason = new Error(
+          response.statusCode === 401
+            ? `it refused this host's cluster secret (401): every host of the fleet needs the same fleet.secret`
+            : `it answered the connection with HTTP ${response.statusCode}`,
+        );
+        socket.terminate();
+      });
+    };
+    const stream = createWebSocketStream(acpUrlOf(owner.url, options.agentId), {
+      WebSocket: capturingWebSocket(capture) as never,
+      headers: options.cluster.headers(options.selfId),
+      cookies: "omit",
+    });
+    this.connection = client({ name: "berth-relay" })
+      .onNotification("*", ({ method, params }) => options.notify(method, params))
+      .onRequest("*", ({ method, params, signal }) => options.ask(method, params, signal))
+      .connect(stream);
+    this.gone = this.connection.closed.then(() => {
+      clearInterval(this.pinger);
+      options.log.info({ owner: owner.id, url: owner.url, reason: this.lostReason?.message }, "relay connection to the owner host closed");
+    });
+    this.ready = this.initialize(initializeRequest);
+    this.ready.catch(() => undefined);
+  }
+
+  close(): void {
+    this.connection.close();
+  }
+
+  private async initialize(request: InitializeRequest | undefined): Promise<ClientConnection> {
+    try {
+      await this.connection.agent.request(methods.agent.initialize, request ?? { protocolVersion: 1, clientCapabilities: {} });
+    } catch (error) {
+      this.close();
+      throw unreachable(this.owner, this.lostReason ?? error);
+    }
+    return this.connection;
+  }
+
+  /** A ping each interval; no pong since the last one ends the connection (the owner was paused or its network went). */
+  private keepAlive(): void {
+    let answered = true;
+    this.socket?.on("pong", () => {
+      answered = true;
+    });
+    this.pinger = setInterval(() => {
+      if (!answered) {
+        this.lostReason = new Error(`it answered no ping for ${PING_INTERVAL_MS / 1000} s`);
+        this.socket?.terminate();
+        return;
+      }
+      answered = false;
+      this.socket?.ping();
+    }, PING_INTERVAL_MS);
+    this.pinger.unref();
+  }
+}
+
+/** The owner could not be reached, or went away with the request in flight: the client is told which host, never left waiting. */
+function unreachable(owner: PeerHost, cause: unknown): RequestError {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return RequestError.internalError(
+    { code: "owner_host_unreachable", host: owner.id, url: owner.url },
+    `the session's owner host "${owner.id}" (${owner.url}) could not be reached or went away: ${reason}`,
+  );
+}
+
+/** `http://host:port` (the URL a host registered) as its ACP WebSocket endpoint. */
+function acpUrlOf(url: string, agentId: string | undefined): string {
+  const acp = new URL("acp", url.endsWith("/") ? url : `${url}/`);
+  acp.protocol = acp.protocol === "https:" ? "wss:" : "ws:";
+  if (agentId !== undefined) acp.searchParams.set("agent", agentId);
+  return acp.toString();
+}
+
+/** The `ws` constructor with a handshake timeout, handing each socket it makes to `capture` (for pings and the refusal's status). */
+function capturingWebSocket(capture: (socket: WebSocket) => void) {
+  return class extends WebSocket {
+    constructor(address: string, protocols?: string | string[], options?: { headers?: Record<string, string> }) {
+      super(address, protocols, { ...options, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
+      capture(this);
+    }
+  };
+}

@@ -1,0 +1,65 @@
+import type { IncomingMessage } from "node:http";
+import type { Host } from "../host/host.js";
+import type { ClusterSecret } from "./cluster-secret.js";
+import { HttpError } from "./http-io.js";
+import { routeOf, type PeerHost } from "./peer-route.js";
+import { empty, type Reply } from "./router.js";
+
+/** A relayed REST request the owner has not answered within this long is answered 504 here. */
+const RELAY_TIMEOUT_MS = 30_000;
+
+/**
+ * REST requests for another host's session, relayed to its owner (docs/fleet.md, "Routing"): the
+ * owner's answer is this host's answer, status, body and all. Without a cluster secret, or with the
+ * owner offline, the request is answered here (409 `owned_by_other_host` from the host).
+ */
+export class PeerRest {
+  constructor(
+    private readonly host: Host,
+    private readonly cluster: ClusterSecret,
+  ) {}
+
+  /** The owner to relay a request for the session to; undefined when this host answers it. */
+  ownerFor(sessionId: string, req: IncomingMessage): PeerHost | undefined {
+    // A request a peer relayed here is answered here: one hop, never a loop.
+    const canRelay = this.cluster.configured && this.host.hostId !== null && this.cluster.presence(req).kind === "none";
+    const route = routeOf(this.host.sessionOwner(sessionId), { canRelay });
+    return route.kind === "relay" ? route.owner : undefined;
+  }
+
+  /** The same method, path and query at the owner, with `body` as JSON; its answer, or 502/504 naming the owner. */
+  async relay(owner: PeerHost, req: IncomingMessage, url: URL, body?: unknown): Promise<Reply> {
+    const target = new URL(`${url.pathname}${url.search}`, owner.url);
+    let response: Response;
+    try {
+      response = await fetch(target, {
+        method: req.method,
+        headers: { ...this.cluster.headers(this.host.hostId!), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(RELAY_TIMEOUT_MS),
+        redirect: "manual",
+      });
+    } catch (error) {
+      const timedOut = error instanceof Error && error.name === "TimeoutError";
+      throw new HttpError(
+        timedOut ? 504 : 502,
+        "owner_host_unreachable",
+        `the session's owner host "${owner.id}" (${owner.url}) ${timedOut ? `did not answer within ${RELAY_TIMEOUT_MS / 1000} s` : `could not be reached: ${causeOf(error)}`}`,
+      );
+    }
+    if (response.status === 401)
+      throw new HttpError(
+        502,
+        "owner_host_refused",
+        `the session's owner host "${owner.id}" (${owner.url}) refused this host's cluster secret: every host of the fleet needs the same fleet.secret`,
+      );
+    const text = await response.text();
+    if (text === "") return empty(response.status);
+    return { kind: "text", status: response.status, contentType: response.headers.get("content-type") ?? "application/json", text };
+  }
+}
+
+function causeOf(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  return cause instanceof Error ? cause.message : String(cause);
+}

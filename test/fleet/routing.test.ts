@@ -1,0 +1,326 @@
+// Routing (docs/fleet.md): three real `berth serve --store postgres://…` sharing one throwaway cluster
+// and one cluster secret. A session created on host A is prompted through host B over ACP (the demo
+// agent), its question reaches B's client and is answered through host C's REST API, and the turn ends
+// on A with that answer; B's and C's REST show every host's sessions; a client leaving B releases its
+// hold on A; a new session is placed on the host `_meta["berth/host"]` names. A wrong or missing secret
+// is refused, and a client relayed through B gets a clear error when A dies in the middle of its turn.
+import { readFileSync } from "node:fs";
+import { methods, type RequestError } from "@agentclientprotocol/sdk";
+import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { usePostgresCluster } from "../support/postgres-cluster.js";
+import { waitUntil } from "../support/process-table.js";
+import { AcpClient, errorLines, eventually, FleetTestBed, getJson } from "./fleet-harness.js";
+import { freePort } from "../../src/bench/free-port.js";
+import { launchBrowser, openPage, waitUntilGone } from "../web/dashboard-harness.js";
+
+const postgres = usePostgresCluster();
+const bed = new FleetTestBed();
+afterEach(() => bed.cleanup());
+
+const SECRET = "relay-test-secret-0123456789abcdef";
+
+interface View {
+  id: string;
+  host: string | null;
+  state: string;
+  pid: number | null;
+  holders: number;
+  turnActive: boolean;
+}
+type Sessions = { sessions: View[] };
+type Questions = { questions: Array<{ id: string; sessionId: string; state: string }> };
+type Events = { events: Array<{ seq: number; kind: string; payload: unknown }> };
+
+/** A fleet host at its own registered URL; its secret in the config file, or (`secretIn: "env"`) in `BERTH_CLUSTER_SECRET`. */
+async function startHost(
+  storeUrl: string,
+  id: string,
+  { secret = SECRET, secretIn = "config" }: { secret?: string; secretIn?: "config" | "env" } = {},
+) {
+  const port = await freePort();
+  const fleet = { heartbeatInterval: "250ms", hostTtl: "2000ms", url: `http://127.0.0.1:${port}`, ...(secretIn === "config" ? { secret } : {}) };
+  const env: Record<string, string> = secretIn === "env" ? { BERTH_CLUSTER_SECRET: secret } : {};
+  return bed.serve(storeUrl, id, bed.tempDir(`berth-relay-${id}-`), { fleet }, { port, env });
+}
+
+async function send(url: string, token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text === "" ? undefined : JSON.parse(text)) as Record<string, unknown> | undefined };
+}
+
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error as RequestError & { data?: { code?: string; host?: string } },
+  );
+
+/** Hosts A and B (B with `secretOfB`), and a session created on A that B lists. */
+async function sessionOfAListedOnB(secretOfB = SECRET) {
+  const storeUrl = await postgres.freshDatabase();
+  const workDir = bed.tempDir("berth-relay-work-");
+  const a = await startHost(storeUrl, "host-a");
+  const b = await startHost(storeUrl, "host-b", { secret: secretOfB });
+  const onA = new AcpClient(a.acpUrl, a.token);
+  await onA.initialize();
+  const sessionId = await onA.newSession(workDir);
+  onA.close();
+  await eventually(async () => (await getJson<View>(b.url, b.token, `/api/sessions/${sessionId}`)).status === 200, "host B lists A's session");
+  return { a, b, sessionId, workDir };
+}
+
+/** A client of B that resumed A's session through B, and whether A runs a turn in it. */
+async function clientOfBOn(fleet: Awaited<ReturnType<typeof sessionOfAListedOnB>>) {
+  const { a, b, sessionId, workDir } = fleet;
+  const onB = new AcpClient(b.acpUrl, b.token);
+  await onB.initialize();
+  await onB.resume(sessionId, workDir);
+  const turnActiveOnA = async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body.turnActive;
+  return { onB, turnActiveOnA };
+}
+
+describe("routing between the hosts of a fleet", () => {
+  it("relays A's session prompted through B (ACP) and answered through C (REST) to A, and places new sessions by _meta", async () => {
+    const storeUrl = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-relay-work-");
+    const a = await startHost(storeUrl, "host-a");
+    const b = await startHost(storeUrl, "host-b");
+    const c = await startHost(storeUrl, "host-c", { secretIn: "env" });
+
+    // One session of each host's own.
+    const own = async (host: typeof a) => {
+      const acp = new AcpClient(host.acpUrl, host.token);
+      await acp.initialize();
+      const sessionId = await acp.newSession(workDir);
+      acp.close();
+      return sessionId;
+    };
+    const [sessionA, sessionB, sessionC] = [await own(a), await own(b), await own(c)];
+    for (const host of [b, c]) {
+      await eventually(async () => {
+        const { sessions } = (await getJson<Sessions>(host.url, host.token, "/api/sessions")).body;
+        const owners = new Map(sessions.map((view) => [view.id, view.host]));
+        return owners.get(sessionA) === "host-a" && owners.get(sessionB) === "host-b" && owners.get(sessionC) === "host-c";
+      }, `${host.url} lists every host's session with its owner`);
+    }
+    const viewOnA = async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionA}`)).body;
+    await eventually(async () => (await viewOnA()).holders === 0, "host A's first client let go");
+
+    // Through B: reopened and prompted over ACP; A holds it for B's client, and A's question reaches that client.
+    const onB = new AcpClient(b.acpUrl, b.token);
+    await onB.initialize();
+    await onB.resume(sessionA, workDir);
+    await eventually(async () => (await viewOnA()).holders === 1, "host A holds its session for B's client");
+    const turn = onB.prompt(sessionA, "/ask May I?");
+    await waitUntil(() => onB.asked.includes(sessionA), "B's client was asked A's agent's question");
+
+    // Through C: the question is in C's list; C's answer goes to A, whose agent ends the turn with it. B answers at the
+    // same time: the first answer wins fleet-wide (A's store decides), and the other is told it came too late.
+    const listedOn = async (host: typeof a) =>
+      (await getJson<Questions>(host.url, host.token, "/api/questions")).body.questions.find((candidate) => candidate.sessionId === sessionA);
+    await eventually(async () => (await listedOn(c)) !== undefined && (await listedOn(b)) !== undefined, "hosts B and C list A's question");
+    const question = (await listedOn(c))!;
+    const [fromC, fromB] = await Promise.all([
+      send(c.url, c.token, "POST", `/api/questions/${question.id}/answer`, { optionId: "allow" }),
+      send(b.url, b.token, "POST", `/api/questions/${question.id}/answer`, { optionId: "deny" }),
+    ]);
+    const winner = [fromC, fromB].find((answer) => answer.status === 200)!;
+    const loser = winner === fromC ? fromB : fromC;
+    expect(winner.body).toMatchObject({ id: question.id, sessionId: sessionA, state: "answered" });
+    // Refused by A's store (relayed there), or by a host that already saw the question resolved.
+    expect([`${loser.status} ${loser.body?.error}`]).toEqual([expect.stringMatching(/^(409 question_already_resolved|404 question_not_found)$/)]);
+    const chosen = winner === fromC ? "allow" : "deny";
+    expect(await turn).toMatchObject({ stopReason: "end_turn" });
+    expect(onB.texts.get(sessionA)).toContain(`You chose: ${chosen}`);
+
+    // The turn ended on A with the answer, in A's journal; C's REST reads the very same journal from A.
+    const journalOnA = (await getJson<Events>(a.url, a.token, `/api/sessions/${sessionA}/events`)).body;
+    expect(JSON.stringify(journalOnA)).toContain(`You chose: ${chosen}`);
+    expect(journalOnA.events.map((event) => event.kind)).toContain("question_resolved");
+    expect((await getJson<Events>(c.url, c.token, `/api/sessions/${sessionA}/events`)).body).toEqual(journalOnA);
+    expect((await getJson<unknown>(c.url, c.token, `/api/sessions/${sessionA}/agent-state`)).status).toBe(200);
+    // Renamed through C: stored on A, and seen on A.
+    expect(await send(c.url, c.token, "PATCH", `/api/sessions/${sessionA}`, { title: "named through C" })).toMatchObject({
+      status: 200,
+      body: { id: sessionA, title: "named through C", host: "host-a" },
+    });
+    // One hop: a request another host relayed to B for A's session is answered by B, never relayed on.
+    const relayedToB = { "berth-relayed-by": "host-c", "berth-cluster-secret": SECRET };
+    expect(await send(b.url, "", "PATCH", `/api/sessions/${sessionA}`, { title: "bounced" }, relayedToB)).toMatchObject({
+      status: 409,
+      body: { error: "owned_by_other_host" },
+    });
+
+    // Loaded through B by another client: A's replay of the journal reaches it through B.
+    const loading = new AcpClient(b.acpUrl, b.token);
+    await loading.initialize();
+    await loading.agent.request(methods.agent.session.load, { sessionId: sessionA, cwd: workDir, mcpServers: [] });
+    expect(loading.texts.get(sessionA)).toContain(`You chose: ${chosen}`);
+    loading.close();
+
+    // B's client leaves: A's hold for it goes with it.
+    onB.close();
+    await eventually(async () => (await viewOnA()).holders === 0, "host A released the hold of B's departed client");
+
+    // Placement: a session/new through B naming host C lives on C; an unknown host is named in the error.
+    const placing = new AcpClient(b.acpUrl, b.token);
+    await placing.initialize();
+    const placed = await placing.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [], _meta: { "berth/host": "host-c" } });
+    const placedView = (await getJson<View>(c.url, c.token, `/api/sessions/${placed.sessionId}`)).body;
+    expect(placedView).toMatchObject({ host: "host-c", holders: 1, state: "live" });
+    // C had its secret in its environment: its agent did not inherit it.
+    const agentEnvironment = readFileSync(`/proc/${placedView.pid}/environ`, "utf8");
+    expect(agentEnvironment).toContain("BERTH_GROUP=");
+    expect(agentEnvironment).not.toContain("BERTH_CLUSTER_SECRET");
+    expect(agentEnvironment).not.toContain(SECRET);
+    expect(await placing.prompt(placed.sessionId, "placed on C")).toMatchObject({ stopReason: "end_turn" });
+    expect(placing.texts.get(placed.sessionId)).toContain("placed on C");
+    const unknown = await failure(
+      placing.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [], _meta: { "berth/host": "host-x" } }),
+    );
+    expect(unknown?.code).toBe(-32602);
+    expect(unknown?.message).toContain('"host-x"');
+    // Deleted through B (ACP): gone from C.
+    await placing.agent.request(methods.agent.session.delete, { sessionId: placed.sessionId });
+    // C's one view may list it as ownerless until its next read of the fleet (reads of the fleet are not one snapshot).
+    await eventually(async () => (await getJson<unknown>(c.url, c.token, `/api/sessions/${placed.sessionId}`)).status === 404, "host C forgot it");
+    placing.close();
+
+    for (const host of [a, b, c]) {
+      expect(errorLines(host.server)).toEqual([]);
+      // Never logged, never printed.
+      expect(host.server.stderr + host.server.stdout).not.toContain(SECRET);
+    }
+  }, 120_000);
+
+  it("refuses a wrong or missing cluster secret, and relays nothing with one", async () => {
+    const { a, b, sessionId, workDir } = await sessionOfAListedOnB("another-secret-of-host-b-0123456789");
+
+    // A peer's request without the secret, or with a wrong one, is refused, even with A's own token.
+    const peerHeaders: Array<Record<string, string>> = [
+      { "berth-relayed-by": "host-b" },
+      { "berth-relayed-by": "host-b", "berth-cluster-secret": "wrong-secret-0123456789" },
+    ];
+    for (const headers of peerHeaders) {
+      expect((await send(a.url, a.token, "GET", "/api/sessions", undefined, headers)).status).toBe(401);
+      const upgrade = await new Promise<number>((resolve) => {
+        const ws = new WebSocket(a.acpUrl, { headers: { authorization: `Bearer ${a.token}`, ...headers } });
+        // Ended by the refusal itself: its error is the expected one.
+        ws.on("error", () => undefined);
+        ws.once("unexpected-response", (_request, response) => {
+          resolve(response.statusCode ?? 0);
+          ws.terminate();
+        });
+        ws.once("open", () => {
+          resolve(101);
+          ws.close();
+        });
+      });
+      expect(upgrade).toBe(401);
+    }
+    // With the right one a peer is let in, to the routes it relays and no other.
+    const peer = { "berth-relayed-by": "host-b", "berth-cluster-secret": SECRET };
+    expect((await send(a.url, "", "GET", `/api/sessions/${sessionId}/events`, undefined, peer)).status).toBe(200);
+    for (const [method, path] of [
+      ["GET", "/api/sessions"],
+      ["POST", "/api/token/rotate"],
+    ] as const) {
+      expect(await send(a.url, "", method, path, undefined, peer), `${method} ${path}`).toMatchObject({
+        status: 403,
+        body: { error: "not_relayed" },
+      });
+    }
+
+    // B's secret is not A's: its relays are refused, and its client is told why.
+    const onB = new AcpClient(b.acpUrl, b.token);
+    await onB.initialize();
+    const refused = await failure(onB.resume(sessionId, workDir));
+    expect(refused?.data).toMatchObject({ code: "owner_host_unreachable", host: "host-a" });
+    expect(refused?.message).toContain("401");
+    onB.close();
+    expect(await send(b.url, b.token, "PATCH", `/api/sessions/${sessionId}`, { title: "renamed on B" })).toMatchObject({
+      status: 502,
+      body: { error: "owner_host_refused" },
+    });
+    expect((await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body).toMatchObject({ title: null });
+  }, 90_000);
+
+  it("relays session/cancel, and ends a relayed turn with a clear error when the owner dies in the middle of it", async () => {
+    const fleet = await sessionOfAListedOnB();
+    const { a, b, sessionId } = fleet;
+    const { onB, turnActiveOnA } = await clientOfBOn(fleet);
+    // session/cancel through B reaches A's agent.
+    const cancelled = onB.prompt(sessionId, "/sleep 10m");
+    await eventually(turnActiveOnA, "the relayed turn runs on A");
+    await onB.agent.notify(methods.agent.session.cancel, { sessionId });
+    expect(await cancelled).toMatchObject({ stopReason: "cancelled" });
+    await eventually(async () => !(await turnActiveOnA()), "the cancelled turn ended on A");
+
+    const turn = failure(onB.prompt(sessionId, "/sleep 10m"));
+    await eventually(turnActiveOnA, "the relayed turn runs on A");
+    a.server.signal("SIGKILL");
+    const error = await turn;
+    expect(error?.data).toMatchObject({ code: "owner_host_unreachable", host: "host-a" });
+    expect(error?.message).toContain('"host-a"');
+    onB.close();
+    expect(errorLines(b.server)).toEqual([]);
+  }, 90_000);
+
+  it("ends a relayed turn with a clear error when the owner is paused (no ping answered), never a hang", async () => {
+    const fleet = await sessionOfAListedOnB();
+    const { a, b, sessionId } = fleet;
+    const { onB, turnActiveOnA } = await clientOfBOn(fleet);
+    const turn = failure(onB.prompt(sessionId, "/sleep 10m"));
+    await eventually(turnActiveOnA, "the relayed turn runs on A");
+    // Paused, A keeps its sockets open: only the relay's pings tell it is gone.
+    a.server.signal("SIGSTOP");
+    const error = await turn;
+    expect(error?.data).toMatchObject({ code: "owner_host_unreachable", host: "host-a" });
+    expect(error?.message).toContain("answered no ping");
+    a.server.signal("SIGCONT");
+    onB.close();
+    expect(errorLines(b.server)).toEqual([]);
+  }, 90_000);
+  it("serves A's session on B's dashboard: opened, prompted and its question answered there, all on A", async () => {
+    const fleet = await sessionOfAListedOnB();
+    const { a, b, sessionId } = fleet;
+    const launched = await launchBrowser();
+    try {
+      const opened = await openPage(launched.browser, b.url, `/?token=${b.token}`);
+      const { page } = opened;
+      const card = page.locator(`li.session[data-session-id="${sessionId}"]`);
+      await card.getByRole("link", { name: /^Open/ }).click();
+      const viewOnA = async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body;
+      const box = page.getByLabel("Message to the agent");
+      await box.fill("/ask Ship it from B?");
+      await box.press("Enter");
+      // Asked on A: in B's Questions panel (B's REST), answered there, relayed to A.
+      const question = page
+        .getByRole("region", { name: /Questions/ })
+        .getByRole("listitem")
+        .filter({ hasText: "Ship it from B?" });
+      await question.getByRole("button", { name: "Allow" }).click();
+      await page.getByRole("log", { name: "Conversation" }).locator(".message.agent", { hasText: "You chose: allow" }).waitFor();
+      expect(JSON.stringify((await getJson<Events>(a.url, a.token, `/api/sessions/${sessionId}/events`)).body)).toContain("You chose: allow");
+      // The page's ACP link to B resumed the session at A to prompt it: A holds it for the page.
+      expect((await viewOnA()).holders).toBe(1);
+
+      // Closed on B's page: A lets go.
+      await page.getByRole("button", { name: "Close" }).click();
+      await eventually(async () => (await viewOnA()).holders === 0, "host A released the hold of B's page");
+      expect(opened.errors).toEqual([]);
+      await opened.close();
+    } finally {
+      const browserPids = await launched.pids().catch(() => []);
+      await launched.browser.close();
+      expect(await waitUntilGone(browserPids)).toEqual([]);
+    }
+    expect(errorLines(b.server)).toEqual([]);
+    expect(errorLines(a.server)).toEqual([]);
+  }, 120_000);
+});
