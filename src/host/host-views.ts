@@ -89,6 +89,7 @@ export class HostViews {
       const located = cache.peek(status.key);
       const sessions = sessionsAt(store, status.key);
       return {
+        host: this.deps.hostId,
         directory: status.key.directory,
         workspace: status.key.workspace ?? null,
         state: status.state,

@@ -90,6 +90,8 @@ interface ServiceView {
 }
 
 export interface LocationView {
+  /** The host it is on (`--host-id`); null on SQLite. */
+  readonly host: string | null;
   readonly directory: string;
   readonly workspace: string | null;
   /** `retained`, `interrupting` or `evicting` for a cached location. */

@@ -141,8 +141,13 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       const grant = ticketed ? undefined : access.grant(req);
       if (!ticketed && !grant) return refuseUnauthorized(req, res);
       // The cluster secret lets a peer relay its clients' requests for this host's sessions, and nothing more.
-      if (grant?.kind === "peer" && url.pathname !== "/acp" && !(match.name === "route" && match.route.relayed === true))
-        throw new HttpError(403, "not_relayed", `a peer host relays only ACP and a session's REST routes, not ${req.method} ${url.pathname}`);
+      const forPeers = match.name === "route" && (match.route.relayed === true || match.route.fleetRead === true);
+      if (grant?.kind === "peer" && url.pathname !== "/acp" && !forPeers)
+        throw new HttpError(
+          403,
+          "not_relayed",
+          `a peer host relays only ACP and a session's REST routes, and reads only GET /api/locations, not ${req.method} ${url.pathname}`,
+        );
     }
     if (match.name !== "none") return router.run(match, req, res, url);
     if (url.pathname === "/acp") {

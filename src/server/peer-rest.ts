@@ -7,6 +7,14 @@ import { empty, type Reply } from "./router.js";
 
 /** A relayed REST request the owner has not answered within this long is answered 504 here. */
 const RELAY_TIMEOUT_MS = 30_000;
+/** A fleet-wide read waits this long for each peer: a slow one is reported as unreachable, not waited for. */
+const PEER_READ_TIMEOUT_MS = 3_000;
+
+/** What every online peer answered to a fleet-wide read, and which could not be read (with why). */
+export interface PeerReads<T> {
+  readonly answers: readonly { readonly host: string; readonly body: T }[];
+  readonly unreachable: readonly { readonly host: string; readonly error: string }[];
+}
 
 /**
  * REST requests for another host's session, relayed to its owner (docs/fleet.md, "Routing"): the
@@ -21,10 +29,42 @@ export class PeerRest {
 
   /** The owner to relay a request for the session to; undefined when this host answers it. */
   ownerFor(sessionId: string, req: IncomingMessage): PeerHost | undefined {
-    // A request a peer relayed here is answered here: one hop, never a loop.
-    const canRelay = this.cluster.configured && this.host.hostId !== null && this.cluster.presence(req).kind === "none";
-    const route = routeOf(this.host.sessionOwner(sessionId), { canRelay });
+    const route = routeOf(this.host.sessionOwner(sessionId), { canRelay: this.canRelay(req) });
     return route.kind === "relay" ? route.owner : undefined;
+  }
+
+  /**
+   * GET `path` at every online peer, in parallel, each within {@link PEER_READ_TIMEOUT_MS}: the fleet-wide
+   * reads of the one view (docs/fleet.md). Nothing is read for a request a peer sent here, or without a secret.
+   */
+  async readPeers<T>(req: IncomingMessage, path: string, valid: (body: unknown) => body is T): Promise<PeerReads<T>> {
+    if (!this.canRelay(req)) return { answers: [], unreachable: [] };
+    const peers = (this.host.hosts() ?? []).filter((peer) => !peer.self && peer.online && peer.url !== null);
+    type Read = { readonly host: string; readonly body: T } | { readonly host: string; readonly error: string };
+    const read = async (peer: PeerHost): Promise<Read> => {
+      try {
+        const response = await fetch(new URL(path, peer.url), {
+          headers: this.cluster.headers(this.host.hostId!),
+          signal: AbortSignal.timeout(PEER_READ_TIMEOUT_MS),
+          redirect: "manual",
+        });
+        if (!response.ok) return { host: peer.id, error: `${peer.url} answered ${response.status}` };
+        const body: unknown = await response.json();
+        return valid(body) ? { host: peer.id, body } : { host: peer.id, error: `${peer.url} answered with something other than ${path}'s answer` };
+      } catch (error) {
+        return { host: peer.id, error: `${peer.url} could not be reached: ${causeOf(error)}` };
+      }
+    };
+    const results = await Promise.all(peers.map((peer) => read({ id: peer.id, url: peer.url! })));
+    return {
+      answers: results.flatMap((result) => ("body" in result ? [result] : [])),
+      unreachable: results.flatMap((result) => ("error" in result ? [result] : [])),
+    };
+  }
+
+  /** This host relays and fans out: it has the secret and a host id, and the request did not come from a peer (one hop, never a loop). */
+  private canRelay(req: IncomingMessage): boolean {
+    return this.cluster.configured && this.host.hostId !== null && this.cluster.presence(req).kind === "none";
   }
 
   /** The same method, path and query at the owner, with `body` as JSON; its answer, or 502/504 naming the owner. */

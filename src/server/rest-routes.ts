@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Host } from "../host/host.js";
-import type { QuestionAnswer } from "../host/views.js";
+import type { LocationView, QuestionAnswer } from "../host/views.js";
 import { berthVersion } from "../version.js";
 import { mergedEvents } from "./chunk-merging.js";
 import { HttpError, readJsonBody } from "./http-io.js";
@@ -41,6 +41,16 @@ const answerBody = z.union(
   { error: 'expected { "optionId": "..." }, { "action": "accept", "content": {...} }, { "action": "decline" } or { "action": "cancel" }' },
 );
 
+/** A peer's `GET /api/locations` answer, as far as the fleet-wide read uses it. */
+function isLocationList(body: unknown): body is { locations: LocationView[] } {
+  return (
+    typeof body === "object" &&
+    body !== null &&
+    Array.isArray((body as { locations?: unknown }).locations) &&
+    (body as { locations: unknown[] }).locations.every((location) => typeof location === "object" && location !== null)
+  );
+}
+
 /** The REST API of the contract in docs/api.md; each route is listed in docs/openapi.json. */
 export function restRoutes({ host, events, metrics, tickets, peers }: RestDeps): Route[] {
   return [
@@ -57,7 +67,17 @@ export function restRoutes({ host, events, metrics, tickets, peers }: RestDeps):
     // One connection of EventSource or a browser's WebSocket, which cannot send the token in a header.
     { method: "POST", path: "/api/tickets", handle: () => json(tickets.issue(), 201) },
     { method: "GET", path: "/api/agents", handle: () => json({ agents: host.agents(), default: host.config.defaultAgent }) },
-    { method: "GET", path: "/api/locations", handle: () => json({ locations: host.locations() }) },
+    {
+      method: "GET",
+      path: "/api/locations",
+      fleetRead: true,
+      // In a fleet with a cluster secret, every online host's locations, each read from its host (docs/fleet.md, "One view").
+      handle: async ({ req }) => {
+        const { answers, unreachable } = await peers.readPeers(req, "/api/locations", isLocationList);
+        const fromPeers = answers.flatMap(({ host: peer, body }) => body.locations.filter((location) => location.host === peer));
+        return json({ locations: [...host.locations(), ...fromPeers], unreachable });
+      },
+    },
     {
       method: "GET",
       path: "/api/hosts",

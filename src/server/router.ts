@@ -23,8 +23,10 @@ export interface Route {
   readonly path: string;
   /** Answered without a token (only `/healthz`). */
   readonly public?: boolean;
-  /** A route a peer host relays a client's request to (with the cluster secret); peers get no other. */
+  /** A route a peer host relays a client's request to (with the cluster secret); peers get no other but `fleetRead`. */
   readonly relayed?: boolean;
+  /** A route every host reads of its peers to answer for the fleet (`GET /api/locations`): open to peers too. */
+  readonly fleetRead?: boolean;
   readonly handle: (context: RouteContext) => Reply | undefined | Promise<Reply | undefined>;
 }
 

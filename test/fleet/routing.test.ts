@@ -198,6 +198,50 @@ describe("routing between the hosts of a fleet", () => {
     }
   }, 120_000);
 
+  it("lists every online host's locations on any host, each read from its own host, one hop; a host that cannot be read is named", async () => {
+    const storeUrl = await postgres.freshDatabase();
+    const a = await startHost(storeUrl, "host-a");
+    const b = await startHost(storeUrl, "host-b");
+    // Host C heartbeats but registered a URL nothing listens on: online, and unreadable.
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    const cFleet = { heartbeatInterval: "250ms", hostTtl: "2000ms", url: nowhere, secret: SECRET };
+    await bed.serve(storeUrl, "host-c", bed.tempDir("berth-relay-host-c-"), { fleet: cFleet });
+    // A location on A and one on B: a turn of a session of each one's own, each in a directory of its own.
+    const locate = async (host: typeof a) => {
+      const workDir = bed.tempDir("berth-relay-location-");
+      const acp = new AcpClient(host.acpUrl, host.token);
+      await acp.initialize();
+      const sessionId = await acp.newSession(workDir);
+      await acp.prompt(sessionId, "hello");
+      acp.close();
+      return workDir;
+    };
+    const [dirA, dirB] = [await locate(a), await locate(b)];
+    type Locations = { locations: Array<{ host: string | null; directory: string }>; unreachable: Array<{ host: string; error: string }> };
+    const read = async (host: typeof a, headers: Record<string, string> = {}) =>
+      (await send(host.url, host.token, "GET", "/api/locations", undefined, headers)).body as unknown as Locations;
+    const where = (answer: Locations) => answer.locations.map(({ host, directory }) => `${host} ${directory}`).sort();
+    await eventually(
+      async () =>
+        (await getJson<{ hosts: Array<{ id: string; online: boolean }> }>(a.url, a.token, "/api/hosts")).body.hosts.filter((h) => h.online).length ===
+        3,
+      "A sees the three hosts online",
+    );
+
+    for (const host of [a, b]) {
+      const answer = await read(host);
+      expect(where(answer)).toEqual([`host-a ${dirA}`, `host-b ${dirB}`].sort());
+      expect(answer.unreachable).toEqual([
+        { host: "host-c", error: `${nowhere} could not be reached: connect ECONNREFUSED ${nowhere.slice("http://".length)}` },
+      ]);
+    }
+    // A peer's read is answered with the host's own locations only: one hop, never a fan-out of a fan-out.
+    const peer = { "berth-relayed-by": "host-b", "berth-cluster-secret": SECRET };
+    const asPeer = (await send(a.url, "", "GET", "/api/locations", undefined, peer)).body as unknown as Locations;
+    expect(where(asPeer)).toEqual([`host-a ${dirA}`]);
+    expect(asPeer.unreachable).toEqual([]);
+  }, 90_000);
+
   it("refuses a wrong or missing cluster secret, and relays nothing with one", async () => {
     const { a, b, sessionId, workDir } = await sessionOfAListedOnB("another-secret-of-host-b-0123456789");
 

@@ -98,11 +98,11 @@ describe("REST API", () => {
     const fixture = await startFixture();
     expect(await json(fixture.api("/api/agents"))).toEqual({ status: 200, body: { agents: ["demo"], default: "demo" } });
     const session = await createSession(fixture);
-    expect(await json(fixture.api("/api/locations"))).toEqual({ status: 200, body: { locations: [] } });
+    expect(await json(fixture.api("/api/locations"))).toEqual({ status: 200, body: { locations: [], unreachable: [] } });
     await fixture.berth.host.hold(session.id, "test").child;
     const { body: located } = await json<{ locations: Array<Record<string, unknown>> }>(fixture.api("/api/locations"));
     expect(located.locations).toEqual([
-      expect.objectContaining({ directory: fixture.workDir, workspace: null, sessions: [session.id], keptBy: "idle-ttl" }),
+      expect.objectContaining({ host: null, directory: fixture.workDir, workspace: null, sessions: [session.id], keptBy: "idle-ttl" }),
     ]);
   });
 

@@ -24,7 +24,7 @@ export function LocationsPanel({ locations, records }: { locations: readonly Loc
         <ul class="cards">
           {locations.map((location) => (
             <LocationCard
-              key={`${location.directory}\u0000${location.workspace ?? ""}`}
+              key={`${location.host ?? ""}\u0000${location.directory}\u0000${location.workspace ?? ""}`}
               location={location}
               evictions={evictions.filter((e) => sameLocation(e.record, location))}
             />
@@ -62,6 +62,12 @@ function LocationCard({ location, evictions }: { location: LocationView; evictio
       </div>
       {location.workspace ? <p class="meta">workspace {location.workspace}</p> : null}
       <dl class="facts">
+        {location.host !== null ? (
+          <>
+            <dt>Host</dt>
+            <dd class="mono">{location.host}</dd>
+          </>
+        ) : null}
         <dt>Kept by</dt>
         <dd>
           {active ? (
