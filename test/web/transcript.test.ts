@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { JournalEvent } from "../../src/host/views.js";
-import { appendSegment, emptySegments, segmentsText } from "../../web/src/chat/message-segments.js";
+import { appendSegment, CUT_STEP, emptySegments, HARD_LIMIT, segmentsText } from "../../web/src/chat/message-segments.js";
 import { Transcript, type MessageEntry } from "../../web/src/chat/transcript.js";
 
 let seq = 0;
@@ -240,16 +240,16 @@ describe("message segments", () => {
           for (let at = 0; at < text.length; at += piece + 1) appendSegment(streamed, text.slice(at, at + piece + 1));
           expect(segmentsText(whole)).toBe(text);
           // Never more than the forced-cut limit and one step of growth is left to render again per chunk.
-          expect(whole.tail.length).toBeLessThan(8_192 + 2_048);
-          expect(streamed.tail.length).toBeLessThan(8_192 + 2_048);
+          expect(whole.tail.length).toBeLessThan(HARD_LIMIT + CUT_STEP);
+          expect(streamed.tail.length).toBeLessThan(HARD_LIMIT + CUT_STEP);
         },
       ),
       { numRuns: 50 },
     );
     const flood = emptySegments();
     appendSegment(flood, "abcdefghijklmnop".repeat(20_000));
-    expect(flood.blocks).toHaveLength(39);
-    expect(flood.blocks.every((block) => block.length === 8_192)).toBe(true);
+    expect(flood.blocks).toHaveLength(Math.floor(320_000 / HARD_LIMIT));
+    expect(flood.blocks.every((block) => block.length === HARD_LIMIT)).toBe(true);
   });
 
   it("cut a huge single line at the limit", () => {

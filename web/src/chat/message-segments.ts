@@ -14,9 +14,13 @@ export interface Segments {
 }
 
 /** How far the tail grows between tries to cut it. */
-const CUT_STEP = 2_048;
-/** A tail this long is cut even without a blank line. */
-const HARD_LIMIT = 8_192;
+export const CUT_STEP = 2_048;
+/**
+ * A tail this long is cut even without a blank line. The tail is parsed and laid out again as it grows,
+ * once a frame: at 8 kB a 200,000-chunk reply had main-thread tasks of 100-130 ms, at 4 kB 53-56 ms
+ * (`npm run bench`, docs/dashboard.md).
+ */
+export const HARD_LIMIT = 4_096;
 
 export function emptySegments(): Segments {
   return { blocks: [], tail: "", nextCut: CUT_STEP };
