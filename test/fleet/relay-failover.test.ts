@@ -1,0 +1,92 @@
+// Routing when a host goes away (docs/fleet.md, "Routing"): real `berth serve --store postgres://…` processes on one
+// throwaway cluster, sharing one cluster secret. A client of B that used A's session through B keeps its connection
+// when A dies and B adopts the session: its next prompt is answered by B, never sent on to the dead A. B dying
+// (SIGKILL) with a client's hold on A releases that hold; so does the link between B and A going silent (A's pings).
+import { join } from "node:path";
+import { methods } from "@agentclientprotocol/sdk";
+import { afterEach, describe, expect, it } from "vitest";
+import { demoAgentMain } from "../../src/agents/agent-registry.js";
+import { freePort } from "../../src/bench/free-port.js";
+import { usePostgresCluster } from "../support/postgres-cluster.js";
+import { descendantsOf, killLeftovers, processGroupOf, startedProcess, waitUntilGone, type StartedProcess } from "../support/process-table.js";
+import { AcpClient, errorLines, eventually, FleetTestBed, getJson } from "./fleet-harness.js";
+
+const postgres = usePostgresCluster();
+const bed = new FleetTestBed();
+/** The agents of a host killed with SIGKILL: they outlive it, so the test ends them itself. */
+const orphans: StartedProcess[] = [];
+afterEach(async () => {
+  killLeftovers(orphans);
+  const running = await waitUntilGone(orphans.splice(0).map((agent) => agent.pid));
+  await bed.cleanup();
+  expect(running).toEqual([]);
+});
+
+const SECRET = "relay-test-secret-0123456789abcdef";
+
+interface View {
+  host: string | null;
+  hostOnline: boolean;
+  holders: number;
+}
+
+type Host = Awaited<ReturnType<FleetTestBed["serve"]>>;
+
+/** Kills a host with SIGKILL; its agents (each in a group of its own) are remembered for the test's clean-up. */
+async function kill(host: Host): Promise<void> {
+  orphans.push(
+    ...descendantsOf(host.server.pid)
+      .filter((pid) => processGroupOf(pid) === pid)
+      .map(startedProcess),
+  );
+  host.server.signal("SIGKILL");
+  await host.server.exited;
+}
+
+/** A fleet host registered at `url` (its own port unless given), adopting offline hosts' sessions, its demo agent's conversations in `shared`. */
+async function startHost(storeUrl: string, id: string, shared: string, { port, url }: { port?: number; url?: string } = {}) {
+  const listen = port ?? (await freePort());
+  const config = {
+    fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", url: url ?? `http://127.0.0.1:${listen}`, adopt: true, secret: SECRET },
+    agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", join(shared, "conversations")] } },
+  };
+  return bed.serve(storeUrl, id, bed.tempDir(`berth-failover-${id}-`), config, { port: listen });
+}
+
+/** A session created on A, idle there and listed on B. */
+async function sessionOfA(a: Host, b: Host, workDir: string): Promise<string> {
+  const onA = new AcpClient(a.acpUrl, a.token);
+  await onA.initialize();
+  const sessionId = await onA.newSession(workDir);
+  onA.close();
+  await eventually(async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body.holders === 0, "A's client left");
+  await eventually(async () => (await getJson(b.url, b.token, `/api/sessions/${sessionId}`)).status === 200, "B lists A's session");
+  return sessionId;
+}
+
+const viewOn = async (host: Host, sessionId: string) => (await getJson<View>(host.url, host.token, `/api/sessions/${sessionId}`)).body;
+
+describe("routing when a host of the fleet goes away", () => {
+  it("answers on B, on the same connection, a session B adopted after relaying it to A", async () => {
+    const storeUrl = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-failover-work-");
+    const shared = bed.tempDir("berth-failover-shared-");
+    const a = await startHost(storeUrl, "host-a", shared);
+    const b = await startHost(storeUrl, "host-b", shared);
+    const sessionId = await sessionOfA(a, b, workDir);
+
+    const onB = new AcpClient(b.acpUrl, b.token);
+    await onB.initialize();
+    await onB.resume(sessionId, workDir);
+    expect(await onB.prompt(sessionId, "relayed to A")).toMatchObject({ stopReason: "end_turn" });
+
+    await kill(a);
+    await eventually(async () => !(await viewOn(b, sessionId)).hostOnline, "B shows A offline");
+    // The same connection opens it again: B adopts it, and answers every later request itself.
+    await onB.agent.request(methods.agent.session.load, { sessionId, cwd: workDir, mcpServers: [] });
+    expect((await viewOn(b, sessionId)).host).toBe("host-b");
+    expect(await onB.prompt(sessionId, "after adoption")).toMatchObject({ stopReason: "end_turn" });
+    onB.close();
+    expect(errorLines(b.server)).toEqual([]);
+  }, 90_000);
+});
