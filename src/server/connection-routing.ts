@@ -1,4 +1,11 @@
-import { methods, RequestError, type InitializeRequest, type NewSessionRequest, type NewSessionResponse } from "@agentclientprotocol/sdk";
+import {
+  methods,
+  RequestError,
+  type AuthenticateRequest,
+  type InitializeRequest,
+  type NewSessionRequest,
+  type NewSessionResponse,
+} from "@agentclientprotocol/sdk";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import type { SessionOwner } from "../host/views.js";
@@ -47,6 +54,11 @@ export class ConnectionRouting {
   /** The client's `initialize`, which every connection to an owner repeats. */
   initialized(request: InitializeRequest): void {
     this.relay?.initialized(request);
+  }
+
+  /** The client's `authenticate`, which the agent accepted here: repeated to every owner host this connection uses. */
+  authenticated(request: AuthenticateRequest): void {
+    this.relay?.authenticated(request);
   }
 
   /** The client left: the owners release what it held there. */

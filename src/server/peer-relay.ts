@@ -1,4 +1,4 @@
-import { client, methods, RequestError, type ClientConnection, type InitializeRequest } from "@agentclientprotocol/sdk";
+import { client, methods, RequestError, type AuthenticateRequest, type ClientConnection, type InitializeRequest } from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { WebSocket } from "ws";
 import type { Logger } from "../host/logger.js";
@@ -26,14 +26,15 @@ export interface PeerRelayOptions {
 /**
  * The ACP connections one client connection of this host has opened to the owners of the sessions it
  * uses (docs/fleet.md, "Routing"): one per owner host, opened at the first request for one of its
- * sessions (authenticated by the cluster secret, initialized as the client initialized this host) and
- * reused for every later one. Requests go to the owner unchanged and its answers and errors come back
+ * sessions (authenticated by the cluster secret, initialized as the client initialized this host, then
+ * logged in to the agent as the client last did here) and reused for every later one. Requests go to the owner unchanged and its answers and errors come back
  * unchanged; its notifications and requests go to the client. Closing the client's connection closes
  * them all, so the owner releases every hold it took for this client, as it would for a client of its own.
  */
 export class PeerRelay {
   private readonly upstreams = new Map<string, Upstream>();
   private initializeRequest: InitializeRequest | undefined;
+  private login: AuthenticateRequest | undefined;
   private closed = false;
 
   constructor(private readonly options: PeerRelayOptions) {}
@@ -43,10 +44,19 @@ export class PeerRelay {
     this.initializeRequest = request;
   }
 
+  /**
+   * An `authenticate` the agent accepted here: the owners' agents need it too (as this host's later children
+   * get it), so it goes to every owner connected now and follows `initialize` on every later one.
+   */
+  authenticated(request: AuthenticateRequest): void {
+    this.login = request;
+    for (const upstream of this.upstreams.values()) upstream.authenticate(request);
+  }
+
   /** Puts the client's request to the owner; its answer or error (code, data, `_meta` intact), or a clear error if the owner is unreachable. */
   async request(owner: PeerHost, method: string, params: unknown, signal: AbortSignal): Promise<unknown> {
     const upstream = this.upstreamOf(owner);
-    const connection = await upstream.ready;
+    const connection = await upstream.usable();
     try {
       return await connection.agent.request(method, params, { cancellationSignal: signal });
     } catch (error) {
@@ -57,7 +67,7 @@ export class PeerRelay {
 
   /** Passes the client's notification (`session/cancel`, an extension's) to the owner. */
   async notify(owner: PeerHost, method: string, params: unknown): Promise<void> {
-    const connection = await this.upstreamOf(owner).ready;
+    const connection = await this.upstreamOf(owner).usable();
     await connection.agent.notify(method, params);
   }
 
@@ -74,6 +84,7 @@ export class PeerRelay {
     if (open && open.url === owner.url) return open;
     open?.close();
     const upstream = new Upstream(owner, this.options, this.initializeRequest);
+    if (this.login) upstream.authenticate(this.login);
     this.upstreams.set(owner.id, upstream);
     upstream.gone.then(() => {
       if (this.upstreams.get(owner.id) === upstream) this.upstreams.delete(owner.id);
@@ -85,7 +96,9 @@ export class PeerRelay {
 /** One ACP connection to an owner host, as a client of it: used from its `initialize` until it is gone (closed with its client, or the owner went away). */
 class Upstream {
   readonly url: string;
-  readonly ready: Promise<ClientConnection>;
+  private readonly ready: Promise<ClientConnection>;
+  /** The client's logins sent here, in order: a request waits for them, so the owner's agent never sees it before the login. */
+  private loggedIn: Promise<void> = Promise.resolve();
   /** Settles when the connection is gone, whatever the cause. */
   readonly gone: Promise<void>;
   /** Why it went, when the owner stopped answering pings. */
@@ -96,7 +109,7 @@ class Upstream {
 
   constructor(
     private readonly owner: PeerHost,
-    options: PeerRelayOptions,
+    private readonly options: PeerRelayOptions,
     initializeRequest: InitializeRequest | undefined,
   ) {
     this.url = owner.url;
@@ -128,6 +141,28 @@ class Upstream {
     });
     this.ready = this.initialize(initializeRequest);
     this.ready.catch(() => undefined);
+  }
+
+  /** The connection, once initialized and logged in as the client is. */
+  async usable(): Promise<ClientConnection> {
+    const connection = await this.ready;
+    await this.loggedIn;
+    return connection;
+  }
+
+  /**
+   * Sends the client's `authenticate` after everything sent before. The owner refusing it is logged, not thrown: its
+   * agent then answers the client's next request with its own error, as it would a client of its own.
+   */
+  authenticate(request: AuthenticateRequest): void {
+    const send = async () => {
+      const connection = await this.ready;
+      await connection.agent.request(methods.agent.authenticate, request);
+    };
+    this.loggedIn = this.loggedIn.then(send).catch((error: unknown) => {
+      if (error instanceof RequestError)
+        this.options.log.warn({ owner: this.owner.id, methodId: request.methodId, code: error.code }, "the owner host refused the client's authenticate");
+    });
   }
 
   close(): void {
