@@ -161,7 +161,10 @@ class Upstream {
     };
     this.loggedIn = this.loggedIn.then(send).catch((error: unknown) => {
       if (error instanceof RequestError)
-        this.options.log.warn({ owner: this.owner.id, methodId: request.methodId, code: error.code }, "the owner host refused the client's authenticate");
+        this.options.log.warn(
+          { owner: this.owner.id, methodId: request.methodId, code: error.code },
+          "the owner host refused the client's authenticate",
+        );
     });
   }
 
