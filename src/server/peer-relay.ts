@@ -4,9 +4,8 @@ import { WebSocket } from "ws";
 import type { Logger } from "../host/logger.js";
 import type { ClusterSecret } from "./cluster-secret.js";
 import type { PeerHost } from "./peer-route.js";
+import { keepAlive, PING_INTERVAL_MS } from "./socket-keepalive.js";
 
-/** A relayed connection whose owner answers no ping for this long is taken as gone: a paused host must not hang a client. */
-const PING_INTERVAL_MS = 5_000;
 /** An owner that accepts the TCP connection but does not complete the WebSocket handshake in this long is taken as gone. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
@@ -104,8 +103,6 @@ class Upstream {
   /** Why it went, when the owner stopped answering pings. */
   lostReason: Error | undefined;
   private readonly connection: ClientConnection;
-  private socket: WebSocket | undefined;
-  private pinger: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly owner: PeerHost,
@@ -114,9 +111,12 @@ class Upstream {
   ) {
     this.url = owner.url;
     const capture = (socket: WebSocket) => {
-      this.socket = socket;
       // From the first moment it is open: a request (initialize included) must not wait on a paused owner.
-      socket.once("open", () => this.keepAlive());
+      socket.once("open", () =>
+        keepAlive(socket, () => {
+          this.lostReason = new Error(`it answered no ping for ${PING_INTERVAL_MS / 1000} s`);
+        }),
+      );
       socket.once("unexpected-response", (_request, response) => {
         this.lostReason = new Error(
           response.statusCode === 401
@@ -136,7 +136,6 @@ class Upstream {
       .onRequest("*", ({ method, params, signal }) => options.ask(method, params, signal))
       .connect(stream);
     this.gone = this.connection.closed.then(() => {
-      clearInterval(this.pinger);
       options.log.info({ owner: owner.id, url: owner.url, reason: this.lostReason?.message }, "relay connection to the owner host closed");
     });
     this.ready = this.initialize(initializeRequest);
@@ -180,24 +179,6 @@ class Upstream {
       throw unreachable(this.owner, this.lostReason ?? error);
     }
     return this.connection;
-  }
-
-  /** A ping each interval; no pong since the last one ends the connection (the owner was paused or its network went). */
-  private keepAlive(): void {
-    let answered = true;
-    this.socket?.on("pong", () => {
-      answered = true;
-    });
-    this.pinger = setInterval(() => {
-      if (!answered) {
-        this.lostReason = new Error(`it answered no ping for ${PING_INTERVAL_MS / 1000} s`);
-        this.socket?.terminate();
-        return;
-      }
-      answered = false;
-      this.socket?.ping();
-    }, PING_INTERVAL_MS);
-    this.pinger.unref();
   }
 }
 

@@ -2,6 +2,7 @@
 // throwaway cluster, sharing one cluster secret. A client of B that used A's session through B keeps its connection
 // when A dies and B adopts the session: its next prompt is answered by B, never sent on to the dead A. B dying
 // (SIGKILL) with a client's hold on A releases that hold; so does the link between B and A going silent (A's pings).
+import { connect, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { methods } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
@@ -15,7 +16,10 @@ const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
 /** The agents of a host killed with SIGKILL: they outlive it, so the test ends them itself. */
 const orphans: StartedProcess[] = [];
+let link: SilencingLink | undefined;
 afterEach(async () => {
+  await link?.close();
+  link = undefined;
   killLeftovers(orphans);
   const running = await waitUntilGone(orphans.splice(0).map((agent) => agent.pid));
   await bed.cleanup();
@@ -64,6 +68,53 @@ async function sessionOfA(a: Host, b: Host, workDir: string): Promise<string> {
   return sessionId;
 }
 
+/**
+ * A TCP link to a loopback port that can go silent: from then on nothing passes either way and neither end hears of
+ * the other closing (a partition, a cable pulled), until it is healed.
+ */
+class SilencingLink {
+  silent = false;
+  private readonly pairs: Array<{ near: Socket; far: Socket }> = [];
+  private readonly server: Server;
+
+  private constructor(targetPort: number) {
+    this.server = createServer((near) => {
+      const far = connect(targetPort, "127.0.0.1");
+      this.pairs.push({ near, far });
+      const pass = (from: Socket, to: Socket) => {
+        from.on("data", (data) => this.silent || to.write(data));
+        from.on("close", () => this.silent || to.destroy());
+        from.on("error", () => undefined);
+      };
+      pass(near, far);
+      pass(far, near);
+    });
+  }
+
+  static async open(targetPort: number): Promise<SilencingLink> {
+    const link = new SilencingLink(targetPort);
+    await new Promise<void>((resolve) => link.server.listen(0, "127.0.0.1", resolve));
+    return link;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
+  }
+
+  /** Cuts the near ends (the connecting side gave up); the far ends, silent, hear nothing of it. */
+  dropNearEnds(): void {
+    for (const { near } of this.pairs) near.destroy();
+  }
+
+  async close(): Promise<void> {
+    for (const { near, far } of this.pairs.splice(0)) {
+      near.destroy();
+      far.destroy();
+    }
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
 const viewOn = async (host: Host, sessionId: string) => (await getJson<View>(host.url, host.token, `/api/sessions/${sessionId}`)).body;
 
 describe("routing when a host of the fleet goes away", () => {
@@ -89,4 +140,54 @@ describe("routing when a host of the fleet goes away", () => {
     onB.close();
     expect(errorLines(b.server)).toEqual([]);
   }, 90_000);
+
+  it("releases the hold A keeps for a client of B when B dies (SIGKILL)", async () => {
+    const storeUrl = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-failover-work-");
+    const shared = bed.tempDir("berth-failover-shared-");
+    const a = await startHost(storeUrl, "host-a", shared);
+    const b = await startHost(storeUrl, "host-b", shared);
+    const sessionId = await sessionOfA(a, b, workDir);
+    const onB = new AcpClient(b.acpUrl, b.token);
+    await onB.initialize();
+    await onB.resume(sessionId, workDir);
+    expect((await viewOn(a, sessionId)).holders).toBe(1);
+    await kill(b);
+    await eventually(async () => (await viewOn(a, sessionId)).holders === 0, "A released the hold of B's client");
+    onB.close();
+    expect(errorLines(a.server)).toEqual([]);
+  }, 90_000);
+
+  it("releases the hold A keeps for a client of B when the link between B and A goes silent (A's pings)", async () => {
+    const storeUrl = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-failover-work-");
+    const shared = bed.tempDir("berth-failover-shared-");
+    const aPort = await freePort();
+    link = await SilencingLink.open(aPort);
+    // B reaches A only through the link: A registers the link's address as its URL.
+    const a = await startHost(storeUrl, "host-a", shared, { port: aPort, url: link.url });
+    const b = await startHost(storeUrl, "host-b", shared);
+    const sessionId = await sessionOfA(a, b, workDir);
+    const onB = new AcpClient(b.acpUrl, b.token);
+    await onB.initialize();
+    await onB.resume(sessionId, workDir);
+    expect((await viewOn(a, sessionId)).holders).toBe(1);
+
+    link.silent = true;
+    // B's pings go unanswered: B gives its client a clear error and drops its end, which A never hears of.
+    const turn = await onB.prompt(sessionId, "anyone there?").then(
+      () => undefined,
+      (error: { data?: unknown }) => error.data,
+    );
+    expect(turn).toMatchObject({ code: "owner_host_unreachable", host: "host-a" });
+    link.dropNearEnds();
+    await eventually(async () => (await viewOn(a, sessionId)).holders === 0, "A released the hold of B's silent connection", 30_000);
+
+    // The link heals and the client opens the session again: one hold for one client.
+    link.silent = false;
+    await onB.resume(sessionId, workDir);
+    expect((await viewOn(a, sessionId)).holders).toBe(1);
+    onB.close();
+    await eventually(async () => (await viewOn(a, sessionId)).holders === 0, "A released the client's hold when it left");
+  }, 120_000);
 });
