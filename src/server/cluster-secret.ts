@@ -1,4 +1,4 @@
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 
 /** The header a host presents the cluster secret in when it relays a client's request to a peer. */
@@ -16,9 +16,12 @@ export type PeerPresence = { readonly kind: "none" } | { readonly kind: "peer"; 
  */
 export class ClusterSecret {
   private readonly secret: Buffer | undefined;
+  /** What a presented secret is compared with: digests are all one length, so the comparison tells nothing of the secret's. */
+  private readonly digest: Buffer | undefined;
 
   constructor(secret: string | undefined) {
     this.secret = secret === undefined ? undefined : Buffer.from(secret);
+    this.digest = secret === undefined ? undefined : sha256(secret);
   }
 
   /** Whether this host relays to its peers and lets relayed requests in. */
@@ -45,10 +48,12 @@ export class ClusterSecret {
   }
 
   private matches(presented: string): boolean {
-    if (!this.secret) return false;
-    const given = Buffer.from(presented);
-    return given.length === this.secret.length && timingSafeEqual(given, this.secret);
+    return this.digest !== undefined && timingSafeEqual(sha256(presented), this.digest);
   }
+}
+
+function sha256(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {

@@ -1,7 +1,14 @@
+import * as crypto from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ClusterSecret } from "../../src/server/cluster-secret.js";
 import { routeOf } from "../../src/server/peer-route.js";
+
+// The secret's check is watched: it must compare, in constant time, whatever the length presented.
+vi.mock("node:crypto", async (actual) => {
+  const real = await actual<typeof import("node:crypto")>();
+  return { ...real, timingSafeEqual: vi.fn(real.timingSafeEqual) };
+});
 
 const request = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 const SECRET = "cluster-secret-0123456789";
@@ -39,6 +46,17 @@ describe("the cluster secret", () => {
     ];
     for (const headers of refused) {
       expect(cluster.presence(request(headers)), JSON.stringify(headers)).toEqual({ kind: "refused" });
+    }
+  });
+
+  it("compares a presented secret in constant time whatever its length, so its length tells nothing", () => {
+    const compared = vi.mocked(crypto.timingSafeEqual);
+    for (const presented of ["x", SECRET.slice(1), `${SECRET}x`, "y".repeat(4096)]) {
+      compared.mockClear();
+      expect(cluster.presence(request({ "berth-relayed-by": "host-b", "berth-cluster-secret": presented }))).toEqual({ kind: "refused" });
+      expect(compared, presented).toHaveBeenCalledOnce();
+      const [given, expected] = compared.mock.calls[0]!;
+      expect(given.byteLength).toBe(expected.byteLength);
     }
   });
 
