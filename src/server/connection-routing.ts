@@ -46,9 +46,7 @@ export class ConnectionRouting {
     const { host, cluster, relayedBy, agentId, log, notify, ask } = options;
     this.selfId = host.hostId;
     this.relay =
-      cluster?.configured && relayedBy === undefined && this.selfId !== null
-        ? new PeerRelay({ cluster, selfId: this.selfId, agentId, log, notify, ask })
-        : undefined;
+      cluster?.configured && relayedBy === undefined && this.selfId !== null ? new PeerRelay({ cluster, agentId, log, notify, ask }) : undefined;
   }
 
   /** The client's `initialize`, which every connection to an owner repeats. */

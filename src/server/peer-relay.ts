@@ -11,8 +11,6 @@ const HANDSHAKE_TIMEOUT_MS = 10_000;
 
 export interface PeerRelayOptions {
   readonly cluster: ClusterSecret;
-  /** This host's id, named to the owner as the relaying host. */
-  readonly selfId: string;
   /** The agent the client's connection named (`/acp?agent=ID`), named the same way to the owner. */
   readonly agentId: string | undefined;
   readonly log: Logger;
@@ -120,15 +118,16 @@ class Upstream {
       socket.once("unexpected-response", (_request, response) => {
         this.lostReason = new Error(
           response.statusCode === 401
-            ? `it refused this host's cluster secret (401): every host of the fleet needs the same fleet.secret`
+            ? `it refused this host's proof of the cluster secret (401): every host of the fleet needs the same fleet.secret, and clocks within a minute of each other`
             : `it answered the connection with HTTP ${response.statusCode}`,
         );
         socket.terminate();
       });
     };
-    const stream = createWebSocketStream(acpUrlOf(owner.url, options.agentId), {
+    const acpUrl = acpUrlOf(owner.url, options.agentId);
+    const stream = createWebSocketStream(acpUrl.toString(), {
       WebSocket: capturingWebSocket(capture) as never,
-      headers: options.cluster.headers(options.selfId),
+      headers: options.cluster.headers(owner.id, "GET", `${acpUrl.pathname}${acpUrl.search}`),
       cookies: "omit",
     });
     this.connection = client({ name: "berth-relay" })
@@ -192,11 +191,11 @@ function unreachable(owner: PeerHost, cause: unknown): RequestError {
 }
 
 /** `http://host:port` (the URL a host registered) as its ACP WebSocket endpoint. */
-function acpUrlOf(url: string, agentId: string | undefined): string {
+function acpUrlOf(url: string, agentId: string | undefined): URL {
   const acp = new URL("acp", url.endsWith("/") ? url : `${url}/`);
   acp.protocol = acp.protocol === "https:" ? "wss:" : "ws:";
   if (agentId !== undefined) acp.searchParams.set("agent", agentId);
-  return acp.toString();
+  return acp;
 }
 
 /** The `ws` constructor with a handshake timeout, handing each socket it makes to `capture` (for pings and the refusal's status). */
