@@ -19,6 +19,8 @@ import {
 export class FleetTestBed {
   private readonly dirs: string[] = [];
   private readonly processes: BerthProcess[] = [];
+  /** The agents of hosts killed with SIGKILL: they outlive their host, so the clean-up ends them. */
+  private readonly orphans: ReturnType<typeof startedProcess>[] = [];
 
   tempDir(prefix: string): string {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
@@ -47,6 +49,14 @@ export class FleetTestBed {
     return { server, ...(await server.startupLine()) };
   }
 
+  /** Kills a host with SIGKILL and waits until it is gone; its agents (each in a group of its own) are ended by the clean-up. */
+  async kill(host: { readonly server: BerthProcess }): Promise<void> {
+    const agents = descendantsOf(host.server.pid).filter((pid) => processGroupOf(pid) === pid);
+    this.orphans.push(...agents.map(startedProcess));
+    host.server.signal("SIGKILL");
+    await host.server.exited;
+  }
+
   /** Any other `berth` command, killed after the test like the hosts. */
   spawn(args: readonly string[], env: Readonly<Record<string, string>>): BerthProcess {
     const child = new BerthProcess(args, env);
@@ -56,10 +66,13 @@ export class FleetTestBed {
 
   /**
    * Kills each process the test started with its group, and the groups of its agents (each in its own, found among the
-   * process's descendants while it still runs), waits until all of them are gone, then removes the temp directories.
+   * process's descendants while it still runs, or when {@link kill} killed it), waits until all of them are gone, then
+   * removes the temp directories.
    */
   async cleanup(): Promise<void> {
-    const started = [];
+    const orphans = this.orphans.splice(0);
+    killLeftovers(orphans);
+    const started = orphans.map((agent) => agent.pid);
     for (const server of this.processes.splice(0)) {
       // Agents are detached into groups of their own: found while their host still runs (they outlive it).
       const agents = descendantsOf(server.pid)

@@ -9,21 +9,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { freePort } from "../../src/bench/free-port.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
-import { descendantsOf, killLeftovers, processGroupOf, startedProcess, waitUntilGone, type StartedProcess } from "../support/process-table.js";
 import { AcpClient, errorLines, eventually, FleetTestBed, getJson } from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
-/** The agents of a host killed with SIGKILL: they outlive it, so the test ends them itself. */
-const orphans: StartedProcess[] = [];
 let link: SilencingLink | undefined;
 afterEach(async () => {
   await link?.close();
   link = undefined;
-  killLeftovers(orphans);
-  const running = await waitUntilGone(orphans.splice(0).map((agent) => agent.pid));
   await bed.cleanup();
-  expect(running).toEqual([]);
 });
 
 const SECRET = "relay-test-secret-0123456789abcdef";
@@ -36,36 +30,34 @@ interface View {
 
 type Host = Awaited<ReturnType<FleetTestBed["serve"]>>;
 
-/** Kills a host with SIGKILL; its agents (each in a group of its own) are remembered for the test's clean-up. */
-async function kill(host: Host): Promise<void> {
-  orphans.push(
-    ...descendantsOf(host.server.pid)
-      .filter((pid) => processGroupOf(pid) === pid)
-      .map(startedProcess),
-  );
-  host.server.signal("SIGKILL");
-  await host.server.exited;
-}
-
-/** A fleet host registered at `url` (its own port unless given), adopting offline hosts' sessions, its demo agent's conversations in `shared`. */
-async function startHost(storeUrl: string, id: string, shared: string, { port, url }: { port?: number; url?: string } = {}) {
-  const listen = port ?? (await freePort());
-  const config = {
-    fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", url: url ?? `http://127.0.0.1:${listen}`, adopt: true, secret: SECRET },
-    agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", join(shared, "conversations")] } },
+/**
+ * Hosts A and B (adopting offline hosts' sessions, their demo agents' conversations in one shared directory; B reaching
+ * A through `link` if given), a session created on A, and a client of B that resumed it through B: A holds it for that client.
+ */
+async function clientOfBOnA(link?: SilencingLink) {
+  const storeUrl = await postgres.freshDatabase();
+  const workDir = bed.tempDir("berth-failover-work-");
+  const shared = bed.tempDir("berth-failover-shared-");
+  const startHost = async (id: string, port: number, url = `http://127.0.0.1:${port}`) => {
+    const config = {
+      fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", url, adopt: true, secret: SECRET },
+      agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", join(shared, "conversations")] } },
+    };
+    return bed.serve(storeUrl, id, bed.tempDir(`berth-failover-${id}-`), config, { port });
   };
-  return bed.serve(storeUrl, id, bed.tempDir(`berth-failover-${id}-`), config, { port: listen });
-}
-
-/** A session created on A, idle there and listed on B. */
-async function sessionOfA(a: Host, b: Host, workDir: string): Promise<string> {
+  const a = link ? await startHost("host-a", link.targetPort, link.url) : await startHost("host-a", await freePort());
+  const b = await startHost("host-b", await freePort());
   const onA = new AcpClient(a.acpUrl, a.token);
   await onA.initialize();
   const sessionId = await onA.newSession(workDir);
   onA.close();
-  await eventually(async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body.holders === 0, "A's client left");
+  await eventually(async () => (await viewOn(a, sessionId)).holders === 0, "A's client left");
   await eventually(async () => (await getJson(b.url, b.token, `/api/sessions/${sessionId}`)).status === 200, "B lists A's session");
-  return sessionId;
+  const onB = new AcpClient(b.acpUrl, b.token);
+  await onB.initialize();
+  await onB.resume(sessionId, workDir);
+  expect((await viewOn(a, sessionId)).holders).toBe(1);
+  return { a, b, sessionId, workDir, onB };
 }
 
 /**
@@ -77,7 +69,7 @@ class SilencingLink {
   private readonly pairs: Array<{ near: Socket; far: Socket }> = [];
   private readonly server: Server;
 
-  private constructor(targetPort: number) {
+  private constructor(readonly targetPort: number) {
     this.server = createServer((near) => {
       const far = connect(targetPort, "127.0.0.1");
       this.pairs.push({ near, far });
@@ -115,23 +107,16 @@ class SilencingLink {
   }
 }
 
-const viewOn = async (host: Host, sessionId: string) => (await getJson<View>(host.url, host.token, `/api/sessions/${sessionId}`)).body;
+async function viewOn(host: Host, sessionId: string): Promise<View> {
+  return (await getJson<View>(host.url, host.token, `/api/sessions/${sessionId}`)).body;
+}
 
 describe("routing when a host of the fleet goes away", () => {
   it("answers on B, on the same connection, a session B adopted after relaying it to A", async () => {
-    const storeUrl = await postgres.freshDatabase();
-    const workDir = bed.tempDir("berth-failover-work-");
-    const shared = bed.tempDir("berth-failover-shared-");
-    const a = await startHost(storeUrl, "host-a", shared);
-    const b = await startHost(storeUrl, "host-b", shared);
-    const sessionId = await sessionOfA(a, b, workDir);
-
-    const onB = new AcpClient(b.acpUrl, b.token);
-    await onB.initialize();
-    await onB.resume(sessionId, workDir);
+    const { a, b, sessionId, workDir, onB } = await clientOfBOnA();
     expect(await onB.prompt(sessionId, "relayed to A")).toMatchObject({ stopReason: "end_turn" });
 
-    await kill(a);
+    await bed.kill(a);
     await eventually(async () => !(await viewOn(b, sessionId)).hostOnline, "B shows A offline");
     // The same connection opens it again: B adopts it, and answers every later request itself.
     await onB.agent.request(methods.agent.session.load, { sessionId, cwd: workDir, mcpServers: [] });
@@ -142,37 +127,17 @@ describe("routing when a host of the fleet goes away", () => {
   }, 90_000);
 
   it("releases the hold A keeps for a client of B when B dies (SIGKILL)", async () => {
-    const storeUrl = await postgres.freshDatabase();
-    const workDir = bed.tempDir("berth-failover-work-");
-    const shared = bed.tempDir("berth-failover-shared-");
-    const a = await startHost(storeUrl, "host-a", shared);
-    const b = await startHost(storeUrl, "host-b", shared);
-    const sessionId = await sessionOfA(a, b, workDir);
-    const onB = new AcpClient(b.acpUrl, b.token);
-    await onB.initialize();
-    await onB.resume(sessionId, workDir);
-    expect((await viewOn(a, sessionId)).holders).toBe(1);
-    await kill(b);
+    const { a, b, sessionId, onB } = await clientOfBOnA();
+    await bed.kill(b);
     await eventually(async () => (await viewOn(a, sessionId)).holders === 0, "A released the hold of B's client");
     onB.close();
     expect(errorLines(a.server)).toEqual([]);
   }, 90_000);
 
   it("releases the hold A keeps for a client of B when the link between B and A goes silent (A's pings)", async () => {
-    const storeUrl = await postgres.freshDatabase();
-    const workDir = bed.tempDir("berth-failover-work-");
-    const shared = bed.tempDir("berth-failover-shared-");
-    const aPort = await freePort();
-    link = await SilencingLink.open(aPort);
     // B reaches A only through the link: A registers the link's address as its URL.
-    const a = await startHost(storeUrl, "host-a", shared, { port: aPort, url: link.url });
-    const b = await startHost(storeUrl, "host-b", shared);
-    const sessionId = await sessionOfA(a, b, workDir);
-    const onB = new AcpClient(b.acpUrl, b.token);
-    await onB.initialize();
-    await onB.resume(sessionId, workDir);
-    expect((await viewOn(a, sessionId)).holders).toBe(1);
-
+    link = await SilencingLink.open(await freePort());
+    const { a, sessionId, workDir, onB } = await clientOfBOnA(link);
     link.silent = true;
     // B's pings go unanswered: B gives its client a clear error and drops its end, which A never hears of.
     const turn = await onB.prompt(sessionId, "anyone there?").then(
