@@ -1,4 +1,3 @@
-import { performance } from "node:perf_hooks";
 import type { WebSocket } from "ws";
 
 /** How often a WebSocket's far end is pinged; no pong by the next ping ends the connection. */
