@@ -23,10 +23,11 @@ export interface PeerRelayOptions {
 /**
  * The ACP connections one client connection of this host has opened to the owners of the sessions it
  * uses (docs/fleet.md, "Routing"): one per owner host, opened at the first request for one of its
- * sessions (authenticated by the cluster secret, initialized as the client initialized this host, then
- * logged in to the agent as the client last did here) and reused for every later one. Requests go to the owner unchanged and its answers and errors come back
- * unchanged; its notifications and requests go to the client. Closing the client's connection closes
- * them all, so the owner releases every hold it took for this client, as it would for a client of its own.
+ * sessions (authenticated by a proof of the cluster secret, initialized as the client initialized this
+ * host, then logged in to the agent as the client last did here) and reused for every later one.
+ * Requests go to the owner unchanged and its answers and errors come back unchanged; its notifications
+ * and requests go to the client. Closing the client's connection closes them all, so the owner releases
+ * every hold it took for this client, as it would for a client of its own.
  */
 export class PeerRelay {
   private readonly upstreams = new Map<string, Upstream>();
