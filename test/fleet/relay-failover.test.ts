@@ -116,7 +116,7 @@ describe("routing when a host of the fleet goes away", () => {
     const { a, b, sessionId, workDir, onB } = await clientOfBOnA();
     expect(await onB.prompt(sessionId, "relayed to A")).toMatchObject({ stopReason: "end_turn" });
 
-    await bed.kill(a);
+    await bed.killHost(a);
     await eventually(async () => !(await viewOn(b, sessionId)).hostOnline, "B shows A offline");
     // The same connection opens it again: B adopts it, and answers every later request itself.
     await onB.agent.request(methods.agent.session.load, { sessionId, cwd: workDir, mcpServers: [] });
@@ -128,7 +128,7 @@ describe("routing when a host of the fleet goes away", () => {
 
   it("releases the hold A keeps for a client of B when B dies (SIGKILL)", async () => {
     const { a, b, sessionId, onB } = await clientOfBOnA();
-    await bed.kill(b);
+    await bed.killHost(b);
     await eventually(async () => (await viewOn(a, sessionId)).holders === 0, "A released the hold of B's client");
     onB.close();
     expect(errorLines(a.server)).toEqual([]);
