@@ -42,9 +42,10 @@ export class Access {
     return loginId === undefined ? undefined : { kind: "device", loginId };
   }
 
-  /** A request that says it comes from a peer host and does not carry the cluster secret: refused, whatever else it presents (a ticket). */
-  peerRefused(req: IncomingMessage): boolean {
-    return this.cluster.presence(req).kind === "refused";
+  /** Why a request that says it comes from a peer host is refused (no valid proof of the cluster secret), whatever else it presents (a ticket); undefined if it is not. */
+  peerRefusal(req: IncomingMessage): string | undefined {
+    const presence = this.cluster.presence(req);
+    return presence.kind === "refused" ? presence.reason : undefined;
   }
 
   /** Whether the request carried a login cookie that lets nothing in (revoked, or of an old token): the browser is told to drop it. */

@@ -107,6 +107,7 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
       })
       .onRequest(methods.agent.authenticate, async ({ params, signal }) => {
         const answer = await translatedAsync(log, () => host.authenticate(connectionAgent, params, { clientInfo, initializeMeta, signal }));
+        routing.authenticated(params);
         log.info({ agent: connectionAgent, methodId: params.methodId, connectionId }, "client authenticated with an agent");
         return (answer ?? {}) as AuthenticateResponse;
       })

@@ -11,6 +11,7 @@ import { AcpConnections } from "./acp-connections.js";
 import { RELAYED_BY_HEADER, type ClusterSecret } from "./cluster-secret.js";
 import { HttpError, sendJson } from "./http-io.js";
 import { MessageLimitedSocket } from "./message-limited-socket.js";
+import { keepAlive } from "./socket-keepalive.js";
 
 export interface AcpEndpointOptions {
   readonly host: Host;
@@ -115,6 +116,8 @@ export class AcpEndpoint {
       this.wss.off("headers", nameConnection);
       socket.off("close", failed);
       limited = this.limit(ws, connectionId);
+      // A client (a relaying peer host above all) gone silent must not keep its holds here for ever.
+      keepAlive(ws, () => this.options.log.warn({ connectionId, relayedBy }, "client disconnected: it answered no ping"));
       this.sockets.add(ws);
       ws.once("close", () => this.sockets.delete(ws));
       upgrade.accept(limited);

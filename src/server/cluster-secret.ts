@@ -1,53 +1,106 @@
-import { timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 
-/** The header a host presents the cluster secret in when it relays a client's request to a peer. */
-const SECRET_HEADER = "berth-cluster-secret";
+/** The header a host proves it has the cluster secret in, for this one request (the secret itself never travels). */
+const PROOF_HEADER = "berth-cluster-proof";
 /** The header naming the host that relays: a relayed request is answered where it lands, never relayed again. */
 export const RELAYED_BY_HEADER = "berth-relayed-by";
+/** The header older hosts sent the secret itself in: it still marks a request as a peer's, which is refused. */
+const SECRET_HEADER = "berth-cluster-secret";
+/** How far a proof's time may be from this host's clock (either way); its nonce is remembered twice as long. */
+const PROOF_WINDOW_MS = 60_000;
+const NONCE = /^[A-Za-z0-9_-]{22}$/;
+const MAC_BYTES = 32;
 
-/** What a request says of the cluster: nothing (a client), a peer with the right secret, or a peer refused. */
-export type PeerPresence = { readonly kind: "none" } | { readonly kind: "peer"; readonly hostId: string } | { readonly kind: "refused" };
+/** What a request says of the cluster: nothing (a client), a peer with a valid proof, or a peer refused (and why, for the log). */
+export type PeerPresence =
+  | { readonly kind: "none" }
+  | { readonly kind: "peer"; readonly hostId: string }
+  | { readonly kind: "refused"; readonly reason: string };
 
 /**
- * The secret the hosts of a fleet share (config `fleet.secret`, env `BERTH_CLUSTER_SECRET`): what a
- * host presents when it relays a client's ACP or REST request to the session's owner, and what the
- * owner checks (in constant time) before it lets the request in. It is never logged.
+ * The secret the hosts of a fleet share (config `fleet.secret`, env `BERTH_CLUSTER_SECRET`). A host relaying a
+ * client's ACP or REST request to the session's owner presents a proof that it has it, never the secret itself
+ * (docs/security.md): an HMAC-SHA256, keyed by the secret, of the relaying host, the target host, a time, a nonce,
+ * the method and the path. The owner lets the request in only if the proof is its own host's, within
+ * {@link PROOF_WINDOW_MS} of its clock and never seen before: whoever receives or overhears a proof (a URL in
+ * the shared store pointing elsewhere, a proxy) learns nothing it can use for another request. Never logged.
  */
 export class ClusterSecret {
-  private readonly secret: Buffer | undefined;
+  private readonly key: Buffer | undefined;
+  private readonly seen = new Map<string, number>();
+  /** Each request is judged once, however many times its access is asked about (its nonce is spent the first time). */
+  private readonly judged = new WeakMap<IncomingMessage, PeerPresence>();
 
-  constructor(secret: string | undefined) {
-    this.secret = secret === undefined ? undefined : Buffer.from(secret);
+  /** `selfId`: this host's id in the fleet, which every proof it accepts must name. */
+  constructor(
+    secret: string | undefined,
+    private readonly selfId: string | null = null,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.key = secret === undefined ? undefined : Buffer.from(secret);
   }
 
   /** Whether this host relays to its peers and lets relayed requests in. */
   get configured(): boolean {
-    return this.secret !== undefined;
+    return this.key !== undefined;
   }
 
   /**
-   * A request presenting the secret or naming a relaying host is a peer's: let in only with the right
-   * secret and a host id; a wrong or missing secret is refused (401), whatever token it also carries.
+   * A request presenting a proof (or the secret) or naming a relaying host is a peer's: let in only with a host id
+   * and a valid, fresh proof for it; anything else is refused (401), whatever token it also carries.
    */
   presence(req: IncomingMessage): PeerPresence {
-    const presented = headerOf(req, SECRET_HEADER);
+    let presence = this.judged.get(req);
+    if (!presence) {
+      presence = this.judge(req);
+      this.judged.set(req, presence);
+    }
+    return presence;
+  }
+
+  /** The headers of a `method` request to `path` (with its query) on host `target`, which this host relays there. */
+  headers(target: string, method: string, path: string): Record<string, string> {
+    if (!this.key || this.selfId === null) throw new Error("no cluster secret is set: nothing is relayed");
+    const time = String(this.now());
+    const nonce = randomBytes(16).toString("base64url");
+    const mac = this.mac([this.selfId, target, time, nonce, method.toUpperCase(), path]).toString("base64url");
+    return { [PROOF_HEADER]: `${time}.${nonce}.${mac}`, [RELAYED_BY_HEADER]: this.selfId };
+  }
+
+  private judge(req: IncomingMessage): PeerPresence {
+    const proof = headerOf(req, PROOF_HEADER);
     const hostId = headerOf(req, RELAYED_BY_HEADER);
-    if (presented === undefined && hostId === undefined) return { kind: "none" };
-    if (presented === undefined || hostId === undefined || hostId === "" || !this.matches(presented)) return { kind: "refused" };
+    if (proof === undefined && hostId === undefined && headerOf(req, SECRET_HEADER) === undefined) return { kind: "none" };
+    const refused = (reason: string): PeerPresence => ({ kind: "refused", reason });
+    if (!this.key || this.selfId === null) return refused("this host has no cluster secret");
+    if (hostId === undefined || hostId === "") return refused(`no ${RELAYED_BY_HEADER} header`);
+    if (proof === undefined) return refused(`no ${PROOF_HEADER} header (a host of an older version sends the secret itself)`);
+    const [time = "", nonce = "", mac = "", ...rest] = proof.split(".");
+    const at = Number(time);
+    if (rest.length > 0 || !/^\d{1,16}$/.test(time) || !NONCE.test(nonce)) return refused("a malformed proof");
+    const given = Buffer.from(mac, "base64url");
+    const expected = this.mac([hostId, this.selfId, time, nonce, (req.method ?? "").toUpperCase(), req.url ?? ""]);
+    // The proof's length is public (always 32 bytes); only a proof of that length is compared, in constant time.
+    if (given.length !== MAC_BYTES || !timingSafeEqual(given, expected)) return refused("a wrong proof (another secret, host, method or path)");
+    const now = this.now();
+    if (Math.abs(now - at) > PROOF_WINDOW_MS) return refused(`a proof ${Math.round((now - at) / 1000)} s from this host's clock`);
+    this.forgetOld(now);
+    if (this.seen.has(nonce)) return refused("a proof already used");
+    this.seen.set(nonce, now + 2 * PROOF_WINDOW_MS);
     return { kind: "peer", hostId };
   }
 
-  /** The headers of a request this host (`selfId`) relays to a peer. */
-  headers(selfId: string): Record<string, string> {
-    if (!this.secret) throw new Error("no cluster secret is set: nothing is relayed");
-    return { [SECRET_HEADER]: this.secret.toString(), [RELAYED_BY_HEADER]: selfId };
+  private mac(fields: readonly string[]): Buffer {
+    return createHmac("sha256", this.key!).update(JSON.stringify(fields)).digest();
   }
 
-  private matches(presented: string): boolean {
-    if (!this.secret) return false;
-    const given = Buffer.from(presented);
-    return given.length === this.secret.length && timingSafeEqual(given, this.secret);
+  /** Nonces are remembered in the order they came, each until its proof could no longer be fresh. */
+  private forgetOld(now: number): void {
+    for (const [nonce, until] of this.seen) {
+      if (until > now) return;
+      this.seen.delete(nonce);
+    }
   }
 }
 

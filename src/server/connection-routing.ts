@@ -1,6 +1,14 @@
-import { methods, RequestError, type InitializeRequest, type NewSessionRequest, type NewSessionResponse } from "@agentclientprotocol/sdk";
+import {
+  methods,
+  RequestError,
+  type AuthenticateRequest,
+  type InitializeRequest,
+  type NewSessionRequest,
+  type NewSessionResponse,
+} from "@agentclientprotocol/sdk";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
+import type { SessionOwner } from "../host/views.js";
 import type { ClusterSecret } from "./cluster-secret.js";
 import { PeerRelay } from "./peer-relay.js";
 import { routeOf, type PeerHost } from "./peer-route.js";
@@ -26,8 +34,8 @@ export interface ConnectionRoutingOptions {
 /**
  * Where one client connection's requests for sessions are answered (docs/fleet.md, "Routing"): here,
  * or at the session's owner host, through this connection's {@link PeerRelay}. It also remembers the
- * sessions it placed on or opened at other hosts, so that a request right after `session/new` goes to
- * the owner even before this host's view of the fleet shows the session.
+ * sessions it placed on other hosts, so that a request right after `session/new` goes to the owner
+ * even before this host's view of the fleet shows the session.
  */
 export class ConnectionRouting {
   private readonly relay: PeerRelay | undefined;
@@ -38,14 +46,17 @@ export class ConnectionRouting {
     const { host, cluster, relayedBy, agentId, log, notify, ask } = options;
     this.selfId = host.hostId;
     this.relay =
-      cluster?.configured && relayedBy === undefined && this.selfId !== null
-        ? new PeerRelay({ cluster, selfId: this.selfId, agentId, log, notify, ask })
-        : undefined;
+      cluster?.configured && relayedBy === undefined && this.selfId !== null ? new PeerRelay({ cluster, agentId, log, notify, ask }) : undefined;
   }
 
   /** The client's `initialize`, which every connection to an owner repeats. */
   initialized(request: InitializeRequest): void {
     this.relay?.initialized(request);
+  }
+
+  /** The client's `authenticate`, which the agent accepted here: repeated to every owner host this connection uses. */
+  authenticated(request: AuthenticateRequest): void {
+    this.relay?.authenticated(request);
   }
 
   /** The client left: the owners release what it held there. */
@@ -57,7 +68,6 @@ export class ConnectionRouting {
   request(sessionId: string, method: string, params: unknown, signal: AbortSignal): Promise<never> | undefined {
     const owner = this.ownerOf(sessionId);
     if (!owner) return undefined;
-    this.known.set(sessionId, owner);
     return this.relay!.request(owner, method, params, signal) as Promise<never>;
   }
 
@@ -81,9 +91,21 @@ export class ConnectionRouting {
     return answer;
   }
 
+  /**
+   * The host's view decides as soon as it has the session (another host's, or this host's own after an
+   * adoption): what this connection placed elsewhere only stands in until then, else a client would be
+   * sent on to an owner that is gone.
+   */
   private ownerOf(sessionId: string): PeerHost | undefined {
-    const known = this.known.get(sessionId);
-    const owner = this.options.host.sessionOwner(sessionId) ?? (known && { ...known, online: true });
+    const { host } = this.options;
+    let owner: SessionOwner | undefined;
+    if (host.getSession(sessionId)) {
+      this.known.delete(sessionId);
+      owner = host.sessionOwner(sessionId);
+    } else {
+      const known = this.known.get(sessionId);
+      owner = known && { ...known, online: true };
+    }
     const route = routeOf(owner, { canRelay: this.relay !== undefined });
     return route.kind === "relay" ? route.owner : undefined;
   }

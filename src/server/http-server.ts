@@ -6,6 +6,7 @@ import type { Logger } from "../host/logger.js";
 import { AcpEndpoint } from "./acp-endpoint.js";
 import type { Access } from "./access.js";
 import { fetchSiteAllowed, hostAllowed, hostForUrl, originAllowed } from "./auth.js";
+import { RELAYED_BY_HEADER } from "./cluster-secret.js";
 import { classifyError, type ErrorClass } from "../host/host-errors.js";
 import { HttpError, sendError, sendUnauthorized } from "./http-io.js";
 import { clearedLoginCookie } from "./login-cookie.js";
@@ -114,6 +115,13 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
    * 401: `{"error":"unauthorized"}` for scripts; for a person's browser opening the address, a page
    * saying how to get in. A login cookie that let nothing in is dropped from the browser.
    */
+  /** A request naming itself a peer's without a valid proof of the cluster secret: refused, and the operator told why. */
+  const peerRefused = (req: IncomingMessage): boolean => {
+    const reason = access.peerRefusal(req);
+    if (reason !== undefined) log.warn({ relayedBy: req.headers[RELAYED_BY_HEADER], method: req.method, reason }, "peer host's request refused");
+    return reason !== undefined;
+  };
+
   const refuseUnauthorized = (req: IncomingMessage, res: ServerResponse): void => {
     if (access.staleCookie(req)) res.setHeader("Set-Cookie", clearedLoginCookie(access.port));
     if (!wantsPage(req)) return sendUnauthorized(res);
@@ -135,7 +143,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     if (isApi && !isPublic) {
       const crossSite = crossSiteRefusal(req);
       if (crossSite) throw crossSite;
-      if (access.peerRefused(req)) return refuseUnauthorized(req, res);
+      if (peerRefused(req)) return refuseUnauthorized(req, res);
       // A ticket stands in for the token only where a browser cannot send a header: the event stream.
       const ticketed = req.method === "GET" && url.pathname === "/api/events" && tickets.redeem(url.searchParams.get("ticket"));
       const grant = ticketed ? undefined : access.grant(req);
@@ -180,11 +188,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     if (refusal) return refuseUpgrade(socket, refusal.status, { error: refusal.code, message: refusal.message });
     if (url.pathname !== "/acp")
       return refuseUpgrade(socket, 404, { error: "not_found", message: `no WebSocket endpoint at ${url.pathname} (ACP is at /acp)` });
-    const grant = access.peerRefused(req)
-      ? undefined
-      : tickets.redeem(url.searchParams.get("ticket"))
-        ? ({ kind: "ticket" } as const)
-        : access.grant(req);
+    const grant = peerRefused(req) ? undefined : tickets.redeem(url.searchParams.get("ticket")) ? ({ kind: "ticket" } as const) : access.grant(req);
     if (!grant) return refuseUpgrade(socket, 401, { error: "unauthorized" });
     const unknown = acp.unknownAgent(url);
     if (unknown) return refuseUpgrade(socket, unknown.status, { error: unknown.code, message: unknown.message });

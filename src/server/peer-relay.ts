@@ -1,19 +1,16 @@
-import { client, methods, RequestError, type ClientConnection, type InitializeRequest } from "@agentclientprotocol/sdk";
+import { client, methods, RequestError, type AuthenticateRequest, type ClientConnection, type InitializeRequest } from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { WebSocket } from "ws";
 import type { Logger } from "../host/logger.js";
 import type { ClusterSecret } from "./cluster-secret.js";
 import type { PeerHost } from "./peer-route.js";
+import { keepAlive, PING_INTERVAL_MS } from "./socket-keepalive.js";
 
-/** A relayed connection whose owner answers no ping for this long is taken as gone: a paused host must not hang a client. */
-const PING_INTERVAL_MS = 5_000;
 /** An owner that accepts the TCP connection but does not complete the WebSocket handshake in this long is taken as gone. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
 export interface PeerRelayOptions {
   readonly cluster: ClusterSecret;
-  /** This host's id, named to the owner as the relaying host. */
-  readonly selfId: string;
   /** The agent the client's connection named (`/acp?agent=ID`), named the same way to the owner. */
   readonly agentId: string | undefined;
   readonly log: Logger;
@@ -26,14 +23,16 @@ export interface PeerRelayOptions {
 /**
  * The ACP connections one client connection of this host has opened to the owners of the sessions it
  * uses (docs/fleet.md, "Routing"): one per owner host, opened at the first request for one of its
- * sessions (authenticated by the cluster secret, initialized as the client initialized this host) and
- * reused for every later one. Requests go to the owner unchanged and its answers and errors come back
- * unchanged; its notifications and requests go to the client. Closing the client's connection closes
- * them all, so the owner releases every hold it took for this client, as it would for a client of its own.
+ * sessions (authenticated by a proof of the cluster secret, initialized as the client initialized this
+ * host, then logged in to the agent as the client last did here) and reused for every later one.
+ * Requests go to the owner unchanged and its answers and errors come back unchanged; its notifications
+ * and requests go to the client. Closing the client's connection closes them all, so the owner releases
+ * every hold it took for this client, as it would for a client of its own.
  */
 export class PeerRelay {
   private readonly upstreams = new Map<string, Upstream>();
   private initializeRequest: InitializeRequest | undefined;
+  private login: AuthenticateRequest | undefined;
   private closed = false;
 
   constructor(private readonly options: PeerRelayOptions) {}
@@ -43,10 +42,19 @@ export class PeerRelay {
     this.initializeRequest = request;
   }
 
+  /**
+   * An `authenticate` the agent accepted here: the owners' agents need it too (as this host's later children
+   * get it), so it goes to every owner connected now and follows `initialize` on every later one.
+   */
+  authenticated(request: AuthenticateRequest): void {
+    this.login = request;
+    for (const upstream of this.upstreams.values()) upstream.authenticate(request);
+  }
+
   /** Puts the client's request to the owner; its answer or error (code, data, `_meta` intact), or a clear error if the owner is unreachable. */
   async request(owner: PeerHost, method: string, params: unknown, signal: AbortSignal): Promise<unknown> {
     const upstream = this.upstreamOf(owner);
-    const connection = await upstream.ready;
+    const connection = await upstream.usable();
     try {
       return await connection.agent.request(method, params, { cancellationSignal: signal });
     } catch (error) {
@@ -57,7 +65,7 @@ export class PeerRelay {
 
   /** Passes the client's notification (`session/cancel`, an extension's) to the owner. */
   async notify(owner: PeerHost, method: string, params: unknown): Promise<void> {
-    const connection = await this.upstreamOf(owner).ready;
+    const connection = await this.upstreamOf(owner).usable();
     await connection.agent.notify(method, params);
   }
 
@@ -74,6 +82,7 @@ export class PeerRelay {
     if (open && open.url === owner.url) return open;
     open?.close();
     const upstream = new Upstream(owner, this.options, this.initializeRequest);
+    if (this.login) upstream.authenticate(this.login);
     this.upstreams.set(owner.id, upstream);
     upstream.gone.then(() => {
       if (this.upstreams.get(owner.id) === upstream) this.upstreams.delete(owner.id);
@@ -85,37 +94,41 @@ export class PeerRelay {
 /** One ACP connection to an owner host, as a client of it: used from its `initialize` until it is gone (closed with its client, or the owner went away). */
 class Upstream {
   readonly url: string;
-  readonly ready: Promise<ClientConnection>;
+  private readonly ready: Promise<ClientConnection>;
+  /** The client's logins sent here, in order: a request waits for them, so the owner's agent never sees it before the login. */
+  private loggedIn: Promise<void> = Promise.resolve();
   /** Settles when the connection is gone, whatever the cause. */
   readonly gone: Promise<void>;
   /** Why it went, when the owner stopped answering pings. */
   lostReason: Error | undefined;
   private readonly connection: ClientConnection;
-  private socket: WebSocket | undefined;
-  private pinger: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly owner: PeerHost,
-    options: PeerRelayOptions,
+    private readonly options: PeerRelayOptions,
     initializeRequest: InitializeRequest | undefined,
   ) {
     this.url = owner.url;
     const capture = (socket: WebSocket) => {
-      this.socket = socket;
       // From the first moment it is open: a request (initialize included) must not wait on a paused owner.
-      socket.once("open", () => this.keepAlive());
+      socket.once("open", () =>
+        keepAlive(socket, () => {
+          this.lostReason = new Error(`it answered no ping for ${PING_INTERVAL_MS / 1000} s`);
+        }),
+      );
       socket.once("unexpected-response", (_request, response) => {
         this.lostReason = new Error(
           response.statusCode === 401
-            ? `it refused this host's cluster secret (401): every host of the fleet needs the same fleet.secret`
+            ? `it refused this host's proof of the cluster secret (401): every host of the fleet needs the same fleet.secret, and clocks within a minute of each other`
             : `it answered the connection with HTTP ${response.statusCode}`,
         );
         socket.terminate();
       });
     };
-    const stream = createWebSocketStream(acpUrlOf(owner.url, options.agentId), {
+    const acpUrl = acpUrlOf(owner.url, options.agentId);
+    const stream = createWebSocketStream(acpUrl.toString(), {
       WebSocket: capturingWebSocket(capture) as never,
-      headers: options.cluster.headers(options.selfId),
+      headers: options.cluster.headers(owner.id, "GET", `${acpUrl.pathname}${acpUrl.search}`),
       cookies: "omit",
     });
     this.connection = client({ name: "berth-relay" })
@@ -123,11 +136,35 @@ class Upstream {
       .onRequest("*", ({ method, params, signal }) => options.ask(method, params, signal))
       .connect(stream);
     this.gone = this.connection.closed.then(() => {
-      clearInterval(this.pinger);
       options.log.info({ owner: owner.id, url: owner.url, reason: this.lostReason?.message }, "relay connection to the owner host closed");
     });
     this.ready = this.initialize(initializeRequest);
     this.ready.catch(() => undefined);
+  }
+
+  /** The connection, once initialized and logged in as the client is. */
+  async usable(): Promise<ClientConnection> {
+    const connection = await this.ready;
+    await this.loggedIn;
+    return connection;
+  }
+
+  /**
+   * Sends the client's `authenticate` after everything sent before. The owner refusing it is logged, not thrown: its
+   * agent then answers the client's next request with its own error, as it would a client of its own.
+   */
+  authenticate(request: AuthenticateRequest): void {
+    const send = async () => {
+      const connection = await this.ready;
+      await connection.agent.request(methods.agent.authenticate, request);
+    };
+    this.loggedIn = this.loggedIn.then(send).catch((error: unknown) => {
+      if (error instanceof RequestError)
+        this.options.log.warn(
+          { owner: this.owner.id, methodId: request.methodId, code: error.code },
+          "the owner host refused the client's authenticate",
+        );
+    });
   }
 
   close(): void {
@@ -143,24 +180,6 @@ class Upstream {
     }
     return this.connection;
   }
-
-  /** A ping each interval; no pong since the last one ends the connection (the owner was paused or its network went). */
-  private keepAlive(): void {
-    let answered = true;
-    this.socket?.on("pong", () => {
-      answered = true;
-    });
-    this.pinger = setInterval(() => {
-      if (!answered) {
-        this.lostReason = new Error(`it answered no ping for ${PING_INTERVAL_MS / 1000} s`);
-        this.socket?.terminate();
-        return;
-      }
-      answered = false;
-      this.socket?.ping();
-    }, PING_INTERVAL_MS);
-    this.pinger.unref();
-  }
 }
 
 /** The owner could not be reached, or went away with the request in flight: the client is told which host, never left waiting. */
@@ -173,11 +192,11 @@ function unreachable(owner: PeerHost, cause: unknown): RequestError {
 }
 
 /** `http://host:port` (the URL a host registered) as its ACP WebSocket endpoint. */
-function acpUrlOf(url: string, agentId: string | undefined): string {
+function acpUrlOf(url: string, agentId: string | undefined): URL {
   const acp = new URL("acp", url.endsWith("/") ? url : `${url}/`);
   acp.protocol = acp.protocol === "https:" ? "wss:" : "ws:";
   if (agentId !== undefined) acp.searchParams.set("agent", agentId);
-  return acp.toString();
+  return acp;
 }
 
 /** The `ws` constructor with a handshake timeout, handing each socket it makes to `capture` (for pings and the refusal's status). */

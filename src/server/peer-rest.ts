@@ -43,8 +43,9 @@ export class PeerRest {
     type Read = { readonly host: string; readonly body: T } | { readonly host: string; readonly error: string };
     const read = async (peer: PeerHost): Promise<Read> => {
       try {
-        const response = await fetch(new URL(path, peer.url), {
-          headers: this.cluster.headers(this.host.hostId!),
+        const target = new URL(path, peer.url);
+        const response = await fetch(target, {
+          headers: this.cluster.headers(peer.id, "GET", `${target.pathname}${target.search}`),
           signal: AbortSignal.timeout(PEER_READ_TIMEOUT_MS),
           redirect: "manual",
         });
@@ -74,7 +75,10 @@ export class PeerRest {
     try {
       response = await fetch(target, {
         method: req.method,
-        headers: { ...this.cluster.headers(this.host.hostId!), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        headers: {
+          ...this.cluster.headers(owner.id, req.method ?? "GET", `${target.pathname}${target.search}`),
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(RELAY_TIMEOUT_MS),
         redirect: "manual",
@@ -91,7 +95,7 @@ export class PeerRest {
       throw new HttpError(
         502,
         "owner_host_refused",
-        `the session's owner host "${owner.id}" (${owner.url}) refused this host's cluster secret: every host of the fleet needs the same fleet.secret`,
+        `the session's owner host "${owner.id}" (${owner.url}) refused this host's proof of the cluster secret: every host of the fleet needs the same fleet.secret, and clocks within a minute of each other`,
       );
     const text = await response.text();
     if (text === "") return empty(response.status);

@@ -85,7 +85,7 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     lock.release();
     throw error;
   }
-  const access = new Access(new AccessToken(token, paths.token), new DeviceLogins(paths.logins), clusterSecretOf(options.config));
+  const access = new Access(new AccessToken(token, paths.token), new DeviceLogins(paths.logins), clusterSecretOf(options.config, host.hostId));
   access.token.onRotate(() => options.log.info({}, "access token rotated: the old token, remembered devices and open connections are refused"));
   try {
     const { listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events, tickets } = options;
@@ -125,9 +125,9 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   };
 }
 
-/** The fleet's secret; on SQLite (one host, no peers) none, whatever the configuration says. */
-function clusterSecretOf(config: Config): ClusterSecret {
-  return new ClusterSecret(isPostgresUrl(config.store) ? config.fleet.secret : undefined);
+/** The fleet's secret, for host `hostId`; on SQLite (one host, no peers) none, whatever the configuration says. */
+function clusterSecretOf(config: Config, hostId: string | null): ClusterSecret {
+  return new ClusterSecret(isPostgresUrl(config.store) ? config.fleet.secret : undefined, hostId);
 }
 
 function takeLock(paths: ReturnType<typeof dataPaths>): HostLock {

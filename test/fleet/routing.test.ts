@@ -12,6 +12,7 @@ import { usePostgresCluster } from "../support/postgres-cluster.js";
 import { waitUntil } from "../support/process-table.js";
 import { AcpClient, errorLines, eventually, FleetTestBed, getJson } from "./fleet-harness.js";
 import { freePort } from "../../src/bench/free-port.js";
+import { ClusterSecret } from "../../src/server/cluster-secret.js";
 import { launchBrowser, openPage, waitUntilGone } from "../web/dashboard-harness.js";
 
 const postgres = usePostgresCluster();
@@ -19,6 +20,10 @@ const bed = new FleetTestBed();
 afterEach(() => bed.cleanup());
 
 const SECRET = "relay-test-secret-0123456789abcdef";
+
+/** The headers host `from` relays a `method` request for `path` to host `to` with: a fresh proof of the secret. */
+const peerHeaders = (from: string, to: string, method: string, path: string, secret = SECRET) =>
+  new ClusterSecret(secret, from).headers(to, method, path);
 
 interface View {
   id: string;
@@ -150,7 +155,7 @@ describe("routing between the hosts of a fleet", () => {
       body: { id: sessionA, title: "named through C", host: "host-a" },
     });
     // One hop: a request another host relayed to B for A's session is answered by B, never relayed on.
-    const relayedToB = { "berth-relayed-by": "host-c", "berth-cluster-secret": SECRET };
+    const relayedToB = peerHeaders("host-c", "host-b", "PATCH", `/api/sessions/${sessionA}`);
     expect(await send(b.url, "", "PATCH", `/api/sessions/${sessionA}`, { title: "bounced" }, relayedToB)).toMatchObject({
       status: 409,
       body: { error: "owned_by_other_host" },
@@ -236,7 +241,7 @@ describe("routing between the hosts of a fleet", () => {
       ]);
     }
     // A peer's read is answered with the host's own locations only: one hop, never a fan-out of a fan-out.
-    const peer = { "berth-relayed-by": "host-b", "berth-cluster-secret": SECRET };
+    const peer = peerHeaders("host-b", "host-a", "GET", "/api/locations");
     const asPeer = (await send(a.url, "", "GET", "/api/locations", undefined, peer)).body as unknown as Locations;
     expect(where(asPeer)).toEqual([`host-a ${dirA}`]);
     expect(asPeer.unreachable).toEqual([]);
@@ -245,13 +250,19 @@ describe("routing between the hosts of a fleet", () => {
   it("refuses a wrong or missing cluster secret, and relays nothing with one", async () => {
     const { a, b, sessionId, workDir } = await sessionOfAListedOnB("another-secret-of-host-b-0123456789");
 
-    // A peer's request without the secret, or with a wrong one, is refused, even with A's own token.
-    const peerHeaders: Array<Record<string, string>> = [
+    // A peer's request without a proof of the secret, with the secret itself, or with a proof made with another
+    // secret, is refused, even with A's own token: REST and the WebSocket upgrade alike.
+    const refusals = () => a.server.logLines().filter((line) => line.msg === "peer host's request refused");
+    const refusedBefore = refusals().length;
+    const refusedHeaders = (method: string, path: string): Array<Record<string, string>> => [
       { "berth-relayed-by": "host-b" },
-      { "berth-relayed-by": "host-b", "berth-cluster-secret": "wrong-secret-0123456789" },
+      { "berth-relayed-by": "host-b", "berth-cluster-secret": SECRET },
+      peerHeaders("host-b", "host-a", method, path, "wrong-secret-0123456789"),
     ];
-    for (const headers of peerHeaders) {
+    for (const headers of refusedHeaders("GET", "/api/sessions")) {
       expect((await send(a.url, a.token, "GET", "/api/sessions", undefined, headers)).status).toBe(401);
+    }
+    for (const headers of refusedHeaders("GET", new URL(a.acpUrl).pathname)) {
       const upgrade = await new Promise<number>((resolve) => {
         const ws = new WebSocket(a.acpUrl, { headers: { authorization: `Bearer ${a.token}`, ...headers } });
         // Ended by the refusal itself: its error is the expected one.
@@ -267,18 +278,35 @@ describe("routing between the hosts of a fleet", () => {
       });
       expect(upgrade).toBe(401);
     }
-    // With the right one a peer is let in, to the routes it relays and no other.
-    const peer = { "berth-relayed-by": "host-b", "berth-cluster-secret": SECRET };
-    expect((await send(a.url, "", "GET", `/api/sessions/${sessionId}/events`, undefined, peer)).status).toBe(200);
+    // With a proof of the right one a peer is let in, once, to the routes it relays and no other.
+    const events = `/api/sessions/${sessionId}/events`;
+    const proven = peerHeaders("host-b", "host-a", "GET", events);
+    expect((await send(a.url, "", "GET", events, undefined, proven)).status).toBe(200);
+    expect((await send(a.url, "", "GET", events, undefined, proven)).status).toBe(401);
     for (const [method, path] of [
       ["GET", "/api/sessions"],
       ["POST", "/api/token/rotate"],
     ] as const) {
-      expect(await send(a.url, "", method, path, undefined, peer), `${method} ${path}`).toMatchObject({
+      expect(await send(a.url, "", method, path, undefined, peerHeaders("host-b", "host-a", method, path)), `${method} ${path}`).toMatchObject({
         status: 403,
         body: { error: "not_relayed" },
       });
     }
+    // A's operator is told why each was refused.
+    await eventually(async () => refusals().length >= refusedBefore + 7, "A logged the refusals");
+    expect(
+      refusals()
+        .slice(refusedBefore)
+        .map((line) => line.reason),
+    ).toEqual([
+      "no berth-cluster-proof header (a host of an older version sends the secret itself)",
+      "no berth-cluster-proof header (a host of an older version sends the secret itself)",
+      "a wrong proof (another secret, host, method or path)",
+      "no berth-cluster-proof header (a host of an older version sends the secret itself)",
+      "no berth-cluster-proof header (a host of an older version sends the secret itself)",
+      "a wrong proof (another secret, host, method or path)",
+      "a proof already used",
+    ]);
 
     // B's secret is not A's: its relays are refused, and its client is told why.
     const onB = new AcpClient(b.acpUrl, b.token);

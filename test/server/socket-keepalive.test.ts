@@ -1,0 +1,95 @@
+import { EventEmitter } from "node:events";
+import type { WebSocket } from "ws";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { keepAlive, PING_INTERVAL_MS } from "../../src/server/socket-keepalive.js";
+
+/** What keepAlive uses of a `ws` socket: pings out, pongs in, what waits to be sent and what the TCP socket took. */
+class SocketDouble extends EventEmitter {
+  bufferedAmount = 0;
+  readonly _socket = { bytesWritten: 0 };
+  pings = 0;
+  terminated = false;
+  /** Whether the far end answers each ping (at once, as a live peer's `ws` does). */
+  answers = true;
+
+  ping(): void {
+    this.pings += 1;
+    if (this.answers) queueMicrotask(() => this.emit("pong"));
+  }
+
+  terminate(): void {
+    this.terminated = true;
+    this.emit("close");
+  }
+}
+
+describe("the WebSocket keep-alive", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "performance"] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const watched = () => {
+    const socket = new SocketDouble();
+    const silent = vi.fn();
+    keepAlive(socket as unknown as WebSocket, silent);
+    return { socket, silent };
+  };
+
+  it("keeps a far end that answers every ping", async () => {
+    const { socket, silent } = watched();
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS * 10);
+    expect(socket.pings).toBe(10);
+    expect(socket.terminated).toBe(false);
+    expect(silent).not.toHaveBeenCalled();
+  });
+
+  it("ends one that answered no ping by the next, and pings it no more", async () => {
+    const { socket, silent } = watched();
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS * 2);
+    socket.answers = false;
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS);
+    expect(socket.terminated).toBe(false);
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS);
+    expect(socket.terminated).toBe(true);
+    expect(silent).toHaveBeenCalledOnce();
+    const pings = socket.pings;
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS * 3);
+    expect(socket.pings).toBe(pings);
+  });
+
+  it("keeps a slow far end while the data its ping waits behind keeps leaving, and ends it once nothing leaves", async () => {
+    const { socket, silent } = watched();
+    socket.answers = false;
+    socket.bufferedAmount = 1_000_000;
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS);
+    for (let tick = 0; tick < 5; tick++) {
+      socket._socket.bytesWritten += 64 * 1024;
+      await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS);
+    }
+    expect(socket.terminated).toBe(false);
+    // Nothing leaves any more: the far end is gone, not slow.
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS * 2);
+    expect(socket.terminated).toBe(true);
+    expect(silent).toHaveBeenCalledOnce();
+  });
+
+  it("judges nothing on a tick that comes late (this process was paused): the pong may be unread yet", async () => {
+    const { socket, silent } = watched();
+    socket.answers = false;
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS);
+    // Paused for a minute after that ping: the clock moved on, and the timer fires only when the process wakes, before
+    // the pong that waits in the socket is read.
+    const now = performance.now.bind(performance);
+    vi.spyOn(performance, "now").mockImplementation(() => now() + 60_000);
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS);
+    expect(socket.terminated).toBe(false);
+    socket.emit("pong");
+    socket.answers = true;
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS * 3);
+    expect(socket.terminated).toBe(false);
+    expect(silent).not.toHaveBeenCalled();
+  });
+});
