@@ -8,7 +8,6 @@ import { methods } from "@agentclientprotocol/sdk";
 import { findPostgresBinaries, startThrowawayCluster, type ThrowawayCluster } from "../store/postgres/throwaway-cluster.js";
 import { fmt, percentile, table } from "./measure.js";
 import { stopServe, wsClient, type CountingClient, type ServeProcess } from "./relay-bench.js";
-import { freePort } from "./free-port.js";
 
 const cliMain = fileURLToPath(new URL("../cli/main.js", import.meta.url));
 const TURNS = 200;
@@ -125,16 +124,15 @@ async function resumeWhenListed(side: CountingClient, sessionId: string, cwd: st
   return performance.now() - start;
 }
 
-/** A fleet host on a port the OS gave just before, registered at that URL with the cluster secret. */
+/** A fleet host on a port the OS gives it, registered at the address it listens on, with the cluster secret. */
 async function startFleetHost(storeUrl: string, hostId: string, dir: string): Promise<ServeProcess> {
   const dataDir = mkdtempSync(join(dir, `${hostId}-`));
-  const port = await freePort();
   const configFile = join(dataDir, "config.json");
-  const fleet = { url: `http://127.0.0.1:${port}`, secret: SECRET };
+  const fleet = { secret: SECRET };
   writeFileSync(configFile, JSON.stringify({ fleet, releaseGrace: "1h" }), { mode: 0o600 });
   const child = spawn(
     process.execPath,
-    [cliMain, "serve", "--port", String(port), "--data-dir", dataDir, "--config", configFile, "--store", storeUrl, "--host-id", hostId],
+    [cliMain, "serve", "--port", "0", "--data-dir", dataDir, "--config", configFile, "--store", storeUrl, "--host-id", hostId],
     { stdio: ["ignore", "pipe", "ignore"], detached: true, env: { ...process.env, XDG_CONFIG_HOME: dataDir } },
   );
   const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once("line", resolve));

@@ -14,6 +14,7 @@ import { loginRoutes } from "./login-routes.js";
 import { BerthMetrics } from "./metrics.js";
 import { PeerRest } from "./peer-rest.js";
 import { restRoutes } from "./rest-routes.js";
+import type { BoundListener } from "./listener.js";
 import { Router } from "./router.js";
 import { OperatorEvents, type OperatorEventsOptions } from "./sse.js";
 import { defaultWebDir, StaticFiles } from "./static-files.js";
@@ -22,10 +23,10 @@ import { unauthorizedPage, wantsPage } from "./unauthorized-page.js";
 
 export interface ServerOptions {
   readonly host: Host;
-  /** The address to listen on, e.g. `127.0.0.1`. */
+  /** The address it listens on, e.g. `127.0.0.1`. */
   readonly listenHost: string;
-  /** 0 picks a free port. */
-  readonly port: number;
+  /** The socket already listening there. */
+  readonly listener: BoundListener;
   /** The access token and the remembered devices: what lets a request in. */
   readonly access: Access;
   readonly log: Logger;
@@ -52,10 +53,6 @@ export interface BerthServer {
   close(reason?: string): Promise<void>;
 }
 
-class PortInUseError extends Error {
-  override readonly name = "PortInUseError";
-}
-
 const statusOf: Readonly<Record<ErrorClass, number>> = { bad_input: 400, not_found: 404, conflict: 409, unavailable: 503, internal: 500 };
 
 /** Berth on the network: REST, Server-Sent Events, metrics, the dashboard and ACP (WebSocket and Streamable HTTP) on one port. */
@@ -80,7 +77,8 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     acp.disconnectAll("the access token was rotated");
   });
   const web = new StaticFiles(options.webDir ?? defaultWebDir);
-  let port = options.port;
+  const { port } = options.listener;
+  access.port = port;
 
   /**
    * What every request is refused for before anything else, whatever it asks: a `Host` that is not
@@ -195,14 +193,8 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     acp.handleUpgrade(req, socket, head, url, grant.kind === "peer" ? grant.hostId : undefined);
   });
 
-  try {
-    port = await listen(server, options.listenHost, options.port);
-    access.port = port;
-  } catch (error) {
-    events.close();
-    metrics.close();
-    throw error;
-  }
+  // The socket was bound before the host started (its port goes into fleet.url): the HTTP server takes its connections.
+  options.listener.attach((socket) => server.emit("connection", socket));
   const base = `${hostForUrl(options.listenHost)}:${port}`;
   log.info({ host: options.listenHost, port }, "server listening");
 
@@ -210,8 +202,12 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     url: `http://${base}`,
     acpUrl: `ws://${base}/acp`,
     port,
-    stopListening: () => void server.close(),
+    stopListening: () => {
+      options.listener.close();
+      server.close();
+    },
     async close(reason = "Berth is shutting down") {
+      options.listener.close();
       server.close();
       events.close();
       await acp.close(reason);
@@ -256,19 +252,4 @@ function refuseUpgrade(socket: Duplex, status: number, body: unknown): void {
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
   );
-}
-
-function listen(server: Server, host: string, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const failed = (error: NodeJS.ErrnoException) => {
-      if (error.code === "EADDRINUSE") reject(new PortInUseError(`cannot listen on ${hostForUrl(host)}:${port}: the port is already in use`));
-      else reject(new Error(`cannot listen on ${hostForUrl(host)}:${port}: ${error.message}`));
-    };
-    server.once("error", failed);
-    server.listen(port, host, () => {
-      server.off("error", failed);
-      const address = server.address();
-      resolve(typeof address === "object" && address !== null ? address.port : port);
-    });
-  });
 }

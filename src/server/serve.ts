@@ -13,6 +13,7 @@ import { deleteHostFile, runningHost, writeHostFile } from "./host-file.js";
 import { acquireHostLock, HostLockBusyError, type HostLock } from "./host-lock.js";
 import { startServer, type BerthServer, type ServerOptions } from "./http-server.js";
 import { reachableUrls } from "./lan-addresses.js";
+import { BoundListener, defaultFleetUrl } from "./listener.js";
 import { WebhookNotifier } from "./webhook-notifier.js";
 
 export interface BerthOptions {
@@ -74,24 +75,35 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
       "files in the data directory were readable by other users; tightened to 0600",
     );
   }
+  let listener: BoundListener;
   let host: Host;
   let server: BerthServer;
   let token: string;
   let tokenCreated: boolean;
   try {
     ({ token, created: tokenCreated } = loadToken(paths.token));
-    host = await Host.start({ config: options.config, dataDir: paths.dataDir, logger: options.log });
+    listener = await BoundListener.bind(options.listenHost, options.port);
   } catch (error) {
+    lock.release();
+    throw error;
+  }
+  // The port is known now: a fleet host with no fleet.url registers the address it listens on (docs/fleet.md).
+  const fleet = { ...options.config.fleet, url: options.config.fleet.url ?? defaultFleetUrl(options.listenHost, listener.port) ?? undefined };
+  try {
+    host = await Host.start({ config: { ...options.config, fleet }, dataDir: paths.dataDir, logger: options.log });
+  } catch (error) {
+    listener.close();
     lock.release();
     throw error;
   }
   const access = new Access(new AccessToken(token, paths.token), new DeviceLogins(paths.logins), clusterSecretOf(options.config, host.hostId));
   access.token.onRotate(() => options.log.info({}, "access token rotated: the old token, remembered devices and open connections are refused"));
   try {
-    const { listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events, tickets } = options;
+    const { listenHost, log, webDir, maxMessageBytes, maxBufferedBytes, events, tickets } = options;
     const { allowedHosts } = options.config.server;
-    server = await startServer({ host, access, listenHost, port, log, webDir, maxMessageBytes, maxBufferedBytes, events, allowedHosts, tickets });
+    server = await startServer({ host, access, listenHost, listener, log, webDir, maxMessageBytes, maxBufferedBytes, events, allowedHosts, tickets });
   } catch (error) {
+    listener.close();
     await host.shutdown();
     lock.release();
     throw error;

@@ -7,7 +7,6 @@ import { join } from "node:path";
 import { methods } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
-import { freePort } from "../../src/bench/free-port.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
 import { AcpClient, errorLines, eventually, FleetTestBed, getJson } from "./fleet-harness.js";
 
@@ -38,15 +37,17 @@ async function clientOfBOnA(link?: SilencingLink) {
   const storeUrl = await postgres.freshDatabase();
   const workDir = bed.tempDir("berth-failover-work-");
   const shared = bed.tempDir("berth-failover-shared-");
-  const startHost = async (id: string, port: number, url = `http://127.0.0.1:${port}`) => {
+  // Without a url, a host registers the address it listens on; A reached through `link` registers the link's.
+  const startHost = async (id: string, url?: string) => {
     const config = {
-      fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", url, adopt: true, secret: SECRET },
+      fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", ...(url ? { url } : {}), adopt: true, secret: SECRET },
       agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", join(shared, "conversations")] } },
     };
-    return bed.serve(storeUrl, id, bed.tempDir(`berth-failover-${id}-`), config, { port });
+    return bed.serve(storeUrl, id, bed.tempDir(`berth-failover-${id}-`), config);
   };
-  const a = link ? await startHost("host-a", link.targetPort, link.url) : await startHost("host-a", await freePort());
-  const b = await startHost("host-b", await freePort());
+  const a = await startHost("host-a", link?.url);
+  if (link) link.targetPort = Number(new URL(a.url).port);
+  const b = await startHost("host-b");
   const onA = new AcpClient(a.acpUrl, a.token);
   await onA.initialize();
   const sessionId = await onA.newSession(workDir);
@@ -69,9 +70,12 @@ class SilencingLink {
   private readonly pairs: Array<{ near: Socket; far: Socket }> = [];
   private readonly server: Server;
 
-  private constructor(readonly targetPort: number) {
+  /** Where the link leads: set once the far host listens (before anyone connects through the link). */
+  targetPort = 0;
+
+  private constructor() {
     this.server = createServer((near) => {
-      const far = connect(targetPort, "127.0.0.1");
+      const far = connect(this.targetPort, "127.0.0.1");
       this.pairs.push({ near, far });
       const pass = (from: Socket, to: Socket) => {
         from.on("data", (data) => this.silent || to.write(data));
@@ -83,8 +87,8 @@ class SilencingLink {
     });
   }
 
-  static async open(targetPort: number): Promise<SilencingLink> {
-    const link = new SilencingLink(targetPort);
+  static async open(): Promise<SilencingLink> {
+    const link = new SilencingLink();
     await new Promise<void>((resolve) => link.server.listen(0, "127.0.0.1", resolve));
     return link;
   }
@@ -136,7 +140,7 @@ describe("routing when a host of the fleet goes away", () => {
 
   it("releases the hold A keeps for a client of B when the link between B and A goes silent (A's pings)", async () => {
     // B reaches A only through the link: A registers the link's address as its URL.
-    link = await SilencingLink.open(await freePort());
+    link = await SilencingLink.open();
     const { a, sessionId, workDir, onB } = await clientOfBOnA(link);
     link.silent = true;
     // B's pings go unanswered: B gives its client a clear error and drops its end, which A never hears of.

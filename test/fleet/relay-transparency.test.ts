@@ -6,7 +6,6 @@
 import { methods } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
-import { freePort } from "../../src/bench/free-port.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
 import { AcpClient, errorLines, eventually, FleetTestBed, getJson } from "./fleet-harness.js";
 
@@ -33,13 +32,12 @@ const settled = (request: Promise<unknown>) =>
 
 /** A fleet host with the demo agent (its conversations in a directory of its own), requiring `authenticate` if asked. */
 async function startHost(storeUrl: string, id: string, { requireAuth = false } = {}) {
-  const port = await freePort();
   const args = [demoAgentMain, "--state-dir", bed.tempDir(`berth-auth-${id}-state-`), ...(requireAuth ? ["--require-auth"] : [])];
   const config = {
-    fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", url: `http://127.0.0.1:${port}`, secret: SECRET },
+    fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", secret: SECRET },
     agents: { demo: { command: process.execPath, args } },
   };
-  return bed.serve(storeUrl, id, bed.tempDir(`berth-auth-${id}-`), config, { port });
+  return bed.serve(storeUrl, id, bed.tempDir(`berth-auth-${id}-`), config);
 }
 
 describe("the relay between the hosts of a fleet, as the client sees it", () => {
