@@ -161,7 +161,7 @@ export class Fleet {
       await this.writer!.adopt(lease, session);
     } catch (error) {
       // The lease is given up (anyone may take it), so the session is not left owned by a host that does not run it.
-      await this.backend.releaseLease(lease).catch(() => undefined);
+      await this.release(lease, "its adoption failed");
       throw error;
     } finally {
       lost.delete(sessionId);
@@ -210,7 +210,8 @@ export class Fleet {
       }
       this.lastBeat = Date.now();
       this.link = "connected";
-      const current = new Map((await this.backend.listLeases(this.host.id)).map((lease) => [lease.sessionId, lease]));
+      const listed = await this.backend.listLeases(this.host.id);
+      const current = new Map(listed.map((lease) => [lease.sessionId, lease]));
       for (const lease of writer.heldLeases()) {
         const now = current.get(lease.sessionId);
         if (now?.epoch === lease.epoch) continue;
@@ -219,8 +220,28 @@ export class Fleet {
         if (!writer.heldLeases().includes(lease) || (fresh?.hostId === this.host.id && fresh.epoch === lease.epoch)) continue;
         void this.lose(lease.sessionId, { owner: fresh?.hostId ?? null, epoch: fresh?.epoch ?? null });
       }
+      // The store names this host as the owner of sessions it does not run: an adoption whose copy and release both
+      // failed (the connection dropped), sessions given up while fenced. Released, so that any host may adopt them.
+      for (const lease of listed) {
+        const inHand = writer.writes(lease.sessionId) || this.adopting.has(lease.sessionId) || this.losing.has(lease.sessionId);
+        if (!inHand) await this.release(lease, "this host does not run it");
+      }
     } catch (error) {
       this.log.warn({ err: error, hostId: this.host.id }, "heartbeat failed; leases stand until the host TTL passes without one");
+    }
+  }
+
+  /** Gives up a lease of a session this host does not run; a failure is logged (the next heartbeat tries again), never thrown. */
+  private async release(lease: Lease, why: string): Promise<void> {
+    const { sessionId, epoch } = lease;
+    try {
+      await this.backend.releaseLease(lease);
+      this.log.warn({ sessionId, epoch, why }, "released the lease of a session this host does not run: any host may adopt it");
+    } catch (error) {
+      this.log.error(
+        { err: error, sessionId, epoch, why },
+        "could not release the lease of a session this host does not run: tried again at the next heartbeat",
+      );
     }
   }
 

@@ -119,7 +119,25 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
       () => a.server.logLines().some((line) => line.kind === "session_lost" && line.sessionId === sessionId && line.owner === null),
       "host A recorded the loss",
     );
-    expect((await getJson<unknown>(a.url, a.token, `/api/sessions/${sessionId}`)).status).toBe(404);
+    // Heartbeats get through again: A releases the lease it gave up (any host may adopt the session now) and lists the
+    // session as no host's, instead of keeping it in limbo until a restart.
+    const sql = connect(url, { max: 1 });
+    try {
+      await eventually(
+        async () => (await sql`SELECT owner_host FROM sessions WHERE id = ${sessionId}`)[0]!.owner_host === null,
+        "host A released the lease of the session it gave up",
+      );
+    } finally {
+      await sql.end();
+    }
+    await eventually(
+      async () => (await getJson<{ host: string | null }>(a.url, a.token, `/api/sessions/${sessionId}`)).status === 200,
+      "host A lists the session it gave up",
+    );
+    expect((await getJson<{ host: string | null; hostOnline: boolean }>(a.url, a.token, `/api/sessions/${sessionId}`)).body).toMatchObject({
+      host: null,
+      hostOnline: false,
+    });
     await stopHost(a.server);
   }, 90_000);
 

@@ -1,0 +1,128 @@
+// Adoption when something fails (docs/fleet.md, "Adoption"): real `berth serve --store postgres://…` processes on one
+// throwaway cluster and one filesystem. The database connection drops in the middle of an adoption's copy; a host is
+// asked to adopt a session whose agent it does not have. Either way no session is left owned by a host that does not
+// run it.
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { demoAgentMain } from "../../src/agents/agent-registry.js";
+import { connect } from "../../src/store/postgres/connection.js";
+import { usePostgresCluster } from "../support/postgres-cluster.js";
+import {
+  descendantsOf,
+  killLeftovers,
+  processGroupOf,
+  startedProcess,
+  waitUntil,
+  waitUntilGone,
+  type StartedProcess,
+} from "../support/process-table.js";
+import { AcpClient, errorLines, eventually, FleetTestBed, getJson } from "./fleet-harness.js";
+
+const postgres = usePostgresCluster();
+const bed = new FleetTestBed();
+/** The agents of a host killed with SIGKILL: they outlive it, so the test ends them itself. */
+const orphans: StartedProcess[] = [];
+afterEach(async () => {
+  killLeftovers(orphans);
+  const running = await waitUntilGone(orphans.splice(0).map((agent) => agent.pid));
+  await bed.cleanup();
+  expect(running).toEqual([]);
+});
+
+const fleet = { heartbeatInterval: "250ms", hostTtl: "2000ms", adopt: true };
+type Refusal = { code?: number; message?: string; data?: { code?: string } };
+
+/** What an ACP request failed with (or undefined if it succeeded). */
+function refusalOf(request: Promise<unknown>): Promise<Refusal | undefined> {
+  return request.then(
+    () => undefined,
+    (error: unknown) => error as Refusal,
+  );
+}
+
+/** Kills a host with SIGKILL; its agents (each in a group of its own) are remembered for the test's clean-up. */
+async function kill(host: { server: { pid: number; signal(signal: NodeJS.Signals): void; exited: Promise<unknown> } }): Promise<void> {
+  orphans.push(
+    ...descendantsOf(host.server.pid)
+      .filter((pid) => processGroupOf(pid) === pid)
+      .map(startedProcess),
+  );
+  host.server.signal("SIGKILL");
+  await host.server.exited;
+}
+
+/** Waits until `host` shows the session's owner offline. */
+function offlineOn(host: { url: string; token: string }, sessionId: string): Promise<void> {
+  return eventually(
+    async () => (await getJson<{ hostOnline: boolean }>(host.url, host.token, `/api/sessions/${sessionId}`)).body.hostOnline === false,
+    "the host shows the session's owner offline",
+  );
+}
+
+describe("adoption that fails", () => {
+  it("a copy that fails because the database connection dropped leaves no lease behind: the adopter releases it and adopts it later", async () => {
+    const url = await postgres.freshDatabase();
+    const dbName = new URL(url).pathname.slice(1);
+    const workDir = bed.tempDir("berth-stuck-work-");
+    const stateDir = join(bed.tempDir("berth-stuck-shared-"), "conversations");
+    const config = { fleet, agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir] } } };
+    const a = await bed.serve(url, "host-a", bed.tempDir("berth-stuck-a-"), config);
+    const b = await bed.serve(url, "host-b", bed.tempDir("berth-stuck-b-"), config);
+    const onA = new AcpClient(a.acpUrl, a.token);
+    await onA.initialize();
+    const sessionId = await onA.newSession(workDir);
+    expect((await onA.prompt(sessionId, "hello")).stopReason).toBe("end_turn");
+    await kill(a);
+    onA.close();
+    await offlineOn(b, sessionId);
+
+    const locker = connect(url, { max: 1 });
+    const poller = connect(url, { max: 1 });
+    const admin = connect(postgres.cluster.url, { max: 1 });
+    const clients: AcpClient[] = [];
+    try {
+      const lockerPid = (await locker<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`)[0]!.pid;
+      const pollerPid = (await poller<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`)[0]!.pid;
+      const leaseNow = async () =>
+        (await poller<{ owner_host: string | null; epoch: number }[]>`SELECT owner_host, epoch FROM sessions WHERE id = ${sessionId}`)[0]!;
+      // The copy waits on the journal's table: the connection drops while it reads.
+      await locker.unsafe("BEGIN");
+      await locker.unsafe("LOCK TABLE events IN ACCESS EXCLUSIVE MODE");
+      const onB = new AcpClient(b.acpUrl, b.token);
+      clients.push(onB);
+      await onB.initialize();
+      const resumed = refusalOf(onB.resume(sessionId, workDir));
+      await eventually(async () => {
+        const [waiting] = await poller`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${dbName} AND wait_event_type = 'Lock'`;
+        return (await leaseNow()).owner_host === "host-b" && waiting!.n > 0;
+      }, "B took the lease and its copy waits on the journal");
+
+      // A failover, a network cut: B's connections end, and new ones are refused for a moment (its release fails too).
+      await admin.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS false`);
+      await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${dbName} AND pid <> ${lockerPid} AND pid <> ${pollerPid}`;
+      expect(await resumed).toBeDefined();
+      await waitUntil(
+        () => errorLines(b.server).some((line) => line.sessionId === sessionId && String(line.msg).startsWith("could not release the lease")),
+        "B logged that it could not release the lease",
+      );
+      await admin.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`);
+      await locker.unsafe("ROLLBACK");
+
+      // The database is back: B's heartbeat finds a lease it does not run and releases it; any host may adopt it.
+      await eventually(async () => (await leaseNow()).owner_host === null, "B released the lease it does not run");
+      await eventually(async () => (await getJson(b.url, b.token, `/api/sessions/${sessionId}`)).status === 200, "B lists the session again");
+      const again = new AcpClient(b.acpUrl, b.token);
+      clients.push(again);
+      await again.initialize();
+      await again.resume(sessionId, workDir);
+      expect((await again.prompt(sessionId, "after the failover")).stopReason).toBe("end_turn");
+      expect((await leaseNow()).owner_host).toBe("host-b");
+      expect((await getJson<{ host: string }>(b.url, b.token, `/api/sessions/${sessionId}`)).body.host).toBe("host-b");
+    } finally {
+      for (const client of clients) client.close();
+      await admin.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`).catch(() => undefined);
+      await locker.unsafe("ROLLBACK").catch(() => undefined);
+      await Promise.all([locker.end(), poller.end(), admin.end()]);
+    }
+  }, 120_000);
+});
