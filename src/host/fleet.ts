@@ -110,8 +110,8 @@ export class Fleet {
   /**
    * Makes another host's session this host's own if its owner is offline (docs/fleet.md, "Adoption"): true once it is
    * adopted; false if it is no peer's (this host's own, or unknown: the caller's next step says which). Throws
-   * {@link OwnedByOtherHostError} saying why it is not run here: its owner is online, adoption is off, its directory is
-   * not here, or another host adopted it first. One adoption per session at a time; a second caller shares it.
+   * {@link OwnedByOtherHostError} saying why it is not run here: its owner is online, adoption is off, its directory or
+   * its agent is not here, or another host adopted it first. One adoption per session at a time; a second caller shares it.
    */
   adopt(sessionId: string): Promise<boolean> {
     let adoption = this.adopting.get(sessionId);
@@ -134,6 +134,9 @@ export class Fleet {
     if (!parts || !peer) return false;
     const refusal = refusalFor(peer, this.adoptOffline);
     if (refusal.why !== "owner_offline") throw refusal;
+    // Before the lease: a host that cannot start the session's agent must not take it (nor end its turn, nor orphan its questions).
+    const { agent } = peer.session;
+    if (!parts.registry.ids().includes(agent)) throw new OwnedByOtherHostError(sessionId, peer.owner, "agent_unknown", agent);
     // A host that cannot show it is alive would take a session that any host may take from it the next moment.
     if (this.link === "fenced") {
       throw new StoreUnavailableError(

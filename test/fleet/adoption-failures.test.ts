@@ -125,4 +125,44 @@ describe("adoption that fails", () => {
       await Promise.all([locker.end(), poller.end(), admin.end()]);
     }
   }, 120_000);
+
+  it("a host without the session's agent refuses to adopt it before taking anything: the lease, the question and the turn stay as they were", async () => {
+    const url = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-unk-work-");
+    const stateDir = join(bed.tempDir("berth-unk-shared-"), "conversations");
+    const agent = { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir] };
+    const a = await bed.serve(url, "host-a", bed.tempDir("berth-unk-a-"), { fleet, agents: { special: agent }, defaultAgent: "special" });
+    const b = await bed.serve(url, "host-b", bed.tempDir("berth-unk-b-"), { fleet, agents: { demo: agent } });
+    const onA = new AcpClient(a.acpUrl, a.token);
+    await onA.initialize();
+    const sessionId = await onA.newSession(workDir);
+    void onA.prompt(sessionId, "/ask May I?").catch(() => undefined);
+    await waitUntil(() => onA.asked.length > 0, "A's agent asked");
+    await kill(a);
+    onA.close();
+    await offlineOn(b, sessionId);
+
+    const onB = new AcpClient(b.acpUrl, b.token);
+    const sql = connect(url, { max: 1 });
+    try {
+      await onB.initialize();
+      const refusal = await refusalOf(onB.resume(sessionId, workDir));
+      expect(refusal).toMatchObject({ code: -32600, data: { code: "owned_by_other_host" } });
+      expect(refusal?.message).toContain('this host has no agent "special"');
+      expect((await sql`SELECT owner_host, epoch FROM sessions WHERE id = ${sessionId}`)[0]).toEqual({ owner_host: "host-a", epoch: 1 });
+      expect((await sql`SELECT state FROM questions WHERE session_id = ${sessionId}`).map((row) => row.state)).toEqual(["pending"]);
+      const kinds = (await sql`SELECT kind FROM events WHERE session_id = ${sessionId} ORDER BY seq`).map((row) => row.kind);
+      expect(kinds.filter((kind) => kind === "turn_started")).toHaveLength(1);
+      expect(kinds).not.toContain("turn_ended");
+      expect(kinds).not.toContain("question_resolved");
+      expect((await getJson<{ host: string; hostOnline: boolean }>(b.url, b.token, `/api/sessions/${sessionId}`)).body).toMatchObject({
+        host: "host-a",
+        hostOnline: false,
+      });
+      expect(b.server.logLines().filter((line) => line.kind === "session_adopted")).toEqual([]);
+    } finally {
+      await sql.end();
+      onB.close();
+    }
+  }, 120_000);
 });
