@@ -149,7 +149,7 @@ export class Fleet {
     } catch (error) {
       // Deleted by its owner since this host last read the fleet.
       if (error instanceof StoreNotFoundError) throw new SessionNotFoundError(sessionId);
-      if (!(error instanceof LeaseHeldError)) throw error;
+      if (!(error instanceof LeaseHeldError)) throw notAdopted(sessionId, "taking its lease", error);
       // Its owner heartbeats again, or another host adopted it first: that host runs it.
       const owner = error.owner.hostId!;
       const url = this.directory.hosts().find((host) => host.id === owner)?.url ?? null;
@@ -165,7 +165,7 @@ export class Fleet {
     } catch (error) {
       // The lease is given up (anyone may take it), so the session is not left owned by a host that does not run it.
       await this.release(lease, "its adoption failed");
-      throw error;
+      throw notAdopted(sessionId, "copying it from the shared store", error);
     } finally {
       lost.delete(sessionId);
     }
@@ -277,4 +277,15 @@ export class Fleet {
       this.losing.delete(sessionId);
     }
   }
+}
+
+/**
+ * Why an adoption failed, for the client: what says why the session is not run here (not found, another host's, the
+ * store unavailable) as it is; anything else (the database's errors, a superseded incarnation, the mirror) as the store
+ * being unavailable for now (503 `store_unavailable`), naming the step.
+ */
+function notAdopted(sessionId: string, step: string, error: unknown): Error {
+  if (error instanceof SessionNotFoundError || error instanceof OwnedByOtherHostError || error instanceof StoreUnavailableError) return error;
+  const cause = error instanceof Error ? error.message : String(error);
+  return new StoreUnavailableError(`session "${sessionId}" was not adopted: ${step}: ${cause}`, { cause: error });
 }

@@ -100,7 +100,10 @@ describe("adoption that fails", () => {
       // A failover, a network cut: B's connections end, and new ones are refused for a moment (its release fails too).
       await admin.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS false`);
       await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${dbName} AND pid <> ${lockerPid} AND pid <> ${pollerPid}`;
-      expect(await resumed).toBeDefined();
+      // The client is told the store is unavailable (retry later), not an internal error.
+      const failure = await resumed;
+      expect(failure).toMatchObject({ code: -32603, data: { code: "store_unavailable" } });
+      expect(failure?.message).toContain(`session "${sessionId}" was not adopted: copying it from the shared store: `);
       await waitUntil(
         () => errorLines(b.server).some((line) => line.sessionId === sessionId && String(line.msg).startsWith("could not release the lease")),
         "B logged that it could not release the lease",
