@@ -9,7 +9,7 @@ import { StoreNotFoundError } from "../store/errors.js";
 import { LeaseHeldError, type HostInfo, type Lease, type StoreBackend } from "../store/store-backend.js";
 import { journalAbandoned } from "./abandoned-turns.js";
 import { FleetDirectory } from "./fleet-directory.js";
-import { OwnedByOtherHostError, refusalFor } from "./owned-elsewhere.js";
+import { directoryRefusal, OwnedByOtherHostError, refusalFor } from "./owned-elsewhere.js";
 import { SessionNotFoundError } from "./agent-children.js";
 import type { HostParts } from "./host-composition.js";
 import type { Logger } from "./logger.js";
@@ -137,6 +137,8 @@ export class Fleet {
     // Before the lease: a host that cannot start the session's agent must not take it (nor end its turn, nor orphan its questions).
     const { agent } = peer.session;
     if (!parts.registry.ids().includes(agent)) throw new OwnedByOtherHostError(sessionId, peer.owner, "agent_unknown", agent);
+    const noDirectory = await directoryRefusal(peer);
+    if (noDirectory) throw noDirectory;
     // A host that cannot show it is alive would take a session that any host may take from it the next moment.
     if (this.link === "fenced") {
       throw new StoreUnavailableError(

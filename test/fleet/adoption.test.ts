@@ -130,7 +130,9 @@ describe("adoption of an offline host's sessions", () => {
       // REST does not adopt: it says that opening the session would.
       const read = await getJson<{ error: string; message: string }>(b.url, b.token, `/api/sessions/${sessionId}/events`);
       expect(read.status).toBe(409);
-      expect(read.body.message).toContain("which is offline (no heartbeat within fleet.hostTtl): open it on this host");
+      expect(read.body.message).toContain(
+        "which is offline (no heartbeat within fleet.hostTtl): open it over ACP (session/load or session/resume) on a host where its directory exists",
+      );
 
       // B and C are asked to open it at once, by two clients each: exactly one host adopts it (once: its two clients
       // share the adoption), both clients of the other are told which host runs it.
@@ -204,7 +206,12 @@ describe("adoption of an offline host's sessions", () => {
       ])
         expect(metrics).toContain(line);
 
-      // A session whose directory is not on this host is not adopted: 409, saying so.
+      // A session whose directory is not on this host is not adopted: 409, saying so. A REST read looks at no file (a
+      // network filesystem may hang): its 409 says where the session may be adopted.
+      const goneRead = await getJson<{ error: string; message: string }>(winner.url, winner.token, `/api/sessions/${elsewhere}/events`);
+      expect(goneRead.status).toBe(409);
+      expect(goneRead.body.message).toContain("on a host where its directory exists");
+      expect(goneRead.body.message).not.toContain(goneDir);
       const gone = await refusalOf(client.resume(elsewhere, goneDir));
       expect(gone?.data?.code).toBe("owned_by_other_host");
       expect(gone?.message).toContain(`its directory ${goneDir} does not exist here`);
