@@ -102,7 +102,7 @@ export class Fleet {
     this.directory.changed.add((sessionId) => parts.sessionChanges.emit(sessionId));
     this.timer = setInterval(() => {
       // Checked whether or not a heartbeat is still waiting on the database: a hung one counts as failed.
-      if (this.link === "connected" && Date.now() - this.lastBeat > this.fenceAfterMs) this.fence();
+      if (this.link === "connected" && this.cutOff()) this.fence();
       this.beating ??= this.beat().finally(() => (this.beating = undefined));
     }, this.heartbeatMs);
   }
@@ -140,11 +140,7 @@ export class Fleet {
     const noDirectory = await directoryRefusal(peer);
     if (noDirectory) throw noDirectory;
     // A host that cannot show it is alive would take a session that any host may take from it the next moment.
-    if (this.link === "fenced") {
-      throw new StoreUnavailableError(
-        `session "${sessionId}" was not adopted: no heartbeat of this host reached the shared store within fleet.hostTtl`,
-      );
-    }
+    if (this.cutOff()) throw notAdopted(sessionId, "no heartbeat of this host reached the shared store within fleet.hostTtl");
     let lease: Lease;
     try {
       lease = await this.backend.acquireLease(sessionId, this.host.id);
@@ -171,6 +167,11 @@ export class Fleet {
     } finally {
       lost.delete(sessionId);
     }
+    // The heartbeats stopped during the copy (`fence` gave up only the leases the writer held before): given up too.
+    if (this.cutOff()) {
+      await this.lose(sessionId, { owner: null, epoch: null });
+      throw notAdopted(sessionId, "no heartbeat of this host reached the shared store during the copy, so it gave the session up");
+    }
     journal.forget(sessionId);
     parts.children.forget(sessionId);
     this.directory.claim(sessionId);
@@ -188,6 +189,11 @@ export class Fleet {
     clearInterval(this.timer);
     this.closing ??= Promise.all([this.beating, this.directory.close()]).then(() => this.backend.close());
     return this.closing;
+  }
+
+  /** No heartbeat got through for most of the TTL (whether or not the timer noticed yet): another host may take this host's sessions any moment. */
+  private cutOff(): boolean {
+    return Date.now() - this.lastBeat > this.fenceAfterMs;
   }
 
   /** No heartbeat got through for most of the TTL: another host may take this host's sessions any moment, so their agents stop now. */
@@ -286,8 +292,9 @@ export class Fleet {
  * store unavailable) as it is; anything else (the database's errors, a superseded incarnation, the mirror) as the store
  * being unavailable for now (503 `store_unavailable`), naming the step.
  */
-function notAdopted(sessionId: string, step: string, error: unknown): Error {
+function notAdopted(sessionId: string, step: string, error?: unknown): Error {
   if (error instanceof SessionNotFoundError || error instanceof OwnedByOtherHostError || error instanceof StoreUnavailableError) return error;
+  if (error === undefined) return new StoreUnavailableError(`session "${sessionId}" was not adopted: ${step}`);
   const cause = error instanceof Error ? error.message : String(error);
   return new StoreUnavailableError(`session "${sessionId}" was not adopted: ${step}: ${cause}`, { cause: error });
 }

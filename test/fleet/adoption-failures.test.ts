@@ -129,6 +129,75 @@ describe("adoption that fails", () => {
     }
   }, 120_000);
 
+  it("a host whose heartbeats hang adopts nothing: before taking the lease it refuses, during the copy it gives the session up", async () => {
+    const url = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-fenced-work-");
+    const stateDir = join(bed.tempDir("berth-fenced-shared-"), "conversations");
+    const config = { fleet, agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir] } } };
+    const a = await bed.serve(url, "host-a", bed.tempDir("berth-fenced-a-"), config);
+    const b = await bed.serve(url, "host-b", bed.tempDir("berth-fenced-b-"), config);
+    const onA = new AcpClient(a.acpUrl, a.token);
+    await onA.initialize();
+    const sessionId = await onA.newSession(workDir);
+    expect((await onA.prompt(sessionId, "hello")).stopReason).toBe("end_turn");
+    await kill(a);
+    onA.close();
+    await offlineOn(b, sessionId);
+
+    const hostLock = connect(url, { max: 1 });
+    const journalLock = connect(url, { max: 1 });
+    const poller = connect(url, { max: 1 });
+    const onB = new AcpClient(b.acpUrl, b.token);
+    const leaseNow = async () =>
+      (await poller<{ owner_host: string | null; epoch: number }[]>`SELECT owner_host, epoch FROM sessions WHERE id = ${sessionId}`)[0]!;
+    const fences = () => errorLines(b.server).filter((line) => String(line.msg).startsWith("no heartbeat reached the shared store")).length;
+    const heartbeatsHang = async (fencesBefore: number) => {
+      await hostLock.unsafe("BEGIN");
+      await hostLock`SELECT 1 FROM hosts WHERE id = 'host-b' FOR UPDATE`;
+      await waitUntil(() => fences() > fencesBefore, "B fenced itself (no heartbeat within the TTL)", 15_000);
+    };
+    const heartbeatsAgain = async () => {
+      await hostLock.unsafe("ROLLBACK");
+      await eventually(async () => {
+        const hosts = (await getJson<{ hosts: Array<{ id: string; online: boolean }> }>(b.url, b.token, "/api/hosts")).body.hosts;
+        return hosts.some((host) => host.id === "host-b" && host.online);
+      }, "B heartbeats again");
+    };
+    try {
+      await onB.initialize();
+      // Fenced before it starts: B takes nothing.
+      await heartbeatsHang(0);
+      const refused = await refusalOf(onB.resume(sessionId, workDir));
+      expect(refused).toMatchObject({ code: -32603, data: { code: "store_unavailable" } });
+      expect(refused?.message).toContain("no heartbeat of this host reached the shared store within fleet.hostTtl");
+      expect(await leaseNow()).toEqual({ owner_host: "host-a", epoch: 1 });
+      await heartbeatsAgain();
+
+      // Fenced while it copies: B took the lease, its heartbeats stop, then the copy ends: it gives the session up.
+      await journalLock.unsafe("BEGIN");
+      await journalLock.unsafe("LOCK TABLE events IN ACCESS EXCLUSIVE MODE");
+      const during = refusalOf(onB.resume(sessionId, workDir));
+      await eventually(async () => (await leaseNow()).owner_host === "host-b", "B took the lease");
+      await heartbeatsHang(1);
+      await journalLock.unsafe("ROLLBACK");
+      const gaveUp = await during;
+      expect(gaveUp).toMatchObject({ code: -32603, data: { code: "store_unavailable" } });
+      expect(gaveUp?.message).toContain("during the copy, so it gave the session up");
+      expect(b.server.logLines().filter((line) => line.kind === "session_adopted")).toEqual([]);
+      await heartbeatsAgain();
+      // Its heartbeat releases the lease; opened again, the session is adopted and runs.
+      await eventually(async () => (await leaseNow()).owner_host === null, "B released the lease it gave up");
+      await eventually(async () => (await getJson(b.url, b.token, `/api/sessions/${sessionId}`)).status === 200, "B lists the session");
+      await onB.resume(sessionId, workDir);
+      expect((await onB.prompt(sessionId, "adopted at last")).stopReason).toBe("end_turn");
+    } finally {
+      onB.close();
+      await hostLock.unsafe("ROLLBACK").catch(() => undefined);
+      await journalLock.unsafe("ROLLBACK").catch(() => undefined);
+      await Promise.all([hostLock.end(), journalLock.end(), poller.end()]);
+    }
+  }, 120_000);
+
   it("a host without the session's agent refuses to adopt it before taking anything: the lease, the question and the turn stay as they were", async () => {
     const url = await postgres.freshDatabase();
     const workDir = bed.tempDir("berth-unk-work-");
