@@ -8,7 +8,7 @@ import { PostgresBackend } from "../store/postgres/postgres-backend.js";
 import { StoreNotFoundError } from "../store/errors.js";
 import { LeaseHeldError, type HostInfo, type Lease, type StoreBackend } from "../store/store-backend.js";
 import { journalAbandoned } from "./abandoned-turns.js";
-import { FleetDirectory } from "./fleet-directory.js";
+import { FleetDirectory, type PeerSession } from "./fleet-directory.js";
 import { directoryRefusal, OwnedByOtherHostError, refusalFor } from "./owned-elsewhere.js";
 import { SessionNotFoundError } from "./agent-children.js";
 import type { HostParts } from "./host-composition.js";
@@ -122,16 +122,28 @@ export class Fleet {
     return adoption;
   }
 
-  /**
-   * The lease first (the shared store lets exactly one host take a silent owner's lease, at epoch + 1), then the session
-   * and its journal copied into the mirror, hidden meanwhile; then it is this host's: numbered on after its last seq,
-   * the dead owner's questions orphaned and its open turn ended (with their events), `session_adopted` recorded. Its
-   * agent starts with the next hold, childless until then, and restores its conversation with `session/load`.
-   */
+  /** The adoption of a peer's session, which stays listed as it was (the offline owner's) until this host claims it. */
   private async takeOver(sessionId: string): Promise<boolean> {
     const parts = this.parts;
     const peer = this.directory.session(sessionId);
     if (!parts || !peer) return false;
+    const done = this.directory.adoptionStarts(sessionId);
+    try {
+      return await this.adoptPeer(parts, peer);
+    } finally {
+      done();
+    }
+  }
+
+  /**
+   * The lease first (the shared store lets exactly one host take a silent owner's lease, at epoch + 1), then the session
+   * and its journal copied into the mirror (meanwhile this host shows the peer's view of it and runs nothing of it); then
+   * it is this host's: numbered on after its last seq, the dead owner's questions orphaned and its open turn ended (with
+   * their events), `session_adopted` recorded. Its agent starts with the next hold, childless until then, and restores
+   * its conversation with `session/load`.
+   */
+  private async adoptPeer(parts: HostParts, peer: PeerSession): Promise<boolean> {
+    const sessionId = peer.session.id;
     const refusal = refusalFor(peer, this.adoptOffline);
     if (refusal.why !== "owner_offline") throw refusal;
     // Before the lease: a host that cannot start the session's agent must not take it (nor end its turn, nor orphan its questions).
@@ -154,7 +166,7 @@ export class Fleet {
       throw new OwnedByOtherHostError(sessionId, { id: owner, url }, owner === peer.owner?.id ? "owner_online" : "adopted_elsewhere");
     }
     const { journal, lost, records, store, clock, log } = parts;
-    // Not found, not shown, no agent started until the copy is whole: nothing is numbered from half a journal.
+    // Not this host's own, no agent started until the copy is whole: nothing is numbered from half a journal.
     lost.add(sessionId);
     try {
       const session = await this.backend.getSession(sessionId);

@@ -16,7 +16,7 @@ import {
   waitUntilGone,
   type StartedProcess,
 } from "../support/process-table.js";
-import { AcpClient, errorLines, eventually, FleetTestBed, getJson } from "./fleet-harness.js";
+import { AcpClient, errorLines, eventually, FleetTestBed, getJson, OperatorStream } from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
@@ -235,6 +235,62 @@ describe("adoption that fails", () => {
     } finally {
       await sql.end();
       onB.close();
+    }
+  }, 120_000);
+});
+
+describe("an adoption seen on the adopter's event stream", () => {
+  it("shows the session as the offline owner's during the copy (never session_deleted), then as the adopter's", async () => {
+    const url = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-flicker-work-");
+    const stateDir = join(bed.tempDir("berth-flicker-shared-"), "conversations");
+    const config = { fleet, agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir] } } };
+    const a = await bed.serve(url, "host-a", bed.tempDir("berth-flicker-a-"), config);
+    const b = await bed.serve(url, "host-b", bed.tempDir("berth-flicker-b-"), config);
+    const onA = new AcpClient(a.acpUrl, a.token);
+    await onA.initialize();
+    const sessionId = await onA.newSession(workDir);
+    expect((await onA.prompt(sessionId, "hello")).stopReason).toBe("end_turn");
+    await kill(a);
+    onA.close();
+    await offlineOn(b, sessionId);
+
+    const stream = await OperatorStream.open(b.url, b.token);
+    const locker = connect(url, { max: 1 });
+    const poller = connect(url, { max: 1 });
+    const onB = new AcpClient(b.acpUrl, b.token);
+    try {
+      await locker.unsafe("BEGIN");
+      await locker.unsafe("LOCK TABLE events IN ACCESS EXCLUSIVE MODE");
+      await onB.initialize();
+      const resumed = refusalOf(onB.resume(sessionId, workDir));
+      await eventually(
+        async () => (await poller`SELECT owner_host FROM sessions WHERE id = ${sessionId}`)[0]!.owner_host === "host-b",
+        "B took the lease; its copy waits on the journal",
+      );
+      // A refresh of B's view of the fleet that read the lease taken: B's heartbeat after it is on B's host list.
+      const now = (await poller<{ now: number }[]>`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::int8 AS now`)[0]!.now;
+      await eventually(async () => {
+        const hosts = (await getJson<{ hosts: Array<{ id: string; heartbeatAt: number }> }>(b.url, b.token, "/api/hosts")).body.hosts;
+        return hosts.some((host) => host.id === "host-b" && host.heartbeatAt > Number(now));
+      }, "B's view of the fleet was read after it took the lease");
+      expect(stream.events<{ id: string }>("session_deleted").filter((event) => event.id === sessionId)).toEqual([]);
+      const during = await getJson<{ host: string; hostOnline: boolean }>(b.url, b.token, `/api/sessions/${sessionId}`);
+      expect(during.status).toBe(200);
+      expect(during.body).toMatchObject({ host: "host-a", hostOnline: false });
+
+      await locker.unsafe("ROLLBACK");
+      expect(await resumed).toBeUndefined();
+      await waitUntil(
+        () => stream.events<{ id: string; host: string }>("session").some((view) => view.id === sessionId && view.host === "host-b"),
+        "B's stream shows the session as B's",
+      );
+      expect(stream.events<{ id: string }>("session_deleted").filter((event) => event.id === sessionId)).toEqual([]);
+    } finally {
+      onB.close();
+      stream.close();
+      await locker.unsafe("ROLLBACK").catch(() => undefined);
+      await Promise.all([locker.end(), poller.end()]);
     }
   }, 120_000);
 });
