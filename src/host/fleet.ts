@@ -168,9 +168,12 @@ export class Fleet {
     const { journal, lost, records, store, clock, log } = parts;
     // Not this host's own, no agent started until the copy is whole: nothing is numbered from half a journal.
     lost.add(sessionId);
+    let fromGroups = 0;
     try {
       const session = await this.backend.getSession(sessionId);
       if (!session) throw new SessionNotFoundError(sessionId);
+      // What the owner may still run (paused, or cut off: the lease fences its writes, not its processes): told the operator.
+      fromGroups = peer.owner ? (await this.backend.listGroups(peer.owner.id)).length : 0;
       await this.writer!.adopt(lease, session);
     } catch (error) {
       // The lease is given up (anyone may take it), so the session is not left owned by a host that does not run it.
@@ -188,9 +191,9 @@ export class Fleet {
     parts.children.forget(sessionId);
     this.directory.claim(sessionId);
     const events = store.events.lastSeq(sessionId);
-    records.record({ kind: "session_adopted", sessionId, from: peer.owner?.id ?? null, epoch: lease.epoch, events });
+    records.record({ kind: "session_adopted", sessionId, from: peer.owner?.id ?? null, epoch: lease.epoch, events, fromGroups });
     journalAbandoned(store, journal, sessionId, store.questions.listPending(sessionId), clock.now(), "adoption");
-    log.info({ sessionId, from: peer.owner?.id ?? null, epoch: lease.epoch, events }, "adopted a session whose host is offline");
+    log.info({ sessionId, from: peer.owner?.id ?? null, epoch: lease.epoch, events, fromGroups }, "adopted a session whose host is offline");
     // A client that opens it next replays the orphaned questions and the ended turn: they are committed first.
     await journal.within(journal.committed(), "the adopted session's orphaned questions", "they are written once the store writes again");
     return true;

@@ -187,9 +187,18 @@ describe("adoption of an offline host's sessions", () => {
       await eventually(async () => (await viewOn(loser, sessionId)).host === winnerId, "the other host shows the winner as the owner");
       const { body: sessions } = await getJson<{ sessions: View[] }>(winner.url, winner.token, "/api/sessions");
       expect(sessions.sessions.filter((view) => view.id === sessionId)).toHaveLength(1);
+      // A's agents were killed with A's ledger still listing their groups: the record tells how many may still run.
+      expect((await store.listGroups("host-a")).length).toBeGreaterThan(0);
       const { body: records } = await getJson<Records>(winner.url, winner.token, "/api/records?limit=1000");
       expect(records.records.map((r) => r.record).filter((record) => record.kind === "session_adopted")).toEqual([
-        { kind: "session_adopted", sessionId, from: "host-a", epoch: 2, events: before.length },
+        {
+          kind: "session_adopted",
+          sessionId,
+          from: "host-a",
+          epoch: 2,
+          events: before.length,
+          fromGroups: (await store.listGroups("host-a")).length,
+        },
       ]);
 
       // The fleet in the winner's metrics: A offline with the session left behind, the adopted one the winner's.
