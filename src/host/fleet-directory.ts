@@ -173,9 +173,18 @@ export class FleetDirectory implements Peers {
   private async refresh(): Promise<void> {
     const { backend } = this;
     const claims = this.claims;
-    const [hosts, sessions, pending] = await Promise.all([backend.listHosts(), backend.listSessions(), backend.listPendingQuestions()]);
+    // The leases before the sessions: a session deleted between the reads is not listed, never listed as no host's (on
+    // its own host, which skips the wake-ups of its own sessions, that would last until the next interval). A session
+    // with no lease in that read that was not shown as no host's already may be newer than it: its lease is read again.
+    const hosts = await backend.listHosts();
     const ownerOf = new Map<string, HostInfo>();
-    for (const host of hosts) for (const lease of await backend.listLeases(host.id)) ownerOf.set(lease.sessionId, host);
+    const readLeases = async () => {
+      for (const host of hosts)
+        for (const lease of await backend.listLeases(host.id)) if (!ownerOf.has(lease.sessionId)) ownerOf.set(lease.sessionId, host);
+    };
+    await readLeases();
+    const [sessions, pending] = await Promise.all([backend.listSessions(), backend.listPendingQuestions()]);
+    if (sessions.some((session) => !ownerOf.has(session.id) && this.byId.get(session.id)?.owner !== null)) await readLeases();
     const records = await this.announcedRecords();
     if (this.closed) return;
     // This host adopted a session meanwhile: what was read may show it as a peer's still; read again.
