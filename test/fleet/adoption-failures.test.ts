@@ -198,6 +198,63 @@ describe("adoption that fails", () => {
     }
   }, 120_000);
 
+  it("a view older than the store: an owner back keeps its session (409, use that host), a session deleted meanwhile is not found", async () => {
+    const url = await postgres.freshDatabase();
+    const dbName = new URL(url).pathname.slice(1);
+    const workDir = bed.tempDir("berth-stale-work-");
+    const stateDir = join(bed.tempDir("berth-stale-shared-"), "conversations");
+    const config = { fleet, agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir] } } };
+    const a = await bed.serve(url, "host-a", bed.tempDir("berth-stale-a-"), config);
+    const b = await bed.serve(url, "host-b", bed.tempDir("berth-stale-b-"), config);
+    const onA = new AcpClient(a.acpUrl, a.token);
+    await onA.initialize();
+    const back = await onA.newSession(workDir);
+    const deleted = await onA.newSession(workDir);
+    await kill(a);
+    onA.close();
+    for (const id of [back, deleted]) await offlineOn(b, id);
+
+    const locker = connect(url, { max: 1 });
+    const admin = connect(url, { max: 1 });
+    const onB = new AcpClient(b.acpUrl, b.token);
+    const waiting = async () =>
+      (await admin<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${dbName} AND wait_event_type = 'Lock'`)[0]!.n;
+    try {
+      await onB.initialize();
+      // B's view of the fleet stops there: its next read waits on the questions' table.
+      const viewWaits = async () => {
+        await locker.unsafe("BEGIN");
+        await locker.unsafe("LOCK TABLE questions IN ACCESS EXCLUSIVE MODE");
+        await eventually(async () => (await waiting()) > 0, "B's view of the fleet waits");
+      };
+      await viewWaits();
+
+      // A session is deleted while B takes it: not found.
+      await locker`DELETE FROM sessions WHERE id = ${deleted}`;
+      const gone = refusalOf(onB.resume(deleted, workDir));
+      await eventually(async () => (await waiting()) > 1, "B's lease waits on the deleted session's row");
+      await locker.unsafe("COMMIT");
+      const refusal = await gone;
+      // ACP's "Resource not found" (-32002), as for any unknown session.
+      expect(refusal).toMatchObject({ code: -32002, message: "Resource not found" });
+      await eventually(async () => (await getJson(b.url, b.token, `/api/sessions/${deleted}`)).status === 404, "B no longer lists it");
+
+      // A heartbeats again (as far as the database knows) while B still shows it offline and tries: A keeps its session.
+      await viewWaits();
+      await admin`UPDATE hosts SET heartbeat_at = clock_timestamp() WHERE id = 'host-a'`;
+      const kept = await refusalOf(onB.resume(back, workDir));
+      expect(kept).toMatchObject({ code: -32600, data: { code: "owned_by_other_host" } });
+      expect(kept?.message).toContain(`session "${back}" is owned by host "host-a"`);
+      expect(kept?.message).toContain("use that host");
+      expect((await admin`SELECT owner_host, epoch FROM sessions WHERE id = ${back}`)[0]).toEqual({ owner_host: "host-a", epoch: 1 });
+      expect(b.server.logLines().filter((line) => line.kind === "session_adopted")).toEqual([]);
+    } finally {
+      onB.close();
+      await locker.unsafe("ROLLBACK").catch(() => undefined);
+      await Promise.all([locker.end(), admin.end()]);
+    }
+  }, 120_000);
+
   it("a host without the session's agent refuses to adopt it before taking anything: the lease, the question and the turn stay as they were", async () => {
     const url = await postgres.freshDatabase();
     const workDir = bed.tempDir("berth-unk-work-");
