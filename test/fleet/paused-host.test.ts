@@ -163,10 +163,12 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
     const ended = (await turn) as { stopReason?: string; data?: { code?: string } };
     expect(["cancelled", "agent_failed"]).toContain(ended.stopReason ?? ended.data?.code);
     acp.close();
-    // Whatever the first process's agent said after the second registered was refused.
+    // Whatever the first process's agent said after the second registered was refused; the second ended at its start the
+    // turn the first had left open (its agent is gone), with a notice.
     const events = await seen.readEvents(sessionId);
     expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
-    expect(events.length).toBe(lastBefore);
+    expect(events.slice(lastBefore).map((event) => event.kind)).toEqual(["turn_ended", "update"]);
+    expect(events.at(-1)?.payload).toMatchObject({ update: { _meta: { "berth/notice": { kind: "turn_abandoned" } } } });
     // The second process owns the session and serves it.
     expect((await getJson<{ id: string }>(second.url, second.token, `/api/sessions/${sessionId}`)).body.id).toBe(sessionId);
     await stopHost(second.server);
