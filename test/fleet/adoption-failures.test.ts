@@ -1,56 +1,21 @@
-// Adoption when something fails (docs/fleet.md, "Adoption"): real `berth serve --store postgres://…` processes on one
-// throwaway cluster and one filesystem. The database connection drops in the middle of an adoption's copy; a host is
-// asked to adopt a session whose agent it does not have. Either way no session is left owned by a host that does not
-// run it.
+// Adoption when something fails or races (docs/fleet.md, "Adoption"): real `berth serve --store postgres://…` processes
+// on one throwaway cluster and one filesystem. The database connection drops in the middle of an adoption's copy; the
+// adopter's heartbeats hang before or during it; its view of the fleet is older than the store (the owner back, the
+// session deleted); it has not the session's agent. No session is left owned by a host that does not run it. And the
+// adopter's event stream during the copy.
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { connect } from "../../src/store/postgres/connection.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
-import {
-  descendantsOf,
-  killLeftovers,
-  processGroupOf,
-  startedProcess,
-  waitUntil,
-  waitUntilGone,
-  type StartedProcess,
-} from "../support/process-table.js";
-import { AcpClient, errorLines, eventually, FleetTestBed, getJson, OperatorStream } from "./fleet-harness.js";
+import { waitUntil } from "../support/process-table.js";
+import { AcpClient, errorLines, eventually, FleetTestBed, getJson, OperatorStream, refusalOf } from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
-/** The agents of a host killed with SIGKILL: they outlive it, so the test ends them itself. */
-const orphans: StartedProcess[] = [];
-afterEach(async () => {
-  killLeftovers(orphans);
-  const running = await waitUntilGone(orphans.splice(0).map((agent) => agent.pid));
-  await bed.cleanup();
-  expect(running).toEqual([]);
-});
+afterEach(() => bed.cleanup());
 
 const fleet = { heartbeatInterval: "250ms", hostTtl: "2000ms", adopt: true };
-type Refusal = { code?: number; message?: string; data?: { code?: string } };
-
-/** What an ACP request failed with (or undefined if it succeeded). */
-function refusalOf(request: Promise<unknown>): Promise<Refusal | undefined> {
-  return request.then(
-    () => undefined,
-    (error: unknown) => error as Refusal,
-  );
-}
-
-/** Kills a host with SIGKILL; its agents (each in a group of its own) are remembered for the test's clean-up. */
-async function kill(host: { server: { pid: number; signal(signal: NodeJS.Signals): void; exited: Promise<unknown> } }): Promise<void> {
-  orphans.push(
-    ...descendantsOf(host.server.pid)
-      .filter((pid) => processGroupOf(pid) === pid)
-      .map(startedProcess),
-  );
-  host.server.signal("SIGKILL");
-  await host.server.exited;
-}
-
 /** Waits until `host` shows the session's owner offline. */
 function offlineOn(host: { url: string; token: string }, sessionId: string): Promise<void> {
   return eventually(
@@ -59,22 +24,35 @@ function offlineOn(host: { url: string; token: string }, sessionId: string): Pro
   );
 }
 
-describe("adoption that fails", () => {
-  it("a copy that fails because the database connection dropped leaves no lease behind: the adopter releases it and adopts it later", async () => {
-    const url = await postgres.freshDatabase();
-    const dbName = new URL(url).pathname.slice(1);
-    const workDir = bed.tempDir("berth-stuck-work-");
-    const stateDir = join(bed.tempDir("berth-stuck-shared-"), "conversations");
-    const config = { fleet, agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir] } } };
-    const a = await bed.serve(url, "host-a", bed.tempDir("berth-stuck-a-"), config);
-    const b = await bed.serve(url, "host-b", bed.tempDir("berth-stuck-b-"), config);
-    const onA = new AcpClient(a.acpUrl, a.token);
-    await onA.initialize();
+/**
+ * Hosts A and B (adoption on, one conversation directory) on a fresh database; A runs a turn in each of `count` new
+ * sessions and is killed; B shows them offline.
+ */
+async function deadOwner(name: string, count = 1) {
+  const url = await postgres.freshDatabase();
+  const dbName = new URL(url).pathname.slice(1);
+  const workDir = bed.tempDir(`berth-${name}-work-`);
+  const stateDir = join(bed.tempDir(`berth-${name}-shared-`), "conversations");
+  const config = { fleet, agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir] } } };
+  const a = await bed.serve(url, "host-a", bed.tempDir(`berth-${name}-a-`), config);
+  const b = await bed.serve(url, "host-b", bed.tempDir(`berth-${name}-b-`), config);
+  const onA = new AcpClient(a.acpUrl, a.token);
+  await onA.initialize();
+  const sessionIds: string[] = [];
+  for (let i = 0; i < count; i++) {
     const sessionId = await onA.newSession(workDir);
     expect((await onA.prompt(sessionId, "hello")).stopReason).toBe("end_turn");
-    await kill(a);
-    onA.close();
-    await offlineOn(b, sessionId);
+    sessionIds.push(sessionId);
+  }
+  await bed.killHost(a);
+  onA.close();
+  for (const sessionId of sessionIds) await offlineOn(b, sessionId);
+  return { url, dbName, workDir, b, sessionIds, sessionId: sessionIds[0]! };
+}
+
+describe("adoption that fails", () => {
+  it("a copy that fails because the database connection dropped leaves no lease behind: the adopter releases it and adopts it later", async () => {
+    const { url, workDir, b, dbName, sessionId } = await deadOwner("stuck");
 
     const locker = connect(url, { max: 1 });
     const poller = connect(url, { max: 1 });
@@ -130,19 +108,7 @@ describe("adoption that fails", () => {
   }, 120_000);
 
   it("a host whose heartbeats hang adopts nothing: before taking the lease it refuses, during the copy it gives the session up", async () => {
-    const url = await postgres.freshDatabase();
-    const workDir = bed.tempDir("berth-fenced-work-");
-    const stateDir = join(bed.tempDir("berth-fenced-shared-"), "conversations");
-    const config = { fleet, agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir] } } };
-    const a = await bed.serve(url, "host-a", bed.tempDir("berth-fenced-a-"), config);
-    const b = await bed.serve(url, "host-b", bed.tempDir("berth-fenced-b-"), config);
-    const onA = new AcpClient(a.acpUrl, a.token);
-    await onA.initialize();
-    const sessionId = await onA.newSession(workDir);
-    expect((await onA.prompt(sessionId, "hello")).stopReason).toBe("end_turn");
-    await kill(a);
-    onA.close();
-    await offlineOn(b, sessionId);
+    const { url, workDir, b, sessionId } = await deadOwner("fenced");
 
     const hostLock = connect(url, { max: 1 });
     const journalLock = connect(url, { max: 1 });
@@ -199,20 +165,8 @@ describe("adoption that fails", () => {
   }, 120_000);
 
   it("a view older than the store: an owner back keeps its session (409, use that host), a session deleted meanwhile is not found", async () => {
-    const url = await postgres.freshDatabase();
-    const dbName = new URL(url).pathname.slice(1);
-    const workDir = bed.tempDir("berth-stale-work-");
-    const stateDir = join(bed.tempDir("berth-stale-shared-"), "conversations");
-    const config = { fleet, agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir] } } };
-    const a = await bed.serve(url, "host-a", bed.tempDir("berth-stale-a-"), config);
-    const b = await bed.serve(url, "host-b", bed.tempDir("berth-stale-b-"), config);
-    const onA = new AcpClient(a.acpUrl, a.token);
-    await onA.initialize();
-    const back = await onA.newSession(workDir);
-    const deleted = await onA.newSession(workDir);
-    await kill(a);
-    onA.close();
-    for (const id of [back, deleted]) await offlineOn(b, id);
+    const { url, workDir, b, dbName, sessionIds } = await deadOwner("stale", 2);
+    const [back, deleted] = sessionIds as [string, string];
 
     const locker = connect(url, { max: 1 });
     const admin = connect(url, { max: 1 });
@@ -267,7 +221,7 @@ describe("adoption that fails", () => {
     const sessionId = await onA.newSession(workDir);
     void onA.prompt(sessionId, "/ask May I?").catch(() => undefined);
     await waitUntil(() => onA.asked.length > 0, "A's agent asked");
-    await kill(a);
+    await bed.killHost(a);
     onA.close();
     await offlineOn(b, sessionId);
 
@@ -298,19 +252,7 @@ describe("adoption that fails", () => {
 
 describe("an adoption seen on the adopter's event stream", () => {
   it("shows the session as the offline owner's during the copy (never session_deleted), then as the adopter's", async () => {
-    const url = await postgres.freshDatabase();
-    const workDir = bed.tempDir("berth-flicker-work-");
-    const stateDir = join(bed.tempDir("berth-flicker-shared-"), "conversations");
-    const config = { fleet, agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir] } } };
-    const a = await bed.serve(url, "host-a", bed.tempDir("berth-flicker-a-"), config);
-    const b = await bed.serve(url, "host-b", bed.tempDir("berth-flicker-b-"), config);
-    const onA = new AcpClient(a.acpUrl, a.token);
-    await onA.initialize();
-    const sessionId = await onA.newSession(workDir);
-    expect((await onA.prompt(sessionId, "hello")).stopReason).toBe("end_turn");
-    await kill(a);
-    onA.close();
-    await offlineOn(b, sessionId);
+    const { url, workDir, b, sessionId } = await deadOwner("flicker");
 
     const stream = await OperatorStream.open(b.url, b.token);
     const locker = connect(url, { max: 1 });

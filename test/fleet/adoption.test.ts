@@ -12,34 +12,29 @@ import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
+import { waitUntil } from "../support/process-table.js";
 import {
-  descendantsOf,
-  killLeftovers,
-  processGroupOf,
-  startedProcess,
-  waitUntil,
-  waitUntilGone,
-  type StartedProcess,
-} from "../support/process-table.js";
-import { AcpClient, errorLines, eventually, FleetTestBed, gaveUp, getJson, refusedWrites, sleepingTurn, stopHost } from "./fleet-harness.js";
+  AcpClient,
+  errorLines,
+  eventually,
+  FleetTestBed,
+  gaveUp,
+  getJson,
+  refusalOf,
+  refusedWrites,
+  sleepingTurn,
+  stopHost,
+} from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
-/** The agents of a host killed with SIGKILL: they outlive it, so the test ends them itself. */
-const orphans: StartedProcess[] = [];
-afterEach(async () => {
-  killLeftovers(orphans);
-  const running = await waitUntilGone(orphans.splice(0).map((agent) => agent.pid));
-  await bed.cleanup();
-  expect(running).toEqual([]);
-});
+afterEach(() => bed.cleanup());
 
 interface View {
   id: string;
   host: string | null;
   hostOnline: boolean;
 }
-type Refusal = { code?: number; message: string; data?: { code?: string } };
 type Records = { records: Array<{ record: { kind: string; sessionId?: string; from?: string | null; epoch?: number; events?: number } }> };
 type Events = { events: Array<{ seq: number; kind: string; payload: unknown }> };
 
@@ -49,25 +44,6 @@ function hostConfig(url: string, adopt: boolean, stateDir: string, recordFile: s
     fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", url, adopt },
     agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir, "--record", recordFile] } },
   };
-}
-
-/** What an ACP request failed with (or undefined if it succeeded). */
-function refusalOf(request: Promise<unknown>): Promise<Refusal | undefined> {
-  return request.then(
-    () => undefined,
-    (error: unknown) => error as Refusal,
-  );
-}
-
-/** Kills a host with SIGKILL; its agents (each in a group of its own) are remembered for the test's clean-up. */
-async function kill(host: { server: { pid: number; signal(signal: NodeJS.Signals): void; exited: Promise<unknown> } }): Promise<void> {
-  orphans.push(
-    ...descendantsOf(host.server.pid)
-      .filter((pid) => processGroupOf(pid) === pid)
-      .map(startedProcess),
-  );
-  host.server.signal("SIGKILL");
-  await host.server.exited;
 }
 
 /** Hosts A and B on a fresh database, their agents sharing one conversation directory. */
@@ -121,7 +97,7 @@ describe("adoption of an offline host's sessions", () => {
       const before = await store.readEvents(sessionId);
 
       // A dies. B and C show its sessions offline; the second session's directory disappears meanwhile.
-      await kill(a);
+      await bed.killHost(a);
       onA.close();
       rmSync(goneDir, { recursive: true });
       const viewOn = async (host: { url: string; token: string }, id: string) =>
@@ -254,7 +230,7 @@ describe("adoption of an offline host's sessions", () => {
     await onA.initialize();
     const sessionId = await onA.newSession(workDir);
     expect((await onA.prompt(sessionId, "hello")).stopReason).toBe("end_turn");
-    await kill(a);
+    await bed.killHost(a);
     onA.close();
     await shownOffline(b, sessionId);
 

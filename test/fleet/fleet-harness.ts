@@ -13,12 +13,15 @@ import {
   startedProcess,
   waitUntil,
   waitUntilGone,
+  type StartedProcess,
 } from "../support/process-table.js";
 
 /** Temp directories and `berth serve` processes of a test file, removed and killed after it. */
 export class FleetTestBed {
   private readonly dirs: string[] = [];
   private readonly processes: BerthProcess[] = [];
+  /** The agents of hosts killed with SIGKILL: they outlive their host, so the test ends them itself. */
+  private readonly orphans: StartedProcess[] = [];
 
   tempDir(prefix: string): string {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
@@ -47,6 +50,17 @@ export class FleetTestBed {
     return { server, ...(await server.startupLine()) };
   }
 
+  /** Kills a host with SIGKILL; its agents (each in a group of its own: they outlive it) are ended by {@link cleanup}. */
+  async killHost(host: { server: { pid: number; signal(signal: NodeJS.Signals): void; exited: Promise<unknown> } }): Promise<void> {
+    this.orphans.push(
+      ...descendantsOf(host.server.pid)
+        .filter((pid) => processGroupOf(pid) === pid)
+        .map(startedProcess),
+    );
+    host.server.signal("SIGKILL");
+    await host.server.exited;
+  }
+
   /** Any other `berth` command, killed after the test like the hosts. */
   spawn(args: readonly string[], env: Readonly<Record<string, string>>): BerthProcess {
     const child = new BerthProcess(args, env);
@@ -56,10 +70,12 @@ export class FleetTestBed {
 
   /**
    * Kills each process the test started with its group, and the groups of its agents (each in its own, found among the
-   * process's descendants while it still runs), waits until all of them are gone, then removes the temp directories.
+   * process's descendants while it still runs, or when {@link killHost} killed it), waits until all of them are gone,
+   * then removes the temp directories.
    */
   async cleanup(): Promise<void> {
-    const started = [];
+    killLeftovers(this.orphans);
+    const started = this.orphans.splice(0).map((agent) => agent.pid);
     for (const server of this.processes.splice(0)) {
       // Agents are detached into groups of their own: found while their host still runs (they outlive it).
       const agents = descendantsOf(server.pid)
@@ -220,4 +236,15 @@ export class OperatorStream {
   close(): void {
     this.abort.abort();
   }
+}
+
+/** An ACP error as the client sees it. */
+export type Refusal = { code?: number; message: string; data?: { code?: string } };
+
+/** What an ACP request failed with (or undefined if it succeeded). */
+export function refusalOf(request: Promise<unknown>): Promise<Refusal | undefined> {
+  return request.then(
+    () => undefined,
+    (error: unknown) => error as Refusal,
+  );
 }
