@@ -75,6 +75,8 @@ describe("adoption that fails", () => {
         return (await leaseNow()).owner_host === "host-b" && waiting!.n > 0;
       }, "B took the lease and its copy waits on the journal");
 
+      // The session's row too: a release sent on a connection whose end is still on its way waits on it, and ends with it.
+      await locker`SELECT 1 FROM sessions WHERE id = ${sessionId} FOR UPDATE`;
       // A failover, a network cut: B's connections end, and new ones are refused for a moment (its release fails too).
       await admin.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS false`);
       await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${dbName} AND pid <> ${lockerPid} AND pid <> ${pollerPid}`;
