@@ -63,6 +63,8 @@ export class FleetDirectory implements Peers {
   private again = false;
   /** Sessions this host adopted so far: a refresh that read the store before the last of them is read again. */
   private claims = 0;
+  /** Sessions this host is adopting: shown as they were until claimed (or given up), whatever the store says of their lease meanwhile. */
+  private readonly adopting = new Set<string>();
   private closed = false;
   private unlisten: (() => Promise<void>) | undefined;
   readonly changed = new Listeners<string>((error) => this.log.error({ err: error }, "fleet session change listener failed"));
@@ -103,6 +105,15 @@ export class FleetDirectory implements Peers {
 
   records(): readonly LifecycleRecord[] {
     return this.peerRecords;
+  }
+
+  /**
+   * This host is about to take the session's lease (adoption): until it claims the session (or the returned function
+   * says it gave up), the session stays listed as it was, not as this host's own while this host cannot show it yet.
+   */
+  adoptionStarts(sessionId: string): () => void {
+    this.adopting.add(sessionId);
+    return () => this.adopting.delete(sessionId);
   }
 
   /**
@@ -162,9 +173,18 @@ export class FleetDirectory implements Peers {
   private async refresh(): Promise<void> {
     const { backend } = this;
     const claims = this.claims;
-    const [hosts, sessions, pending] = await Promise.all([backend.listHosts(), backend.listSessions(), backend.listPendingQuestions()]);
+    // The leases before the sessions: a session deleted between the reads is not listed, never listed as no host's (on
+    // its own host, which skips the wake-ups of its own sessions, that would last until the next interval). A session
+    // with no lease in that read that was not shown as no host's already may be newer than it: its lease is read again.
+    const hosts = await backend.listHosts();
     const ownerOf = new Map<string, HostInfo>();
-    for (const host of hosts) for (const lease of await backend.listLeases(host.id)) ownerOf.set(lease.sessionId, host);
+    const readLeases = async () => {
+      for (const host of hosts)
+        for (const lease of await backend.listLeases(host.id)) if (!ownerOf.has(lease.sessionId)) ownerOf.set(lease.sessionId, host);
+    };
+    await readLeases();
+    const [sessions, pending] = await Promise.all([backend.listSessions(), backend.listPendingQuestions()]);
+    if (sessions.some((session) => !ownerOf.has(session.id) && this.byId.get(session.id)?.owner !== null)) await readLeases();
     const records = await this.announcedRecords();
     if (this.closed) return;
     // This host adopted a session meanwhile: what was read may show it as a peer's still; read again.
@@ -181,7 +201,10 @@ export class FleetDirectory implements Peers {
     for (const session of sessions) {
       const owner = ownerOf.get(session.id);
       if (owner?.id === this.hostId) {
-        own.add(session.id);
+        // Its copy is under way: neither deleted from the views nor this host's own until it is claimed.
+        const shown = this.adopting.has(session.id) ? this.byId.get(session.id) : undefined;
+        if (shown) next.set(session.id, shown);
+        else own.add(session.id);
         continue;
       }
       next.set(session.id, {

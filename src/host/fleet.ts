@@ -8,8 +8,8 @@ import { PostgresBackend } from "../store/postgres/postgres-backend.js";
 import { StoreNotFoundError } from "../store/errors.js";
 import { LeaseHeldError, type HostInfo, type Lease, type StoreBackend } from "../store/store-backend.js";
 import { journalAbandoned } from "./abandoned-turns.js";
-import { FleetDirectory } from "./fleet-directory.js";
-import { OwnedByOtherHostError, refusalFor } from "./owned-elsewhere.js";
+import { FleetDirectory, type PeerSession } from "./fleet-directory.js";
+import { directoryRefusal, OwnedByOtherHostError, refusalFor } from "./owned-elsewhere.js";
 import { SessionNotFoundError } from "./agent-children.js";
 import type { HostParts } from "./host-composition.js";
 import type { Logger } from "./logger.js";
@@ -102,7 +102,7 @@ export class Fleet {
     this.directory.changed.add((sessionId) => parts.sessionChanges.emit(sessionId));
     this.timer = setInterval(() => {
       // Checked whether or not a heartbeat is still waiting on the database: a hung one counts as failed.
-      if (this.link === "connected" && Date.now() - this.lastBeat > this.fenceAfterMs) this.fence();
+      if (this.link === "connected" && this.cutOff()) this.fence();
       this.beating ??= this.beat().finally(() => (this.beating = undefined));
     }, this.heartbeatMs);
   }
@@ -110,8 +110,8 @@ export class Fleet {
   /**
    * Makes another host's session this host's own if its owner is offline (docs/fleet.md, "Adoption"): true once it is
    * adopted; false if it is no peer's (this host's own, or unknown: the caller's next step says which). Throws
-   * {@link OwnedByOtherHostError} saying why it is not run here: its owner is online, adoption is off, its directory is
-   * not here, or another host adopted it first. One adoption per session at a time; a second caller shares it.
+   * {@link OwnedByOtherHostError} saying why it is not run here: its owner is online, adoption is off, its directory or
+   * its agent is not here, or another host adopted it first. One adoption per session at a time; a second caller shares it.
    */
   adopt(sessionId: string): Promise<boolean> {
     let adoption = this.adopting.get(sessionId);
@@ -122,57 +122,78 @@ export class Fleet {
     return adoption;
   }
 
-  /**
-   * The lease first (the shared store lets exactly one host take a silent owner's lease, at epoch + 1), then the session
-   * and its journal copied into the mirror, hidden meanwhile; then it is this host's: numbered on after its last seq,
-   * the dead owner's questions orphaned and its open turn ended (with their events), `session_adopted` recorded. Its
-   * agent starts with the next hold, childless until then, and restores its conversation with `session/load`.
-   */
+  /** The adoption of a peer's session, which stays listed as it was (the offline owner's) until this host claims it. */
   private async takeOver(sessionId: string): Promise<boolean> {
     const parts = this.parts;
     const peer = this.directory.session(sessionId);
     if (!parts || !peer) return false;
+    const done = this.directory.adoptionStarts(sessionId);
+    try {
+      return await this.adoptPeer(parts, peer);
+    } finally {
+      done();
+    }
+  }
+
+  /**
+   * The lease first (the shared store lets exactly one host take a silent owner's lease, at epoch + 1), then the session
+   * and its journal copied into the mirror (meanwhile this host shows the peer's view of it and runs nothing of it); then
+   * it is this host's: numbered on after its last seq, the dead owner's questions orphaned and its open turn ended (with
+   * their events), `session_adopted` recorded. Its agent starts with the next hold, childless until then, and restores
+   * its conversation with `session/load`.
+   */
+  private async adoptPeer(parts: HostParts, peer: PeerSession): Promise<boolean> {
+    const sessionId = peer.session.id;
     const refusal = refusalFor(peer, this.adoptOffline);
     if (refusal.why !== "owner_offline") throw refusal;
+    // Before the lease: a host that cannot start the session's agent must not take it (nor end its turn, nor orphan its questions).
+    const { agent } = peer.session;
+    if (!parts.registry.ids().includes(agent)) throw new OwnedByOtherHostError(sessionId, peer.owner, "agent_unknown", agent);
+    const noDirectory = await directoryRefusal(peer);
+    if (noDirectory) throw noDirectory;
     // A host that cannot show it is alive would take a session that any host may take from it the next moment.
-    if (this.link === "fenced") {
-      throw new StoreUnavailableError(
-        `session "${sessionId}" was not adopted: no heartbeat of this host reached the shared store within fleet.hostTtl`,
-      );
-    }
+    if (this.cutOff()) throw notAdopted(sessionId, "no heartbeat of this host reached the shared store within fleet.hostTtl");
     let lease: Lease;
     try {
       lease = await this.backend.acquireLease(sessionId, this.host.id);
     } catch (error) {
       // Deleted by its owner since this host last read the fleet.
       if (error instanceof StoreNotFoundError) throw new SessionNotFoundError(sessionId);
-      if (!(error instanceof LeaseHeldError)) throw error;
+      if (!(error instanceof LeaseHeldError)) throw notAdopted(sessionId, "taking its lease", error);
       // Its owner heartbeats again, or another host adopted it first: that host runs it.
       const owner = error.owner.hostId!;
       const url = this.directory.hosts().find((host) => host.id === owner)?.url ?? null;
       throw new OwnedByOtherHostError(sessionId, { id: owner, url }, owner === peer.owner?.id ? "owner_online" : "adopted_elsewhere");
     }
     const { journal, lost, records, store, clock, log } = parts;
-    // Not found, not shown, no agent started until the copy is whole: nothing is numbered from half a journal.
+    // Not this host's own, no agent started until the copy is whole: nothing is numbered from half a journal.
     lost.add(sessionId);
+    let fromGroups = 0;
     try {
       const session = await this.backend.getSession(sessionId);
       if (!session) throw new SessionNotFoundError(sessionId);
+      // What the owner may still run (paused, or cut off: the lease fences its writes, not its processes): told the operator.
+      fromGroups = peer.owner ? (await this.backend.listGroups(peer.owner.id)).length : 0;
       await this.writer!.adopt(lease, session);
     } catch (error) {
       // The lease is given up (anyone may take it), so the session is not left owned by a host that does not run it.
-      await this.backend.releaseLease(lease).catch(() => undefined);
-      throw error;
+      await this.release(lease, "its adoption failed");
+      throw notAdopted(sessionId, "copying it from the shared store", error);
     } finally {
       lost.delete(sessionId);
+    }
+    // The heartbeats stopped during the copy (`fence` gave up only the leases the writer held before): given up too.
+    if (this.cutOff()) {
+      await this.lose(sessionId, { owner: null, epoch: null });
+      throw notAdopted(sessionId, "no heartbeat of this host reached the shared store during the copy, so it gave the session up");
     }
     journal.forget(sessionId);
     parts.children.forget(sessionId);
     this.directory.claim(sessionId);
     const events = store.events.lastSeq(sessionId);
-    records.record({ kind: "session_adopted", sessionId, from: peer.owner?.id ?? null, epoch: lease.epoch, events });
+    records.record({ kind: "session_adopted", sessionId, from: peer.owner?.id ?? null, epoch: lease.epoch, events, fromGroups });
     journalAbandoned(store, journal, sessionId, store.questions.listPending(sessionId), clock.now(), "adoption");
-    log.info({ sessionId, from: peer.owner?.id ?? null, epoch: lease.epoch, events }, "adopted a session whose host is offline");
+    log.info({ sessionId, from: peer.owner?.id ?? null, epoch: lease.epoch, events, fromGroups }, "adopted a session whose host is offline");
     // A client that opens it next replays the orphaned questions and the ended turn: they are committed first.
     await journal.within(journal.committed(), "the adopted session's orphaned questions", "they are written once the store writes again");
     return true;
@@ -183,6 +204,11 @@ export class Fleet {
     clearInterval(this.timer);
     this.closing ??= Promise.all([this.beating, this.directory.close()]).then(() => this.backend.close());
     return this.closing;
+  }
+
+  /** No heartbeat got through for most of the TTL (whether or not the timer noticed yet): another host may take this host's sessions any moment. */
+  private cutOff(): boolean {
+    return Date.now() - this.lastBeat > this.fenceAfterMs;
   }
 
   /** No heartbeat got through for most of the TTL: another host may take this host's sessions any moment, so their agents stop now. */
@@ -210,7 +236,8 @@ export class Fleet {
       }
       this.lastBeat = Date.now();
       this.link = "connected";
-      const current = new Map((await this.backend.listLeases(this.host.id)).map((lease) => [lease.sessionId, lease]));
+      const listed = await this.backend.listLeases(this.host.id);
+      const current = new Map(listed.map((lease) => [lease.sessionId, lease]));
       for (const lease of writer.heldLeases()) {
         const now = current.get(lease.sessionId);
         if (now?.epoch === lease.epoch) continue;
@@ -219,8 +246,28 @@ export class Fleet {
         if (!writer.heldLeases().includes(lease) || (fresh?.hostId === this.host.id && fresh.epoch === lease.epoch)) continue;
         void this.lose(lease.sessionId, { owner: fresh?.hostId ?? null, epoch: fresh?.epoch ?? null });
       }
+      // The store names this host as the owner of sessions it does not run: an adoption whose copy and release both
+      // failed (the connection dropped), sessions given up while fenced. Released, so that any host may adopt them.
+      for (const lease of listed) {
+        const inHand = writer.writes(lease.sessionId) || this.adopting.has(lease.sessionId) || this.losing.has(lease.sessionId);
+        if (!inHand) await this.release(lease, "this host does not run it");
+      }
     } catch (error) {
       this.log.warn({ err: error, hostId: this.host.id }, "heartbeat failed; leases stand until the host TTL passes without one");
+    }
+  }
+
+  /** Gives up a lease of a session this host does not run; a failure is logged (the next heartbeat tries again), never thrown. */
+  private async release(lease: Lease, why: string): Promise<void> {
+    const { sessionId, epoch } = lease;
+    try {
+      await this.backend.releaseLease(lease);
+      this.log.warn({ sessionId, epoch, why }, "released the lease of a session this host does not run: any host may adopt it");
+    } catch (error) {
+      this.log.error(
+        { err: error, sessionId, epoch, why },
+        "could not release the lease of a session this host does not run: tried again at the next heartbeat",
+      );
     }
   }
 
@@ -253,4 +300,16 @@ export class Fleet {
       this.losing.delete(sessionId);
     }
   }
+}
+
+/**
+ * Why an adoption failed, for the client: what says why the session is not run here (not found, another host's, the
+ * store unavailable) as it is; anything else (the database's errors, a superseded incarnation, the mirror) as the store
+ * being unavailable for now (503 `store_unavailable`), naming the step.
+ */
+function notAdopted(sessionId: string, step: string, error?: unknown): Error {
+  if (error instanceof SessionNotFoundError || error instanceof OwnedByOtherHostError || error instanceof StoreUnavailableError) return error;
+  if (error === undefined) return new StoreUnavailableError(`session "${sessionId}" was not adopted: ${step}`);
+  const cause = error instanceof Error ? error.message : String(error);
+  return new StoreUnavailableError(`session "${sessionId}" was not adopted: ${step}: ${cause}`, { cause: error });
 }

@@ -28,7 +28,15 @@ type HostOnlyRecord =
   /** A fleet's shared store refused this host's lease: another host (or a later process under this host's id) owns the session now. */
   | { readonly kind: "session_lost"; readonly sessionId: string; readonly owner: string | null; readonly epoch: number | null }
   /** This host took the lease of a session whose owner was offline (`from`; null if it had none) and runs it now, at `epoch`. */
-  | { readonly kind: "session_adopted"; readonly sessionId: string; readonly from: string | null; readonly epoch: number; readonly events: number }
+  | {
+      readonly kind: "session_adopted";
+      readonly sessionId: string;
+      readonly from: string | null;
+      readonly epoch: number;
+      readonly events: number;
+      /** Process groups the offline owner's ledger still lists: they may still run there (the lease fences the journal, not processes). */
+      readonly fromGroups: number;
+    }
   | {
       readonly kind: "agent_asked";
       readonly agent: string;

@@ -77,7 +77,9 @@ export class HostViews {
     };
     const pendingOf = new Map<string, number>();
     for (const question of store.questions.listPending()) pendingOf.set(question.sessionId, (pendingOf.get(question.sessionId) ?? 0) + 1);
-    for (const session of store.sessions.list({})) if (!lost.has(session.id)) count(hostId, true, pendingOf.get(session.id) ?? 0);
+    // As the fleet sees this host (its heartbeat on the database's clock), like every other host's: one series per host.
+    const selfOnline = hosts.find((host) => host.id === hostId)?.online ?? true;
+    for (const session of store.sessions.list({})) if (!lost.has(session.id)) count(hostId, selfOnline, pendingOf.get(session.id) ?? 0);
     for (const peer of peers.sessions()) count(peer.owner?.id ?? null, peer.ownerOnline, peer.pendingQuestions.length);
     return { hosts, sessions: [...sessions.values()], questions: [...questions].map(([host, pending]) => ({ host, count: pending })) };
   }

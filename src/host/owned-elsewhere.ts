@@ -1,28 +1,48 @@
-import { statSync } from "node:fs";
+import { stat } from "node:fs/promises";
 import type { PeerSession } from "./fleet-directory.js";
 
 /**
  * Why this host does not run a session another host of the fleet owns: its owner is online (use that host), or it is
- * offline and this host may not adopt it (adoption is off here, or the session's directory does not exist here), or
+ * offline and this host may not adopt it (adoption is off here, the session's directory does not exist here, or its
+ * agent is not configured here), or
  * another host adopted it first.
  */
-export type NotRunHere = "owner_online" | "owner_offline" | "adoption_off" | "directory_missing" | "adopted_elsewhere";
+export type NotRunHere =
+  | "owner_online"
+  | "owner_offline"
+  | "adoption_off"
+  | "directory_missing"
+  | "directory_unanswered"
+  | "agent_unknown"
+  | "adopted_elsewhere";
 
-/** Why a peer's session is not run here, as its state in the directory says (`adopt`: this host's `fleet.adopt`). */
+/** How long adoption waits for the session's directory to be looked at (a network filesystem may hang). */
+const DIRECTORY_TIMEOUT_MS = 2_000;
+
+/**
+ * Why a peer's session is not run here, as its state in the directory says (`adopt`: this host's `fleet.adopt`). It looks
+ * at no file: request paths (REST reads, answers) call it, and a network filesystem may hang; adoption looks at the
+ * session's directory itself ({@link directoryRefusal}).
+ */
 export function refusalFor(peer: PeerSession, adopt: boolean): OwnedByOtherHostError {
-  const { id, cwd } = peer.session;
+  const { id } = peer.session;
   if (peer.ownerOnline) return new OwnedByOtherHostError(id, peer.owner);
   if (!adopt) return new OwnedByOtherHostError(id, peer.owner, "adoption_off");
-  if (!isDirectory(cwd)) return new OwnedByOtherHostError(id, peer.owner, "directory_missing", cwd);
   return new OwnedByOtherHostError(id, peer.owner, "owner_offline");
 }
 
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
+/** Why a peer's session cannot be adopted here for its directory: it is no directory here, or did not answer in time; undefined if it is one. */
+export async function directoryRefusal(peer: PeerSession): Promise<OwnedByOtherHostError | undefined> {
+  const { id, cwd } = peer.session;
+  let timer: NodeJS.Timeout | undefined;
+  const looked = stat(cwd).then(
+    (stats) => (stats.isDirectory() ? "directory" : "missing"),
+    () => "missing" as const,
+  );
+  const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), DIRECTORY_TIMEOUT_MS)));
+  const found = await Promise.race([looked, late]).finally(() => clearTimeout(timer));
+  if (found === "directory") return undefined;
+  return new OwnedByOtherHostError(id, peer.owner, found === "late" ? "directory_unanswered" : "directory_missing", cwd);
 }
 
 /** A request that would change, run or answer in a session another host of the fleet owns: read-only here (docs/fleet.md). */
@@ -32,20 +52,27 @@ export class OwnedByOtherHostError extends Error {
     readonly sessionId: string,
     readonly owner: PeerSession["owner"],
     readonly why: NotRunHere = "owner_online",
-    /** The session's directory, named when it is missing here. */
-    directory?: string,
+    /** What is missing here: the session's directory (`directory_missing`), its agent (`agent_unknown`). */
+    missing?: string,
   ) {
-    super(messageOf(sessionId, owner, why, directory));
+    super(messageOf(sessionId, owner, why, missing));
   }
 }
 
-function messageOf(sessionId: string, owner: PeerSession["owner"], why: NotRunHere, directory: string | undefined): string {
+function messageOf(sessionId: string, owner: PeerSession["owner"], why: NotRunHere, missing: string | undefined): string {
   const url = owner?.url ?? "no URL registered: set fleet.url on that host";
   if (why === "adopted_elsewhere") return `session "${sessionId}" was adopted meanwhile by host "${owner?.id}" (${url}): use that host`;
   const whose = owner ? `session "${sessionId}" is owned by host "${owner.id}" (${url})` : `session "${sessionId}" has no owner host in the fleet`;
   if (why === "owner_online") return `${whose}: on this host it is read-only; use that host`;
   const offline = owner ? `${whose}, which is offline (no heartbeat within fleet.hostTtl)` : whose;
-  if (why === "owner_offline") return `${offline}: open it on this host (ACP session/load or session/resume) to adopt it here`;
+  if (why === "owner_offline") {
+    return `${offline}: open it over ACP (session/load or session/resume) on a host where its directory exists to adopt it there`;
+  }
   if (why === "adoption_off") return `${offline}: this host does not adopt sessions (fleet.adopt is off), so here it is read-only`;
-  return `${offline}: this host cannot adopt it, its directory ${directory} does not exist here (adoption needs the same directory, a shared filesystem)`;
+  if (why === "agent_unknown")
+    return `${offline}: this host cannot adopt it, this host has no agent "${missing}" (adopt it on a host that configures it)`;
+  if (why === "directory_unanswered") {
+    return `${offline}: this host cannot adopt it now, its directory ${missing} did not answer within ${DIRECTORY_TIMEOUT_MS / 1000} s (a hung network filesystem?)`;
+  }
+  return `${offline}: this host cannot adopt it, its directory ${missing} does not exist here (adoption needs the same directory, a shared filesystem)`;
 }

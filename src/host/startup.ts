@@ -13,7 +13,8 @@ import type { Logger } from "./logger.js";
  * each), then every process still carrying a marker of this data directory's scope or sitting
  * in one of its cgroups (a `setsid` daemon that left its group); from here on every child is
  * started in that scope. Questions whose agent process is gone are marked orphaned, not left pending
- * forever. Sessions need nothing: they are restored childless and listed from the journal.
+ * forever, and turns it left open are ended. Sessions need nothing else: they are restored childless and listed from
+ * the journal.
  */
 export async function restoreAfterRestart(deps: {
   store: Store;
@@ -43,11 +44,16 @@ export async function restoreAfterRestart(deps: {
     { scope: scope.key, cgroups: swept.cgroups, outcome: swept.outcome, ms: Math.round(swept.elapsedMs) },
     "leftover processes of this data directory swept",
   );
-  // Nothing of this run has asked anything yet: every pending question is the previous run's.
+  // Nothing of this run has asked anything or started a turn yet: every pending question, every open turn is the
+  // previous run's (or, in a fleet, an adopter's that stopped before it ended the dead owner's turn).
   const orphaned = store.questions.listPending();
-  if (orphaned.length === 0) return;
-  log.info({ questions: orphaned.map((q) => q.id) }, "pending questions orphaned after restart");
-  for (const [sessionId, questions] of groupBySession(orphaned)) journalAbandoned(store, deps.journal, sessionId, questions, clock.now(), "restart");
+  const unfinished = groupBySession(orphaned);
+  const inTurn = store.events.sessionsInTurn();
+  for (const sessionId of inTurn) if (!unfinished.has(sessionId)) unfinished.set(sessionId, []);
+  if (unfinished.size === 0) return;
+  if (orphaned.length > 0) log.info({ questions: orphaned.map((q) => q.id) }, "pending questions orphaned after restart");
+  if (inTurn.length > 0) log.info({ sessions: inTurn }, "turns the previous run left open ended after restart");
+  for (const [sessionId, questions] of unfinished) journalAbandoned(store, deps.journal, sessionId, questions, clock.now(), "restart");
   // Shown as orphaned from the first request on: wait (without blocking, at most `writeTimeout`) until it is stored.
   await deps.journal
     .within(deps.journal.committed(), "orphaning the previous run's questions", "they are orphaned once the store writes again")

@@ -76,7 +76,7 @@ export interface HostView {
 /** The fleet's sessions and pending questions counted by owner host, for `/metrics`; read from memory and one query each. */
 export interface FleetCounts {
   readonly hosts: readonly HostView[];
-  /** By owner (null: no owner) and whether it heartbeats; this host's own sessions count as online. */
+  /** By owner (null: no owner) and whether it heartbeats (this host's own too, as the fleet's view of its heartbeat says). */
   readonly sessions: ReadonlyArray<{ readonly host: string | null; readonly online: boolean; readonly count: number }>;
   /** Pending questions by their session's owner. */
   readonly questions: ReadonlyArray<{ readonly host: string | null; readonly count: number }>;

@@ -72,6 +72,7 @@ export class EventJournal {
   readonly #read;
   readonly #lastSeq;
   readonly #tail;
+  readonly #inTurn;
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
@@ -101,6 +102,13 @@ export class EventJournal {
          at
        FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT ?`,
     );
+    // Each session's newest turn event, read backwards along the events' key: few rows per session.
+    this.#inTurn = db
+      .prepare<[], string>(
+        `SELECT id FROM sessions WHERE (SELECT kind FROM events WHERE session_id = sessions.id AND kind IN ('turn_started', 'turn_ended')
+           ORDER BY seq DESC LIMIT 1) = 'turn_started' ORDER BY id`,
+      )
+      .pluck();
     this.#lastSeq = db
       .prepare<[string], number>("SELECT (SELECT coalesce(max(seq), 0) FROM events WHERE session_id = sessions.id) FROM sessions WHERE id = ?")
       .pluck();
@@ -193,6 +201,11 @@ export class EventJournal {
     }
     const text = pieces.reverse().join("");
     return text.trim() === "" ? null : { role: "agent", text: lastCharacters(text), at };
+  }
+
+  /** The sessions whose journal ends inside a turn: a `turn_started` with no `turn_ended` after it. */
+  sessionsInTurn(): string[] {
+    return this.#inTurn.all();
   }
 
   /** The seq of the session's newest event, 0 if it has none. */

@@ -12,34 +12,29 @@ import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
+import { waitUntil } from "../support/process-table.js";
 import {
-  descendantsOf,
-  killLeftovers,
-  processGroupOf,
-  startedProcess,
-  waitUntil,
-  waitUntilGone,
-  type StartedProcess,
-} from "../support/process-table.js";
-import { AcpClient, errorLines, eventually, FleetTestBed, gaveUp, getJson, refusedWrites, sleepingTurn, stopHost } from "./fleet-harness.js";
+  AcpClient,
+  errorLines,
+  eventually,
+  FleetTestBed,
+  gaveUp,
+  getJson,
+  refusalOf,
+  refusedWrites,
+  sleepingTurn,
+  stopHost,
+} from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
-/** The agents of a host killed with SIGKILL: they outlive it, so the test ends them itself. */
-const orphans: StartedProcess[] = [];
-afterEach(async () => {
-  killLeftovers(orphans);
-  const running = await waitUntilGone(orphans.splice(0).map((agent) => agent.pid));
-  await bed.cleanup();
-  expect(running).toEqual([]);
-});
+afterEach(() => bed.cleanup());
 
 interface View {
   id: string;
   host: string | null;
   hostOnline: boolean;
 }
-type Refusal = { code?: number; message: string; data?: { code?: string } };
 type Records = { records: Array<{ record: { kind: string; sessionId?: string; from?: string | null; epoch?: number; events?: number } }> };
 type Events = { events: Array<{ seq: number; kind: string; payload: unknown }> };
 
@@ -49,25 +44,6 @@ function hostConfig(url: string, adopt: boolean, stateDir: string, recordFile: s
     fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", url, adopt },
     agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir, "--record", recordFile] } },
   };
-}
-
-/** What an ACP request failed with (or undefined if it succeeded). */
-function refusalOf(request: Promise<unknown>): Promise<Refusal | undefined> {
-  return request.then(
-    () => undefined,
-    (error: unknown) => error as Refusal,
-  );
-}
-
-/** Kills a host with SIGKILL; its agents (each in a group of its own) are remembered for the test's clean-up. */
-async function kill(host: { server: { pid: number; signal(signal: NodeJS.Signals): void; exited: Promise<unknown> } }): Promise<void> {
-  orphans.push(
-    ...descendantsOf(host.server.pid)
-      .filter((pid) => processGroupOf(pid) === pid)
-      .map(startedProcess),
-  );
-  host.server.signal("SIGKILL");
-  await host.server.exited;
 }
 
 /** Hosts A and B on a fresh database, their agents sharing one conversation directory. */
@@ -121,7 +97,7 @@ describe("adoption of an offline host's sessions", () => {
       const before = await store.readEvents(sessionId);
 
       // A dies. B and C show its sessions offline; the second session's directory disappears meanwhile.
-      await kill(a);
+      await bed.killHost(a);
       onA.close();
       rmSync(goneDir, { recursive: true });
       const viewOn = async (host: { url: string; token: string }, id: string) =>
@@ -130,7 +106,9 @@ describe("adoption of an offline host's sessions", () => {
       // REST does not adopt: it says that opening the session would.
       const read = await getJson<{ error: string; message: string }>(b.url, b.token, `/api/sessions/${sessionId}/events`);
       expect(read.status).toBe(409);
-      expect(read.body.message).toContain("which is offline (no heartbeat within fleet.hostTtl): open it on this host");
+      expect(read.body.message).toContain(
+        "which is offline (no heartbeat within fleet.hostTtl): open it over ACP (session/load or session/resume) on a host where its directory exists",
+      );
 
       // B and C are asked to open it at once, by two clients each: exactly one host adopts it (once: its two clients
       // share the adoption), both clients of the other are told which host runs it.
@@ -185,9 +163,18 @@ describe("adoption of an offline host's sessions", () => {
       await eventually(async () => (await viewOn(loser, sessionId)).host === winnerId, "the other host shows the winner as the owner");
       const { body: sessions } = await getJson<{ sessions: View[] }>(winner.url, winner.token, "/api/sessions");
       expect(sessions.sessions.filter((view) => view.id === sessionId)).toHaveLength(1);
+      // A's agents were killed with A's ledger still listing their groups: the record tells how many may still run.
+      expect((await store.listGroups("host-a")).length).toBeGreaterThan(0);
       const { body: records } = await getJson<Records>(winner.url, winner.token, "/api/records?limit=1000");
       expect(records.records.map((r) => r.record).filter((record) => record.kind === "session_adopted")).toEqual([
-        { kind: "session_adopted", sessionId, from: "host-a", epoch: 2, events: before.length },
+        {
+          kind: "session_adopted",
+          sessionId,
+          from: "host-a",
+          epoch: 2,
+          events: before.length,
+          fromGroups: (await store.listGroups("host-a")).length,
+        },
       ]);
 
       // The fleet in the winner's metrics: A offline with the session left behind, the adopted one the winner's.
@@ -204,7 +191,12 @@ describe("adoption of an offline host's sessions", () => {
       ])
         expect(metrics).toContain(line);
 
-      // A session whose directory is not on this host is not adopted: 409, saying so.
+      // A session whose directory is not on this host is not adopted: 409, saying so. A REST read looks at no file (a
+      // network filesystem may hang): its 409 says where the session may be adopted.
+      const goneRead = await getJson<{ error: string; message: string }>(winner.url, winner.token, `/api/sessions/${elsewhere}/events`);
+      expect(goneRead.status).toBe(409);
+      expect(goneRead.body.message).toContain("on a host where its directory exists");
+      expect(goneRead.body.message).not.toContain(goneDir);
       const gone = await refusalOf(client.resume(elsewhere, goneDir));
       expect(gone?.data?.code).toBe("owned_by_other_host");
       expect(gone?.message).toContain(`its directory ${goneDir} does not exist here`);
@@ -238,7 +230,7 @@ describe("adoption of an offline host's sessions", () => {
     await onA.initialize();
     const sessionId = await onA.newSession(workDir);
     expect((await onA.prompt(sessionId, "hello")).stopReason).toBe("end_turn");
-    await kill(a);
+    await bed.killHost(a);
     onA.close();
     await shownOffline(b, sessionId);
 

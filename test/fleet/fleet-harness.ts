@@ -237,3 +237,14 @@ export class OperatorStream {
     this.abort.abort();
   }
 }
+
+/** An ACP error as the client sees it. */
+export type Refusal = { code?: number; message: string; data?: { code?: string } };
+
+/** What an ACP request failed with (or undefined if it succeeded). */
+export function refusalOf(request: Promise<unknown>): Promise<Refusal | undefined> {
+  return request.then(
+    () => undefined,
+    (error: unknown) => error as Refusal,
+  );
+}

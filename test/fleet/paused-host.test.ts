@@ -119,7 +119,25 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
       () => a.server.logLines().some((line) => line.kind === "session_lost" && line.sessionId === sessionId && line.owner === null),
       "host A recorded the loss",
     );
-    expect((await getJson<unknown>(a.url, a.token, `/api/sessions/${sessionId}`)).status).toBe(404);
+    // Heartbeats get through again: A releases the lease it gave up (any host may adopt the session now) and lists the
+    // session as no host's, instead of keeping it in limbo until a restart.
+    const sql = connect(url, { max: 1 });
+    try {
+      await eventually(
+        async () => (await sql`SELECT owner_host FROM sessions WHERE id = ${sessionId}`)[0]!.owner_host === null,
+        "host A released the lease of the session it gave up",
+      );
+    } finally {
+      await sql.end();
+    }
+    await eventually(
+      async () => (await getJson<{ host: string | null }>(a.url, a.token, `/api/sessions/${sessionId}`)).status === 200,
+      "host A lists the session it gave up",
+    );
+    expect((await getJson<{ host: string | null; hostOnline: boolean }>(a.url, a.token, `/api/sessions/${sessionId}`)).body).toMatchObject({
+      host: null,
+      hostOnline: false,
+    });
     await stopHost(a.server);
   }, 90_000);
 
@@ -145,10 +163,12 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
     const ended = (await turn) as { stopReason?: string; data?: { code?: string } };
     expect(["cancelled", "agent_failed"]).toContain(ended.stopReason ?? ended.data?.code);
     acp.close();
-    // Whatever the first process's agent said after the second registered was refused.
+    // Whatever the first process's agent said after the second registered was refused; the second ended at its start the
+    // turn the first had left open (its agent is gone), with a notice.
     const events = await seen.readEvents(sessionId);
     expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
-    expect(events.length).toBe(lastBefore);
+    expect(events.slice(lastBefore).map((event) => event.kind)).toEqual(["turn_ended", "update"]);
+    expect(events.at(-1)?.payload).toMatchObject({ update: { _meta: { "berth/notice": { kind: "turn_abandoned" } } } });
     // The second process owns the session and serves it.
     expect((await getJson<{ id: string }>(second.url, second.token, `/api/sessions/${sessionId}`)).body.id).toBe(sessionId);
     await stopHost(second.server);

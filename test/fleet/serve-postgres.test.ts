@@ -9,7 +9,7 @@ import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
 import { Store } from "../../src/store/store.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
 import { waitUntil } from "../support/process-table.js";
-import { AcpClient, errorLines, FleetTestBed, getJson, stopHost } from "./fleet-harness.js";
+import { AcpClient, errorLines, eventually, FleetTestBed, getJson, sleepingTurn, stopHost } from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
@@ -132,6 +132,35 @@ describe("berth serve on PostgreSQL", () => {
       expect(events[resolved]?.payload).toMatchObject({ questionId: question!.id, state: "orphaned" });
       expect(events.slice(resolved + 1).map((event) => event.kind)).toEqual(["turn_ended", "update"]);
       expect((await getJson<Events>(again.url, again.token, `/api/sessions/${sessionId}/events`)).body.events).toEqual(events);
+      await stopHost(again.server);
+      expect(errorLines(again.server)).toEqual([]);
+    } finally {
+      await shared.close();
+    }
+  }, 90_000);
+
+  it("a host killed in the middle of a turn with no question: restarted under its id, it ends the turn with a notice", async () => {
+    const url = await postgres.freshDatabase();
+    const dataDir = bed.tempDir("berth-fleet-turn-");
+    const first = await bed.serve(url, "host-a", dataDir);
+    const { acp, sessionId } = await sleepingTurn(first, bed.tempDir("berth-fleet-turn-work-"), "30s");
+    first.server.signal("SIGKILL");
+    await first.server.exited;
+    acp.close();
+
+    // An adopter that crashed after taking the lease and before ending the dead owner's turn leaves the same journal.
+    const again = await bed.serve(url, "host-a", dataDir);
+    const shared = await PostgresBackend.open(url, { maxConnections: 1 });
+    try {
+      await eventually(async () => (await shared.readEvents(sessionId)).at(-1)?.kind === "update", "the restarted host ended the turn");
+      const events = await shared.readEvents(sessionId);
+      expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
+      const started = events.findIndex((event) => event.kind === "turn_started");
+      const ended = events.findIndex((event) => event.kind === "turn_ended");
+      expect(ended).toBeGreaterThan(started);
+      expect(events[ended]?.payload).toEqual({ stopReason: null, error: "the host stopped during the turn" });
+      expect(events.at(-1)?.payload).toMatchObject({ update: { _meta: { "berth/notice": { kind: "turn_abandoned" } } } });
+      expect(again.server.logLines().some((line) => line.msg === "turns the previous run left open ended after restart")).toBe(true);
       await stopHost(again.server);
       expect(errorLines(again.server)).toEqual([]);
     } finally {

@@ -174,11 +174,12 @@ async function killLoop(KILLS: number): Promise<Tally> {
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     const bySeq = new Map(events.map((event) => [event.seq, event]));
     for (const [seq, seen] of seenByRest) expect(bySeq.get(seq), `seq ${seq} (round ${round})`).toMatchObject(seen);
-    // Every chunk the ACP client received this round is stored, in the order it was received.
+    // Every chunk the ACP client received this round is stored, in the order it was received. (The host's own notices
+    // at the start of the round, about the turn or question the previous kill left unfinished, the client never got.)
     const stored = events
       .filter((event) => event.seq > lastStoredSeq && event.kind === "update")
-      .map((event) => event.payload as { update: SessionUpdate; _meta?: unknown })
-      .filter((payload) => payload.update.sessionUpdate === "agent_message_chunk")
+      .map((event) => event.payload as { update: SessionUpdate & { _meta?: Record<string, unknown> }; _meta?: unknown })
+      .filter((payload) => payload.update.sessionUpdate === "agent_message_chunk" && payload.update._meta?.["berth/notice"] === undefined)
       .map((payload) => (payload._meta ? { update: payload.update, meta: payload._meta } : { update: payload.update }));
     expect(stored.slice(0, watcher.chunks.length), `round ${round} (${kind})`).toEqual(watcher.chunks);
     chunksChecked += watcher.chunks.length;

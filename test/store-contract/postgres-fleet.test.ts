@@ -69,7 +69,8 @@ describe("PostgreSQL: hosts sharing one database", () => {
     expect(stale).toMatchObject({ ok: false, error: expect.any(StaleEpochError) });
     expect(await fresh.heartbeat("host-a")).toBe(true);
     expect(await fresh.acquireLease("s", "host-a")).toEqual(lease);
-    expect(await fresh.write([{ lease: lease!, events: [event] }])).toEqual([{ ok: true, seqs: [1] }]);
+    const question = { id: "q", kind: "permission" as const, request: {}, askedAt: T0 };
+    expect(await fresh.write([{ lease: lease!, events: [event], question }])).toEqual([{ ok: true, seqs: [1] }]);
     expect(await fresh.getSession("t")).toBeUndefined();
     // Nor records, process groups, agent profiles or pruning: every write of the earlier process is refused.
     const group = { pgid: 4242, kind: "agent" as const, label: "demo", startTicks: 7, bootId: "boot", startedAt: T0 };
@@ -80,6 +81,7 @@ describe("PostgreSQL: hosts sharing one database", () => {
       old.forgetGroup("host-a", 4242),
       old.putAgentProfile("host-a", { agent: "demo", command: "demo --acp", initialize: {}, at: T0 }),
       old.pruneRecordsBefore("host-a", T0 + 1),
+      old.orphanPendingQuestions("host-a", "host restarted", T0 + 1),
     ]);
     expect(refusals.map((result) => result.status === "rejected" && result.reason instanceof HostSupersededError)).toEqual([
       true,
@@ -87,7 +89,11 @@ describe("PostgreSQL: hosts sharing one database", () => {
       true,
       true,
       true,
+      true,
     ]);
+    // The question is the new process's to orphan or answer: still pending, the journal unmoved.
+    expect((await fresh.listPendingQuestions("s")).map((q) => q.id)).toEqual(["q"]);
+    expect(await fresh.lastSeq("s")).toBe(1);
     expect(await fresh.listGroups("host-a")).toEqual([group]);
     expect(await fresh.getAgentProfile("demo")).toBeUndefined();
     const record = await fresh.appendRecord("host-a", "child_acquired", {}, T0);

@@ -47,6 +47,8 @@ export class FleetWriter implements BatchWriter {
   private chain: Promise<void> = Promise.resolve();
   private state: "running" | "closing" | "stopped" = "running";
   private readonly leases = new Map<string, Lease>();
+  /** Sessions whose creation the shared store may have committed before their lease is in `leases`. */
+  private readonly creating = new Set<string>();
   private readonly mirror: JournalWriter;
   /** Mirror batches handed over and not reported yet, by the mirror writer's number. */
   private readonly mirrored = new Map<number, (outcome: BatchOutcome) => void>();
@@ -88,6 +90,11 @@ export class FleetWriter implements BatchWriter {
   /** The leases this host writes under, by session. */
   heldLeases(): Lease[] {
     return [...this.leases.values()];
+  }
+
+  /** Whether this host writes the session: it holds its lease, or is creating it (the lease may be stored and not held yet). */
+  writes(sessionId: string): boolean {
+    return this.leases.has(sessionId) || this.creating.has(sessionId);
   }
 
   /** The lease is gone (the caller learned it elsewhere, e.g. a heartbeat's check): later units of the session are refused here. */
@@ -248,8 +255,14 @@ export class FleetWriter implements BatchWriter {
   private async call(name: StoreCallName, args: unknown[]): Promise<unknown> {
     switch (name) {
       case "sessions.create": {
-        const lease = await this.backend.createSession(args[0] as NewSession, this.hostId);
-        this.leases.set(lease.sessionId, lease);
+        const id = String((args[0] as NewSession).id);
+        this.creating.add(id);
+        try {
+          const lease = await this.backend.createSession(args[0] as NewSession, this.hostId);
+          this.leases.set(lease.sessionId, lease);
+        } finally {
+          this.creating.delete(id);
+        }
         return null;
       }
       case "sessions.delete": {

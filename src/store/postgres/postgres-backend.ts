@@ -374,9 +374,12 @@ export class PostgresBackend implements StoreBackend {
     const resolvedAt = requireTimestamp(op, "at", at);
     // One transaction: the host's sessions locked first (a takeover waits, a writer of them too), then each question
     // orphaned with its `question_resolved` event, numbered after its session's last seq in the order they were asked.
+    // Never by a superseded incarnation: it writes events and moves the last seq of sessions that are not its own.
     const rows = await this.guard(op, () =>
       this.sql.begin(async (tx) => {
         await tx`SELECT id FROM sessions WHERE owner_host = ${host} ORDER BY id FOR UPDATE`;
+        const [check] = await tx<{ current: boolean }[]>`SELECT ${this.currentIncarnation(host)} AS current`;
+        if (!check!.current) throw this.superseded(op, host);
         return tx<QuestionRow[]>`
           WITH orphaned AS (
             UPDATE questions q SET state = 'orphaned', reason = ${why}, resolved_at = ${resolvedAt}
