@@ -126,11 +126,19 @@ export class LiveOverview {
         this.agentStateChanged(null);
       },
       record: (record) => this.record(record),
-      session: (session) => this.patch({ sessions: upsertSession(this.state.value.sessions, session) }),
+      session: (session) => this.sessionUpdated(session),
       sessionDeleted: (sessionId) => this.sessionDeleted(sessionId),
       agentState: (sessionId) => this.agentStateChanged(sessionId),
       closed: () => void this.streamRefused(),
     });
+  }
+
+  private sessionUpdated(session: SessionView): void {
+    const before = this.state.value.sessions.find((s) => s.id === session.id);
+    this.patch({ sessions: upsertSession(this.state.value.sessions, session) });
+    // A question asked or settled, however the host heard of it first: a fleet peer's record of it can reach this
+    // host before the question itself, and the questions read on that record would not have it yet.
+    if (before !== undefined && before.pendingQuestions !== session.pendingQuestions) this.refetchQuestions();
   }
 
   private agentStateChanged(sessionId: string | null): void {
