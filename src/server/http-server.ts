@@ -194,6 +194,9 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   });
 
   // The socket was bound before the host started (its port goes into fleet.url): the HTTP server takes its connections.
+  // Node's HTTP server tracks its connections (closeAllConnections at stop, the header and request timeouts) from its
+  // `listening` event on: it never listens itself, so it is told.
+  server.emit("listening");
   options.listener.attach((socket) => server.emit("connection", socket));
   const base = `${hostForUrl(options.listenHost)}:${port}`;
   log.info({ host: options.listenHost, port }, "server listening");
