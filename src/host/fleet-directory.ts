@@ -74,12 +74,20 @@ export class FleetDirectory implements Peers {
   private constructor(
     private readonly backend: StoreBackend,
     private readonly hostId: string,
+    /** Whether this host writes the session (holds its lease in hand, or is creating it). */
+    private readonly runsHere: (sessionId: string) => boolean,
     private readonly log: Logger,
   ) {}
 
   /** Listens for the fleet's changes, then reads the picture once; refreshes every `intervalMs` from then on. */
-  static async open(backend: StoreBackend, hostId: string, intervalMs: number, log: Logger): Promise<FleetDirectory> {
-    const directory = new FleetDirectory(backend, hostId, log);
+  static async open(
+    backend: StoreBackend,
+    hostId: string,
+    runsHere: (sessionId: string) => boolean,
+    intervalMs: number,
+    log: Logger,
+  ): Promise<FleetDirectory> {
+    const directory = new FleetDirectory(backend, hostId, runsHere, log);
     directory.unlisten = await backend.subscribe((change) => directory.woken(change));
     await directory.refresh();
     directory.timer = setInterval(() => directory.soon(), intervalMs);
@@ -200,17 +208,24 @@ export class FleetDirectory implements Peers {
     const own = new Set<string>();
     for (const session of sessions) {
       const owner = ownerOf.get(session.id);
-      if (owner?.id === this.hostId) {
-        // Its copy is under way: neither deleted from the views nor this host's own until it is claimed.
-        const shown = this.adopting.has(session.id) ? this.byId.get(session.id) : undefined;
-        if (shown) next.set(session.id, shown);
-        else own.add(session.id);
+      const mine = owner?.id === this.hostId;
+      // Its copy is under way: neither deleted from the views nor this host's own until it is claimed.
+      const shown = mine && this.adopting.has(session.id) ? this.byId.get(session.id) : undefined;
+      if (shown) {
+        next.set(session.id, shown);
         continue;
       }
+      if (mine && (this.adopting.has(session.id) || this.runsHere(session.id))) {
+        own.add(session.id);
+        continue;
+      }
+      // A lease of this host's that it does not run (an adoption whose copy and release failed, a session given up
+      // while fenced) is released at its next heartbeat: shown as no host's meanwhile, never missing from the views.
+      const shownOwner = mine ? undefined : owner;
       next.set(session.id, {
         session,
-        owner: owner ? { id: owner.id, url: owner.url } : null,
-        ownerOnline: owner?.alive ?? false,
+        owner: shownOwner ? { id: shownOwner.id, url: shownOwner.url } : null,
+        ownerOnline: shownOwner?.alive ?? false,
         pendingQuestions: questionsOf.get(session.id) ?? [],
       });
     }

@@ -74,12 +74,20 @@ export class Fleet {
       const leases = await backend.listLeases(host.id);
       const mirrorPath = join(dataDir, MIRROR_FILE);
       await buildMirror(backend, host.id, mirrorPath, leases, Object.keys(config.agents).concat("demo"));
-      const directory = await FleetDirectory.open(backend, host.id, config.fleet.heartbeatInterval, log);
+      let fleet: Fleet | undefined;
+      const directory = await FleetDirectory.open(
+        backend,
+        host.id,
+        (sessionId) => fleet?.runs(sessionId) ?? leases.some((lease) => lease.sessionId === sessionId),
+        config.fleet.heartbeatInterval,
+        log,
+      );
       log.info(
         { store: "postgres", hostId: host.id, incarnation: host.incarnation, url: host.url, sessions: leases.length },
         "registered in the fleet: this host's sessions are at new epochs, so an earlier process under its id can write nothing",
       );
-      return new Fleet(backend, host, leases, mirrorPath, directory, config.fleet.heartbeatInterval, config.fleet.hostTtl, config.fleet.adopt, log);
+      fleet = new Fleet(backend, host, leases, mirrorPath, directory, config.fleet.heartbeatInterval, config.fleet.hostTtl, config.fleet.adopt, log);
+      return fleet;
     } catch (error) {
       await backend.close();
       throw error;
@@ -93,6 +101,11 @@ export class Fleet {
       lost: (sessionId, error) => void this.lose(sessionId, { owner: error.current.hostId, epoch: error.current.epoch }),
     });
     return this.writer;
+  }
+
+  /** Whether this host writes the session (its lease in hand, or being created); undefined until its writer exists. */
+  runs(sessionId: string): boolean | undefined {
+    return this.writer?.writes(sessionId);
   }
 
   /** Starts heartbeating; from now on a lost session's agent is stopped. */

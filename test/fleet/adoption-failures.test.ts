@@ -89,11 +89,18 @@ describe("adoption that fails", () => {
         "B logged that it could not release the lease",
       );
       await admin.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`);
+      // The database is back and the lease names B, which does not run the session (its release waits on the row, still
+      // locked): B shows the session meanwhile, as no host's, never missing from its views (nor from a resume that
+      // comes as the release commits).
+      await eventually(async () => {
+        const { status, body } = await getJson<{ host: string | null }>(b.url, b.token, `/api/sessions/${sessionId}`);
+        return status === 200 && body.host === null;
+      }, "B shows the session whose lease it holds but does not run, as no host's");
+      expect((await leaseNow()).owner_host).toBe("host-b");
       await locker.unsafe("ROLLBACK");
 
-      // The database is back: B's heartbeat finds a lease it does not run and releases it; any host may adopt it.
+      // B's heartbeat finds the lease it does not run and releases it; any host may adopt it.
       await eventually(async () => (await leaseNow()).owner_host === null, "B released the lease it does not run");
-      await eventually(async () => (await getJson(b.url, b.token, `/api/sessions/${sessionId}`)).status === 200, "B lists the session again");
       const again = new AcpClient(b.acpUrl, b.token);
       clients.push(again);
       await again.initialize();
