@@ -69,6 +69,8 @@ export class FleetDirectory implements Peers {
   private unlisten: (() => Promise<void>) | undefined;
   readonly changed = new Listeners<string>((error) => this.log.error({ err: error }, "fleet session change listener failed"));
   readonly gone = new Listeners<string>((error) => this.log.error({ err: error }, "fleet session removal listener failed"));
+  /** The hosts changed: one registered, came back online or went offline, or changed its URL or incarnation. */
+  readonly hostsChanged = new Listeners<void>((error) => this.log.error({ err: error }, "fleet hosts listener failed"));
   readonly recorded = new Listeners<LifecycleRecord>((error) => this.log.error({ err: error }, "fleet record listener failed"));
 
   private constructor(
@@ -232,10 +234,12 @@ export class FleetDirectory implements Peers {
     const before = this.byId;
     this.byId = next;
     this.questionsById = new Map([...next.values()].flatMap((peer) => peer.pendingQuestions.map((question) => [question.id, question] as const)));
+    const hostsBefore = this.hostList;
     this.hostList = hosts;
     this.own = own;
     for (const [id, peer] of next) if (!sameView(before.get(id), peer)) this.changed.emit(id);
     for (const id of before.keys()) if (!next.has(id)) this.gone.emit(id);
+    if (!sameHosts(hostsBefore, hosts)) this.hostsChanged.emit();
     for (const record of records) {
       this.peerRecords.push(record);
       this.recorded.emit(record);
@@ -264,4 +268,9 @@ function sameView(a: PeerSession | undefined, b: PeerSession): boolean {
     a.ownerOnline === b.ownerOnline &&
     a.pendingQuestions.length === b.pendingQuestions.length
   );
+}
+
+function sameHosts(a: readonly HostInfo[], b: readonly HostInfo[]): boolean {
+  const key = (host: HostInfo) => `${host.id}\u0000${host.url}\u0000${host.incarnation}\u0000${host.alive}`;
+  return a.length === b.length && a.map(key).join("\n") === b.map(key).join("\n");
 }

@@ -26,6 +26,7 @@ import { HostViews } from "./host-views.js";
 import { noPeers, type Peers } from "./fleet-directory.js";
 import { Housekeeping } from "./housekeeping.js";
 import { Journal } from "./journal.js";
+import { PeerLiveViews } from "./peer-live-views.js";
 import { closeLocation } from "./location-closing.js";
 import type { Logger } from "./logger.js";
 import { QuestionDesk } from "./question-desk.js";
@@ -57,6 +58,8 @@ export interface HostParts {
   readonly lost: Set<string>;
   /** The fleet's other hosts' sessions, questions and records (nothing on SQLite). */
   readonly peers: Peers;
+  /** What the peers stream of their own sessions' live states (nothing without a cluster secret, and on SQLite). */
+  readonly live: PeerLiveViews;
   /** This host's id in its fleet; null on SQLite. */
   readonly hostId: string | null;
   /** Something about a session changed (holders, child, turn, questions): views should be re-read. */
@@ -268,7 +271,9 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
       await children.stop(sessionId, child, "unresponsive");
     },
   });
-  const views = new HostViews({ store, lost, hostId, peers, journal, holds, executions, retention, cache });
+  // A peer's live state of its session changed: the views read it again (the event stream's `session`), as for its own.
+  const live = new PeerLiveViews((sessionId) => sessionChanges.emit(sessionId));
+  const views = new HostViews({ store, lost, hostId, peers, live, journal, holds, executions, retention, cache });
   const catalog = new SessionCatalog({ store, lost, peers, adopt: config.fleet.adopt, journal, registry, clock });
   return {
     config,
@@ -282,6 +287,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     bus,
     lost,
     peers,
+    live,
     hostId,
     sessionChanges,
     connections,

@@ -11,8 +11,9 @@ import type { Store } from "../store/store.js";
 import { clientHolders } from "./holders.js";
 import type { PeerSession, Peers } from "./fleet-directory.js";
 import type { Journal } from "./journal.js";
+import type { PeerLiveViews } from "./peer-live-views.js";
 import { locationOfSession, sessionsAt } from "./session-location.js";
-import type { FleetCounts, HostView, LocationView, SessionView } from "./views.js";
+import type { FleetCounts, HostView, LiveSessionState, LocationView, SessionView } from "./views.js";
 
 export interface HostViewsDeps {
   readonly store: Store;
@@ -22,6 +23,8 @@ export interface HostViewsDeps {
   readonly hostId: string | null;
   /** The fleet's other hosts' sessions, shown beside this host's own. */
   readonly peers: Peers;
+  /** What the peers stream of their own sessions' live states (empty without a cluster secret, and on SQLite). */
+  readonly live: PeerLiveViews;
   readonly journal: Journal;
   readonly holds: SessionHolds<AgentChild>;
   readonly executions: Executions;
@@ -35,23 +38,34 @@ export class HostViews {
 
   /** This host's session, else another host's of the fleet. */
   session(sessionId: string): SessionView | undefined {
-    const session = this.deps.lost.has(sessionId) ? undefined : this.deps.store.sessions.get(sessionId);
-    if (session) return this.viewOf(session);
+    const own = this.ownSession(sessionId);
+    if (own) return own;
     const peer = this.deps.peers.session(sessionId);
-    return peer && peerView(peer);
+    return peer && this.peerView(peer);
+  }
+
+  /** This host's own session (never another host's). */
+  ownSession(sessionId: string): SessionView | undefined {
+    const session = this.deps.lost.has(sessionId) ? undefined : this.deps.store.sessions.get(sessionId);
+    return session && this.viewOf(session);
+  }
+
+  /** This host's own sessions (of one directory, if given), most recently updated first. */
+  ownSessions(cwd?: string): SessionView[] {
+    const { store, lost } = this.deps;
+    return store.sessions
+      .list(cwd === undefined ? {} : { cwd })
+      .filter((session) => !lost.has(session.id))
+      .map((session) => this.viewOf(session));
   }
 
   /** Every host's sessions, most recently updated first. */
   sessions(filter: { cwd?: string }): SessionView[] {
     const cwd = filter.cwd === undefined ? undefined : locationKey(filter.cwd).directory;
-    const { store, lost, peers } = this.deps;
-    const own = store.sessions
-      .list(cwd === undefined ? {} : { cwd })
-      .filter((session) => !lost.has(session.id))
-      .map((session) => this.viewOf(session));
-    const others = peers.sessions().filter((peer) => cwd === undefined || peer.session.cwd === cwd);
+    const own = this.ownSessions(cwd);
+    const others = this.deps.peers.sessions().filter((peer) => cwd === undefined || peer.session.cwd === cwd);
     if (others.length === 0) return own;
-    return own.concat(others.map(peerView)).sort((a, b) => b.updatedAt - a.updatedAt);
+    return own.concat(others.map((peer) => this.peerView(peer))).sort((a, b) => b.updatedAt - a.updatedAt);
   }
 
   /** Every session's agent-child state and pid, for gauges: one query, nothing read per session. */
@@ -119,6 +133,12 @@ export class HostViews {
     }
   }
 
+  /** Another host's session: its owner's live state while that owner is online and streams one, else the store's alone. */
+  private peerView(peer: PeerSession): SessionView {
+    const live = peer.owner && peer.ownerOnline ? this.deps.live.state(peer.owner.id, peer.session.id) : undefined;
+    return peerView(peer, live);
+  }
+
   private viewOf(session: Session): SessionView {
     const { store, holds, executions } = this.deps;
     const execution = executions.get(session.id);
@@ -145,8 +165,23 @@ export class HostViews {
   }
 }
 
-/** Another host's session: what the shared store says of it; its agent's state is its owner's to know (childless here). */
-function peerView({ session, owner, ownerOnline, pendingQuestions }: PeerSession): SessionView {
+/** What the shared store cannot know of another host's session: childless here, until its owner streams its state. */
+const STORE_ONLY: Omit<LiveSessionState, "id"> = {
+  state: "childless",
+  pid: null,
+  holders: 0,
+  turnActive: false,
+  turnStartedAt: null,
+  releaseAt: null,
+  preview: null,
+};
+
+/**
+ * Another host's session: what the shared store says of it (owner, title, questions, times), and what its owner
+ * streamed of its agent, holders and turn (`live`), if anything.
+ */
+function peerView({ session, owner, ownerOnline, pendingQuestions }: PeerSession, live: LiveSessionState | undefined): SessionView {
+  const { state, pid, holders, turnActive, turnStartedAt, releaseAt, preview } = live ?? STORE_ONLY;
   return {
     id: session.id,
     host: owner?.id ?? null,
@@ -155,14 +190,14 @@ function peerView({ session, owner, ownerOnline, pendingQuestions }: PeerSession
     cwd: session.cwd,
     workspace: session.workspace,
     title: session.title,
-    state: "childless",
-    pid: null,
-    holders: 0,
-    turnActive: false,
-    turnStartedAt: null,
+    state,
+    pid,
+    holders,
+    turnActive,
+    turnStartedAt,
     pendingQuestions: pendingQuestions.length,
-    releaseAt: null,
-    preview: null,
+    releaseAt,
+    preview,
     createdAt: session.createdAt,
     updatedAt: session.updatedAt,
   };

@@ -33,7 +33,7 @@ import { normalTitle, titleUpdate } from "./session-titles.js";
 import { shutDown } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
 import type { StoreHealthView } from "./store-health.js";
-import type { FleetCounts, HostView, LocationView, QuestionView, SessionOwner, SessionView } from "./views.js";
+import type { FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
 
 export { sweepLeftovers } from "./startup.js";
 
@@ -177,6 +177,16 @@ export class Host {
 
   listSessions(filter: { cwd?: string } = {}): SessionView[] {
     return this.parts.views.sessions(filter);
+  }
+
+  /** This host's own session, never another host's of the fleet: what its peers follow of it. */
+  ownSession(sessionId: string): SessionView | undefined {
+    return this.parts.views.ownSession(sessionId);
+  }
+
+  /** This host's own sessions, never another host's of the fleet. */
+  ownSessions(): SessionView[] {
+    return this.parts.views.ownSessions();
   }
 
   /** How this host finds its children's descendants: a cgroup per child, or the environment marker alone. */
@@ -375,6 +385,19 @@ export class Host {
   sessionOwner(sessionId: string): SessionOwner | undefined {
     const peer = this.parts.peers.session(sessionId);
     return peer?.owner ? { id: peer.owner.id, url: peer.owner.url, online: peer.ownerOnline } : undefined;
+  }
+
+  /**
+   * Where the edge that follows each online peer's stream of its own sessions puts what it says (docs/fleet.md,
+   * "One view"): the views show a peer's live state of a session while the fleet names that peer its online owner.
+   */
+  get peerLive(): PeerLiveSink {
+    return this.parts.live;
+  }
+
+  /** The fleet's hosts (one joined or left, came back online or went offline, changed its URL or incarnation); never on SQLite. */
+  onHostsChanged(listener: () => void): () => void {
+    return this.fleet?.directory.hostsChanged.add(listener) ?? (() => undefined);
   }
 
   /** The fleet's hosts; undefined on SQLite (one host, no fleet). */

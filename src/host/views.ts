@@ -38,6 +38,24 @@ export interface SessionView {
   readonly updatedAt: number;
 }
 
+/**
+ * What only a session's owner host knows of it, as that host shows it: its agent child, holders, turn, release clock
+ * and last words. In a fleet with a cluster secret each host follows its online peers' own sessions' states
+ * (docs/fleet.md, "One view").
+ */
+export type LiveSessionState = Pick<SessionView, "id" | "state" | "pid" | "holders" | "turnActive" | "turnStartedAt" | "releaseAt" | "preview">;
+
+/** Where the edge following a peer's stream puts what that peer says of its own sessions' live states. */
+export interface PeerLiveSink {
+  /** Everything the peer shows now (its stream's first event): states it no longer names are dropped. */
+  replace(peerId: string, states: readonly LiveSessionState[]): void;
+  update(peerId: string, state: LiveSessionState): void;
+  /** The session is no longer the peer's (deleted, lost, moved). */
+  remove(peerId: string, sessionId: string): void;
+  /** The peer's stream ended (or it went offline): none of its states is current any more. */
+  forget(peerId: string): void;
+}
+
 type QuestionKind = "permission" | "elicitation";
 
 export interface QuestionView {

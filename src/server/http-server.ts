@@ -12,6 +12,8 @@ import { HttpError, sendError, sendUnauthorized } from "./http-io.js";
 import { clearedLoginCookie } from "./login-cookie.js";
 import { loginRoutes } from "./login-routes.js";
 import { BerthMetrics } from "./metrics.js";
+import { OwnSessionEvents } from "./own-session-events.js";
+import { PeerLiveFeeds } from "./peer-live-feeds.js";
 import { PeerRest } from "./peer-rest.js";
 import { restRoutes } from "./rest-routes.js";
 import type { BoundListener } from "./listener.js";
@@ -69,7 +71,10 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const metrics = new BerthMetrics(host, () => acp.clientsConnected);
   const tickets = new Tickets(options.tickets);
   const peers = new PeerRest(host, access.cluster);
-  const router = new Router([...restRoutes({ host, events, metrics, tickets, peers }), ...loginRoutes(access)]);
+  const ownSessions = new OwnSessionEvents(host, options.events?.coalesceMs);
+  const router = new Router([...restRoutes({ host, events, ownSessions, metrics, tickets, peers }), ...loginRoutes(access)]);
+  // With a cluster secret, each online peer's own sessions are followed live (docs/fleet.md, "One view").
+  const feeds = access.cluster.configured && host.hostId !== null ? new PeerLiveFeeds(host, access.cluster, log) : undefined;
   // A rotated token ends what the old one opened: tickets, event streams (the page reconnects and is refused) and ACP sockets.
   access.token.onRotate(() => {
     tickets.revokeAll();
@@ -152,7 +157,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
         throw new HttpError(
           403,
           "not_relayed",
-          `a peer host relays only ACP and a session's REST routes, and reads only GET /api/locations, not ${req.method} ${url.pathname}`,
+          `a peer host relays only ACP and a session's REST routes, and reads only GET /api/locations and GET /api/own-sessions/events, not ${req.method} ${url.pathname}`,
         );
     }
     if (match.name !== "none") return router.run(match, req, res, url);
@@ -208,11 +213,14 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     stopListening: () => {
       options.listener.close();
       server.close();
+      feeds?.close();
     },
     async close(reason = "Berth is shutting down") {
       options.listener.close();
       server.close();
+      feeds?.close();
       events.close();
+      ownSessions.close();
       await acp.close(reason);
       metrics.close();
       server.closeAllConnections();

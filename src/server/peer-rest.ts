@@ -103,7 +103,8 @@ export class PeerRest {
   }
 }
 
-function causeOf(error: unknown): string {
+/** The reason a request failed, as the cause says it (fetch wraps the socket's error). */
+export function causeOf(error: unknown): string {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   return cause instanceof Error ? cause.message : String(cause);
 }

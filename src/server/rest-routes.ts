@@ -7,12 +7,15 @@ import { HttpError, readJsonBody } from "./http-io.js";
 import type { BerthMetrics } from "./metrics.js";
 import type { PeerRest } from "./peer-rest.js";
 import { empty, json, type Route } from "./router.js";
+import { OWN_SESSIONS_PATH, type OwnSessionEvents } from "./own-session-events.js";
 import type { OperatorEvents } from "./sse.js";
 import type { Tickets } from "./tickets.js";
 
 export interface RestDeps {
   readonly host: Host;
   readonly events: OperatorEvents;
+  /** The stream of this host's own sessions that its peers follow. */
+  readonly ownSessions: OwnSessionEvents;
   readonly metrics: BerthMetrics;
   readonly tickets: Tickets;
   /** Relays requests for another host's sessions to their owner (none set: they are answered here, read-only). */
@@ -52,7 +55,7 @@ function isLocationList(body: unknown): body is { locations: LocationView[] } {
 }
 
 /** The REST API of the contract in docs/api.md; each route is listed in docs/openapi.json. */
-export function restRoutes({ host, events, metrics, tickets, peers }: RestDeps): Route[] {
+export function restRoutes({ host, events, ownSessions, metrics, tickets, peers }: RestDeps): Route[] {
   return [
     {
       method: "GET",
@@ -213,6 +216,16 @@ export function restRoutes({ host, events, metrics, tickets, peers }: RestDeps):
       path: "/api/events",
       handle: ({ res }) => {
         events.attach(res);
+        return undefined;
+      },
+    },
+    {
+      method: "GET",
+      path: OWN_SESSIONS_PATH,
+      fleetRead: true,
+      // What every peer follows to show this host's sessions live (docs/fleet.md, "One view"): this host's own only.
+      handle: ({ res }) => {
+        ownSessions.attach(res);
         return undefined;
       },
     },

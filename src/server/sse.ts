@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { Host } from "../host/host.js";
 import type { SessionView } from "../host/views.js";
+import { EventStreams } from "./event-streams.js";
 
 export interface OperatorEventsOptions {
   /** A comment line this often keeps proxies from closing a quiet stream (default 15 s). */
@@ -9,26 +10,19 @@ export interface OperatorEventsOptions {
   readonly coalesceMs?: number;
 }
 
-/** A stream that stopped reading this much is dropped rather than buffered without end. */
-const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
-const RETRY_MS = 2_000;
-
 /**
  * `GET /api/events`: every lifecycle record, coalesced session changes, deletions and agent
  * state changes, as Server-Sent Events to every connected operator view; in a fleet, every host's.
  */
 export class OperatorEvents {
-  private readonly streams = new Set<ServerResponse>();
-  private readonly pending = new Map<string, NodeJS.Timeout>();
+  private readonly streams: EventStreams;
   private readonly unsubscribe: Array<() => void>;
-  private readonly keepAlive: NodeJS.Timeout;
-  private readonly coalesceMs: number;
 
   constructor(
     private readonly host: Host,
     options: OperatorEventsOptions = {},
   ) {
-    this.coalesceMs = options.coalesceMs ?? 100;
+    this.streams = new EventStreams(options.keepAliveMs ?? 15_000, options.coalesceMs ?? 100);
     this.unsubscribe = [
       host.onRecord((stamped) => {
         this.broadcast("record", stamped);
@@ -44,8 +38,6 @@ export class OperatorEvents {
       // A page reading a session without holding it shows its agent's mode, model and options: it reads them again.
       host.onAgentStateChanged((sessionId) => this.broadcast("agent_state", { id: sessionId })),
     ];
-    this.keepAlive = setInterval(() => this.write(": keep-alive\n\n"), options.keepAliveMs ?? 15_000);
-    this.keepAlive.unref();
   }
 
   get size(): number {
@@ -54,15 +46,7 @@ export class OperatorEvents {
 
   /** Takes over the response as an event stream until the client goes away. */
   attach(res: ServerResponse): void {
-    res.writeHead(200, {
-      "Content-Type": "text/event-stream; charset=utf-8",
-      "Cache-Control": "no-store",
-      Connection: "keep-alive",
-      "X-Accel-Buffering": "no",
-    });
-    res.write(`retry: ${RETRY_MS}\n\n`);
-    this.streams.add(res);
-    res.on("close", () => this.streams.delete(res));
+    this.streams.attach(res);
   }
 
   /** A session left this host's own or another's list: dropped, unless the host shows it still (it moved between hosts). */
@@ -73,35 +57,26 @@ export class OperatorEvents {
 
   /** A session was deleted: views drop it at once; a change still pending for it is moot. */
   private sessionDeleted(sessionId: string): void {
-    clearTimeout(this.pending.get(sessionId));
-    this.pending.delete(sessionId);
+    this.streams.cancel(sessionId);
     this.broadcast("session_deleted", { id: sessionId });
   }
 
   /** Ends every open stream and keeps serving new ones (their clients reconnect, and are checked again). */
   endStreams(): void {
-    for (const res of this.streams) res.end();
-    this.streams.clear();
+    this.streams.endAll();
   }
 
   close(): void {
     for (const stop of this.unsubscribe) stop();
-    clearInterval(this.keepAlive);
-    for (const timer of this.pending.values()) clearTimeout(timer);
-    this.pending.clear();
-    for (const res of this.streams) res.end();
-    this.streams.clear();
+    this.streams.close();
   }
 
   private sessionChanged(sessionId: string): void {
-    if (this.streams.size === 0 || this.pending.has(sessionId)) return;
-    const timer = setTimeout(() => {
-      this.pending.delete(sessionId);
+    this.streams.soon(sessionId, () => {
       // Gone meanwhile: its deletion is announced on its own.
       const view = this.viewOf(sessionId);
       if (view) this.broadcast("session", view);
-    }, this.coalesceMs);
-    this.pending.set(sessionId, timer);
+    });
   }
 
   private viewOf(sessionId: string): SessionView | undefined {
@@ -114,17 +89,6 @@ export class OperatorEvents {
   }
 
   private broadcast(event: string, data: unknown): void {
-    if (this.streams.size > 0) this.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  }
-
-  private write(frame: string): void {
-    for (const res of this.streams) {
-      if (res.writableLength > MAX_UNSENT_BYTES) {
-        res.destroy();
-        this.streams.delete(res);
-        continue;
-      }
-      res.write(frame);
-    }
+    this.streams.broadcast(event, data);
   }
 }

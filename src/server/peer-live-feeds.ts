@@ -1,0 +1,212 @@
+import { z } from "zod";
+import type { Host } from "../host/host.js";
+import type { Logger } from "../host/logger.js";
+import type { HostView, LiveSessionState } from "../host/views.js";
+import type { ClusterSecret } from "./cluster-secret.js";
+import { OWN_SESSIONS_PATH, OWN_SESSIONS_SILENCE_MS } from "./own-session-events.js";
+import { causeOf } from "./peer-rest.js";
+
+/** The first reconnection waits this long, each next one twice as long, up to {@link MAX_BACKOFF_MS}. */
+const FIRST_BACKOFF_MS = 500;
+const MAX_BACKOFF_MS = 10_000;
+/** A peer that refused this host (another secret, a clock far off, a version without the route) is asked again this late, or at its next incarnation. */
+const REFUSED_RETRY_MS = 5 * 60_000;
+/** A frame larger than this (a peer gone wrong) ends the stream rather than fill this host's memory. */
+const MAX_FRAME_CHARS = 64 * 1024 * 1024;
+
+const liveState = z.object({
+  id: z.string(),
+  host: z.string().nullable(),
+  state: z.enum(["childless", "acquiring", "live", "releasing"]),
+  pid: z.number().nullable(),
+  holders: z.number(),
+  turnActive: z.boolean(),
+  turnStartedAt: z.number().nullable(),
+  releaseAt: z.number().nullable(),
+  preview: z.object({ role: z.enum(["user", "agent"]), text: z.string(), at: z.number() }).nullable(),
+});
+const snapshot = z.object({ sessions: z.array(liveState) });
+const deleted = z.object({ id: z.string() });
+
+/**
+ * This host following each online peer's own sessions' live views (docs/fleet.md, "One view"): one stream per peer
+ * (`GET /api/own-sessions/events` with a proof of the cluster secret), never a request per session, read in the
+ * background. A stream is opened for each host the fleet directory says is online with a URL, and closed when the
+ * directory says it went offline, left, or restarted (a new incarnation); a stream that ends or falls silent is opened
+ * again with a growing wait. Whatever a peer's stream said is dropped the moment the stream ends: then this host shows
+ * the shared store's view of its sessions again.
+ */
+export class PeerLiveFeeds {
+  private readonly feeds = new Map<string, PeerFeed>();
+  private readonly unsubscribe: () => void;
+  private closed = false;
+
+  constructor(
+    private readonly host: Host,
+    private readonly cluster: ClusterSecret,
+    private readonly log: Logger,
+  ) {
+    this.unsubscribe = host.onHostsChanged(() => this.follow());
+    this.follow();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe();
+    for (const feed of this.feeds.values()) feed.close();
+    this.feeds.clear();
+  }
+
+  /** One feed per online peer with a URL, of its current incarnation. */
+  private follow(): void {
+    if (this.closed) return;
+    const wanted = new Map((this.host.hosts() ?? []).filter((peer) => !peer.self && peer.online && peer.url !== null).map((peer) => [peer.id, peer]));
+    for (const [id, feed] of this.feeds) {
+      const peer = wanted.get(id);
+      if (peer && peer.url === feed.peer.url && peer.incarnation === feed.peer.incarnation) continue;
+      feed.close();
+      this.feeds.delete(id);
+    }
+    for (const [id, peer] of wanted) if (!this.feeds.has(id)) this.feeds.set(id, new PeerFeed(peer, this.host, this.cluster, this.log));
+  }
+}
+
+/** How one connection to a peer ended. */
+type Ending = { readonly kind: "ended" | "failed" | "refused"; readonly reason: string; readonly heard: boolean };
+
+/** The stream of one peer's own sessions: `connecting` → `following` → (ended) `waiting` → `connecting`… → `closed`. */
+class PeerFeed {
+  private readonly stop = new AbortController();
+  private state: "connecting" | "following" | "waiting" | "closed" = "connecting";
+
+  constructor(
+    readonly peer: HostView,
+    private readonly host: Host,
+    private readonly cluster: ClusterSecret,
+    private readonly log: Logger,
+  ) {
+    void this.run();
+  }
+
+  close(): void {
+    this.state = "closed";
+    this.stop.abort();
+    this.host.peerLive.forget(this.peer.id);
+  }
+
+  private async run(): Promise<void> {
+    let backoff = FIRST_BACKOFF_MS;
+    while (this.state !== "closed") {
+      this.state = "connecting";
+      const ending = await this.connect();
+      // Closed: `close()` dropped its views already, and a feed of the peer's next incarnation may be filling them.
+      if (this.isClosed()) return;
+      this.host.peerLive.forget(this.peer.id);
+      if (ending.heard) backoff = FIRST_BACKOFF_MS;
+      const wait = ending.kind === "refused" ? REFUSED_RETRY_MS : backoff;
+      const fields = { peer: this.peer.id, url: this.peer.url, reason: ending.reason, retryInMs: wait };
+      if (ending.kind === "refused")
+        this.log.warn(fields, "a peer host refused this host's stream of its sessions: shown as the shared store knows them");
+      else this.log.info(fields, "stream of a peer host's sessions ended: shown as the shared store knows them until it is back");
+      if (ending.kind !== "refused") backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      this.state = "waiting";
+      await delay(wait, this.stop.signal);
+    }
+  }
+
+  /** `close()` may have run during any await: `state` is read again, not narrowed. */
+  private isClosed(): boolean {
+    return this.state === "closed";
+  }
+
+  /** One connection, read until it ends, fails or falls silent. */
+  private async connect(): Promise<Ending> {
+    const connection = new AbortController();
+    const abort = () => connection.abort(new Error("the feed was closed"));
+    this.stop.signal.addEventListener("abort", abort, { once: true });
+    let silence: NodeJS.Timeout | undefined;
+    const heardNow = () => {
+      clearTimeout(silence);
+      silence = setTimeout(
+        () => connection.abort(new Error(`nothing heard for ${OWN_SESSIONS_SILENCE_MS / 1000} s (not even a keep-alive)`)),
+        OWN_SESSIONS_SILENCE_MS,
+      );
+    };
+    let heard = false;
+    try {
+      heardNow();
+      const target = new URL(OWN_SESSIONS_PATH, this.peer.url!);
+      const response = await fetch(target, {
+        headers: { ...this.cluster.headers(this.peer.id, "GET", target.pathname), accept: "text/event-stream" },
+        signal: connection.signal,
+        redirect: "manual",
+      });
+      if (!response.ok || !response.body) {
+        await response.body?.cancel().catch(() => undefined);
+        const refused = [401, 403, 404].includes(response.status);
+        return { kind: refused ? "refused" : "failed", reason: `${this.peer.url} answered ${response.status}`, heard };
+      }
+      this.state = "following";
+      let text = "";
+      const decoder = new TextDecoder();
+      for await (const chunk of response.body) {
+        heardNow();
+        text += decoder.decode(chunk as Uint8Array, { stream: true });
+        let end = text.indexOf("\n\n");
+        while (end !== -1) {
+          if (this.frame(text.slice(0, end))) heard = true;
+          text = text.slice(end + 2);
+          end = text.indexOf("\n\n");
+        }
+        if (text.length > MAX_FRAME_CHARS) return { kind: "failed", reason: `a frame of more than ${MAX_FRAME_CHARS} characters`, heard };
+      }
+      return { kind: "ended", reason: `${this.peer.url} ended the stream`, heard };
+    } catch (error) {
+      const cause = connection.signal.aborted ? connection.signal.reason : error;
+      return { kind: "failed", reason: causeOf(cause), heard };
+    } finally {
+      clearTimeout(silence);
+      connection.abort();
+      this.stop.signal.removeEventListener("abort", abort);
+    }
+  }
+
+  /** One event of the peer's stream, into the host's views; true if it was one (not a comment or the `retry:` line). Throws on what is not the route's. */
+  private frame(frame: string): boolean {
+    let event = "message";
+    const data: string[] = [];
+    for (const line of frame.split("\n")) {
+      if (line.startsWith("event: ")) event = line.slice(7);
+      else if (line.startsWith("data: ")) data.push(line.slice(6));
+    }
+    if (data.length === 0 || this.isClosed()) return false;
+    const body: unknown = JSON.parse(data.join("\n"));
+    const sink = this.host.peerLive;
+    // One hop: only what the peer says of its own sessions.
+    const own = (view: z.infer<typeof liveState>) => view.host === this.peer.id;
+    if (event === "snapshot") sink.replace(this.peer.id, snapshot.parse(body).sessions.filter(own).map(stateOf));
+    else if (event === "session") {
+      const view = liveState.parse(body);
+      if (own(view)) sink.update(this.peer.id, stateOf(view));
+      else sink.remove(this.peer.id, view.id);
+    } else if (event === "session_deleted") sink.remove(this.peer.id, deleted.parse(body).id);
+    return true;
+  }
+}
+
+function stateOf({ id, state, pid, holders, turnActive, turnStartedAt, releaseAt, preview }: z.infer<typeof liveState>): LiveSessionState {
+  return { id, state, pid, holders, turnActive, turnStartedAt, releaseAt, preview };
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
