@@ -121,7 +121,11 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   /** A request naming itself a peer's without a valid proof of the cluster secret: refused, and the operator told why. */
   const peerRefused = (req: IncomingMessage): boolean => {
     const reason = access.peerRefusal(req);
-    if (reason !== undefined) log.warn({ relayedBy: req.headers[RELAYED_BY_HEADER], method: req.method, reason }, "peer host's request refused");
+    if (reason !== undefined)
+      log.warn(
+        { relayedBy: req.headers[RELAYED_BY_HEADER], method: req.method, path: requestUrl(req).pathname, reason },
+        "peer host's request refused",
+      );
     return reason !== undefined;
   };
 

@@ -253,7 +253,9 @@ describe("routing between the hosts of a fleet", () => {
 
     // A peer's request without a proof of the secret, with the secret itself, or with a proof made with another
     // secret, is refused, even with A's own token: REST and the WebSocket upgrade alike.
-    const refusals = () => a.server.logLines().filter((line) => line.msg === "peer host's request refused");
+    // B follows A's own sessions with its own secret too (refused, and asked again minutes later): those refusals are not this test's.
+    const refusals = () =>
+      a.server.logLines().filter((line) => line.msg === "peer host's request refused" && line.path !== "/api/own-sessions/events");
     const refusedBefore = refusals().length;
     const refusedHeaders = (method: string, path: string): Array<Record<string, string>> => [
       { "berth-relayed-by": "host-b" },
@@ -309,7 +311,23 @@ describe("routing between the hosts of a fleet", () => {
       "a proof already used",
     ]);
 
-    // B's secret is not A's: its relays are refused, and its client is told why.
+    // B's secret is not A's: the stream of A's own sessions B follows is refused, and both hosts say so.
+    await eventually(
+      async () =>
+        a.server
+          .logLines()
+          .some((line) => line.msg === "peer host's request refused" && line.path === "/api/own-sessions/events" && line.relayedBy === "host-b"),
+      "A refused the stream B follows",
+    );
+    await eventually(
+      async () =>
+        b.server
+          .logLines()
+          .some((line) => line.msg === "a peer host refused this host's stream of its sessions: shown as the shared store knows them"),
+      "B logged the refusal",
+    );
+
+    // Its relays are refused too, and its client is told why.
     const onB = new AcpClient(b.acpUrl, b.token);
     await onB.initialize();
     const refused = await failure(onB.resume(sessionId, workDir));
