@@ -315,6 +315,22 @@ describe("REST API", () => {
     expect(eventsOf(frames, "session_deleted")).toEqual([{ id: session.id }]);
   });
 
+  it("streams this host's own sessions for its peers: a snapshot first, then their changes and deletions", async () => {
+    const fixture = await startFixture();
+    const before = await createSession(fixture);
+    const stream = await fixture.api("/api/own-sessions/events");
+    expect(stream.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const events = new EventReader(stream);
+    const [snapshot] = eventsOf(await events.until((frames) => eventsOf(frames, "snapshot").length > 0), "snapshot");
+    expect((snapshot as { sessions: SessionView[] }).sessions).toEqual([expect.objectContaining({ id: before.id, state: "childless" })]);
+    await fixture.berth.host.hold(before.id, "viewer").child;
+    await events.until((frames) => eventsOf(frames, "session").some((view) => view.id === before.id && view.state === "live" && view.holders === 1));
+    await fixture.berth.host.deleteSession(before.id);
+    const frames = await events.until((seen) => eventsOf(seen, "session_deleted").length > 0);
+    await events.close();
+    expect(eventsOf(frames, "session_deleted")).toEqual([{ id: before.id }]);
+  });
+
   it("announces a session's new agent state once it is committed: another client set the mode", async () => {
     const fixture = await startFixture();
     const events = new EventReader(await fixture.api("/api/events"));
