@@ -6,11 +6,25 @@ import type { ClusterSecret } from "./cluster-secret.js";
 import { OWN_SESSIONS_PATH, OWN_SESSIONS_SILENCE_MS } from "./own-session-events.js";
 import { causeOf } from "./peer-rest.js";
 
-/** The first reconnection waits this long, each next one twice as long, up to {@link MAX_BACKOFF_MS}. */
-const FIRST_BACKOFF_MS = 500;
-const MAX_BACKOFF_MS = 10_000;
-/** A peer that refused this host (another secret, a clock far off, a version without the route) is asked again this late, or at its next incarnation. */
-const REFUSED_RETRY_MS = 5 * 60_000;
+/** What the feeds need of the host: the fleet's hosts, told when they change, and where to put what the peers say. */
+export type FollowingHost = Pick<Host, "hosts" | "onHostsChanged" | "peerLive">;
+
+export interface PeerLiveTimings {
+  /** The first reconnection waits this long, each next one twice as long, up to `maxBackoffMs` (default 0.5 s, 10 s). */
+  readonly firstBackoffMs: number;
+  readonly maxBackoffMs: number;
+  /** A peer that refused this host (another secret, a clock far off, a version without the route) is asked again this late, or at its next incarnation (default 5 min). */
+  readonly refusedRetryMs: number;
+  /** A stream that said nothing, not even a keep-alive, for this long is taken as a hung peer (default 15 s). */
+  readonly silenceMs: number;
+}
+
+const DEFAULT_TIMINGS: PeerLiveTimings = {
+  firstBackoffMs: 500,
+  maxBackoffMs: 10_000,
+  refusedRetryMs: 5 * 60_000,
+  silenceMs: OWN_SESSIONS_SILENCE_MS,
+};
 /** A frame larger than this (a peer gone wrong) ends the stream rather than fill this host's memory. */
 const MAX_FRAME_CHARS = 64 * 1024 * 1024;
 
@@ -42,9 +56,10 @@ export class PeerLiveFeeds {
   private closed = false;
 
   constructor(
-    private readonly host: Host,
+    private readonly host: FollowingHost,
     private readonly cluster: ClusterSecret,
     private readonly log: Logger,
+    private readonly timings: PeerLiveTimings = DEFAULT_TIMINGS,
   ) {
     this.unsubscribe = host.onHostsChanged(() => this.follow());
     this.follow();
@@ -68,7 +83,7 @@ export class PeerLiveFeeds {
       feed.close();
       this.feeds.delete(id);
     }
-    for (const [id, peer] of wanted) if (!this.feeds.has(id)) this.feeds.set(id, new PeerFeed(peer, this.host, this.cluster, this.log));
+    for (const [id, peer] of wanted) if (!this.feeds.has(id)) this.feeds.set(id, new PeerFeed(peer, this.host, this.cluster, this.log, this.timings));
   }
 }
 
@@ -82,9 +97,10 @@ class PeerFeed {
 
   constructor(
     readonly peer: HostView,
-    private readonly host: Host,
+    private readonly host: FollowingHost,
     private readonly cluster: ClusterSecret,
     private readonly log: Logger,
+    private readonly timings: PeerLiveTimings,
   ) {
     void this.run();
   }
@@ -96,20 +112,21 @@ class PeerFeed {
   }
 
   private async run(): Promise<void> {
-    let backoff = FIRST_BACKOFF_MS;
+    const { firstBackoffMs, maxBackoffMs, refusedRetryMs } = this.timings;
+    let backoff = firstBackoffMs;
     while (this.state !== "closed") {
       this.state = "connecting";
       const ending = await this.connect();
       // Closed: `close()` dropped its views already, and a feed of the peer's next incarnation may be filling them.
       if (this.isClosed()) return;
       this.host.peerLive.forget(this.peer.id);
-      if (ending.heard) backoff = FIRST_BACKOFF_MS;
-      const wait = ending.kind === "refused" ? REFUSED_RETRY_MS : backoff;
+      if (ending.heard) backoff = firstBackoffMs;
+      const wait = ending.kind === "refused" ? refusedRetryMs : backoff;
       const fields = { peer: this.peer.id, url: this.peer.url, reason: ending.reason, retryInMs: wait };
       if (ending.kind === "refused")
         this.log.warn(fields, "a peer host refused this host's stream of its sessions: shown as the shared store knows them");
       else this.log.info(fields, "stream of a peer host's sessions ended: shown as the shared store knows them until it is back");
-      if (ending.kind !== "refused") backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      if (ending.kind !== "refused") backoff = Math.min(backoff * 2, maxBackoffMs);
       this.state = "waiting";
       await delay(wait, this.stop.signal);
     }
@@ -128,10 +145,8 @@ class PeerFeed {
     let silence: NodeJS.Timeout | undefined;
     const heardNow = () => {
       clearTimeout(silence);
-      silence = setTimeout(
-        () => connection.abort(new Error(`nothing heard for ${OWN_SESSIONS_SILENCE_MS / 1000} s (not even a keep-alive)`)),
-        OWN_SESSIONS_SILENCE_MS,
-      );
+      const { silenceMs } = this.timings;
+      silence = setTimeout(() => connection.abort(new Error(`nothing heard for ${silenceMs / 1000} s (not even a keep-alive)`)), silenceMs);
     };
     let heard = false;
     try {
