@@ -4,6 +4,7 @@
 // that tree gets it on A; one in a directory both see gets it on B, the host it connected to; one nowhere is refused.
 import { spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
@@ -14,8 +15,8 @@ const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
 afterEach(() => bed.cleanup());
 
-/** A private mount namespace needs root (CI runs as root); elsewhere the test says why it skipped. */
-const canHideDirectories = spawnSync("unshare", ["--mount", "true"]).status === 0;
+/** A private mount namespace with a tmpfs in it needs root (CI runs as root); elsewhere the test says why it skipped. */
+const canHideDirectories = spawnSync("unshare", ["--mount", "sh", "-c", 'mount -t tmpfs berth-test-probe "$0"', tmpdir()]).status === 0;
 
 describe.skipIf(!canHideDirectories)("placement of a new session on the host that has its directory", () => {
   it("places a session on the one host that has its directory, else on the host the client connected to", async () => {
