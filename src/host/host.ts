@@ -7,6 +7,7 @@ import { isPostgresUrl } from "../config/store-url.js";
 import { systemClock, type Clock } from "../lifecycle/clock.js";
 import type { ConnectionCleanups } from "../lifecycle/connection-cleanups.js";
 import type { HoldTicket, SessionChildState } from "../lifecycle/session-holds.js";
+import { lookAtDirectory, type DirectoryPresence } from "../location/directory-presence.js";
 import type { QuestionAnswer } from "../location/question-types.js";
 import type { TerminalOutputResult } from "../location/terminal.js";
 import type { JournalEvent } from "../store/events.js";
@@ -398,6 +399,11 @@ export class Host {
   /** The fleet's hosts (one joined or left, came back online or went offline, changed its URL or incarnation); never on SQLite. */
   onHostsChanged(listener: () => void): () => void {
     return this.fleet?.directory.hostsChanged.add(listener) ?? (() => undefined);
+  }
+
+  /** Whether `path` is a directory on this host (placement of a new session in a fleet: docs/fleet.md); never waits more than 2 s. */
+  lookAtDirectory(path: string): Promise<DirectoryPresence> {
+    return lookAtDirectory(path);
   }
 
   /** The fleet's hosts; undefined on SQLite (one host, no fleet). */

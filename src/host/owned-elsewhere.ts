@@ -1,4 +1,4 @@
-import { stat } from "node:fs/promises";
+import { DIRECTORY_LOOK_TIMEOUT_MS, lookAtDirectory } from "../location/directory-presence.js";
 import type { PeerSession } from "./fleet-directory.js";
 
 /**
@@ -16,9 +16,6 @@ export type NotRunHere =
   | "agent_unknown"
   | "adopted_elsewhere";
 
-/** How long adoption waits for the session's directory to be looked at (a network filesystem may hang). */
-const DIRECTORY_TIMEOUT_MS = 2_000;
-
 /**
  * Why a peer's session is not run here, as its state in the directory says (`adopt`: this host's `fleet.adopt`). It looks
  * at no file: request paths (REST reads, answers) call it, and a network filesystem may hang; adoption looks at the
@@ -34,15 +31,9 @@ export function refusalFor(peer: PeerSession, adopt: boolean): OwnedByOtherHostE
 /** Why a peer's session cannot be adopted here for its directory: it is no directory here, or did not answer in time; undefined if it is one. */
 export async function directoryRefusal(peer: PeerSession): Promise<OwnedByOtherHostError | undefined> {
   const { id, cwd } = peer.session;
-  let timer: NodeJS.Timeout | undefined;
-  const looked = stat(cwd).then(
-    (stats) => (stats.isDirectory() ? "directory" : "missing"),
-    () => "missing" as const,
-  );
-  const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), DIRECTORY_TIMEOUT_MS)));
-  const found = await Promise.race([looked, late]).finally(() => clearTimeout(timer));
+  const found = await lookAtDirectory(cwd);
   if (found === "directory") return undefined;
-  return new OwnedByOtherHostError(id, peer.owner, found === "late" ? "directory_unanswered" : "directory_missing", cwd);
+  return new OwnedByOtherHostError(id, peer.owner, found === "unanswered" ? "directory_unanswered" : "directory_missing", cwd);
 }
 
 /** A request that would change, run or answer in a session another host of the fleet owns: read-only here (docs/fleet.md). */
@@ -72,7 +63,7 @@ function messageOf(sessionId: string, owner: PeerSession["owner"], why: NotRunHe
   if (why === "agent_unknown")
     return `${offline}: this host cannot adopt it, this host has no agent "${missing}" (adopt it on a host that configures it)`;
   if (why === "directory_unanswered") {
-    return `${offline}: this host cannot adopt it now, its directory ${missing} did not answer within ${DIRECTORY_TIMEOUT_MS / 1000} s (a hung network filesystem?)`;
+    return `${offline}: this host cannot adopt it now, its directory ${missing} did not answer within ${DIRECTORY_LOOK_TIMEOUT_MS / 1000} s (a hung network filesystem?)`;
   }
   return `${offline}: this host cannot adopt it, its directory ${missing} does not exist here (adoption needs the same directory, a shared filesystem)`;
 }

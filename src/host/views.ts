@@ -5,6 +5,7 @@ import type { MessagePreview } from "../store/events.js";
 export type { Clock, Timer } from "../lifecycle/clock.js";
 export type { CleanupRegistration } from "../lifecycle/connection-cleanups.js";
 export type { SessionChildState } from "../lifecycle/session-holds.js";
+export type { DirectoryPresence } from "../location/directory-presence.js";
 export type { QuestionAnswer } from "../location/question-types.js";
 export type { TerminalOutputResult } from "../location/terminal.js";
 export type { JournalEvent } from "../store/events.js";

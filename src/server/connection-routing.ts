@@ -6,11 +6,13 @@ import {
   type NewSessionRequest,
   type NewSessionResponse,
 } from "@agentclientprotocol/sdk";
+import { isAbsolute } from "node:path";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
-import type { SessionOwner } from "../host/views.js";
+import type { DirectoryPresence, SessionOwner } from "../host/views.js";
 import type { ClusterSecret } from "./cluster-secret.js";
 import { PeerRelay } from "./peer-relay.js";
+import { readPeers } from "./peer-reads.js";
 import { routeOf, type PeerHost } from "./peer-route.js";
 
 /** The `_meta` key of `session/new` naming the fleet host to place the session on; Berth's own, not passed on. */
@@ -81,13 +83,19 @@ export class ConnectionRouting {
     return true;
   }
 
-  /** `session/new` on the host `_meta["berth/host"]` names, relayed there; undefined to create it here (no host named, or this one). */
+  /**
+   * `session/new` on the host `_meta["berth/host"]` names, or else, when its directory is not one here, on the host that
+   * has it, relayed there; undefined to create it here (this host named, or none and the directory is here or nowhere).
+   */
   async createElsewhere(named: string | undefined, params: NewSessionRequest, signal: AbortSignal): Promise<NewSessionResponse | undefined> {
-    const target = this.placement(named);
+    const target = named === undefined ? await this.hostWithDirectory(params.cwd) : this.placement(named);
     if (!target) return undefined;
     const answer = (await this.relay!.request(target, methods.agent.session.new, params, signal)) as NewSessionResponse;
     this.known.set(answer.sessionId, target);
-    this.options.log.info({ sessionId: answer.sessionId, host: target.id }, "client created a session on another host of the fleet");
+    this.options.log.info(
+      { sessionId: answer.sessionId, host: target.id, cwd: params.cwd, placedBy: named === undefined ? "directory" : "meta" },
+      "client created a session on another host of the fleet",
+    );
     return answer;
   }
 
@@ -110,9 +118,22 @@ export class ConnectionRouting {
     return route.kind === "relay" ? route.owner : undefined;
   }
 
-  private placement(named: string | undefined): PeerHost | undefined {
+  /**
+   * The online peer that has `cwd` as a directory, when this host has not (the first by id if several do); undefined
+   * when this host has it, no peer has it, or this connection relays nothing (no secret, or relayed here by a peer).
+   */
+  private async hostWithDirectory(cwd: string): Promise<PeerHost | undefined> {
+    const { host, cluster } = this.options;
+    if (!this.relay || !cluster || !isAbsolute(cwd) || (await host.lookAtDirectory(cwd)) === "directory") return undefined;
+    const { answers } = await readPeers(host, cluster, `/api/directory?path=${encodeURIComponent(cwd)}`, isDirectoryAnswer);
+    const having = new Set(answers.filter(({ body }) => body.path === cwd && body.found === "directory").map((answer) => answer.host));
+    const target = (host.hosts() ?? []).filter((peer) => having.has(peer.id) && peer.url !== null).sort((a, b) => a.id.localeCompare(b.id))[0];
+    return target && { id: target.id, url: target.url! };
+  }
+
+  private placement(named: string): PeerHost | undefined {
     const { selfId } = this;
-    if (named === undefined || named === selfId) return undefined;
+    if (named === selfId) return undefined;
     const hosts = this.options.host.hosts();
     if (!hosts)
       throw RequestError.invalidParams({ key: PLACEMENT_META }, `_meta["${PLACEMENT_META}"] names host "${named}", but this host is not in a fleet`);
@@ -135,4 +156,10 @@ export class ConnectionRouting {
     if (url === null) return `host "${named}" registered no URL (fleet.url) to relay to`;
     return `this host has no cluster secret (fleet.secret): it cannot place a session on host "${named}"; connect to that host instead`;
   }
+}
+
+/** A peer's answer to `GET /api/directory`. */
+function isDirectoryAnswer(body: unknown): body is { path: string; found: DirectoryPresence } {
+  const answer = body as { path?: unknown; found?: unknown } | null;
+  return typeof answer === "object" && answer !== null && typeof answer.path === "string" && typeof answer.found === "string";
 }

@@ -21,6 +21,8 @@ export class MessageLimitedSocket implements WebSocketLike {
   private readonly wrapped = new Map<Listener, Listener>();
   private corked = false;
   private firstFrame = true;
+  /** Settles once the client caught up (or was cut); undefined while it is not behind. */
+  private catchingUp: Promise<void> | undefined;
 
   constructor(
     private readonly ws: WebSocket,
@@ -88,7 +90,8 @@ export class MessageLimitedSocket implements WebSocketLike {
   drained(): Promise<void> {
     const socket = (this.ws as unknown as { _socket?: NodeJS.EventEmitter })._socket;
     if (!socket || this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount <= this.drainedBelow) return Promise.resolve();
-    return new Promise((resolve) => {
+    // Every sender behind shares one wait (a relay passes on many notifications before it stops reading).
+    this.catchingUp ??= new Promise<void>((resolve) => {
       const done = (): void => {
         clearTimeout(stalled);
         socket.off("drain", check);
@@ -106,7 +109,8 @@ export class MessageLimitedSocket implements WebSocketLike {
       // More than the socket's high-water mark is buffered, so a write was refused and `drain` will come.
       socket.on("drain", check);
       this.ws.on("close", done);
-    });
+    }).finally(() => (this.catchingUp = undefined));
+    return this.catchingUp;
   }
 
   private get drainedBelow(): number {

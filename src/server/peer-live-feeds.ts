@@ -4,7 +4,7 @@ import type { Logger } from "../host/logger.js";
 import type { HostView, LiveSessionState } from "../host/views.js";
 import type { ClusterSecret } from "./cluster-secret.js";
 import { OWN_SESSIONS_PATH, OWN_SESSIONS_SILENCE_MS } from "./own-session-events.js";
-import { causeOf } from "./peer-rest.js";
+import { causeOf } from "./peer-reads.js";
 
 /** What the feeds need of the host: the fleet's hosts, told when they change, and where to put what the peers say. */
 export type FollowingHost = Pick<Host, "hosts" | "onHostsChanged" | "peerLive">;

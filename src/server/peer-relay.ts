@@ -102,6 +102,11 @@ class Upstream {
   /** Why it went, when the owner stopped answering pings. */
   lostReason: Error | undefined;
   private readonly connection: ClientConnection;
+  private socket: WebSocket | undefined;
+  /** Notifications passed on while the client is behind and not caught up yet: while any is, nothing is read from the owner. */
+  private behind = 0;
+  /** When reading from the owner last resumed (`performance.now()`). */
+  private resumedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly owner: PeerHost,
@@ -110,11 +115,17 @@ class Upstream {
   ) {
     this.url = owner.url;
     const capture = (socket: WebSocket) => {
+      this.socket = socket;
       // From the first moment it is open: a request (initialize included) must not wait on a paused owner.
       socket.once("open", () =>
-        keepAlive(socket, () => {
-          this.lostReason = new Error(`it answered no ping for ${PING_INTERVAL_MS / 1000} s`);
-        }),
+        keepAlive(
+          socket,
+          () => {
+            this.lostReason = new Error(`it answered no ping for ${PING_INTERVAL_MS / 1000} s`);
+          },
+          // A pong left unread while reads were held back says nothing of the owner.
+          () => this.behind > 0 || performance.now() - this.resumedAt < PING_INTERVAL_MS,
+        ),
       );
       socket.once("unexpected-response", (_request, response) => {
         this.lostReason = new Error(
@@ -132,7 +143,7 @@ class Upstream {
       cookies: "omit",
     });
     this.connection = client({ name: "berth-relay" })
-      .onNotification("*", ({ method, params }) => options.notify(method, params))
+      .onNotification("*", ({ method, params }) => this.passOn(method, params))
       .onRequest("*", ({ method, params, signal }) => options.ask(method, params, signal))
       .connect(stream);
     this.gone = this.connection.closed.then(() => {
@@ -169,6 +180,22 @@ class Upstream {
 
   close(): void {
     this.connection.close();
+  }
+
+  /**
+   * Passes an owner's notification to the client. While the client is behind, nothing more is read from the owner:
+   * the owner's own pacing (a `session/load` replay waits for a slow client) then sees this client, and what the
+   * client has not read piles up nowhere but in the sockets' buffers.
+   */
+  private passOn(method: string, params: unknown): void {
+    const caughtUp = this.options.notify(method, params);
+    if (!(caughtUp instanceof Promise)) return;
+    if (this.behind++ === 0) this.socket?.pause();
+    void caughtUp.finally(() => {
+      if (--this.behind > 0) return;
+      this.resumedAt = performance.now();
+      this.socket?.resume();
+    });
   }
 
   private async initialize(request: InitializeRequest | undefined): Promise<ClientConnection> {

@@ -2,20 +2,12 @@ import type { IncomingMessage } from "node:http";
 import type { Host } from "../host/host.js";
 import type { ClusterSecret } from "./cluster-secret.js";
 import { HttpError } from "./http-io.js";
+import { causeOf, readPeers, type PeerReads } from "./peer-reads.js";
 import { routeOf, type PeerHost } from "./peer-route.js";
 import { empty, type Reply } from "./router.js";
 
 /** A relayed REST request the owner has not answered within this long is answered 504 here. */
 const RELAY_TIMEOUT_MS = 30_000;
-/** A fleet-wide read waits this long for each peer: a slow one is reported as unreachable, not waited for. */
-const PEER_READ_TIMEOUT_MS = 3_000;
-
-/** What every online peer answered to a fleet-wide read, and which could not be read (with why). */
-export interface PeerReads<T> {
-  readonly answers: readonly { readonly host: string; readonly body: T }[];
-  readonly unreachable: readonly { readonly host: string; readonly error: string }[];
-}
-
 /**
  * REST requests for another host's session, relayed to its owner (docs/fleet.md, "Routing"): the
  * owner's answer is this host's answer, status, body and all. Without a cluster secret, or with the
@@ -39,28 +31,7 @@ export class PeerRest {
    */
   async readPeers<T>(req: IncomingMessage, path: string, valid: (body: unknown) => body is T): Promise<PeerReads<T>> {
     if (!this.canRelay(req)) return { answers: [], unreachable: [] };
-    const peers = (this.host.hosts() ?? []).filter((peer) => !peer.self && peer.online && peer.url !== null);
-    type Read = { readonly host: string; readonly body: T } | { readonly host: string; readonly error: string };
-    const read = async (peer: PeerHost): Promise<Read> => {
-      try {
-        const target = new URL(path, peer.url);
-        const response = await fetch(target, {
-          headers: this.cluster.headers(peer.id, "GET", `${target.pathname}${target.search}`),
-          signal: AbortSignal.timeout(PEER_READ_TIMEOUT_MS),
-          redirect: "manual",
-        });
-        if (!response.ok) return { host: peer.id, error: `${peer.url} answered ${response.status}` };
-        const body: unknown = await response.json();
-        return valid(body) ? { host: peer.id, body } : { host: peer.id, error: `${peer.url} answered with something other than ${path}'s answer` };
-      } catch (error) {
-        return { host: peer.id, error: `${peer.url} could not be reached: ${causeOf(error)}` };
-      }
-    };
-    const results = await Promise.all(peers.map((peer) => read({ id: peer.id, url: peer.url! })));
-    return {
-      answers: results.flatMap((result) => ("body" in result ? [result] : [])),
-      unreachable: results.flatMap((result) => ("error" in result ? [result] : [])),
-    };
+    return readPeers(this.host, this.cluster, path, valid);
   }
 
   /** This host relays and fans out: it has the secret and a host id, and the request did not come from a peer (one hop, never a loop). */
@@ -101,10 +72,4 @@ export class PeerRest {
     if (text === "") return empty(response.status);
     return { kind: "text", status: response.status, contentType: response.headers.get("content-type") ?? "application/json", text };
   }
-}
-
-/** The reason a request failed, as the cause says it (fetch wraps the socket's error). */
-export function causeOf(error: unknown): string {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  return cause instanceof Error ? cause.message : String(cause);
 }

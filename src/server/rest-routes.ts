@@ -1,3 +1,4 @@
+import { isAbsolute } from "node:path";
 import { z } from "zod";
 import type { Host } from "../host/host.js";
 import type { LocationView, QuestionAnswer } from "../host/views.js";
@@ -69,6 +70,18 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     },
     // One connection of EventSource or a browser's WebSocket, which cannot send the token in a header.
     { method: "POST", path: "/api/tickets", handle: () => json(tickets.issue(), 201) },
+    {
+      method: "GET",
+      path: "/api/directory",
+      fleetRead: true,
+      // Whether the directory exists on this host (never asked of its peers): where a fleet places a new session (docs/fleet.md).
+      handle: async ({ url }) => {
+        const path = url.searchParams.get("path");
+        if (path === null || !isAbsolute(path))
+          throw new HttpError(400, "invalid_query", `path must be an absolute path, got ${path === null ? "none" : JSON.stringify(path)}`);
+        return json({ path, found: await host.lookAtDirectory(path) });
+      },
+    },
     { method: "GET", path: "/api/agents", handle: () => json({ agents: host.agents(), default: host.config.defaultAgent }) },
     {
       method: "GET",

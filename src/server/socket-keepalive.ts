@@ -8,9 +8,10 @@ export const PING_INTERVAL_MS = 5_000;
  * since the last: a paused host or a silent partition never leaves a connection, nor what it holds, behind.
  * A ping still queued behind unsent data it cannot have answered: while those bytes keep leaving, the
  * far end is alive, only slow (it is cut for being too far behind elsewhere, not here). A tick that comes
- * late (this process was paused, or its event loop blocked) judges nothing: the pong may be unread yet.
+ * late (this process was paused, or its event loop blocked) judges nothing: the pong may be unread yet;
+ * nor does one while `readsHeld()` says this end holds its reads back on purpose (a relay whose client is behind).
  */
-export function keepAlive(socket: WebSocket, onSilent: () => void): void {
+export function keepAlive(socket: WebSocket, onSilent: () => void, readsHeld: () => boolean = () => false): void {
   let answered = true;
   let written = bytesWritten(socket);
   let ticked = performance.now();
@@ -22,7 +23,7 @@ export function keepAlive(socket: WebSocket, onSilent: () => void): void {
     const late = performance.now() - ticked > PING_INTERVAL_MS * 1.5;
     written = bytesWritten(socket);
     ticked = performance.now();
-    if (!answered && !draining && !late) {
+    if (!answered && !draining && !late && !readsHeld()) {
       onSilent();
       socket.terminate();
       return;

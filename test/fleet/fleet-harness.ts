@@ -31,20 +31,21 @@ export class FleetTestBed {
 
   /**
    * `berth serve --store <url> --host-id <id>` on `dataDir` (its own XDG config home), with `config` as its config file,
-   * on `port` (0: any free one) with `env` added to its environment.
+   * on `port` (0: any free one) with `env` added to its environment, run through `wrapper` if given (see {@link BerthProcess}).
    */
   async serve(
     storeUrl: string,
     hostId: string,
     dataDir: string,
     config: object = {},
-    { port = 0, env = {} }: { port?: number; env?: Record<string, string> } = {},
+    { port = 0, env = {}, wrapper = [] }: { port?: number; env?: Record<string, string>; wrapper?: readonly string[] } = {},
   ) {
     const configFile = join(dataDir, "config.json");
     writeFileSync(configFile, JSON.stringify(config));
     const server = new BerthProcess(
       ["serve", "--port", String(port), "--data-dir", dataDir, "--config", configFile, "--store", storeUrl, "--host-id", hostId],
       { XDG_CONFIG_HOME: dataDir, ...env },
+      wrapper,
     );
     this.processes.push(server);
     return { server, ...(await server.startupLine()) };

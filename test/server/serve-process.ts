@@ -17,10 +17,12 @@ export class BerthProcess {
   /** The `--data-dir` the command was given, where its token is. */
   readonly dataDir: string | undefined;
 
-  constructor(args: readonly string[], env: Readonly<Record<string, string>>) {
+  /** `wrapper`: a command that runs `node` with the rest as its arguments (it must exec it: the pid stays the host's). */
+  constructor(args: readonly string[], env: Readonly<Record<string, string>>, wrapper: readonly string[] = []) {
     const dataDirFlag = args.indexOf("--data-dir");
     this.dataDir = dataDirFlag >= 0 ? args[dataDirFlag + 1] : undefined;
-    this.child = spawn(process.execPath, [cliMain, ...args], { detached: true, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const [command, ...commandArgs] = [...wrapper, process.execPath, cliMain, ...args];
+    this.child = spawn(command!, commandArgs, { detached: true, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     this.child.stdout!.on("data", (chunk: Buffer) => (this.stdout += chunk.toString()));
     this.child.stderr!.on("data", (chunk: Buffer) => (this.stderr += chunk.toString()));
     this.exited = new Promise((resolve) => this.child.once("exit", (code, signal) => resolve({ code, signal })));

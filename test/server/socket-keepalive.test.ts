@@ -92,4 +92,19 @@ describe("the WebSocket keep-alive", () => {
     expect(socket.terminated).toBe(false);
     expect(silent).not.toHaveBeenCalled();
   });
+
+  it("judges nothing while this end holds its reads back on purpose, and ends a silent far end once it reads again", async () => {
+    const socket = new SocketDouble();
+    const silent = vi.fn();
+    let held = true;
+    keepAlive(socket as unknown as WebSocket, silent, () => held);
+    // A relay whose client is behind reads nothing from the owner: the owner's pongs wait unread.
+    socket.answers = false;
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS * 4);
+    expect(socket.terminated).toBe(false);
+    held = false;
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS * 2);
+    expect(socket.terminated).toBe(true);
+    expect(silent).toHaveBeenCalledOnce();
+  });
 });

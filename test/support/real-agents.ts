@@ -194,8 +194,12 @@ export function writeOfflineSetup(name: RealAgentName, { home, cwd, modelUrl, as
       return { command: bin("opencode"), args: ["acp"], env };
     }
     case "claude": {
+      // Claude Code's shell snapshots and task output go to $CLAUDE_CODE_TMPDIR/claude-<uid> (/tmp by default, left behind).
+      const tmp = join(home, "tmp");
+      mkdirSync(tmp, { mode: 0o700 });
       const env = {
         ...base,
+        CLAUDE_CODE_TMPDIR: tmp,
         ANTHROPIC_BASE_URL: modelUrl,
         ANTHROPIC_API_KEY: "x",
         CLAUDE_CONFIG_DIR: join(home, ".claude"),
