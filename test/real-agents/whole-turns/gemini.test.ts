@@ -44,7 +44,7 @@ describe.skipIf(!gemini.available())("gemini: what it does instead", { timeout: 
     const turn = client.prompt(sessionId, `${tag} remember the word lighthouse`);
     await w.waitForText(client, sessionId, "Working on it.");
 
-    expect(await w.stopBerth()).toEqual({ code: 0, signal: null });
+    expect(await w.stopBerth(), w.berthErrors()).toEqual({ code: 0, signal: null });
     expect((await turn).stopReason).toBe("cancelled");
     held.open();
     await w.restartBerth();

@@ -203,7 +203,7 @@ export function describeWholeTurns(agent: AgentUnderTest): void {
           const tree = w.watchProcesses(pid!);
 
           const exit = await w.stopBerth();
-          expect(exit).toEqual({ code: 0, signal: null });
+          expect(exit, w.berthErrors()).toEqual({ code: 0, signal: null });
           // Shutdown interrupted the turn while the client still listened: it ends `cancelled` when the
           // agent answered the cancel within Berth's shutdown bound (5 s), else as Berth stopped the agent:
           // then the turn's failure; the client's socket closing first (seen once, before Berth let running

@@ -256,6 +256,21 @@ export class World {
     return this.berth.exited;
   }
 
+  /** What Berth printed on stderr that is not an info or warning log line (errors, stacks): why an exit was not clean. */
+  berthErrors(): string {
+    const level = (line: string) => {
+      try {
+        return Number((JSON.parse(line) as { level?: unknown }).level);
+      } catch {
+        return Number.POSITIVE_INFINITY;
+      }
+    };
+    return this.berth.stderr
+      .split("\n")
+      .filter((line) => line !== "" && level(line) >= 50)
+      .join("\n");
+  }
+
   /** A new `berth serve` on the same data directory and config (on a new port). */
   restartBerth(): Promise<void> {
     return this.startBerth();
