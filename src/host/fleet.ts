@@ -6,7 +6,7 @@ import { buildMirror } from "../store/postgres/fleet-mirror.js";
 import { FleetWriter } from "../store/postgres/fleet-writer.js";
 import { PostgresBackend } from "../store/postgres/postgres-backend.js";
 import { StoreNotFoundError } from "../store/errors.js";
-import { LeaseHeldError, type HostInfo, type Lease, type StoreBackend } from "../store/store-backend.js";
+import { LeaseHeldError, StaleEpochError, type HostInfo, type Lease, type StoreBackend } from "../store/store-backend.js";
 import { journalAbandoned } from "./abandoned-turns.js";
 import { FleetDirectory, type PeerSession } from "./fleet-directory.js";
 import { directoryRefusal, OwnedByOtherHostError, refusalFor } from "./owned-elsewhere.js";
@@ -270,13 +270,25 @@ export class Fleet {
     }
   }
 
-  /** Gives up a lease of a session this host does not run; a failure is logged (the next heartbeat tries again), never thrown. */
+  /**
+   * Gives up a lease of a session this host does not run; a failure is logged (the next heartbeat tries again), never
+   * thrown. A lease that moved on meanwhile (this host adopted the session at a new epoch, another host took it, it was
+   * deleted) is left as it is: there is nothing to release.
+   */
   private async release(lease: Lease, why: string): Promise<void> {
     const { sessionId, epoch } = lease;
     try {
       await this.backend.releaseLease(lease);
       this.log.warn({ sessionId, epoch, why }, "released the lease of a session this host does not run: any host may adopt it");
     } catch (error) {
+      if (error instanceof StaleEpochError || error instanceof StoreNotFoundError) {
+        const current = error instanceof StaleEpochError ? error.current : null;
+        this.log.info(
+          { sessionId, epoch, why, owner: current?.hostId ?? null, currentEpoch: current?.epoch ?? null },
+          "the lease of a session this host does not run moved on before its release: nothing to release",
+        );
+        return;
+      }
       this.log.error(
         { err: error, sessionId, epoch, why },
         "could not release the lease of a session this host does not run: tried again at the next heartbeat",

@@ -90,8 +90,7 @@ export class SqliteBackend implements StoreBackend {
     const op = "leases.acquire";
     const host = requireText(op, "hostId", hostId);
     const current = this.leaseOf(op, requireText(op, "sessionId", sessionId));
-    if (current.hostId === host) return current;
-    if (current.hostId !== null && this.alive(current.hostId)) throw new LeaseHeldError(sessionId, current);
+    if (current.hostId !== null && current.hostId !== host && this.alive(current.hostId)) throw new LeaseHeldError(sessionId, current);
     return this.setLease(sessionId, host, current.epoch + 1);
   }
 

@@ -36,10 +36,10 @@ export interface StoreBackend {
   heartbeat(hostId: string): Promise<boolean>;
   listHosts(): Promise<HostInfo[]>;
   /**
-   * Makes `hostId` the session's owner: returns its current lease if it owns it already;
-   * otherwise takes it, with the epoch raised, when no live host owns it (no owner, or the
-   * owner's heartbeat is older than the host TTL). Throws {@link LeaseHeldError} if a live host
-   * does, `StoreNotFoundError` for an unknown session.
+   * Makes `hostId` the session's owner at a new epoch (raised), when no other live host owns it:
+   * no owner, `hostId` itself (its current lease is fenced: a release of it that commits later
+   * matches nothing), or an owner whose heartbeat is older than the host TTL. Throws
+   * {@link LeaseHeldError} if another live host does, `StoreNotFoundError` for an unknown session.
    */
   acquireLease(sessionId: string, hostId: string): Promise<Lease>;
   /** Gives the session up: it has no owner until the next acquisition, and a new epoch, so the old lease writes nothing more. Refused if stale. */

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { StoreOpenError } from "../../src/store/errors.js";
 import { connect, type Sql } from "../../src/store/postgres/connection.js";
 import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
-import { HostSupersededError, LeaseHeldError, StaleEpochError, type StoreBackend } from "../../src/store/store-backend.js";
+import { HostSupersededError, LeaseHeldError, StaleEpochError, type Lease, type StoreBackend } from "../../src/store/store-backend.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
 
 /** What only a shared database has: several hosts racing for a session, a fence under a lock wait, hosts migrating together. */
@@ -68,9 +68,10 @@ describe("PostgreSQL: hosts sharing one database", () => {
     const [stale] = await old.write([{ lease: oldLease, events: [event] }]);
     expect(stale).toMatchObject({ ok: false, error: expect.any(StaleEpochError) });
     expect(await fresh.heartbeat("host-a")).toBe(true);
-    expect(await fresh.acquireLease("s", "host-a")).toEqual(lease);
+    const taken = await fresh.acquireLease("s", "host-a");
+    expect(taken).toEqual({ ...lease, epoch: 3 });
     const question = { id: "q", kind: "permission" as const, request: {}, askedAt: T0 };
-    expect(await fresh.write([{ lease: lease!, events: [event], question }])).toEqual([{ ok: true, seqs: [1] }]);
+    expect(await fresh.write([{ lease: taken, events: [event], question }])).toEqual([{ ok: true, seqs: [1] }]);
     expect(await fresh.getSession("t")).toBeUndefined();
     // Nor records, process groups, agent profiles or pruning: every write of the earlier process is refused.
     const group = { pgid: 4242, kind: "agent" as const, label: "demo", startTicks: 7, bootId: "boot", startedAt: T0 };
@@ -126,6 +127,56 @@ describe("PostgreSQL: hosts sharing one database", () => {
     expect(await a.lastSeq("s")).toBe(0);
     expect(await a.readEvents("s")).toEqual([]);
   });
+
+  // A heartbeat releasing a lease its host does not run while a client makes the host adopt that session: whichever of
+  // the release and the acquisition commits second matches nothing, so the lease the host adopts under stays its own.
+  for (const first of ["release", "acquire"] as const) {
+    it(`a release of a host's lease and the host's acquisition of it waiting on the session's row (${first} first): the lease acquired stands`, async () => {
+      const url = await postgres.freshDatabase();
+      const a = await open(url);
+      await a.registerHost({ id: "host-a", url: null });
+      const lease = await a.createSession({ id: "s", agent: "demo", cwd: "/w", createdAt: T0 }, "host-a");
+      const locker = admin(url);
+      const watcher = admin(url);
+      const settled = (promise: Promise<unknown>) => {
+        const state = { done: false };
+        void promise.then(
+          () => (state.done = true),
+          () => (state.done = true),
+        );
+        return state;
+      };
+      /** Until `count` statements wait on a lock, or `attempt` is answered without waiting (as it was before the fix). */
+      const waitingOrDone = async (count: number, attempt: { done: boolean }) => {
+        const deadline = Date.now() + 10_000;
+        for (;;) {
+          const [waiting] = await watcher<{ count: number }[]>`SELECT count(*)::int AS count FROM pg_locks WHERE NOT granted`;
+          if (waiting!.count >= count || attempt.done) return;
+          if (Date.now() > deadline) throw new Error(`${count} statement(s) never waited on the session's row`);
+          await sleep(10);
+        }
+      };
+      let release: Promise<unknown> | undefined;
+      let acquire: Promise<Lease> | undefined;
+      await locker.begin(async (tx) => {
+        await tx`SELECT 1 FROM sessions WHERE id = 's' FOR UPDATE`;
+        const start = { release: () => (release = a.releaseLease(lease)), acquire: () => (acquire = a.acquireLease("s", "host-a")) };
+        const second = first === "release" ? "acquire" : "release";
+        await waitingOrDone(1, settled(start[first]()));
+        await waitingOrDone(2, settled(start[second]()));
+      });
+      const released = await release!.then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      const taken = await acquire!;
+      // The release committed first (the session no one's, then taken from there) or matched nothing.
+      expect(released === undefined || released instanceof StaleEpochError).toBe(true);
+      expect(taken.epoch).toBe(released === undefined ? 3 : 2);
+      expect(await a.getLease("s")).toEqual(taken);
+      expect(await a.write([{ lease: taken, events: [event] }])).toEqual([{ ok: true, seqs: [1] }]);
+    });
+  }
 
   it("hosts starting together migrate the schema once; a newer schema than this Berth knows is refused", async () => {
     const url = await postgres.freshDatabase();

@@ -128,14 +128,16 @@ export class PostgresBackend implements StoreBackend {
     const op = "leases.acquire";
     const id = requireText(op, "sessionId", sessionId);
     const host = requireText(op, "hostId", hostId);
-    // Taken only from no one or from a host whose heartbeat is older than the TTL, on the server's clock;
-    // and never by a superseded incarnation of `host`.
+    // Taken only from no one, from `host` itself or from a host whose heartbeat is older than the TTL, on the server's
+    // clock; never by a superseded incarnation of `host`. Always at a new epoch, in one statement: a release of the
+    // session's current lease that commits first leaves it no one's (taken from there), one that commits after matches
+    // nothing, so the lease returned is never released under its taker.
     const [taken] = await this.guard(
       op,
       () => this.sql<Lease[]>`
         UPDATE sessions s SET owner_host = ${host}, epoch = s.epoch + 1
-        WHERE s.id = ${id} AND s.owner_host IS DISTINCT FROM ${host} AND (
-          s.owner_host IS NULL OR NOT EXISTS (
+        WHERE s.id = ${id} AND (
+          s.owner_host IS NULL OR s.owner_host = ${host} OR NOT EXISTS (
             SELECT 1 FROM hosts h
             WHERE h.id = s.owner_host AND h.heartbeat_at > clock_timestamp() - ${this.hostTtlMs} * interval '1 millisecond'))
           AND ${this.currentIncarnation(host)}
@@ -148,9 +150,9 @@ export class PostgresBackend implements StoreBackend {
       SELECT id AS "sessionId", owner_host AS "hostId", epoch, ${this.currentIncarnation(host)} AS current FROM sessions WHERE id = ${id}`;
     if (!current) throw new StoreNotFoundError(op, "session", id);
     if (!current.current) throw new HostSupersededError(op, host, this.incarnations.get(host)!);
-    if (current.hostId === host) return { sessionId: current.sessionId, hostId: current.hostId, epoch: current.epoch };
-    // Taken or renewed meanwhile by a live host.
-    if (current.hostId === null) return this.acquireLease(id, host);
+    // Released or taken by `host` after the statement read the row: taken from there.
+    if (current.hostId === null || current.hostId === host) return this.acquireLease(id, host);
+    // Another host owns it and heartbeats.
     throw new LeaseHeldError(id, { sessionId: current.sessionId, hostId: current.hostId, epoch: current.epoch });
   }
 
