@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
-import { connect } from "../../src/store/postgres/connection.js";
+import { connect, type Sql } from "../../src/store/postgres/connection.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
 import { waitUntil } from "../support/process-table.js";
 import { AcpClient, errorLines, eventually, FleetTestBed, getJson, OperatorStream, refusalOf } from "./fleet-harness.js";
@@ -28,12 +28,12 @@ function offlineOn(host: { url: string; token: string }, sessionId: string): Pro
  * Hosts A and B (adoption on, one conversation directory) on a fresh database; A runs a turn in each of `count` new
  * sessions and is killed; B shows them offline.
  */
-async function deadOwner(name: string, count = 1) {
+async function deadOwner(name: string, count = 1, settings = fleet) {
   const url = await postgres.freshDatabase();
   const dbName = new URL(url).pathname.slice(1);
   const workDir = bed.tempDir(`berth-${name}-work-`);
   const stateDir = join(bed.tempDir(`berth-${name}-shared-`), "conversations");
-  const config = { fleet, agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir] } } };
+  const config = { fleet: settings, agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir] } } };
   const a = await bed.serve(url, "host-a", bed.tempDir(`berth-${name}-a-`), config);
   const b = await bed.serve(url, "host-b", bed.tempDir(`berth-${name}-b-`), config);
   const onA = new AcpClient(a.acpUrl, a.token);
@@ -50,70 +50,151 @@ async function deadOwner(name: string, count = 1) {
   return { url, dbName, workDir, b, sessionIds, sessionId: sessionIds[0]! };
 }
 
+/** What {@link withStrandedLease} hands on: host B, the session, and the connections that lock its journal and its row. */
+interface Stranded {
+  readonly b: Awaited<ReturnType<typeof deadOwner>>["b"];
+  readonly workDir: string;
+  readonly sessionId: string;
+  /** The epoch of the lease that names B. */
+  readonly epoch: number;
+  readonly journalLock: Sql;
+  readonly rowLock: Sql;
+  leaseNow(): Promise<{ owner_host: string | null; epoch: number }>;
+  /** Whether a statement of B with `sql` in it waits on a lock. */
+  waiting(sql: string): Promise<boolean>;
+  /** An ACP client of B, initialized, closed after the test. */
+  client(): Promise<AcpClient>;
+}
+
+/**
+ * Host A is killed; B's adoption of its session fails because the database connection drops in the middle of the copy,
+ * and so does B's release of the lease. The database comes back while the session's row is still locked (`rowLock`),
+ * and the journal too (`journalLock`): the lease names B, which does not run the session, B's heartbeat's release of it
+ * waits on the row, and B lists the session as no host's. `body` goes on from there; everything is ended after it.
+ */
+async function withStrandedLease(name: string, settings: typeof fleet, body: (stranded: Stranded) => Promise<void>): Promise<void> {
+  const { url, workDir, b, dbName, sessionId } = await deadOwner(name, 1, settings);
+  const journalLock = connect(url, { max: 1 });
+  const rowLock = connect(url, { max: 1 });
+  const poller = connect(url, { max: 1 });
+  const admin = connect(postgres.cluster.url, { max: 1 });
+  const clients: AcpClient[] = [];
+  const client = async () => {
+    const acp = new AcpClient(b.acpUrl, b.token);
+    clients.push(acp);
+    await acp.initialize();
+    return acp;
+  };
+  const leaseNow = async () =>
+    (await poller<{ owner_host: string | null; epoch: number }[]>`SELECT owner_host, epoch FROM sessions WHERE id = ${sessionId}`)[0]!;
+  const waiting = async (sql: string) =>
+    (
+      await poller<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = ${dbName} AND wait_event_type = 'Lock' AND query LIKE ${`%${sql}%`}`
+    )[0]!.n > 0;
+  try {
+    const keep = await Promise.all(
+      [journalLock, rowLock, poller].map(async (sql) => (await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`)[0]!.pid),
+    );
+    // The copy waits on the journal's table: the connection drops while it reads.
+    await journalLock.unsafe("BEGIN");
+    await journalLock.unsafe("LOCK TABLE events IN ACCESS EXCLUSIVE MODE");
+    const resumed = refusalOf((await client()).resume(sessionId, workDir));
+    await eventually(
+      async () => (await leaseNow()).owner_host === "host-b" && (await waiting("FROM events")),
+      "B took the lease and its copy waits on the journal",
+    );
+
+    // The session's row too: a release sent on a connection whose end is still on its way waits on it, and ends with it.
+    await rowLock.unsafe("BEGIN");
+    await rowLock`SELECT 1 FROM sessions WHERE id = ${sessionId} FOR UPDATE`;
+    // A failover, a network cut: B's connections end, and new ones are refused for a moment (its release fails too).
+    await admin.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS false`);
+    await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${dbName} AND pid NOT IN ${admin(keep)}`;
+    // The client is told the store is unavailable (retry later), not an internal error.
+    const failure = await resumed;
+    expect(failure).toMatchObject({ code: -32603, data: { code: "store_unavailable" } });
+    expect(failure?.message).toContain(`session "${sessionId}" was not adopted: copying it from the shared store: `);
+    await waitUntil(
+      () => errorLines(b.server).some((line) => line.sessionId === sessionId && String(line.msg).startsWith("could not release the lease")),
+      "B logged that it could not release the lease",
+    );
+    await admin.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`);
+    // The database is back and the lease names B, which does not run the session (its heartbeat's release waits on the
+    // row, still locked): B shows the session meanwhile, as no host's, never missing from its views (nor from a resume
+    // that comes as the release commits).
+    await eventually(() => waiting("UPDATE sessions SET owner_host = NULL"), "B's heartbeat's release of the lease waits on the session's row");
+    await eventually(async () => {
+      const { status, body } = await getJson<{ host: string | null }>(b.url, b.token, `/api/sessions/${sessionId}`);
+      return status === 200 && body.host === null;
+    }, "B shows the session whose lease it holds but does not run, as no host's");
+    const { owner_host: owner, epoch } = await leaseNow();
+    expect(owner).toBe("host-b");
+    await body({ b, workDir, sessionId, epoch, journalLock, rowLock, leaseNow, waiting, client });
+  } finally {
+    for (const acp of clients) acp.close();
+    await admin.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`).catch(() => undefined);
+    for (const lock of [journalLock, rowLock]) await lock.unsafe("ROLLBACK").catch(() => undefined);
+    await Promise.all([journalLock.end(), rowLock.end(), poller.end(), admin.end()]);
+  }
+}
+
 describe("adoption that fails", () => {
   it("a copy that fails because the database connection dropped leaves no lease behind: the adopter releases it and adopts it later", async () => {
-    const { url, workDir, b, dbName, sessionId } = await deadOwner("stuck");
-
-    const locker = connect(url, { max: 1 });
-    const poller = connect(url, { max: 1 });
-    const admin = connect(postgres.cluster.url, { max: 1 });
-    const clients: AcpClient[] = [];
-    try {
-      const lockerPid = (await locker<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`)[0]!.pid;
-      const pollerPid = (await poller<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`)[0]!.pid;
-      const leaseNow = async () =>
-        (await poller<{ owner_host: string | null; epoch: number }[]>`SELECT owner_host, epoch FROM sessions WHERE id = ${sessionId}`)[0]!;
-      // The copy waits on the journal's table: the connection drops while it reads.
-      await locker.unsafe("BEGIN");
-      await locker.unsafe("LOCK TABLE events IN ACCESS EXCLUSIVE MODE");
-      const onB = new AcpClient(b.acpUrl, b.token);
-      clients.push(onB);
-      await onB.initialize();
-      const resumed = refusalOf(onB.resume(sessionId, workDir));
-      await eventually(async () => {
-        const [waiting] = await poller`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${dbName} AND wait_event_type = 'Lock'`;
-        return (await leaseNow()).owner_host === "host-b" && waiting!.n > 0;
-      }, "B took the lease and its copy waits on the journal");
-
-      // The session's row too: a release sent on a connection whose end is still on its way waits on it, and ends with it.
-      await locker`SELECT 1 FROM sessions WHERE id = ${sessionId} FOR UPDATE`;
-      // A failover, a network cut: B's connections end, and new ones are refused for a moment (its release fails too).
-      await admin.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS false`);
-      await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${dbName} AND pid <> ${lockerPid} AND pid <> ${pollerPid}`;
-      // The client is told the store is unavailable (retry later), not an internal error.
-      const failure = await resumed;
-      expect(failure).toMatchObject({ code: -32603, data: { code: "store_unavailable" } });
-      expect(failure?.message).toContain(`session "${sessionId}" was not adopted: copying it from the shared store: `);
-      await waitUntil(
-        () => errorLines(b.server).some((line) => line.sessionId === sessionId && String(line.msg).startsWith("could not release the lease")),
-        "B logged that it could not release the lease",
-      );
-      await admin.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`);
-      // The database is back and the lease names B, which does not run the session (its release waits on the row, still
-      // locked): B shows the session meanwhile, as no host's, never missing from its views (nor from a resume that
-      // comes as the release commits).
-      await eventually(async () => {
-        const { status, body } = await getJson<{ host: string | null }>(b.url, b.token, `/api/sessions/${sessionId}`);
-        return status === 200 && body.host === null;
-      }, "B shows the session whose lease it holds but does not run, as no host's");
-      expect((await leaseNow()).owner_host).toBe("host-b");
-      await locker.unsafe("ROLLBACK");
-
+    await withStrandedLease("stuck", fleet, async ({ b, workDir, sessionId, journalLock, rowLock, leaseNow, client }) => {
+      await rowLock.unsafe("ROLLBACK");
+      await journalLock.unsafe("ROLLBACK");
       // B's heartbeat finds the lease it does not run and releases it; any host may adopt it.
       await eventually(async () => (await leaseNow()).owner_host === null, "B released the lease it does not run");
-      const again = new AcpClient(b.acpUrl, b.token);
-      clients.push(again);
-      await again.initialize();
+      const again = await client();
       await again.resume(sessionId, workDir);
       expect((await again.prompt(sessionId, "after the failover")).stopReason).toBe("end_turn");
       expect((await leaseNow()).owner_host).toBe("host-b");
       expect((await getJson<{ host: string }>(b.url, b.token, `/api/sessions/${sessionId}`)).body.host).toBe("host-b");
-    } finally {
-      for (const client of clients) client.close();
-      await admin.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`).catch(() => undefined);
-      await locker.unsafe("ROLLBACK").catch(() => undefined);
-      await Promise.all([locker.end(), poller.end(), admin.end()]);
-    }
+    });
+  }, 120_000);
+
+  // The TTL leaves B's heartbeat, which waits on the row with its release, time to stay unfenced until the row is free.
+  it("a client resuming the session while B's release of its lease waits: B adopts it at a new epoch, and it stays B's whichever commits first", async () => {
+    await withStrandedLease(
+      "race",
+      { ...fleet, hostTtl: "8000ms" },
+      async ({ b, workDir, sessionId, epoch, journalLock, rowLock, leaseNow, waiting, client }) => {
+        await journalLock.unsafe("ROLLBACK");
+        const onB = await client();
+        let answered = false;
+        const resumed = refusalOf(onB.resume(sessionId, workDir)).finally(() => (answered = true));
+        // B takes the lease at a new epoch, so its acquisition waits on the row behind the release (answered at once before).
+        await eventually(
+          async () => answered || (await waiting("UPDATE sessions s SET owner_host")),
+          "B's acquisition of the lease waits on the session's row",
+        );
+        await rowLock.unsafe("ROLLBACK");
+        expect(await resumed).toBeUndefined();
+        expect((await onB.prompt(sessionId, "adopted as its lease was released")).stopReason).toBe("end_turn");
+        const lease = await leaseNow();
+        expect(lease.owner_host).toBe("host-b");
+        expect(lease.epoch).toBeGreaterThan(epoch);
+        // The release committed first (then B took the lease from no host) or matched nothing: either way no failure.
+        await waitUntil(
+          () =>
+            b.server
+              .logLines()
+              .some(
+                (line) =>
+                  line.sessionId === sessionId &&
+                  line.epoch === epoch &&
+                  (line.msg === "released the lease of a session this host does not run: any host may adopt it" ||
+                    line.msg === "the lease of a session this host does not run moved on before its release: nothing to release"),
+              ),
+          "B's release of the lease ended",
+        );
+        expect(b.server.logLines().filter((line) => line.kind === "session_adopted" && line.sessionId === sessionId)).toHaveLength(1);
+        expect(b.server.logLines().filter((line) => line.kind === "session_lost")).toEqual([]);
+        expect((await getJson<{ host: string }>(b.url, b.token, `/api/sessions/${sessionId}`)).body.host).toBe("host-b");
+      },
+    );
   }, 120_000);
 
   it("a host whose heartbeats hang adopts nothing: before taking the lease it refuses, during the copy it gives the session up", async () => {
