@@ -221,6 +221,13 @@ export class FleetDirectory implements Peers {
         own.add(session.id);
         continue;
       }
+      // This host's own at the last read and no longer run here: deleted or lost since the leases were read (on its own
+      // host the session's notifications wake nothing). Left out and read again, never shown as no host's meanwhile; if
+      // the lease still names this host then (given up while fenced), that read lists it as no host's.
+      if (mine && this.own.has(session.id)) {
+        this.again = true;
+        continue;
+      }
       // A lease of this host's that it does not run (an adoption whose copy and release failed, a session given up
       // while fenced) is released at its next heartbeat: shown as no host's meanwhile, never missing from the views.
       const shownOwner = mine ? undefined : owner;
