@@ -39,6 +39,8 @@ export class Fleet {
   private timer: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
   private readonly losing = new Set<string>();
+  /** Releases of leases this host does not run, under way by session: the heartbeat does not wait for them (one may wait on the session's row). */
+  private readonly releasing = new Map<string, Promise<void>>();
   /** Adoptions under way, by session: one at a time per session on this host. */
   private readonly adopting = new Map<string, Promise<boolean>>();
   private closing: Promise<void> | undefined;
@@ -215,7 +217,7 @@ export class Fleet {
   /** Stops heartbeating and disconnects; the journal (its writer) is closed before. Leases stand until the host TTL passes. */
   close(): Promise<void> {
     clearInterval(this.timer);
-    this.closing ??= Promise.all([this.beating, this.directory.close()]).then(() => this.backend.close());
+    this.closing ??= Promise.all([this.beating, ...this.releasing.values(), this.directory.close()]).then(() => this.backend.close());
     return this.closing;
   }
 
@@ -260,10 +262,16 @@ export class Fleet {
         void this.lose(lease.sessionId, { owner: fresh?.hostId ?? null, epoch: fresh?.epoch ?? null });
       }
       // The store names this host as the owner of sessions it does not run: an adoption whose copy and release both
-      // failed (the connection dropped), sessions given up while fenced. Released, so that any host may adopt them.
+      // failed (the connection dropped), sessions given up while fenced. Released, so that any host may adopt them; not
+      // awaited: a release waiting on the session's row must not hold back the heartbeats (the host would fence itself).
       for (const lease of listed) {
-        const inHand = writer.writes(lease.sessionId) || this.adopting.has(lease.sessionId) || this.losing.has(lease.sessionId);
-        if (!inHand) await this.release(lease, "this host does not run it");
+        const { sessionId } = lease;
+        const inHand = writer.writes(sessionId) || this.adopting.has(sessionId) || this.losing.has(sessionId) || this.releasing.has(sessionId);
+        if (inHand) continue;
+        this.releasing.set(
+          sessionId,
+          this.release(lease, "this host does not run it").finally(() => this.releasing.delete(sessionId)),
+        );
       }
     } catch (error) {
       this.log.warn({ err: error, hostId: this.host.id }, "heartbeat failed; leases stand until the host TTL passes without one");

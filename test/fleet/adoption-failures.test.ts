@@ -15,7 +15,8 @@ const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
 afterEach(() => bed.cleanup());
 
-const fleet = { heartbeatInterval: "250ms", hostTtl: "2000ms", adopt: true };
+const HOST_TTL_MS = 2_000;
+const fleet = { heartbeatInterval: "250ms", hostTtl: `${HOST_TTL_MS}ms`, adopt: true };
 /** Waits until `host` shows the session's owner offline. */
 function offlineOn(host: { url: string; token: string }, sessionId: string): Promise<void> {
   return eventually(
@@ -59,6 +60,8 @@ interface Stranded {
   readonly epoch: number;
   readonly journalLock: Sql;
   readonly rowLock: Sql;
+  /** A connection of the test's own, for reads. */
+  readonly sql: Sql;
   leaseNow(): Promise<{ owner_host: string | null; epoch: number }>;
   /** Whether a statement of B with `sql` in it waits on a lock. */
   waiting(sql: string): Promise<boolean>;
@@ -131,7 +134,7 @@ async function withStrandedLease(name: string, settings: typeof fleet, body: (st
     }, "B shows the session whose lease it holds but does not run, as no host's");
     const { owner_host: owner, epoch } = await leaseNow();
     expect(owner).toBe("host-b");
-    await body({ b, workDir, sessionId, epoch, journalLock, rowLock, leaseNow, waiting, client });
+    await body({ b, workDir, sessionId, epoch, journalLock, rowLock, sql: poller, leaseNow, waiting, client });
   } finally {
     for (const acp of clients) acp.close();
     await admin.unsafe(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`).catch(() => undefined);
@@ -155,46 +158,53 @@ describe("adoption that fails", () => {
     });
   }, 120_000);
 
-  // The TTL leaves B's heartbeat, which waits on the row with its release, time to stay unfenced until the row is free.
   it("a client resuming the session while B's release of its lease waits: B adopts it at a new epoch, and it stays B's whichever commits first", async () => {
-    await withStrandedLease(
-      "race",
-      { ...fleet, hostTtl: "8000ms" },
-      async ({ b, workDir, sessionId, epoch, journalLock, rowLock, leaseNow, waiting, client }) => {
-        await journalLock.unsafe("ROLLBACK");
-        const onB = await client();
-        let answered = false;
-        const resumed = refusalOf(onB.resume(sessionId, workDir)).finally(() => (answered = true));
-        // B takes the lease at a new epoch, so its acquisition waits on the row behind the release (answered at once before).
-        await eventually(
-          async () => answered || (await waiting("UPDATE sessions s SET owner_host")),
-          "B's acquisition of the lease waits on the session's row",
-        );
-        await rowLock.unsafe("ROLLBACK");
-        expect(await resumed).toBeUndefined();
-        expect((await onB.prompt(sessionId, "adopted as its lease was released")).stopReason).toBe("end_turn");
-        const lease = await leaseNow();
-        expect(lease.owner_host).toBe("host-b");
-        expect(lease.epoch).toBeGreaterThan(epoch);
-        // The release committed first (then B took the lease from no host) or matched nothing: either way no failure.
-        await waitUntil(
-          () =>
-            b.server
-              .logLines()
-              .some(
-                (line) =>
-                  line.sessionId === sessionId &&
-                  line.epoch === epoch &&
-                  (line.msg === "released the lease of a session this host does not run: any host may adopt it" ||
-                    line.msg === "the lease of a session this host does not run moved on before its release: nothing to release"),
-              ),
-          "B's release of the lease ended",
-        );
-        expect(b.server.logLines().filter((line) => line.kind === "session_adopted" && line.sessionId === sessionId)).toHaveLength(1);
-        expect(b.server.logLines().filter((line) => line.kind === "session_lost")).toEqual([]);
-        expect((await getJson<{ host: string }>(b.url, b.token, `/api/sessions/${sessionId}`)).body.host).toBe("host-b");
-      },
-    );
+    await withStrandedLease("race", fleet, async ({ b, workDir, sessionId, epoch, journalLock, rowLock, sql, leaseNow, waiting, client }) => {
+      // B's heartbeats go on while its release waits on the row: it does not fence itself (nor refuse to adopt).
+      const fences = () => errorLines(b.server).filter((line) => String(line.msg).startsWith("no heartbeat reached the shared store")).length;
+      const fencesBefore = fences();
+      const since = (await sql<{ ms: number }[]>`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::int8 AS ms`)[0]!.ms;
+      await eventually(async () => {
+        const beat = (await sql<{ ms: number }[]>`SELECT (extract(epoch FROM heartbeat_at) * 1000)::int8 AS ms FROM hosts WHERE id = 'host-b'`)[0]!
+          .ms;
+        return beat > since + HOST_TTL_MS;
+      }, "B heartbeats more than a TTL after its release began waiting on the row");
+      expect(await waiting("UPDATE sessions SET owner_host = NULL")).toBe(true);
+      expect(fences()).toBe(fencesBefore);
+
+      await journalLock.unsafe("ROLLBACK");
+      const onB = await client();
+      let answered = false;
+      const resumed = refusalOf(onB.resume(sessionId, workDir)).finally(() => (answered = true));
+      // B takes the lease at a new epoch, so its acquisition waits on the row behind the release (answered at once before).
+      await eventually(
+        async () => answered || (await waiting("UPDATE sessions s SET owner_host")),
+        "B's acquisition of the lease waits on the session's row",
+      );
+      await rowLock.unsafe("ROLLBACK");
+      expect(await resumed).toBeUndefined();
+      expect((await onB.prompt(sessionId, "adopted as its lease was released")).stopReason).toBe("end_turn");
+      const lease = await leaseNow();
+      expect(lease.owner_host).toBe("host-b");
+      expect(lease.epoch).toBeGreaterThan(epoch);
+      // The release committed first (then B took the lease from no host) or matched nothing: either way no failure.
+      await waitUntil(
+        () =>
+          b.server
+            .logLines()
+            .some(
+              (line) =>
+                line.sessionId === sessionId &&
+                line.epoch === epoch &&
+                (line.msg === "released the lease of a session this host does not run: any host may adopt it" ||
+                  line.msg === "the lease of a session this host does not run moved on before its release: nothing to release"),
+            ),
+        "B's release of the lease ended",
+      );
+      expect(b.server.logLines().filter((line) => line.kind === "session_adopted" && line.sessionId === sessionId)).toHaveLength(1);
+      expect(b.server.logLines().filter((line) => line.kind === "session_lost")).toEqual([]);
+      expect((await getJson<{ host: string }>(b.url, b.token, `/api/sessions/${sessionId}`)).body.host).toBe("host-b");
+    });
   }, 120_000);
 
   it("a host whose heartbeats hang adopts nothing: before taking the lease it refuses, during the copy it gives the session up", async () => {
