@@ -75,10 +75,12 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const router = new Router([...restRoutes({ host, events, ownSessions, metrics, tickets, peers }), ...loginRoutes(access)]);
   // With a cluster secret, each online peer's own sessions are followed live (docs/fleet.md, "One view").
   const feeds = access.cluster.configured && host.hostId !== null ? new PeerLiveFeeds(host, access.cluster, log) : undefined;
-  // A rotated token ends what the old one opened: tickets, event streams (the page reconnects and is refused) and ACP sockets.
+  // A rotated token ends what the old one opened: tickets, event streams (the page reconnects and is refused; a peer
+  // reconnects with a fresh proof) and ACP sockets.
   access.token.onRotate(() => {
     tickets.revokeAll();
     events.endStreams();
+    ownSessions.endStreams();
     acp.disconnectAll("the access token was rotated");
   });
   const web = new StaticFiles(options.webDir ?? defaultWebDir);

@@ -50,6 +50,11 @@ export class OwnSessionEvents {
     this.streams.attach(res, sseFrame("snapshot", { sessions }));
   }
 
+  /** Ends every open stream and keeps serving new ones (a peer reconnects with a fresh proof, a token holder is checked again). */
+  endStreams(): void {
+    this.streams.endAll();
+  }
+
   close(): void {
     for (const stop of this.unsubscribe) stop();
     this.streams.close();
