@@ -187,6 +187,8 @@ export class Host {
 
   /** This host's own sessions, never another host's of the fleet. */
   ownSessions(): SessionView[] {
+    // Once stopped its store is closed: the caller (a peer connecting during shutdown) is told so, not handed a store error.
+    if (this.parts.status.state === "stopped") throw new HostStoppedError();
     return this.parts.views.ownSessions();
   }
 
@@ -343,6 +345,11 @@ export class Host {
   /** A session's agent state (what `agentState` answers) changed and the change is committed: another client set a mode, the agent reported one. */
   onAgentStateChanged(listener: (sessionId: string) => void): () => void {
     return this.parts.journal.onAgentState(listener);
+  }
+
+  /** A piece of an agent's message is committed, so its session's `preview` may have changed: told per chunk, for the listener to coalesce. */
+  onAgentMessage(listener: (sessionId: string) => void): () => void {
+    return this.parts.journal.onAgentMessage(listener);
   }
 
   onRecord(listener: (record: StampedRecord) => void): () => void {
