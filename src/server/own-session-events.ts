@@ -10,7 +10,7 @@ const KEEP_ALIVE_MS = 5_000;
 /** A follower that heard nothing, not even a keep-alive, for this long ends the stream and connects again. */
 export const OWN_SESSIONS_SILENCE_MS = 3 * KEEP_ALIVE_MS;
 /** An agent's message is journaled chunk by chunk: its session's new `preview` is sent at most this often. */
-export const PREVIEW_EVERY_MS = 1_000;
+const PREVIEW_EVERY_MS = 1_000;
 
 /** What the stream needs of the host: its own sessions, and word of their changes. */
 export type StreamedHost = Pick<Host, "ownSession" | "ownSessions" | "onSessionChanged" | "onRecord" | "onPeerSessionGone" | "onAgentMessage">;
