@@ -12,6 +12,7 @@ import { OWN_SESSIONS_PATH, OwnSessionEvents, type StreamedHost } from "../../sr
 import { startBerth } from "../../src/server/serve.js";
 import { SseFrames } from "../../src/server/sse-frames.js";
 import { waitUntil } from "../support/process-table.js";
+import { sessionView } from "../support/session-view.js";
 import { cleanUp, tempDir } from "./server-harness.js";
 
 const cleanups: Array<() => unknown> = [];
@@ -20,25 +21,7 @@ afterEach(async () => {
   await cleanUp();
 });
 
-const view = (id: string, text = "hello"): SessionView => ({
-  id,
-  host: "host-a",
-  hostOnline: true,
-  agent: "demo",
-  cwd: "/work",
-  workspace: null,
-  title: null,
-  state: "live",
-  pid: 4242,
-  holders: 1,
-  turnActive: true,
-  turnStartedAt: 1_000,
-  pendingQuestions: 0,
-  releaseAt: null,
-  preview: { role: "agent", text, at: 1_001 },
-  createdAt: 900,
-  updatedAt: 1_001,
-});
+const view = (id: string, text = "hello") => sessionView(id, "host-a", { preview: { role: "agent", text, at: 1_001 } });
 
 /** A host whose own sessions are what `views` holds; a session in `unreadable` throws when read (its store closed). */
 class FakeHost implements StreamedHost {

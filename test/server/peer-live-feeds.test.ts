@@ -7,10 +7,11 @@ import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { PeerLiveViews } from "../../src/host/peer-live-views.js";
-import type { HostView, LiveSessionState } from "../../src/host/views.js";
+import type { HostView } from "../../src/host/views.js";
 import { ClusterSecret } from "../../src/server/cluster-secret.js";
 import { type FollowingHost, PeerLiveFeeds, type PeerLiveTimings } from "../../src/server/peer-live-feeds.js";
 import { waitUntil } from "../support/process-table.js";
+import { sessionView } from "../support/session-view.js";
 
 const SECRET = "feeds-test-secret-0123456789abcdef";
 /** Short waits; a silence long enough that only the test of a silent peer ever meets it. */
@@ -24,29 +25,8 @@ afterEach(async () => {
   vi.unstubAllGlobals();
 });
 
-/** A session view as a peer streams it: `host` names the host that shows it as its own. */
-function view(id: string, host: string, fields: Partial<LiveSessionState> = {}) {
-  return {
-    id,
-    host,
-    hostOnline: true,
-    agent: "demo",
-    cwd: "/work",
-    workspace: null,
-    title: null,
-    state: "live",
-    pid: 4242,
-    holders: 1,
-    turnActive: true,
-    turnStartedAt: 1_000,
-    pendingQuestions: 0,
-    releaseAt: null,
-    preview: { role: "agent", text: "Sleeping for 10m", at: 1_001 },
-    createdAt: 900,
-    updatedAt: 1_001,
-    ...fields,
-  };
-}
+/** A session view as a peer streams it: `host` names the host that shows it as its own; a peer of another version may send what this one cannot read. */
+const view = (id: string, host: string, fields: Record<string, unknown> = {}) => ({ ...sessionView(id, host), ...fields });
 
 const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
@@ -207,14 +187,14 @@ describe("following the peers' own sessions", () => {
         frame("snapshot", {
           sessions: [
             view("s1", "host-a"),
-            view("s2", "host-a", { state: "hibernating" as never }),
-            view("s3", "host-a", { preview: { role: "system", text: "?", at: 1 } as never }),
+            view("s2", "host-a", { state: "hibernating" }),
+            view("s3", "host-a", { preview: { role: "system", text: "?", at: 1 } }),
           ],
         }),
       );
       res.write(frame("session", view("s4", "host-a")));
       // What it says of s1 next is unreadable: what it said before is not shown any more.
-      res.write(frame("session", view("s1", "host-a", { state: "hibernating" as never })));
+      res.write(frame("session", view("s1", "host-a", { state: "hibernating" })));
     });
     const fleet = new FleetOfB();
     fleet.setHosts([self, hostA(peer.url)]);
