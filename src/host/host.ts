@@ -7,6 +7,7 @@ import { isPostgresUrl } from "../config/store-url.js";
 import { systemClock, type Clock } from "../lifecycle/clock.js";
 import type { ConnectionCleanups } from "../lifecycle/connection-cleanups.js";
 import type { HoldTicket, SessionChildState } from "../lifecycle/session-holds.js";
+import { canonicalDirectory } from "../lifecycle/location-key.js";
 import { lookAtDirectory, type DirectoryPresence } from "../location/directory-presence.js";
 import type { QuestionAnswer } from "../location/question-types.js";
 import type { TerminalOutputResult } from "../location/terminal.js";
@@ -408,9 +409,12 @@ export class Host {
     return this.fleet?.directory.hostsChanged.add(listener) ?? (() => undefined);
   }
 
-  /** Whether `path` is a directory on this host (placement of a new session in a fleet: docs/fleet.md); never waits more than 2 s. */
+  /**
+   * Whether `path` (made canonical as a session's directory is) is a directory on this host: placement of a new session
+   * in a fleet (docs/fleet.md). Never waits more than 2 s; throws `InvalidLocationError` for a path no session could have.
+   */
   lookAtDirectory(path: string): Promise<DirectoryPresence> {
-    return lookAtDirectory(path);
+    return lookAtDirectory(canonicalDirectory(path));
   }
 
   /** The fleet's hosts; undefined on SQLite (one host, no fleet). */
