@@ -7,6 +7,7 @@ import { isPostgresUrl } from "../config/store-url.js";
 import { systemClock, type Clock } from "../lifecycle/clock.js";
 import type { ConnectionCleanups } from "../lifecycle/connection-cleanups.js";
 import type { HoldTicket, SessionChildState } from "../lifecycle/session-holds.js";
+import { canonicalDirectory } from "../lifecycle/location-key.js";
 import { lookAtDirectory, type DirectoryPresence } from "../location/directory-presence.js";
 import type { QuestionAnswer } from "../location/question-types.js";
 import type { TerminalOutputResult } from "../location/terminal.js";
@@ -187,6 +188,8 @@ export class Host {
 
   /** This host's own sessions, never another host's of the fleet. */
   ownSessions(): SessionView[] {
+    // Once stopped its store is closed: the caller (a peer connecting during shutdown) is told so, not handed a store error.
+    if (this.parts.status.state === "stopped") throw new HostStoppedError();
     return this.parts.views.ownSessions();
   }
 
@@ -345,6 +348,11 @@ export class Host {
     return this.parts.journal.onAgentState(listener);
   }
 
+  /** A piece of an agent's message is committed, so its session's `preview` may have changed: told per chunk, for the listener to coalesce. */
+  onAgentMessage(listener: (sessionId: string) => void): () => void {
+    return this.parts.journal.onAgentMessage(listener);
+  }
+
   onRecord(listener: (record: StampedRecord) => void): () => void {
     return this.parts.records.subscribe(listener);
   }
@@ -401,9 +409,12 @@ export class Host {
     return this.fleet?.directory.hostsChanged.add(listener) ?? (() => undefined);
   }
 
-  /** Whether `path` is a directory on this host (placement of a new session in a fleet: docs/fleet.md); never waits more than 2 s. */
+  /**
+   * Whether `path` (made canonical as a session's directory is) is a directory on this host: placement of a new session
+   * in a fleet (docs/fleet.md). Never waits more than 2 s; throws `InvalidLocationError` for a path no session could have.
+   */
   lookAtDirectory(path: string): Promise<DirectoryPresence> {
-    return lookAtDirectory(path);
+    return lookAtDirectory(canonicalDirectory(path));
   }
 
   /** The fleet's hosts; undefined on SQLite (one host, no fleet). */

@@ -57,6 +57,7 @@ export class Journal {
   private readonly nextSeq = new Map<string, number>();
   private readonly writes: WriteQueue;
   private readonly agentStates: Listeners<string>;
+  private readonly agentMessages: Listeners<string>;
 
   constructor(
     private readonly store: Store,
@@ -70,11 +71,17 @@ export class Journal {
   ) {
     this.writes = new WriteQueue(writerFor, log, writeTimeoutMs);
     this.agentStates = new Listeners<string>((error) => log.error({ err: error }, "agent state listener failed"));
+    this.agentMessages = new Listeners<string>((error) => log.error({ err: error }, "agent message listener failed"));
   }
 
   /** Told the session's id once a new agent state of it (mode, model, options, commands) is committed. */
   onAgentState(listener: (sessionId: string) => void): () => void {
     return this.agentStates.add(listener);
+  }
+
+  /** Told the session's id once a piece of an agent's message (what a session's `preview` shows) is committed. */
+  onAgentMessage(listener: (sessionId: string) => void): () => void {
+    return this.agentMessages.add(listener);
   }
 
   /**
@@ -111,7 +118,10 @@ export class Journal {
     const notification = meta ? { sessionId, update, _meta: meta } : { sessionId, update };
     this.append(sessionId, key, "update", meta ? { update, _meta: meta } : { update }, {
       ...(line === undefined ? {} : { text: line }),
-      then: (seq) => this.bus.publish(sessionId, { type: "update", seq, notification }),
+      then: (seq) => {
+        this.bus.publish(sessionId, { type: "update", seq, notification });
+        if (update.sessionUpdate === "agent_message_chunk") this.agentMessages.emit(sessionId);
+      },
     });
   }
 

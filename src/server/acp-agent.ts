@@ -113,9 +113,10 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, promp
       })
       .onRequest(methods.agent.session.new, async ({ params, client, signal }) => {
         const { [AGENT_META]: agentMeta, [WORKSPACE_META]: workspaceMeta, [PLACEMENT_META]: hostMeta, ...meta } = params._meta ?? {};
-        const elsewhere = await routing.createElsewhere(optionalMeta(PLACEMENT_META, hostMeta), params, signal);
+        const namedAgent = optionalMeta(AGENT_META, agentMeta);
+        const elsewhere = await routing.createElsewhere(optionalMeta(PLACEMENT_META, hostMeta), namedAgent ?? agentId, params, signal);
         if (elsewhere) return elsewhere;
-        const sessionAgent = optionalMeta(AGENT_META, agentMeta) ?? connectionAgent;
+        const sessionAgent = namedAgent ?? connectionAgent;
         const workspace = optionalMeta(WORKSPACE_META, workspaceMeta);
         const { cwd, _meta: _ignored, ...newSession } = params;
         const agentRequest: AgentRequest = {

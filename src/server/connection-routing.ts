@@ -87,8 +87,13 @@ export class ConnectionRouting {
    * `session/new` on the host `_meta["berth/host"]` names, or else, when its directory is not one here, on the host that
    * has it, relayed there; undefined to create it here (this host named, or none and the directory is here or nowhere).
    */
-  async createElsewhere(named: string | undefined, params: NewSessionRequest, signal: AbortSignal): Promise<NewSessionResponse | undefined> {
-    const target = named === undefined ? await this.hostWithDirectory(params.cwd) : this.placement(named);
+  async createElsewhere(
+    named: string | undefined,
+    agent: string | undefined,
+    params: NewSessionRequest,
+    signal: AbortSignal,
+  ): Promise<NewSessionResponse | undefined> {
+    const target = named === undefined ? await this.hostWithDirectory(params.cwd, agent) : this.placement(named);
     if (!target) return undefined;
     const answer = (await this.relay!.request(target, methods.agent.session.new, params, signal)) as NewSessionResponse;
     this.known.set(answer.sessionId, target);
@@ -119,15 +124,33 @@ export class ConnectionRouting {
   }
 
   /**
-   * The online peer that has `cwd` as a directory, when this host has not (the first by id if several do); undefined
-   * when this host has it, no peer has it, or this connection relays nothing (no secret, or relayed here by a peer).
+   * The online peer that has `cwd` as a directory and `agent` (if one is named), when this host has not the directory
+   * (the first by id if several do); undefined when this host has it, no peer has it, or this connection relays nothing
+   * (no secret, or relayed here by a peer). Refused when the directory does not answer here, or only peers without the
+   * agent have it.
    */
-  private async hostWithDirectory(cwd: string): Promise<PeerHost | undefined> {
-    const { host, cluster } = this.options;
-    if (!this.relay || !cluster || !isAbsolute(cwd) || (await host.lookAtDirectory(cwd)) === "directory") return undefined;
-    const { answers } = await readPeers(host, cluster, `/api/directory?path=${encodeURIComponent(cwd)}`, isDirectoryAnswer);
-    const having = new Set(answers.filter(({ body }) => body.path === cwd && body.found === "directory").map((answer) => answer.host));
-    const target = (host.hosts() ?? []).filter((peer) => having.has(peer.id) && peer.url !== null).sort((a, b) => a.id.localeCompare(b.id))[0];
+  private async hostWithDirectory(cwd: string, agent: string | undefined): Promise<PeerHost | undefined> {
+    const { host, cluster, log } = this.options;
+    // A path no session could have is refused by the creation here, saying why.
+    if (!this.relay || !cluster || !isAbsolute(cwd) || cwd.includes("\0")) return undefined;
+    const here = await host.lookAtDirectory(cwd);
+    if (here === "directory") return undefined;
+    if (here === "unanswered")
+      throw RequestError.invalidParams(
+        { cwd, code: "directory_unanswered" },
+        `the directory ${cwd} did not answer within 2 s on this host (a hung network file system?): no session is created in it`,
+      );
+    const { answers, unreachable } = await readPeers(host, cluster, `/api/directory?path=${encodeURIComponent(cwd)}`, isDirectoryAnswer);
+    if (unreachable.length > 0)
+      log.warn({ cwd, unreachable }, "placing a new session: some peer hosts could not be asked whether they have its directory");
+    const withDirectory = answers.filter(({ body }) => body.path === cwd && body.found === "directory");
+    const usable = new Set(withDirectory.filter(({ body }) => agent === undefined || body.agents.includes(agent)).map((answer) => answer.host));
+    if (usable.size === 0 && withDirectory.length > 0)
+      throw RequestError.invalidParams(
+        { cwd, agent, code: "agent_unknown" },
+        `the directory ${cwd} is not on this host; host(s) ${withDirectory.map((answer) => `"${answer.host}"`).join(", ")} have it, but no agent "${agent}"`,
+      );
+    const target = (host.hosts() ?? []).filter((peer) => usable.has(peer.id) && peer.url !== null).sort((a, b) => a.id.localeCompare(b.id))[0];
     return target && { id: target.id, url: target.url! };
   }
 
@@ -159,7 +182,14 @@ export class ConnectionRouting {
 }
 
 /** A peer's answer to `GET /api/directory`. */
-function isDirectoryAnswer(body: unknown): body is { path: string; found: DirectoryPresence } {
-  const answer = body as { path?: unknown; found?: unknown } | null;
-  return typeof answer === "object" && answer !== null && typeof answer.path === "string" && typeof answer.found === "string";
+function isDirectoryAnswer(body: unknown): body is { path: string; found: DirectoryPresence; agents: string[] } {
+  const answer = body as { path?: unknown; found?: unknown; agents?: unknown } | null;
+  return (
+    typeof answer === "object" &&
+    answer !== null &&
+    typeof answer.path === "string" &&
+    typeof answer.found === "string" &&
+    Array.isArray(answer.agents) &&
+    answer.agents.every((agent) => typeof agent === "string")
+  );
 }

@@ -72,13 +72,21 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const tickets = new Tickets(options.tickets);
   const peers = new PeerRest(host, access.cluster);
   const ownSessions = new OwnSessionEvents(host, options.events?.coalesceMs);
-  const router = new Router([...restRoutes({ host, events, ownSessions, metrics, tickets, peers }), ...loginRoutes(access)]);
+  const routes = [...restRoutes({ host, events, ownSessions, metrics, tickets, peers }), ...loginRoutes(access)];
+  const router = new Router(routes);
+  // Named from the routes themselves, so that the refusal never lists what a peer may not read, or misses what it may.
+  const peerReads = routes
+    .filter((route) => route.fleetRead === true)
+    .map((route) => `${route.method} ${route.path}`)
+    .join(", ");
   // With a cluster secret, each online peer's own sessions are followed live (docs/fleet.md, "One view").
   const feeds = access.cluster.configured && host.hostId !== null ? new PeerLiveFeeds(host, access.cluster, log) : undefined;
-  // A rotated token ends what the old one opened: tickets, event streams (the page reconnects and is refused) and ACP sockets.
+  // A rotated token ends what the old one opened: tickets, event streams (the page reconnects and is refused; a peer
+  // reconnects with a fresh proof) and ACP sockets.
   access.token.onRotate(() => {
     tickets.revokeAll();
     events.endStreams();
+    ownSessions.endStreams();
     acp.disconnectAll("the access token was rotated");
   });
   const web = new StaticFiles(options.webDir ?? defaultWebDir);
@@ -161,7 +169,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
         throw new HttpError(
           403,
           "not_relayed",
-          `a peer host relays only ACP and a session's REST routes, and reads only GET /api/locations and GET /api/own-sessions/events, not ${req.method} ${url.pathname}`,
+          `a peer host relays only ACP and a session's REST routes, and reads only ${peerReads}, not ${req.method} ${url.pathname}`,
         );
     }
     if (match.name !== "none") return router.run(match, req, res, url);
@@ -183,7 +191,9 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       // A client that went away mid-request (a dropped body) is not Berth failing.
       if (clientWentAway(req, error))
         log.info({ method: req.method, path: requestUrl(req).pathname }, "client went away before its request was complete");
-      else if (httpError.status >= 500) log.error({ err: error, method: req.method, path: requestUrl(req).pathname }, "request failed");
+      // Refused because the host is shutting down (a peer reconnecting meanwhile): answered 503, nothing failed.
+      else if (httpError.status >= 500 && httpError.code !== "shutting_down")
+        log.error({ err: error, method: req.method, path: requestUrl(req).pathname }, "request failed");
       if (res.headersSent || res.destroyed) return void res.destroy();
       sendError(res, httpError);
     });

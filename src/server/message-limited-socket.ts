@@ -6,6 +6,8 @@ type Listener = (...args: unknown[]) => void;
 /** The longest session or request id the SDK's connection takes (its `maxIdLength`); longer ones would close the connection. */
 const MAX_ID_LENGTH = 1024;
 const DEFAULT_DRAIN_TIMEOUT_MS = 60_000;
+/** How often a sender waiting for a slow client looks whether it caught up to the quarter mark. */
+const DRAIN_POLL_MS = 50;
 
 /**
  * The client socket as the ACP transport sees it, with these differences:
@@ -94,6 +96,7 @@ export class MessageLimitedSocket implements WebSocketLike {
     this.catchingUp ??= new Promise<void>((resolve) => {
       const done = (): void => {
         clearTimeout(stalled);
+        clearInterval(poll);
         socket.off("drain", check);
         this.ws.off("close", done);
         resolve();
@@ -106,7 +109,9 @@ export class MessageLimitedSocket implements WebSocketLike {
         this.ws.terminate();
         done();
       }, this.limits.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
-      // More than the socket's high-water mark is buffered, so a write was refused and `drain` will come.
+      // `drain` comes only once the buffer is empty: at the quarter mark the sender may go on (a relay reads its
+      // owner again, so the owner's pings are answered), so the amount is looked at in between too.
+      const poll = setInterval(check, DRAIN_POLL_MS);
       socket.on("drain", check);
       this.ws.on("close", done);
     }).finally(() => (this.catchingUp = undefined));

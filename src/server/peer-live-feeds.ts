@@ -5,6 +5,7 @@ import type { HostView, LiveSessionState } from "../host/views.js";
 import type { ClusterSecret } from "./cluster-secret.js";
 import { OWN_SESSIONS_PATH, OWN_SESSIONS_SILENCE_MS } from "./own-session-events.js";
 import { causeOf } from "./peer-reads.js";
+import { SseFrames } from "./sse-frames.js";
 
 /** What the feeds need of the host: the fleet's hosts, told when they change, and where to put what the peers say. */
 export type FollowingHost = Pick<Host, "hosts" | "onHostsChanged" | "peerLive">;
@@ -15,7 +16,9 @@ export interface PeerLiveTimings {
   readonly maxBackoffMs: number;
   /** A peer that refused this host (another secret, a clock far off, a version without the route) is asked again this late, or at its next incarnation (default 5 min). */
   readonly refusedRetryMs: number;
-  /** A stream that said nothing, not even a keep-alive, for this long is taken as a hung peer (default 15 s). */
+  /** A peer that took this long to answer (its response's headers) is taken as a hung peer (default 15 s). */
+  readonly connectMs: number;
+  /** A stream that said nothing, not even a keep-alive, for this long after its headers is taken as a hung peer (default 15 s). */
   readonly silenceMs: number;
 }
 
@@ -23,10 +26,11 @@ const DEFAULT_TIMINGS: PeerLiveTimings = {
   firstBackoffMs: 500,
   maxBackoffMs: 10_000,
   refusedRetryMs: 5 * 60_000,
+  connectMs: OWN_SESSIONS_SILENCE_MS,
   silenceMs: OWN_SESSIONS_SILENCE_MS,
 };
 /** A frame larger than this (a peer gone wrong) ends the stream rather than fill this host's memory. */
-const MAX_FRAME_CHARS = 64 * 1024 * 1024;
+const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
 const liveState = z.object({
   id: z.string(),
@@ -39,8 +43,10 @@ const liveState = z.object({
   releaseAt: z.number().nullable(),
   preview: z.object({ role: z.enum(["user", "agent"]), text: z.string(), at: z.number() }).nullable(),
 });
-const snapshot = z.object({ sessions: z.array(liveState) });
+// Each session is read on its own: one this host cannot read (a peer of another version) is shown as the store knows it.
+const snapshot = z.object({ sessions: z.array(z.unknown()) });
 const deleted = z.object({ id: z.string() });
+const named = z.object({ id: z.string() });
 
 /**
  * This host following each online peer's own sessions' live views (docs/fleet.md, "One view"): one stream per peer
@@ -90,10 +96,12 @@ export class PeerLiveFeeds {
 /** How one connection to a peer ended. */
 type Ending = { readonly kind: "ended" | "failed" | "refused"; readonly reason: string; readonly heard: boolean };
 
-/** The stream of one peer's own sessions: `connecting` → `following` → (ended) `waiting` → `connecting`… → `closed`. */
+/** The stream of one peer's own sessions: `connecting` → `following` → (ended) `waiting` → `connecting`… → `closed`, for good. */
 class PeerFeed {
   private readonly stop = new AbortController();
   private state: "connecting" | "following" | "waiting" | "closed" = "connecting";
+  /** A session it could not read was logged: once per peer's incarnation is enough to say that versions differ. */
+  private toldUnreadable = false;
 
   constructor(
     readonly peer: HostView,
@@ -114,7 +122,7 @@ class PeerFeed {
   private async run(): Promise<void> {
     const { firstBackoffMs, maxBackoffMs, refusedRetryMs } = this.timings;
     let backoff = firstBackoffMs;
-    while (this.state !== "closed") {
+    while (!this.stop.signal.aborted) {
       this.state = "connecting";
       const ending = await this.connect();
       // Closed: `close()` dropped its views already, and a feed of the peer's next incarnation may be filling them.
@@ -142,39 +150,39 @@ class PeerFeed {
     const connection = new AbortController();
     const abort = () => connection.abort(new Error("the feed was closed"));
     this.stop.signal.addEventListener("abort", abort, { once: true });
+    const { connectMs, silenceMs } = this.timings;
     let silence: NodeJS.Timeout | undefined;
-    const heardNow = () => {
+    const quietFor = (ms: number, why: string) => {
       clearTimeout(silence);
-      const { silenceMs } = this.timings;
-      silence = setTimeout(() => connection.abort(new Error(`nothing heard for ${silenceMs / 1000} s (not even a keep-alive)`)), silenceMs);
+      silence = setTimeout(() => connection.abort(new Error(why)), ms);
     };
+    const heardNow = () => quietFor(silenceMs, `nothing heard for ${silenceMs / 1000} s (not even a keep-alive)`);
     let heard = false;
     try {
-      heardNow();
+      quietFor(connectMs, `no answer in ${connectMs / 1000} s`);
       const target = new URL(OWN_SESSIONS_PATH, this.peer.url!);
       const response = await fetch(target, {
         headers: { ...this.cluster.headers(this.peer.id, "GET", target.pathname), accept: "text/event-stream" },
         signal: connection.signal,
         redirect: "manual",
       });
+      // Closed while connecting: whatever the peer answered is not wanted any more.
+      if (this.isClosed()) {
+        await response.body?.cancel().catch(() => undefined);
+        return { kind: "ended", reason: "the feed was closed", heard };
+      }
       if (!response.ok || !response.body) {
         await response.body?.cancel().catch(() => undefined);
         const refused = [401, 403, 404].includes(response.status);
         return { kind: refused ? "refused" : "failed", reason: `${this.peer.url} answered ${response.status}`, heard };
       }
       this.state = "following";
-      let text = "";
+      heardNow();
+      const frames = new SseFrames(MAX_FRAME_BYTES);
       const decoder = new TextDecoder();
-      for await (const chunk of response.body) {
+      for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
         heardNow();
-        text += decoder.decode(chunk as Uint8Array, { stream: true });
-        let end = text.indexOf("\n\n");
-        while (end !== -1) {
-          if (this.frame(text.slice(0, end))) heard = true;
-          text = text.slice(end + 2);
-          end = text.indexOf("\n\n");
-        }
-        if (text.length > MAX_FRAME_CHARS) return { kind: "failed", reason: `a frame of more than ${MAX_FRAME_CHARS} characters`, heard };
+        for (const frame of frames.push(decoder.decode(chunk, { stream: true }), chunk.byteLength)) if (this.frame(frame)) heard = true;
       }
       return { kind: "ended", reason: `${this.peer.url} ended the stream`, heard };
     } catch (error) {
@@ -198,15 +206,42 @@ class PeerFeed {
     if (data.length === 0 || this.isClosed()) return false;
     const body: unknown = JSON.parse(data.join("\n"));
     const sink = this.host.peerLive;
-    // One hop: only what the peer says of its own sessions.
-    const own = (view: z.infer<typeof liveState>) => view.host === this.peer.id;
-    if (event === "snapshot") sink.replace(this.peer.id, snapshot.parse(body).sessions.filter(own).map(stateOf));
-    else if (event === "session") {
-      const view = liveState.parse(body);
-      if (own(view)) sink.update(this.peer.id, stateOf(view));
-      else sink.remove(this.peer.id, view.id);
+    if (event === "snapshot") {
+      const states = snapshot.parse(body).sessions.map((session) => this.ownState(session));
+      sink.replace(
+        this.peer.id,
+        states.filter((state) => state !== undefined),
+      );
+    } else if (event === "session") {
+      const state = this.ownState(body);
+      if (state) sink.update(this.peer.id, state);
+      else {
+        // Not the peer's own, or unreadable: whatever it said of that session before is not shown any more.
+        const session = named.safeParse(body);
+        if (session.success) sink.remove(this.peer.id, session.data.id);
+      }
     } else if (event === "session_deleted") sink.remove(this.peer.id, deleted.parse(body).id);
     return true;
+  }
+
+  /** The live state of one session the peer sent, if it is the peer's own (one hop) and this host can read it; what it cannot is logged once. */
+  private ownState(session: unknown): LiveSessionState | undefined {
+    const view = liveState.safeParse(session);
+    if (view.success) return view.data.host === this.peer.id ? stateOf(view.data) : undefined;
+    if (!this.toldUnreadable) {
+      this.toldUnreadable = true;
+      const id = named.safeParse(session);
+      this.log.warn(
+        {
+          peer: this.peer.id,
+          url: this.peer.url,
+          sessionId: id.success ? id.data.id : null,
+          reason: view.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; "),
+        },
+        "a peer host sent a session this host cannot read (another version?): shown as the shared store knows it",
+      );
+    }
+    return undefined;
   }
 }
 

@@ -6,6 +6,8 @@ import type { ClusterSecret } from "./cluster-secret.js";
 import type { PeerHost } from "./peer-route.js";
 import { keepAlive, PING_INTERVAL_MS } from "./socket-keepalive.js";
 
+/** The longest the relay stops reading from an owner for a client that is behind, at a time (well within a ping interval). */
+const MAX_HOLD_MS = 1_000;
 /** An owner that accepts the TCP connection but does not complete the WebSocket handshake in this long is taken as gone. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
@@ -191,7 +193,12 @@ class Upstream {
     const caughtUp = this.options.notify(method, params);
     if (!(caughtUp instanceof Promise)) return;
     if (this.behind++ === 0) this.socket?.pause();
-    void caughtUp.finally(() => {
+    // Held at most a moment at a time: the owner's pings are read (and answered) even while the client stays behind,
+    // or the owner would take this connection for dead; what comes meanwhile pauses reading again.
+    let timer: NodeJS.Timeout | undefined;
+    const moment = new Promise<void>((resolve) => (timer = setTimeout(resolve, MAX_HOLD_MS)));
+    void Promise.race([caughtUp, moment]).then(() => {
+      clearTimeout(timer);
       if (--this.behind > 0) return;
       this.resumedAt = performance.now();
       this.socket?.resume();

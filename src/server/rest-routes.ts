@@ -79,7 +79,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
         const path = url.searchParams.get("path");
         if (path === null || !isAbsolute(path))
           throw new HttpError(400, "invalid_query", `path must be an absolute path, got ${path === null ? "none" : JSON.stringify(path)}`);
-        return json({ path, found: await host.lookAtDirectory(path) });
+        return json({ path, found: await host.lookAtDirectory(path), agents: host.agents() });
       },
     },
     { method: "GET", path: "/api/agents", handle: () => json({ agents: host.agents(), default: host.config.defaultAgent }) },

@@ -13,15 +13,15 @@ export const PING_INTERVAL_MS = 5_000;
  */
 export function keepAlive(socket: WebSocket, onSilent: () => void, readsHeld: () => boolean = () => false): void {
   let answered = true;
-  let written = bytesWritten(socket);
+  let flushed = bytesFlushed(socket);
   let ticked = performance.now();
   socket.on("pong", () => {
     answered = true;
   });
   const pinger = setInterval(() => {
-    const draining = socket.bufferedAmount > 0 && bytesWritten(socket) > written;
+    const draining = socket.bufferedAmount > 0 && bytesFlushed(socket) > flushed;
     const late = performance.now() - ticked > PING_INTERVAL_MS * 1.5;
-    written = bytesWritten(socket);
+    flushed = bytesFlushed(socket);
     ticked = performance.now();
     if (!answered && !draining && !late && !readsHeld()) {
       onSilent();
@@ -35,7 +35,11 @@ export function keepAlive(socket: WebSocket, onSilent: () => void, readsHeld: ()
   socket.once("close", () => clearInterval(pinger));
 }
 
-/** What the TCP socket under `socket` (ws's `_socket`) handed to the kernel so far. */
-function bytesWritten(socket: WebSocket): number {
-  return (socket as unknown as { _socket?: { bytesWritten?: number } })._socket?.bytesWritten ?? 0;
+/**
+ * What the TCP socket under `socket` (ws's `_socket`) handed to the kernel so far: its `bytesWritten` counts what is
+ * still queued too (a queued ping would look like data leaving), so the queue is taken off.
+ */
+function bytesFlushed(socket: WebSocket): number {
+  const tcp = (socket as unknown as { _socket?: { bytesWritten?: number; writableLength?: number } })._socket;
+  return (tcp?.bytesWritten ?? 0) - (tcp?.writableLength ?? 0);
 }

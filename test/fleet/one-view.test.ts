@@ -202,7 +202,8 @@ describe("one view of a fleet", () => {
       const live = await onB();
       expect(live).toMatchObject({ id: sessionId, host: "host-a", hostOnline: true, state: "live", pid: agentPid, holders: 1, turnActive: true });
       expect(live.turnStartedAt).toBe((await onA()).turnStartedAt);
-      expect(live.preview?.text).toContain("Sleeping for");
+      // The agent's words come after its turn began: followed live too (at most a second late), so waited for.
+      await eventually(async () => (await onB()).preview?.text.includes("Sleeping for") === true, "host B shows what A's agent said");
       const listed = (await getJson<{ sessions: LiveView[] }>(b.url, b.token, "/api/sessions")).body.sessions.find((view) => view.id === sessionId);
       expect(listed).toMatchObject({ host: "host-a", state: "live", pid: agentPid, holders: 1, turnActive: true });
       await waitUntil(

@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { methods } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
@@ -25,20 +26,24 @@ describe.skipIf(!canHideDirectories)("placement of a new session on the host tha
     const onlyOnA = join(hidden, "checkout");
     mkdirSync(onlyOnA);
     const shared = bed.tempDir("berth-placement-shared-");
-    const config = {
-      fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", secret: "placement-test-secret-0123456789" },
-      agents: { demo: { command: process.execPath, args: [demoAgentMain, "--state-dir", bed.tempDir("berth-placement-agent-")] } },
-    };
-    const a = await bed.serve(storeUrl, "host-a", bed.tempDir("berth-placement-a-"), config);
-    // B's own mount namespace (private propagation: the tmpfs never reaches the machine), gone with B.
+    const demo = { command: process.execPath, args: [demoAgentMain, "--state-dir", bed.tempDir("berth-placement-agent-")] };
+    const fleet = { heartbeatInterval: "250ms", hostTtl: "2000ms", secret: "placement-test-secret-0123456789" };
+    const a = await bed.serve(storeUrl, "host-a", bed.tempDir("berth-placement-a-"), { fleet, agents: { demo } });
+    // B's own mount namespace (private propagation: the tmpfs never reaches the machine), gone with B; and an agent A has not.
     const hideFromB = ["unshare", "--mount", "sh", "-c", 'mount -t tmpfs berth-test-hidden "$0" && exec "$@"', hidden];
-    const b = await bed.serve(storeUrl, "host-b", bed.tempDir("berth-placement-b-"), config, { wrapper: hideFromB });
+    const b = await bed.serve(
+      storeUrl,
+      "host-b",
+      bed.tempDir("berth-placement-b-"),
+      { fleet, agents: { demo, "only-on-b": demo } },
+      { wrapper: hideFromB },
+    );
 
     // What each host says of the directory (the route peers ask).
     const found = async (host: { url: string; token: string }, path: string) =>
-      (await getJson<{ found: string }>(host.url, host.token, `/api/directory?path=${encodeURIComponent(path)}`)).body.found;
-    expect(await found(a, onlyOnA)).toBe("directory");
-    expect(await found(b, onlyOnA)).toBe("missing");
+      (await getJson<{ found: string; agents: string[] }>(host.url, host.token, `/api/directory?path=${encodeURIComponent(path)}`)).body;
+    expect(await found(a, onlyOnA)).toEqual({ path: onlyOnA, found: "directory", agents: ["demo"] });
+    expect((await found(b, onlyOnA)).found).toBe("missing");
     expect((await getJson<{ error: string }>(b.url, b.token, "/api/directory?path=relative/dir")).status).toBe(400);
 
     const onB = new AcpClient(b.acpUrl, b.token);
@@ -52,6 +57,17 @@ describe.skipIf(!canHideDirectories)("placement of a new session on the host tha
       expect(onB.texts.get(placed)).toContain("hello");
       const placedLog = b.server.logLines().find((line) => line.msg === "client created a session on another host of the fleet");
       expect(placedLog).toMatchObject({ sessionId: placed, host: "host-a", placedBy: "directory" });
+
+      // Written another way (made canonical as a session's directory is), the same directory.
+      const again = await onB.newSession(`${onlyOnA}/./`);
+      expect((await getJson<{ host: string; cwd: string }>(a.url, a.token, `/api/sessions/${again}`)).body).toMatchObject({
+        host: "host-a",
+        cwd: onlyOnA,
+      });
+
+      // Only A has it, but not the agent the client names: refused, naming the host that has the directory.
+      const refused = onB.agent.request(methods.agent.session.new, { cwd: onlyOnA, mcpServers: [], _meta: { "berth/agent": "only-on-b" } });
+      await expect(refused).rejects.toMatchObject({ code: -32602, data: { code: "agent_unknown" }, message: expect.stringContaining('"host-a"') });
 
       // Both have it: the host the client connected to.
       const here = await onB.newSession(shared);

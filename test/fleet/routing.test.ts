@@ -292,7 +292,11 @@ describe("routing between the hosts of a fleet", () => {
     ] as const) {
       expect(await send(a.url, "", method, path, undefined, peerHeaders("host-b", "host-a", method, path)), `${method} ${path}`).toMatchObject({
         status: 403,
-        body: { error: "not_relayed" },
+        body: {
+          error: "not_relayed",
+          // Says what a peer may read, listed from the routes themselves.
+          message: `a peer host relays only ACP and a session's REST routes, and reads only GET /api/directory, GET /api/locations, GET /api/own-sessions/events, not ${method} ${path}`,
+        },
       });
     }
     // A's operator is told why each was refused.

@@ -5,46 +5,28 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pino } from "pino";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { PeerLiveViews } from "../../src/host/peer-live-views.js";
-import type { HostView, LiveSessionState } from "../../src/host/views.js";
+import type { HostView } from "../../src/host/views.js";
 import { ClusterSecret } from "../../src/server/cluster-secret.js";
 import { type FollowingHost, PeerLiveFeeds, type PeerLiveTimings } from "../../src/server/peer-live-feeds.js";
 import { waitUntil } from "../support/process-table.js";
+import { sessionView } from "../support/session-view.js";
 
 const SECRET = "feeds-test-secret-0123456789abcdef";
 /** Short waits; a silence long enough that only the test of a silent peer ever meets it. */
-const TIMINGS: PeerLiveTimings = { firstBackoffMs: 50, maxBackoffMs: 200, refusedRetryMs: 60_000, silenceMs: 60_000 };
-const SILENCE_MS = 400;
+const TIMINGS: PeerLiveTimings = { firstBackoffMs: 50, maxBackoffMs: 200, refusedRetryMs: 60_000, connectMs: 60_000, silenceMs: 60_000 };
+/** Counted from the response's headers on (connecting has its own minute): only what the fake peer does not say meets it. */
+const SILENCE_MS = 1_000;
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  vi.unstubAllGlobals();
 });
 
-/** A session view as a peer streams it: `host` names the host that shows it as its own. */
-function view(id: string, host: string, fields: Partial<LiveSessionState> = {}) {
-  return {
-    id,
-    host,
-    hostOnline: true,
-    agent: "demo",
-    cwd: "/work",
-    workspace: null,
-    title: null,
-    state: "live",
-    pid: 4242,
-    holders: 1,
-    turnActive: true,
-    turnStartedAt: 1_000,
-    pendingQuestions: 0,
-    releaseAt: null,
-    preview: { role: "agent", text: "Sleeping for 10m", at: 1_001 },
-    createdAt: 900,
-    updatedAt: 1_001,
-    ...fields,
-  };
-}
+/** A session view as a peer streams it: `host` names the host that shows it as its own; a peer of another version may send what this one cannot read. */
+const view = (id: string, host: string, fields: Record<string, unknown> = {}) => ({ ...sessionView(id, host), ...fields });
 
 const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
@@ -156,7 +138,7 @@ describe("following the peers' own sessions", () => {
     follow(fleet, { timings: { ...TIMINGS, silenceMs: SILENCE_MS } });
     await waitUntil(() => fleet.peerLive.state("host-a", "s1") !== undefined, "the snapshot arrived");
     await waitUntil(() => peer.requests.length >= 2, "the silent stream was opened again");
-    const silence = fleet.logs.find((line) => String(line.reason).startsWith("nothing heard for 0.4 s"));
+    const silence = fleet.logs.find((line) => String(line.reason).startsWith(`nothing heard for ${SILENCE_MS / 1000} s`));
     expect(silence).toMatchObject({ level: 30, peer: "host-a", url: peer.url, retryInMs: TIMINGS.firstBackoffMs });
     await waitUntil(() => peer.requests.length >= 3, "the ended stream was opened again");
     expect(fleet.logs.some((line) => line.reason === `${peer.url} ended the stream`)).toBe(true);
@@ -197,5 +179,73 @@ describe("following the peers' own sessions", () => {
     fleet.setHosts([self, hostA(peer.url)]);
     await waitUntil(() => fleet.peerLive.state("host-a", "s1") !== undefined, "the peer back online was followed again");
     expect(peer.requests).toHaveLength(2);
+  });
+
+  it("reads each session of a snapshot on its own: one it cannot read (another version) is shown as the store knows it, logged once", async () => {
+    const peer = await fakePeer((res) => {
+      res.write(
+        frame("snapshot", {
+          sessions: [
+            view("s1", "host-a"),
+            view("s2", "host-a", { state: "hibernating" }),
+            view("s3", "host-a", { preview: { role: "system", text: "?", at: 1 } }),
+          ],
+        }),
+      );
+      res.write(frame("session", view("s4", "host-a")));
+      // What it says of s1 next is unreadable: what it said before is not shown any more.
+      res.write(frame("session", view("s1", "host-a", { state: "hibernating" })));
+    });
+    const fleet = new FleetOfB();
+    fleet.setHosts([self, hostA(peer.url)]);
+    follow(fleet);
+    await waitUntil(() => fleet.told.length >= 3, "the snapshot and both changes arrived");
+    expect(fleet.told).toEqual(["s1", "s4", "s1"]);
+    expect(["s1", "s2", "s3", "s4"].map((id) => fleet.peerLive.state("host-a", id)?.id)).toEqual([undefined, undefined, undefined, "s4"]);
+    const unreadable = fleet.logs.filter((line) => line.level === 40);
+    expect(unreadable).toEqual([
+      expect.objectContaining({
+        msg: "a peer host sent a session this host cannot read (another version?): shown as the shared store knows it",
+        peer: "host-a",
+        sessionId: "s2",
+        reason: expect.stringContaining("state: "),
+      }),
+    ]);
+    // The stream goes on: nothing ended it.
+    expect(peer.requests).toHaveLength(1);
+  });
+
+  it("stays closed once closed, even when the peer's answer arrives after: its body is cancelled, nothing is asked again", async () => {
+    const peer = await fakePeer((res) => res.write(frame("snapshot", { sessions: [view("s1", "host-a")] })));
+    const fleet = new FleetOfB();
+    fleet.setHosts([self, hostA(peer.url)]);
+    // The peer answers as the feeds are closed: the feed reads the answer only after its close.
+    const realFetch = globalThis.fetch;
+    let feeds: PeerLiveFeeds | undefined;
+    let calls = 0;
+    let cancelled = false;
+    vi.stubGlobal("fetch", async (input: URL, init: RequestInit) => {
+      calls += 1;
+      const response = await realFetch(input, init);
+      const reader = response.body!.getReader();
+      const body = new ReadableStream<Uint8Array>({
+        pull: async (controller) => {
+          const chunk = await reader.read();
+          if (chunk.done) controller.close();
+          else controller.enqueue(chunk.value);
+        },
+        cancel: () => {
+          cancelled = true;
+          return reader.cancel();
+        },
+      });
+      feeds!.close();
+      return new Response(body, { status: response.status, headers: response.headers });
+    });
+    feeds = follow(fleet);
+    await waitUntil(() => cancelled, "the answer that came after the close was cancelled");
+    expect(calls).toBe(1);
+    expect(fleet.peerLive.state("host-a", "s1")).toBeUndefined();
+    expect(fleet.logs.filter((line) => line.peer === "host-a")).toEqual([]);
   });
 });

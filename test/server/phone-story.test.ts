@@ -184,6 +184,11 @@ describe("rotating the token", () => {
     const unused = await ticket();
     const reader = stream.body!.getReader();
     await reader.read();
+    // The stream of this host's own sessions (what its peers follow) tells every session's title, cwd and agent: it ends too.
+    const own = await fetch(`${fixture.url}/api/own-sessions/events`, { headers: oldAuth });
+    expect(own.status).toBe(200);
+    const ownReader = own.body!.getReader();
+    await ownReader.read();
 
     const rotated = await fixture.api("/api/token/rotate", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect(await rotated.json()).toEqual({ rotated: true, devicesForgotten: 1 });
@@ -200,6 +205,8 @@ describe("rotating the token", () => {
     // The stream ends; its browser reconnects and is refused.
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read());
     expect((await fetch(`${fixture.url}/api/events`, { headers: oldAuth })).status).toBe(401);
+    for (let chunk = await ownReader.read(); !chunk.done; chunk = await ownReader.read());
+    expect((await fetch(`${fixture.url}/api/own-sessions/events`, { headers: oldAuth })).status).toBe(401);
     // A ticket the old token got is revoked with it.
     expect((await fetch(`${fixture.url}/api/events?ticket=${unused}`)).status).toBe(401);
   });
