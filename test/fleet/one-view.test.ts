@@ -20,7 +20,7 @@ afterEach(async () => {
   await bed.cleanup();
 });
 
-const fleet = (url: string) => ({ fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", url } });
+const fleet = (url: string) => ({ fleet: { heartbeatInterval: "250ms", hostTtl: "4s", url } });
 const A_URL = "http://127.0.0.1:7421";
 
 interface View {
@@ -58,7 +58,7 @@ interface LiveView extends View {
 
 /** A fleet host at the address it listens on, with the cluster secret. */
 function startHost(storeUrl: string, id: string) {
-  return bed.serve(storeUrl, id, bed.tempDir(`berth-live-${id}-`), { fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", secret: SECRET } });
+  return bed.serve(storeUrl, id, bed.tempDir(`berth-live-${id}-`), { fleet: { heartbeatInterval: "250ms", hostTtl: "4s", secret: SECRET } });
 }
 
 /** The events of a host's stream of its own sessions, read as peer `from` would, until `enough` says so. */
@@ -218,12 +218,18 @@ describe("one view of a fleet", () => {
       expect(await card.locator("dd.holders").textContent()).toBe("1");
 
       // The turn ends on A (cancelled by its client): B's stream tells it.
+      const streamedBefore = stream.events<LiveView>("session").length;
       await acp.agent.notify(methods.agent.session.cancel, { sessionId });
       expect(await turn).toMatchObject({ stopReason: "cancelled" });
       await waitUntil(
-        () => stream.events<LiveView>("session").some((view) => view.id === sessionId && !view.turnActive && view.pid === agentPid),
+        () =>
+          stream
+            .events<LiveView>("session")
+            .slice(streamedBefore)
+            .some((view) => view.id === sessionId && !view.turnActive && view.pid === agentPid),
         "host B streams the end of A's turn",
       );
+      await eventually(async () => (await onB()).turnActive === false, "host B shows A's turn ended");
       expect(await onB()).toMatchObject({ state: "live", pid: agentPid, holders: 1, turnActive: false });
       await card.getByText("idle", { exact: true }).waitFor();
       expect(opened.errors).toEqual([]);

@@ -10,6 +10,7 @@ import { methods } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
+import { waitUntil } from "../support/process-table.js";
 import { AcpClient, FleetTestBed, getJson } from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();
@@ -27,7 +28,7 @@ describe.skipIf(!canHideDirectories)("placement of a new session on the host tha
     mkdirSync(onlyOnA);
     const shared = bed.tempDir("berth-placement-shared-");
     const demo = { command: process.execPath, args: [demoAgentMain, "--state-dir", bed.tempDir("berth-placement-agent-")] };
-    const fleet = { heartbeatInterval: "250ms", hostTtl: "2000ms", secret: "placement-test-secret-0123456789" };
+    const fleet = { heartbeatInterval: "250ms", hostTtl: "6s", secret: "placement-test-secret-0123456789" };
     const a = await bed.serve(storeUrl, "host-a", bed.tempDir("berth-placement-a-"), { fleet, agents: { demo } });
     // B's own mount namespace (private propagation: the tmpfs never reaches the machine), gone with B; and an agent A has not.
     const hideFromB = ["unshare", "--mount", "sh", "-c", 'mount -t tmpfs berth-test-hidden "$0" && exec "$@"', hidden];
@@ -55,8 +56,10 @@ describe.skipIf(!canHideDirectories)("placement of a new session on the host tha
       expect(onAView.body).toMatchObject({ host: "host-a", cwd: onlyOnA });
       expect((await onB.prompt(placed, "hello")).stopReason).toBe("end_turn");
       expect(onB.texts.get(placed)).toContain("hello");
-      const placedLog = b.server.logLines().find((line) => line.msg === "client created a session on another host of the fleet");
-      expect(placedLog).toMatchObject({ sessionId: placed, host: "host-a", placedBy: "directory" });
+      // B's log comes through its stderr, not the client's socket: waited for.
+      const placedLog = () => b.server.logLines().find((line) => line.msg === "client created a session on another host of the fleet");
+      await waitUntil(() => placedLog() !== undefined, "B logged where it placed the session");
+      expect(placedLog()).toMatchObject({ sessionId: placed, host: "host-a", placedBy: "directory" });
 
       // Written another way (made canonical as a session's directory is), the same directory.
       const again = await onB.newSession(`${onlyOnA}/./`);

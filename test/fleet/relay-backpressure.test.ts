@@ -79,8 +79,9 @@ describe("the relay and a slow client", () => {
   it("replays another host's long journal to a client that reads slowly: the owner waits for it, the relay never cuts it", async () => {
     // 12 MB of history; each host cuts a client 1 MiB behind.
     const { b, sessionId, workDir } = await longJournalOnA({ a: 1024 * 1024, b: 1024 * 1024 }, 3000);
-    // About 1.3 MB/s, far below what the hosts relay.
-    const { slow, stop } = await slowClientOf(b, { bytesPerTick: 64 * 1024, tickMs: 50 });
+    // About 5 MB/s: far below what the hosts relay, and fast enough that what waits in the kernel's buffers ahead of a
+    // ping is read within a ping interval (a client that cannot is taken as gone, docs/fleet.md).
+    const { slow, stop } = await slowClientOf(b, { bytesPerTick: 256 * 1024, tickMs: 50 });
     await loadSlowly(slow, stop, sessionId, workDir);
     expect(replayed(slow)).toHaveLength(3000);
     await slow.close();

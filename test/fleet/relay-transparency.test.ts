@@ -34,7 +34,7 @@ const settled = (request: Promise<unknown>) =>
 async function startHost(storeUrl: string, id: string, { requireAuth = false } = {}) {
   const args = [demoAgentMain, "--state-dir", bed.tempDir(`berth-auth-${id}-state-`), ...(requireAuth ? ["--require-auth"] : [])];
   const config = {
-    fleet: { heartbeatInterval: "250ms", hostTtl: "2000ms", secret: SECRET },
+    fleet: { heartbeatInterval: "250ms", hostTtl: "6s", secret: SECRET },
     agents: { demo: { command: process.execPath, args } },
   };
   return bed.serve(storeUrl, id, bed.tempDir(`berth-auth-${id}-`), config);

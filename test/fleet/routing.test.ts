@@ -44,7 +44,7 @@ async function startHost(
   { secret = SECRET, secretIn = "config" }: { secret?: string; secretIn?: "config" | "env" } = {},
 ) {
   // No fleet.url: the host registers the address it listens on, with the port the OS gave it.
-  const fleet = { heartbeatInterval: "250ms", hostTtl: "2000ms", ...(secretIn === "config" ? { secret } : {}) };
+  const fleet = { heartbeatInterval: "250ms", hostTtl: "6s", ...(secretIn === "config" ? { secret } : {}) };
   const env: Record<string, string> = secretIn === "env" ? { BERTH_CLUSTER_SECRET: secret } : {};
   return bed.serve(storeUrl, id, bed.tempDir(`berth-relay-${id}-`), { fleet }, { env });
 }
@@ -212,7 +212,7 @@ describe("routing between the hosts of a fleet", () => {
     await new Promise<void>((resolve) => hangUp.listen(0, "127.0.0.1", resolve));
     onTestFinished(() => void hangUp.close());
     const nowhere = `http://127.0.0.1:${(hangUp.address() as AddressInfo).port}`;
-    const cFleet = { heartbeatInterval: "250ms", hostTtl: "2000ms", url: nowhere, secret: SECRET };
+    const cFleet = { heartbeatInterval: "250ms", hostTtl: "6s", url: nowhere, secret: SECRET };
     await bed.serve(storeUrl, "host-c", bed.tempDir("berth-relay-host-c-"), { fleet: cFleet });
     // A location on A and one on B: a turn of a session of each one's own, each in a directory of its own.
     const locate = async (host: typeof a) => {
