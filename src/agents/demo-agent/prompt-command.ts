@@ -10,6 +10,8 @@ export type PromptCommand =
   /** `ignoreCancel`: the wait goes on after `session/cancel` (an agent that does not honour it). */
   | { name: "sleep"; durationMs: number; spelled: string; ignoreCancel?: true }
   | { name: "spawn-orphan" }
+  /** A helper sharing the agent's stdout writes `text` as an agent message `delayMs` after it was sent SIGTERM. */
+  | { name: "straggle"; delayMs: number; text: string }
   | { name: "crash" }
   | { name: "flood"; count: number; bytes: number }
   | { name: "mcp-servers" }
@@ -43,6 +45,10 @@ export const promptCommandHelp: Record<string, { hint?: string; description: str
     description: "Wait, honouring session/cancel (--ignore-cancel: an agent that does not, for tests of Berth stopping it)",
   },
   "spawn-orphan": { description: "Start a sleep 3600 grandchild in the agent's process group" },
+  straggle: {
+    hint: "<duration> <text>",
+    description: "Start a helper in the agent's process group, on its stdout, that ignores SIGTERM and writes <text> that long after one",
+  },
   crash: { description: "Exit abruptly (code 3) mid-turn" },
   flood: { hint: "<count> <bytes>", description: "Stream count chunks of that many bytes" },
   "mcp-servers": { description: "Report the MCP servers this session was given" },
@@ -86,6 +92,8 @@ export function parsePromptCommand(text: string): PromptCommand {
       return rest ? { name, message: rest } : missingArgument(name);
     case "sleep":
       return parseSleep(rest);
+    case "straggle":
+      return parseStraggle(rest);
     case "read":
       return rest ? { name, path: rest } : missingArgument(name);
     case "write":
@@ -167,6 +175,16 @@ function parseSleep(rest: string): PromptCommand {
     return ignoring ? { name: "sleep", durationMs, spelled, ignoreCancel: true } : { name: "sleep", durationMs, spelled };
   } catch (error) {
     return { name: "reply", text: `/sleep: ${(error as Error).message}. Usage: ${usageOf("sleep")}` };
+  }
+}
+
+function parseStraggle(rest: string): PromptCommand {
+  const match = /^(\S+)\s+([\s\S]+)$/.exec(rest);
+  if (!match) return missingArgument("straggle");
+  try {
+    return { name: "straggle", delayMs: parseDuration(match[1]!), text: match[2]! };
+  } catch (error) {
+    return { name: "reply", text: `/straggle: ${(error as Error).message}. Usage: ${usageOf("straggle")}` };
   }
 }
 

@@ -17,6 +17,7 @@ import { runShell } from "./run-shell.js";
 import { sleep } from "./sleep.js";
 import { usage } from "./usage.js";
 import { spawnOrphan } from "./spawn-orphan.js";
+import { straggle } from "./straggle.js";
 
 /** Runs one parsed command as the body of a turn. */
 export async function runCommand(turn: Turn, command: PromptCommand): Promise<StopReason> {
@@ -33,6 +34,8 @@ export async function runCommand(turn: Turn, command: PromptCommand): Promise<St
       return sleep(turn, command.durationMs, command.spelled, command.ignoreCancel === true);
     case "spawn-orphan":
       return spawnOrphan(turn);
+    case "straggle":
+      return straggle(turn, command.delayMs, command.text);
     case "crash":
       return crash(turn);
     case "flood":
