@@ -78,6 +78,11 @@ export class AgentChild {
   initializeResponse: InitializeResponse = { protocolVersion: PROTOCOL_VERSION };
   /** Settles once the child is gone, whether it was stopped or died on its own. */
   readonly gone: Promise<ExitStatus>;
+  /**
+   * Settles once nothing of the child runs any more: its whole process group stopped, by Berth or after it died on its
+   * own (what it left in its group may still write to its stdout until then). Never rejects.
+   */
+  readonly ended: Promise<void>;
   private stopping: Promise<void> | undefined;
   /** Why Berth stopped the child, if it said: named in the error of a request the stop cut short. */
   private stoppedBecause: string | undefined;
@@ -97,16 +102,21 @@ export class AgentChild {
     this.gone = group.exited.then((status) => {
       if (this.state === "starting" || this.state === "ready") {
         this.state = "exited";
-        // Whatever it left in its group (an MCP server behind `npx`, a `sleep &`) goes with it.
-        void group.stop();
+        // Whatever it left in its group (an MCP server behind `npx`, a `sleep &`) goes with it; `ended` waits for that.
+        void group.stop().catch(() => undefined);
         this.exitListeners.emit(status);
       }
       return status;
     });
+    // The group's stop is shared (the one Berth or the exit above started): this only waits for it.
+    this.ended = group.exited.then(() => group.stop()).then(
+      () => undefined,
+      () => undefined,
+    );
     // A closed stdout is as final as an exit: the protocol is gone. Stopping the group makes the exit follow.
     void connection.closed.then(() => {
       this.connectionClosed = true;
-      if (this.state === "starting" || this.state === "ready") void group.stop();
+      if (this.state === "starting" || this.state === "ready") void group.stop().catch(() => undefined);
     });
   }
 

@@ -70,15 +70,18 @@ const BACKOFF_MAX_MS = 30_000;
 export class AgentChildren {
   private readonly inflight = new Map<string, Promise<AgentChild>>();
   private readonly crashes = new Map<string, { count: number; lastAt: number }>();
-  /** Every child started and not yet gone, for shutdown. */
+  /** Every child started whose process group is not gone yet (one that died may leave some of it behind), for shutdown. */
   private readonly live = new Set<AgentChild>();
-  /** Shutdown began: no new child starts. */
-  private closed = false;
+  /**
+   * `running` → `stopping` (shutdown began: no new child starts) → `stopped` (every child's process group is gone and the
+   * host's store is closing: what is still read from a child's pipe is dropped).
+   */
+  private state: "running" | "stopping" | "stopped" = "running";
 
   constructor(private readonly deps: AgentChildrenDeps) {}
 
   acquire(sessionId: string): Promise<AgentChild> {
-    if (this.closed) return Promise.reject(new Error("the host is shutting down"));
+    if (this.state !== "running") return Promise.reject(new Error("the host is shutting down"));
     let acquisition = this.inflight.get(sessionId);
     if (!acquisition) {
       acquisition = this.start(sessionId);
@@ -99,16 +102,21 @@ export class AgentChildren {
     this.deps.record({ kind: "child_released", sessionId, pid: child.pid, why });
   }
 
-  /** Host shutdown: no new child starts; every child still running is stopped as a group, once. */
+  /**
+   * Host shutdown: no new child starts; every child still running is stopped as a group, once, and what a child that
+   * died on its own left in its group is waited for: nothing of any child writes to the host's store after this.
+   */
   async stopAll(): Promise<void> {
-    this.closed = true;
+    this.state = "stopping";
     await Promise.allSettled([...this.inflight.values()]);
     await Promise.allSettled(
       [...this.live].map((child) => {
+        if (child.state === "exited") return child.ended;
         this.deps.onChildLost(child.sessionId, child);
         return this.stop(child.sessionId, child, "shutdown");
       }),
     );
+    this.state = "stopped";
   }
 
   /** Settles when the session's acquisition in flight (if any) has succeeded or failed. */
@@ -167,7 +175,7 @@ export class AgentChildren {
       throw error;
     }
     this.live.add(child);
-    void child.gone.then(() => this.live.delete(child));
+    void child.ended.then(() => this.live.delete(child));
     child.onExit((status) => this.childExited(sessionId, key, child, describeExit(status)));
     if (!child.canLoad && !child.canResume) this.deps.onChildWithoutReload(sessionId);
     record({ kind: "child_acquired", sessionId, agent: session.agent, pid: child.pid, ms: clock.now() - startedAt });
@@ -235,7 +243,10 @@ export class AgentChildren {
     this.deps.journal.notice(sessionId, key, `Berth: the agent process exited unexpectedly (${exit}).`, { kind: "agent_exited", exit });
     this.deps.log.warn({ sessionId, pid: child.pid, exit, stderr }, "agent child exited unexpectedly");
     this.deps.record({ kind: "child_exited", sessionId, pid: child.pid, exit });
-    void this.deps.peekLocation(key)?.terminals.releaseForSession(sessionId);
+    this.deps
+      .peekLocation(key)
+      ?.terminals.releaseForSession(sessionId)
+      .catch((error: unknown) => this.deps.log.error({ err: error, sessionId }, "releasing the terminals of an exited agent failed"));
     this.deps.onChildLost(sessionId, child);
   }
 
@@ -257,6 +268,8 @@ export class AgentChildren {
     const { journal, desk } = this.deps;
     return {
       sessionUpdate: (notification, line) => {
+        // Read from a pipe after every child's group is gone (written before): the store is closing, nothing keeps it.
+        if (this.state === "stopped") return;
         journal.update(sessionId, key, notification.update, notification._meta, line);
         this.track(sessionId, notification.update);
       },

@@ -32,7 +32,7 @@ import { deleteSession } from "./session-deletion.js";
 import { forwardToAgent, notifyAgent } from "./session-requests.js";
 import { locationOf } from "./session-location.js";
 import { normalTitle, titleUpdate } from "./session-titles.js";
-import { shutDown } from "./shutdown.js";
+import { shutDown, type ShutdownOptions } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
 import type { StoreHealthView } from "./store-health.js";
 import type { FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
@@ -445,11 +445,16 @@ export class Host {
 
   /**
    * Stops accepting work, interrupts running turns with reason `shutdown`, stops every
-   * child and location service as a process group, and closes the journal.
+   * child and location service as a process group, runs `beforeClose` (the server closes its
+   * clients), and closes the journal and the store. Every step runs; if some failed (each is
+   * logged), it rejects with `ShutdownIncompleteError` naming them once all have run.
    */
-  async shutdown(): Promise<void> {
-    await shutDown(this.parts);
-    await this.fleet?.close();
+  async shutdown(options: ShutdownOptions = {}): Promise<void> {
+    try {
+      await shutDown(this.parts, options);
+    } finally {
+      await this.fleet?.close();
+    }
   }
 
   private assertRunning(): void {

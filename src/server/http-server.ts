@@ -51,7 +51,7 @@ export interface BerthServer {
   readonly port: number;
   /** No new connections; those open stay until {@link close}. */
   stopListening(): void;
-  /** Ends event streams and closes every client socket with `reason`. */
+  /** Ends event streams and closes every client socket with `reason`; once (later calls return the same promise). */
   close(reason?: string): Promise<void>;
 }
 
@@ -220,6 +220,17 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const base = `${hostForUrl(options.listenHost)}:${port}`;
   log.info({ host: options.listenHost, port }, "server listening");
 
+  let closing: Promise<void> | undefined;
+  const close = async (reason: string) => {
+    options.listener.close();
+    server.close();
+    feeds?.close();
+    events.close();
+    ownSessions.close();
+    await acp.close(reason);
+    metrics.close();
+    server.closeAllConnections();
+  };
   return {
     url: `http://${base}`,
     acpUrl: `ws://${base}/acp`,
@@ -229,16 +240,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       server.close();
       feeds?.close();
     },
-    async close(reason = "Berth is shutting down") {
-      options.listener.close();
-      server.close();
-      feeds?.close();
-      events.close();
-      ownSessions.close();
-      await acp.close(reason);
-      metrics.close();
-      server.closeAllConnections();
-    },
+    close: (reason = "Berth is shutting down") => (closing ??= close(reason)),
   };
 }
 

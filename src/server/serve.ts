@@ -114,15 +114,33 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
 
   let stopping: Promise<void> | undefined;
   const stop = async () => {
-    server.stopListening();
-    notifier?.close();
-    // Running turns are interrupted (reason `shutdown`) while their clients still listen.
-    await host.shutdown();
-    const swept = await sweepLeftovers(paths.dataDir, options.config.stopTimeout);
-    if (swept !== "already-gone") options.log.warn({ outcome: swept }, "stopped processes that had left their agents' and terminals' process groups");
-    await server.close("Berth is shutting down");
-    deleteHostFile(paths.hostFile);
-    lock.release();
+    const failed: string[] = [];
+    // Each step runs whatever happened to the one before it: the host file and the lock are let go whatever failed.
+    const step = async (name: string, run: () => unknown): Promise<void> => {
+      try {
+        await run();
+      } catch (error) {
+        failed.push(name);
+        // The host logs each of its own steps that failed; this names the whole.
+        options.log.error({ err: error, step: name }, "stopping step failed");
+      }
+    };
+    await step("stop listening", () => {
+      server.stopListening();
+      notifier?.close();
+    });
+    // Running turns are interrupted (reason `shutdown`) while their clients still listen; once every agent is
+    // stopped, the clients get their answers and their connections close, and only then the store.
+    await step("stop the host", () => host.shutdown({ beforeClose: () => server.close("Berth is shutting down") }));
+    await step("sweep leftover processes", async () => {
+      const swept = await sweepLeftovers(paths.dataDir, options.config.stopTimeout);
+      if (swept !== "already-gone") options.log.warn({ outcome: swept }, "stopped processes that had left their agents' and terminals' process groups");
+    });
+    // Closed already by the host's shutdown, unless that stopped early (then now).
+    await step("close the server", () => server.close("Berth is shutting down"));
+    await step("delete the host file", () => deleteHostFile(paths.hostFile));
+    await step("release the lock", () => lock.release());
+    if (failed.length > 0) throw new Error(`Berth stopped, but these steps failed: ${failed.join(", ")}`);
     options.log.info({}, "berth stopped");
   };
   return {
