@@ -1,10 +1,14 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionView } from "../../src/host/views.js";
 import { killLeftovers, startedProcess, type StartedProcess } from "../support/process-table.js";
 import { AcpTestClient, cleanUp, processIsRunning, tempDir, waitUntil, waitUntilGone } from "./server-harness.js";
 import { BerthProcess } from "./serve-process.js";
+
+/** Faults on demand inside `berth serve`: SIGUSR2 throws an uncaught exception, SIGHUP leaves a rejection unhandled. */
+const faults = { NODE_OPTIONS: `--import=${fileURLToPath(new URL("./fixtures/inject-faults.mjs", import.meta.url))}` };
 
 const processes: BerthProcess[] = [];
 const spawned: StartedProcess[] = [];
@@ -77,4 +81,41 @@ describe("berth serve stopping on SIGTERM", () => {
     expect(existsSync(join(berth.dataDir!, "host.json"))).toBe(false);
     expect(berth.logLines().map((line) => line.msg)).toContain("berth stopped");
   }, 30_000);
+
+  it("an uncaught exception: one error line with its stack, then an orderly stop (agents stopped, host file removed), exit 1", async () => {
+    const berth = serve({}, faults);
+    const { url, token, acpUrl } = await berth.startupLine();
+    const client = await AcpTestClient.connect(acpUrl, { token });
+    const sessionId = await client.newSession(tempDir("berth-stop-work-"));
+    const agent = (await sessionView(url, token, sessionId)).pid!;
+    spawned.push(startedProcess(agent));
+
+    berth.signal("SIGUSR2");
+    expect(await berth.exited).toEqual({ code: 1, signal: null });
+    const lines = berth.logLines();
+    const crash = lines.filter((line) => line.msg === "uncaught exception: stopping Berth");
+    expect(crash).toHaveLength(1);
+    expect(crash[0]).toMatchObject({ level: 50, err: { message: "injected fault: an uncaught exception" } });
+    expect((crash[0]!.err as { stack: string }).stack).toMatch(/^Error: injected fault: an uncaught exception\n\s+at /);
+    expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(["host stopped", "berth stopped"]));
+    expect(await waitUntilGone([agent])).toEqual([]);
+    expect(existsSync(join(berth.dataDir!, "host.json"))).toBe(false);
+  });
+
+  it("an unhandled rejection: one error line with its stack; Berth goes on serving, and a SIGTERM still exits 0", async () => {
+    const berth = serve({}, faults);
+    const { url, token } = await berth.startupLine();
+
+    berth.signal("SIGHUP");
+    await waitUntil(() => berth.logLines().some((line) => line.msg === "unhandled promise rejection"), "the rejection was logged");
+    const logged = berth.logLines().filter((line) => line.msg === "unhandled promise rejection");
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ level: 50, err: { message: "injected fault: an unhandled rejection" } });
+    expect((logged[0]!.err as { stack: string }).stack).toMatch(/^Error: injected fault: an unhandled rejection\n\s+at /);
+    const sessions = await fetch(`${url}/api/sessions`, { headers: { authorization: `Bearer ${token}` } });
+    expect(sessions.status).toBe(200);
+
+    berth.signal("SIGTERM");
+    expect(await berth.exited).toEqual({ code: 0, signal: null });
+  });
 });

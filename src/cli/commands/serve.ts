@@ -50,6 +50,14 @@ async function serve(flags: ServeFlags): Promise<number> {
   // Loaded here, not at the top: every `berth` command registers this one, and only serve needs the server.
   const [{ createLogger }, { startBerth }] = await Promise.all([import("../../host/logger.js"), import("../../server/serve.js")]);
   const log = createLogger();
+  // Until Berth runs, an uncaught exception is logged and ends the process; then it stops Berth first (below).
+  let onUncaught = (error: unknown) => {
+    log.error({ err: error }, "uncaught exception: stopping Berth");
+    log.flush(() => process.exit(FAILURE_EXIT_CODE));
+  };
+  process.on("uncaughtException", (error) => onUncaught(error));
+  // A promise nobody awaited failed: the work it belonged to is over, the host's state is not half-changed: logged, Berth goes on.
+  process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled promise rejection"));
   if (!isLoopback(settings.listenHost)) {
     log.warn(
       { host: settings.listenHost },
@@ -72,23 +80,35 @@ async function serve(flags: ServeFlags): Promise<number> {
   });
   return new Promise<number>((resolve) => {
     let stopping = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        log.warn({ signal }, "second signal while stopping: exiting at once");
-        process.exit(INTERRUPTED_EXIT_CODE);
-      }
+    /** Set by an uncaught exception: however the stop ends, the exit code says something failed. */
+    let failure = false;
+    const stop = () => {
       stopping = true;
-      log.info({ signal }, "stopping: interrupting turns and stopping agents");
       running
         .stop()
         .then(
-          () => 0,
+          () => (failure ? FAILURE_EXIT_CODE : 0),
           (error: unknown) => {
             log.error({ err: error }, "stopping failed");
             return FAILURE_EXIT_CODE;
           },
         )
         .then((code) => log.flush(() => resolve(code)));
+    };
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        log.warn({ signal }, "second signal while stopping: exiting at once");
+        process.exit(INTERRUPTED_EXIT_CODE);
+      }
+      log.info({ signal }, "stopping: interrupting turns and stopping agents");
+      stop();
+    };
+    // The state the exception left is unknown: Berth stops in order (its agents with it) and exits 1; one while stopping
+    // only sets the exit code.
+    onUncaught = (error) => {
+      failure = true;
+      log.error({ err: error }, stopping ? "uncaught exception while stopping" : "uncaught exception: stopping Berth");
+      if (!stopping) stop();
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
