@@ -109,10 +109,12 @@ export class AgentChild {
       return status;
     });
     // The group's stop is shared (the one Berth or the exit above started): this only waits for it.
-    this.ended = group.exited.then(() => group.stop()).then(
-      () => undefined,
-      () => undefined,
-    );
+    this.ended = group.exited
+      .then(() => group.stop())
+      .then(
+        () => undefined,
+        () => undefined,
+      );
     // A closed stdout is as final as an exit: the protocol is gone. Stopping the group makes the exit follow.
     void connection.closed.then(() => {
       this.connectionClosed = true;

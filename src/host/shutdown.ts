@@ -13,7 +13,7 @@ export interface ShutdownOptions {
 }
 
 /** Some steps of the shutdown failed (each logged as it failed); every other step ran, and the store is closed. */
-export class ShutdownIncompleteError extends Error {
+class ShutdownIncompleteError extends Error {
   override readonly name = "ShutdownIncompleteError";
   constructor(readonly failedSteps: readonly string[]) {
     super(`the host stopped, but these shutdown steps failed: ${failedSteps.join(", ")}`);
@@ -71,11 +71,13 @@ export async function shutDown(parts: HostParts, options: ShutdownOptions = {}):
  * be interrupted is logged, whenever that is known: no promise of it is left unhandled, even after the wait ended.
  */
 async function interruptTurns({ executions, log }: HostParts): Promise<void> {
-  const interrupted = executions.active().map((execution) =>
-    executions
-      .interrupt(execution.sessionId, { reason: "shutdown", awaitSettlement: true })
-      .catch((error: unknown) => log.error({ err: error, sessionId: execution.sessionId }, "interrupting a turn at shutdown failed")),
-  );
+  const interrupted = executions
+    .active()
+    .map((execution) =>
+      executions
+        .interrupt(execution.sessionId, { reason: "shutdown", awaitSettlement: true })
+        .catch((error: unknown) => log.error({ err: error, sessionId: execution.sessionId }, "interrupting a turn at shutdown failed")),
+    );
   let settleTimer: NodeJS.Timeout | undefined;
   const settleBound = new Promise<void>((resolve) => (settleTimer = setTimeout(resolve, SHUTDOWN_SETTLE_MS)));
   await Promise.race([Promise.all(interrupted), settleBound]);

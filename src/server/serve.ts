@@ -134,7 +134,8 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     await step("stop the host", () => host.shutdown({ beforeClose: () => server.close("Berth is shutting down") }));
     await step("sweep leftover processes", async () => {
       const swept = await sweepLeftovers(paths.dataDir, options.config.stopTimeout);
-      if (swept !== "already-gone") options.log.warn({ outcome: swept }, "stopped processes that had left their agents' and terminals' process groups");
+      if (swept !== "already-gone")
+        options.log.warn({ outcome: swept }, "stopped processes that had left their agents' and terminals' process groups");
     });
     // Closed already by the host's shutdown, unless that stopped early (then now).
     await step("close the server", () => server.close("Berth is shutting down"));
