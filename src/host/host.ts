@@ -37,6 +37,7 @@ import { restoreAfterRestart } from "./startup.js";
 import type { StoreHealthView } from "./store-health.js";
 import type { FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
 
+export { OrderlySteps } from "./orderly-steps.js";
 export { sweepLeftovers } from "./startup.js";
 
 export interface HostOptions {

@@ -1,5 +1,6 @@
 import { scopeOf } from "../processes/index.js";
 import type { HostParts } from "./host-composition.js";
+import { OrderlySteps } from "./orderly-steps.js";
 
 /** How long shutdown waits for interrupted turns to settle before it stops their agents anyway. */
 const SHUTDOWN_SETTLE_MS = 5_000;
@@ -31,15 +32,8 @@ export async function shutDown(parts: HostParts, options: ShutdownOptions = {}):
   const { status, retention, housekeeping, holds, turns, store, children, transient, cache, journal, log } = parts;
   if (status.state !== "running") return;
   status.state = "stopping";
-  const failed: string[] = [];
-  const step = async (name: string, run: () => unknown): Promise<void> => {
-    try {
-      await run();
-    } catch (error) {
-      failed.push(name);
-      log.error({ err: error, step: name }, "shutdown step failed");
-    }
-  };
+  const steps = new OrderlySteps(log, "shutdown step failed");
+  const step = (name: string, run: () => unknown) => steps.run(name, run);
   await step("stop sweeps", () => {
     retention.stop();
     housekeeping.stop();
@@ -62,6 +56,7 @@ export async function shutDown(parts: HostParts, options: ShutdownOptions = {}):
   await step("close journal", () => journal.close());
   await step("close store", () => store.close());
   status.state = "stopped";
+  const { failed } = steps;
   log.info(failed.length > 0 ? { failedSteps: failed } : {}, "host stopped");
   if (failed.length > 0) throw new ShutdownIncompleteError(failed);
 }

@@ -2,7 +2,7 @@ import type { Config } from "../config/config-schema.js";
 import { mkdirSync } from "node:fs";
 import { isPostgresUrl } from "../config/store-url.js";
 import { dataPaths, secureDataDir, type DataDirSecurity } from "../config/paths.js";
-import { Host, sweepLeftovers } from "../host/host.js";
+import { Host, OrderlySteps, sweepLeftovers } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { Access } from "./access.js";
 import { AccessToken } from "./access-token.js";
@@ -114,17 +114,10 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
 
   let stopping: Promise<void> | undefined;
   const stop = async () => {
-    const failed: string[] = [];
     // Each step runs whatever happened to the one before it: the host file and the lock are let go whatever failed.
-    const step = async (name: string, run: () => unknown): Promise<void> => {
-      try {
-        await run();
-      } catch (error) {
-        failed.push(name);
-        // The host logs each of its own steps that failed; this names the whole.
-        options.log.error({ err: error, step: name }, "stopping step failed");
-      }
-    };
+    // (The host logs each of its own steps that failed; "stop the host" names the whole.)
+    const steps = new OrderlySteps(options.log, "stopping step failed");
+    const step = (name: string, run: () => unknown) => steps.run(name, run);
     await step("stop listening", () => {
       server.stopListening();
       notifier?.close();
@@ -141,7 +134,7 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     await step("close the server", () => server.close("Berth is shutting down"));
     await step("delete the host file", () => deleteHostFile(paths.hostFile));
     await step("release the lock", () => lock.release());
-    if (failed.length > 0) throw new Error(`Berth stopped, but these steps failed: ${failed.join(", ")}`);
+    if (steps.failed.length > 0) throw new Error(`Berth stopped, but these steps failed: ${steps.failed.join(", ")}`);
     options.log.info({}, "berth stopped");
   };
   return {
