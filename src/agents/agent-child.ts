@@ -76,8 +76,6 @@ export class AgentChild {
   state: AgentChildState = "starting";
   /** The agent's whole `initialize` answer, as it came. */
   initializeResponse: InitializeResponse = { protocolVersion: PROTOCOL_VERSION };
-  /** Settles once the child is gone, whether it was stopped or died on its own. */
-  readonly gone: Promise<ExitStatus>;
   /**
    * Settles once nothing of the child runs any more: its whole process group stopped, by Berth or after it died on its
    * own (what it left in its group may still write to its stdout until then). Never rejects.
@@ -99,22 +97,22 @@ export class AgentChild {
     private readonly connection: ClientConnection,
     private readonly stderr: TerminalOutput,
   ) {
-    this.gone = group.exited.then((status) => {
-      if (this.state === "starting" || this.state === "ready") {
-        this.state = "exited";
-        // Whatever it left in its group (an MCP server behind `npx`, a `sleep &`) goes with it; `ended` waits for that.
-        void group.stop().catch(() => undefined);
-        this.exitListeners.emit(status);
-      }
-      return status;
-    });
-    // The group's stop is shared (the one Berth or the exit above started): this only waits for it.
     this.ended = group.exited
-      .then(() => group.stop())
-      .then(
-        () => undefined,
-        () => undefined,
-      );
+      .then(async (status) => {
+        // Shared with Berth's own stop, if it began one: this only waits for it.
+        const stopping = group.stop();
+        try {
+          if (this.state === "starting" || this.state === "ready") {
+            this.state = "exited";
+            // Whatever it left in its group (an MCP server behind `npx`, a `sleep &`) goes with it (the stop above).
+            this.exitListeners.emit(status);
+          }
+        } finally {
+          await stopping;
+        }
+      })
+      // Its exit listeners report their own failures (AgentChildren logs them); a failed stop is the sweep's.
+      .catch(() => undefined);
     // A closed stdout is as final as an exit: the protocol is gone. Stopping the group makes the exit follow.
     void connection.closed.then(() => {
       this.connectionClosed = true;

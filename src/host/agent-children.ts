@@ -234,6 +234,14 @@ export class AgentChildren {
   }
 
   private childExited(sessionId: string, key: LocationKey, child: AgentChild, exit: string): void {
+    try {
+      this.recordExit(sessionId, key, child, exit);
+    } catch (error) {
+      this.deps.log.error({ err: error, sessionId }, "handling an exited agent failed");
+    }
+  }
+
+  private recordExit(sessionId: string, key: LocationKey, child: AgentChild, exit: string): void {
     const previous = this.crashes.get(sessionId);
     const now = this.deps.clock.now();
     const count = previous && now - previous.lastAt <= CRASH_WINDOW_MS ? previous.count + 1 : 1;
