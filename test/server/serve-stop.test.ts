@@ -1,6 +1,5 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionView } from "../../src/host/views.js";
 import { killLeftovers, startedProcess, type StartedProcess } from "../support/process-table.js";
@@ -8,7 +7,7 @@ import { AcpTestClient, cleanUp, processIsRunning, tempDir, waitUntil, waitUntil
 import { BerthProcess } from "./serve-process.js";
 
 /** Faults on demand inside `berth serve`: SIGUSR2 throws an uncaught exception, SIGHUP leaves a rejection unhandled. */
-const faults = { NODE_OPTIONS: `--import=${fileURLToPath(new URL("./fixtures/inject-faults.mjs", import.meta.url))}` };
+const faults = { NODE_OPTIONS: `--import=${new URL("./fixtures/inject-faults.mjs", import.meta.url).href}` };
 
 const processes: BerthProcess[] = [];
 const spawned: StartedProcess[] = [];
