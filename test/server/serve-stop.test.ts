@@ -52,9 +52,10 @@ function errorsOf(berth: BerthProcess): string[] {
 
 describe("berth serve stopping on SIGTERM", () => {
   it("an agent's helper that speaks after the host closed its store: Berth keeps the words, stops cleanly and exits 0", async () => {
-    // Shutdown gives interrupted turns 5 s; the dead agent's group is given 10 s (stopTimeout) after SIGTERM; its helper
-    // speaks 7 s after that SIGTERM: after the 5 s, while what is left of the agent is still being stopped.
-    const berth = serve({ stopTimeout: "10s" });
+    // Shutdown gives interrupted turns 5 s; the dead agent's group is given 60 s (stopTimeout) after SIGTERM; its helper
+    // speaks 7 s after that SIGTERM, then exits: after the 5 s, while what is left of the agent is still being stopped
+    // (before the fix, the store was closed by then). The helper's exit ends the group's stop, not the 60 s.
+    const berth = serve({ stopTimeout: "60s" });
     const { url, token, acpUrl } = await berth.startupLine();
     const workDir = tempDir("berth-stop-work-");
     const client = await AcpTestClient.connect(acpUrl, { token });
@@ -79,7 +80,7 @@ describe("berth serve stopping on SIGTERM", () => {
     expect(await waitUntilGone([helper])).toEqual([]);
     expect(existsSync(join(berth.dataDir!, "host.json"))).toBe(false);
     expect(berth.logLines().map((line) => line.msg)).toContain("berth stopped");
-  }, 30_000);
+  }, 90_000);
 
   it("an uncaught exception: one error line with its stack, then an orderly stop (agents stopped, host file removed), exit 1", async () => {
     const berth = serve({}, faults);
