@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api/rest.js";
 import type { QuestionAnswer, QuestionView, SessionView } from "../api/types.js";
 import type { ChatSession } from "../chat/chat-session.js";
@@ -62,7 +62,8 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
   useEffect(() => {
     if (route.name === "session" && state.deleted.includes(route.sessionId)) navigate(OVERVIEW);
   }, [route, state.deleted]);
-  useEffect(() => {
+  // Before the frame is painted: a session's address never shows a frame of the overview alone first.
+  useLayoutEffect(() => {
     if (routed === null) show(null);
     else if (chatModule && openRef.current?.sessionId !== routed) show(chatModule.ChatSession.open({ mode: "load", sessionId: routed }));
   }, [routed, chatModule]);
