@@ -72,6 +72,20 @@ describe("the dashboard's first load", () => {
     expect(opened.errors).toEqual([]);
   });
 
+  it("opens the chat once its chunk loads, when the first try failed (Berth out of reach a moment)", async () => {
+    const { berth, url, token, workDir } = suite.server;
+    const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
+    let tries = 0;
+    opened = await openPage(suite.launched.browser, url, `/?token=${token}`, desktop, async (page) => {
+      await page.route(/\/assets\/ChatPanel-[\w-]+\.js$/, (route) => (tries++ === 0 ? route.abort() : route.continue()));
+    });
+    const { page } = opened;
+    await page.getByRole("link", { name: `Open Untitled session ${sessionId.slice(0, 8)}` }).click();
+    await page.getByRole("button", { name: "Resume" }).waitFor({ timeout: POLL.timeout });
+    expect(tries).toBeGreaterThanOrEqual(2);
+    expect(opened.errors).toEqual([]);
+  });
+
   for (const [width, options] of [
     ["desktop", desktop],
     ["phone", phone],
