@@ -97,12 +97,19 @@ export const phone: BrowserContextOptions = {
   colorScheme: "light",
 };
 
-/** A fresh browser context (no cookies, no storage) at `path` of the server. */
-export async function openPage(browser: Browser, url: string, path: string, options: BrowserContextOptions = desktop): Promise<OpenedPage> {
+/** A fresh browser context (no cookies, no storage) at `path` of the server; `prepare` runs on the page before it loads. */
+export async function openPage(
+  browser: Browser,
+  url: string,
+  path: string,
+  options: BrowserContextOptions = desktop,
+  prepare: (page: Page) => Promise<void> = async () => undefined,
+): Promise<OpenedPage> {
   const context = await browser.newContext(options);
   const page = await context.newPage();
   const errors: string[] = [];
   page.on("pageerror", (error) => errors.push(error.message));
+  await prepare(page);
   const response = await page.goto(`${url}${path}`);
   return { page, status: response?.status(), errors, close: () => context.close() };
 }

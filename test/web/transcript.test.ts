@@ -199,6 +199,27 @@ describe("transcript", () => {
     expect((t.entries[0] as MessageEntry).length).toBe(chunks.join("").length);
     expect(textOf(t.entries[0])).toBe(chunks.join(""));
   });
+
+  it("keeps the rows of finished blocks as the message grows, and marks its last row wherever it ends", () => {
+    const t = new Transcript();
+    const paragraph = (i: number): string => `paragraph ${i} ${"x".repeat(200)}\n\n`;
+    for (let i = 0; i < 200; i++) t.applyEvent(update(agentChunk(paragraph(i))));
+    const before = t.rows();
+    for (let i = 200; i < 400; i++) t.applyEvent(update(agentChunk(paragraph(i))));
+    const after = t.rows();
+    expect(after.length).toBeGreaterThan(before.length);
+    const finished = before.filter((row) => row.part >= 0 && !row.last);
+    expect(finished.length).toBeGreaterThan(5);
+    // The same row objects, not copies made again: a frame of a long reply allocates only its new rows.
+    for (const row of finished) expect(after[before.indexOf(row)]).toBe(row);
+    expect(after.map((row) => row.key)).toEqual([...new Set(after.map((row) => row.key))]);
+    expect(after.filter((row) => row.last)).toEqual([after.at(-1)]);
+    expect(after.filter((row) => row.first)).toEqual([after[0]]);
+    // The rows read back the whole text, in order.
+    const message = t.entries[0] as MessageEntry;
+    const shown = after.map((row) => (row.part >= 0 ? message.segments.blocks[row.part] : message.segments.tail)).join("");
+    expect(shown).toBe(Array.from({ length: 400 }, (_, i) => paragraph(i)).join(""));
+  });
 });
 
 describe("message segments", () => {

@@ -3,6 +3,10 @@ import { adoptTokenFromAddress } from "./auth/token.js";
 import { LiveOverview } from "./live/overview.js";
 import { DesktopNotifications } from "./notify/desktop-notifications.js";
 import { App } from "./ui/App.js";
+import { loadChat } from "./ui/chat-loader.js";
+import { currentRoute } from "./ui/route.js";
 
 adoptTokenFromAddress();
+// Opened on a session's address: the chat is in the first render, never the overview first in its place.
+if (currentRoute().name === "session") await loadChat().catch(() => undefined);
 render(<App overview={new LiveOverview()} notifications={new DesktopNotifications()} />, document.getElementById("app")!);

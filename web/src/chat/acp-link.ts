@@ -16,9 +16,6 @@ import { ticketUrl } from "../auth/token.js";
  * journal it read over REST, each event once.
  */
 const JOURNAL_SEQ_META = "berth/journalSeq";
-export const SEQ_META = "berth/seq";
-/** On a chunk merged from several journaled chunks: the first one's seq (`berth/seq` is the last one's). */
-export const SEQ_FROM_META = "berth/seqFrom";
 
 const CLIENT_INFO = { name: "berth-dashboard", title: "Berth dashboard", version: __BERTH_VERSION__ };
 

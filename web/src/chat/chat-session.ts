@@ -1,11 +1,11 @@
-import { methods, RequestError, type ClientConnection, type SessionNotification, type SessionUpdate } from "@agentclientprotocol/sdk";
+import type { ClientConnection, SessionNotification, SessionUpdate } from "@agentclientprotocol/sdk";
 import { api, ApiError } from "../api/rest.js";
 import type { QuestionAnswer, ReadEvent, SessionView, TerminalOutputResult } from "../api/types.js";
 import { Observable } from "../live/observable.js";
 import { yieldToPage } from "../util/yield-to-page.js";
-import { connectAcp, SEQ_FROM_META, SEQ_META } from "./acp-link.js";
 import { reconnectDelay } from "./backoff.js";
 import { toFront, withState, without, type Outbox } from "./outbox.js";
+import { SEQ_FROM_META, SEQ_META } from "./journal-meta.js";
 import { Transcript } from "./transcript.js";
 import type { TranscriptQuestion } from "./transcript-questions.js";
 import {
@@ -162,7 +162,7 @@ export class ChatSession {
     if (!this.turnRunning()) return;
     void this.whenLive().then((connection) => {
       const sessionId = this.sessionId;
-      if (connection && sessionId) void connection.agent.notify(methods.agent.session.cancel, { sessionId });
+      if (connection && sessionId) void connection.agent.notify("session/cancel", { sessionId });
     });
   }
 
@@ -229,7 +229,7 @@ export class ChatSession {
     const connection = this.connection;
     this.connection = null;
     if (connection && sessionId !== null && link.name === "live") {
-      await connection.agent.request(methods.agent.session.close, { sessionId }).catch(() => undefined);
+      await connection.agent.request("session/close", { sessionId }).catch(() => undefined);
     }
     connection?.close();
   }
@@ -395,7 +395,7 @@ export class ChatSession {
       const connection = await this.connect();
       const meta: Record<string, string> = { "berth/agent": opening.agent };
       if (opening.workspace !== null) meta["berth/workspace"] = opening.workspace;
-      const answer = await connection.agent.request(methods.agent.session.new, { cwd: opening.cwd, mcpServers: [], _meta: meta });
+      const answer = await connection.agent.request("session/new", { cwd: opening.cwd, mcpServers: [], _meta: meta });
       const sessionId = answer.sessionId;
       this.controls.set(controlsOfAnswer(answer));
       this.patch({ sessionId, link: { name: "live" }, loading: false });
@@ -431,7 +431,7 @@ export class ChatSession {
     try {
       const { cwd } = await api.session(sessionId);
       const connection = await this.connect();
-      const answer = await connection.agent.request(methods.agent.session.resume, { sessionId, cwd, mcpServers: [] });
+      const answer = await connection.agent.request("session/resume", { sessionId, cwd, mcpServers: [] });
       if (this.closed()) return null;
       // Usage read from the journal stays; modes, models and options are the agent's answer.
       this.controls.set(controlsOfAnswer(answer, this.controls.value.usage));
@@ -449,6 +449,8 @@ export class ChatSession {
 
   private async connect(): Promise<ClientConnection> {
     this.connection?.close();
+    // The ACP SDK and the link are a chunk of their own, loaded once the page holds a session (reading needs neither).
+    const { connectAcp } = await import("./acp-link.js");
     const connection = await connectAcp({ update: (notification) => this.updated(notification), asked: () => this.refresh() });
     this.connection = connection;
     void connection.closed.then(() => {
@@ -518,12 +520,12 @@ export class ChatSession {
     let failure: string | null = null;
     let busy = false;
     try {
-      const response = await connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+      const response = await connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
       // `usage` is in ACP's unstable schema, not the stable one the SDK types this answer with.
       this.controls.set(controlsWithTurnUsage(this.controls.value, (response as { usage?: unknown }).usage));
     } catch (error) {
       failure = messageOf(error);
-      busy = error instanceof RequestError && (error.data as { code?: unknown } | undefined)?.code === "turn_in_flight";
+      busy = (rpcError(error)?.data as { code?: unknown } | undefined)?.code === "turn_in_flight";
     }
     this.prompting = false;
     if (this.closed()) return;
@@ -621,7 +623,17 @@ function journalUpdate(notification: SessionNotification, seq: number, meta: Rec
 /** The session no longer exists: retrying will not help. */
 function isGone(error: unknown): boolean {
   if (error instanceof ApiError) return error.status === 404;
-  return error instanceof RequestError && error.code === -32002;
+  return rpcError(error)?.code === -32002;
+}
+
+/**
+ * The JSON-RPC error an ACP request failed with. Told by its shape, not by the SDK's `RequestError`
+ * class: the SDK is in the chunk loaded with the link, and this page must not load it to read an error.
+ */
+function rpcError(error: unknown): { readonly code: number; readonly data: unknown } | null {
+  if (!(error instanceof Error) || error instanceof ApiError) return null;
+  const { code, data } = error as { code?: unknown; data?: unknown };
+  return typeof code === "number" ? { code, data } : null;
 }
 
 function messageOf(error: unknown): string {

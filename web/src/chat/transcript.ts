@@ -206,24 +206,39 @@ export class Transcript {
     return true;
   }
 
-  /** The rows to lay out, recomputed only when something changed. */
+  /**
+   * The rows to lay out, recomputed only when something changed. A row once made is kept (a finished
+   * block never changes): while a long reply streams, a frame makes only its new rows, not hundreds.
+   */
   rows(): readonly TranscriptRow[] {
     if (this.rowsCache.version === this.version) return this.rowsCache.rows;
     const rows: TranscriptRow[] = [];
     for (const entry of this.entries) {
+      let made = this.madeRows.get(entry);
+      if (!made) {
+        made = [];
+        this.madeRows.set(entry, made);
+      }
       if (entry.kind !== "message") {
-        rows.push({ key: String(entry.id), entry, part: 0, first: true, last: true });
+        made[0] ??= { key: String(entry.id), entry, part: 0, first: true, last: true };
+        rows.push(made[0]);
         continue;
       }
       const { blocks, tail } = entry.segments;
-      blocks.forEach((_, part) => {
-        rows.push({ key: `${entry.id}.${part}`, entry, part, first: part === 0, last: part === blocks.length - 1 && tail === "" });
-      });
+      for (let part = made.length; part < blocks.length; part++) {
+        made.push({ key: `${entry.id}.${part}`, entry, part, first: part === 0, last: false });
+      }
+      for (let part = 0; part < blocks.length; part++) rows.push(made[part]!);
       if (tail !== "" || blocks.length === 0) rows.push({ key: `${entry.id}.t`, entry, part: -1, first: blocks.length === 0, last: true });
+      // Ending on a finished block (the reply's last cut fell on its end): that row is the message's last.
+      else rows[rows.length - 1] = { ...made[blocks.length - 1]!, last: true };
     }
     this.rowsCache = { version: this.version, rows };
     return rows;
   }
+
+  /** Rows made so far, by entry: a message's blocks in order (its tail row is made each time: its flags change). */
+  private readonly madeRows = new WeakMap<TranscriptEntry, TranscriptRow[]>();
 
   /** Listens for changes; called once per batch of changes, synchronously. */
   subscribe(listener: () => void): () => void {

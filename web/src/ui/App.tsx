@@ -1,14 +1,14 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api/rest.js";
 import type { QuestionAnswer, QuestionView, SessionView } from "../api/types.js";
-import { ChatSession } from "../chat/chat-session.js";
+import type { ChatSession } from "../chat/chat-session.js";
 import { useObservable } from "../live/observable.js";
 import type { LiveOverview } from "../live/overview.js";
 import type { DesktopNotifications } from "../notify/desktop-notifications.js";
 import { PageAttention } from "../notify/page-attention.js";
 import { shortId } from "../util/format.js";
 import { AuthRequired } from "./AuthRequired.js";
-import { ChatPanel } from "./ChatPanel.js";
+import { loadChat, useChatModule } from "./chat-loader.js";
 import { ConfirmDialog } from "./ConfirmDialog.js";
 import { FeedPanel } from "./FeedPanel.js";
 import { LocationsPanel } from "./LocationsPanel.js";
@@ -53,6 +53,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
   // session being deleted) hides it in the same render, before any effect runs.
   const routed = route.name === "session" && !state.deleted.includes(route.sessionId) ? route.sessionId : null;
   const chat = routed !== null && open?.sessionId === routed ? open : null;
+  const chatModule = useChatModule(routed !== null);
 
   useEffect(() => overview.start(), [overview]);
   useEffect(() => new PageAttention(overview, notifications).start(), [overview, notifications]);
@@ -61,10 +62,11 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
   useEffect(() => {
     if (route.name === "session" && state.deleted.includes(route.sessionId)) navigate(OVERVIEW);
   }, [route, state.deleted]);
-  useEffect(() => {
+  // Before the frame is painted: a session's address never shows a frame of the overview alone first.
+  useLayoutEffect(() => {
     if (routed === null) show(null);
-    else if (openRef.current?.sessionId !== routed) show(ChatSession.open({ mode: "load", sessionId: routed }));
-  }, [routed]);
+    else if (chatModule && openRef.current?.sessionId !== routed) show(chatModule.ChatSession.open({ mode: "load", sessionId: routed }));
+  }, [routed, chatModule]);
 
   const chatSession = chat?.sessionId ? state.sessions.find((s) => s.id === chat.sessionId) : undefined;
   const shownSessions = state.sessions.filter((session) => matchesFilter(session, filter));
@@ -126,6 +128,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
   if (state.link.name === "unauthorized") return <AuthRequired />;
 
   const startSession = async (params: NewSessionParams): Promise<void> => {
+    const { ChatSession } = await loadChat();
     const next = ChatSession.open({ mode: "new", ...params });
     try {
       const sessionId = await next.opened;
@@ -174,7 +177,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
         onSettings={() => setDialog({ name: "settings" })}
         onHelp={() => setDialog({ name: "help" })}
       />
-      <main class={chat ? "layout with-chat" : "layout"}>
+      <main class={chat && chatModule ? "layout with-chat" : "layout"}>
         <div class="overview">
           <div class="column">
             <QuestionsPanel questions={state.questions} sessions={state.sessions} onAnswer={answerQuestion} />
@@ -194,15 +197,15 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
             <FeedPanel records={state.records} sessions={state.sessions} />
           </div>
         </div>
-        {chat ? (
-          <ChatPanel
+        {chat && chatModule ? (
+          <chatModule.ChatPanel
             key={chat.sessionId ?? "new"}
             chat={chat}
             session={chatSession}
             onClose={() => navigate(OVERVIEW)}
             onDelete={(session) => setDialog({ name: "delete", session })}
             onRename={renameSession}
-            onReconnect={() => chat.sessionId && show(ChatSession.open({ mode: "load", sessionId: chat.sessionId }))}
+            onReconnect={() => chat.sessionId && show(chatModule.ChatSession.open({ mode: "load", sessionId: chat.sessionId }))}
           />
         ) : null}
       </main>

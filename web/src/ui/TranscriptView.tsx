@@ -4,6 +4,7 @@ import type { Transcript, TranscriptRow } from "../chat/transcript.js";
 import { whenHighlighterLoads } from "../content/markdown.js";
 import { forgetRenderings } from "./rendered-markdown.js";
 import { TranscriptEntryView } from "./TranscriptEntry.js";
+import { useFrameRender } from "./use-frame-render.js";
 import { useVirtualizer } from "./use-virtualizer.js";
 
 /** How close to the end (px) counts as following the conversation, so new text scrolls into view. */
@@ -16,22 +17,14 @@ const FOLLOW_SLACK_PX = 48;
  */
 export function TranscriptView({ transcript, empty, sent }: { transcript: Transcript; empty: string; sent: number }) {
   const scroller = useRef<HTMLDivElement>(null);
-  const [, setVersion] = useState(transcript.version);
+  const renderNextFrame = useFrameRender();
   const [highlight, setHighlight] = useState(0);
   useEffect(() => {
-    let frame = 0;
-    const unsubscribe = transcript.subscribe(() => {
-      frame ||= requestAnimationFrame(() => {
-        frame = 0;
-        setVersion(transcript.version);
-      });
-    });
-    setVersion(transcript.version);
-    return () => {
-      unsubscribe();
-      cancelAnimationFrame(frame);
-    };
-  }, [transcript]);
+    const unsubscribe = transcript.subscribe(renderNextFrame);
+    // What changed between the first render and this subscription.
+    renderNextFrame();
+    return unsubscribe;
+  }, [transcript, renderNextFrame]);
   useEffect(
     () =>
       whenHighlighterLoads(() => {
@@ -42,14 +35,17 @@ export function TranscriptView({ transcript, empty, sent }: { transcript: Transc
   );
 
   const rows = transcript.rows();
-  const virtualizer = useVirtualizer({
-    count: rows.length,
-    getScrollElement: () => scroller.current,
-    estimateSize: (index) => estimate(rows[index]!),
-    getItemKey: (index) => rows[index]!.key,
-    // A row can be 8 kB of text: each one laid out beyond the viewport costs every frame of a long reply.
-    overscan: 2,
-  });
+  const virtualizer = useVirtualizer(
+    {
+      count: rows.length,
+      getScrollElement: () => scroller.current,
+      estimateSize: (index) => estimate(rows[index]!),
+      getItemKey: (index) => rows[index]!.key,
+      // A row can be 8 kB of text: each one laid out beyond the viewport costs every frame of a long reply.
+      overscan: 2,
+    },
+    renderNextFrame,
+  );
   const items = virtualizer.getVirtualItems();
 
   // Following the end (where a conversation opens, and new text arrives) until the person scrolls up;
