@@ -109,6 +109,8 @@ export class AgentChild {
           }
         } finally {
           await stopping;
+          // What its group wrote before it was gone is read (the pipes' end), not dropped as late words.
+          await group.outputDrained();
         }
       })
       // Its exit listeners report their own failures (AgentChildren logs them); a failed stop is the sweep's.

@@ -240,7 +240,12 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       server.close();
       feeds?.close();
     },
-    close: (reason = "Berth is shutting down") => (closing ??= close(reason)),
+    // Once: a second call waits for the first; after a failure, a later call tries again.
+    close: (reason = "Berth is shutting down") =>
+      (closing ??= close(reason).catch((error: unknown) => {
+        closing = undefined;
+        throw error;
+      })),
   };
 }
 

@@ -125,13 +125,13 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     // Running turns are interrupted (reason `shutdown`) while their clients still listen; once every agent is
     // stopped, the clients get their answers and their connections close, and only then the store.
     await step("stop the host", () => host.shutdown({ beforeClose: () => server.close("Berth is shutting down") }));
+    // Closed already by the host's shutdown, unless that failed or stopped early (then now, before the sweep's wait).
+    await step("close the server", () => server.close("Berth is shutting down"));
     await step("sweep leftover processes", async () => {
       const swept = await sweepLeftovers(paths.dataDir, options.config.stopTimeout);
       if (swept !== "already-gone")
         options.log.warn({ outcome: swept }, "stopped processes that had left their agents' and terminals' process groups");
     });
-    // Closed already by the host's shutdown, unless that stopped early (then now).
-    await step("close the server", () => server.close("Berth is shutting down"));
     await step("delete the host file", () => deleteHostFile(paths.hostFile));
     await step("release the lock", () => lock.release());
     if (steps.failed.length > 0) throw new Error(`Berth stopped, but these steps failed: ${steps.failed.join(", ")}`);

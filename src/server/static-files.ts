@@ -47,6 +47,11 @@ export class StaticFiles {
     const candidate = normalize(join(this.root, relative));
     // `..` can never leave the web directory: such paths get the page like any unknown one.
     if (candidate.startsWith(this.root) && candidate !== index && isFile(candidate)) return { name: "asset", path: candidate };
+    // A built file that is not there (a page older than this build asks for its code): the page in its place would be
+    // refused as a script, with nothing said; a 404 names it.
+    if (relative.startsWith("/assets/")) {
+      throw new HttpError(404, "asset_not_found", `${relative} is not part of this build of the dashboard: reload the page`);
+    }
     return { name: "index", path: index };
   }
 

@@ -474,6 +474,11 @@ describe("REST API", () => {
     expect(asset.headers.get("cross-origin-resource-policy")).toBe("same-origin");
     expect(await asset.text()).toBe("console.log('berth')");
     expect(await (await fetch(`${fixture.url}/sessions/some-id`)).text()).toContain("<title>Berth</title>");
+    // A file of an older build (a page open across an upgrade asks for it): named, never the page in its place.
+    expect(await json(fixture.api("/assets/ChatPanel-0ld0ld00.js"))).toMatchObject({
+      status: 404,
+      body: { error: "asset_not_found", message: expect.stringContaining("/assets/ChatPanel-0ld0ld00.js is not part of this build") },
+    });
     expect(await (await fetch(`${fixture.url}/..%2F..%2F..%2Fetc%2Fpasswd`)).text()).toContain("<title>Berth</title>");
 
     expect(await json(fixture.api("/api/nothing-here"))).toMatchObject({ status: 404, body: { error: "not_found" } });

@@ -86,6 +86,23 @@ describe("the dashboard's first load", () => {
     expect(opened.errors).toEqual([]);
   });
 
+  it("says so when the chat's code cannot be loaded (a page older than the running Berth), and a reload opens it", async () => {
+    const { berth, url, token, workDir } = suite.server;
+    const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
+    let stale = true;
+    opened = await openPage(suite.launched.browser, url, `/?token=${token}`, desktop, async (page) => {
+      await page.route(/\/assets\/ChatPanel-[\w-]+\.js$/, (route) => (stale ? route.fulfill({ status: 404, body: "" }) : route.continue()));
+    });
+    const { page } = opened;
+    await page.getByRole("link", { name: `Open Untitled session ${sessionId.slice(0, 8)}` }).click();
+    const notice = page.getByRole("alert").filter({ hasText: "The chat could not be loaded" });
+    await notice.waitFor({ timeout: POLL.timeout });
+    stale = false;
+    await notice.getByRole("button", { name: "Reload the page" }).click();
+    await page.getByRole("button", { name: "Resume" }).waitFor({ timeout: POLL.timeout });
+    await notice.waitFor({ state: "detached" });
+  });
+
   for (const [width, options] of [
     ["desktop", desktop],
     ["phone", phone],

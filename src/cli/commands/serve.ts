@@ -78,6 +78,8 @@ async function serve(flags: ServeFlags): Promise<number> {
     token: running.tokenCreated || flags.printToken === true ? running.token : null,
     howToGetLink: `dashboard link: berth token --link${dataDirFlag}`,
   });
+  // Turns get 5 s to settle, agents and what they left stopTimeout each, the sweep as much again, with a margin.
+  const stopDeadlineMs = 5_000 + 3 * settings.config.stopTimeout + 10_000;
   return new Promise<number>((resolve) => {
     let stopping = false;
     /** Set by an uncaught exception: however the stop ends, the exit code says something failed. */
@@ -87,13 +89,14 @@ async function serve(flags: ServeFlags): Promise<number> {
       running
         .stop()
         .then(
-          () => (failure ? FAILURE_EXIT_CODE : 0),
+          () => 0,
           (error: unknown) => {
             log.error({ err: error }, "stopping failed");
             return FAILURE_EXIT_CODE;
           },
         )
-        .then((code) => log.flush(() => resolve(code)));
+        // Read at the very end: an exception up to the exit still makes it 1.
+        .then((code) => log.flush(() => resolve(failure ? FAILURE_EXIT_CODE : code)));
     };
     const onSignal = (signal: NodeJS.Signals) => {
       if (stopping) {
@@ -108,7 +111,14 @@ async function serve(flags: ServeFlags): Promise<number> {
     onUncaught = (error) => {
       failure = true;
       log.error({ err: error }, stopping ? "uncaught exception while stopping" : "uncaught exception: stopping Berth");
-      if (!stopping) stop();
+      if (stopping) return;
+      stop();
+      // Nobody sends a second signal here, and what the exception broke may keep the stop waiting: a supervisor must
+      // see Berth exit, so after the longest an orderly stop takes, it exits anyway.
+      setTimeout(() => {
+        log.error({ afterMs: stopDeadlineMs }, "the stop after an uncaught exception did not end in time: exiting");
+        log.flush(() => process.exit(FAILURE_EXIT_CODE));
+      }, stopDeadlineMs).unref();
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);

@@ -53,7 +53,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
   // session being deleted) hides it in the same render, before any effect runs.
   const routed = route.name === "session" && !state.deleted.includes(route.sessionId) ? route.sessionId : null;
   const chat = routed !== null && open?.sessionId === routed ? open : null;
-  const chatModule = useChatModule(routed !== null);
+  const { module: chatModule, failed: chatUnloadable } = useChatModule(routed !== null);
 
   useEffect(() => overview.start(), [overview]);
   useEffect(() => new PageAttention(overview, notifications).start(), [overview, notifications]);
@@ -197,6 +197,15 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
             <FeedPanel records={state.records} sessions={state.sessions} />
           </div>
         </div>
+        {chatUnloadable ? (
+          // A page older than the running Berth asks for code that is no longer there: only a reload helps then.
+          <div class="error-box chat-unloadable" role="alert">
+            <p>The chat could not be loaded: Berth is out of reach, or it was upgraded since this page was opened. Trying again…</p>
+            <button type="button" onClick={() => window.location.reload()}>
+              Reload the page
+            </button>
+          </div>
+        ) : null}
         {chat && chatModule ? (
           <chatModule.ChatPanel
             key={chat.sessionId ?? "new"}

@@ -32,18 +32,31 @@ export function loadChat(): Promise<ChatModule> {
   return loading;
 }
 
+/** What `useChatModule` gives: the module once loaded, and whether the last try failed (then it is tried again). */
+export interface ChatModuleState {
+  readonly module: ChatModule | null;
+  readonly failed: boolean;
+}
+
 /** The chat module once loaded (null until then); loads it while `wanted`, trying again if it fails. */
-export function useChatModule(wanted: boolean): ChatModule | null {
+export function useChatModule(wanted: boolean): ChatModuleState {
   const [module, setModule] = useState(loaded);
+  const [failed, setFailed] = useState(false);
   useEffect(() => {
     if (!wanted || module) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let stopped = false;
     const attempt = (): void => {
       loadChat().then(
-        (chat) => stopped || setModule(chat),
+        (chat) => {
+          if (stopped) return;
+          setFailed(false);
+          setModule(chat);
+        },
         () => {
-          if (!stopped) timer = setTimeout(attempt, RETRY_MS);
+          if (stopped) return;
+          setFailed(true);
+          timer = setTimeout(attempt, RETRY_MS);
         },
       );
     };
@@ -54,5 +67,6 @@ export function useChatModule(wanted: boolean): ChatModule | null {
     };
   }, [wanted, module]);
   // Loaded meanwhile (a new session's chat, loaded before its address is routed to): at once, not a render later.
-  return module ?? loaded;
+  const shown = module ?? loaded;
+  return { module: shown, failed: wanted && shown === null && failed };
 }
