@@ -111,7 +111,8 @@ export class AgentChildren {
     await Promise.allSettled([...this.inflight.values()]);
     await Promise.allSettled(
       [...this.live].map((child) => {
-        if (child.state === "exited") return child.ended;
+        // Died on its own, or already being stopped by Berth (a release, an eviction): waited for, not stopped again.
+        if (child.state !== "starting" && child.state !== "ready") return child.ended;
         this.deps.onChildLost(child.sessionId, child);
         return this.stop(child.sessionId, child, "shutdown");
       }),

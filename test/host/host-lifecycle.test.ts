@@ -197,6 +197,30 @@ describe("host lifecycle with real processes (lifecycle timers on a virtual cloc
     expect(host.locations()).toEqual([]);
   });
 
+  it("shutdown while a released child's group is still stopping: waited for, not stopped and recorded again", async () => {
+    const clock = new VirtualClock();
+    // A helper in the agent's group ignores SIGTERM and exits 3 s after it: the release's stop outlasts the agent.
+    const { host, workDir } = await startHost({ clock, config: { stopTimeout: "30s" } });
+    const released: string[] = [];
+    host.onRecord(({ record }) => {
+      if (record.kind === "child_released") released.push(String(record.why));
+    });
+    const session = await host.createSession({ cwd: workDir });
+    const ticket = host.hold(session.id, "laptop");
+    const { pid } = await ticket.child;
+    const live = collect(host, session.id);
+    await host.prompt(session.id, text("/straggle 3s Last words."));
+    const helper = Number(/straggler pid: (\d+)/.exec(live.texts().join(""))![1]);
+    ticket.release();
+    await clock.advance(15_000);
+    await waitUntil(() => !processIsRunning(pid), "the released agent exited");
+    expect(processIsRunning(helper)).toBe(true);
+
+    await host.shutdown();
+    expect(await waitUntilGone([helper])).toEqual([]);
+    expect(released).toEqual(["grace"]);
+  });
+
   it("release grace with a real child: a holder returning within the grace keeps the same pid; released once after it", async () => {
     const clock = new VirtualClock();
     const { host, workDir } = await startHost({ clock });
