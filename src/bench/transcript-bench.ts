@@ -56,6 +56,11 @@ export async function runTranscriptBench(): Promise<void> {
   }
 }
 
+/** The dashboard's address on the Berth the benchmark started (its ACP address less `/acp`, over HTTP). */
+function dashboardUrl(serve: ServeProcess): string {
+  return serve.acpUrl.replace(/^ws/, "http").replace(/\/acp$/, "");
+}
+
 /** Fresh browser contexts (nothing cached) per first load: the page's first task is the bundle's evaluation. */
 const FIRST_LOADS = 3;
 
@@ -69,7 +74,7 @@ async function firstLoads(browser: Browser, serve: ServeProcess, workDir: string
   const { sessionId } = await side.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
   await side.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `/flood 2000 ${CHUNK_BYTES}` }] });
   side.connection.close();
-  const base = serve.acpUrl.replace(/^ws/, "http").replace(/\/acp$/, "");
+  const base = dashboardUrl(serve);
   const load = async (hash: string, ready: (page: Page) => Promise<unknown>): Promise<number[]> => {
     const longest: number[] = [];
     for (let i = 0; i < FIRST_LOADS; i++) {
@@ -114,7 +119,7 @@ interface PageFigures {
 
 /** A new session in the page, resumed (agent warm), then the flood typed and sent; until its last row shows all of it. */
 async function liveTime(page: Page, serve: ServeProcess, workDir: string, chunks: number): Promise<PageFigures> {
-  const base = serve.acpUrl.replace(/^ws/, "http").replace(/\/acp$/, "");
+  const base = dashboardUrl(serve);
   const created = await fetch(`${base}/api/sessions`, {
     method: "POST",
     headers: { authorization: `Bearer ${serve.token}`, "content-type": "application/json", origin: base },

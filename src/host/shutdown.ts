@@ -33,28 +33,27 @@ export async function shutDown(parts: HostParts, options: ShutdownOptions = {}):
   if (status.state !== "running") return;
   status.state = "stopping";
   const steps = new OrderlySteps(log, "shutdown step failed");
-  const step = (name: string, run: () => unknown) => steps.run(name, run);
-  await step("stop sweeps", () => {
+  await steps.run("stop sweeps", () => {
     retention.stop();
     housekeeping.stop();
   });
-  await step("interrupt turns", () => interruptTurns(parts));
-  await step("close holds", () => {
+  await steps.run("interrupt turns", () => interruptTurns(parts));
+  await steps.run("close holds", () => {
     holds.close();
     turns.cancelSettleDeadlines();
   });
-  await step("tell held sessions", () => {
+  await steps.run("tell held sessions", () => {
     for (const session of store.sessions.list()) {
       if (holds.child(session.id)) parts.noticeAgentStopped(session.id, "shutdown");
     }
   });
-  await step("stop agents", () => Promise.all([children.stopAll(), transient.stopAll()]));
-  await step("close locations", () => cache.closeAll());
+  await steps.run("stop agents", () => Promise.all([children.stopAll(), transient.stopAll()]));
+  await steps.run("close locations", () => cache.closeAll());
   // No child can start any more: whatever cgroup is left empty goes now.
-  await step("delete empty cgroups", () => scopeOf(parts.ledger).deleteEmptyCgroups());
-  if (options.beforeClose) await step("close clients", options.beforeClose);
-  await step("close journal", () => journal.close());
-  await step("close store", () => store.close());
+  await steps.run("delete empty cgroups", () => scopeOf(parts.ledger).deleteEmptyCgroups());
+  if (options.beforeClose) await steps.run("close clients", options.beforeClose);
+  await steps.run("close journal", () => journal.close());
+  await steps.run("close store", () => store.close());
   status.state = "stopped";
   const { failed } = steps;
   log.info(failed.length > 0 ? { failedSteps: failed } : {}, "host stopped");

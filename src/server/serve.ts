@@ -117,23 +117,22 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     // Each step runs whatever happened to the one before it: the host file and the lock are let go whatever failed.
     // (The host logs each of its own steps that failed; "stop the host" names the whole.)
     const steps = new OrderlySteps(options.log, "stopping step failed");
-    const step = (name: string, run: () => unknown) => steps.run(name, run);
-    await step("stop listening", () => {
+    await steps.run("stop listening", () => {
       server.stopListening();
       notifier?.close();
     });
     // Running turns are interrupted (reason `shutdown`) while their clients still listen; once every agent is
     // stopped, the clients get their answers and their connections close, and only then the store.
-    await step("stop the host", () => host.shutdown({ beforeClose: () => server.close("Berth is shutting down") }));
+    await steps.run("stop the host", () => host.shutdown({ beforeClose: () => server.close("Berth is shutting down") }));
     // Closed already by the host's shutdown, unless that failed or stopped early (then now, before the sweep's wait).
-    await step("close the server", () => server.close("Berth is shutting down"));
-    await step("sweep leftover processes", async () => {
+    await steps.run("close the server", () => server.close("Berth is shutting down"));
+    await steps.run("sweep leftover processes", async () => {
       const swept = await sweepLeftovers(paths.dataDir, options.config.stopTimeout);
       if (swept !== "already-gone")
         options.log.warn({ outcome: swept }, "stopped processes that had left their agents' and terminals' process groups");
     });
-    await step("delete the host file", () => deleteHostFile(paths.hostFile));
-    await step("release the lock", () => lock.release());
+    await steps.run("delete the host file", () => deleteHostFile(paths.hostFile));
+    await steps.run("release the lock", () => lock.release());
     if (steps.failed.length > 0) throw new Error(`Berth stopped, but these steps failed: ${steps.failed.join(", ")}`);
     options.log.info({}, "berth stopped");
   };
