@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import { berthCommand } from "../config/invocation.js";
 import { loadConfigFile } from "../config/load-config.js";
 import { dataPaths, defaultConfigPath, defaultDataDir } from "../config/paths.js";
 import { runningHost } from "../server/host-file.js";
@@ -34,7 +35,9 @@ export function locateHost(flags: HostFlags, env = process.env): { url: string; 
   const paths = dataPaths(dataDir);
   const url = flags.url ?? runningHost(paths.hostFile)?.url;
   if (!url)
-    throw new HostClientError(`no Berth host is running on ${dataDir} (no live ${paths.hostFile}); start one with \`berth serve\` or pass --url`);
+    throw new HostClientError(
+      `no Berth host is running on ${dataDir} (no live ${paths.hostFile}); start one with \`${berthCommand()} serve\` or pass --url`,
+    );
   let token = flags.token;
   if (token === undefined) {
     try {

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { ConfigError } from "../../config/load-config.js";
+import { berthCommand, shellQuote } from "../../config/invocation.js";
 import { defaultConfigPath, defaultDataDir } from "../../config/paths.js";
 import { FAILURE_EXIT_CODE, INTERRUPTED_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "../exit-codes.js";
 import type { RunningBerth } from "../../server/serve.js";
@@ -9,7 +10,7 @@ import { startupText } from "../startup-text.js";
 
 export function register(program: Command): void {
   program
-    .command("serve")
+    .command("serve", { isDefault: true })
     .description("run the Berth host: agents, sessions, the API, the dashboard and ACP over WebSocket")
     .option("--host <address>", "address to listen on (config server.host, default 127.0.0.1)")
     .option("--port <port>", "port to listen on, 0 for any free port (config server.port, default 7420)")
@@ -64,19 +65,21 @@ async function serve(flags: ServeFlags): Promise<number> {
       "listening on a non-loopback address: anyone who can reach it and has the token can run agents on this machine",
     );
   }
+  // The way to get the link again, named as this Berth was started: `berth`, `npx berth-acp`, or the script's path.
+  const dataDirFlag = settings.dataDir === defaultDataDir() ? "" : ` --data-dir ${shellQuote(settings.dataDir)}`;
+  const tokenLinkCommand = `${berthCommand()} token --link${dataDirFlag}`;
   let running: RunningBerth;
   try {
-    running = await startBerth({ ...settings, log });
+    running = await startBerth({ ...settings, log, tokenLinkCommand });
   } catch (error) {
     process.stderr.write(`berth serve: ${error instanceof Error ? error.message : String(error)}\n`);
     return FAILURE_EXIT_CODE;
   }
   // The token goes to stdout once, when it is new, or when asked: a service's output ends up in system journals.
-  const dataDirFlag = settings.dataDir === defaultDataDir() ? "" : ` --data-dir ${shellQuote(settings.dataDir)}`;
   const text = startupText({
     url: running.server.url,
     token: running.tokenCreated || flags.printToken === true ? running.token : null,
-    howToGetLink: `dashboard link: berth token --link${dataDirFlag}`,
+    howToGetLink: `dashboard link: ${tokenLinkCommand}`,
   });
   // Turns get 5 s to settle, agents and what they left stopTimeout each, the sweep as much again, with a margin.
   const stopDeadlineMs = 5_000 + 3 * settings.config.stopTimeout + 10_000;
@@ -125,9 +128,4 @@ async function serve(flags: ServeFlags): Promise<number> {
     // Only now: whoever reads this line may signal at once (a test, a supervisor), and must find the handlers.
     process.stdout.write(text);
   });
-}
-
-/** A path as a shell word: bare when it is plain, else single-quoted. */
-export function shellQuote(text: string): string {
-  return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
