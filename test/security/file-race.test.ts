@@ -45,9 +45,12 @@ function fixture() {
 
 /** Swaps `<location>/sub` between the directory `real` and the symlink `link`, until killed. */
 function startSwapping(location: string): Promise<void> {
-  return startSwapper(`
+  return startSwapper(
+    `
     for (;;) { move(dir, sub); move(sub, dir); move(link, sub); move(sub, link); }
-  `, [join(location, "real"), join(location, "link"), join(location, "sub")]);
+  `,
+    [join(location, "real"), join(location, "link"), join(location, "sub")],
+  );
 }
 
 /**
@@ -55,9 +58,12 @@ function startSwapping(location: string): Promise<void> {
  * directory is moved aside (`sub` is its stash), the symlink takes its name, then the reverse.
  */
 function startSwappingRoot(location: string, link: string, stash: string): Promise<void> {
-  return startSwapper(`
+  return startSwapper(
+    `
     for (;;) { move(sub, dir); move(link, sub); move(sub, link); move(dir, sub); }
-  `, [stash, link, location]);
+  `,
+    [stash, link, location],
+  );
 }
 
 /** Runs `loop` in a child process with `dir`, `link`, `sub` from `paths` and `move` (a rename that may fail). */
