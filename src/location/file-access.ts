@@ -234,7 +234,9 @@ async function openBeneath(root: Root, real: string, flags: number): Promise<Fil
  */
 async function openRoot(root: Root, real: string): Promise<FileHandle> {
   const dir = await open(root.path, DIRECTORY_FLAGS).catch((error: unknown) => {
-    throw (error as NodeJS.ErrnoException).code === "ELOOP" ? rootReplaced(root, real, error) : error;
+    // A symlink now (ENOTDIR with O_DIRECTORY, ELOOP without), or a file: not the directory it was.
+    const code = (error as NodeJS.ErrnoException).code;
+    throw code === "ENOTDIR" || code === "ELOOP" ? rootReplaced(root, real, error) : error;
   });
   let stats: BigIntStats;
   try {
