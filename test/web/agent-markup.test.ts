@@ -155,8 +155,9 @@ describe("agent text that poses as Berth's own controls", () => {
     expect(elsewhere.requests).toEqual([]);
     expect(context.pages()).toHaveLength(pagesBefore);
 
-    // Confirmed: the page opens, in a tab of its own.
-    await message.getByRole("link", { name: "the setup guide" }).click();
+    // From the keyboard (Enter on the link), then confirmed: the page opens, in a tab of its own.
+    await message.getByRole("link", { name: "the setup guide" }).focus();
+    await page.keyboard.press("Enter");
     const opened = context.waitForEvent("page");
     await dialog.getByRole("link", { name: `Open ${new URL(address).host}` }).click();
     const tab = await opened;
