@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
@@ -76,6 +76,28 @@ async function verifyUnit(unit: string): Promise<{ code: number | null; complain
   // Settings systemd ignores are only warned about: every line naming the unit counts.
   return { code: verified.code, complaints: `${verified.stdout}\n${verified.stderr}`.split("\n").filter((line) => line.includes("berth.service")) };
 }
+
+/**
+ * Runs in the browser (as text: this project's types have no DOM): parses a plist with the browser's XML parser and
+ * reads it into JSON values. A stray `&` or `<` is a parse error; escaped text reads back as it was.
+ */
+const readPlist = `(xml) => {
+  const doc = new DOMParser().parseFromString(xml, "application/xml");
+  const read = (node) => {
+    if (node.tagName === "dict") {
+      const children = [...node.children];
+      const entries = [];
+      for (let i = 0; i < children.length; i += 2) entries.push([children[i].textContent, read(children[i + 1])]);
+      return Object.fromEntries(entries);
+    }
+    if (node.tagName === "array") return [...node.children].map(read);
+    if (node.tagName === "integer") return Number(node.textContent);
+    if (node.tagName === "true" || node.tagName === "false") return node.tagName === "true";
+    return node.textContent;
+  };
+  const top = doc.documentElement.firstElementChild;
+  return { error: doc.querySelector("parsererror")?.textContent ?? null, root: doc.documentElement.tagName, value: top ? read(top) : null };
+}`;
 
 beforeAll(() => {
   root = realpathSync(mkdtempSync(join(tmpdir(), "berth-service-")));
@@ -166,25 +188,11 @@ describe("berth service install --print --platform darwin: the launchd agent", (
     expect(printed.code).toBe(0);
     browser = await chromium.launch({ executablePath: chromiumPath, args: [...chromiumArgs] });
     const page = await browser.newPage();
-    // The browser's XML parser: a stray `&` or `<` is a parse error, and escaped text reads back as it was.
-    const plist = await page.evaluate((xml) => {
-      const doc = new DOMParser().parseFromString(xml, "application/xml");
-      const error = doc.querySelector("parsererror")?.textContent ?? null;
-      const read = (node: Element): unknown => {
-        if (node.tagName === "dict") {
-          const entries: [string, unknown][] = [];
-          const children = [...node.children];
-          for (let i = 0; i < children.length; i += 2) entries.push([children[i]!.textContent ?? "", read(children[i + 1]!)]);
-          return Object.fromEntries(entries);
-        }
-        if (node.tagName === "array") return [...node.children].map(read);
-        if (node.tagName === "integer") return Number(node.textContent);
-        if (node.tagName === "true" || node.tagName === "false") return node.tagName === "true";
-        return node.textContent;
-      };
-      const top = doc.documentElement.firstElementChild;
-      return { error, root: doc.documentElement.tagName, value: top ? read(top) : null };
-    }, printed.stdout);
+    const plist = (await page.evaluate(`(${readPlist})(${JSON.stringify(printed.stdout)})`)) as {
+      error: string | null;
+      root: string;
+      value: unknown;
+    };
     expect(plist.error).toBeNull();
     expect(plist.root).toBe("plist");
     const unit = await printedUnit("--data-dir", awkwardDir);
@@ -242,5 +250,85 @@ describe("berth service without a systemd user manager (a container, CI)", () =>
     const other = await berth(["service", "status", "--platform", "win32"]);
     expect(other.code).toBe(2);
     expect(other.stderr).toContain("berth service status: services run on linux (systemd) and darwin (launchd) only, not on win32");
+  });
+});
+
+/**
+ * A stand-in for systemctl that only records what it is asked and answers "enabled"/"active": it checks the order of
+ * the steps and what install and uninstall do with the files. It is not systemd (docs/service.md: the manual check).
+ */
+describe("berth service install and uninstall, against a stand-in systemctl that records its calls", () => {
+  const unitFile = () => join(configHome, "systemd", "user", "berth.service");
+  let bin: string;
+  let log: string;
+  const calls = () => (existsSync(log) ? readFileSync(log, "utf8").trimEnd().split("\n") : []);
+  const withStandIn = (args: string[], fail = "") =>
+    berth(["service", ...args, "--platform", "linux"], { PATH: `${bin}:${process.env.PATH}`, STAND_IN_LOG: log, STAND_IN_FAIL: fail });
+
+  beforeAll(() => {
+    bin = join(root, "stand-in-bin");
+    log = join(root, "systemctl-calls");
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, "systemctl"),
+      [
+        "#!/bin/sh",
+        'printf \'%s\\n\' "$*" >>"$STAND_IN_LOG"',
+        'if [ "$2" = "$STAND_IN_FAIL" ]; then echo "Failed to $2 unit: injected" >&2; exit 1; fi',
+        'case "$2" in is-enabled) echo enabled ;; is-active) echo active ;; esac',
+        "",
+      ].join("\n"),
+    );
+    chmodSync(join(bin, "systemctl"), 0o755);
+  });
+
+  it("install writes the unit and the token, reloads, enables and starts; a changed unit restarts; uninstall undoes it", async () => {
+    const dataDir = join(root, "service-data");
+    const installed = await withStandIn(["install", "--data-dir", dataDir, "--port", "7433"]);
+    expect(installed.stderr).toBe("");
+    expect(installed.code).toBe(0);
+    expect(calls()).toEqual(["--user show --property=Version", "--user daemon-reload", "--user enable --now berth.service"]);
+    expect(readFileSync(unitFile(), "utf8")).toBe((await withStandIn(["install", "--print", "--data-dir", dataDir, "--port", "7433"])).stdout);
+    expect(statSync(unitFile()).mode & 0o777).toBe(0o600);
+    // Made before the first start, which would otherwise print the link with the new token into the journal.
+    expect(readFileSync(join(dataDir, "token"), "utf8").length).toBeGreaterThan(16);
+    expect(installed.stdout).toContain(`(installed): ${unitFile()}`);
+    for (const hint of ["loginctl enable-linger $USER", "journalctl --user -u berth -f", "berth token --link"])
+      expect(installed.stdout).toContain(hint);
+
+    rmSync(log);
+    const again = await withStandIn(["install", "--data-dir", dataDir, "--port", "7433"]);
+    expect(again.stdout).toContain("(already installed)");
+    expect(calls()).toEqual(["--user show --property=Version", "--user daemon-reload", "--user enable --now berth.service"]);
+
+    rmSync(log);
+    const changed = await withStandIn(["install", "--data-dir", dataDir, "--port", "7434"]);
+    expect(changed.stdout).toContain("(updated)");
+    expect(calls()).toEqual([
+      "--user show --property=Version",
+      "--user daemon-reload",
+      "--user try-restart berth.service",
+      "--user enable --now berth.service",
+    ]);
+    expect(readFileSync(unitFile(), "utf8")).toContain("--port 7434");
+
+    const status = await withStandIn(["status"]);
+    expect(status.stdout).toMatch(/^Installed: .*\nenabled: enabled\nactive: {2}active\n/);
+
+    rmSync(log);
+    const removed = await withStandIn(["uninstall"]);
+    expect(removed).toMatchObject({ code: 0, stdout: `Stopped, disabled and removed: ${unitFile()}\n` });
+    expect(calls()).toEqual(["--user show --property=Version", "--user disable --now berth.service", "--user daemon-reload"]);
+    expect(existsSync(unitFile())).toBe(false);
+  });
+
+  it("a step systemctl refuses is named with its words, and says where the unit is", async () => {
+    const failed = await withStandIn(["install", "--port", "7435", "--data-dir", join(root, "service-data")], "enable");
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toBe(
+      `berth service install: systemctl --user enable --now berth.service failed: Failed to enable unit: injected\n` +
+        `The systemd user unit is in ${unitFile()}; \`berth service uninstall\` removes it\n`,
+    );
+    rmSync(join(configHome, "systemd"), { recursive: true, force: true });
   });
 });

@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Command } from "commander";
+import { dataPaths } from "../../config/paths.js";
+import { loadToken } from "../../server/auth.js";
 import { CommandFailedError, UsageError } from "../exit-codes.js";
 import { runClientCommand } from "../host-client.js";
 import { addServeOptions, type ServeFlags } from "../serve-options.js";
@@ -53,7 +55,8 @@ function managerFor({ platform = process.platform }: PlatformFlags): ServiceMana
 
 function install(flags: InstallFlags): void {
   const manager = managerFor(flags);
-  const text = manager.render(serviceDefinition(flags));
+  const definition = serviceDefinition(flags);
+  const text = manager.render(definition);
   if (flags.print) {
     process.stdout.write(text);
     return;
@@ -61,6 +64,9 @@ function install(flags: InstallFlags): void {
   // Asked before anything is written: without a manager, install leaves nothing behind.
   const reachable = manager.reachable();
   if (reachable !== true) throw new CommandFailedError(`${reachable}; nothing was written`);
+  // The first start on a data directory prints the link with the token it made, which the service's log would keep.
+  mkdirSync(definition.dataDir, { recursive: true, mode: 0o700 });
+  loadToken(dataPaths(definition.dataDir).token);
   const previous = existsSync(manager.file) ? readFileSync(manager.file, "utf8") : undefined;
   mkdirSync(dirname(manager.file), { recursive: true });
   // 0600: flags such as a --store URL may carry a password.

@@ -9,6 +9,8 @@ export interface ServiceDefinition {
   readonly programArguments: readonly string[];
   /** PATH as it was at install (agents are found on it), and the XDG directories Berth's defaults come from, if set. */
   readonly environment: Readonly<Record<string, string>>;
+  /** The data directory the service will run on (its token is made at install). */
+  readonly dataDir: string;
   /** How long the manager waits after SIGTERM before it kills what is left: longer than Berth's own orderly stop. */
   readonly stopTimeoutSec: number;
 }
@@ -36,6 +38,7 @@ export function serviceDefinition(flags: ServeFlags, env: Env = process.env, cwd
   return {
     programArguments: [process.execPath, berthScript(), "serve", ...serveArguments(flags, cwd)],
     environment,
+    dataDir: settings.dataDir,
     stopTimeoutSec: Math.ceil(orderlyStopDeadlineMs(settings.config.stopTimeout) / 1000) + STOP_MARGIN_SEC,
   };
 }
