@@ -135,11 +135,15 @@ describe("berth service install --print on Linux: the systemd user unit", () => 
   it("runs node and the real CLI script with serve and the flags given, paths absolute and quoted for systemd", async () => {
     const config = join(awkwardDir, "config.json");
     writeFileSync(config, "{}");
-    const unit = await printedUnit("--config", config, "--data-dir", join(awkwardDir, "data"), "--host", "0.0.0.0", "--port", "7431");
+    const unit = await printedUnit(
+      ...["--config", config, "--data-dir", join(awkwardDir, "data"), "--host", "0.0.0.0", "--port", "7431", "--release-grace", "30s"],
+      ...["--allowed-host", "a.example", "--allowed-host", "b.example"],
+    );
     // Inside double quotes: `%` is `%%` (no specifier), `$` is `$$` (no variable), `"` is `\"`.
     const quoted = `"${root}/Ada's 100%% $$HOME \\"dir\\" & <more>`;
     expect(settingOf(unit, "ExecStart")).toEqual([
-      `${process.execPath} ${realScript} serve --host 0.0.0.0 --port 7431 --config ${quoted}/config.json" --data-dir ${quoted}/data"`,
+      `${process.execPath} ${realScript} serve --host 0.0.0.0 --port 7431 --config ${quoted}/config.json" --data-dir ${quoted}/data" ` +
+        "--release-grace 30s --allowed-host a.example --allowed-host b.example",
     ]);
     // A relative --data-dir is made absolute: the service does not run in this directory.
     const relative = await berth(["service", "install", "--print", "--platform", "linux", "--data-dir", "here"]);
@@ -169,6 +173,19 @@ describe("berth service install --print on Linux: the systemd user unit", () => 
     expect(settingOf(unit, "Environment")).toContain(`"PATH=${path.replaceAll("%", "%%").replaceAll('"', '\\"')}"`);
     expect(settingOf(unit, "Environment")).toContain(`XDG_CONFIG_HOME=${configHome}`);
     expect(settingOf(unit, "WantedBy")).toEqual(["default.target"]);
+  });
+
+  it("is the unit docs/service.md shows, line for line", async () => {
+    const doc = readFileSync(new URL("../../docs/service.md", import.meta.url), "utf8");
+    const shown = /```ini\n([\s\S]*?)```/.exec(doc)![1];
+    const printed = await runProcess(
+      process.execPath,
+      [cliMain, "service", "install", "--print", "--platform", "linux", "--port", "7420", "--data-dir", "/home/ada/Berth data"],
+      { PATH: "/home/ada/.local/bin:/usr/local/bin:/usr/bin:/bin", HOME: home },
+    );
+    expect(
+      printed.stdout.replace(`${process.execPath} ${realScript}`, "/usr/bin/node /home/ada/.local/lib/node_modules/berth/dist/cli/main.js"),
+    ).toBe(shown);
   });
 
   it("refuses a bad flag or configuration with exit 2 and names it", async () => {
@@ -320,6 +337,7 @@ describe("berth service install and uninstall, against a stand-in systemctl that
     expect(removed).toMatchObject({ code: 0, stdout: `Stopped, disabled and removed: ${unitFile()}\n` });
     expect(calls()).toEqual(["--user show --property=Version", "--user disable --now berth.service", "--user daemon-reload"]);
     expect(existsSync(unitFile())).toBe(false);
+    expect(await withStandIn(["status"])).toMatchObject({ code: 0, stdout: `Not installed: there is no ${unitFile()}\n` });
   });
 
   it("a step systemctl refuses is named with its words, and says where the unit is", async () => {

@@ -97,7 +97,7 @@ function status(manager: ServiceManager): void {
   const installed = existsSync(manager.file);
   const lines = [installed ? `Installed: ${manager.file}` : `Not installed: there is no ${manager.file}`];
   const reachable = manager.reachable();
-  if (reachable === true) lines.push(...manager.status());
-  else lines.push(`Service manager: ${reachable}`);
+  if (reachable !== true) lines.push(`Service manager: ${reachable}`);
+  else if (installed) lines.push(...manager.status());
   process.stdout.write(`${lines.join("\n")}\n`);
 }
