@@ -5,9 +5,12 @@ export type ToolRun =
   | { readonly state: "ran"; readonly code: number; readonly stdout: string; readonly stderr: string }
   | { readonly state: "missing" };
 
-/** Runs `systemctl`, `launchctl` and the like, waiting for them (they return once the manager has done the job). */
+/**
+ * Runs `systemctl`, `launchctl` and the like, waiting for them: they return once the manager has done the job, and a
+ * stop job ends within the unit's own stop timeout (which a timeout here could only cut short).
+ */
 export function runTool(command: string, args: readonly string[]): ToolRun {
-  const result = spawnSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 });
+  const result = spawnSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   if ((result.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT") return { state: "missing" };
   if (result.error) throw result.error;
   return { state: "ran", code: result.status ?? 1, stdout: result.stdout, stderr: result.stderr };
