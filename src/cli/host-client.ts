@@ -5,7 +5,7 @@ import { berthCommand } from "../config/invocation.js";
 import { loadConfigFile } from "../config/load-config.js";
 import { dataPaths, defaultConfigPath, defaultDataDir } from "../config/paths.js";
 import { runningHost } from "../server/host-file.js";
-import { FAILURE_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "./exit-codes.js";
+import { CommandFailedError, FAILURE_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "./exit-codes.js";
 
 /** Flags every command that talks to a running host takes. */
 export interface HostFlags {
@@ -23,8 +23,8 @@ export function withHostFlags(command: Command): Command {
     .option("--config <file>", "configuration file, for its dataDir");
 }
 
-/** A failure to report on stderr with exit code 1. */
-export class HostClientError extends Error {
+/** A failure to reach or use the host, reported on stderr with exit code 1. */
+export class HostClientError extends CommandFailedError {
   override readonly name = "HostClientError";
 }
 
@@ -71,13 +71,13 @@ export async function callHost<T>(flags: HostFlags, path: string, init: { method
   return body as T;
 }
 
-/** Runs a client command: prints its failure on stderr with exit code 2 (usage, config) or 1 (the host). */
+/** Runs a command: prints its failure on stderr with exit code 2 (usage, config) or 1 (the host, a service manager). */
 export async function runClientCommand(name: string, action: () => Promise<void>): Promise<void> {
   try {
     await action();
   } catch (error) {
     const usage = error instanceof UsageError || (error instanceof Error && error.name === "ConfigError");
-    if (!usage && !(error instanceof HostClientError)) throw error;
+    if (!usage && !(error instanceof CommandFailedError)) throw error;
     process.stderr.write(`berth ${name}: ${(error as Error).message}\n`);
     process.exitCode = usage ? USAGE_EXIT_CODE : FAILURE_EXIT_CODE;
   }

@@ -2,6 +2,7 @@ import { realpathSync } from "node:fs";
 import { basename, isAbsolute, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { berthPackage } from "../version.js";
+import { defaultDataDir } from "./paths.js";
 
 /** How Berth was started, so that every "run this" it prints names a command the user has. */
 export type Invocation =
@@ -38,8 +39,13 @@ export function invocationOf(dir: string, name: string, script: string, cwd: str
   return { name: "checkout", script: fromCwd.startsWith("..") || isAbsolute(fromCwd) ? script : fromCwd };
 }
 
+/** How this process was started. */
+export function currentInvocation(): Invocation {
+  return invocationOf(realpathSync(packageDir), berthPackage.name, cliScript, process.cwd());
+}
+
 /** The words that run Berth's CLI as it was started here: `berth`, `npx berth-acp`, `node dist/cli/main.js`. */
-export function berthCommand(invocation: Invocation = invocationOf(realpathSync(packageDir), berthPackage.name, cliScript, process.cwd())): string {
+export function berthCommand(invocation: Invocation = currentInvocation()): string {
   switch (invocation.name) {
     case "npx":
       return `npx ${invocation.packageName}`;
@@ -50,6 +56,11 @@ export function berthCommand(invocation: Invocation = invocationOf(realpathSync(
     case "checkout":
       return `node ${shellQuote(invocation.script)}`;
   }
+}
+
+/** What prints the dashboard link with the token for a host on `dataDir`, as this Berth was started. */
+export function tokenLinkCommand(dataDir: string): string {
+  return `${berthCommand()} token --link${dataDir === defaultDataDir() ? "" : ` --data-dir ${shellQuote(dataDir)}`}`;
 }
 
 /** A path as a shell word: bare when it is plain, else single-quoted. */
