@@ -113,7 +113,7 @@ describe("remember this device", () => {
     });
     expect(rotated.status).toBe(200);
     // The open page's event stream was ended; reconnecting, it is refused and says why.
-    await remembered.getByRole("heading", { name: "Open the link printed by berth serve" }).waitFor();
+    await remembered.getByRole("heading", { name: "Open the link Berth printed" }).waitFor();
     await remembered.getByText("This device was remembered, but its login no longer works").waitFor();
     expect(await remembered.evaluate("localStorage.getItem('berth.login')")).toBeNull();
     await expect.poll(async () => (await context.cookies()).length).toBe(0);
@@ -139,7 +139,7 @@ describe("a wrong or stale link, opened in a browser", () => {
     const browser = await launchChromium();
     const context = await browser.newContext();
     const page = await openDashboard(berth, context, "/?token=a-stale-token-0000000000000000");
-    await page.getByRole("heading", { name: "Open the link printed by berth serve" }).waitFor();
+    await page.getByRole("heading", { name: "Open the link Berth printed" }).waitFor();
     await page.getByText("The token in the link this tab was opened with was not accepted").waitFor();
 
     const api = await context.newPage();
