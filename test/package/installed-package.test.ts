@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installGlobally, pack, type Installed, type Packed } from "../../src/bench/packed-install.js";
+import { INSTALL_SCRIPTS, installGlobally, pack, type Installed, type Packed } from "../../src/bench/packed-install.js";
 import { groupMembers, killLeftovers, waitUntil } from "../support/process-table.js";
 
 const repoDir = fileURLToPath(new URL("../..", import.meta.url));
@@ -89,6 +89,12 @@ describe("Berth as an npm package", () => {
     expect(packed.files.some((file) => file.startsWith("dist/web/assets/") && file.endsWith(".js"))).toBe(true);
     const unwanted = packed.files.filter((file) => /^(test|src|web|scripts|\.ci)\/|^dist\/(bench|examples)\/|\.map$/.test(file));
     expect(unwanted).toEqual([]);
+  });
+
+  it("the README's install commands name this package, with the one install script it needs allowed, as this test installs it", () => {
+    const readme = readFileSync(join(repoDir, "README.md"), "utf8");
+    expect(readme).toContain(`npx --allow-scripts=${INSTALL_SCRIPTS} ${packageJson.name}`);
+    expect(readme).toContain(`npm install -g --allow-scripts=${INSTALL_SCRIPTS} ${packageJson.name}\n`);
   });
 
   it("installs globally from its tarball with no engine or install-script warning on this Node", () => {
