@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from "node:stream";
 import type { Host } from "../host/host.js";
 import type { AllowedHost } from "../config/allowed-hosts.js";
-import { berthCommand } from "../config/invocation.js";
+import { berthCommand, currentInvocation } from "../config/invocation.js";
 import type { Logger } from "../host/logger.js";
 import { AcpEndpoint } from "./acp-endpoint.js";
 import type { Access } from "./access.js";
@@ -35,7 +35,7 @@ export interface ServerOptions {
   readonly log: Logger;
   /** The built dashboard (default `dist/web/`). */
   readonly webDir?: string;
-  /** What prints the dashboard link on the host, named as Berth was started (default `<berth> token --link`). */
+  /** What prints the dashboard link on the host, named as Berth was started, with no path of this machine (it is shown to anyone who loads a page). */
   readonly tokenLinkCommand?: string;
   /** ACP messages larger than this are refused with a JSON-RPC error. */
   readonly maxMessageBytes?: number;
@@ -92,7 +92,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     ownSessions.endStreams();
     acp.disconnectAll("the access token was rotated");
   });
-  const tokenLinkCommand = options.tokenLinkCommand ?? `${berthCommand()} token --link`;
+  const tokenLinkCommand = options.tokenLinkCommand ?? `${berthCommand(currentInvocation(), "page")} token --link`;
   const web = new StaticFiles(options.webDir ?? defaultWebDir, tokenLinkCommand);
   const { port } = options.listener;
   access.port = port;
@@ -108,7 +108,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       return new HttpError(
         403,
         "forbidden_host",
-        `requests for the host name ${JSON.stringify(hostHeader)} are not allowed: use an address of this machine or localhost, or add the name to server.allowedHosts (berth serve --allowed-host)`,
+        `requests for the host name ${JSON.stringify(hostHeader)} are not allowed: use an address of this machine or localhost, or add the name to server.allowedHosts (the serve command's --allowed-host)`,
       );
     }
     if (!originAllowed(origin, hostHeader, allowedHosts)) {
