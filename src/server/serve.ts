@@ -100,8 +100,22 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   access.token.onRotate(() => options.log.info({}, "access token rotated: the old token, remembered devices and open connections are refused"));
   try {
     const { listenHost, log, webDir, maxMessageBytes, maxBufferedBytes, events, tickets } = options;
-    const { allowedHosts } = options.config.server;
-    server = await startServer({ host, access, listenHost, listener, log, webDir, maxMessageBytes, maxBufferedBytes, events, allowedHosts, tickets });
+    const { allowedHosts, maxConnections, headersTimeout: headersTimeoutMs } = options.config.server;
+    server = await startServer({
+      host,
+      access,
+      listenHost,
+      listener,
+      log,
+      webDir,
+      maxMessageBytes,
+      maxBufferedBytes,
+      events,
+      allowedHosts,
+      tickets,
+      maxConnections,
+      headersTimeoutMs,
+    });
   } catch (error) {
     listener.close();
     await host.shutdown();
