@@ -98,10 +98,13 @@ describe("berth serve on PostgreSQL", () => {
     });
     expect((await wrong.exited).code).toBe(2);
     expect(wrong.stderr).toContain('--store: expected "sqlite" or a postgres:// URL, got "mysql://me:***@localhost/berth"');
-    const nowhere = `postgres://me:secret@localhost/berth?host=${encodeURIComponent(join(dataDir, "no-socket-here"))}`;
-    const absent = bed.spawn(["serve", "--port", "0", "--data-dir", dataDir, "--store", nowhere], { XDG_CONFIG_HOME: dataDir });
+    const nowhere = `postgres://me@localhost/berth?host=${encodeURIComponent(join(dataDir, "no-socket-here"))}`;
+    const absent = bed.spawn(["serve", "--port", "0", "--data-dir", dataDir, "--store", nowhere], {
+      XDG_CONFIG_HOME: dataDir,
+      PGPASSWORD: "secret",
+    });
     expect((await absent.exited).code).toBe(1);
-    expect(absent.stderr).toMatch(/berth serve: cannot open the PostgreSQL store postgres:\/\/me:\*\*\*@localhost\/berth/);
+    expect(absent.stderr).toMatch(/berth serve: cannot open the PostgreSQL store postgres:\/\/me@localhost\/berth/);
     expect(wrong.stderr + absent.stderr).not.toContain("secret");
   }, 60_000);
 
