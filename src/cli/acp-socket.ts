@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { WebSocket } from "ws";
+import { berthCommand } from "../config/invocation.js";
 import { HostClientError } from "./host-client.js";
 
 /** More of a refusal's body than a one-line error needs is not read. */
@@ -19,7 +20,7 @@ export function openAcpSocket(url: string, token: string): Promise<WebSocket> {
       resolve(ws);
     });
     const failed = (error: NodeJS.ErrnoException) => {
-      if (error.code === "ECONNREFUSED") reject(new HostClientError(`no Berth host answers at ${where} (start one with "berth serve")`));
+      if (error.code === "ECONNREFUSED") reject(new HostClientError(`no Berth host answers at ${where} (start one with "${berthCommand()} serve")`));
       else reject(new HostClientError(`cannot reach the Berth host at ${where}: ${error.message}`));
     };
     ws.once("error", failed);

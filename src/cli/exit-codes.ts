@@ -9,3 +9,8 @@ export const INTERRUPTED_EXIT_CODE = 130;
 export class UsageError extends Error {
   override readonly name = "UsageError";
 }
+
+/** A failure the message explains (the host refused, a service manager is missing), reported on stderr with exit code 1. */
+export class CommandFailedError extends Error {
+  override readonly name: string = "CommandFailedError";
+}

@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import { berthCommand } from "../config/invocation.js";
 import { loadConfigFile } from "../config/load-config.js";
 import { dataPaths, defaultConfigPath, defaultDataDir } from "../config/paths.js";
 import { runningHost } from "../server/host-file.js";
-import { FAILURE_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "./exit-codes.js";
+import { CommandFailedError, FAILURE_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "./exit-codes.js";
 
 /** Flags every command that talks to a running host takes. */
 export interface HostFlags {
@@ -22,8 +23,8 @@ export function withHostFlags(command: Command): Command {
     .option("--config <file>", "configuration file, for its dataDir");
 }
 
-/** A failure to report on stderr with exit code 1. */
-export class HostClientError extends Error {
+/** A failure to reach or use the host, reported on stderr with exit code 1. */
+export class HostClientError extends CommandFailedError {
   override readonly name = "HostClientError";
 }
 
@@ -34,7 +35,9 @@ export function locateHost(flags: HostFlags, env = process.env): { url: string; 
   const paths = dataPaths(dataDir);
   const url = flags.url ?? runningHost(paths.hostFile)?.url;
   if (!url)
-    throw new HostClientError(`no Berth host is running on ${dataDir} (no live ${paths.hostFile}); start one with \`berth serve\` or pass --url`);
+    throw new HostClientError(
+      `no Berth host is running on ${dataDir} (no live ${paths.hostFile}); start one with \`${berthCommand()} serve\` or pass --url`,
+    );
   let token = flags.token;
   if (token === undefined) {
     try {
@@ -75,14 +78,14 @@ function permissionDenied(error: unknown): string | undefined {
   return `permission denied on ${path}: this user may not use it (another user's data directory?); run berth as its owner, or pass --data-dir`;
 }
 
-/** Runs a client command: prints its failure on stderr with exit code 2 (usage, config) or 1 (the host). */
+/** Runs a command: prints its failure on stderr with exit code 2 (usage, config) or 1 (the host, a service manager). */
 export async function runClientCommand(name: string, action: () => Promise<void>): Promise<void> {
   try {
     await action();
   } catch (error) {
     const usage = error instanceof UsageError || (error instanceof Error && error.name === "ConfigError");
     const denied = permissionDenied(error);
-    if (!usage && !denied && !(error instanceof HostClientError)) throw error;
+    if (!usage && !denied && !(error instanceof CommandFailedError)) throw error;
     process.stderr.write(`berth ${name}: ${denied ?? (error as Error).message}\n`);
     process.exitCode = usage ? USAGE_EXIT_CODE : FAILURE_EXIT_CODE;
   }

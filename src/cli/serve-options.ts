@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import type { Command } from "commander";
 import { ALLOWED_HOST_FORM, parseAllowedHost, type AllowedHost } from "../config/allowed-hosts.js";
 import { MIN_SECRET_LENGTH, type Config } from "../config/config-schema.js";
 import { DURATION_FORM, parseDuration } from "../config/durations.js";
@@ -49,6 +50,86 @@ const durationFlags = [
   ["maxActiveHold", "--max-active-hold"],
   ["sweepInterval", "--sweep-interval"],
 ] as const;
+
+/**
+ * The flags that say how a host runs, as `berth serve` and `berth service install` both take them (declared once).
+ * `path` flags are files or directories, resolved against the working directory; `repeatable` ones collect a list.
+ */
+const hostFlags: readonly {
+  readonly key: keyof ServeFlags;
+  readonly flags: string;
+  readonly description: () => string;
+  readonly kind: "text" | "path" | "repeatable";
+}[] = [
+  { key: "host", flags: "--host <address>", description: () => "address to listen on (config server.host, default 127.0.0.1)", kind: "text" },
+  {
+    key: "port",
+    flags: "--port <port>",
+    description: () => "port to listen on, 0 for any free port (config server.port, default 7420)",
+    kind: "text",
+  },
+  {
+    key: "config",
+    flags: "--config <file>",
+    description: () => `configuration file (default ${defaultConfigPath()}; a missing default file means all defaults)`,
+    kind: "path",
+  },
+  { key: "dataDir", flags: "--data-dir <dir>", description: () => `data directory (config dataDir, default ${defaultDataDir()})`, kind: "path" },
+  {
+    key: "releaseGrace",
+    flags: "--release-grace <duration>",
+    description: () => "how long an unheld agent child is kept warm (default 15s)",
+    kind: "text",
+  },
+  { key: "idleTtl", flags: "--idle-ttl <duration>", description: () => "how long an idle location is kept (default 60m)", kind: "text" },
+  {
+    key: "maxActiveHold",
+    flags: "--max-active-hold <duration>",
+    description: () => "how long a silent running turn may keep its location (default 24h)",
+    kind: "text",
+  },
+  { key: "sweepInterval", flags: "--sweep-interval <duration>", description: () => "how often locations are swept (default 1m)", kind: "text" },
+  {
+    key: "store",
+    flags: "--store <url>",
+    description: () => 'where sessions are kept: "sqlite" (the data directory, the default) or a postgres:// URL shared by a fleet (config store)',
+    kind: "text",
+  },
+  {
+    key: "hostId",
+    flags: "--host-id <id>",
+    description: () => "this host's id in a fleet on PostgreSQL (config fleet.hostId, default the machine's host name)",
+    kind: "text",
+  },
+  {
+    key: "allowedHost",
+    flags: "--allowed-host <name>",
+    description: () => "another host name Berth answers to, behind a reverse proxy (repeatable; adds to config server.allowedHosts)",
+    kind: "repeatable",
+  },
+];
+
+/** Adds the host's flags ({@link hostFlags}) to a command. */
+export function addServeOptions(command: Command): Command {
+  for (const { flags, description, kind } of hostFlags) {
+    if (kind === "repeatable") command.option(flags, description(), (value: string, values: string[] = []) => [...values, value]);
+    else command.option(flags, description());
+  }
+  return command;
+}
+
+/** The host's flags given, as `berth serve` arguments again, with paths made absolute (a service runs elsewhere). */
+export function serveArguments(flags: ServeFlags, cwd = process.cwd()): string[] {
+  const args: string[] = [];
+  for (const { key, flags: declared, kind } of hostFlags) {
+    const value = flags[key];
+    if (value === undefined || typeof value === "boolean") continue;
+    const flag = declared.split(" ")[0]!;
+    if (kind === "repeatable") for (const each of value as readonly string[]) args.push(flag, each);
+    else args.push(flag, kind === "path" ? resolve(cwd, value as string) : (value as string));
+  }
+  return args;
+}
 
 /**
  * The configuration file (the default one may be missing; one named by `--config` may not),

@@ -1,9 +1,7 @@
+import { SHUTDOWN_SETTLE_MS } from "../config/stop-timings.js";
 import { scopeOf } from "../processes/index.js";
 import type { HostParts } from "./host-composition.js";
 import { OrderlySteps } from "./orderly-steps.js";
-
-/** How long shutdown waits for interrupted turns to settle before it stops their agents anyway. */
-const SHUTDOWN_SETTLE_MS = 5_000;
 
 export interface ShutdownOptions {
   /**

@@ -1,5 +1,5 @@
 import type { ReadTextFileRequest, ReadTextFileResponse, WriteTextFileRequest } from "@agentclientprotocol/sdk";
-import { constants, realpathSync, statSync } from "node:fs";
+import { constants, realpathSync, statSync, type BigIntStats } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { isAbsolute, resolve, sep } from "node:path";
 import { realLocation } from "./real-location.js";
@@ -10,6 +10,7 @@ export type FileAccessErrorCode =
   | "not_absolute"
   | "invalid_request"
   | "outside_roots"
+  | "root_replaced"
   | "not_found"
   | "is_directory"
   | "not_a_file"
@@ -46,6 +47,13 @@ const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O
 /** How often a path that changed between the check and the open is checked again before giving up. */
 const OPEN_ATTEMPTS = 3;
 
+/** A root directory: its real path, and the file it was when the session's file access was made. */
+interface Root {
+  readonly path: string;
+  readonly dev: bigint;
+  readonly ino: bigint;
+}
+
 /**
  * ACP's `fs/read_text_file` and `fs/write_text_file` answered on the host,
  * confined to the session's directories: a path is followed through `..` and
@@ -55,11 +63,14 @@ const OPEN_ATTEMPTS = 3;
  * handle one component at a time, each with `O_NOFOLLOW` and relative to the directory opened
  * before it (`/proc/self/fd/<fd>/<name>`, Node's stand-in for `openat`). A directory swapped
  * for a symlink after the check is met as a symlink and never followed: the request is checked
- * again from the start, and refused if it now leads outside.
+ * again from the start, and refused if it now leads outside. The root itself is opened with
+ * `O_NOFOLLOW` and must still be the directory (device and inode) it was when this was made:
+ * a location directory moved away and replaced (by a symlink to outside, or anything else)
+ * is refused, not walked.
  */
 export class FileAccess {
   /** The roots with their symlinks resolved, as paths are compared against them. */
-  private readonly roots: readonly string[];
+  private readonly roots: readonly Root[];
   private readonly maxFileBytes: number;
 
   constructor(options: FileAccessOptions) {
@@ -138,7 +149,7 @@ export class FileAccess {
   }
 
   /** Where `path` really leads, and the root it is inside, if it is inside one. */
-  private async confine(path: unknown): Promise<{ root: string; real: string }> {
+  private async confine(path: unknown): Promise<{ root: Root; real: string }> {
     if (typeof path !== "string" || path.length === 0) {
       throw new FileAccessError("invalid_request", `path must be a non-empty string, got ${JSON.stringify(path)}`);
     }
@@ -155,10 +166,11 @@ export class FileAccess {
       throw asFileAccessError(error, path);
     }
     // The innermost root, so the walk below it is as short as it can be.
-    const root = this.roots.filter((candidate) => isInside(real, candidate)).sort((a, b) => b.length - a.length)[0];
+    const root = this.roots.filter((candidate) => isInside(real, candidate.path)).sort((a, b) => b.path.length - a.path.length)[0];
     if (root === undefined) {
       const leadsTo = real === path ? "" : ` (it leads to ${real})`;
-      throw new FileAccessError("outside_roots", `path ${named} is outside the session's directories (${this.roots.join(", ")})${leadsTo}`);
+      const roots = this.roots.map((candidate) => candidate.path).join(", ");
+      throw new FileAccessError("outside_roots", `path ${named} is outside the session's directories (${roots})${leadsTo}`);
     }
     return { root, real };
   }
@@ -175,7 +187,7 @@ export class FileAccess {
   }
 }
 
-function realRoot(root: string): string {
+function realRoot(root: string): Root {
   if (!isAbsolute(root)) throw new Error(`root directory must be an absolute path, got ${JSON.stringify(root)}`);
   let real: string;
   try {
@@ -183,8 +195,9 @@ function realRoot(root: string): string {
   } catch {
     throw new Error(`root directory does not exist: ${root}`);
   }
-  if (!statSync(real).isDirectory()) throw new Error(`root directory is not a directory: ${root}`);
-  return real;
+  const stats = statSync(real, { bigint: true });
+  if (!stats.isDirectory()) throw new Error(`root directory is not a directory: ${root}`);
+  return { path: real, dev: stats.dev, ino: stats.ino };
 }
 
 function isInside(path: string, root: string): boolean {
@@ -198,11 +211,10 @@ function isInside(path: string, root: string): boolean {
  * `openat` would), and the last component with `flags | O_NOFOLLOW`. A symlink anywhere fails
  * with ELOOP (or ENOTDIR) instead of being followed out of the root.
  */
-async function openBeneath(root: string, real: string, flags: number): Promise<FileHandle> {
-  const names = real === root ? [] : real.slice(root === sep ? 1 : root.length + 1).split(sep);
+async function openBeneath(root: Root, real: string, flags: number): Promise<FileHandle> {
+  const names = real === root.path ? [] : real.slice(root.path === sep ? 1 : root.path.length + 1).split(sep);
   const last = names.pop();
-  // The root itself was resolved when the session started and is trusted as a starting point.
-  let dir = await open(root, constants.O_RDONLY | constants.O_DIRECTORY);
+  let dir = await openRoot(root, real);
   try {
     if (last === undefined) return await open(`/proc/self/fd/${dir.fd}`, flags & ~constants.O_CREAT & ~constants.O_NOFOLLOW);
     for (const name of names) {
@@ -214,6 +226,35 @@ async function openBeneath(root: string, real: string, flags: number): Promise<F
   } finally {
     await dir.close();
   }
+}
+
+/**
+ * The root's directory, opened by its path: only if that path still leads to the directory the
+ * root was (a parent swapped, or the root moved away and replaced, leads somewhere else).
+ */
+async function openRoot(root: Root, real: string): Promise<FileHandle> {
+  const dir = await open(root.path, DIRECTORY_FLAGS).catch((error: unknown) => {
+    // A symlink now (ENOTDIR with O_DIRECTORY, ELOOP without), or a file: not the directory it was.
+    const code = (error as NodeJS.ErrnoException).code;
+    throw code === "ENOTDIR" || code === "ELOOP" ? rootReplaced(root, real, error) : error;
+  });
+  let stats: BigIntStats;
+  try {
+    stats = await dir.stat({ bigint: true });
+  } catch (error) {
+    await dir.close();
+    throw error;
+  }
+  if (stats.dev !== root.dev || stats.ino !== root.ino) {
+    await dir.close();
+    throw rootReplaced(root, real);
+  }
+  return dir;
+}
+
+function rootReplaced(root: Root, real: string, cause?: unknown): FileAccessError {
+  const message = `${JSON.stringify(real)} is refused: the session's directory ${root.path} is no longer the directory it was when the session started (it was moved or replaced)`;
+  return new FileAccessError("root_replaced", message, { cause });
 }
 
 function assertRegularFile(stats: { isDirectory(): boolean; isFile(): boolean }, path: string): void {

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from "node:stream";
 import type { Host } from "../host/host.js";
 import type { AllowedHost } from "../config/allowed-hosts.js";
+import { berthCommand } from "../config/invocation.js";
 import type { Logger } from "../host/logger.js";
 import { AcpEndpoint } from "./acp-endpoint.js";
 import type { Access } from "./access.js";
@@ -35,6 +36,8 @@ export interface ServerOptions {
   readonly log: Logger;
   /** The built dashboard (default `dist/web/`). */
   readonly webDir?: string;
+  /** What prints the dashboard link on the host, named as Berth was started (default `<berth> token --link`). */
+  readonly tokenLinkCommand?: string;
   /** ACP messages larger than this are refused with a JSON-RPC error. */
   readonly maxMessageBytes?: number;
   readonly maxBufferedBytes?: number;
@@ -94,7 +97,8 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     ownSessions.endStreams();
     acp.disconnectAll("the access token was rotated");
   });
-  const web = new StaticFiles(options.webDir ?? defaultWebDir);
+  const tokenLinkCommand = options.tokenLinkCommand ?? `${berthCommand()} token --link`;
+  const web = new StaticFiles(options.webDir ?? defaultWebDir, tokenLinkCommand);
   const { port } = options.listener;
   access.port = port;
 
@@ -146,7 +150,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     if (access.staleCookie(req)) res.setHeader("Set-Cookie", clearedLoginCookie(access.port));
     if (!wantsPage(req)) return sendUnauthorized(res);
     res.writeHead(401, { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store", ...PAGE_HEADERS });
-    res.end(unauthorizedPage);
+    res.end(unauthorizedPage(tokenLinkCommand));
   };
 
   const respond = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

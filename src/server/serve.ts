@@ -23,6 +23,7 @@ export interface BerthOptions {
   readonly port: number;
   readonly log: Logger;
   readonly webDir?: string;
+  readonly tokenLinkCommand?: string;
   readonly maxMessageBytes?: number;
   /** A client with more unsent bytes than this is disconnected (default: the SDK's 64 MiB). */
   readonly maxBufferedBytes?: number;
@@ -99,7 +100,7 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   const access = new Access(new AccessToken(token, paths.token), new DeviceLogins(paths.logins), clusterSecretOf(options.config, host.hostId));
   access.token.onRotate(() => options.log.info({}, "access token rotated: the old token, remembered devices and open connections are refused"));
   try {
-    const { listenHost, log, webDir, maxMessageBytes, maxBufferedBytes, events, tickets } = options;
+    const { listenHost, log, webDir, tokenLinkCommand, maxMessageBytes, maxBufferedBytes, events, tickets } = options;
     const { allowedHosts, maxConnections, headersTimeout: headersTimeoutMs } = options.config.server;
     server = await startServer({
       host,
@@ -108,6 +109,7 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
       listener,
       log,
       webDir,
+      tokenLinkCommand,
       maxMessageBytes,
       maxBufferedBytes,
       events,

@@ -7,6 +7,7 @@ import {
   type RequestPermissionRequest,
   type SessionUpdate,
 } from "@agentclientprotocol/sdk";
+import { berthCommand } from "../config/invocation.js";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { QuestionError } from "../host/host-errors.js";
@@ -245,7 +246,7 @@ export class SessionFeed {
     this.toldElsewhere.add(question.id);
     const text =
       `Berth: the agent asks a question this client cannot show (${question.kind}). ` +
-      `Answer it on Berth's dashboard, or with \`berth answer ${question.id} ...\`; this turn waits until then.`;
+      `Answer it on Berth's dashboard, or with \`${berthCommand()} answer ${question.id} ...\`; this turn waits until then.`;
     this.enqueue(() =>
       this.notify({
         sessionUpdate: "agent_message_chunk",

@@ -1,7 +1,8 @@
-import { createReadStream, existsSync, statSync } from "node:fs";
+import { createReadStream, existsSync, readFileSync, statSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { escapeHtml } from "./escape-html.js";
 import { HttpError } from "./http-io.js";
 
 /** Where `npm run build` puts the dashboard; the same path from `src/server` and `dist/server`. */
@@ -28,7 +29,11 @@ export type StaticFile = { readonly name: "index"; readonly path: string } | { r
 export class StaticFiles {
   private readonly root: string;
 
-  constructor(webDir: string) {
+  /** `tokenLinkCommand` goes into the page (`<meta name="berth-token-link">`): what its sign-in screen tells to run. */
+  constructor(
+    webDir: string,
+    private readonly tokenLinkCommand: string,
+  ) {
     this.root = normalize(webDir.endsWith(sep) ? webDir : webDir + sep);
   }
 
@@ -57,15 +62,17 @@ export class StaticFiles {
 
   send(res: ServerResponse, file: StaticFile, headers: Record<string, string> = {}): void {
     const type = CONTENT_TYPES[extname(file.path)] ?? "application/octet-stream";
-    // Built asset names carry a content hash; the page itself must always be fresh.
-    const cache = file.name === "index" ? "no-store" : "private, max-age=3600";
-    res.writeHead(200, {
-      "Content-Type": type,
-      "Content-Length": statSync(file.path).size,
-      "Cache-Control": cache,
-      "X-Content-Type-Options": "nosniff",
-      ...headers,
-    });
+    const common = { "Content-Type": type, "X-Content-Type-Options": "nosniff", ...headers };
+    if (file.name === "index") {
+      const page = readFileSync(file.path, "utf8").replace(
+        /(<meta name="berth-token-link" content=")[^"]*(")/,
+        (_, before: string, after: string) => before + escapeHtml(this.tokenLinkCommand) + after,
+      );
+      // Built asset names carry a content hash; the page itself must always be fresh.
+      res.writeHead(200, { ...common, "Content-Length": Buffer.byteLength(page), "Cache-Control": "no-store" });
+      return void res.end(page);
+    }
+    res.writeHead(200, { ...common, "Content-Length": statSync(file.path).size, "Cache-Control": "private, max-age=3600" });
     createReadStream(file.path).pipe(res);
   }
 }

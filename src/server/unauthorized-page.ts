@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { escapeHtml } from "./escape-html.js";
 
 /**
  * Whether a refused request is a person's browser opening an address (a bookmark, a link with a
@@ -11,8 +12,11 @@ export function wantsPage(req: IncomingMessage): boolean {
   return accept.includes("text/html");
 }
 
-/** The page for an address opened without a valid token; it shows no token and needs nothing from outside. */
-export const unauthorizedPage = `<!doctype html>
+/**
+ * The page for an address opened without a valid token; it shows no token and needs nothing from outside.
+ * `tokenLinkCommand` is how to print the link on the host, as Berth was started there (`berth token --link`).
+ */
+export const unauthorizedPage = (tokenLinkCommand: string): string => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -35,7 +39,7 @@ export const unauthorizedPage = `<!doctype html>
 <main>
 <h1>This link has no valid access token</h1>
 <p>Berth did not recognise the token in this address, or this device's remembered login. The token may be mistyped or cut short, or it was replaced (<code>berth token rotate</code>), which also forgets every remembered device.</p>
-<p>On the machine that runs Berth, <code>berth token --link</code> prints a link that works; open it here. To use this device without the link next time, choose <em>Remember this device</em> in the dashboard's settings.</p>
+<p>On the machine that runs Berth, <code>${escapeHtml(tokenLinkCommand)}</code> prints a link that works; open it here. To use this device without the link next time, choose <em>Remember this device</em> in the dashboard's settings.</p>
 <p><a href="/">Open the dashboard</a></p>
 </main>
 </body>

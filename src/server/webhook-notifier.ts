@@ -4,6 +4,7 @@ import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import type { QuestionView, SessionView, Timer } from "../host/views.js";
 import { WebhookDelivery } from "./webhook-delivery.js";
+import { webhookText } from "./webhook-text.js";
 
 export interface WebhookNotifierOptions {
   readonly host: Host;
@@ -17,7 +18,10 @@ export interface WebhookNotifierOptions {
 /** The JSON Berth POSTs; docs/serve.md ("Notifications") describes every field. */
 export interface WebhookPayload {
   readonly event: "question_waiting" | "turn_ended";
-  /** One line for a person (Slack and Mattermost show `text` as the message). */
+  /**
+   * One line for a person (Slack and Mattermost show `text` as the message); what agents and people
+   * wrote in it is escaped for them ({@link webhookText}). The fields below carry it as written.
+   */
   readonly text: string;
   readonly at: number;
   readonly host: string;
@@ -122,7 +126,7 @@ export class WebhookNotifier {
     this.send(
       {
         event: "question_waiting",
-        text: `Berth: ${nameOf(session)} has waited ${minutes(waitedMs)} for an answer: ${summary}`,
+        text: `Berth: ${nameOf(session)} has waited ${minutes(waitedMs)} for an answer: ${webhookText(summary)}`,
         question: { id: question.id, kind: question.kind, summary, askedAt: question.askedAt, waitedMs },
         turn: null,
       },
@@ -136,7 +140,8 @@ export class WebhookNotifier {
     if (startedAt === undefined || endedAt - startedAt < this.afterMs) return;
     const session = this.options.host.getSession(sessionId);
     if (!session) return;
-    const how = error !== null ? `failed: ${error}` : stopReason === "end_turn" ? "finished" : `ended (${stopReason ?? "unknown"})`;
+    const how =
+      error !== null ? `failed: ${webhookText(error)}` : stopReason === "end_turn" ? "finished" : `ended (${webhookText(stopReason ?? "unknown")})`;
     this.send(
       {
         event: "turn_ended",
@@ -163,8 +168,10 @@ export class WebhookNotifier {
   }
 }
 
+/** The session as `text` names it: its title and agent, escaped ({@link webhookText}). */
 function nameOf(session: SessionView): string {
-  return session.title === null ? `a ${session.agent} session` : `“${session.title}” (${session.agent})`;
+  const agent = webhookText(session.agent);
+  return session.title === null ? `a ${agent} session` : `“${webhookText(session.title)}” (${agent})`;
 }
 
 /** What the question asks, in one short line. */

@@ -131,7 +131,7 @@ describe("berth client commands against a running `berth serve`", () => {
     expect(await berth("connect", "--url", `http://127.0.0.1:${closedPort}`, "--token", "any")).toEqual({
       code: 1,
       stdout: "",
-      stderr: `berth connect: no Berth host answers at ws://127.0.0.1:${closedPort}/acp (start one with "berth serve")\n`,
+      stderr: `berth connect: no Berth host answers at ws://127.0.0.1:${closedPort}/acp (start one with "node dist/cli/main.js serve")\n`,
     });
     expect(await berth("connect", "--token", "wrong")).toEqual({
       code: 1,

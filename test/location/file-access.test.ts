@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -202,6 +202,18 @@ describe("FileAccess: roots", () => {
     const viaAlias = new FileAccess({ roots: [alias] });
     expect(await viaAlias.readTextFile({ path: join(alias, "notes.txt"), limit: 1 })).toEqual({ content: "one\n" });
     expect(await viaAlias.readTextFile({ path: join(app, "notes.txt"), limit: 1 })).toEqual({ content: "one\n" });
+  });
+
+  it("refuses a root moved away and replaced by another directory, for reading and writing, naming it", async () => {
+    renameSync(app, join(base, "app-moved"));
+    mkdirSync(app);
+    writeFileSync(join(app, "notes.txt"), "planted\n");
+    const replaced = new RegExp(`the session's directory ${app} is no longer the directory it was when the session started`);
+    await expectRefused(read(join(app, "notes.txt")), "root_replaced", replaced);
+    await expectRefused(write(join(app, "new.txt")), "root_replaced", replaced);
+    expect(existsSync(join(app, "new.txt"))).toBe(false);
+    // The other root is untouched.
+    expect(await read(join(lib, "shared.txt"))).toEqual({ content: "shared\n" });
   });
 
   it("refuses roots that are relative, missing or not directories, and no roots at all", () => {

@@ -289,7 +289,8 @@ describe("a wrong or stale token in a browser's address", () => {
     expect(page.headers["content-security-policy"]).toContain("frame-ancestors 'none'");
     const html = page.body;
     expect(html).toContain("This link has no valid access token");
-    expect(html).toContain("berth token --link");
+    // Named as this Berth was started (a checkout, from its root): the command works as printed.
+    expect(html).toContain("<code>node dist/cli/main.js token --link</code>");
     expect(html).not.toContain("wrong-token");
     expect(html).not.toContain(fixture.token);
     const script = await fetch(`${fixture.url}/api/sessions?token=wrong-token`);

@@ -40,7 +40,9 @@ export class BerthProcess {
     if (match) return { line, url: match[1]!, token: match[2]!, acpUrl: match[3]! };
     // A token that is not new is not printed: the line says how to get the link, the token is in the data directory.
     const without =
-      /^Berth is running: (http:\/\/[^/]+)\/ \(ACP: (ws:\/\/[^ ]+\/acp)\); dashboard link: berth token --link( --data-dir (\S+))?$/.exec(line);
+      /^Berth is running: (http:\/\/[^/]+)\/ \(ACP: (ws:\/\/[^ ]+\/acp)\); dashboard link: node dist\/cli\/main\.js token --link( --data-dir (\S+))?$/.exec(
+        line,
+      );
     if (!without || !this.dataDir) throw new Error(`unexpected start-up line ${JSON.stringify(line)}; stderr: ${this.stderr}`);
     return { line, url: without[1]!, token: readFileSync(join(this.dataDir, "token"), "utf8").trim(), acpUrl: without[2]! };
   }

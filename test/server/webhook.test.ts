@@ -252,6 +252,44 @@ describe("notify.webhook: the end of a long turn", () => {
   });
 });
 
+describe("notify.webhook: what agents and people wrote, in the message's text", () => {
+  // Slack's and Mattermost's own markup: a link with a text of its choosing, mentions that notify a whole channel.
+  const hostile = "<https://evil.example/steal|Allow once> <!channel> <@U024BE7LH> & @all [Open Berth](https://evil.example)";
+  const escaped =
+    "&lt;https://evil.example/steal|Allow once&gt; &lt;!channel&gt; &lt;@\u2060U024BE7LH&gt; &amp; @\u2060all [Open Berth]\u2060(https://evil.example)";
+
+  it("a question's summary and the session's title are escaped in text, as written in the other fields; Berth's link works", async () => {
+    const receiver = await startReceiver();
+    const { clock, fixture } = await notifying(receiver.url, { afterMinutes: 0 });
+    const session = await fixture.host.createSession({ cwd: fixture.workDir });
+    fixture.host.renameSession(session.id, `Title ${hostile}`);
+    const turn = fixture.host.prompt(session.id, [{ type: "text", text: `/ask ${hostile}` }]);
+    await waitUntil(() => fixture.host.pendingQuestions(session.id).length === 1, "the question is pending");
+    await clock.advance(0);
+    await waitUntil(() => receiver.received.length === 1, "the question was sent");
+    const { body } = receiver.received[0]!;
+    expect(body.text).toBe(`Berth: “Title ${escaped}” (demo) has waited less than a minute for an answer: ${escaped}`);
+    // Scripts read the fields: they carry the text as written.
+    expect(body.session.title).toBe(`Title ${hostile}`);
+    expect(body.question!.summary).toBe(hostile);
+    expect(body.link).toBe(`http://127.0.0.1:7420/#/sessions/${session.id}`);
+    await fixture.host.answerQuestion(fixture.host.pendingQuestions(session.id)[0]!.id, { optionId: "allow" });
+    await turn;
+  });
+
+  it("a failed turn's error is escaped in text, line breaks included", async () => {
+    const receiver = await startReceiver();
+    const { fixture } = await notifying(receiver.url, { afterMinutes: 0, events: ["turn_ended"] });
+    const session = await fixture.host.createSession({ cwd: fixture.workDir });
+    await fixture.host.prompt(session.id, [{ type: "text", text: `/fail -32603 ${hostile}\n# Heading` }]).catch(() => undefined);
+    await waitUntil(() => receiver.received.length === 1, "the failed turn's end was sent");
+    const { body } = receiver.received[0]!;
+    expect(body.turn!.error).toContain(`${hostile}\n# Heading`);
+    expect(body.text).toContain(`${escaped} # Heading`);
+    expect(body.text).not.toMatch(/[<>\n]/);
+  });
+});
+
 describe("notify.webhook in the configuration", () => {
   it("berth's host sends with afterMinutes 0 as soon as a question is asked", async () => {
     const receiver = await startReceiver();

@@ -284,6 +284,8 @@ describe("the dashboard in a real browser against a real Berth", () => {
     const wrong = await openPage(launched.browser, server.url, "/?token=wrong-token");
     expect(wrong.status).toBe(200);
     await wrong.page.getByRole("heading", { name: "Open the link printed by berth serve" }).waitFor();
+    // The command is named as this Berth was started (a checkout, from its root), so it works as shown.
+    expect(await wrong.page.locator(".auth-card code").first().textContent()).toBe("node dist/cli/main.js token --link");
     expect(await wrong.page.content()).not.toContain("wrong-token");
     expect(wrong.page.url()).toBe(`${server.url}/`);
     await wrong.close();

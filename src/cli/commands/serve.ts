@@ -1,34 +1,17 @@
 import type { Command } from "commander";
 import { ConfigError } from "../../config/load-config.js";
-import { defaultConfigPath, defaultDataDir } from "../../config/paths.js";
+import { tokenLinkCommand } from "../../config/invocation.js";
+import { orderlyStopDeadlineMs } from "../../config/stop-timings.js";
 import { FAILURE_EXIT_CODE, INTERRUPTED_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "../exit-codes.js";
 import type { RunningBerth } from "../../server/serve.js";
 import { isLoopback } from "../../server/lan-addresses.js";
-import { CLUSTER_SECRET_ENV, resolveServeSettings, type ServeFlags, type ServeSettings } from "../serve-options.js";
+import { addServeOptions, CLUSTER_SECRET_ENV, resolveServeSettings, type ServeFlags, type ServeSettings } from "../serve-options.js";
 import { startupText } from "../startup-text.js";
 
 export function register(program: Command): void {
-  program
-    .command("serve")
-    .description("run the Berth host: agents, sessions, the API, the dashboard and ACP over WebSocket")
-    .option("--host <address>", "address to listen on (config server.host, default 127.0.0.1)")
-    .option("--port <port>", "port to listen on, 0 for any free port (config server.port, default 7420)")
-    .option("--config <file>", `configuration file (default ${defaultConfigPath()}; a missing default file means all defaults)`)
-    .option("--data-dir <dir>", `data directory (config dataDir, default ${defaultDataDir()})`)
-    .option("--release-grace <duration>", "how long an unheld agent child is kept warm (default 15s)")
-    .option("--idle-ttl <duration>", "how long an idle location is kept (default 60m)")
-    .option("--max-active-hold <duration>", "how long a silent running turn may keep its location (default 24h)")
-    .option("--sweep-interval <duration>", "how often locations are swept (default 1m)")
-    .option(
-      "--store <url>",
-      'where sessions are kept: "sqlite" (the data directory, the default) or a postgres:// URL shared by a fleet (config store)',
-    )
-    .option("--host-id <id>", "this host's id in a fleet on PostgreSQL (config fleet.hostId, default the machine's host name)")
-    .option(
-      "--allowed-host <name>",
-      "another host name Berth answers to, behind a reverse proxy (repeatable; adds to config server.allowedHosts)",
-      (name: string, names: string[] = []) => [...names, name],
-    )
+  addServeOptions(
+    program.command("serve", { isDefault: true }).description("run the Berth host: agents, sessions, the API, the dashboard and ACP over WebSocket"),
+  )
     .option("--print-token", "print the dashboard link with the access token (by default only when the token was just created; see `berth token`)")
     .action(async (flags: ServeFlags) => {
       // Everything is stopped by now: a stray timer must not keep a stopped Berth around.
@@ -68,22 +51,22 @@ async function serve(flags: ServeFlags): Promise<number> {
       "listening on a non-loopback address: anyone who can reach it and has the token can run agents on this machine",
     );
   }
+  // The way to get the link again, named as this Berth was started: `berth`, `npx berth-acp`, or the script's path.
+  const linkCommand = tokenLinkCommand(settings.dataDir);
   let running: RunningBerth;
   try {
-    running = await startBerth({ ...settings, log });
+    running = await startBerth({ ...settings, log, tokenLinkCommand: linkCommand });
   } catch (error) {
     process.stderr.write(`berth serve: ${error instanceof Error ? error.message : String(error)}\n`);
     return FAILURE_EXIT_CODE;
   }
   // The token goes to stdout once, when it is new, or when asked: a service's output ends up in system journals.
-  const dataDirFlag = settings.dataDir === defaultDataDir() ? "" : ` --data-dir ${shellQuote(settings.dataDir)}`;
   const text = startupText({
     url: running.server.url,
     token: running.tokenCreated || flags.printToken === true ? running.token : null,
-    howToGetLink: `dashboard link: berth token --link${dataDirFlag}`,
+    howToGetLink: `dashboard link: ${linkCommand}`,
   });
-  // Turns get 5 s to settle, agents and what they left stopTimeout each, the sweep as much again, with a margin.
-  const stopDeadlineMs = 5_000 + 3 * settings.config.stopTimeout + 10_000;
+  const stopDeadlineMs = orderlyStopDeadlineMs(settings.config.stopTimeout);
   return new Promise<number>((resolve) => {
     let stopping = false;
     /** Set by an uncaught exception: however the stop ends, the exit code says something failed. */
@@ -129,9 +112,4 @@ async function serve(flags: ServeFlags): Promise<number> {
     // Only now: whoever reads this line may signal at once (a test, a supervisor), and must find the handlers.
     process.stdout.write(text);
   });
-}
-
-/** A path as a shell word: bare when it is plain, else single-quoted. */
-export function shellQuote(text: string): string {
-  return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import { berthCommand } from "../../config/invocation.js";
 import { loadConfigFile } from "../../config/load-config.js";
 import { dataPaths, defaultConfigPath, defaultDataDir } from "../../config/paths.js";
 import { newToken, writeTokenFile } from "../../server/access-token.js";
@@ -37,7 +38,9 @@ export function register(program: Command): void {
         if (flags.link) {
           const host = runningHost(paths.hostFile);
           if (!host)
-            throw new HostClientError(`no Berth host is running on ${paths.dataDir} (no live ${paths.hostFile}); start one with \`berth serve\``);
+            throw new HostClientError(
+              `no Berth host is running on ${paths.dataDir} (no live ${paths.hostFile}); start one with \`${berthCommand()} serve\``,
+            );
           printLink(host.url, loadToken(paths.token).token, flags.qr === true);
           return;
         }

@@ -4,8 +4,12 @@ import { highlighted, whenHighlighterLoads } from "./highlight-loader.js";
 
 /**
  * Agent text is untrusted: it may carry `<script>`, event attributes or `javascript:` links, on
- * purpose or by quoting a web page. Markdown is rendered to HTML by marked and every result goes
- * through DOMPurify before it reaches the page (the page's CSP blocks inline scripts as well).
+ * purpose or by quoting a web page, and HTML that poses as Berth's own controls (a link with the
+ * class `button` reading "Allow once", an open `<dialog>` asking to sign in again). Markdown is
+ * rendered to HTML by marked and every result goes through DOMPurify before it reaches the page
+ * (the page's CSP blocks inline scripts as well): HTML only (no SVG or MathML), no interactive
+ * element, no `id` or `style`, and no class but highlight.js's. Links stay links; the page asks
+ * before it follows one (AgentLinkDialog).
  */
 const marked = new Marked({
   gfm: true,
@@ -15,7 +19,7 @@ const marked = new Marked({
       const language = (lang ?? "").match(/^\S*/)?.[0] ?? "";
       const body = highlighted(text, language) ?? escapeHtml(text);
       const label = language ? ` data-lang="${escapeHtml(language)}"` : "";
-      return `<pre class="code"${label}><code>${body}\n</code></pre>\n`;
+      return `<pre${label}><code>${body}\n</code></pre>\n`;
     },
   },
 });
@@ -28,10 +32,54 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   }
 });
 
+/**
+ * The classes highlight.js puts on the code it highlights (before sanitizing: the block is made in
+ * marked's renderer): `hljs-keyword`, `hljs-title function_` (a sub-scope), `language-ts`.
+ */
+const HIGHLIGHT_CLASS = /^(hljs(-[\w-]+)?|language-[\w-]+|[a-z]+_+)$/;
+
+// A class is kept only on code and its spans, and only highlight.js's: none of Berth's own (`button`, `badge`, `modal`) can be borrowed.
+DOMPurify.addHook("uponSanitizeAttribute", (node, data) => {
+  if (data.attrName !== "class") return;
+  const onCode = node.tagName === "SPAN" || node.tagName === "CODE";
+  const classes = data.attrValue.split(/\s+/).filter(Boolean);
+  if (!onCode || !classes.every((name) => HIGHLIGHT_CLASS.test(name))) data.keepAttr = false;
+});
+
 const purifyOptions = {
-  // Forms and inputs in agent text could pose as Berth's own controls.
-  FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select"],
-  FORBID_ATTR: ["style"],
+  USE_PROFILES: { html: true },
+  // Interactive elements, and what opens a layer above the page, could pose as Berth's own controls or dialogs.
+  FORBID_TAGS: [
+    "style",
+    "dialog",
+    "form",
+    "input",
+    "button",
+    "textarea",
+    "select",
+    "option",
+    "optgroup",
+    "datalist",
+    "output",
+    "label",
+    "fieldset",
+    "legend",
+    "meter",
+    "progress",
+    "details",
+    "summary",
+    "menu",
+    "menuitem",
+    // Not in DOMPurify's defaults either; named so that a change of its defaults cannot let them in.
+    "iframe",
+    "object",
+    "embed",
+    "template",
+    "slot",
+    "marquee",
+  ],
+  // `id` could clash with the page's own, `style` place text anywhere; the rest open layers, run commands or take focus.
+  FORBID_ATTR: ["id", "style", "popover", "popovertarget", "popovertargetaction", "command", "commandfor", "tabindex", "draggable", "inert"],
 };
 
 /** Markdown as safe HTML. */

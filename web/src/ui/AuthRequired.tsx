@@ -7,9 +7,15 @@ const why = {
   none: "This dashboard needs Berth's access token, and this tab has none.",
 } as const;
 
+/** What prints the link on the host, as Berth was started there (`npx berth-acp token --link`): Berth puts it in the page. */
+function tokenLinkCommand(): string {
+  return document.querySelector<HTMLMetaElement>('meta[name="berth-token-link"]')?.content || "berth token --link";
+}
+
 /** Shown instead of the dashboard when the token or the remembered login is missing or refused. Never shows any token. */
 export function AuthRequired() {
   const had = credential();
+  const command = tokenLinkCommand();
   // A refused remembered login is no use any more: the next visit asks for the link at once.
   if (had === "device") forgetDevice();
   return (
@@ -19,8 +25,8 @@ export function AuthRequired() {
         <h1>Open the link printed by berth serve</h1>
         <p>{why[had]}</p>
         <p>
-          On the machine that runs Berth, <code>berth token --link</code> prints a link that works (<code>berth token --link --qr</code> also draws it
-          as a QR code to scan with a phone). Open the link ending in <code>?token=…</code> here.
+          On the machine that runs Berth, <code>{command}</code> prints a link that works (<code>{command} --qr</code> also draws it as a QR code to
+          scan with a phone). Open the link ending in <code>?token=…</code> here.
         </p>
         <p class="muted">
           The token is kept in <code>token</code> in Berth's data directory. Once the link is open, this tab keeps the token for itself (never in a

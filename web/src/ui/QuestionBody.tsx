@@ -1,8 +1,7 @@
 import type { PermissionOption } from "@agentclientprotocol/sdk";
-import { useState } from "preact/hooks";
 import type { QuestionAnswer } from "../api/types.js";
 import { ElicitationForm } from "./ElicitationForm.js";
-import { webAddress } from "./links.js";
+import { QuestionLink } from "./AgentLink.js";
 import { PermissionChoices } from "./PermissionChoices.js";
 
 interface PermissionRequest {
@@ -47,7 +46,7 @@ export function QuestionBody({
   return (
     <>
       <p class="question-text">{message ?? "The agent asks for some information."}</p>
-      {typeof url === "string" ? <AgentLink idPrefix={idPrefix} url={url} /> : null}
+      {typeof url === "string" ? <QuestionLink idPrefix={idPrefix} url={url} /> : null}
       <ElicitationForm
         idPrefix={idPrefix}
         schema={requestedSchema}
@@ -56,45 +55,5 @@ export function QuestionBody({
         onDecline={() => onAnswer({ action: "decline" })}
       />
     </>
-  );
-}
-
-/**
- * A link an agent asked the person to open (URL-mode elicitation; Berth itself refuses those, this is
- * the page's own guard). Only http(s), and only after the person saw the whole address and its host.
- */
-function AgentLink({ idPrefix, url }: { idPrefix: string; url: string }) {
-  const [confirming, setConfirming] = useState(false);
-  const address = webAddress(url);
-  if (!address) {
-    return (
-      <p class="muted agent-link" data-testid={`${idPrefix}-link-refused`}>
-        The agent sent an address that is not a web page; it is not opened: <code>{url}</code>
-      </p>
-    );
-  }
-  if (!confirming) {
-    return (
-      <p class="agent-link">
-        <button type="button" onClick={() => setConfirming(true)}>
-          Open the agent's link…
-        </button>
-      </p>
-    );
-  }
-  return (
-    <div class="agent-link" role="group" aria-label="Open the agent's link">
-      <p>
-        The agent asks you to open a page on <strong>{address.host}</strong>: <code>{address.href}</code>
-      </p>
-      <p class="choices">
-        <a class="button" href={address.href} target="_blank" rel="noreferrer noopener" onClick={() => setConfirming(false)}>
-          Open {address.host}
-        </a>
-        <button type="button" onClick={() => setConfirming(false)}>
-          Cancel
-        </button>
-      </p>
-    </div>
   );
 }

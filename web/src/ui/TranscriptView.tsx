@@ -2,6 +2,7 @@ import { Component } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Transcript, TranscriptRow } from "../chat/transcript.js";
 import { whenHighlighterLoads } from "../content/markdown.js";
+import { AgentLinkDialog } from "./AgentLink.js";
 import { forgetRenderings } from "./rendered-markdown.js";
 import { TranscriptEntryView } from "./TranscriptEntry.js";
 import { useFrameRender } from "./use-frame-render.js";
@@ -59,6 +60,14 @@ export function TranscriptView({ transcript, empty, sent }: { transcript: Transc
   // Sending a message goes back to the end, where its answer will be.
   useEffect(() => setFollowing(true), [sent]);
   const scrolledUp = (): void => setFollowing(false);
+  // A link in the agent's text is followed only once the person saw where it leads (a click, Enter, or a middle click).
+  const [leavingFor, setLeavingFor] = useState<string | null>(null);
+  const followed = (event: MouseEvent): void => {
+    const link = (event.target as Element).closest(".md a[href]");
+    if (!link || (event.type === "auxclick" && event.button !== 1)) return;
+    event.preventDefault();
+    setLeavingFor(link.getAttribute("href"));
+  };
   const scrolled = (): void => {
     const element = scroller.current!;
     if (!following && element.scrollHeight - element.scrollTop - element.clientHeight < FOLLOW_SLACK_PX) setFollowing(true);
@@ -79,6 +88,8 @@ export function TranscriptView({ transcript, empty, sent }: { transcript: Transc
         onTouchMove={scrolledUp}
         onPointerDown={(event) => event.target === event.currentTarget && scrolledUp()}
         onKeyDown={(event) => ["ArrowUp", "PageUp", "Home"].includes(event.key) && scrolledUp()}
+        onClick={followed}
+        onAuxClick={followed}
       >
         {rows.length === 0 ? (
           <p class="empty">{empty}</p>
@@ -107,6 +118,7 @@ export function TranscriptView({ transcript, empty, sent }: { transcript: Transc
           ↓ Latest
         </button>
       )}
+      {leavingFor === null ? null : <AgentLinkDialog url={leavingFor} onClose={() => setLeavingFor(null)} />}
     </div>
   );
 }

@@ -1,0 +1,61 @@
+import { execFile } from "node:child_process";
+import { lstatSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+/** The one dependency with an install script (it compiles SQLite): npm 11 asks for it by name outside a project. */
+const INSTALL_SCRIPTS = "better-sqlite3";
+
+export interface Packed {
+  readonly tarball: string;
+  readonly packedBytes: number;
+  readonly unpackedBytes: number;
+  /** Paths inside the package, e.g. `dist/cli/main.js`. */
+  readonly files: readonly string[];
+}
+
+export interface Installed {
+  /** The `npm install -g --prefix` folder: `bin/berth`, `lib/node_modules/<name>/`. */
+  readonly prefix: string;
+  /** Every file of the install, runtime dependencies included. */
+  readonly installedBytes: number;
+  readonly seconds: number;
+  /** What npm printed (its warnings go to stderr). */
+  readonly output: string;
+}
+
+/** `npm pack` of the checkout at `repoDir` into `outDir`, without building (the caller built `dist/`). */
+export async function pack(repoDir: string, outDir: string): Promise<Packed> {
+  const { stdout } = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", outDir], { cwd: repoDir });
+  const [result] = JSON.parse(stdout) as Array<{ filename: string; size: number; unpackedSize: number; files: Array<{ path: string }> }>;
+  if (!result) throw new Error(`npm pack printed no package: ${stdout}`);
+  return {
+    tarball: join(outDir, result.filename),
+    packedBytes: result.size,
+    unpackedBytes: result.unpackedSize,
+    files: result.files.map((file) => file.path),
+  };
+}
+
+/** Installs a packed tarball as a user would (`npm install -g`), into its own prefix; runtime dependencies from the registry. */
+export async function installGlobally(tarball: string, prefix: string, env: NodeJS.ProcessEnv = process.env): Promise<Installed> {
+  const started = performance.now();
+  const { stdout, stderr } = await run(
+    "npm",
+    ["install", "--global", "--prefix", prefix, `--allow-scripts=${INSTALL_SCRIPTS}`, "--prefer-offline", "--no-audit", "--no-fund", tarball],
+    { env, maxBuffer: 16 * 1024 * 1024 },
+  );
+  return { prefix, installedBytes: bytesUnder(prefix), seconds: (performance.now() - started) / 1000, output: stdout + stderr };
+}
+
+/** The size of every file under `dir`, links not followed (as `du --apparent-size` counts). */
+function bytesUnder(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? bytesUnder(path) : lstatSync(path).size;
+  }
+  return total;
+}
