@@ -64,7 +64,7 @@ describe("a fleet's store password", () => {
 
     const passfile = join(bed.tempDir("berth-passfile-"), "pgpass");
     writeFileSync(passfile, `# the fleet's database\nelsewhere:5432:*:berth:wrong\n*:*:*:berth:${PASSWORD.replace(/:/g, "\\:")}\n`, { mode: 0o600 });
-    for (const env of [{ PGPASSFILE: passfile }, { PGPASSWORD: PASSWORD }]) {
+    for (const env of [{ PGPASSFILE: passfile }, { PGPASSWORD: PASSWORD }] as Record<string, string>[]) {
       const host = serve({ url }, env);
       await host.startupLine();
       expect(host.logLines()).toContainEqual(expect.objectContaining({ msg: expect.stringMatching(/^registered in the fleet/) }));

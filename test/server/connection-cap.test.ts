@@ -43,7 +43,7 @@ describe("open connections are capped (server.maxConnections), and slow ones cut
     const { url } = await berth.startupLine();
     const port = Number(new URL(url).port);
 
-    const clients = [];
+    const clients: Awaited<ReturnType<typeof slowClient>>[] = [];
     for (let i = 0; i < 25; i++) clients.push(await slowClient(port));
     await waitUntil(() => clients.every((c) => c.closed), "every slow client was closed", 30_000);
     // Five over the cap were closed before anything was said to them; the twenty under it got Node's 408 at the header timeout.
