@@ -138,15 +138,13 @@ export class MessageLimitedSocket implements WebSocketLike {
     const filtered = (data: unknown, isBinary: unknown) => {
       if (isBinary === true) return this.ws.close(1003, "ACP messages are text frames");
       const size = byteLength(data as RawData);
-      if (size > this.limits.maxMessageBytes) {
-        this.onOversized(size);
-        return this.refuse(textOf(data as RawData), {
-          code: -32600,
-          message: this.oversized(size),
-          data: { size, limit: this.limits.maxMessageBytes },
-        });
-      }
       const text = textOf(data as RawData);
+      const limit = this.limits.maxMessageBytes;
+      if (size > limit) {
+        this.onOversized(size);
+        const message = `Invalid request: the message is ${size} bytes, more than the limit of ${limit} bytes`;
+        return this.refuse(text, { code: -32600, message, data: { size, limit } });
+      }
       if (nestedDeeperThan(text)) {
         this.onTooDeep();
         return this.refuse(text, tooDeepError());
@@ -204,10 +202,6 @@ export class MessageLimitedSocket implements WebSocketLike {
     const id = requestIdOf(text);
     if (id === undefined) return;
     this.ws.send(JSON.stringify({ jsonrpc: "2.0", id, error }));
-  }
-
-  private oversized(size: number): string {
-    return `Invalid request: the message is ${size} bytes, more than the limit of ${this.limits.maxMessageBytes} bytes`;
   }
 }
 

@@ -36,12 +36,12 @@ export function passfilePassword(key: PassfileKey, env: Env = process.env): stri
     if (line.trim() === "" || line.startsWith("#")) continue;
     const fields = passfileFields(line);
     if (fields.length < 5) continue;
-    if (wanted.every((value, i) => fields[i] === "*" || fields[i] === value)) return fields.slice(4).join(":");
+    if (wanted.every((value, i) => fields[i] === "*" || fields[i] === value)) return fields[4];
   }
   return undefined;
 }
 
-/** A passfile line's fields, split at unescaped colons, with `\:` and `\\` unescaped. */
+/** A passfile line's five fields, split at its first four unescaped colons, with `\:` and `\\` unescaped. */
 function passfileFields(line: string): string[] {
   const fields: string[] = [];
   let field = "";
