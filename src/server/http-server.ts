@@ -13,6 +13,7 @@ import { HttpError, sendError, sendUnauthorized } from "./http-io.js";
 import { clearedLoginCookie } from "./login-cookie.js";
 import { loginRoutes } from "./login-routes.js";
 import { BerthMetrics } from "./metrics.js";
+import { RefusedConnections } from "./connection-cap.js";
 import { OwnSessionEvents } from "./own-session-events.js";
 import { PeerLiveFeeds } from "./peer-live-feeds.js";
 import { PeerRest } from "./peer-rest.js";
@@ -45,6 +46,10 @@ export interface ServerOptions {
   readonly allowedHosts?: readonly AllowedHost[];
   /** The lifetime and clock of the tickets for event streams and WebSockets (tests shorten them). */
   readonly tickets?: TicketOptions;
+  /** Open connections beyond which a new one is closed at once (`server.maxConnections`). */
+  readonly maxConnections: number;
+  /** How long a connection may take to send a request's headers (`server.headersTimeout`). */
+  readonly headersTimeoutMs: number;
 }
 
 export interface BerthServer {
@@ -189,7 +194,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     web.send(res, file, file.name === "index" ? PAGE_HEADERS : {});
   };
 
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer(connectionTimeouts(options.headersTimeoutMs), (req, res) => {
     respond(req, res).catch((error: unknown) => {
       const httpError = error instanceof HttpError ? error : fromHostError(error);
       // A client that went away mid-request (a dropped body) is not Berth failing.
@@ -220,6 +225,8 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   // Node's HTTP server tracks its connections (closeAllConnections at stop, the header and request timeouts) from its
   // `listening` event on: it never listens itself, so it is told.
   server.emit("listening");
+  const refused = new RefusedConnections(log, options.maxConnections);
+  options.listener.limitConnections(options.maxConnections, () => refused.refused());
   options.listener.attach((socket) => server.emit("connection", socket));
   const base = `${hostForUrl(options.listenHost)}:${port}`;
   log.info({ host: options.listenHost, port }, "server listening");
@@ -227,6 +234,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   let closing: Promise<void> | undefined;
   const close = async (reason: string) => {
     options.listener.close();
+    refused.close();
     server.close();
     feeds?.close();
     events.close();
@@ -250,6 +258,22 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
         closing = undefined;
         throw error;
       })),
+  };
+}
+
+/** A request's whole body (an ACP message of up to 8 MiB from a slow link) must have arrived within this. */
+const REQUEST_TIMEOUT_MS = 120_000;
+
+/**
+ * A connection that sends no complete request headers within `headersTimeoutMs` is answered 408 and closed:
+ * a slow client cannot keep its slot under `server.maxConnections` for Node's default minute. Node looks
+ * at its connections' deadlines every `connectionsCheckingInterval` (30 s by default): every second here.
+ */
+function connectionTimeouts(headersTimeoutMs: number) {
+  return {
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: Math.max(REQUEST_TIMEOUT_MS, headersTimeoutMs),
+    connectionsCheckingInterval: Math.min(1_000, headersTimeoutMs),
   };
 }
 

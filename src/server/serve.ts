@@ -101,7 +101,7 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   access.token.onRotate(() => options.log.info({}, "access token rotated: the old token, remembered devices and open connections are refused"));
   try {
     const { listenHost, log, webDir, tokenLinkCommand, maxMessageBytes, maxBufferedBytes, events, tickets } = options;
-    const { allowedHosts } = options.config.server;
+    const { allowedHosts, maxConnections, headersTimeout: headersTimeoutMs } = options.config.server;
     server = await startServer({
       host,
       access,
@@ -115,6 +115,8 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
       events,
       allowedHosts,
       tickets,
+      maxConnections,
+      headersTimeoutMs,
     });
   } catch (error) {
     listener.close();

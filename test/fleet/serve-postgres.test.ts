@@ -1,7 +1,7 @@
 // A real `berth serve --store postgres://…` on a real (throwaway) PostgreSQL: a session created
 // and prompted through ACP is in the shared database, and after a restart (even on an empty data
 // directory) the session, its journal and the lifecycle records come back from there.
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { JournalEvent } from "../../src/store/events.js";
@@ -52,6 +52,9 @@ describe("berth serve on PostgreSQL", () => {
     expect(embedded.sessions.list()).toEqual([]);
     embedded.close();
     expect(existsSync(join(dataDir, "fleet-mirror.sqlite"))).toBe(true);
+    // Made anew at each start, 0600 like every file of the data directory, whatever the umask (022 here).
+    for (const file of ["fleet-mirror.sqlite", "fleet-mirror.sqlite-wal", "fleet-mirror.sqlite-shm"])
+      expect({ file, mode: (statSync(join(dataDir, file)).mode & 0o777).toString(8) }).toEqual({ file, mode: "600" });
     await stopHost(first.server);
     expect(errorLines(first.server)).toEqual([]);
 
@@ -98,10 +101,13 @@ describe("berth serve on PostgreSQL", () => {
     });
     expect((await wrong.exited).code).toBe(2);
     expect(wrong.stderr).toContain('--store: expected "sqlite" or a postgres:// URL, got "mysql://me:***@localhost/berth"');
-    const nowhere = `postgres://me:secret@localhost/berth?host=${encodeURIComponent(join(dataDir, "no-socket-here"))}`;
-    const absent = bed.spawn(["serve", "--port", "0", "--data-dir", dataDir, "--store", nowhere], { XDG_CONFIG_HOME: dataDir });
+    const nowhere = `postgres://me@localhost/berth?host=${encodeURIComponent(join(dataDir, "no-socket-here"))}`;
+    const absent = bed.spawn(["serve", "--port", "0", "--data-dir", dataDir, "--store", nowhere], {
+      XDG_CONFIG_HOME: dataDir,
+      PGPASSWORD: "secret",
+    });
     expect((await absent.exited).code).toBe(1);
-    expect(absent.stderr).toMatch(/berth serve: cannot open the PostgreSQL store postgres:\/\/me:\*\*\*@localhost\/berth/);
+    expect(absent.stderr).toMatch(/berth serve: cannot open the PostgreSQL store postgres:\/\/me@localhost\/berth/);
     expect(wrong.stderr + absent.stderr).not.toContain("secret");
   }, 60_000);
 

@@ -39,6 +39,10 @@ async function serve(flags: ServeFlags): Promise<number> {
   process.on("uncaughtException", (error) => onUncaught(error));
   // A promise nobody awaited failed: the work it belonged to is over, the host's state is not half-changed: logged, Berth goes on.
   process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled promise rejection"));
+  if (settings.exposure) {
+    const { path, mode, secrets } = settings.exposure;
+    log.warn({ path, mode, secrets }, "the configuration file holds secrets and other local users can read it: chmod 600 it");
+  }
   if (!isLoopback(settings.listenHost)) {
     log.warn(
       { host: settings.listenHost },

@@ -1,6 +1,8 @@
+import { userInfo } from "node:os";
 import postgres from "postgres";
 import { redactUrl } from "../../config/store-url.js";
 import { StoreOpenError } from "../errors.js";
+import { passfilePassword, type PassfileKey } from "./passfile.js";
 
 /** A pool, with int8 read as numbers. */
 export type Sql = postgres.Sql<{ bigint: number }>;
@@ -18,7 +20,9 @@ export interface ConnectOptions {
 /**
  * A connection pool for a `postgres://` or `postgresql://` URL. Besides what the client reads
  * from a URL, libpq's `host` query parameter is honoured, so a unix socket's directory can be
- * named the way `psql` takes it: `postgres://me@localhost/berth?host=/var/run/postgresql`.
+ * named the way `psql` takes it: `postgres://me@localhost/berth?host=/var/run/postgresql`. A URL without a
+ * password takes it from `PGPASSWORD` (the client reads it) or else the passfile, as libpq does
+ * (`~/.pgpass`, or `PGPASSFILE`): a password on `berth serve`'s command line would be in `ps` for every user.
  */
 export function connect(url: string, options: ConnectOptions = {}): Sql {
   let parsed: URL;
@@ -32,12 +36,25 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
   }
   const socketDir = parsed.searchParams.get("host");
   parsed.searchParams.delete("host");
+  const password = parsed.password === "" && process.env.PGPASSWORD === undefined ? passfilePassword(passfileKey(parsed, socketDir)) : undefined;
   return postgres(parsed.toString(), {
     ...(socketDir ? { host: socketDir } : {}),
+    ...(password !== undefined ? { password } : {}),
     max: options.max ?? 10,
     types: { bigint: bigintAsNumber },
     // Server notices (e.g. "relation already exists, skipping") are not Berth's to print.
     onnotice: () => undefined,
     connection: { application_name: "berth" },
   });
+}
+
+/** The host, port, database and user a URL connects with, as the client fills them in, to look a passfile up. */
+function passfileKey(url: URL, socketDir: string | null): PassfileKey {
+  const user = decodeURIComponent(url.username) || process.env.PGUSER || userInfo().username;
+  return {
+    host: socketDir ?? (url.hostname || process.env.PGHOST || "localhost"),
+    port: url.port || process.env.PGPORT || "5432",
+    database: decodeURIComponent(url.pathname.slice(1)) || process.env.PGDATABASE || user,
+    user,
+  };
 }
