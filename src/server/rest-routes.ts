@@ -73,7 +73,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "GET",
       path: "/api/directory",
-      fleetRead: true,
+      peers: "read",
       // Whether the directory exists on this host (never asked of its peers): where a fleet places a new session (docs/fleet.md).
       handle: async ({ url }) => {
         const path = url.searchParams.get("path");
@@ -86,7 +86,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "GET",
       path: "/api/locations",
-      fleetRead: true,
+      peers: "read",
       // In a fleet with a cluster secret, every online host's locations, each read from its host (docs/fleet.md, "One view").
       handle: async ({ req }) => {
         const { answers, unreachable } = await peers.readPeers(req, "/api/locations", isLocationList);
@@ -126,7 +126,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "GET",
       path: "/api/sessions/:id/agent-state",
-      relayed: true,
+      peers: "relay",
       // Read-only and from the store: a page reading a session shows its agent's choices without starting it (L9).
       handle: ({ req, url, params }) => {
         requireSession(host, params.id!);
@@ -138,7 +138,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "GET",
       path: "/api/sessions/:id/terminals/:terminalId",
-      relayed: true,
+      peers: "relay",
       // Read-only: a running command's output for a page that reads the session without holding it (L9).
       handle: ({ req, url, params }) => {
         const { id, terminalId } = params as { id: string; terminalId: string };
@@ -158,7 +158,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "GET",
       path: "/api/sessions/:id/events",
-      relayed: true,
+      peers: "relay",
       handle: ({ req, url, params }) => {
         const owner = peers.ownerFor(params.id!, req);
         if (owner) return peers.relay(owner, req, url);
@@ -176,7 +176,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "PATCH",
       path: "/api/sessions/:id",
-      relayed: true,
+      peers: "relay",
       handle: async ({ req, url, params }) => {
         const { title } = parse(renameBody, await readJsonBody(req));
         requireSession(host, params.id!);
@@ -188,7 +188,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "DELETE",
       path: "/api/sessions/:id",
-      relayed: true,
+      peers: "relay",
       handle: async ({ req, url, params }) => {
         const owner = peers.ownerFor(params.id!, req);
         if (owner) return peers.relay(owner, req, url);
@@ -204,7 +204,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "POST",
       path: "/api/questions/:id/answer",
-      relayed: true,
+      peers: "relay",
       handle: async ({ req, url, params }) => {
         const body = await readJsonBody(req);
         const question = host.question(params.id!);
@@ -235,7 +235,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "GET",
       path: OWN_SESSIONS_PATH,
-      fleetRead: true,
+      peers: "live-feed",
       // What every peer follows to show this host's sessions live (docs/fleet.md, "One view"): this host's own only.
       handle: ({ res }) => {
         ownSessions.attach(res);

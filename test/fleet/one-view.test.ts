@@ -65,7 +65,10 @@ function startHost(storeUrl: string, id: string) {
 async function ownSessionsAsPeer(url: string, from: string, to: string, enough: (text: string) => boolean): Promise<string> {
   const path = "/api/own-sessions/events";
   const abort = new AbortController();
-  const response = await fetch(`${url}${path}`, { headers: new ClusterSecret(SECRET, from).headers(to, "GET", path), signal: abort.signal });
+  const response = await fetch(`${url}${path}`, {
+    headers: new ClusterSecret(SECRET, from).headers({ id: to, url }, "live-feed", "GET", path),
+    signal: abort.signal,
+  });
   expect(response.status).toBe(200);
   let text = "";
   const decoder = new TextDecoder();
