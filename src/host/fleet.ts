@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Config } from "../config/config-schema.js";
+import { monotonicClock, type Clock, type Timer } from "../lifecycle/clock.js";
 import type { BatchWriter, WriterListeners } from "../store/journal-writer.js";
 import { buildMirror } from "../store/postgres/fleet-mirror.js";
 import { FleetWriter } from "../store/postgres/fleet-writer.js";
@@ -36,7 +37,7 @@ interface Loss {
 export class Fleet {
   private writer: FleetWriter | undefined;
   private parts: HostParts | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private beating: Promise<void> | undefined;
   private readonly losing = new Set<string>();
   /** Releases of leases this host does not run, under way by session: the heartbeat does not wait for them (one may wait on the session's row). */
@@ -44,8 +45,11 @@ export class Fleet {
   /** Adoptions under way, by session: one at a time per session on this host. */
   private readonly adopting = new Map<string, Promise<boolean>>();
   private closing: Promise<void> | undefined;
-  /** When a heartbeat last succeeded (registering counts): past `fenceAfterMs`, this host may have lost everything. */
-  private lastBeat = Date.now();
+  /**
+   * When the last heartbeat that succeeded was sent (registering counts), on the monotonic clock: the database took it
+   * at that moment or later, so past `fenceAfterMs` from it this host may have lost everything.
+   */
+  private lastBeat: number;
   /** `connected` → `fenced` (no heartbeat within `fenceAfterMs`: every lease given up) → `connected` at the next heartbeat. */
   private link: "connected" | "fenced" = "connected";
 
@@ -61,17 +65,23 @@ export class Fleet {
     /** `fleet.adopt`: this host adopts the sessions of offline hosts it can see the directory of. */
     private readonly adoptOffline: boolean,
     private readonly log: Logger,
-  ) {}
+    /** Monotonic: the heartbeat's deadline must not move with the wall clock. */
+    private readonly clock: Clock,
+    registeredAt: number,
+  ) {
+    this.lastBeat = registeredAt;
+  }
 
   /** One heartbeat interval before the TTL (at least half of it): this host stops its agents before another host may take their sessions. */
   private get fenceAfterMs(): number {
     return Math.max(this.hostTtlMs - this.heartbeatMs, this.hostTtlMs / 2);
   }
 
-  /** Connects, registers this host and builds its mirror from the shared store. */
-  static async open(config: Config, dataDir: string, log: Logger): Promise<Fleet> {
+  /** Connects, registers this host and builds its mirror from the shared store. `clock`: monotonic, for the heartbeat's deadline. */
+  static async open(config: Config, dataDir: string, log: Logger, clock: Clock = monotonicClock): Promise<Fleet> {
     const backend = await PostgresBackend.open(config.store, { hostTtlMs: config.fleet.hostTtl });
     try {
+      const registeredAt = clock.now();
       const host = await backend.registerHost({ id: config.fleet.hostId ?? hostname(), url: config.fleet.url ?? null });
       const leases = await backend.listLeases(host.id);
       const mirrorPath = join(dataDir, MIRROR_FILE);
@@ -88,7 +98,19 @@ export class Fleet {
         { store: "postgres", hostId: host.id, incarnation: host.incarnation, url: host.url, sessions: leases.length },
         "registered in the fleet: this host's sessions are at new epochs, so an earlier process under its id can write nothing",
       );
-      fleet = new Fleet(backend, host, leases, mirrorPath, directory, config.fleet.heartbeatInterval, config.fleet.hostTtl, config.fleet.adopt, log);
+      fleet = new Fleet(
+        backend,
+        host,
+        leases,
+        mirrorPath,
+        directory,
+        config.fleet.heartbeatInterval,
+        config.fleet.hostTtl,
+        config.fleet.adopt,
+        log,
+        clock,
+        registeredAt,
+      );
       return fleet;
     } catch (error) {
       await backend.close();
@@ -115,11 +137,31 @@ export class Fleet {
     this.parts = parts;
     // Another host's session changed: the views read it again (the event stream's `session`).
     this.directory.changed.add((sessionId) => parts.sessionChanges.emit(sessionId));
-    this.timer = setInterval(() => {
-      // Checked whether or not a heartbeat is still waiting on the database: a hung one counts as failed.
-      if (this.link === "connected" && this.cutOff()) this.fence();
-      this.beating ??= this.beat().finally(() => (this.beating = undefined));
-    }, this.heartbeatMs);
+    const tick = () => {
+      this.timer = this.clock.setTimeout(() => {
+        this.tick();
+        tick();
+      }, this.heartbeatMs);
+    };
+    tick();
+  }
+
+  /**
+   * A heartbeat first: this host gives up its sessions only if heartbeats fail past the deadline, never when the
+   * database is back by the time it looks. One still waiting on the database at the next tick counts as failed.
+   */
+  private tick(): void {
+    if (this.closing) return;
+    if (!this.beating) {
+      this.beating = this.beat().finally(() => (this.beating = undefined));
+      return;
+    }
+    this.fenceIfCutOff();
+  }
+
+  /** Gives up every session if no heartbeat got through for most of the TTL (once: until one gets through again). */
+  private fenceIfCutOff(): void {
+    if (this.link === "connected" && this.cutOff()) this.fence();
   }
 
   /**
@@ -216,14 +258,14 @@ export class Fleet {
 
   /** Stops heartbeating and disconnects; the journal (its writer) is closed before. Leases stand until the host TTL passes. */
   close(): Promise<void> {
-    clearInterval(this.timer);
+    this.timer?.cancel();
     this.closing ??= Promise.all([this.beating, ...this.releasing.values(), this.directory.close()]).then(() => this.backend.close());
     return this.closing;
   }
 
   /** No heartbeat got through for most of the TTL (whether or not the timer noticed yet): another host may take this host's sessions any moment. */
   private cutOff(): boolean {
-    return Date.now() - this.lastBeat > this.fenceAfterMs;
+    return this.clock.now() - this.lastBeat > this.fenceAfterMs;
   }
 
   /** No heartbeat got through for most of the TTL: another host may take this host's sessions any moment, so their agents stop now. */
@@ -231,7 +273,7 @@ export class Fleet {
     this.link = "fenced";
     const held = this.writer!.heldLeases();
     this.log.error(
-      { hostId: this.host.id, sinceLastHeartbeatMs: Date.now() - this.lastBeat, hostTtlMs: this.hostTtlMs, sessions: held.length },
+      { hostId: this.host.id, sinceLastHeartbeatMs: Math.round(this.clock.now() - this.lastBeat), hostTtlMs: this.hostTtlMs, sessions: held.length },
       "no heartbeat reached the shared store within the host TTL: this host gives up its sessions and stops their agents",
     );
     for (const lease of held) void this.lose(lease.sessionId, { owner: null, epoch: null });
@@ -240,6 +282,7 @@ export class Fleet {
   /** Renews this host's heartbeat, then compares the leases it writes under with the shared store's: any other is lost. */
   private async beat(): Promise<void> {
     const writer = this.writer!;
+    const sentAt = this.clock.now();
     try {
       if (!(await this.backend.heartbeat(this.host.id))) {
         this.log.error(
@@ -249,7 +292,7 @@ export class Fleet {
         for (const lease of writer.heldLeases()) void this.lose(lease.sessionId, { owner: this.host.id, epoch: null });
         return;
       }
-      this.lastBeat = Date.now();
+      this.lastBeat = sentAt;
       this.link = "connected";
       const listed = await this.backend.listLeases(this.host.id);
       const current = new Map(listed.map((lease) => [lease.sessionId, lease]));
@@ -275,6 +318,7 @@ export class Fleet {
       }
     } catch (error) {
       this.log.warn({ err: error, hostId: this.host.id }, "heartbeat failed; leases stand until the host TTL passes without one");
+      this.fenceIfCutOff();
     }
   }
 

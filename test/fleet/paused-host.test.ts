@@ -73,10 +73,10 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
     // Host A is well otherwise: it heartbeats again, and stops cleanly.
     await eventually(async () => (await b.listHosts()).some((host) => host.id === "host-a" && host.alive), "host A heartbeats again");
     await stopHost(a.server);
-    // Woken past the TTL, host A fenced itself before any heartbeat could tell it who owns the session now.
-    expect(errorLines(a.server)).toEqual([
-      expect.objectContaining({ hostId: "host-a", msg: expect.stringMatching(/^no heartbeat reached the shared store/) }),
-    ]);
+    // Woken past the TTL, host A sends a heartbeat before it judges the deadline: it lost the session because host B
+    // holds it (its heartbeat's leases, or its refused write, said so), and gave up everything only if a heartbeat
+    // caught in flight by SIGSTOP counted as hung.
+    expect(errorLines(a.server).filter((line) => !/^no heartbeat reached the shared store/.test(String(line.msg)))).toEqual([]);
   }, 90_000);
 
   it("a host whose heartbeats hang fences itself within the TTL: it stops the agent, and the session is refused at once", async () => {
