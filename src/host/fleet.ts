@@ -42,8 +42,10 @@ export class Fleet {
   private readonly losing = new Set<string>();
   /** Releases of leases this host does not run, under way by session: the heartbeat does not wait for them (one may wait on the session's row). */
   private readonly releasing = new Map<string, Promise<void>>();
-  /** Adoptions under way, by session: one at a time per session on this host. */
+  /** Adoptions under way (a session taken back after a fence included), by session: one at a time per session on this host. */
   private readonly adopting = new Map<string, Promise<boolean>>();
+  /** Sessions this host gave up while cut off from the store (`fence`): taken back once heartbeats get through, if still its lease. */
+  private readonly givenUp = new Set<string>();
   private closing: Promise<void> | undefined;
   /**
    * When the last heartbeat that succeeded was sent (registering counts), on the monotonic clock: the database took it
@@ -222,16 +224,14 @@ export class Fleet {
       const url = this.directory.hosts().find((host) => host.id === owner)?.url ?? null;
       throw new OwnedByOtherHostError(sessionId, { id: owner, url }, owner === peer.owner?.id ? "owner_online" : "adopted_elsewhere");
     }
-    const { journal, lost, records, store, clock, log } = parts;
+    const { lost } = parts;
     // Not this host's own, no agent started until the copy is whole: nothing is numbered from half a journal.
     lost.add(sessionId);
     let fromGroups = 0;
     try {
-      const session = await this.backend.getSession(sessionId);
-      if (!session) throw new SessionNotFoundError(sessionId);
       // What the owner may still run (paused, or cut off: the lease fences its writes, not its processes): told the operator.
       fromGroups = peer.owner ? (await this.backend.listGroups(peer.owner.id)).length : 0;
-      await this.writer!.adopt(lease, session);
+      await this.copy(lease);
     } catch (error) {
       // The lease is given up (anyone may take it), so the session is not left owned by a host that does not run it.
       await this.release(lease, "its adoption failed");
@@ -244,16 +244,66 @@ export class Fleet {
       await this.lose(sessionId, { owner: null, epoch: null });
       throw notAdopted(sessionId, "no heartbeat of this host reached the shared store during the copy, so it gave the session up");
     }
+    await this.takeUp(parts, lease, peer.owner?.id ?? null, fromGroups, "adopted a session whose host is offline");
+    return true;
+  }
+
+  /**
+   * Takes back a session this host gave up while cut off from the shared store (`fence`), whose lease still names it,
+   * whatever `fleet.adopt` says (it is this host's own): at a new epoch, so that nothing still on its way under the old
+   * one is stored; copied into the mirror again; its open turn ended and its questions orphaned, as after an adoption.
+   * Another host's now, or deleted: left alone. Any other failure is logged, and the next heartbeat tries again.
+   */
+  private async reclaim(lease: Lease): Promise<boolean> {
+    const parts = this.parts!;
+    const { sessionId } = lease;
+    const done = this.directory.adoptionStarts(sessionId);
+    try {
+      const taken = await this.backend.acquireLease(sessionId, this.host.id);
+      await this.copy(taken);
+      parts.lost.delete(sessionId);
+      this.givenUp.delete(sessionId);
+      await this.takeUp(parts, taken, this.host.id, 0, "took back a session this host gave up while cut off from the shared store");
+      return true;
+    } catch (error) {
+      if (error instanceof LeaseHeldError || error instanceof StoreNotFoundError || error instanceof SessionNotFoundError) {
+        this.givenUp.delete(sessionId);
+        this.log.info({ sessionId, err: error }, "a session this host gave up while cut off is another host's now, or deleted: not taken back");
+        return false;
+      }
+      this.log.error(
+        { err: error, sessionId },
+        "could not take back a session this host gave up while cut off from the shared store: tried again at the next heartbeat",
+      );
+      return false;
+    } finally {
+      done();
+    }
+  }
+
+  /** The session and its journal copied from the shared store into the mirror, to be written under `lease` from then on. */
+  private async copy(lease: Lease): Promise<void> {
+    const session = await this.backend.getSession(lease.sessionId);
+    if (!session) throw new SessionNotFoundError(lease.sessionId);
+    await this.writer!.adopt(lease, session);
+  }
+
+  /**
+   * A session copied under `lease` is this host's own from now on: numbered on after its last seq, the questions of
+   * whoever ran it before orphaned and its open turn ended (with their events), `session_adopted` recorded (`from` the
+   * host that ran it). A client that opens it next replays them: they are committed first.
+   */
+  private async takeUp(parts: HostParts, lease: Lease, from: string | null, fromGroups: number, message: string): Promise<void> {
+    const { journal, records, store, clock, log } = parts;
+    const { sessionId } = lease;
     journal.forget(sessionId);
     parts.children.forget(sessionId);
     this.directory.claim(sessionId);
     const events = store.events.lastSeq(sessionId);
-    records.record({ kind: "session_adopted", sessionId, from: peer.owner?.id ?? null, epoch: lease.epoch, events, fromGroups });
+    records.record({ kind: "session_adopted", sessionId, from, epoch: lease.epoch, events, fromGroups });
     journalAbandoned(store, journal, sessionId, store.questions.listPending(sessionId), clock.now(), "adoption");
-    log.info({ sessionId, from: peer.owner?.id ?? null, epoch: lease.epoch, events, fromGroups }, "adopted a session whose host is offline");
-    // A client that opens it next replays the orphaned questions and the ended turn: they are committed first.
+    log.info({ sessionId, from, epoch: lease.epoch, events, fromGroups }, message);
     await journal.within(journal.committed(), "the adopted session's orphaned questions", "they are written once the store writes again");
-    return true;
   }
 
   /** Stops heartbeating and disconnects; the journal (its writer) is closed before. Leases stand until the host TTL passes. */
@@ -276,7 +326,10 @@ export class Fleet {
       { hostId: this.host.id, sinceLastHeartbeatMs: Math.round(this.clock.now() - this.lastBeat), hostTtlMs: this.hostTtlMs, sessions: held.length },
       "no heartbeat reached the shared store within the host TTL: this host gives up its sessions and stops their agents",
     );
-    for (const lease of held) void this.lose(lease.sessionId, { owner: null, epoch: null });
+    for (const lease of held) {
+      this.givenUp.add(lease.sessionId);
+      void this.lose(lease.sessionId, { owner: null, epoch: null });
+    }
   }
 
   /** Renews this host's heartbeat, then compares the leases it writes under with the shared store's: any other is lost. */
@@ -304,13 +357,21 @@ export class Fleet {
         if (!writer.heldLeases().includes(lease) || (fresh?.hostId === this.host.id && fresh.epoch === lease.epoch)) continue;
         void this.lose(lease.sessionId, { owner: fresh?.hostId ?? null, epoch: fresh?.epoch ?? null });
       }
-      // The store names this host as the owner of sessions it does not run: an adoption whose copy and release both
-      // failed (the connection dropped), sessions given up while fenced. Released, so that any host may adopt them; not
-      // awaited: a release waiting on the session's row must not hold back the heartbeats (the host would fence itself).
+      // The store names this host as the owner of sessions it does not run: sessions given up while fenced, taken back
+      // (with `fleet.adopt` off no other host would ever run them); an adoption whose copy and release both failed (the
+      // connection dropped), released so that any host may adopt it. Neither awaited: one waiting on the session's row
+      // must not hold back the heartbeats (the host would fence itself).
       for (const lease of listed) {
         const { sessionId } = lease;
         const inHand = writer.writes(sessionId) || this.adopting.has(sessionId) || this.losing.has(sessionId) || this.releasing.has(sessionId);
         if (inHand) continue;
+        if (this.givenUp.has(sessionId)) {
+          this.adopting.set(
+            sessionId,
+            this.reclaim(lease).finally(() => this.adopting.delete(sessionId)),
+          );
+          continue;
+        }
         this.releasing.set(
           sessionId,
           this.release(lease, "this host does not run it").finally(() => this.releasing.delete(sessionId)),
