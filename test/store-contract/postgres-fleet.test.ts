@@ -128,6 +128,36 @@ describe("PostgreSQL: hosts sharing one database", () => {
     expect(await a.readEvents("s")).toEqual([]);
   });
 
+  it("an answer waiting on the session's lock while another host takes it over is refused once the takeover commits", async () => {
+    const url = await postgres.freshDatabase();
+    const { a, lease } = await silentOwner(url);
+    const question = { id: "q", kind: "permission" as const, request: {}, askedAt: T0 };
+    const [asked] = await a.write([{ lease, events: [], question }]);
+    expect(asked?.ok).toBe(true);
+    const takeover = admin(url);
+    const watcher = admin(url);
+    let stale: Promise<unknown> | undefined;
+    await takeover.begin(async (tx) => {
+      // Host B's takeover holds the session's row: A's answer (woken from SIGSTOP) must wait for it...
+      await tx`UPDATE sessions SET owner_host = 'host-b', epoch = epoch + 1 WHERE id = 's'`;
+      stale = a
+        .resolveQuestion({ questionId: "q", state: "answered", answer: { optionId: "allow" }, at: T0 }, lease)
+        .catch((error: unknown) => error);
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const [waiting] = await watcher<{ count: number }[]>`SELECT count(*)::int AS count FROM pg_locks WHERE NOT granted`;
+        if (waiting!.count > 0) break;
+        if (Date.now() > deadline) throw new Error("the stale answer never waited on the session's lock");
+        await sleep(10);
+      }
+    });
+    // ...and, once the takeover committed, find the epoch changed: refused, the question still pending, no event.
+    expect(await stale).toBeInstanceOf(StaleEpochError);
+    expect(await a.getQuestion("q")).toMatchObject({ state: "pending" });
+    expect(await a.readEvents("s")).toEqual([]);
+    expect(await a.lastSeq("s")).toBe(0);
+  });
+
   // A heartbeat releasing a lease its host does not run while a client makes the host adopt that session: whichever of
   // the release and the acquisition commits second matches nothing, so the lease the host adopts under stays its own.
   for (const first of ["release", "acquire"] as const) {

@@ -338,9 +338,12 @@ export class PostgresBackend implements StoreBackend {
     // The seq the host's journal gave the event (stored as given; a seq taken fails the statement), or none: drawn here.
     const given = resolution.seq === undefined ? null : requireCount(op, "seq", resolution.seq);
     // The `state = 'pending'` guard makes the first resolution win fleet-wide; its event is drawn under the session's lock.
-    const [row] = await this.guard(
-      op,
-      () => this.sql<{ seq: number }[]>`
+    // The lease's epoch is compared under that lock too, taken first (as a journal write does): a takeover committing
+    // while this waits for the row is seen, never a snapshot from before it.
+    const [row] = await this.guard(op, () =>
+      this.sql.begin(async (tx) => {
+        if (lease) await tx`SELECT 1 FROM sessions WHERE id = (SELECT session_id FROM questions WHERE id = ${id}) FOR UPDATE`;
+        return tx<{ seq: number }[]>`
         WITH resolved AS (
           UPDATE questions q SET state = ${state}, answer = ${answer}::text, reason = ${reason}::text, resolved_at = ${at}
           WHERE q.id = ${id} AND q.state = 'pending' AND (${lease?.epoch ?? null}::int8 IS NULL OR EXISTS (
@@ -355,7 +358,8 @@ export class PostgresBackend implements StoreBackend {
         SELECT seq,
           pg_notify(${CHANNEL}, json_build_object('type', 'question', 'sessionId', id, 'questionId', ${id}::text)::text),
           pg_notify(${CHANNEL}, json_build_object('type', 'events', 'sessionId', id, 'lastSeq', last_seq)::text)
-        FROM claimed`,
+        FROM claimed`;
+      }),
     );
     if (row) return { won: true, seq: row.seq };
     const question = await this.getQuestion(id);
