@@ -10,6 +10,7 @@ import { StoreNotFoundError } from "../store/errors.js";
 import { LeaseHeldError, StaleEpochError, type HostInfo, type Lease, type StoreBackend } from "../store/store-backend.js";
 import { journalAbandoned } from "./abandoned-turns.js";
 import { FleetDirectory, type PeerSession } from "./fleet-directory.js";
+import { HeartbeatHealth } from "./heartbeat-health.js";
 import { directoryRefusal, OwnedByOtherHostError, refusalFor } from "./owned-elsewhere.js";
 import { SessionNotFoundError } from "./agent-children.js";
 import type { HostParts } from "./host-composition.js";
@@ -52,6 +53,8 @@ export class Fleet {
    * at that moment or later, so past `fenceAfterMs` from it this host may have lost everything.
    */
   private lastBeat: number;
+  /** Whether heartbeats get through, for `/healthz`. */
+  readonly heartbeats = new HeartbeatHealth();
   /** `connected` → `fenced` (no heartbeat within `fenceAfterMs`: every lease given up) → `connected` at the next heartbeat. */
   private link: "connected" | "fenced" = "connected";
 
@@ -158,6 +161,7 @@ export class Fleet {
       this.beating = this.beat().finally(() => (this.beating = undefined));
       return;
     }
+    this.heartbeats.failed(`a heartbeat has waited on the shared store for more than fleet.heartbeatInterval (${this.heartbeatMs} ms)`);
     this.fenceIfCutOff();
   }
 
@@ -338,6 +342,7 @@ export class Fleet {
     const sentAt = this.clock.now();
     try {
       if (!(await this.backend.heartbeat(this.host.id))) {
+        this.heartbeats.failed("a later process registered under this host id: this one can write nothing more");
         this.log.error(
           { hostId: this.host.id, incarnation: this.host.incarnation },
           "a later process registered under this host id: this one can write nothing more and stops its agents",
@@ -347,6 +352,7 @@ export class Fleet {
       }
       this.lastBeat = sentAt;
       this.link = "connected";
+      this.heartbeats.succeeded();
       const listed = await this.backend.listLeases(this.host.id);
       const current = new Map(listed.map((lease) => [lease.sessionId, lease]));
       for (const lease of writer.heldLeases()) {
@@ -378,6 +384,8 @@ export class Fleet {
         );
       }
     } catch (error) {
+      // The heartbeat itself failed (not the reads after it, when `lastBeat` is already this one's).
+      if (this.lastBeat !== sentAt) this.heartbeats.failed(`the heartbeat failed: ${error instanceof Error ? error.message : String(error)}`);
       this.log.warn({ err: error, hostId: this.host.id }, "heartbeat failed; leases stand until the host TTL passes without one");
       this.fenceIfCutOff();
     }

@@ -35,6 +35,7 @@ import { normalTitle, titleUpdate } from "./session-titles.js";
 import { shutDown, type ShutdownOptions } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
 import type { StoreHealthView } from "./store-health.js";
+import type { HeartbeatHealthView } from "./heartbeat-health.js";
 import type { FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
 
 export { OrderlySteps } from "./orderly-steps.js";
@@ -330,6 +331,11 @@ export class Host {
   /** Whether the store writes (else since when and why), and how many writes wait: for `/healthz` and metrics. */
   storeHealth(): StoreHealthView {
     return this.parts.journal.health();
+  }
+
+  /** Whether this host's heartbeats reach the fleet's shared store (else since when and why); undefined on SQLite. */
+  heartbeatHealth(): HeartbeatHealthView | undefined {
+    return this.fleet?.heartbeats.view();
   }
 
   // ── locations, records, changes ──────────────────────────────────────

@@ -65,7 +65,10 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
       // Answered from memory: whatever the store is doing, this never waits on it.
       handle: () => {
         const store = host.storeHealth();
-        return json({ status: store.state === "ok" ? "ok" : "degraded", version: berthVersion, store });
+        // In a fleet, heartbeats that do not get through degrade the host too: past the deadline it gives its sessions up.
+        const heartbeats = host.heartbeatHealth();
+        const status = store.state === "ok" && heartbeats?.state !== "degraded" ? "ok" : "degraded";
+        return json({ status, version: berthVersion, store, ...(heartbeats ? { heartbeats } : {}) });
       },
     },
     // One connection of EventSource or a browser's WebSocket, which cannot send the token in a header.

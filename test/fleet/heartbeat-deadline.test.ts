@@ -18,6 +18,8 @@ const DEADLINE_MS = 8_000;
 /** When the database takes connections again: after the failing tick 6 s in, before the deadline and the tick 9 s in. */
 const BACK_AFTER_MS = 7_000;
 
+type Health = { status: string; heartbeats?: { state: string; since?: string; reason?: string } };
+
 describe("the heartbeat's deadline", () => {
   it("keeps the host's sessions when the database is back before a heartbeat fails past the deadline", async () => {
     const storeUrl = await postgres.freshDatabase();
@@ -26,6 +28,7 @@ describe("the heartbeat's deadline", () => {
     const { acp, sessionId, agentPid } = await sleepingTurn(a, bed.tempDir("berth-deadline-work-"), "120s");
     const admin = connect(postgres.cluster.url, { max: 1 });
     const store = connect(storeUrl, { max: 1 });
+    const health = async () => (await (await fetch(`${a.url}/healthz`)).json()) as Health;
     try {
       const serverMs = async () => (await admin<{ ms: number }[]>`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms`)[0]!.ms;
       const heartbeatMs = async () =>
@@ -38,6 +41,12 @@ describe("the heartbeat's deadline", () => {
       await admin.unsafe(`ALTER DATABASE ${database} WITH ALLOW_CONNECTIONS false`);
       await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${database}`;
       const failed = () => a.server.logLines().filter((line) => line.msg?.toString().startsWith("heartbeat failed")).length;
+      // Meanwhile /healthz says the host is degraded, and why.
+      await eventually(async () => (await health()).heartbeats?.state === "degraded", "/healthz says the heartbeats fail");
+      expect(await health()).toMatchObject({
+        status: "degraded",
+        heartbeats: { state: "degraded", since: expect.any(String), reason: expect.stringMatching(/^the heartbeat failed: /) },
+      });
       await eventually(async () => failed() >= 2 && (await serverMs()) >= last + BACK_AFTER_MS, "the heartbeats 3 s and 6 s in failed", 20_000);
       expect(await serverMs()).toBeLessThan(last + DEADLINE_MS);
       await admin.unsafe(`ALTER DATABASE ${database} WITH ALLOW_CONNECTIONS true`);
@@ -53,6 +62,8 @@ describe("the heartbeat's deadline", () => {
       } finally {
         await again.end();
       }
+      await eventually(async () => (await health()).status === "ok", "/healthz says ok again");
+      expect(await health()).toMatchObject({ heartbeats: { state: "ok" } });
       expect(errorLines(a.server)).toEqual([]);
       expect(a.server.logLines().filter((line) => line.kind === "session_lost")).toEqual([]);
       expect(processIsRunning(agentPid)).toBe(true);
