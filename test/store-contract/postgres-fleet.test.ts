@@ -68,6 +68,12 @@ describe("PostgreSQL: hosts sharing one database", () => {
     expect(await b.acquireLease("s", "host-b")).toEqual({ sessionId: "s", hostId: "host-b", epoch: 2 });
   });
 
+  it("every connection bounds a statement and an idle transaction, so that a frozen host holds no row for ever", async () => {
+    const sql = admin(await postgres.freshDatabase());
+    expect(await sql`SHOW statement_timeout`).toEqual([{ statement_timeout: "1min" }]);
+    expect(await sql`SHOW idle_in_transaction_session_timeout`).toEqual([{ idle_in_transaction_session_timeout: "30s" }]);
+  });
+
   it("a host id restarted in another process: the earlier process can renew nothing, take nothing, create nothing, write nothing", async () => {
     const url = await postgres.freshDatabase();
     const old = await open(url);
