@@ -316,6 +316,15 @@ export class Host {
   }
 
   /**
+   * What the fleet's shared store says of a question, for one {@link question} does not show: another host's that this
+   * host's view no longer has (resolved), or does not have yet. Undefined if there is none (always, on SQLite).
+   */
+  async storedQuestion(questionId: string): Promise<QuestionView | undefined> {
+    const stored = await this.parts.peers.storedQuestion(questionId);
+    return stored && questionView(stored);
+  }
+
+  /**
    * Settles once the answer is stored (then the agent has it), or fails after `writeTimeout` if the store cannot write.
    * Another host's question is refused ({@link OwnedByOtherHostError}): its agent waits on that host.
    */

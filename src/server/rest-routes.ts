@@ -210,9 +210,13 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
       peers: "relay",
       handle: async ({ req, url, params }) => {
         const body = await readJsonBody(req);
-        const question = host.question(params.id!);
+        const shown = host.question(params.id!);
+        const question = shown ?? (await host.storedQuestion(params.id!));
         if (!question) throw new HttpError(404, "question_not_found", `no question "${params.id}"`);
         const answer = parse(answerBody, body) as QuestionAnswer;
+        // Resolved on another host of the fleet (this host's view of it dropped it): the first answer won there.
+        if (!shown && question.state !== "pending")
+          throw new HttpError(409, "question_already_resolved", `question "${params.id}" was already ${question.state}`);
         // Its agent waits on the owner: the answer goes there, and the store takes the first answer fleet-wide.
         const owner = peers.ownerFor(question.sessionId, req);
         if (owner) return peers.relay(owner, req, url, answer);
