@@ -12,8 +12,8 @@ export type Queryable = Sql | postgres.TransactionSql<{ bigint: number }>;
  * longer than this is cancelled (a release waiting on a session's row is tried again at the next heartbeat), and a
  * transaction left idle (a host frozen in the middle of one) is ended by the server, its locks released.
  */
-export const STATEMENT_TIMEOUT_MS = 60_000;
-export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
+const STATEMENT_TIMEOUT_MS = 60_000;
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 
 /** int8 (seqs, epochs, millisecond timestamps, counts) as JS numbers: every value Berth stores is below 2^53. */
 const bigintAsNumber = { to: 20, from: [20], serialize: (value: number) => String(value), parse: (text: string) => Number(text) };
