@@ -9,6 +9,7 @@ import { PostgresBackend } from "../store/postgres/postgres-backend.js";
 import { StoreNotFoundError } from "../store/errors.js";
 import { LeaseHeldError, StaleEpochError, type HostInfo, type Lease, type StoreBackend } from "../store/store-backend.js";
 import { journalAbandoned } from "./abandoned-turns.js";
+import { ensureDefaultIdFree } from "./default-host-id.js";
 import { FleetDirectory, type PeerSession } from "./fleet-directory.js";
 import { HeartbeatHealth } from "./heartbeat-health.js";
 import { directoryRefusal, OwnedByOtherHostError, refusalFor } from "./owned-elsewhere.js";
@@ -86,8 +87,10 @@ export class Fleet {
   static async open(config: Config, dataDir: string, log: Logger, clock: Clock = monotonicClock): Promise<Fleet> {
     const backend = await PostgresBackend.open(config.store, { hostTtlMs: config.fleet.hostTtl });
     try {
+      const id = config.fleet.hostId ?? hostname();
+      if (config.fleet.hostId === undefined) await ensureDefaultIdFree(backend, id, log);
       const registeredAt = clock.now();
-      const host = await backend.registerHost({ id: config.fleet.hostId ?? hostname(), url: config.fleet.url ?? null });
+      const host = await backend.registerHost({ id, url: config.fleet.url ?? null });
       const leases = await backend.listLeases(host.id);
       const mirrorPath = join(dataDir, MIRROR_FILE);
       await buildMirror(backend, host.id, mirrorPath, leases, Object.keys(config.agents).concat("demo"));
