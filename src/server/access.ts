@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { AccessToken } from "./access-token.js";
 import { presentedToken } from "./auth.js";
-import { ClusterSecret } from "./cluster-secret.js";
+import { ClusterSecret, type PeerPurpose } from "./cluster-secret.js";
 import type { DeviceLogins } from "./device-logins.js";
 import { presentedLoginCookies } from "./login-cookie.js";
 
@@ -9,7 +9,7 @@ import { presentedLoginCookies } from "./login-cookie.js";
 export type Grant =
   | { readonly kind: "token" }
   | { readonly kind: "device"; readonly loginId: string }
-  | { readonly kind: "peer"; readonly hostId: string };
+  | { readonly kind: "peer"; readonly hostId: string; readonly purpose: PeerPurpose };
 
 /** The page's half of a remembered login, as a header (EventSource and WebSocket, which cannot send one, take a ticket instead). */
 const PAGE_SECRET_HEADER = "x-berth-login";

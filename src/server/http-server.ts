@@ -7,7 +7,7 @@ import type { Logger } from "../host/logger.js";
 import { AcpEndpoint } from "./acp-endpoint.js";
 import type { Access } from "./access.js";
 import { fetchSiteAllowed, hostAllowed, hostForUrl, originAllowed } from "./auth.js";
-import { RELAYED_BY_HEADER } from "./cluster-secret.js";
+import { RELAYED_BY_HEADER, type PeerPurpose } from "./cluster-secret.js";
 import { classifyError, type ErrorClass } from "../host/host-errors.js";
 import { HttpError, sendError, sendUnauthorized } from "./http-io.js";
 import { clearedLoginCookie } from "./login-cookie.js";
@@ -84,7 +84,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const router = new Router(routes);
   // Named from the routes themselves, so that the refusal never lists what a peer may not read, or misses what it may.
   const peerReads = routes
-    .filter((route) => route.fleetRead === true)
+    .filter((route) => route.peers === "read" || route.peers === "live-feed")
     .map((route) => `${route.method} ${route.path}`)
     .join(", ");
   // With a cluster secret, each online peer's own sessions are followed live (docs/fleet.md, "One view").
@@ -173,13 +173,11 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       const grant = ticketed ? undefined : access.grant(req);
       if (!ticketed && !grant) return refuseUnauthorized(req, res);
       // The cluster secret lets a peer relay its clients' requests for this host's sessions, and nothing more.
-      const forPeers = match.name === "route" && (match.route.relayed === true || match.route.fleetRead === true);
-      if (grant?.kind === "peer" && url.pathname !== "/acp" && !forPeers)
-        throw new HttpError(
-          403,
-          "not_relayed",
-          `a peer host relays only ACP and a session's REST routes, and reads only ${peerReads}, not ${req.method} ${url.pathname}`,
-        );
+      if (grant?.kind === "peer") {
+        const opens = url.pathname === "/acp" ? "relay" : match.name === "route" ? match.route.peers : undefined;
+        const refusal = peerRouteRefusal(grant.purpose, opens, `${req.method} ${url.pathname}`, peerReads);
+        if (refusal) throw refusal;
+      }
     }
     if (match.name !== "none") return router.run(match, req, res, url);
     if (url.pathname === "/acp") {
@@ -216,6 +214,8 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       return refuseUpgrade(socket, 404, { error: "not_found", message: `no WebSocket endpoint at ${url.pathname} (ACP is at /acp)` });
     const grant = peerRefused(req) ? undefined : tickets.redeem(url.searchParams.get("ticket")) ? ({ kind: "ticket" } as const) : access.grant(req);
     if (!grant) return refuseUpgrade(socket, 401, { error: "unauthorized" });
+    const wrongPurpose = grant.kind === "peer" ? peerRouteRefusal(grant.purpose, "relay", "the ACP WebSocket", peerReads) : undefined;
+    if (wrongPurpose) return refuseUpgrade(socket, wrongPurpose.status, { error: wrongPurpose.code, message: wrongPurpose.message });
     const unknown = acp.unknownAgent(url);
     if (unknown) return refuseUpgrade(socket, unknown.status, { error: unknown.code, message: unknown.message });
     acp.handleUpgrade(req, socket, head, url, grant.kind === "peer" ? grant.hostId : undefined);
@@ -312,4 +312,12 @@ function refuseUpgrade(socket: Duplex, status: number, body: unknown): void {
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
   );
+}
+
+/** Why a peer's proof for `purpose` does not open `what` (a route open to peers for `opens`, or to none); undefined if it does. */
+function peerRouteRefusal(purpose: PeerPurpose, opens: PeerPurpose | undefined, what: string, peerReads: string): HttpError | undefined {
+  if (opens === purpose) return undefined;
+  if (opens === undefined)
+    return new HttpError(403, "not_relayed", `a peer host relays only ACP and a session's REST routes, and reads only ${peerReads}, not ${what}`);
+  return new HttpError(403, "not_relayed", `a peer host's proof for "${purpose}" does not open ${what}, which needs one for "${opens}"`);
 }

@@ -110,6 +110,19 @@ describe("the fleet writer on PostgreSQL", () => {
     expect((await later.readEvents("s")).map((e) => e.kind)).toEqual(["update"]);
   }, 30_000);
 
+  it("a session whose creation failed: its writes fail as not stored, never as refused because another host owns it", async () => {
+    const url = await postgres.freshDatabase();
+    const a = await hostA(url);
+    // The database refuses the creation (the id is taken), so no lease of "t" exists, here or anywhere.
+    const session = { id: "t", agent: "demo", cwd: "/w", createdAt: T0 };
+    await a.backend.createSession(session, "host-a");
+    const outcome = await a.write([callOp("sessions.create", [session])], [["e", "t", 1, "update", JSON.stringify({ text: "hi" }), T0]]);
+    expect(outcome.failed).toEqual([
+      { unit: 0, error: expect.stringMatching(/duplicate key|already exists/) },
+      { unit: 1, error: 'session "t" was not stored: its creation failed in the shared store' },
+    ]);
+  }, 30_000);
+
   it("reports the store degraded once while the server is gone (its socket too), never writable in between", async () => {
     let cluster: ThrowawayCluster | undefined = await startThrowawayCluster({ unsafeFast: true });
     cleanups.push(() => cluster?.stop());

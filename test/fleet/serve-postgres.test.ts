@@ -1,7 +1,8 @@
 // A real `berth serve --store postgres://…` on a real (throwaway) PostgreSQL: a session created
 // and prompted through ACP is in the shared database, and after a restart (even on an empty data
 // directory) the session, its journal and the lifecycle records come back from there.
-import { existsSync, statSync } from "node:fs";
+import { existsSync, statSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { JournalEvent } from "../../src/store/events.js";
@@ -109,6 +110,37 @@ describe("berth serve on PostgreSQL", () => {
     expect((await absent.exited).code).toBe(1);
     expect(absent.stderr).toMatch(/berth serve: cannot open the PostgreSQL store postgres:\/\/me@localhost\/berth/);
     expect(wrong.stderr + absent.stderr).not.toContain("secret");
+  }, 60_000);
+
+  it("a second host on the machine under the default host id is refused while the first heartbeats, naming --host-id", async () => {
+    const url = await postgres.freshDatabase();
+    /** `berth serve` with no --host-id (this machine's name), on a data directory of its own. */
+    const serveUnderDefaultId = (name: string) => {
+      const dataDir = bed.tempDir(`berth-fleet-default-id-${name}-`);
+      const configFile = join(dataDir, "config.json");
+      writeFileSync(configFile, JSON.stringify({ fleet: { heartbeatInterval: "250ms", hostTtl: "3s" } }));
+      return bed.spawn(["serve", "--port", "0", "--data-dir", dataDir, "--config", configFile, "--store", url], { XDG_CONFIG_HOME: dataDir });
+    };
+    const first = serveUnderDefaultId("first");
+    await first.startupLine();
+    const second = serveUnderDefaultId("second");
+    const started = second.startupLine().then(
+      () => "started",
+      () => "exited",
+    );
+    expect(await Promise.race([second.exited.then(({ code }) => code), started])).toBe(1);
+    expect(second.stderr).toContain(`runs under the host id "${hostname()}" (this machine's name, the default) and heartbeats`);
+    expect(second.stderr).toContain("--host-id");
+    // The first one was left alone: it still writes as the id's only process.
+    expect(first.logLines().some((line) => /a later process registered under this host id/.test(String(line.msg)))).toBe(false);
+    await stopHost(first);
+    // Stopped, its heartbeat ages past its TTL: a host under the default id starts again.
+    const third = serveUnderDefaultId("third");
+    await third.startupLine();
+    expect(third.logLines()).toContainEqual(
+      expect.objectContaining({ hostId: hostname(), incarnation: 2, msg: expect.stringMatching(/^registered in the fleet/) }),
+    );
+    await stopHost(third);
   }, 60_000);
 
   it("a host killed with a question pending: restarted under its id, it orphans the question in the shared database, with its events", async () => {

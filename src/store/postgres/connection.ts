@@ -9,6 +9,14 @@ export type Sql = postgres.Sql<{ bigint: number }>;
 /** What runs a query: the pool, or one transaction of it. */
 export type Queryable = Sql | postgres.TransactionSql<{ bigint: number }>;
 
+/**
+ * Bounds on what one connection may hold (docs/fleet.md, "The client library"): a statement that runs or waits on a lock
+ * longer than this is cancelled (a release waiting on a session's row is tried again at the next heartbeat), and a
+ * transaction left idle (a host frozen in the middle of one) is ended by the server, its locks released.
+ */
+const STATEMENT_TIMEOUT_MS = 60_000;
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
+
 /** int8 (seqs, epochs, millisecond timestamps, counts) as JS numbers: every value Berth stores is below 2^53. */
 const bigintAsNumber = { to: 20, from: [20], serialize: (value: number) => String(value), parse: (text: string) => Number(text) };
 
@@ -44,7 +52,11 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
     types: { bigint: bigintAsNumber },
     // Server notices (e.g. "relation already exists, skipping") are not Berth's to print.
     onnotice: () => undefined,
-    connection: { application_name: "berth" },
+    connection: {
+      application_name: "berth",
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
   });
 }
 

@@ -49,6 +49,8 @@ export class FleetWriter implements BatchWriter {
   private readonly leases = new Map<string, Lease>();
   /** Sessions whose creation the shared store may have committed before their lease is in `leases`. */
   private readonly creating = new Set<string>();
+  /** Sessions whose creation the shared store refused: their later writes fail as not stored, not as another host's. */
+  private readonly uncreated = new Set<string>();
   private readonly mirror: JournalWriter;
   /** Mirror batches handed over and not reported yet, by the mirror writer's number. */
   private readonly mirrored = new Map<number, (outcome: BatchOutcome) => void>();
@@ -206,7 +208,7 @@ export class FleetWriter implements BatchWriter {
       const sessionId = String(ops[0]![0] === "q" ? ops[0]![2] : ops[0]![1]);
       const lease = this.leases.get(sessionId);
       if (!lease) {
-        outcomes[index] = { ok: false, error: this.notOwned(sessionId), lost: true };
+        outcomes[index] = this.refused(this.noLease(sessionId));
         return;
       }
       writes.push(journalUnit(lease, ops));
@@ -260,6 +262,10 @@ export class FleetWriter implements BatchWriter {
         try {
           const lease = await this.backend.createSession(args[0] as NewSession, this.hostId);
           this.leases.set(lease.sessionId, lease);
+          this.uncreated.delete(id);
+        } catch (error) {
+          this.uncreated.add(id);
+          throw error;
         } finally {
           this.creating.delete(id);
         }
@@ -305,8 +311,14 @@ export class FleetWriter implements BatchWriter {
 
   private lease(sessionId: string): Lease {
     const lease = this.leases.get(sessionId);
-    if (!lease) throw new NotOwnedError(this.notOwned(sessionId));
-    return lease;
+    if (lease) return lease;
+    throw this.noLease(sessionId);
+  }
+
+  /** Why a session's unit has no lease to go under: its creation failed, or it is not this host's (another's now: `lost`). */
+  private noLease(sessionId: string): Error {
+    if (this.uncreated.has(sessionId)) return new Error(`session "${sessionId}" was not stored: its creation failed in the shared store`);
+    return new NotOwnedError(this.notOwned(sessionId));
   }
 
   private notOwned(sessionId: string): string {
