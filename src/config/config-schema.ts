@@ -134,8 +134,18 @@ export const configSchema = z
         port: z.number({ error: "expected a port number" }).int().min(0).max(65535).default(7420),
         /** More names Berth answers to (behind a reverse proxy); see docs/serve.md. */
         allowedHosts: z.array(allowedHost, { error: "expected a list of host names" }).default([]),
+        /**
+         * What Berth keeps queued for every ACP WebSocket client together; a client that has its share queued (at most
+         * `clientHighWater`) is fed from the journal as it reads, not from memory (docs/serve.md, "Slow clients").
+         */
+        clientBufferBudget: byteSize.default(256 * 1024 * 1024),
+        clientHighWater: byteSize.default(4 * 1024 * 1024),
       })
-      .default({ host: "127.0.0.1", port: 7420, allowedHosts: [] }),
+      .prefault({})
+      .refine((server) => server.clientHighWater <= server.clientBufferBudget, {
+        message: "clientHighWater must be at most clientBufferBudget",
+        path: ["clientHighWater"],
+      }),
   })
   .refine((config) => config.sweepInterval > 0, { message: "must be more than 0", path: ["sweepInterval"] });
 
