@@ -103,9 +103,8 @@ export class MessageLimitedSocket implements WebSocketLike, ClientQueue {
 
   /** Whether less than the client's share of the budget is queued for it (or its socket is closed: nothing will be). */
   hasRoom(): boolean {
-    const { budget } = this.limits;
-    if (!budget || this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount < budget.shareBytes) return true;
-    budget.reached();
+    if (this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount < this.share) return true;
+    this.limits.budget?.reached();
     return false;
   }
 
@@ -114,7 +113,12 @@ export class MessageLimitedSocket implements WebSocketLike, ClientQueue {
    * reads nothing at all answers no ping either, and the keepalive cuts it.
    */
   roomAgain(): Promise<void> {
-    return this.below((this.limits.budget?.shareBytes ?? this.limits.maxBufferedBytes) / 2);
+    return this.below(this.share / 2);
+  }
+
+  /** What may be queued for the client: its share of the budget, and never near the limit it is cut at. */
+  private get share(): number {
+    return Math.min(this.limits.budget?.shareBytes ?? Number.POSITIVE_INFINITY, this.drainedBelow);
   }
 
   behind(): () => void {
