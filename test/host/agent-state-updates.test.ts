@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { changesState, withUpdate } from "../../src/host/agent-session-state.js";
+import { changesState, withUpdate, type StateUpdate } from "../../src/host/agent-session-state.js";
 import { SessionStore } from "../../src/store/sessions.js";
 import { closeAllHosts, collect, startHost, text } from "./host-harness.js";
 
@@ -20,19 +21,19 @@ async function startStateAgentHost() {
 describe("the session's state as the agent's updates announce it", () => {
   it("mode, config option and command updates change the stored state; other kinds do not", () => {
     const state = { modes: { currentModeId: "ask" } };
-    const mode = { sessionUpdate: "current_mode_update", currentModeId: "code" } as const;
-    const options = { sessionUpdate: "config_option_update", configOptions: [] } as const;
-    const commands = { sessionUpdate: "available_commands_update", availableCommands: [] } as const;
+    const mode: StateUpdate = { sessionUpdate: "current_mode_update", currentModeId: "code" };
+    const options: StateUpdate = { sessionUpdate: "config_option_update", configOptions: [] };
+    const commands: StateUpdate = { sessionUpdate: "available_commands_update", availableCommands: [] };
     for (const update of [mode, options, commands]) expect(changesState(update)).toBe(true);
     expect(withUpdate(state, mode)).toEqual({ modes: { currentModeId: "code" } });
     expect(withUpdate(state, options)).toEqual({ ...state, configOptions: [] });
     expect(withUpdate(state, commands)).toEqual({ ...state, availableCommands: [] });
-    const others = [
+    const others: SessionUpdate[] = [
       { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hi" } },
       { sessionUpdate: "tool_call", toolCallId: "t", title: "t" },
       { sessionUpdate: "usage_update", used: 1, size: 2 },
       { sessionUpdate: "session_info_update", title: "a title" },
-    ] as const;
+    ];
     for (const update of others) expect(changesState(update)).toBe(false);
   });
 
