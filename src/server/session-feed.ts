@@ -392,6 +392,8 @@ export class SessionFeed {
     if (this.state.name === "closed") return;
     if (this.state.name === "catching_up") this.state.done();
     this.state = { name: "live" };
+    // Held in the turns between the last look and now (a promise settling): sent first, in order.
+    for (const step of this.held.splice(0)) this.send(step);
     for (const wake of this.waitingForLive.splice(0)) wake();
   }
 
