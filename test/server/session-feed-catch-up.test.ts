@@ -41,7 +41,10 @@ function agentText(sent: SessionNotification[]): string {
 
 /** What the feed sent, as the client reads it: the kind and text of each update. */
 function shown(sent: SessionNotification[]): string[] {
-  return sent.map(({ update }) => `${update.sessionUpdate}:${"content" in update && update.content.type === "text" ? update.content.text : ""}`);
+  return sent.map(({ update }) => {
+    const content = (update as { content?: { type?: string; text?: string } }).content;
+    return `${update.sessionUpdate}:${content?.type === "text" ? content.text : ""}`;
+  });
 }
 
 describe("a session feed whose client falls behind (real host, the demo agent)", () => {
