@@ -108,7 +108,7 @@ export class AcpEndpoint {
     const queue: ClientQueue = {
       hasRoom: () => limited?.hasRoom() ?? true,
       roomAgain: () => limited?.roomAgain() ?? Promise.resolve(),
-      behind: () => this.options.clientBuffers.behind(),
+      behind: () => limited?.behind() ?? (() => undefined),
     };
     const { connectionId, agent } = this.connections.create({ transport: "websocket", agentId: requestedAgent(url), notify, queue, relayedBy });
     const upgrade = this.acp.prepareWebSocketUpgrade({ agent });
