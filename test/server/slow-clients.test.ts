@@ -66,6 +66,10 @@ class RawClient {
     (this.ws as unknown as { _socket: { resume(): void } })._socket.resume();
   }
 
+  close(): void {
+    this.ws.terminate();
+  }
+
   get open(): boolean {
     return this.ws.readyState === WebSocket.OPEN;
   }
@@ -155,7 +159,7 @@ describe("clients that fall behind a flood (real sockets, the demo agent)", () =
     expectWholeFlood(owner);
     expect(reader.open && plain.open && owner.open).toBe(true);
     await waitForMetric(fixture, "berth_client_feeds_catching_up", (n) => n === 0, "every client is live again");
-  });
+  }, 120_000);
 
   it("ten clients that stop reading keep what is queued under the budget; a fast client beside them gets everything", async () => {
     const budget = 2 * MiB;
@@ -170,14 +174,13 @@ describe("clients that fall behind a flood (real sockets, the demo agent)", () =
     // What a client is sent past its share is one message at most (here a flood chunk with its envelope, under 1 KiB).
     const bound = budget + 12 * KiB;
     expect(await metric(fixture, "berth_client_queued_bytes")).toBeLessThanOrEqual(bound);
-    for (const client of paused) client.resume();
+    // They leave without reading on (that a resumed client gets everything is the test above).
+    for (const client of paused) client.close();
     expect(await turn).toMatchObject({ stopReason: "end_turn" });
     await waitUntil(() => fast.chunks().length >= CHUNKS, "the fast client read the whole flood", 60_000);
     expectWholeFlood(fast);
     expectWholeFlood(owner);
-    await waitUntil(() => paused.every((client) => client.chunks().length >= CHUNKS), "the paused clients read the whole flood", 60_000);
-    for (const client of paused) expectWholeFlood(client);
     expect(await metric(fixture, "berth_client_queued_bytes_peak")).toBeLessThanOrEqual(bound);
     expect(await metric(fixture, "berth_client_catchups_total")).toBeGreaterThanOrEqual(10);
-  });
+  }, 120_000);
 });
