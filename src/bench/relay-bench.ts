@@ -188,7 +188,7 @@ async function reattach(serve: ServeProcess, workDir: string): Promise<Array<[st
 const SLOW_READERS = 10;
 const SLOW_FLOOD = "/flood 300000 512";
 
-/** A client that reads its socket 20 ms every half second (a phone on a bad link): it counts messages, no more. */
+/** A client that reads its socket 10 ms every second (a phone on a bad link): it counts messages, no more. */
 async function slowReader(serve: ServeProcess, sessionId: string, workDir: string): Promise<{ ws: WebSocket; messages: () => number }> {
   const ws = new WebSocket(serve.acpUrl, { headers: { authorization: `Bearer ${serve.token}` } });
   await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
@@ -209,8 +209,8 @@ async function slowReader(serve: ServeProcess, sessionId: string, workDir: strin
   tcp.pause();
   const reading = setInterval(() => {
     tcp.resume();
-    setTimeout(() => tcp.pause(), 20);
-  }, 500);
+    setTimeout(() => tcp.pause(), 10);
+  }, 1_000);
   ws.once("close", () => clearInterval(reading));
   return { ws, messages: () => messages };
 }
@@ -302,7 +302,7 @@ export async function runRelayBench(): Promise<void> {
       await fanOut(serve, workDir, 100),
     ]);
     table("Re-attach within the grace vs a cold session start (through Berth)", await reattach(serve, workDir));
-    table(`Slow readers: ${SLOW_READERS} clients reading 20 ms every 0.5 s beside the prompting one`, await slowReaders());
+    table(`Slow readers: ${SLOW_READERS} clients reading 10 ms every second beside the prompting one`, await slowReaders());
   } finally {
     await stopServe(serve);
     rmSync(dataDir, { recursive: true, force: true });
