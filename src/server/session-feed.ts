@@ -77,6 +77,8 @@ type FeedState =
 interface Step {
   readonly after: number;
   readonly seqs?: { readonly from: number; readonly to: number };
+  /** The journal event it shows (another client's prompt), which a `session/load` replay may have shown already. */
+  readonly shows?: number;
   readonly run: () => void | Promise<void>;
 }
 
@@ -95,6 +97,8 @@ export class SessionFeed {
   private ownPrompts = 0;
   /** The last seq of the journal this client was sent, live or read from the journal (or passed over: not an update). */
   private sentUpTo = 0;
+  /** The last seq the `session/load` replay sent as history. */
+  private replayedUpTo = 0;
   /** The last seq the bus brought. */
   private publishedUpTo = 0;
   /** What is to be sent while the client is not live, in order: sent as the journal's reading passes its place. */
@@ -133,6 +137,7 @@ export class SessionFeed {
       for (const event of this.options.host.replay(this.options.sessionId)) {
         if (this.state.name === "closed") return;
         this.sentUpTo = event.seq;
+        this.replayedUpTo = event.seq;
         // A slow client is waited for (its socket drains) rather than cut for falling behind.
         for (const entry of historyOf(event)) {
           await this.room();
@@ -223,7 +228,7 @@ export class SessionFeed {
       case "agent_notification":
         return this.enqueue(() => void this.options.notify(event.method, event.params));
       case "turn_started":
-        if (this.ownPrompts === 0 && !this.seqs) this.send({ after: event.seq - 1, run: () => this.showPrompt(event.seq) });
+        if (this.ownPrompts === 0 && !this.seqs) this.send({ after: event.seq - 1, shows: event.seq, run: () => this.showPrompt(event.seq) });
         return;
       case "question_asked":
         return this.ask(event.question);
@@ -393,7 +398,7 @@ export class SessionFeed {
     if (this.state.name === "catching_up") this.state.done();
     this.state = { name: "live" };
     // Held in the turns between the last look and now (a promise settling): sent first, in order.
-    for (const step of this.held.splice(0)) this.send(step);
+    for (const step of this.held.splice(0)) if (!this.shownByReplay(step)) this.send(step);
     for (const wake of this.waitingForLive.splice(0)) wake();
   }
 
@@ -403,7 +408,10 @@ export class SessionFeed {
 
   /** Sends what was held to go before seq `before`, in order. */
   private async releaseHeld(before: number): Promise<void> {
-    while (this.held.length > 0 && this.held[0]!.after < before && !this.closed) await this.held.shift()!.run();
+    while (this.held.length > 0 && this.held[0]!.after < before && !this.closed) {
+      const step = this.held.shift()!;
+      if (!this.shownByReplay(step)) await step.run();
+    }
   }
 
   /** An update read from the journal, sent (or merged) as it would have been live, once the client has room. */
@@ -482,6 +490,11 @@ export class SessionFeed {
   /** Updates are read from the journal again; anything else waits for its place. */
   private hold(step: Step): void {
     if (!step.seqs) this.held.push(step);
+  }
+
+  /** Held while the replay ran, for what the replay then showed itself. */
+  private shownByReplay(step: Step): boolean {
+    return step.shows !== undefined && step.shows <= this.replayedUpTo;
   }
 }
 

@@ -110,4 +110,40 @@ describe("a session feed whose client falls behind (real host, the demo agent)",
     behind.close();
     ticket.release();
   });
+
+  it("a session/load replay that meets another client's prompt made while it ran shows that prompt once", async () => {
+    const { host, workDir } = await startHost();
+    const session = await host.createSession({ cwd: workDir });
+    const ticket = host.hold(session.id, "test");
+    await ticket.child;
+    // More than a page of the replay (1,000 events): it reads its second page after the prompt below.
+    expect((await host.prompt(session.id, text("/flood 1200 8"))).stopReason).toBe("end_turn");
+
+    // The client reads nothing yet: the replay waits at its first entry.
+    const queue = new GivenRoom();
+    queue.room = false;
+    const sent: SessionNotification[] = [];
+    const feed = new SessionFeed({
+      host,
+      sessionId: session.id,
+      client: {} as AgentContext,
+      capabilities: {},
+      log: silentLogger(),
+      notify: (_method, params) => void sent.push(params as SessionNotification),
+      queue,
+    });
+    const started = feed.start({ replay: true });
+    // Published while the replay waits, and in the journal the replay reads on to.
+    expect((await host.prompt(session.id, text("second"))).stopReason).toBe("end_turn");
+    queue.give();
+    await started;
+    await waitUntil(() => agentText(sent).endsWith("second"), "the replay reached the second turn");
+    expect(shown(sent).filter((each) => each.startsWith("user_message_chunk:"))).toEqual([
+      "user_message_chunk:/flood 1200 8",
+      "user_message_chunk:second",
+    ]);
+    expect(agentText(sent)).toBe(`${Array.from({ length: 1200 }, (_, index) => floodChunk(index, 8)).join("")}second`);
+    feed.close();
+    ticket.release();
+  });
 });
