@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -185,7 +185,86 @@ async function reattach(serve: ServeProcess, workDir: string): Promise<Array<[st
   ];
 }
 
-/** Relay through Berth vs the same agent driven directly; fan-out; re-attach vs cold start. */
+const SLOW_READERS = 10;
+const SLOW_FLOOD = "/flood 300000 512";
+
+/** A client that reads its socket 10 ms every second (a phone on a bad link): it counts messages, no more. */
+async function slowReader(serve: ServeProcess, sessionId: string, workDir: string): Promise<{ ws: WebSocket; messages: () => number }> {
+  const ws = new WebSocket(serve.acpUrl, { headers: { authorization: `Bearer ${serve.token}` } });
+  await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+  let messages = 0;
+  const answered = new Set<number>();
+  ws.on("message", (data) => {
+    messages++;
+    // Only the two answers are looked into; updates are only counted.
+    if (String(data).startsWith('{"jsonrpc":"2.0","id":')) answered.add((JSON.parse(String(data)) as { id: number }).id);
+  });
+  const request = async (id: number, method: string, params: unknown) => {
+    ws.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    while (!answered.has(id)) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+  await request(1, "initialize", { protocolVersion: 1, clientCapabilities: {} });
+  await request(2, "session/resume", { sessionId, cwd: workDir, mcpServers: [] });
+  const tcp = (ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+  tcp.pause();
+  const reading = setInterval(() => {
+    tcp.resume();
+    setTimeout(() => tcp.pause(), 10);
+  }, 1_000);
+  ws.once("close", () => clearInterval(reading));
+  return { ws, messages: () => messages };
+}
+
+/** A figure of `berth serve`'s own metrics; undefined if it has no such metric. */
+async function metricOf(serve: ServeProcess, name: string): Promise<number | undefined> {
+  const text = await fetch(serve.acpUrl.replace(/^ws/, "http").replace(/\/acp$/, "/metrics"), {
+    headers: { authorization: `Bearer ${serve.token}` },
+  }).then((response) => response.text());
+  const line = text.split("\n").find((each) => each.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
+
+/** The most memory the process ever had resident (Linux), in MB. */
+function peakRssMb(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+/** Ten slow readers of a long flood beside the prompting client, on a `berth serve` of their own: the host's peak memory. */
+async function slowReaders(): Promise<Array<[string, string]>> {
+  const dataDir = mkdtempSync(join(tmpdir(), "berth-slow-"));
+  const workDir = mkdtempSync(join(tmpdir(), "berth-slow-work-"));
+  const serve = await startServe(dataDir);
+  try {
+    const idleRss = peakRssMb(serve.child.pid!);
+    const owner = wsClient(serve);
+    await owner.initialize();
+    const { sessionId } = await owner.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
+    const readers = await Promise.all(Array.from({ length: SLOW_READERS }, () => slowReader(serve, sessionId, workDir)));
+    const start = performance.now();
+    await owner.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: SLOW_FLOOD }] });
+    const seconds = (performance.now() - start) / 1000;
+    const peakQueued = await metricOf(serve, "berth_client_queued_bytes_peak");
+    const cut = readers.filter((reader) => reader.ws.readyState !== WebSocket.OPEN).length;
+    for (const reader of readers) reader.ws.terminate();
+    owner.connection.close();
+    return [
+      [`${SLOW_FLOOD}, the prompting client: chunks received / s`, `${fmt.int(owner.chunks)} / ${seconds.toFixed(1)} s`],
+      ["host peak RSS (VmHWM): idle → after the flood", `${idleRss.toFixed(0)} → ${peakRssMb(serve.child.pid!).toFixed(0)} MB`],
+      [
+        "peak bytes queued for clients (berth_client_queued_bytes_peak)",
+        peakQueued === undefined ? "n/a" : `${(peakQueued / 2 ** 20).toFixed(1)} MiB`,
+      ],
+      [`slow readers cut by the end of the flood`, `${cut} of ${SLOW_READERS}`],
+    ];
+  } finally {
+    await stopServe(serve);
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+/** Relay through Berth vs the same agent driven directly; fan-out; re-attach vs cold start; slow readers. */
 export async function runRelayBench(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "berth-relay-"));
   const workDir = mkdtempSync(join(tmpdir(), "berth-relay-work-"));
@@ -223,6 +302,7 @@ export async function runRelayBench(): Promise<void> {
       await fanOut(serve, workDir, 100),
     ]);
     table("Re-attach within the grace vs a cold session start (through Berth)", await reattach(serve, workDir));
+    table(`Slow readers: ${SLOW_READERS} clients reading 10 ms every second beside the prompting one`, await slowReaders());
   } finally {
     await stopServe(serve);
     rmSync(dataDir, { recursive: true, force: true });

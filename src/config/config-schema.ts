@@ -141,8 +141,18 @@ export const configSchema = z
         maxConnections: z.number({ error: "expected a whole number of connections" }).int().min(1).default(512),
         /** How long a connection may take to send a request's headers before it is closed (Node's default: 60 s). */
         headersTimeout: duration.prefault("10s"),
+        /**
+         * What Berth keeps queued for every ACP WebSocket client together; a client that has its share queued (at most
+         * `clientHighWater`) is fed from the journal as it reads, not from memory (docs/serve.md, "Slow clients").
+         */
+        clientBufferBudget: byteSize.default(256 * 1024 * 1024),
+        clientHighWater: byteSize.default(4 * 1024 * 1024),
       })
-      .prefault({}),
+      .prefault({})
+      .refine((server) => server.clientHighWater <= server.clientBufferBudget, {
+        message: "clientHighWater must be at most clientBufferBudget",
+        path: ["clientHighWater"],
+      }),
   })
   .refine((config) => config.sweepInterval > 0, { message: "must be more than 0", path: ["sweepInterval"] });
 

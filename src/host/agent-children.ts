@@ -1,4 +1,4 @@
-import { RequestError } from "@agentclientprotocol/sdk";
+import { RequestError, type SessionUpdate } from "@agentclientprotocol/sdk";
 import { AgentChild } from "../agents/agent-child.js";
 import type { AgentClientHandlers } from "../agents/agent-client-handlers.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
@@ -13,7 +13,7 @@ import type { Store } from "../store/store.js";
 import { withLoginEnv, type AgentLogins } from "./agent-logins.js";
 import type { AgentProfiles } from "./agent-profiles.js";
 import { agentRequestOf, mergedMcpServers, reopenFields, reopenRequest } from "./agent-request.js";
-import { answerFields, restoreSteps, stateOf, withAnswer, withRequest, withUpdate } from "./agent-session-state.js";
+import { answerFields, changesState, restoreSteps, stateOf, withAnswer, withRequest, withUpdate } from "./agent-session-state.js";
 import { locationOf } from "./session-location.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
@@ -259,11 +259,14 @@ export class AgentChildren {
     this.deps.onChildLost(sessionId, child);
   }
 
-  /** Keeps the session's state (current mode, options, commands) as its updates announce it. */
-  private track(sessionId: string, update: Parameters<typeof withUpdate>[1]): void {
+  /**
+   * Keeps the session's state (current mode, options, commands) as its updates announce it. Only those few kinds read the
+   * stored session: a streaming reply's chunks, nearly every update, cost no SQLite read and no JSON parse.
+   */
+  private track(sessionId: string, update: SessionUpdate): void {
+    if (!changesState(update)) return;
     const session = this.deps.store.sessions.get(sessionId);
-    const next = session && withUpdate(stateOf(session.agentState), update);
-    if (next) this.deps.journal.setSession(sessionId, { agentState: next });
+    if (session) this.deps.journal.setSession(sessionId, { agentState: withUpdate(stateOf(session.agentState), update) });
   }
 
   /** The agent's own session id in what it sends becomes Berth's, the only one clients know. */

@@ -37,18 +37,31 @@ export function withAnswer(state: AgentSessionState, answer: unknown): AgentSess
   return next;
 }
 
-/** The state after an update; undefined when the update does not change it. */
-export function withUpdate(state: AgentSessionState, update: SessionUpdate): AgentSessionState | undefined {
-  switch (update.sessionUpdate) {
-    case "current_mode_update":
-      return isObject(state.modes) ? { ...state, modes: { ...state.modes, currentModeId: update.currentModeId } } : state;
-    case "config_option_update":
-      return { ...state, configOptions: update.configOptions as unknown as Json };
-    case "available_commands_update":
-      return { ...state, availableCommands: update.availableCommands as unknown as Json };
-    default:
-      return undefined;
-  }
+type UpdateOf<K extends SessionUpdate["sessionUpdate"]> = Extract<SessionUpdate, { sessionUpdate: K }>;
+
+/**
+ * The updates that change a session's state, each with the state it leaves: every other kind (the
+ * chunks of a streaming reply above all) leaves the state as it is and needs no look at the stored one.
+ */
+const STATE_UPDATES = {
+  current_mode_update: (state, update) =>
+    isObject(state.modes) ? { ...state, modes: { ...state.modes, currentModeId: update.currentModeId } } : state,
+  config_option_update: (state, update) => ({ ...state, configOptions: update.configOptions as unknown as Json }),
+  available_commands_update: (state, update) => ({ ...state, availableCommands: update.availableCommands as unknown as Json }),
+} satisfies { [K in SessionUpdate["sessionUpdate"]]?: (state: AgentSessionState, update: UpdateOf<K>) => AgentSessionState };
+
+/** An update of a kind that changes the session's state. */
+export type StateUpdate = UpdateOf<keyof typeof STATE_UPDATES>;
+
+/** Whether the update is of a kind that changes the session's state (see {@link withUpdate}). */
+export function changesState(update: SessionUpdate): update is StateUpdate {
+  return Object.hasOwn(STATE_UPDATES, update.sessionUpdate);
+}
+
+/** The state after an update that changes it. */
+export function withUpdate(state: AgentSessionState, update: StateUpdate): AgentSessionState {
+  const next = STATE_UPDATES[update.sessionUpdate] as (state: AgentSessionState, update: StateUpdate) => AgentSessionState;
+  return next(state, update);
 }
 
 /** The state after a client's request succeeded; undefined when the request does not change it. */

@@ -18,6 +18,7 @@ import type { AgentRequest, ReopenRequest } from "../host/views.js";
 import type { Logger } from "../host/logger.js";
 import { berthVersion } from "../version.js";
 import { ConnectionSessions } from "./connection-sessions.js";
+import type { ClientQueue } from "./session-feed.js";
 import { AcquisitionFailedError, classifyError, SessionNotFoundError } from "../host/host-errors.js";
 
 export interface AcpAgentOptions {
@@ -29,6 +30,8 @@ export interface AcpAgentOptions {
   readonly log: Logger;
   /** Sends a notification to this client straight to its socket (the updates' fast path). */
   readonly notify: (method: string, params: unknown) => void | Promise<void>;
+  /** The client's queue, which paces what its session feeds send (WebSocket clients). */
+  readonly queue?: ClientQueue;
   /** Told of every prompt while it runs, so a closing server can let its answer out first. */
   readonly promptStarted?: (answered: Promise<unknown>) => void;
   /** The fleet's secret: with one, requests for another host's session are relayed to it (docs/fleet.md, "Routing"). */
@@ -52,8 +55,8 @@ const FORK_CAPABILITY = "fork";
  * options, `_meta`, extension methods, error codes); what Berth adds is intercepted (sessions
  * that outlive processes, many clients, journal replay, questions answered elsewhere).
  */
-export function createAcpAgent({ host, connectionId, agentId, log, notify, promptStarted, cluster, relayedBy }: AcpAgentOptions): AgentApp {
-  const sessions = new ConnectionSessions(host, connectionId, log, notify);
+export function createAcpAgent({ host, connectionId, agentId, log, notify, queue, promptStarted, cluster, relayedBy }: AcpAgentOptions): AgentApp {
+  const sessions = new ConnectionSessions(host, connectionId, log, notify, queue);
   const connectionAgent = agentId ?? host.config.defaultAgent;
   let capabilities: ClientCapabilities = {};
   let clientInfo: Implementation | null = null;

@@ -4,6 +4,7 @@ import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { createAcpAgent } from "./acp-agent.js";
 import type { ClusterSecret } from "./cluster-secret.js";
+import type { ClientQueue } from "./session-feed.js";
 
 /** Sends a notification; a promise when the client is behind, settled once it caught up (see MessageLimitedSocket). */
 type Notify = (method: string, params: unknown) => void | Promise<void>;
@@ -15,6 +16,8 @@ export interface ConnectionOptions {
   readonly agentId?: string;
   /** A transport's own fast path for updates; without one they go through the SDK connection. */
   readonly notify?: Notify;
+  /** The client's queue, which paces what its session feeds send. */
+  readonly queue?: ClientQueue;
   /** The peer host that relayed this connection (authenticated by the cluster secret). */
   readonly relayedBy?: string;
 }
@@ -41,7 +44,7 @@ export class AcpConnections {
   }
 
   /** A new connection's agent app, and the id its holds go by. */
-  create({ transport, agentId, notify, relayedBy }: ConnectionOptions): { connectionId: string; agent: AgentApp } {
+  create({ transport, agentId, notify, queue, relayedBy }: ConnectionOptions): { connectionId: string; agent: AgentApp } {
     const { host, log } = this;
     const connectionId = randomUUID();
     let viaConnection: Notify | undefined;
@@ -51,6 +54,7 @@ export class AcpConnections {
       agentId,
       log,
       notify: notify ?? ((method, params) => viaConnection?.(method, params)),
+      ...(queue ? { queue } : {}),
       promptStarted: (answered) => this.trackPrompt(answered),
       cluster: this.cluster,
       relayedBy,

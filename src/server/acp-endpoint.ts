@@ -11,7 +11,9 @@ import { AcpConnections } from "./acp-connections.js";
 import { RELAYED_BY_HEADER, type ClusterSecret } from "./cluster-secret.js";
 import { HttpError, sendJson } from "./http-io.js";
 import { MAX_JSON_DEPTH, nestedDeeperThan, requestIdOf, tooDeepError } from "./json-nesting.js";
+import type { ClientBufferBudget } from "./client-buffer-budget.js";
 import { MessageLimitedSocket } from "./message-limited-socket.js";
+import type { ClientQueue } from "./session-feed.js";
 import { keepAlive } from "./socket-keepalive.js";
 
 export interface AcpEndpointOptions {
@@ -21,6 +23,8 @@ export interface AcpEndpointOptions {
   readonly maxMessageBytes?: number;
   /** A client with more unsent bytes than this is disconnected (default: the SDK's 64 MiB). */
   readonly maxBufferedBytes?: number;
+  /** What every WebSocket client's queue may hold together (`server.clientBufferBudget`, `server.clientHighWater`). */
+  readonly clientBuffers: ClientBufferBudget;
   /** The fleet's secret: requests for another host's sessions are relayed to it. */
   readonly cluster?: ClusterSecret;
 }
@@ -101,7 +105,13 @@ export class AcpEndpoint {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, relayedBy?: string): void {
     let limited: MessageLimitedSocket | undefined;
     const notify = (method: string, params: unknown) => limited?.notify(method, params);
-    const { connectionId, agent } = this.connections.create({ transport: "websocket", agentId: requestedAgent(url), notify, relayedBy });
+    // Feeds exist only after `initialize`, on the upgraded socket.
+    const queue: ClientQueue = {
+      hasRoom: () => limited?.hasRoom() ?? true,
+      roomAgain: () => limited?.roomAgain() ?? Promise.resolve(),
+      behind: () => limited?.behind() ?? (() => undefined),
+    };
+    const { connectionId, agent } = this.connections.create({ transport: "websocket", agentId: requestedAgent(url), notify, queue, relayedBy });
     const upgrade = this.acp.prepareWebSocketUpgrade({ agent });
     const nameConnection = (headers: string[], request: IncomingMessage) => {
       if (request === req) headers.push(`${CONNECTION_ID_HEADER}: ${upgrade.connectionId}`);
@@ -117,6 +127,8 @@ export class AcpEndpoint {
       this.wss.off("headers", nameConnection);
       socket.off("close", failed);
       limited = this.limit(ws, connectionId);
+      const leave = this.options.clientBuffers.join(ws);
+      ws.once("close", leave);
       // A client (a relaying peer host above all) gone silent must not keep its holds here for ever.
       keepAlive(ws, () => this.options.log.warn({ connectionId, relayedBy }, "client disconnected: it answered no ping"));
       this.sockets.add(ws);
@@ -153,7 +165,11 @@ export class AcpEndpoint {
     const { log } = this.options;
     return new MessageLimitedSocket(
       ws,
-      { maxMessageBytes: this.maxMessageBytes, maxBufferedBytes: this.options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES },
+      {
+        maxMessageBytes: this.maxMessageBytes,
+        maxBufferedBytes: this.options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+        budget: this.options.clientBuffers,
+      },
       (size) => log.warn({ connectionId, size, limit: this.maxMessageBytes }, "oversized ACP message refused"),
       (buffered) => log.warn({ connectionId, buffered }, "client disconnected: too far behind the stream"),
       () => log.warn({ connectionId, limit: MAX_JSON_DEPTH }, "ACP message nested too deep refused"),

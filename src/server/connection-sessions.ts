@@ -2,7 +2,7 @@ import type { AgentContext, ClientCapabilities } from "@agentclientprotocol/sdk"
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import type { CleanupRegistration } from "../host/views.js";
-import { SessionFeed } from "./session-feed.js";
+import { SessionFeed, type ClientQueue } from "./session-feed.js";
 
 interface OpenSession {
   readonly feed: SessionFeed;
@@ -24,6 +24,8 @@ export class ConnectionSessions {
     private readonly connectionId: string,
     private readonly log: Logger,
     private readonly notify: (method: string, params: unknown) => void | Promise<void>,
+    /** The client's queue, which paces its feeds (WebSocket clients). */
+    private readonly queue: ClientQueue | undefined,
   ) {
     this.holderId = `acp:${connectionId}`;
   }
@@ -43,7 +45,15 @@ export class ConnectionSessions {
     try {
       const held = host.hold(sessionId, this.holderId);
       ticket = held;
-      feed = new SessionFeed({ host, sessionId, client, capabilities, log: this.log, notify: this.notify });
+      feed = new SessionFeed({
+        host,
+        sessionId,
+        client,
+        capabilities,
+        log: this.log,
+        notify: this.notify,
+        ...(this.queue ? { queue: this.queue } : {}),
+      });
       this.open.set(sessionId, { feed, registration, leave });
       await feed.start({ replay });
       await held.child;

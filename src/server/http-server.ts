@@ -5,6 +5,7 @@ import type { AllowedHost } from "../config/allowed-hosts.js";
 import { berthCommand, currentInvocation } from "../config/invocation.js";
 import type { Logger } from "../host/logger.js";
 import { AcpEndpoint } from "./acp-endpoint.js";
+import { ClientBufferBudget } from "./client-buffer-budget.js";
 import type { Access } from "./access.js";
 import { fetchSiteAllowed, hostAllowed, hostForUrl, originAllowed } from "./auth.js";
 import { RELAYED_BY_HEADER, type PeerPurpose } from "./cluster-secret.js";
@@ -69,14 +70,17 @@ const statusOf: Readonly<Record<ErrorClass, number>> = { bad_input: 400, not_fou
 export async function startServer(options: ServerOptions): Promise<BerthServer> {
   const { host, access, log, allowedHosts = [] } = options;
   const events = new OperatorEvents(host, options.events);
+  const { clientBufferBudget, clientHighWater } = host.config.server;
+  const clientBuffers = new ClientBufferBudget({ budgetBytes: clientBufferBudget, highWaterBytes: clientHighWater });
   const acp = new AcpEndpoint({
     host,
     log,
     maxMessageBytes: options.maxMessageBytes,
     maxBufferedBytes: options.maxBufferedBytes,
+    clientBuffers,
     cluster: access.cluster,
   });
-  const metrics = new BerthMetrics(host, () => acp.clientsConnected);
+  const metrics = new BerthMetrics(host, () => acp.clientsConnected, clientBuffers);
   const tickets = new Tickets(options.tickets);
   const peers = new PeerRest(host, access.cluster);
   const ownSessions = new OwnSessionEvents(host, options.events?.coalesceMs);

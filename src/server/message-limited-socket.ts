@@ -1,6 +1,8 @@
 import type { WebSocketLike } from "@agentclientprotocol/sdk/experimental/ws-client";
 import type { RawData, WebSocket } from "ws";
 import { nestedDeeperThan, requestIdOf, tooDeepError } from "./json-nesting.js";
+import type { ClientBufferBudget } from "./client-buffer-budget.js";
+import type { ClientQueue } from "./session-feed.js";
 
 type Listener = (...args: unknown[]) => void;
 
@@ -22,7 +24,7 @@ const DRAIN_POLL_MS = 50;
  *   not a JSON object (1002, after a JSON-RPC error): a socket that cannot be speaking ACP is not
  *   left open.
  */
-export class MessageLimitedSocket implements WebSocketLike {
+export class MessageLimitedSocket implements WebSocketLike, ClientQueue {
   private readonly wrapped = new Map<Listener, Listener>();
   private corked = false;
   private firstFrame = true;
@@ -36,6 +38,8 @@ export class MessageLimitedSocket implements WebSocketLike {
       readonly maxBufferedBytes: number;
       /** How long a sender may wait for the client to catch up before it is cut (default 60 s). */
       readonly drainTimeoutMs?: number;
+      /** What every client's queue may hold together; without one, a client's room is never short. */
+      readonly budget?: ClientBufferBudget;
     },
     private readonly onOversized: (size: number) => void,
     private readonly onStalled: (buffered: number) => void,
@@ -94,10 +98,42 @@ export class MessageLimitedSocket implements WebSocketLike {
    * closed. A client that reads nothing for `drainTimeoutMs` (a peer gone without closing) is cut.
    */
   drained(): Promise<void> {
-    const socket = (this.ws as unknown as { _socket?: NodeJS.EventEmitter })._socket;
-    if (!socket || this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount <= this.drainedBelow) return Promise.resolve();
     // Every sender behind shares one wait (a relay passes on many notifications before it stops reading).
-    this.catchingUp ??= new Promise<void>((resolve) => {
+    this.catchingUp ??= this.below(this.drainedBelow, this.limits.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS).finally(
+      () => (this.catchingUp = undefined),
+    );
+    return this.catchingUp;
+  }
+
+  /** Whether less than the client's share of the budget is queued for it (or its socket is closed: nothing will be). */
+  hasRoom(): boolean {
+    if (this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount < this.share) return true;
+    this.limits.budget?.reached();
+    return false;
+  }
+
+  /**
+   * Resolves once half the client's share is left queued, or the socket closed. No deadline of its own: a client that
+   * reads nothing at all answers no ping either, and the keepalive cuts it.
+   */
+  roomAgain(): Promise<void> {
+    return this.below(this.share / 2);
+  }
+
+  /** What may be queued for the client: its share of the budget, and never near the limit it is cut at. */
+  private get share(): number {
+    return Math.min(this.limits.budget?.shareBytes ?? Number.POSITIVE_INFINITY, this.drainedBelow);
+  }
+
+  behind(): () => void {
+    return this.limits.budget?.behind() ?? (() => undefined);
+  }
+
+  /** Resolves once at most `bytes` are buffered for the client or the socket closed; cut after `cutAfterMs` without. */
+  private below(bytes: number, cutAfterMs?: number): Promise<void> {
+    const socket = (this.ws as unknown as { _socket?: NodeJS.EventEmitter })._socket;
+    if (!socket || this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount <= bytes) return Promise.resolve();
+    return new Promise<void>((resolve) => {
       const done = (): void => {
         clearTimeout(stalled);
         clearInterval(poll);
@@ -106,20 +142,22 @@ export class MessageLimitedSocket implements WebSocketLike {
         resolve();
       };
       const check = (): void => {
-        if (this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount <= this.drainedBelow) done();
+        if (this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount <= bytes) done();
       };
-      const stalled = setTimeout(() => {
-        this.onStalled(this.ws.bufferedAmount);
-        this.ws.terminate();
-        done();
-      }, this.limits.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
-      // `drain` comes only once the buffer is empty: at the quarter mark the sender may go on (a relay reads its
+      const stalled =
+        cutAfterMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.onStalled(this.ws.bufferedAmount);
+              this.ws.terminate();
+              done();
+            }, cutAfterMs);
+      // `drain` comes only once the buffer is empty: at the mark the sender may go on (a relay reads its
       // owner again, so the owner's pings are answered), so the amount is looked at in between too.
       const poll = setInterval(check, DRAIN_POLL_MS);
       socket.on("drain", check);
       this.ws.on("close", done);
-    }).finally(() => (this.catchingUp = undefined));
-    return this.catchingUp;
+    });
   }
 
   private get drainedBelow(): number {

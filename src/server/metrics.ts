@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Host } from "../host/host.js";
 import type { SessionChildState } from "../host/views.js";
+import type { ClientBufferBudget, ClientBufferFigures } from "./client-buffer-budget.js";
 
 const SESSION_STATES: readonly SessionChildState[] = ["childless", "acquiring", "live", "releasing"];
 
@@ -16,8 +17,10 @@ export class BerthMetrics {
   private scraped: ReturnType<Host["sessionStates"]> | undefined;
   /** The fleet's counts, read once per scrape likewise. */
   private fleet: ReturnType<Host["fleetCounts"]> | undefined;
+  /** What is queued for clients, read once per scrape likewise. */
+  private clientBuffers: ClientBufferFigures | undefined;
 
-  constructor(host: Host, clientsConnected: () => number) {
+  constructor(host: Host, clientsConnected: () => number, clientBuffers: ClientBufferBudget) {
     const registers = [this.registry];
     const sessionStates = () => (this.scraped ??= host.sessionStates());
     new Gauge({
@@ -74,6 +77,7 @@ export class BerthMetrics {
         this.set(clientsConnected());
       },
     });
+    this.clientBufferGauges(clientBuffers);
     new Gauge({
       name: "berth_store_degraded",
       help: "1 while the store cannot write (another process holds its write lock, a full disk, a read-only file): writes wait, in order.",
@@ -148,6 +152,51 @@ export class BerthMetrics {
     });
   }
 
+  /** What is queued for ACP WebSocket clients, against `server.clientBufferBudget` (docs/serve.md, "Slow clients"). */
+  private clientBufferGauges(buffers: ClientBufferBudget): void {
+    const registers = [this.registry];
+    const read = () => (this.clientBuffers ??= buffers.figures());
+    const gauge = (name: string, help: string, value: (figures: ClientBufferFigures) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(value(read()));
+        },
+      });
+    gauge("berth_client_queued_bytes", "Bytes queued for every ACP WebSocket client and not yet handed to the kernel.", (f) => f.queuedBytes);
+    gauge(
+      "berth_client_queued_bytes_peak",
+      "The most bytes ever queued for ACP WebSocket clients at once (looked at whenever a client reached its share).",
+      (f) => f.peakQueuedBytes,
+    );
+    gauge(
+      "berth_client_buffer_budget_bytes",
+      "server.clientBufferBudget: what every ACP WebSocket client's queue may hold together.",
+      (f) => f.budgetBytes,
+    );
+    gauge(
+      "berth_client_share_bytes",
+      "What one ACP WebSocket client may have queued before it is fed from the journal: server.clientHighWater, or the budget split evenly among the clients.",
+      (f) => f.shareBytes,
+    );
+    gauge(
+      "berth_client_feeds_catching_up",
+      "Session feeds fed from the journal now: their client fell behind the live stream.",
+      (f) => f.feedsCatchingUp,
+    );
+    new Counter({
+      name: "berth_client_catchups_total",
+      help: "Times a session feed's client fell behind the live stream and was fed from the journal.",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(read().catchUps);
+      },
+    });
+  }
+
   /**
    * The whole fleet as this host sees it (docs/api.md, "GET /metrics"): every host's state and the sessions and
    * questions each owns, the same on every host. Read once per scrape from the fleet directory in memory and this
@@ -207,6 +256,7 @@ export class BerthMetrics {
     } finally {
       this.scraped = undefined;
       this.fleet = undefined;
+      this.clientBuffers = undefined;
     }
   }
 

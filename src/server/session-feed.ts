@@ -26,9 +26,23 @@ export interface SessionFeedOptions {
   /**
    * Sends a notification straight to the client's socket. Updates are the hot path of a
    * streaming turn; the SDK's writer costs a stream write and two promise hops per message.
-   * A promise means the client is behind: it settles once the client caught up.
    */
   readonly notify: (method: string, params: unknown) => void | Promise<void>;
+  /**
+   * The client's queue, which paces what the feed sends (a WebSocket client's). Without one (Streamable HTTP,
+   * whose SDK queue has a limit of its own), every update is sent as it comes.
+   */
+  readonly queue?: ClientQueue;
+}
+
+/** A client's queue as a session feed paces what it sends by it: see MessageLimitedSocket and ClientBufferBudget. */
+export interface ClientQueue {
+  /** Whether more may be queued for the client now. */
+  hasRoom(): boolean;
+  /** Settles once the client read enough of its queue to be sent more, or is gone. */
+  roomAgain(): Promise<void>;
+  /** Counts a feed fed from the journal (for the metrics) until the call returned. */
+  behind(): () => void;
 }
 
 /**
@@ -41,14 +55,33 @@ const JOURNAL_SEQ_META = "berth/journalSeq";
 const SEQ_META = "berth/seq";
 const SEQ_FROM_META = "berth/seqFrom";
 
-/** Journal events replayed between two yields to the event loop. */
+/** Journal events replayed between two yields to the event loop; and read from it at once by a feed catching up. */
 const REPLAY_SLICE = 500;
 
 /**
- * `starting`: live events wait while the journal is replayed; `live`: they are sent as they
- * come; `closed`: the connection let go of the session.
+ * `replaying`: the journal is sent as the session's history (`session/load`); `catching_up`: the client fell behind
+ * (it has its share of the client buffer budget queued), and what the bus brought that it was not sent is read
+ * from the journal as fast as it reads, `done` ending its count in the metrics; `live`: updates are sent as they
+ * come; `closed`: the connection let go of the session. Only while live does an update from the bus reach the
+ * client (the journal has every other); anything else the bus brings meanwhile is held, in its place among them.
  */
-type FeedState = { readonly name: "starting"; readonly waiting: SessionEvent[] } | { readonly name: "live" } | { readonly name: "closed" };
+type FeedState =
+  | { readonly name: "replaying" }
+  | { readonly name: "catching_up"; readonly done: () => void }
+  | { readonly name: "live" }
+  | { readonly name: "closed" };
+
+/**
+ * One thing to send the client, placed among the journal's events: it goes after seq `after`. `seqs`: the updates
+ * it stands for, when it is some (sent only while the client has room; else read from the journal again).
+ */
+interface Step {
+  readonly after: number;
+  readonly seqs?: { readonly from: number; readonly to: number };
+  /** The journal event it shows (another client's prompt), which a `session/load` replay may have shown already. */
+  readonly shows?: number;
+  readonly run: () => void | Promise<void>;
+}
 
 /**
  * One client connection's view of one session: the journal replayed on `session/load`, then
@@ -56,15 +89,23 @@ type FeedState = { readonly name: "starting"; readonly waiting: SessionEvent[] }
  * (this client, another, or an operator) answered it.
  */
 export class SessionFeed {
-  private state: FeedState = { name: "starting", waiting: [] };
+  private state: FeedState = { name: "replaying" };
   private readonly asked = new Map<string, AbortController>();
   /** Sends are chained: the SDK does not promise to keep the order of concurrent notifications. */
   private outbox: Promise<void> = Promise.resolve();
   private readonly unsubscribe: () => void;
   /** Turns this connection itself is prompting: their prompts are not echoed back to it. */
   private ownPrompts = 0;
-  /** The last seq the journal's replay sent. */
+  /** The last seq of the journal this client was sent, live or read from the journal (or passed over: not an update). */
+  private sentUpTo = 0;
+  /** The last seq the `session/load` replay sent as history. */
   private replayedUpTo = 0;
+  /** The last seq the bus brought. */
+  private publishedUpTo = 0;
+  /** What is to be sent while the client is not live, in order: sent as the journal's reading passes its place. */
+  private readonly held: Step[] = [];
+  /** Told once the feed is live (or closed). */
+  private readonly waitingForLive: Array<() => void> = [];
   /** Questions this client cannot show that it was told to answer elsewhere. */
   private readonly toldElsewhere = new Set<string>();
   /** The agent's requests this client took and has not answered; refused if the client leaves first. */
@@ -90,26 +131,32 @@ export class SessionFeed {
     }
   }
 
-  /** Replays the journal (for `session/load`), then goes live and asks the pending questions. */
+  /** Replays the journal (for `session/load`) and what came meanwhile, then goes live and asks the pending questions. */
   async start({ replay }: { replay: boolean }): Promise<void> {
     if (replay) {
       let sinceYield = 0;
       for (const event of this.options.host.replay(this.options.sessionId)) {
         if (this.state.name === "closed") return;
+        this.sentUpTo = event.seq;
         this.replayedUpTo = event.seq;
         // A slow client is waited for (its socket drains) rather than cut for falling behind.
-        for (const entry of historyOf(event)) await this.notify(entry.update, entry.meta, { waitWhileBehind: true });
+        for (const entry of historyOf(event)) {
+          await this.room();
+          this.notify(entry.update, entry.meta);
+        }
         // A long journal must not hold up every other stream this host relays.
         if (++sinceYield === REPLAY_SLICE) {
           sinceYield = 0;
           await new Promise((resolve) => setImmediate(resolve));
         }
       }
+      if (this.state.name !== "replaying") return;
+      // What the bus brought during the replay and the replay did not read.
+      this.state = { name: "catching_up", done: () => undefined };
+      await this.catchUp();
     }
-    if (this.state.name !== "starting") return;
-    const waiting = this.state.waiting;
-    this.state = { name: "live" };
-    for (const event of waiting) if (!this.replayed(event)) this.deliver(event);
+    if (this.state.name === "closed") return;
+    this.goLive();
     for (const question of this.options.host.pendingQuestions(this.options.sessionId)) this.ask(question);
   }
 
@@ -121,6 +168,7 @@ export class SessionFeed {
     } finally {
       this.ownPrompts--;
       await this.outbox;
+      await this.live();
     }
   }
 
@@ -133,7 +181,9 @@ export class SessionFeed {
 
   close(): void {
     if (this.state.name === "closed") return;
+    if (this.state.name === "catching_up") this.state.done();
     this.state = { name: "closed" };
+    for (const wake of this.waitingForLive.splice(0)) wake();
     this.unsubscribe();
     this.mirror?.close();
     for (const controller of this.asked.values()) controller.abort();
@@ -142,32 +192,44 @@ export class SessionFeed {
     this.relayed.clear();
   }
 
-  /** An event the replay already sent: it was committed (and read) before its subscribers were told. */
-  private replayed(event: SessionEvent): boolean {
-    return "seq" in event && event.seq <= this.replayedUpTo;
+  /** An event read from the journal already: it was committed (and read) before its subscribers were told. */
+  private sent(event: SessionEvent): boolean {
+    return "seq" in event && event.seq <= this.sentUpTo;
+  }
+
+  /** Settles once the feed is live (or closed): a prompt's answer follows every update of its turn. */
+  private live(): Promise<void> {
+    if (this.state.name === "live" || this.state.name === "closed") return Promise.resolve();
+    return new Promise((resolve) => this.waitingForLive.push(resolve));
   }
 
   private received(event: SessionEvent): void {
-    if (this.state.name === "closed" || this.replayed(event)) return;
+    if (this.state.name === "closed" || this.sent(event)) return;
+    if ("seq" in event) this.publishedUpTo = Math.max(this.publishedUpTo, event.seq);
     // Claimed at once, so the agent's request knows this client will answer even while the journal replays.
     if (event.type === "agent_request") this.relayed.set(event.request, event.request.claim());
-    if (this.state.name === "starting") this.state.waiting.push(event);
-    else this.deliver(event);
+    // A client that is not live is sent the update from the journal.
+    if (event.type === "update" && this.state.name !== "live") return;
+    this.deliver(event);
   }
 
   private deliver(event: SessionEvent): void {
     switch (event.type) {
       case "update": {
         if (this.seqs && this.merge(event.seq, event.notification)) return;
-        const meta = this.seqs ? { ...event.notification._meta, [SEQ_META]: event.seq } : event.notification._meta;
-        return this.enqueue(() => this.notify(event.notification.update, meta));
+        const { update, _meta } = event.notification;
+        return this.send({
+          after: event.seq - 1,
+          seqs: { from: event.seq, to: event.seq },
+          run: () => this.notify(update, this.metaOf(event.seq, _meta)),
+        });
       }
       case "agent_request":
-        return this.enqueue(async () => this.relay(event.request));
+        return this.enqueue(() => this.relay(event.request));
       case "agent_notification":
-        return this.enqueue(async () => this.options.notify(event.method, event.params));
+        return this.enqueue(() => void this.options.notify(event.method, event.params));
       case "turn_started":
-        if (this.ownPrompts === 0 && !this.seqs) this.enqueue(() => this.showPrompt(event.seq));
+        if (this.ownPrompts === 0 && !this.seqs) this.send({ after: event.seq - 1, shows: event.seq, run: () => this.showPrompt(event.seq) });
         return;
       case "question_asked":
         return this.ask(event.question);
@@ -180,9 +242,9 @@ export class SessionFeed {
   }
 
   /** Another client's prompt, shown as the user's message, as `session/load` would. */
-  private async showPrompt(seq: number): Promise<void> {
+  private showPrompt(seq: number): void {
     const [event] = this.options.host.events(this.options.sessionId, { after: seq - 1, limit: 1 });
-    for (const entry of event ? historyOf(event) : []) await this.notify(entry.update, entry.meta);
+    for (const entry of event ? historyOf(event) : []) this.notify(entry.update, entry.meta);
   }
 
   /** Puts the agent's request to this client; its answer (or error, code and data intact) goes back. */
@@ -204,7 +266,7 @@ export class SessionFeed {
   }
 
   private ask(question: QuestionView): void {
-    if (this.state.name !== "live" || this.asked.has(question.id)) return;
+    if (this.state.name === "closed" || this.asked.has(question.id)) return;
     const send = this.requestFor(question);
     if (!send) return this.tellElsewhere(question);
     const controller = new AbortController();
@@ -270,15 +332,104 @@ export class SessionFeed {
     controller?.abort();
   }
 
-  private async notify(update: SessionUpdate, meta?: Record<string, unknown> | null, options: { waitWhileBehind?: boolean } = {}): Promise<void> {
+  private notify(update: SessionUpdate, meta?: Record<string, unknown> | null): void {
     const { sessionId } = this.options;
     const shown = this.mirror ? this.mirror.rewrite(update) : update;
-    const behind = this.options.notify(
-      methods.client.session.update,
-      meta ? { sessionId, update: shown, _meta: meta } : { sessionId, update: shown },
+    void this.options.notify(methods.client.session.update, meta ? { sessionId, update: shown, _meta: meta } : { sessionId, update: shown });
+  }
+
+  /** An update's `_meta` as this client is sent it: with its journal seq if it reads them. */
+  private metaOf(seq: number, meta: Record<string, unknown> | null | undefined): Record<string, unknown> | null | undefined {
+    return this.seqs ? { ...meta, [SEQ_META]: seq } : meta;
+  }
+
+  /** Settles once the client has room for more (at once without a queue to pace by). */
+  private async room(): Promise<void> {
+    const { queue } = this.options;
+    while (queue && !this.closed && !queue.hasRoom()) await queue.roomAgain();
+  }
+
+  /**
+   * The client has its share queued: what it was not sent from `upTo` on is read from the journal as it reads, not
+   * kept in memory; what was being merged for it too.
+   */
+  private fallBehind(upTo: number): void {
+    this.merger.flush();
+    this.sentUpTo = upTo;
+    this.state = { name: "catching_up", done: this.options.queue?.behind() ?? (() => undefined) };
+    this.catchUp().then(
+      () => this.goLive(),
+      (error: unknown) => this.options.log.warn({ err: error, sessionId: this.options.sessionId }, "a client's catching up failed"),
     );
-    // A live stream does not wait: a client that stopped reading is cut once too far behind.
-    if (options.waitWhileBehind) await behind;
+  }
+
+  /**
+   * Sends what the bus brought and this client was not sent, read from the journal a page at a time, each once the
+   * client has room for it: the same updates, in the same order, as it would have been sent live, and what was held
+   * in its place among them. Settles once nothing is left, for the caller to go live in the same turn (nothing
+   * comes in between), or once the feed closed.
+   */
+  private async catchUp(): Promise<void> {
+    const { host, sessionId } = this.options;
+    // Its own: the live stream's merger is flushed on a timer of its own, which must not take what is read here.
+    const merger = new ChunkMerger();
+    for (;;) {
+      if (this.closed) return;
+      const page = host.events(sessionId, { after: this.sentUpTo, limit: REPLAY_SLICE }).filter((event) => event.seq <= this.publishedUpTo);
+      if (page.length === 0 && this.held.length === 0) return;
+      for (const event of page) {
+        if (this.held.length > 0 && this.held[0]!.after < event.seq) {
+          await this.sendReadMerged(merger.flush());
+          await this.releaseHeld(event.seq);
+        }
+        if (this.closed) return;
+        if (event.kind === "update") await this.sendRead(merger, event.seq, event.payload as unknown as JournaledUpdate);
+        this.sentUpTo = event.seq;
+      }
+      await this.sendReadMerged(merger.flush());
+      if (page.length === 0) await this.releaseHeld(Number.POSITIVE_INFINITY);
+      // A client that reads fast must not hold up every other stream this host relays.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** Live from now on (unless closed meanwhile): what a prompt's answer waited for. */
+  private goLive(): void {
+    if (this.state.name === "closed") return;
+    if (this.state.name === "catching_up") this.state.done();
+    this.state = { name: "live" };
+    // Held in the turns between the last look and now (a promise settling): sent first, in order.
+    for (const step of this.held.splice(0)) if (!this.shownByReplay(step)) this.send(step);
+    for (const wake of this.waitingForLive.splice(0)) wake();
+  }
+
+  private get closed(): boolean {
+    return this.state.name === "closed";
+  }
+
+  /** Sends what was held to go before seq `before`, in order. */
+  private async releaseHeld(before: number): Promise<void> {
+    while (this.held.length > 0 && this.held[0]!.after < before && !this.closed) {
+      const step = this.held.shift()!;
+      if (!this.shownByReplay(step)) await step.run();
+    }
+  }
+
+  /** An update read from the journal, sent (or merged) as it would have been live, once the client has room. */
+  private async sendRead(merger: ChunkMerger, seq: number, journaled: JournaledUpdate): Promise<void> {
+    if (this.seqs) {
+      const { taken, done } = merger.add(seq, journaled);
+      if (done) await this.sendReadMerged(done);
+      if (taken) return;
+    }
+    await this.room();
+    this.notify(journaled.update, this.metaOf(seq, journaled._meta));
+  }
+
+  private async sendReadMerged(merged: MergedChunk | null): Promise<void> {
+    if (!merged) return;
+    await this.room();
+    this.notify(merged.update, mergedMeta(merged));
   }
 
   /**
@@ -305,24 +456,58 @@ export class SessionFeed {
     if (done) this.sendMerged(done);
   }
 
-  private sendMerged({ update, from, to }: MergedChunk): void {
-    const meta = from === to ? { [SEQ_META]: to } : { [SEQ_META]: to, [SEQ_FROM_META]: from };
-    this.send(() => this.notify(update, meta));
+  private sendMerged(merged: MergedChunk): void {
+    this.send({ after: merged.from - 1, seqs: merged, run: () => this.notify(merged.update, mergedMeta(merged)) });
   }
 
-  private enqueue(send: () => Promise<void>): void {
+  /** Sends something that is not an update, in its place after what the bus brought so far. */
+  private enqueue(run: () => void | Promise<void>): void {
     // What is being merged was committed first: it goes first.
     this.flushMerged();
-    this.send(send);
+    this.send({ after: this.publishedUpTo, run });
   }
 
-  private send(send: () => Promise<void>): void {
+  private send(step: Step): void {
+    if (this.state.name === "closed") return;
+    if (this.state.name !== "live") return this.hold(step);
     this.outbox = this.outbox
-      .then(() => (this.state.name === "closed" ? undefined : send()))
+      .then(() => this.run(step))
       .catch(() => {
         // The connection closed under the send; its cleanup releases the session.
       });
   }
+
+  /** Sends the step if the feed is still live and (for updates) the client has room; else holds it, or leaves updates to the journal. */
+  private run(step: Step): void | Promise<void> {
+    if (this.state.name === "closed") return;
+    if (this.state.name !== "live") return this.hold(step);
+    if (step.seqs) {
+      if (this.options.queue?.hasRoom() === false) return this.fallBehind(step.seqs.from - 1);
+      this.sentUpTo = step.seqs.to;
+    }
+    return step.run();
+  }
+
+  /** Updates are read from the journal again; anything else waits for its place. */
+  private hold(step: Step): void {
+    if (!step.seqs) this.held.push(step);
+  }
+
+  /** Held while the replay ran, for what the replay then showed itself. */
+  private shownByReplay(step: Step): boolean {
+    return step.shows !== undefined && step.shows <= this.replayedUpTo;
+  }
+}
+
+/** The `_meta` of a merged chunk: the seqs it stands for. */
+function mergedMeta({ from, to }: MergedChunk): Record<string, unknown> {
+  return from === to ? { [SEQ_META]: to } : { [SEQ_META]: to, [SEQ_FROM_META]: from };
+}
+
+/** An update's payload as the journal keeps it. */
+interface JournaledUpdate {
+  readonly update: SessionUpdate;
+  readonly _meta?: Record<string, unknown> | null;
 }
 
 /** How a journal event appears in a replayed transcript: prompts as user messages, updates as they were. */

@@ -156,7 +156,7 @@ describe("ACP endpoint: refusals and bad input", () => {
     expect(fixture.berth.host.connections.size()).toBe(0);
   });
 
-  it("replays a long journal to a client that reads slowly by waiting for its socket to drain, never cutting it", async () => {
+  it("replays a long journal to a client that reads slowly by waiting for it to have room, never cutting it", async () => {
     const fixture = await startFixture({ maxBufferedBytes: 1024 * 1024 });
     const { host } = fixture.berth;
     const sessionId = (await host.createSession({ cwd: fixture.workDir })).id;
@@ -168,10 +168,10 @@ describe("ACP endpoint: refusals and bad input", () => {
     await slow.response(1);
     const tcp = (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
     const behind = new Promise<void>((resolve) => {
-      const drained = MessageLimitedSocket.prototype.drained;
-      vi.spyOn(MessageLimitedSocket.prototype, "drained").mockImplementation(function (this: MessageLimitedSocket) {
+      const roomAgain = MessageLimitedSocket.prototype.roomAgain;
+      vi.spyOn(MessageLimitedSocket.prototype, "roomAgain").mockImplementation(function (this: MessageLimitedSocket) {
         resolve();
-        return drained.call(this);
+        return roomAgain.call(this);
       });
     });
     const cut = new Promise<void>((resolve) => slow.ws.once("close", () => resolve()));
@@ -190,7 +190,7 @@ describe("ACP endpoint: refusals and bad input", () => {
     await slow.close();
   });
 
-  it("disconnects a client that stopped reading once it is too far behind; the session carries on", async () => {
+  it("disconnects a client that stopped reading (it answers no ping), having queued no more than its share for it; the session carries on", async () => {
     const fixture = await startFixture({ maxBufferedBytes: 8 * 1024 * 1024 });
     const { host } = fixture.berth;
     const sessionId = (await host.createSession({ cwd: fixture.workDir })).id;
@@ -203,7 +203,8 @@ describe("ACP endpoint: refusals and bad input", () => {
     // The laptop is asleep: its socket stays open but nothing is read any more.
     (sleeper.ws as unknown as { _socket: { pause(): void } })._socket.pause();
 
-    // The stream goes on without it (prompted on the host, so no other client competes for this test's event loop).
+    // The stream goes on without it (prompted on the host, so no other client competes for this test's event loop); what
+    // it is not sent waits in the journal, not in the host's memory.
     expect((await host.prompt(sessionId, [{ type: "text", text: "/flood 2000 16384" }])).stopReason).toBe("end_turn");
     await waitUntil(() => host.getSession(sessionId)!.holders === 0, "the sleeper's hold is released");
     expect((await host.prompt(sessionId, [{ type: "text", text: "still here" }])).stopReason).toBe("end_turn");

@@ -78,6 +78,24 @@ describe("berth serve settings", () => {
     expect(() => resolveServeSettings({ config: file }, env)).toThrow(/fleet\.adopt: expected true or false/);
   });
 
+  it("takes the client buffer budget and high-water mark from the file; a bad one is named", () => {
+    const configDir = tempDir("berth-settings-");
+    const env = { XDG_CONFIG_HOME: configDir };
+    expect(resolveServeSettings({}, env).config.server).toMatchObject({ clientBufferBudget: 256 * 1024 * 1024, clientHighWater: 4 * 1024 * 1024 });
+    const file = join(configDir, "buffers.json");
+    writeFileSync(file, JSON.stringify({ server: { clientBufferBudget: "64MiB", clientHighWater: "1MiB" } }));
+    expect(resolveServeSettings({ config: file }, env).config.server).toMatchObject({
+      clientBufferBudget: 64 * 1024 * 1024,
+      clientHighWater: 1024 * 1024,
+    });
+    writeFileSync(file, JSON.stringify({ server: { clientBufferBudget: "1MiB", clientHighWater: "4MiB" } }));
+    expect(() => resolveServeSettings({ config: file }, env)).toThrow(/server\.clientHighWater: clientHighWater must be at most clientBufferBudget/);
+    writeFileSync(file, JSON.stringify({ server: { clientBufferBudget: "lots" } }));
+    expect(() => resolveServeSettings({ config: file }, env)).toThrow(
+      /server\.clientBufferBudget: expected a size such as "64KiB" or "1MiB", got "lots"/,
+    );
+  });
+
   it("takes the cluster secret from the file, BERTH_CLUSTER_SECRET over it; a short one is refused without being shown", () => {
     const configDir = tempDir("berth-settings-");
     const env = { XDG_CONFIG_HOME: configDir };

@@ -15,11 +15,9 @@ class SocketDouble extends EventEmitter {
 
   ping(): void {
     this.pings += 1;
-    // Behind unsent data, the ping frame waits in the queue like the data.
-    if (this.bufferedAmount > 0) {
-      this._socket.bytesWritten += 2;
-      this._socket.writableLength += 2;
-    }
+    // Behind unsent data, the ping frame waits in the queue like the data; else the kernel takes it at once.
+    this._socket.bytesWritten += 2;
+    if (this.bufferedAmount > 0) this._socket.writableLength += 2;
     if (this.answers) queueMicrotask(() => this.emit("pong"));
   }
 
@@ -78,6 +76,20 @@ describe("the WebSocket keep-alive", () => {
     expect(socket.terminated).toBe(false);
     // Nothing leaves any more (the pings queued behind the data are not data leaving): the far end is gone, not slow.
     await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS * 2);
+    expect(socket.terminated).toBe(true);
+    expect(silent).toHaveBeenCalledOnce();
+  });
+
+  it("keeps a slow far end while the data a stream left in the kernel's buffers is read (nothing queued here any more), and ends it once nothing more leaves", async () => {
+    const { socket, silent } = watched();
+    socket.answers = false;
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS);
+    // The stream's last data left for the kernel after that ping: nothing waits in this end's queue.
+    socket._socket.bytesWritten += 4 * 1024 * 1024;
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS);
+    expect(socket.terminated).toBe(false);
+    // Nothing left since the last ping, which is unanswered: the far end read nothing of it in a whole interval.
+    await vi.advanceTimersByTimeAsync(PING_INTERVAL_MS);
     expect(socket.terminated).toBe(true);
     expect(silent).toHaveBeenCalledOnce();
   });
