@@ -4,8 +4,8 @@ import { StoreOpenError } from "../errors.js";
 
 /** A pool, with int8 read as numbers. */
 export type Sql = postgres.Sql<{ bigint: number }>;
-/** What runs a query: the pool, or one transaction of it. */
-export type Queryable = Sql | postgres.TransactionSql<{ bigint: number }>;
+/** One transaction of the pool. */
+export type Transaction = postgres.TransactionSql<{ bigint: number }>;
 
 /** int8 (seqs, epochs, millisecond timestamps, counts) as JS numbers: every value Berth stores is below 2^53. */
 const bigintAsNumber = { to: 20, from: [20], serialize: (value: number) => String(value), parse: (text: string) => Number(text) };
