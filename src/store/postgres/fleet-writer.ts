@@ -158,11 +158,12 @@ export class FleetWriter implements BatchWriter {
     await Promise.race([this.chain, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
     clearTimeout(timer);
     // Batches still waiting on the shared store are reported failed by `apply` from now on, the one being tried too.
+    const unstored = this.posted - this.delivered;
     this.state = "stopped";
     this.wake?.();
     const lost = await this.mirror.close(Math.max(0, timeoutMs - (Date.now() - started)));
     for (const report of this.mirrored.values()) report({ batch: 0, failed: [{ unit: -1, error: "not stored in the mirror: the host stopped" }] });
-    return lost + (this.posted - this.delivered);
+    return lost + unstored;
   }
 
   private async apply(batch: number, values: WriteValue[]): Promise<void> {

@@ -184,7 +184,10 @@ function logTail(dir: string): string {
 async function stopServer(server: ChildProcess | undefined): Promise<void> {
   // Exited already (halted before): its group id may belong to someone else by now.
   if (server?.pid === undefined || server.exitCode !== null || server.signalCode !== null) return;
-  await stopGroupOf(server.pid, once(server, "exit").then(() => undefined));
+  await stopGroupOf(
+    server.pid,
+    once(server, "exit").then(() => undefined),
+  );
 }
 
 /** SIGINT is PostgreSQL's fast shutdown (clients disconnected, a clean checkpoint); a bounded wait, then the group is killed. */
