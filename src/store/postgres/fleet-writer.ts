@@ -405,7 +405,8 @@ export class FleetWriter implements BatchWriter {
     }
     if (error instanceof NotOwnedError) return { ok: false, error: error.message, lost: true };
     if (!isUnreachable(error)) return { ok: false, error: messageOf(error) };
-    this.block("shared store", Date.now(), codeOf(error), messageOf(error));
+    // No address in the reason: `/healthz` answers anyone on the machine.
+    this.block("shared store", Date.now(), codeOf(error), "the shared store (PostgreSQL) cannot be reached; writes are tried again until it can");
     return { ok: false, error: messageOf(error), unreachable: true };
   }
 
