@@ -105,16 +105,18 @@ describe("PostgreSQL unreachable for a while under a fleet host", () => {
     // Prompts sent while it is away: a question, and a stream of chunks.
     const asking = tracked(acp.prompt(asker!, "/ask May I?"));
     const flooding = tracked(acp.prompt(flooder!, "/flood 300 50"));
-    await eventually(async () => {
-      const { body } = await getJson<{ status: string; store: { reason?: string } }>(host.url, host.token, "/healthz");
-      return body.status === "degraded" && /shared store \(PostgreSQL\) cannot be reached/.test(body.store.reason ?? "");
-    }, "/healthz says degraded, naming the shared store");
+    const health = async () => (await getJson<{ status: string; store: { reason?: string } }>(host.url, host.token, "/healthz")).body;
+    await eventually(async () => (await health()).status === "degraded", "/healthz says degraded");
     // The outage lasts its length (the scenario, not a check).
     await sleep(Math.max(0, OUTAGE_MS - (Date.now() - stoppedAt)));
     // Nothing was stored meanwhile, so no turn ended and the question was not shown.
     expect([sleeping.settled, asking.settled, flooding.settled]).toEqual([false, false, false]);
     expect(acp.asked).toEqual([]);
     expect(acp.text(sleeper!)).not.toContain("Slept for");
+    expect(await health()).toMatchObject({
+      status: "degraded",
+      store: { reason: expect.stringMatching(/shared store \(PostgreSQL\) cannot be reached/) },
+    });
 
     await cluster.start();
     const [slept, answered, flooded] = await Promise.all([sleeping.request, asking.request, flooding.request]);
