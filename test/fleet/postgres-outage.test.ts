@@ -23,6 +23,9 @@ afterEach(async () => {
 
 /** How long PostgreSQL is away. */
 const OUTAGE_MS = 15_000;
+/** The flood sent during the outage: far more than the host's backlog bound (`writeBacklogLimit`). */
+const FLOOD = { chunks: 3_000, bytes: 50 };
+const BACKLOG_LIMIT = 128 * 1024;
 
 type Shown = { readonly from: number; readonly to: number; readonly text: string };
 
@@ -91,7 +94,7 @@ function tracked<T>(request: Promise<T>) {
 describe("PostgreSQL unreachable for a while under a fleet host", () => {
   it("loses nothing: what clients saw is stored at its seqs, turns end once stored, a question asked meanwhile is shown and answered", async () => {
     cluster = await startThrowawayCluster({ unsafeFast: true });
-    const host = await bed.serve(cluster.url, "host-a", bed.tempDir("berth-outage-a-"));
+    const host = await bed.serve(cluster.url, "host-a", bed.tempDir("berth-outage-a-"), { writeBacklogLimit: BACKLOG_LIMIT });
     const workDir = bed.tempDir("berth-outage-work-");
     const acp = new SeqClient(host.acpUrl, host.token);
     await acp.initialize();
@@ -104,11 +107,20 @@ describe("PostgreSQL unreachable for a while under a fleet host", () => {
     const stoppedAt = Date.now();
     // Prompts sent while it is away: a question, and a stream of chunks.
     const asking = tracked(acp.prompt(asker!, "/ask May I?"));
-    const flooding = tracked(acp.prompt(flooder!, "/flood 300 50"));
-    const health = async () => (await getJson<{ status: string; store: { reason?: string } }>(host.url, host.token, "/healthz")).body;
+    const flooding = tracked(acp.prompt(flooder!, `/flood ${FLOOD.chunks} ${FLOOD.bytes}`));
+    type Health = { status: string; store: { reason?: string; pendingWrites: number } };
+    const health = async () => (await getJson<Health>(host.url, host.token, "/healthz")).body;
     await eventually(async () => (await health()).status === "degraded", "/healthz says degraded");
-    // The outage lasts its length (the scenario, not a check).
-    await sleep(Math.max(0, OUTAGE_MS - (Date.now() - stoppedAt)));
+    // The agent's flood is held once the backlog passes its bound: the agent waits on its pipe, the host's queue stops growing.
+    await waitUntil(() => host.server.logLines().some((line) => line.msg === "agents' output held: too much waits to be stored"), "output held");
+    // The outage lasts its length (the scenario, not a check), watching what waits meanwhile.
+    let mostPending = 0;
+    while (Date.now() - stoppedAt < OUTAGE_MS) {
+      mostPending = Math.max(mostPending, (await health()).store.pendingWrites);
+      await sleep(100);
+    }
+    // Each chunk's line is over 200 bytes: the bound, what the agent's pipe and one read hold, far from the whole flood.
+    expect(mostPending).toBeLessThan(FLOOD.chunks / 2);
     // Nothing was stored meanwhile, so no turn ended and the question was not shown.
     expect([sleeping.settled, asking.settled, flooding.settled]).toEqual([false, false, false]);
     expect(acp.asked).toEqual([]);
@@ -146,19 +158,23 @@ describe("PostgreSQL unreachable for a while under a fleet host", () => {
         expect(events.filter((event) => event.kind === "turn_ended").map((event) => event.payload)).toEqual([
           { stopReason: "end_turn", error: null },
         ]);
-        expect(await getJson<{ events: JournalEvent[] }>(host.url, host.token, `/api/sessions/${sessionId}/events`)).toMatchObject({
+        expect(await getJson<{ events: JournalEvent[] }>(host.url, host.token, `/api/sessions/${sessionId}/events?limit=10000`)).toMatchObject({
           body: { events },
         });
       }
       expect(textOf(await shared.readEvents(sleeper!))).toContain("Slept for 2s.");
       expect(textOf(await shared.readEvents(asker!))).toContain("You chose: allow");
-      expect(textOf(await shared.readEvents(flooder!))).toHaveLength(300 * 50);
+      expect(textOf(await shared.readEvents(flooder!))).toHaveLength(FLOOD.chunks * FLOOD.bytes);
       const kinds = (await shared.readEvents(asker!)).map((event) => event.kind);
       expect(kinds).toEqual(expect.arrayContaining(["question_asked", "question_resolved"]));
       expect(await shared.listPendingQuestions(asker!)).toEqual([]);
     } finally {
       await shared.close();
     }
+    // Held again and again while the flood catches up after the outage, and flowing at the end.
+    const backlog = host.server.logLines().flatMap((line) => (/^agents' output/.test(String(line.msg)) ? [line.msg] : []));
+    expect(backlog.at(-1)).toBe("agents' output flows again");
+    expect(backlog.filter((msg) => msg === "agents' output flows again")).toHaveLength(backlog.length / 2);
     await stopHost(host.server);
     expect(errorLines(host.server)).toEqual([]);
   }, 120_000);
