@@ -18,6 +18,11 @@ export class TurnFailedError extends Error {
   override readonly name = "TurnFailedError";
 }
 
+/** The store refused the turn's end (its session is another host's now): no stop reason is given for a turn it may lack. */
+export class TurnNotStoredError extends Error {
+  override readonly name = "TurnNotStoredError";
+}
+
 export interface TurnsDeps {
   readonly store: Store;
   readonly holds: SessionHolds<AgentChild>;
@@ -98,7 +103,7 @@ export class Turns {
       // The agent's own refusal reaches the client as the agent sent it (code, message, data).
       if (failure instanceof RequestError) throw failure;
       // Never a stop reason for a turn the journal lacks: the client learns it was not stored.
-      if (unstored !== null) throw new TurnFailedError(`the turn was not stored: ${unstored}`);
+      if (unstored !== null) throw new TurnNotStoredError(`the turn ended but was not stored: ${unstored}`);
       if (error !== null) throw new TurnFailedError(`the turn failed: ${error}`);
       return response!;
     } finally {

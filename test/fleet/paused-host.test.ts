@@ -55,8 +55,9 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
       async () => (await getJson<{ host?: string }>(a.url, a.token, `/api/sessions/${sessionId}`)).body.host === "host-b",
       "host A shows the session as host B's",
     );
-    // The agent's sleep had ended while host A was stopped: its answer was in the pipe, and the turn ended.
-    expect(await turn).toMatchObject({ stopReason: "end_turn" });
+    // The agent's sleep had ended while host A was stopped: its answer was in the pipe, and the turn
+    // ended; its end was refused (the session is B's), so the client gets no stop reason for it.
+    expect(await turn).toMatchObject({ data: { code: "turn_not_stored" } });
     acp.close();
     // What the agent said while host A was stopped reached host A, and was refused.
     await refusedWrites(a.server, sessionId);
