@@ -97,6 +97,7 @@ describe("the fleet writer on PostgreSQL", () => {
     const url = await postgres.freshDatabase();
     let loseReplies = 0;
     let resolutionsLost = 0;
+    let creationsLost = 0;
     // The server commits, then the connection fails before its reply arrives (what a server stopped right after COMMIT does).
     const lossy = (backend: PostgresBackend): StoreBackend =>
       Object.assign(Object.create(backend) as PostgresBackend, {
@@ -105,6 +106,12 @@ describe("the fleet writer on PostgreSQL", () => {
           if (loseReplies === 0) return outcomes;
           loseReplies--;
           return units.map(() => ({ ok: false, error: new StoreWriteError("events.write", "CONNECTION_CLOSED", "write CONNECTION_CLOSED") }));
+        },
+        createSession: async (...args: Parameters<PostgresBackend["createSession"]>) => {
+          const lease = await backend.createSession(...args);
+          if (creationsLost === 0) return lease;
+          creationsLost--;
+          throw new StoreWriteError("sessions.create", "CONNECTION_CLOSED", "write CONNECTION_CLOSED");
         },
         resolveQuestion: async (...args: Parameters<PostgresBackend["resolveQuestion"]>) => {
           const outcome = await backend.resolveQuestion(...args);
@@ -133,6 +140,12 @@ describe("the fleet writer on PostgreSQL", () => {
     ]);
     expect(await a.backend.getQuestion("q1")).toMatchObject({ state: "answered", answer });
     expect(a.mirrored().map(([seq]) => seq)).toEqual([1, 2, 3, 4]);
+    // A session created, its reply lost: the retry finds it as it asked, this host's, and writes on under its lease.
+    creationsLost = 1;
+    expect((await a.write([callOp("sessions.create", [{ id: "t", agent: "demo", cwd: "/w", createdAt: T0 }])])).failed).toEqual([]);
+    expect(creationsLost).toBe(0);
+    expect((await a.write([["e", "t", 1, "update", JSON.stringify({ text: "t1" }), T0]])).failed).toEqual([]);
+    expect((await a.backend.readEvents("t")).map((e) => e.payload)).toEqual([{ text: "t1" }]);
   }, 30_000);
 
   it("PostgreSQL: the same journal write twice stores it once; a seq or question stored with other content is refused loudly", async () => {
@@ -141,9 +154,6 @@ describe("the fleet writer on PostgreSQL", () => {
     cleanups.push(() => backend.close());
     await backend.registerHost({ id: "host-a", url: null });
     const lease = await backend.createSession({ id: "s", agent: "demo", cwd: "/w", createdAt: T0 }, "host-a");
-    // Created again (a retry after a lost reply): the same lease; another session under the same id is refused.
-    expect(await backend.createSession({ id: "s", agent: "demo", cwd: "/w", createdAt: T0 }, "host-a")).toEqual(lease);
-    await expect(backend.createSession({ id: "s", agent: "other", cwd: "/w", createdAt: T0 }, "host-a")).rejects.toThrow(/already exists/);
     const unit: WriteUnit = {
       lease,
       events: [

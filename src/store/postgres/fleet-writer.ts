@@ -3,7 +3,7 @@ import type { AgentProfile } from "../agent-profiles.js";
 import { JournalWriter, type BatchOutcome, type BatchWriter, type WriterListeners } from "../journal-writer.js";
 import type { QuestionOutcome } from "../questions.js";
 import type { NewSession, Session } from "../sessions.js";
-import { StoreNotFoundError } from "../errors.js";
+import { StoreNotFoundError, StoreWriteError } from "../errors.js";
 import { StaleEpochError, type Lease, type SessionChanges, type StoreBackend, type UnitOutcome, type WriteUnit } from "../store-backend.js";
 import { sessionCopy } from "./fleet-mirror.js";
 import { callOp, flatten, messageOf, unitsOf, type StoreCallName, type WriteOp, type WriteValue } from "../write-batch.js";
@@ -305,7 +305,12 @@ export class FleetWriter implements BatchWriter {
         const id = String((args[0] as NewSession).id);
         this.creating.add(id);
         try {
-          const lease = await this.backend.createSession(args[0] as NewSession, this.hostId);
+          const lease = await this.backend.createSession(args[0] as NewSession, this.hostId).catch(async (error: unknown) => {
+            // The id taken, after a try whose reply was lost: by that try if the session is the one asked for, still this host's at epoch 1.
+            const created = retry && error instanceof StoreWriteError && error.code === "23505" && (await this.createdAsTried(args[0] as NewSession));
+            if (!created) throw error;
+            return created;
+          });
           this.leases.set(lease.sessionId, lease);
         } finally {
           this.creating.delete(id);
@@ -355,6 +360,19 @@ export class FleetWriter implements BatchWriter {
     }
     // As the shared store journaled it: at the resolution's time.
     return { ok: true, mirror: [["e", sessionId, seq, event[3], event[4], at], resolve], result: null };
+  }
+
+  /** The lease of the session as `asked` created it with this host at its first epoch, if that is what the store holds. */
+  private async createdAsTried(asked: NewSession): Promise<Lease | undefined> {
+    const [session, lease] = await Promise.all([this.backend.getSession(asked.id), this.backend.getLease(asked.id)]);
+    const same =
+      session?.agent === asked.agent &&
+      session.cwd === asked.cwd &&
+      session.workspace === (asked.workspace ?? null) &&
+      session.createdAt === asked.createdAt &&
+      lease?.hostId === this.hostId &&
+      lease.epoch === 1;
+    return same ? lease : undefined;
   }
 
   /**

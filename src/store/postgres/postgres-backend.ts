@@ -193,24 +193,10 @@ export class PostgresBackend implements StoreBackend {
         SELECT ${row.id}, ${row.agent}, ${row.cwd}, ${row.workspace}, ${row.title}, ${row.agentSessionId}, ${row.agentRequest},
           ${row.createdAt}::int8, ${row.createdAt}::int8, ${row.host}, 1
         WHERE ${this.currentIncarnation(row.host)}
-        ON CONFLICT (id) DO NOTHING
         RETURNING pg_notify(${CHANNEL}, json_build_object('type', 'session', 'sessionId', id)::text)`,
     );
-    if (rows.count === 1) return { sessionId: row.id, hostId: row.host, epoch: 1 };
-    // Not inserted: a superseded incarnation, or the id is taken. Taken by this very creation (a try whose commit reached
-    // the server but whose reply was lost, made again) it is created; taken otherwise, refused as the key refuses it.
-    const [taken] = await this.guard(
-      op,
-      () => this.sql<{ same: boolean; current: boolean }[]>`
-        SELECT agent = ${row.agent} AND cwd = ${row.cwd} AND workspace IS NOT DISTINCT FROM ${row.workspace}::text
-          AND created_at = ${row.createdAt}::int8 AND owner_host = ${row.host} AND epoch = 1 AS same,
-          ${this.currentIncarnation(row.host)} AS current
-        FROM sessions WHERE id = ${row.id}`,
-    );
-    if (!taken) throw new HostSupersededError(op, row.host, this.incarnations.get(row.host)!);
-    if (!taken.current) throw this.superseded(op, row.host);
-    if (taken.same) return { sessionId: row.id, hostId: row.host, epoch: 1 };
-    throw new StoreWriteError(op, "23505", `a session with id ${JSON.stringify(row.id)} already exists`);
+    if (rows.count === 0) throw new HostSupersededError(op, row.host, this.incarnations.get(row.host)!);
+    return { sessionId: row.id, hostId: row.host, epoch: 1 };
   }
 
   async getSession(id: string): Promise<Session | undefined> {
@@ -672,7 +658,7 @@ function runsOf(units: readonly EncodedUnit[]): EncodedUnit[][] {
  * last seq drawn, or undefined if the epoch did not match (or the session is gone).
  *
  * Idempotent for given seqs: an event whose seq is already stored with the same kind, payload and
- * time, or a question already stored as asked, is taken as stored (a write whose commit reached the
+ * time, or a question already stored as asked with such events, is taken as stored (a write whose commit reached the
  * server but whose reply was lost, written again); one stored with other content fails the run with
  * {@link StoredOtherwiseError}, so `run` must be inside a transaction (which the error rolls back).
  */
@@ -713,9 +699,9 @@ async function appendRun(tx: Transaction, run: readonly EncodedUnit[]): Promise<
     SELECT last_seq AS "lastSeq",
       (SELECT count(*) FROM incoming g WHERE g.seq NOT IN (SELECT seq FROM appended) AND NOT EXISTS (
         SELECT 1 FROM events ev WHERE ev.session_id = g.session_id AND ev.seq = g.seq AND ev.kind = g.kind AND ev.payload = g.payload AND ev.at = g.at))
-      + (SELECT count(*) FROM asking a WHERE a.id NOT IN (SELECT id FROM asked) AND NOT EXISTS (
+      + (SELECT count(*) FROM asking a WHERE a.id NOT IN (SELECT id FROM asked) AND NOT (${given !== null} AND EXISTS (
         SELECT 1 FROM questions q WHERE q.id = a.id AND q.session_id = a.session_id AND q.kind = a.kind AND q.request = a.request
-          AND q.asked_at = a.asked_at)) AS conflicts,
+          AND q.asked_at = a.asked_at))) AS conflicts,
       pg_notify(${CHANNEL}, json_build_object('type', 'events', 'sessionId', id, 'lastSeq', last_seq)::text)
     FROM claimed`;
   if (row && row.conflicts > 0) {
