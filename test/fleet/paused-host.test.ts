@@ -113,8 +113,9 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
     } finally {
       await admin.end();
     }
+    // Its end was refused by the store like the rest (the session is no longer A's): never a stop reason for it.
     const ended = (await turn) as { stopReason?: string; data?: { code?: string } };
-    expect(["cancelled", "agent_failed"]).toContain(ended.stopReason ?? ended.data?.code);
+    expect(["agent_failed", "turn_not_stored"]).toContain(ended.stopReason ?? ended.data?.code);
     acp.close();
     await waitUntil(
       () => a.server.logLines().some((line) => line.kind === "session_lost" && line.sessionId === sessionId && line.owner === null),
@@ -159,10 +160,10 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
       () => first.server.logLines().some((line) => /a later process registered under this host id/.test(String(line.msg))),
       "the first process learned it was superseded",
     );
-    // The agent was stopped under the turn: it never ends normally; the client is told it was cancelled, or that it failed
-    // (whichever the host saw first: the interruption, or the agent's connection closing).
+    // The agent was stopped under the turn: it never ends normally, and its end is refused by the store like the rest
+    // (the lease is stale): the client is told it was not stored, or that the agent failed (its connection closing first).
     const ended = (await turn) as { stopReason?: string; data?: { code?: string } };
-    expect(["cancelled", "agent_failed"]).toContain(ended.stopReason ?? ended.data?.code);
+    expect(["agent_failed", "turn_not_stored"]).toContain(ended.stopReason ?? ended.data?.code);
     acp.close();
     // Whatever the first process's agent said after the second registered was refused; the second ended at its start the
     // turn the first had left open (its agent is gone), with a notice.
