@@ -29,12 +29,12 @@ FROM ${NODE_IMAGE}
 RUN apt-get update \
   && apt-get install -y --no-install-recommends tini git ca-certificates \
   && rm -rf /var/lib/apt/lists/* \
-  && useradd --create-home --uid 10001 berth \
   && mkdir -p /data /work \
-  && chown berth:berth /data /work
+  && chown node:node /data /work
 COPY --from=install /opt/berth/ /opt/berth/
 ENV PATH=/opt/berth/bin:$PATH
-USER berth
+# The image's own user, uid 1000: the owner of most desktop users' files, so a bind-mounted project stays writable.
+USER node
 WORKDIR /work
 # The SQLite journal, the token and the remembered devices: keep them on a volume to keep sessions across containers.
 VOLUME ["/data"]

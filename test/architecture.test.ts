@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 /**
- * The layers of DESIGN.md ("keep the direction of the arrows"), checked on every import of
+ * The layers of ARCHITECTURE.md#the-layers ("keep the direction of the arrows"), checked on every import of
  * `src/`: protocol edges depend on the host, the host on the kernel, never back. A new import
  * that crosses a line fails here with the file and the import named.
  */

@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 const run = promisify(execFile);
 
 /** The one dependency with an install script (it compiles SQLite): npm 11 asks for it by name outside a project. */
-const INSTALL_SCRIPTS = "better-sqlite3";
+export const INSTALL_SCRIPTS = "better-sqlite3";
 
 export interface Packed {
   readonly tarball: string;

@@ -71,14 +71,22 @@ export async function callHost<T>(flags: HostFlags, path: string, init: { method
   return body as T;
 }
 
+/** A file this user may not read or write (another user's data directory), said in one line; undefined for other errors. */
+function permissionDenied(error: unknown): string | undefined {
+  const { code, path } = error as NodeJS.ErrnoException;
+  if ((code !== "EACCES" && code !== "EPERM") || path === undefined) return undefined;
+  return `permission denied on ${path}: this user may not use it (another user's data directory?); run berth as its owner, or pass --data-dir`;
+}
+
 /** Runs a command: prints its failure on stderr with exit code 2 (usage, config) or 1 (the host, a service manager). */
 export async function runClientCommand(name: string, action: () => Promise<void>): Promise<void> {
   try {
     await action();
   } catch (error) {
     const usage = error instanceof UsageError || (error instanceof Error && error.name === "ConfigError");
-    if (!usage && !(error instanceof CommandFailedError)) throw error;
-    process.stderr.write(`berth ${name}: ${(error as Error).message}\n`);
+    const denied = permissionDenied(error);
+    if (!usage && !denied && !(error instanceof CommandFailedError)) throw error;
+    process.stderr.write(`berth ${name}: ${denied ?? (error as Error).message}\n`);
     process.exitCode = usage ? USAGE_EXIT_CODE : FAILURE_EXIT_CODE;
   }
 }

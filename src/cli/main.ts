@@ -31,9 +31,19 @@ async function buildProgram(): Promise<Command> {
   return program;
 }
 
+/**
+ * `berth` alone, or with only serve's flags, is `berth serve` (what `npx berth-acp` runs); a word that names no command
+ * stays an unknown command, not an argument of serve's.
+ */
+function withDefaultCommand(argv: readonly string[]): string[] {
+  const [node, script, first, ...rest] = argv;
+  const startsWithFlag = first?.startsWith("-") === true && !["-h", "--help", "-V", "--version"].includes(first);
+  return first === undefined || startsWithFlag ? [node!, script!, "serve", ...(first === undefined ? [] : [first]), ...rest] : [...argv];
+}
+
 try {
   const program = await buildProgram();
-  await program.parseAsync(process.argv);
+  await program.parseAsync(withDefaultCommand(process.argv));
 } catch (error) {
   if (!(error instanceof CommanderError)) throw error;
   // Help and version exit 0; usage mistakes (commander already printed them) exit 2.

@@ -4,7 +4,8 @@ import { ALLOWED_HOST_FORM, parseAllowedHost, type AllowedHost } from "../config
 import { MIN_SECRET_LENGTH, type Config } from "../config/config-schema.js";
 import { DURATION_FORM, parseDuration } from "../config/durations.js";
 import { loadConfigFile } from "../config/load-config.js";
-import { isStoreSetting, redactUrl, STORE_FORM } from "../config/store-url.js";
+import { hasPassword, isStoreSetting, redactUrl, STORE_FORM } from "../config/store-url.js";
+import { configExposure, type ConfigExposure } from "../config/config-exposure.js";
 import { defaultConfigPath, defaultDataDir } from "../config/paths.js";
 import { UsageError } from "./exit-codes.js";
 
@@ -31,6 +32,8 @@ export interface ServeFlags {
 export interface ServeSettings {
   readonly config: Config;
   readonly configPath: string;
+  /** The configuration file holds secrets and other users can read it; undefined if not. */
+  readonly exposure: ConfigExposure | undefined;
   readonly dataDir: string;
   readonly listenHost: string;
   readonly port: number;
@@ -135,6 +138,7 @@ export function serveArguments(flags: ServeFlags, cwd = process.cwd()): string[]
 export function resolveServeSettings(flags: ServeFlags, env: Env = process.env, cwd = process.cwd()): ServeSettings {
   const configPath = flags.config === undefined ? defaultConfigPath(env) : resolve(cwd, flags.config);
   let config = loadConfigFile(configPath, { required: flags.config !== undefined });
+  const exposure = configExposure(configPath, config);
   for (const [key, flag] of durationFlags) {
     const text = flags[key];
     if (text === undefined) continue;
@@ -149,6 +153,10 @@ export function resolveServeSettings(flags: ServeFlags, env: Env = process.env, 
   }
   if (flags.store !== undefined) {
     if (!isStoreSetting(flags.store)) throw new UsageError(`--store: ${STORE_FORM}, got "${redactUrl(flags.store)}"`);
+    if (hasPassword(flags.store))
+      throw new UsageError(
+        `--store: the URL holds a password, which every local user can read in the command line (ps): leave it out of the URL and give it in PGPASSWORD or in a password file (~/.pgpass, or the file PGPASSFILE names, mode 0600), or put the URL in the 0600 configuration file; got "${redactUrl(flags.store)}"`,
+      );
     config = { ...config, store: flags.store };
   }
   if (flags.hostId !== undefined) {
@@ -166,6 +174,7 @@ export function resolveServeSettings(flags: ServeFlags, env: Env = process.env, 
   return {
     config,
     configPath,
+    exposure,
     dataDir: resolve(cwd, flags.dataDir ?? config.dataDir ?? defaultDataDir(env)),
     listenHost,
     port: flags.port === undefined ? config.server.port : parsePort(flags.port),

@@ -139,8 +139,15 @@ export const configSchema = z
         port: z.number({ error: "expected a port number" }).int().min(0).max(65535).default(7420),
         /** More names Berth answers to (behind a reverse proxy); see docs/serve.md. */
         allowedHosts: z.array(allowedHost, { error: "expected a list of host names" }).default([]),
+        /**
+         * Open connections (HTTP, event streams, ACP WebSockets) beyond which a new one is closed at once: well under the
+         * usual file limit of 1,024, so that a flood of connections cannot starve the host of file descriptors.
+         */
+        maxConnections: z.number({ error: "expected a whole number of connections" }).int().min(1).default(512),
+        /** How long a connection may take to send a request's headers before it is closed (Node's default: 60 s). */
+        headersTimeout: duration.prefault("10s"),
       })
-      .default({ host: "127.0.0.1", port: 7420, allowedHosts: [] }),
+      .prefault({}),
   })
   .refine((config) => config.sweepInterval > 0, { message: "must be more than 0", path: ["sweepInterval"] });
 

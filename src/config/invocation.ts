@@ -1,17 +1,17 @@
-import { realpathSync } from "node:fs";
-import { basename, isAbsolute, relative, sep } from "node:path";
+import { existsSync, realpathSync } from "node:fs";
+import { basename, isAbsolute, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { berthPackage } from "../version.js";
 import { defaultDataDir } from "./paths.js";
 
 /** How Berth was started, so that every "run this" it prints names a command the user has. */
 export type Invocation =
-  /** Under `npx <package>`: npm unpacked it into its own cache. */
-  | { readonly name: "npx"; readonly packageName: string }
+  /** A one-off run from a package manager's cache (`npx`, `pnpm dlx`, `yarn dlx`, `bunx`), which it may clear. */
+  | { readonly name: "cache" }
   /** `npm i -g <package>`: the `berth` command is on PATH. */
   | { readonly name: "global" }
-  /** `npm i <package>` in a project: `npx berth` runs the project's copy. */
-  | { readonly name: "project" }
+  /** Another install (a project's dependency, another manager's global folder): `npx <package>` finds it or fetches it. */
+  | { readonly name: "package" }
   /** A clone (`npm start`, `node dist/cli/main.js`): the script by its path. */
   | { readonly name: "checkout"; readonly script: string };
 
@@ -19,21 +19,24 @@ export type Invocation =
 const packageDir = fileURLToPath(new URL("../../", import.meta.url));
 /** The CLI's own script, as `node` runs it. */
 const cliScript = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+/** Folders of package managers' caches for one-off runs. */
+const CACHE_FOLDER = /^(_npx|dlx|dlx-.*|bunx-.*)$/;
 
 /**
- * Tells the ways apart by where the package lies: npx unpacks into `…/_npx/<hash>/node_modules/`, a
- * global install into `<prefix>/lib/node_modules/`, a project
- * install into the project's `node_modules/`; anything else is a checkout.
+ * Tells the ways apart by where the package lies: a one-off cache (`…/_npx/<hash>/node_modules/`,
+ * `…/dlx/…`), npm's global folder (`<prefix>/lib/node_modules/<package>`, with the `berth` command npm
+ * linked in `<prefix>/bin/`), any other `node_modules`; anything else is a checkout.
  */
-export function invocationOf(dir: string, name: string, script: string, cwd: string): Invocation {
+export function invocationOf(dir: string, name: string, script: string, cwd: string, exists: (path: string) => boolean = existsSync): Invocation {
   const parts = dir.split(sep).filter((part) => part !== "");
   if (parts.at(-1) === basename(name) && parts.includes("node_modules")) {
-    if (parts.includes("_npx")) return { name: "npx", packageName: name };
+    if (parts.some((part) => CACHE_FOLDER.test(part))) return { name: "cache" };
     const modules = parts.lastIndexOf("node_modules");
     // `@scope/name` sits one level deeper than `name`.
     const scoped = name.startsWith("@") ? 1 : 0;
-    if (modules === parts.length - 2 - scoped && parts[modules - 1] === "lib") return { name: "global" };
-    return { name: "project" };
+    const prefix = `${sep}${parts.slice(0, modules - 1).join(sep)}`;
+    const npmGlobal = modules === parts.length - 2 - scoped && parts[modules - 1] === "lib" && exists(join(prefix, "bin", "berth"));
+    return { name: npmGlobal ? "global" : "package" };
   }
   const fromCwd = relative(cwd, script);
   return { name: "checkout", script: fromCwd.startsWith("..") || isAbsolute(fromCwd) ? script : fromCwd };
@@ -44,23 +47,30 @@ export function currentInvocation(): Invocation {
   return invocationOf(realpathSync(packageDir), berthPackage.name, cliScript, process.cwd());
 }
 
-/** The words that run Berth's CLI as it was started here: `berth`, `npx berth-acp`, `node dist/cli/main.js`. */
-export function berthCommand(invocation: Invocation = currentInvocation()): string {
+/**
+ * The words that run Berth's CLI as it was started here: `berth`, `npx berth-acp`, `node dist/cli/main.js`.
+ * `page`: for a page anyone who reaches the port may load, naming no path of this machine (a clone's script relative
+ * to the clone).
+ */
+export function berthCommand(invocation: Invocation = currentInvocation(), where: "terminal" | "page" = "terminal"): string {
   switch (invocation.name) {
-    case "npx":
-      return `npx ${invocation.packageName}`;
     case "global":
       return "berth";
-    case "project":
-      return "npx berth";
+    case "cache":
+    case "package":
+      return `npx ${berthPackage.name}`;
     case "checkout":
-      return `node ${shellQuote(invocation.script)}`;
+      return `node ${where === "page" ? "dist/cli/main.js" : shellQuote(invocation.script)}`;
   }
 }
 
-/** What prints the dashboard link with the token for a host on `dataDir`, as this Berth was started. */
-export function tokenLinkCommand(dataDir: string): string {
-  return `${berthCommand()} token --link${dataDir === defaultDataDir() ? "" : ` --data-dir ${shellQuote(dataDir)}`}`;
+/**
+ * What prints the dashboard link with the token for a host on `dataDir`, as this Berth was started; on a `page`, a data
+ * directory of its own is named by a placeholder, not its path.
+ */
+export function tokenLinkCommand(dataDir: string, where: "terminal" | "page" = "terminal"): string {
+  const flag = dataDir === defaultDataDir() ? "" : ` --data-dir ${where === "page" ? "<its data directory>" : shellQuote(dataDir)}`;
+  return `${berthCommand(currentInvocation(), where)} token --link${flag}`;
 }
 
 /** A path as a shell word: bare when it is plain, else single-quoted. */

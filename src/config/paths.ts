@@ -73,7 +73,14 @@ export function secureDataDir(dataDir: string): DataDirSecurity {
   };
   // The directory itself may be reached through a symlink (a data directory on another disk).
   tighten(realpathSync(dataDir), ".");
-  // Created empty with its final mode; SQLite opens an existing empty file as a new database.
-  closeSync(openSync(paths.database, "a", 0o600));
+  createDatabaseFile(paths.database);
   return { foundMode, wasOpen: foundMode !== undefined && (foundMode & 0o077) !== 0, tightened };
+}
+
+/**
+ * Creates an empty SQLite database file, 0600, if there is none: SQLite opens an existing empty file as a new
+ * database and gives its `-wal` and `-shm` the file's mode, whatever the user's umask.
+ */
+export function createDatabaseFile(path: string): void {
+  closeSync(openSync(path, "a", 0o600));
 }

@@ -15,3 +15,12 @@ export function isPostgresUrl(text: string): boolean {
 export function redactUrl(url: string): string {
   return url.replace(/^([a-z]+:\/\/[^:/@]*):[^@/]*@/i, "$1:***@");
 }
+
+/** Whether the URL carries a password (`postgres://user:password@host/db`). */
+export function hasPassword(url: string): boolean {
+  try {
+    return new URL(url).password !== "";
+  } catch {
+    return false;
+  }
+}

@@ -20,6 +20,8 @@ export interface Peers {
   session(sessionId: string): PeerSession | undefined;
   sessions(): readonly PeerSession[];
   question(questionId: string): Question | undefined;
+  /** A question as the shared store has it now, resolved ones included (which this view does not keep); undefined on SQLite. */
+  storedQuestion(questionId: string): Promise<Question | undefined>;
   /** The hosts of the fleet (this one included); undefined when this host is not in a fleet. */
   hosts(): readonly HostInfo[] | undefined;
   /** Records other hosts appended since this host started, oldest first (at most {@link MAX_PEER_RECORDS}). */
@@ -30,6 +32,7 @@ export const noPeers: Peers = {
   session: () => undefined,
   sessions: () => [],
   question: () => undefined,
+  storedQuestion: () => Promise.resolve(undefined),
   hosts: () => undefined,
   records: () => [],
 };
@@ -107,6 +110,10 @@ export class FleetDirectory implements Peers {
 
   question(questionId: string): Question | undefined {
     return this.questionsById.get(questionId);
+  }
+
+  storedQuestion(questionId: string): Promise<Question | undefined> {
+    return this.backend.getQuestion(questionId);
   }
 
   hosts(): readonly HostInfo[] {

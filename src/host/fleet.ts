@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Config } from "../config/config-schema.js";
+import { monotonicClock, type Clock, type Timer } from "../lifecycle/clock.js";
 import type { BatchWriter, WriterListeners } from "../store/journal-writer.js";
 import { buildMirror } from "../store/postgres/fleet-mirror.js";
 import { FleetWriter } from "../store/postgres/fleet-writer.js";
@@ -8,7 +9,9 @@ import { PostgresBackend } from "../store/postgres/postgres-backend.js";
 import { StoreNotFoundError } from "../store/errors.js";
 import { LeaseHeldError, StaleEpochError, type HostInfo, type Lease, type StoreBackend } from "../store/store-backend.js";
 import { journalAbandoned } from "./abandoned-turns.js";
+import { ensureDefaultIdFree } from "./default-host-id.js";
 import { FleetDirectory, type PeerSession } from "./fleet-directory.js";
+import { HeartbeatHealth } from "./heartbeat-health.js";
 import { directoryRefusal, OwnedByOtherHostError, refusalFor } from "./owned-elsewhere.js";
 import { SessionNotFoundError } from "./agent-children.js";
 import type { HostParts } from "./host-composition.js";
@@ -36,16 +39,23 @@ interface Loss {
 export class Fleet {
   private writer: FleetWriter | undefined;
   private parts: HostParts | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private beating: Promise<void> | undefined;
   private readonly losing = new Set<string>();
   /** Releases of leases this host does not run, under way by session: the heartbeat does not wait for them (one may wait on the session's row). */
   private readonly releasing = new Map<string, Promise<void>>();
-  /** Adoptions under way, by session: one at a time per session on this host. */
+  /** Adoptions under way (a session taken back after a fence included), by session: one at a time per session on this host. */
   private readonly adopting = new Map<string, Promise<boolean>>();
+  /** Sessions this host gave up while cut off from the store (`fence`): taken back once heartbeats get through, if still its lease. */
+  private readonly givenUp = new Set<string>();
   private closing: Promise<void> | undefined;
-  /** When a heartbeat last succeeded (registering counts): past `fenceAfterMs`, this host may have lost everything. */
-  private lastBeat = Date.now();
+  /**
+   * When the last heartbeat that succeeded was sent (registering counts), on the monotonic clock: the database took it
+   * at that moment or later, so past `fenceAfterMs` from it this host may have lost everything.
+   */
+  private lastBeat: number;
+  /** Whether heartbeats get through, for `/healthz`. */
+  readonly heartbeats = new HeartbeatHealth();
   /** `connected` → `fenced` (no heartbeat within `fenceAfterMs`: every lease given up) → `connected` at the next heartbeat. */
   private link: "connected" | "fenced" = "connected";
 
@@ -61,18 +71,26 @@ export class Fleet {
     /** `fleet.adopt`: this host adopts the sessions of offline hosts it can see the directory of. */
     private readonly adoptOffline: boolean,
     private readonly log: Logger,
-  ) {}
+    /** Monotonic: the heartbeat's deadline must not move with the wall clock. */
+    private readonly clock: Clock,
+    registeredAt: number,
+  ) {
+    this.lastBeat = registeredAt;
+  }
 
   /** One heartbeat interval before the TTL (at least half of it): this host stops its agents before another host may take their sessions. */
   private get fenceAfterMs(): number {
     return Math.max(this.hostTtlMs - this.heartbeatMs, this.hostTtlMs / 2);
   }
 
-  /** Connects, registers this host and builds its mirror from the shared store. */
-  static async open(config: Config, dataDir: string, log: Logger): Promise<Fleet> {
+  /** Connects, registers this host and builds its mirror from the shared store. `clock`: monotonic, for the heartbeat's deadline. */
+  static async open(config: Config, dataDir: string, log: Logger, clock: Clock = monotonicClock): Promise<Fleet> {
     const backend = await PostgresBackend.open(config.store, { hostTtlMs: config.fleet.hostTtl });
     try {
-      const host = await backend.registerHost({ id: config.fleet.hostId ?? hostname(), url: config.fleet.url ?? null });
+      const id = config.fleet.hostId ?? hostname();
+      if (config.fleet.hostId === undefined) await ensureDefaultIdFree(backend, id, log);
+      const registeredAt = clock.now();
+      const host = await backend.registerHost({ id, url: config.fleet.url ?? null });
       const leases = await backend.listLeases(host.id);
       const mirrorPath = join(dataDir, MIRROR_FILE);
       await buildMirror(backend, host.id, mirrorPath, leases, Object.keys(config.agents).concat("demo"));
@@ -88,7 +106,19 @@ export class Fleet {
         { store: "postgres", hostId: host.id, incarnation: host.incarnation, url: host.url, sessions: leases.length },
         "registered in the fleet: this host's sessions are at new epochs, so an earlier process under its id can write nothing",
       );
-      fleet = new Fleet(backend, host, leases, mirrorPath, directory, config.fleet.heartbeatInterval, config.fleet.hostTtl, config.fleet.adopt, log);
+      fleet = new Fleet(
+        backend,
+        host,
+        leases,
+        mirrorPath,
+        directory,
+        config.fleet.heartbeatInterval,
+        config.fleet.hostTtl,
+        config.fleet.adopt,
+        log,
+        clock,
+        registeredAt,
+      );
       return fleet;
     } catch (error) {
       await backend.close();
@@ -115,11 +145,32 @@ export class Fleet {
     this.parts = parts;
     // Another host's session changed: the views read it again (the event stream's `session`).
     this.directory.changed.add((sessionId) => parts.sessionChanges.emit(sessionId));
-    this.timer = setInterval(() => {
-      // Checked whether or not a heartbeat is still waiting on the database: a hung one counts as failed.
-      if (this.link === "connected" && this.cutOff()) this.fence();
-      this.beating ??= this.beat().finally(() => (this.beating = undefined));
-    }, this.heartbeatMs);
+    const tick = () => {
+      this.timer = this.clock.setTimeout(() => {
+        this.tick();
+        tick();
+      }, this.heartbeatMs);
+    };
+    tick();
+  }
+
+  /**
+   * A heartbeat first: this host gives up its sessions only if heartbeats fail past the deadline, never when the
+   * database is back by the time it looks. One still waiting on the database at the next tick counts as failed.
+   */
+  private tick(): void {
+    if (this.closing) return;
+    if (!this.beating) {
+      this.beating = this.beat().finally(() => (this.beating = undefined));
+      return;
+    }
+    this.heartbeats.failed(`a heartbeat has waited on the shared store for more than fleet.heartbeatInterval (${this.heartbeatMs} ms)`);
+    this.fenceIfCutOff();
+  }
+
+  /** Gives up every session if no heartbeat got through for most of the TTL (once: until one gets through again). */
+  private fenceIfCutOff(): void {
+    if (this.link === "connected" && this.cutOff()) this.fence();
   }
 
   /**
@@ -180,16 +231,14 @@ export class Fleet {
       const url = this.directory.hosts().find((host) => host.id === owner)?.url ?? null;
       throw new OwnedByOtherHostError(sessionId, { id: owner, url }, owner === peer.owner?.id ? "owner_online" : "adopted_elsewhere");
     }
-    const { journal, lost, records, store, clock, log } = parts;
+    const { lost } = parts;
     // Not this host's own, no agent started until the copy is whole: nothing is numbered from half a journal.
     lost.add(sessionId);
     let fromGroups = 0;
     try {
-      const session = await this.backend.getSession(sessionId);
-      if (!session) throw new SessionNotFoundError(sessionId);
       // What the owner may still run (paused, or cut off: the lease fences its writes, not its processes): told the operator.
       fromGroups = peer.owner ? (await this.backend.listGroups(peer.owner.id)).length : 0;
-      await this.writer!.adopt(lease, session);
+      await this.copy(lease);
     } catch (error) {
       // The lease is given up (anyone may take it), so the session is not left owned by a host that does not run it.
       await this.release(lease, "its adoption failed");
@@ -202,28 +251,78 @@ export class Fleet {
       await this.lose(sessionId, { owner: null, epoch: null });
       throw notAdopted(sessionId, "no heartbeat of this host reached the shared store during the copy, so it gave the session up");
     }
+    await this.takeUp(parts, lease, peer.owner?.id ?? null, fromGroups, "adopted a session whose host is offline");
+    return true;
+  }
+
+  /**
+   * Takes back a session this host gave up while cut off from the shared store (`fence`), whose lease still names it,
+   * whatever `fleet.adopt` says (it is this host's own): at a new epoch, so that nothing still on its way under the old
+   * one is stored; copied into the mirror again; its open turn ended and its questions orphaned, as after an adoption.
+   * Another host's now, or deleted: left alone. Any other failure is logged, and the next heartbeat tries again.
+   */
+  private async reclaim(lease: Lease): Promise<boolean> {
+    const parts = this.parts!;
+    const { sessionId } = lease;
+    const done = this.directory.adoptionStarts(sessionId);
+    try {
+      const taken = await this.backend.acquireLease(sessionId, this.host.id);
+      await this.copy(taken);
+      parts.lost.delete(sessionId);
+      this.givenUp.delete(sessionId);
+      await this.takeUp(parts, taken, this.host.id, 0, "took back a session this host gave up while cut off from the shared store");
+      return true;
+    } catch (error) {
+      if (error instanceof LeaseHeldError || error instanceof StoreNotFoundError || error instanceof SessionNotFoundError) {
+        this.givenUp.delete(sessionId);
+        this.log.info({ sessionId, err: error }, "a session this host gave up while cut off is another host's now, or deleted: not taken back");
+        return false;
+      }
+      this.log.error(
+        { err: error, sessionId },
+        "could not take back a session this host gave up while cut off from the shared store: tried again at the next heartbeat",
+      );
+      return false;
+    } finally {
+      done();
+    }
+  }
+
+  /** The session and its journal copied from the shared store into the mirror, to be written under `lease` from then on. */
+  private async copy(lease: Lease): Promise<void> {
+    const session = await this.backend.getSession(lease.sessionId);
+    if (!session) throw new SessionNotFoundError(lease.sessionId);
+    await this.writer!.adopt(lease, session);
+  }
+
+  /**
+   * A session copied under `lease` is this host's own from now on: numbered on after its last seq, the questions of
+   * whoever ran it before orphaned and its open turn ended (with their events), `session_adopted` recorded (`from` the
+   * host that ran it). A client that opens it next replays them: they are committed first.
+   */
+  private async takeUp(parts: HostParts, lease: Lease, from: string | null, fromGroups: number, message: string): Promise<void> {
+    const { journal, records, store, clock, log } = parts;
+    const { sessionId } = lease;
     journal.forget(sessionId);
     parts.children.forget(sessionId);
     this.directory.claim(sessionId);
     const events = store.events.lastSeq(sessionId);
-    records.record({ kind: "session_adopted", sessionId, from: peer.owner?.id ?? null, epoch: lease.epoch, events, fromGroups });
+    records.record({ kind: "session_adopted", sessionId, from, epoch: lease.epoch, events, fromGroups });
     journalAbandoned(store, journal, sessionId, store.questions.listPending(sessionId), clock.now(), "adoption");
-    log.info({ sessionId, from: peer.owner?.id ?? null, epoch: lease.epoch, events, fromGroups }, "adopted a session whose host is offline");
-    // A client that opens it next replays the orphaned questions and the ended turn: they are committed first.
+    log.info({ sessionId, from, epoch: lease.epoch, events, fromGroups }, message);
     await journal.within(journal.committed(), "the adopted session's orphaned questions", "they are written once the store writes again");
-    return true;
   }
 
   /** Stops heartbeating and disconnects; the journal (its writer) is closed before. Leases stand until the host TTL passes. */
   close(): Promise<void> {
-    clearInterval(this.timer);
+    this.timer?.cancel();
     this.closing ??= Promise.all([this.beating, ...this.releasing.values(), this.directory.close()]).then(() => this.backend.close());
     return this.closing;
   }
 
   /** No heartbeat got through for most of the TTL (whether or not the timer noticed yet): another host may take this host's sessions any moment. */
   private cutOff(): boolean {
-    return Date.now() - this.lastBeat > this.fenceAfterMs;
+    return this.clock.now() - this.lastBeat > this.fenceAfterMs;
   }
 
   /** No heartbeat got through for most of the TTL: another host may take this host's sessions any moment, so their agents stop now. */
@@ -231,17 +330,22 @@ export class Fleet {
     this.link = "fenced";
     const held = this.writer!.heldLeases();
     this.log.error(
-      { hostId: this.host.id, sinceLastHeartbeatMs: Date.now() - this.lastBeat, hostTtlMs: this.hostTtlMs, sessions: held.length },
+      { hostId: this.host.id, sinceLastHeartbeatMs: Math.round(this.clock.now() - this.lastBeat), hostTtlMs: this.hostTtlMs, sessions: held.length },
       "no heartbeat reached the shared store within the host TTL: this host gives up its sessions and stops their agents",
     );
-    for (const lease of held) void this.lose(lease.sessionId, { owner: null, epoch: null });
+    for (const lease of held) {
+      this.givenUp.add(lease.sessionId);
+      void this.lose(lease.sessionId, { owner: null, epoch: null });
+    }
   }
 
   /** Renews this host's heartbeat, then compares the leases it writes under with the shared store's: any other is lost. */
   private async beat(): Promise<void> {
     const writer = this.writer!;
+    const sentAt = this.clock.now();
     try {
       if (!(await this.backend.heartbeat(this.host.id))) {
+        this.heartbeats.failed("a later process registered under this host id: this one can write nothing more");
         this.log.error(
           { hostId: this.host.id, incarnation: this.host.incarnation },
           "a later process registered under this host id: this one can write nothing more and stops its agents",
@@ -249,8 +353,9 @@ export class Fleet {
         for (const lease of writer.heldLeases()) void this.lose(lease.sessionId, { owner: this.host.id, epoch: null });
         return;
       }
-      this.lastBeat = Date.now();
+      this.lastBeat = sentAt;
       this.link = "connected";
+      this.heartbeats.succeeded();
       const listed = await this.backend.listLeases(this.host.id);
       const current = new Map(listed.map((lease) => [lease.sessionId, lease]));
       for (const lease of writer.heldLeases()) {
@@ -261,20 +366,31 @@ export class Fleet {
         if (!writer.heldLeases().includes(lease) || (fresh?.hostId === this.host.id && fresh.epoch === lease.epoch)) continue;
         void this.lose(lease.sessionId, { owner: fresh?.hostId ?? null, epoch: fresh?.epoch ?? null });
       }
-      // The store names this host as the owner of sessions it does not run: an adoption whose copy and release both
-      // failed (the connection dropped), sessions given up while fenced. Released, so that any host may adopt them; not
-      // awaited: a release waiting on the session's row must not hold back the heartbeats (the host would fence itself).
+      // The store names this host as the owner of sessions it does not run: sessions given up while fenced, taken back
+      // (with `fleet.adopt` off no other host would ever run them); an adoption whose copy and release both failed (the
+      // connection dropped), released so that any host may adopt it. Neither awaited: one waiting on the session's row
+      // must not hold back the heartbeats (the host would fence itself).
       for (const lease of listed) {
         const { sessionId } = lease;
         const inHand = writer.writes(sessionId) || this.adopting.has(sessionId) || this.losing.has(sessionId) || this.releasing.has(sessionId);
         if (inHand) continue;
+        if (this.givenUp.has(sessionId)) {
+          this.adopting.set(
+            sessionId,
+            this.reclaim(lease).finally(() => this.adopting.delete(sessionId)),
+          );
+          continue;
+        }
         this.releasing.set(
           sessionId,
           this.release(lease, "this host does not run it").finally(() => this.releasing.delete(sessionId)),
         );
       }
     } catch (error) {
+      // The heartbeat itself failed (not the reads after it, when `lastBeat` is already this one's).
+      if (this.lastBeat !== sentAt) this.heartbeats.failed(`the heartbeat failed: ${error instanceof Error ? error.message : String(error)}`);
       this.log.warn({ err: error, hostId: this.host.id }, "heartbeat failed; leases stand until the host TTL passes without one");
+      this.fenceIfCutOff();
     }
   }
 

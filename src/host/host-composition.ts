@@ -233,7 +233,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     clock,
     releaseGraceMs: config.releaseGrace,
     acquire: (sessionId) => {
-      // A real need at the location: until the agent is up, the location is not evicted under it (rule 4's re-check sees it).
+      // A real need at the location: until the agent is up, the location is not evicted under it (L4's re-check sees it).
       // Lost to another host of the fleet: its agent runs there now.
       if (lost.has(sessionId)) return Promise.reject(new SessionNotFoundError(sessionId));
       const key = keyOf(sessionId);

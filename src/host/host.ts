@@ -35,6 +35,7 @@ import { normalTitle, titleUpdate } from "./session-titles.js";
 import { shutDown, type ShutdownOptions } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
 import type { StoreHealthView } from "./store-health.js";
+import type { HeartbeatHealthView } from "./heartbeat-health.js";
 import type { FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
 
 export { OrderlySteps } from "./orderly-steps.js";
@@ -315,6 +316,15 @@ export class Host {
   }
 
   /**
+   * What the fleet's shared store says of a question, for one {@link question} does not show: another host's that this
+   * host's view no longer has (resolved), or does not have yet. Undefined if there is none (always, on SQLite).
+   */
+  async storedQuestion(questionId: string): Promise<QuestionView | undefined> {
+    const stored = await this.parts.peers.storedQuestion(questionId);
+    return stored && questionView(stored);
+  }
+
+  /**
    * Settles once the answer is stored (then the agent has it), or fails after `writeTimeout` if the store cannot write.
    * Another host's question is refused ({@link OwnedByOtherHostError}): its agent waits on that host.
    */
@@ -330,6 +340,11 @@ export class Host {
   /** Whether the store writes (else since when and why), and how many writes wait: for `/healthz` and metrics. */
   storeHealth(): StoreHealthView {
     return this.parts.journal.health();
+  }
+
+  /** Whether this host's heartbeats reach the fleet's shared store (else since when and why); undefined on SQLite. */
+  heartbeatHealth(): HeartbeatHealthView | undefined {
+    return this.fleet?.heartbeats.view();
   }
 
   // ── locations, records, changes ──────────────────────────────────────

@@ -9,7 +9,7 @@ export interface Timer {
  * milliseconds.
  */
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch ({@link monotonicClock}: since an arbitrary start, for durations only). */
   now(): number;
   /** Runs `callback` once, `delayMs` from now. */
   setTimeout(callback: () => void, delayMs: number): Timer;
@@ -32,4 +32,13 @@ export const systemClock: Clock = {
     arm();
     return { cancel: () => clearTimeout(handle) };
   },
+};
+
+/**
+ * For durations only: `now()` counts milliseconds from an arbitrary start and never goes back, whatever is done to the
+ * wall clock (NTP stepping it, an operator setting it). The fleet's heartbeat deadline is measured on it.
+ */
+export const monotonicClock: Clock = {
+  now: () => performance.now(),
+  setTimeout: (callback, delayMs) => systemClock.setTimeout(callback, delayMs),
 };

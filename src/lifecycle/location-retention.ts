@@ -117,7 +117,7 @@ export class LocationRetention<S> {
       this.enqueue(tracked);
       this.options.record({ kind: "location_booted", directory: key.directory, workspace: key.workspace });
     } else {
-      // A real need extends the idle deadline like active execution does: never past the cap (rule 3).
+      // A real need extends the idle deadline like active execution does: never past the cap (L3).
       const tracked = this.tracked.get(key.id);
       if (tracked?.cacheEntry === cacheEntry && tracked.state === "retained") keepAlive(tracked, this.options.clock.now(), this.options);
     }

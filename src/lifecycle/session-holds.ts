@@ -150,7 +150,7 @@ interface SessionEntry<C extends object> {
 
 /**
  * Which holders want each session's agent child, and when that child is acquired and
- * released. Implements the session-hold rules of the design; no I/O of its own.
+ * released. Implements the session-hold rules H1–H8 (ARCHITECTURE.md#session-holds); no I/O of its own.
  */
 export class SessionHolds<C extends object> {
   private readonly sessions = new Map<string, SessionEntry<C>>();
@@ -217,7 +217,7 @@ export class SessionHolds<C extends object> {
     this.forgetIfUnused(entry);
   }
 
-  /** Closes the holds (DESIGN's "disposal"): every clock is cancelled, no hold is admitted, late callbacks do nothing. The host's shutdown owns the children from here. */
+  /** Closes the holds (the "disposal" of ARCHITECTURE.md#h6): every clock is cancelled, no hold is admitted, late callbacks do nothing. The host's shutdown owns the children from here. */
   close(): void {
     if (this.closed) return;
     this.closed = true;

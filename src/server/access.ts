@@ -1,15 +1,15 @@
 import type { IncomingMessage } from "node:http";
 import type { AccessToken } from "./access-token.js";
 import { presentedToken } from "./auth.js";
-import { ClusterSecret } from "./cluster-secret.js";
+import { ClusterSecret, type PeerPurpose } from "./cluster-secret.js";
 import type { DeviceLogins } from "./device-logins.js";
-import { presentedLoginCookie } from "./login-cookie.js";
+import { presentedLoginCookies } from "./login-cookie.js";
 
 /** Who a request is: the token's holder, a device remembered under it, or a peer host relaying a client's request. */
 export type Grant =
   | { readonly kind: "token" }
   | { readonly kind: "device"; readonly loginId: string }
-  | { readonly kind: "peer"; readonly hostId: string };
+  | { readonly kind: "peer"; readonly hostId: string; readonly purpose: PeerPurpose };
 
 /** The page's half of a remembered login, as a header (EventSource and WebSocket, which cannot send one, take a ticket instead). */
 const PAGE_SECRET_HEADER = "x-berth-login";
@@ -38,8 +38,11 @@ export class Access {
     if (this.token.matches(presentedToken(req))) return { kind: "token" };
     const header = req.headers[PAGE_SECRET_HEADER];
     const pageSecret = typeof header === "string" ? header : undefined;
-    const loginId = this.logins.verify(this.token.value, presentedLoginCookie(req, this.port), pageSecret);
-    return loginId === undefined ? undefined : { kind: "device", loginId };
+    for (const cookie of presentedLoginCookies(req, this.port)) {
+      const loginId = this.logins.verify(this.token.value, cookie, pageSecret);
+      if (loginId !== undefined) return { kind: "device", loginId };
+    }
+    return undefined;
   }
 
   /** Why a request that says it comes from a peer host is refused (no valid proof of the cluster secret), whatever else it presents (a ticket); undefined if it is not. */
@@ -48,8 +51,12 @@ export class Access {
     return presence.kind === "refused" ? presence.reason : undefined;
   }
 
-  /** Whether the request carried a login cookie that lets nothing in (revoked, or of an old token): the browser is told to drop it. */
+  /**
+   * Whether the request carried a login cookie that lets nothing in (revoked, or of an old token): the browser is told to
+   * drop it. Not when it carried several of that name: one may be another port's page's, set to shadow this one, and
+   * the browser would drop the device's own.
+   */
   staleCookie(req: IncomingMessage): boolean {
-    return presentedLoginCookie(req, this.port) !== undefined;
+    return presentedLoginCookies(req, this.port).length === 1;
   }
 }

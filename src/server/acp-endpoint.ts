@@ -10,6 +10,7 @@ import type { Logger } from "../host/logger.js";
 import { AcpConnections } from "./acp-connections.js";
 import { RELAYED_BY_HEADER, type ClusterSecret } from "./cluster-secret.js";
 import { HttpError, sendJson } from "./http-io.js";
+import { MAX_JSON_DEPTH, nestedDeeperThan, requestIdOf, tooDeepError } from "./json-nesting.js";
 import { MessageLimitedSocket } from "./message-limited-socket.js";
 import { keepAlive } from "./socket-keepalive.js";
 
@@ -155,6 +156,7 @@ export class AcpEndpoint {
       { maxMessageBytes: this.maxMessageBytes, maxBufferedBytes: this.options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES },
       (size) => log.warn({ connectionId, size, limit: this.maxMessageBytes }, "oversized ACP message refused"),
       (buffered) => log.warn({ connectionId, buffered }, "client disconnected: too far behind the stream"),
+      () => log.warn({ connectionId, limit: MAX_JSON_DEPTH }, "ACP message nested too deep refused"),
     );
   }
 }
@@ -192,7 +194,8 @@ const MAX_ID_LENGTH = 1024;
 /**
  * What the SDK would answer with a bare `400 text/plain` ("Invalid JSON", "… exceeds maxIdLength"),
  * answered as JSON-RPC errors a client can tell apart: a body that is not JSON (-32700), an
- * overlong request id (-32600), an overlong session id (-32602, with the request's id). A session
+ * overlong request id (-32600), an overlong session id (-32602, with the request's id). A body nested
+ * deeper than {@link MAX_JSON_DEPTH} gets -32600 with its id (the SDK would walk it and overflow the stack). A session
  * stream (GET) for an overlong session id is refused with 409, which the SDK's client takes as
  * that session failing rather than the whole connection. Nothing here touches the connection.
  */
@@ -203,6 +206,7 @@ async function refusalOf(req: Request): Promise<Response | undefined> {
     return jsonRpcError(req.method === "GET" ? 409 : 400, null, overlong("session id", sessionHeader.length));
   }
   const text = await req.clone().text();
+  if (nestedDeeperThan(text)) return jsonRpcError(400, requestIdOf(text) ?? null, tooDeepError());
   let message: unknown;
   try {
     message = JSON.parse(text);

@@ -82,7 +82,7 @@ export function hostAllowed(
 
 /**
  * Whether a browser's `Origin` is the page Berth served: the same host and port as the `Host` the
- * request was sent to (which {@link hostAllowed} vetted), or a page at an allowed proxy name (a
+ * request was sent to (which {@link hostAllowed} vetted), scheme `http:` (Berth has no TLS of its own), or a page at an allowed proxy name (a
  * proxy may rewrite `Host`), on the entry's port or else its scheme's default port. Pages on
  * another port of the same machine are other sites and are refused, as are `null` origins
  * (sandboxed frames, files). Non-browser clients send no Origin and are judged by their token alone.
@@ -98,7 +98,8 @@ export function originAllowed(origin: string | undefined, hostHeader: string | u
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return false;
   const port = parsed.port === "" ? undefined : Number(parsed.port);
   if (allowed.some((entry) => entry.name === parsed.hostname && entry.port === port)) return true;
-  return hostHeader !== undefined && parsed.host === new URL(`http://${hostHeader}`).host;
+  // Berth itself speaks plain HTTP: an https page with the same host and port is another origin (only a proxy's, allowed above).
+  return parsed.protocol === "http:" && hostHeader !== undefined && parsed.host === new URL(`http://${hostHeader}`).host;
 }
 
 /**

@@ -10,21 +10,36 @@ const SECRET_HEADER = "berth-cluster-secret";
 /** How far a proof's time may be from this host's clock (either way); its nonce is remembered twice as long. */
 const PROOF_WINDOW_MS = 60_000;
 const NONCE = /^[A-Za-z0-9_-]{22}$/;
+
+/**
+ * What a proof is for, so that one overheard for one use opens nothing else: relaying a client's ACP or a session's REST
+ * request (`relay`), a fleet-wide read (`read`: locations, a directory), following the owner's own sessions (`live-feed`).
+ */
+export type PeerPurpose = "relay" | "read" | "live-feed";
+const PURPOSES: readonly PeerPurpose[] = ["relay", "read", "live-feed"];
+
+/** The host a proof is meant for: its id and the URL it registered (`fleet.url`), the one this host dials. */
+export interface ProofTarget {
+  readonly id: string;
+  readonly url: string;
+}
 const MAC_BYTES = 32;
 
 /** What a request says of the cluster: nothing (a client), a peer with a valid proof, or a peer refused (and why, for the log). */
 export type PeerPresence =
   | { readonly kind: "none" }
-  | { readonly kind: "peer"; readonly hostId: string }
+  | { readonly kind: "peer"; readonly hostId: string; readonly purpose: PeerPurpose }
   | { readonly kind: "refused"; readonly reason: string };
 
 /**
  * The secret the hosts of a fleet share (config `fleet.secret`, env `BERTH_CLUSTER_SECRET`). A host relaying a
  * client's ACP or REST request to the session's owner presents a proof that it has it, never the secret itself
- * (docs/security.md): an HMAC-SHA256, keyed by the secret, of the relaying host, the target host, a time, a nonce,
- * the method and the path. The owner lets the request in only if the proof is its own host's, within
- * {@link PROOF_WINDOW_MS} of its clock and never seen before: whoever receives or overhears a proof (a URL in
- * the shared store pointing elsewhere, a proxy) learns nothing it can use for another request. Never logged.
+ * (docs/security.md): an HMAC-SHA256, keyed by the secret, of the relaying host, the target host and the URL it
+ * registered (the one dialled), the proof's purpose, a time, a nonce, the method and the path. The owner lets the
+ * request in only if the proof names its own id and its own `fleet.url`, is within {@link PROOF_WINDOW_MS} of its clock
+ * and was never seen before; the route then checks the purpose. Whoever receives a proof because the shared store
+ * sent a host there (a `hosts.url` pointing elsewhere) cannot replay it to the host it was meant for, and whoever
+ * overhears one learns nothing it can use for another request. Never logged.
  */
 export class ClusterSecret {
   private readonly key: Buffer | undefined;
@@ -32,10 +47,11 @@ export class ClusterSecret {
   /** Each request is judged once, however many times its access is asked about (its nonce is spent the first time). */
   private readonly judged = new WeakMap<IncomingMessage, PeerPresence>();
 
-  /** `selfId`: this host's id in the fleet, which every proof it accepts must name. */
+  /** `selfId` and `selfUrl`: this host's id in the fleet and the URL it registered, which every proof it accepts must name. */
   constructor(
     secret: string | undefined,
     private readonly selfId: string | null = null,
+    private readonly selfUrl: string | null = null,
     private readonly now: () => number = Date.now,
   ) {
     this.key = secret === undefined ? undefined : Buffer.from(secret);
@@ -59,13 +75,13 @@ export class ClusterSecret {
     return presence;
   }
 
-  /** The headers of a `method` request to `path` (with its query) on host `target`, which this host relays there. */
-  headers(target: string, method: string, path: string): Record<string, string> {
+  /** The headers of a `method` request to `path` (with its query) on host `target`, dialled at its registered URL, for `purpose`. */
+  headers(target: ProofTarget, purpose: PeerPurpose, method: string, path: string): Record<string, string> {
     if (!this.key || this.selfId === null) throw new Error("no cluster secret is set: nothing is relayed");
     const time = String(this.now());
     const nonce = randomBytes(16).toString("base64url");
-    const mac = this.mac([this.selfId, target, time, nonce, method.toUpperCase(), path]).toString("base64url");
-    return { [PROOF_HEADER]: `${time}.${nonce}.${mac}`, [RELAYED_BY_HEADER]: this.selfId };
+    const mac = this.mac([this.selfId, target.id, target.url, purpose, time, nonce, method.toUpperCase(), path]).toString("base64url");
+    return { [PROOF_HEADER]: `${purpose}.${time}.${nonce}.${mac}`, [RELAYED_BY_HEADER]: this.selfId };
   }
 
   private judge(req: IncomingMessage): PeerPresence {
@@ -76,19 +92,24 @@ export class ClusterSecret {
     if (!this.key || this.selfId === null) return refused("this host has no cluster secret");
     if (hostId === undefined || hostId === "") return refused(`no ${RELAYED_BY_HEADER} header`);
     if (proof === undefined) return refused(`no ${PROOF_HEADER} header (a host of an older version sends the secret itself)`);
-    const [time = "", nonce = "", mac = "", ...rest] = proof.split(".");
+    if (this.selfUrl === null) return refused("this host registered no fleet.url, which every proof must name");
+    const [purpose = "", time = "", nonce = "", mac = "", ...rest] = proof.split(".");
     const at = Number(time);
-    if (rest.length > 0 || !/^\d{1,16}$/.test(time) || !NONCE.test(nonce)) return refused("a malformed proof");
+    if (rest.length > 0 || !isPurpose(purpose) || !/^\d{1,16}$/.test(time) || !NONCE.test(nonce)) {
+      return refused("a malformed proof (a host of an older version sends one without its purpose)");
+    }
     const given = Buffer.from(mac, "base64url");
-    const expected = this.mac([hostId, this.selfId, time, nonce, (req.method ?? "").toUpperCase(), req.url ?? ""]);
+    const fields = [hostId, this.selfId, this.selfUrl, purpose, time, nonce, (req.method ?? "").toUpperCase(), req.url ?? ""];
     // The proof's length is public (always 32 bytes); only a proof of that length is compared, in constant time.
-    if (given.length !== MAC_BYTES || !timingSafeEqual(given, expected)) return refused("a wrong proof (another secret, host, method or path)");
+    if (given.length !== MAC_BYTES || !timingSafeEqual(given, this.mac(fields))) {
+      return refused(`a wrong proof (another secret, host, URL than this host's ${this.selfUrl}, method or path)`);
+    }
     const now = this.now();
     if (Math.abs(now - at) > PROOF_WINDOW_MS) return refused(`a proof ${Math.round((now - at) / 1000)} s from this host's clock`);
     this.forgetOld(now);
     if (this.seen.has(nonce)) return refused("a proof already used");
     this.seen.set(nonce, now + 2 * PROOF_WINDOW_MS);
-    return { kind: "peer", hostId };
+    return { kind: "peer", hostId, purpose };
   }
 
   private mac(fields: readonly string[]): Buffer {
@@ -102,6 +123,10 @@ export class ClusterSecret {
       this.seen.delete(nonce);
     }
   }
+}
+
+function isPurpose(value: string): value is PeerPurpose {
+  return (PURPOSES as readonly string[]).includes(value);
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {

@@ -13,13 +13,18 @@ export function writeHostFile(path: string, file: HostFile): void {
   writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
 }
 
-/** The host file, if there is a readable one. */
+/**
+ * The host file, if there is a readable one. One this user may not read (another user's data directory) throws:
+ * "no host running" would be wrong, and the caller says permission denied.
+ */
 function readHostFile(path: string): HostFile | undefined {
   try {
     const parsed = JSON.parse(readFileSync(path, "utf8")) as Partial<HostFile>;
     if (typeof parsed.url !== "string" || typeof parsed.pid !== "number" || typeof parsed.startedAt !== "number") return undefined;
     return { url: parsed.url, pid: parsed.pid, startedAt: parsed.startedAt };
-  } catch {
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EACCES" || code === "EPERM") throw error;
     return undefined;
   }
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json-nesting.js";
 
 /** JSON request bodies larger than this are refused with 413. */
 const MAX_JSON_BODY_BYTES = 1024 * 1024;
@@ -40,7 +41,7 @@ export function sendUnauthorized(res: ServerResponse): void {
 /**
  * Reads a JSON body of at most {@link MAX_JSON_BODY_BYTES}; 415 unless it is declared
  * `Content-Type: application/json` (a page of another site can send `text/plain` without asking,
- * never JSON), 413 beyond the limit, 400 for anything but JSON.
+ * never JSON), 413 beyond the limit, 400 for anything but JSON or JSON nested deeper than {@link MAX_JSON_DEPTH}.
  */
 export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   if (!isJsonContentType(req.headers["content-type"])) {
@@ -61,6 +62,9 @@ export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   }
   const text = Buffer.concat(chunks).toString("utf8");
   if (text.trim() === "") throw new HttpError(400, "invalid_body", "the request body is empty: expected a JSON object");
+  if (nestedDeeperThan(text)) {
+    throw new HttpError(400, "body_too_deep", `the request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep, the limit`);
+  }
   try {
     return JSON.parse(text);
   } catch (error) {

@@ -2,17 +2,18 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from "node:stream";
 import type { Host } from "../host/host.js";
 import type { AllowedHost } from "../config/allowed-hosts.js";
-import { berthCommand } from "../config/invocation.js";
+import { berthCommand, currentInvocation } from "../config/invocation.js";
 import type { Logger } from "../host/logger.js";
 import { AcpEndpoint } from "./acp-endpoint.js";
 import type { Access } from "./access.js";
 import { fetchSiteAllowed, hostAllowed, hostForUrl, originAllowed } from "./auth.js";
-import { RELAYED_BY_HEADER } from "./cluster-secret.js";
+import { RELAYED_BY_HEADER, type PeerPurpose } from "./cluster-secret.js";
 import { classifyError, type ErrorClass } from "../host/host-errors.js";
 import { HttpError, sendError, sendUnauthorized } from "./http-io.js";
 import { clearedLoginCookie } from "./login-cookie.js";
 import { loginRoutes } from "./login-routes.js";
 import { BerthMetrics } from "./metrics.js";
+import { RefusedConnections } from "./connection-cap.js";
 import { OwnSessionEvents } from "./own-session-events.js";
 import { PeerLiveFeeds } from "./peer-live-feeds.js";
 import { PeerRest } from "./peer-rest.js";
@@ -35,7 +36,7 @@ export interface ServerOptions {
   readonly log: Logger;
   /** The built dashboard (default `dist/web/`). */
   readonly webDir?: string;
-  /** What prints the dashboard link on the host, named as Berth was started (default `<berth> token --link`). */
+  /** What prints the dashboard link on the host, named as Berth was started, with no path of this machine (it is shown to anyone who loads a page). */
   readonly tokenLinkCommand?: string;
   /** ACP messages larger than this are refused with a JSON-RPC error. */
   readonly maxMessageBytes?: number;
@@ -45,6 +46,10 @@ export interface ServerOptions {
   readonly allowedHosts?: readonly AllowedHost[];
   /** The lifetime and clock of the tickets for event streams and WebSockets (tests shorten them). */
   readonly tickets?: TicketOptions;
+  /** Open connections beyond which a new one is closed at once (`server.maxConnections`). */
+  readonly maxConnections: number;
+  /** How long a connection may take to send a request's headers (`server.headersTimeout`). */
+  readonly headersTimeoutMs: number;
 }
 
 export interface BerthServer {
@@ -79,7 +84,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const router = new Router(routes);
   // Named from the routes themselves, so that the refusal never lists what a peer may not read, or misses what it may.
   const peerReads = routes
-    .filter((route) => route.fleetRead === true)
+    .filter((route) => route.peers === "read" || route.peers === "live-feed")
     .map((route) => `${route.method} ${route.path}`)
     .join(", ");
   // With a cluster secret, each online peer's own sessions are followed live (docs/fleet.md, "One view").
@@ -92,7 +97,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     ownSessions.endStreams();
     acp.disconnectAll("the access token was rotated");
   });
-  const tokenLinkCommand = options.tokenLinkCommand ?? `${berthCommand()} token --link`;
+  const tokenLinkCommand = options.tokenLinkCommand ?? `${berthCommand(currentInvocation(), "page")} token --link`;
   const web = new StaticFiles(options.webDir ?? defaultWebDir, tokenLinkCommand);
   const { port } = options.listener;
   access.port = port;
@@ -108,7 +113,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       return new HttpError(
         403,
         "forbidden_host",
-        `requests for the host name ${JSON.stringify(hostHeader)} are not allowed: use an address of this machine or localhost, or add the name to server.allowedHosts (berth serve --allowed-host)`,
+        `requests for the host name ${JSON.stringify(hostHeader)} are not allowed: use an address of this machine or localhost, or add the name to server.allowedHosts (the serve command's --allowed-host)`,
       );
     }
     if (!originAllowed(origin, hostHeader, allowedHosts)) {
@@ -168,13 +173,11 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       const grant = ticketed ? undefined : access.grant(req);
       if (!ticketed && !grant) return refuseUnauthorized(req, res);
       // The cluster secret lets a peer relay its clients' requests for this host's sessions, and nothing more.
-      const forPeers = match.name === "route" && (match.route.relayed === true || match.route.fleetRead === true);
-      if (grant?.kind === "peer" && url.pathname !== "/acp" && !forPeers)
-        throw new HttpError(
-          403,
-          "not_relayed",
-          `a peer host relays only ACP and a session's REST routes, and reads only ${peerReads}, not ${req.method} ${url.pathname}`,
-        );
+      if (grant?.kind === "peer") {
+        const opens = url.pathname === "/acp" ? "relay" : match.name === "route" ? match.route.peers : undefined;
+        const refusal = peerRouteRefusal(grant.purpose, opens, `${req.method} ${url.pathname}`, peerReads);
+        if (refusal) throw refusal;
+      }
     }
     if (match.name !== "none") return router.run(match, req, res, url);
     if (url.pathname === "/acp") {
@@ -189,7 +192,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     web.send(res, file, file.name === "index" ? PAGE_HEADERS : {});
   };
 
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer(connectionTimeouts(options.headersTimeoutMs), (req, res) => {
     respond(req, res).catch((error: unknown) => {
       const httpError = error instanceof HttpError ? error : fromHostError(error);
       // A client that went away mid-request (a dropped body) is not Berth failing.
@@ -211,6 +214,8 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       return refuseUpgrade(socket, 404, { error: "not_found", message: `no WebSocket endpoint at ${url.pathname} (ACP is at /acp)` });
     const grant = peerRefused(req) ? undefined : tickets.redeem(url.searchParams.get("ticket")) ? ({ kind: "ticket" } as const) : access.grant(req);
     if (!grant) return refuseUpgrade(socket, 401, { error: "unauthorized" });
+    const wrongPurpose = grant.kind === "peer" ? peerRouteRefusal(grant.purpose, "relay", "the ACP WebSocket", peerReads) : undefined;
+    if (wrongPurpose) return refuseUpgrade(socket, wrongPurpose.status, { error: wrongPurpose.code, message: wrongPurpose.message });
     const unknown = acp.unknownAgent(url);
     if (unknown) return refuseUpgrade(socket, unknown.status, { error: unknown.code, message: unknown.message });
     acp.handleUpgrade(req, socket, head, url, grant.kind === "peer" ? grant.hostId : undefined);
@@ -220,6 +225,8 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   // Node's HTTP server tracks its connections (closeAllConnections at stop, the header and request timeouts) from its
   // `listening` event on: it never listens itself, so it is told.
   server.emit("listening");
+  const refused = new RefusedConnections(log, options.maxConnections);
+  options.listener.limitConnections(options.maxConnections, () => refused.refused());
   options.listener.attach((socket) => server.emit("connection", socket));
   const base = `${hostForUrl(options.listenHost)}:${port}`;
   log.info({ host: options.listenHost, port }, "server listening");
@@ -227,6 +234,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   let closing: Promise<void> | undefined;
   const close = async (reason: string) => {
     options.listener.close();
+    refused.close();
     server.close();
     feeds?.close();
     events.close();
@@ -250,6 +258,22 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
         closing = undefined;
         throw error;
       })),
+  };
+}
+
+/** A request's whole body (an ACP message of up to 8 MiB from a slow link) must have arrived within this. */
+const REQUEST_TIMEOUT_MS = 120_000;
+
+/**
+ * A connection that sends no complete request headers within `headersTimeoutMs` is answered 408 and closed:
+ * a slow client cannot keep its slot under `server.maxConnections` for Node's default minute. Node looks
+ * at its connections' deadlines every `connectionsCheckingInterval` (30 s by default): every second here.
+ */
+function connectionTimeouts(headersTimeoutMs: number) {
+  return {
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: Math.max(REQUEST_TIMEOUT_MS, headersTimeoutMs),
+    connectionsCheckingInterval: Math.min(1_000, headersTimeoutMs),
   };
 }
 
@@ -288,4 +312,12 @@ function refuseUpgrade(socket: Duplex, status: number, body: unknown): void {
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
   );
+}
+
+/** Why a peer's proof for `purpose` does not open `what` (a route open to peers for `opens`, or to none); undefined if it does. */
+function peerRouteRefusal(purpose: PeerPurpose, opens: PeerPurpose | undefined, what: string, peerReads: string): HttpError | undefined {
+  if (opens === purpose) return undefined;
+  if (opens === undefined)
+    return new HttpError(403, "not_relayed", `a peer host relays only ACP and a session's REST routes, and reads only ${peerReads}, not ${what}`);
+  return new HttpError(403, "not_relayed", `a peer host's proof for "${purpose}" does not open ${what}, which needs one for "${opens}"`);
 }

@@ -44,6 +44,15 @@ export class BoundListener {
     this.waiting = undefined;
   }
 
+  /**
+   * Closes every new connection at once while `max` are open (Node's own `maxConnections`: the socket is
+   * accepted and closed, so the listener's backlog never fills), calling `onRefused` for each.
+   */
+  limitConnections(max: number, onRefused: () => void): void {
+    this.server.maxConnections = max;
+    this.server.on("drop", onRefused);
+  }
+
   /** Accepts no more connections; one that waited for a server that never came is closed. */
   close(): void {
     this.server.close();

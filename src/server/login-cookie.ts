@@ -21,12 +21,17 @@ export function clearedLoginCookie(port: number): string {
   return `${loginCookieName(port)}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict`;
 }
 
-/** The value of this port's login cookie in the request, if it carries one. */
-export function presentedLoginCookie(req: IncomingMessage, port: number): string | undefined {
+/**
+ * The values of every cookie named like this port's login cookie, in the order sent. Usually one; a
+ * page on another port of this machine can add its own (cookies ignore ports) under a longer `Path`,
+ * which browsers send first: every value is tried, none is taken for the device's on its place alone.
+ */
+export function presentedLoginCookies(req: IncomingMessage, port: number): string[] {
   const name = loginCookieName(port);
+  const values: string[] = [];
   for (const pair of (req.headers.cookie ?? "").split(";")) {
     const at = pair.indexOf("=");
-    if (at > 0 && pair.slice(0, at).trim() === name) return pair.slice(at + 1).trim();
+    if (at > 0 && pair.slice(0, at).trim() === name) values.push(pair.slice(at + 1).trim());
   }
-  return undefined;
+  return values;
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 import type { Access } from "./access.js";
 import { HttpError, readJsonBody } from "./http-io.js";
-import { clearedLoginCookie, loginCookie, presentedLoginCookie } from "./login-cookie.js";
+import { clearedLoginCookie, loginCookie, presentedLoginCookies } from "./login-cookie.js";
 import { empty, json, type Route } from "./router.js";
 
 const rememberBody = z.strictObject({
@@ -42,8 +42,8 @@ export function loginRoutes(access: Access): Route[] {
       method: "GET",
       path: "/api/logins",
       handle: ({ req }) => {
-        const current = cookieLoginId(req, access);
-        return json({ logins: access.logins.list(access.token.value).map((login) => ({ ...login, current: login.id === current })) });
+        const current = cookieLoginIds(req, access);
+        return json({ logins: access.logins.list(access.token.value).map((login) => ({ ...login, current: current.includes(login.id) })) });
       },
     },
     {
@@ -52,7 +52,7 @@ export function loginRoutes(access: Access): Route[] {
       handle: ({ req, params }) => {
         if (!access.logins.revoke(params.id!)) throw new HttpError(404, "login_not_found", `no remembered device "${params.id}"`);
         // Forgetting this very device: its browser drops the cookie too.
-        return cookieLoginId(req, access) === params.id ? empty(204, { "Set-Cookie": clearedLoginCookie(access.port) }) : empty(204);
+        return cookieLoginIds(req, access).includes(params.id!) ? empty(204, { "Set-Cookie": clearedLoginCookie(access.port) }) : empty(204);
       },
     },
     {
@@ -67,9 +67,9 @@ export function loginRoutes(access: Access): Route[] {
   ];
 }
 
-/** The login the request's cookie names (the request is let in already, by it or by the token): "this device". */
-function cookieLoginId(req: IncomingMessage, access: Access): string | undefined {
-  return presentedLoginCookie(req, access.port)?.split(".")[0];
+/** The logins the request's cookies name (the request is let in already, by one of them or by the token): "this device". */
+function cookieLoginIds(req: IncomingMessage, access: Access): string[] {
+  return presentedLoginCookies(req, access.port).map((cookie) => cookie.split(".")[0]!);
 }
 
 /** "Firefox on Android", from the browser's User-Agent; what a person recognises in the list of devices. */

@@ -1,5 +1,6 @@
 import type { WebSocketLike } from "@agentclientprotocol/sdk/experimental/ws-client";
 import type { RawData, WebSocket } from "ws";
+import { nestedDeeperThan, requestIdOf, tooDeepError } from "./json-nesting.js";
 
 type Listener = (...args: unknown[]) => void;
 
@@ -15,6 +16,8 @@ const DRAIN_POLL_MS = 50;
  *   naming the size and the limit, anything else is dropped, and the connection carries on;
  * - a request whose session id or request id is longer than {@link MAX_ID_LENGTH} gets a JSON-RPC
  *   error (-32602) instead of the SDK closing the whole connection;
+ * - a message nesting objects and arrays deeper than the limit never reaches the transport (walking it
+ *   would overflow the stack): a request gets -32600 naming the limit, anything else is dropped;
  * - a binary frame closes the socket (1003: ACP frames are text), and so does a first frame that is
  *   not a JSON object (1002, after a JSON-RPC error): a socket that cannot be speaking ACP is not
  *   left open.
@@ -36,6 +39,7 @@ export class MessageLimitedSocket implements WebSocketLike {
     },
     private readonly onOversized: (size: number) => void,
     private readonly onStalled: (buffered: number) => void,
+    private readonly onTooDeep: () => void,
   ) {}
 
   get readyState(): number {
@@ -132,17 +136,24 @@ export class MessageLimitedSocket implements WebSocketLike {
       return this;
     }
     const filtered = (data: unknown, isBinary: unknown) => {
-      const first = this.firstFrame;
-      this.firstFrame = false;
       if (isBinary === true) return this.ws.close(1003, "ACP messages are text frames");
       const size = byteLength(data as RawData);
-      if (size > this.limits.maxMessageBytes) {
+      const text = textOf(data as RawData);
+      const limit = this.limits.maxMessageBytes;
+      if (size > limit) {
         this.onOversized(size);
-        return this.refuse(data as RawData, size);
+        const message = `Invalid request: the message is ${size} bytes, more than the limit of ${limit} bytes`;
+        return this.refuse(text, { code: -32600, message, data: { size, limit } });
       }
+      if (nestedDeeperThan(text)) {
+        this.onTooDeep();
+        return this.refuse(text, tooDeepError());
+      }
+      const first = this.firstFrame;
+      this.firstFrame = false;
       // Only a message this long can carry an overlong id: shorter ones are not parsed twice.
       if (!first && size <= MAX_ID_LENGTH) return listener(data, isBinary);
-      const parsed = parseMessage(data as RawData);
+      const parsed = parseMessage(text);
       if (first && (parsed === undefined || typeof parsed !== "object" || parsed === null || Array.isArray(parsed))) {
         const error =
           parsed === undefined
@@ -186,11 +197,11 @@ export class MessageLimitedSocket implements WebSocketLike {
     return true;
   }
 
-  private refuse(data: RawData, size: number): void {
-    const id = requestIdOf(data);
+  /** Answers a refused request with `error` under its own id (null if unreadable); drops anything else. */
+  private refuse(text: string, error: { code: number; message: string; data: unknown }): void {
+    const id = requestIdOf(text);
     if (id === undefined) return;
-    const message = `Invalid request: the message is ${size} bytes, more than the limit of ${this.limits.maxMessageBytes} bytes`;
-    this.ws.send(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32600, message, data: { size, limit: this.limits.maxMessageBytes } } }));
+    this.ws.send(JSON.stringify({ jsonrpc: "2.0", id, error }));
   }
 }
 
@@ -199,25 +210,15 @@ function byteLength(data: RawData): number {
   return data instanceof ArrayBuffer ? data.byteLength : data.length;
 }
 
-function parseMessage(data: RawData): unknown {
-  const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8");
+function textOf(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
+  return (Buffer.isBuffer(data) ? data : Buffer.from(data)).toString("utf8");
+}
+
+function parseMessage(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
     return undefined;
   }
-}
-
-/** The id of a request (so its caller is not left waiting); null if unreadable; undefined for anything that is not a request. */
-function requestIdOf(data: RawData): string | number | null | undefined {
-  const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8");
-  let message: unknown;
-  try {
-    message = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  if (typeof message !== "object" || message === null || !("method" in message) || !("id" in message)) return undefined;
-  const id = (message as { id: unknown }).id;
-  return typeof id === "string" || typeof id === "number" ? id : null;
 }

@@ -162,7 +162,10 @@ class PeerFeed {
       quietFor(connectMs, `no answer in ${connectMs / 1000} s`);
       const target = new URL(OWN_SESSIONS_PATH, this.peer.url!);
       const response = await fetch(target, {
-        headers: { ...this.cluster.headers(this.peer.id, "GET", target.pathname), accept: "text/event-stream" },
+        headers: {
+          ...this.cluster.headers({ id: this.peer.id, url: this.peer.url! }, "live-feed", "GET", target.pathname),
+          accept: "text/event-stream",
+        },
         signal: connection.signal,
         redirect: "manual",
       });

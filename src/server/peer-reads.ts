@@ -23,7 +23,7 @@ export async function readPeers<T>(host: Host, cluster: ClusterSecret, path: str
     try {
       const target = new URL(path, peer.url);
       const response = await fetch(target, {
-        headers: cluster.headers(peer.id, "GET", `${target.pathname}${target.search}`),
+        headers: cluster.headers(peer, "read", "GET", `${target.pathname}${target.search}`),
         signal: AbortSignal.timeout(PEER_READ_TIMEOUT_MS),
         redirect: "manual",
       });

@@ -141,7 +141,7 @@ class Upstream {
     const acpUrl = acpUrlOf(owner.url, options.agentId);
     const stream = createWebSocketStream(acpUrl.toString(), {
       WebSocket: capturingWebSocket(capture) as never,
-      headers: options.cluster.headers(owner.id, "GET", `${acpUrl.pathname}${acpUrl.search}`),
+      headers: options.cluster.headers(owner, "relay", "GET", `${acpUrl.pathname}${acpUrl.search}`),
       cookies: "omit",
     });
     this.connection = client({ name: "berth-relay" })

@@ -47,7 +47,7 @@ export class PeerRest {
       response = await fetch(target, {
         method: req.method,
         headers: {
-          ...this.cluster.headers(owner.id, req.method ?? "GET", `${target.pathname}${target.search}`),
+          ...this.cluster.headers(owner, "relay", req.method ?? "GET", `${target.pathname}${target.search}`),
           ...(body === undefined ? {} : { "content-type": "application/json" }),
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),

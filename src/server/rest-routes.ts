@@ -65,7 +65,10 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
       // Answered from memory: whatever the store is doing, this never waits on it.
       handle: () => {
         const store = host.storeHealth();
-        return json({ status: store.state === "ok" ? "ok" : "degraded", version: berthVersion, store });
+        // In a fleet, heartbeats that do not get through degrade the host too: past the deadline it gives its sessions up.
+        const heartbeats = host.heartbeatHealth();
+        const status = store.state === "ok" && heartbeats?.state !== "degraded" ? "ok" : "degraded";
+        return json({ status, version: berthVersion, store, ...(heartbeats ? { heartbeats } : {}) });
       },
     },
     // One connection of EventSource or a browser's WebSocket, which cannot send the token in a header.
@@ -73,7 +76,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "GET",
       path: "/api/directory",
-      fleetRead: true,
+      peers: "read",
       // Whether the directory exists on this host (never asked of its peers): where a fleet places a new session (docs/fleet.md).
       handle: async ({ url }) => {
         const path = url.searchParams.get("path");
@@ -86,7 +89,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "GET",
       path: "/api/locations",
-      fleetRead: true,
+      peers: "read",
       // In a fleet with a cluster secret, every online host's locations, each read from its host (docs/fleet.md, "One view").
       handle: async ({ req }) => {
         const { answers, unreachable } = await peers.readPeers(req, "/api/locations", isLocationList);
@@ -126,7 +129,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "GET",
       path: "/api/sessions/:id/agent-state",
-      relayed: true,
+      peers: "relay",
       // Read-only and from the store: a page reading a session shows its agent's choices without starting it (L9).
       handle: ({ req, url, params }) => {
         requireSession(host, params.id!);
@@ -138,7 +141,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "GET",
       path: "/api/sessions/:id/terminals/:terminalId",
-      relayed: true,
+      peers: "relay",
       // Read-only: a running command's output for a page that reads the session without holding it (L9).
       handle: ({ req, url, params }) => {
         const { id, terminalId } = params as { id: string; terminalId: string };
@@ -158,7 +161,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "GET",
       path: "/api/sessions/:id/events",
-      relayed: true,
+      peers: "relay",
       handle: ({ req, url, params }) => {
         const owner = peers.ownerFor(params.id!, req);
         if (owner) return peers.relay(owner, req, url);
@@ -176,7 +179,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "PATCH",
       path: "/api/sessions/:id",
-      relayed: true,
+      peers: "relay",
       handle: async ({ req, url, params }) => {
         const { title } = parse(renameBody, await readJsonBody(req));
         requireSession(host, params.id!);
@@ -188,7 +191,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "DELETE",
       path: "/api/sessions/:id",
-      relayed: true,
+      peers: "relay",
       handle: async ({ req, url, params }) => {
         const owner = peers.ownerFor(params.id!, req);
         if (owner) return peers.relay(owner, req, url);
@@ -204,12 +207,16 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "POST",
       path: "/api/questions/:id/answer",
-      relayed: true,
+      peers: "relay",
       handle: async ({ req, url, params }) => {
         const body = await readJsonBody(req);
-        const question = host.question(params.id!);
+        const shown = host.question(params.id!);
+        const question = shown ?? (await host.storedQuestion(params.id!));
         if (!question) throw new HttpError(404, "question_not_found", `no question "${params.id}"`);
         const answer = parse(answerBody, body) as QuestionAnswer;
+        // Resolved on another host of the fleet (this host's view of it dropped it): the first answer won there.
+        if (!shown && question.state !== "pending")
+          throw new HttpError(409, "question_already_resolved", `question "${params.id}" was already ${question.state}`);
         // Its agent waits on the owner: the answer goes there, and the store takes the first answer fleet-wide.
         const owner = peers.ownerFor(question.sessionId, req);
         if (owner) return peers.relay(owner, req, url, answer);
@@ -235,7 +242,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "GET",
       path: OWN_SESSIONS_PATH,
-      fleetRead: true,
+      peers: "live-feed",
       // What every peer follows to show this host's sessions live (docs/fleet.md, "One view"): this host's own only.
       handle: ({ res }) => {
         ownSessions.attach(res);

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { PeerPurpose } from "./cluster-secret.js";
 import { HttpError, sendJson } from "./http-io.js";
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
@@ -23,10 +24,12 @@ export interface Route {
   readonly path: string;
   /** Answered without a token (only `/healthz`). */
   readonly public?: boolean;
-  /** A route a peer host relays a client's request to (with the cluster secret); peers get no other but `fleetRead`. */
-  readonly relayed?: boolean;
-  /** A route every host reads of its peers to answer for the fleet (`GET /api/locations`): open to peers too. */
-  readonly fleetRead?: boolean;
+  /**
+   * Open to a peer host presenting a proof of the cluster secret for this purpose (peers get no other route): `relay`, a
+   * route a peer relays a client's request to; `read`, one every host reads of its peers to answer for the fleet (`GET
+   * /api/locations`); `live-feed`, the owner's own sessions, which every peer follows.
+   */
+  readonly peers?: PeerPurpose;
   readonly handle: (context: RouteContext) => Reply | undefined | Promise<Reply | undefined>;
 }
 

@@ -97,11 +97,15 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     lock.release();
     throw error;
   }
-  const access = new Access(new AccessToken(token, paths.token), new DeviceLogins(paths.logins), clusterSecretOf(options.config, host.hostId));
+  const access = new Access(
+    new AccessToken(token, paths.token),
+    new DeviceLogins(paths.logins),
+    clusterSecretOf(options.config, host.hostId, fleet.url ?? null),
+  );
   access.token.onRotate(() => options.log.info({}, "access token rotated: the old token, remembered devices and open connections are refused"));
   try {
     const { listenHost, log, webDir, tokenLinkCommand, maxMessageBytes, maxBufferedBytes, events, tickets } = options;
-    const { allowedHosts } = options.config.server;
+    const { allowedHosts, maxConnections, headersTimeout: headersTimeoutMs } = options.config.server;
     server = await startServer({
       host,
       access,
@@ -115,6 +119,8 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
       events,
       allowedHosts,
       tickets,
+      maxConnections,
+      headersTimeoutMs,
     });
   } catch (error) {
     listener.close();
@@ -162,9 +168,9 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   };
 }
 
-/** The fleet's secret, for host `hostId`; on SQLite (one host, no peers) none, whatever the configuration says. */
-function clusterSecretOf(config: Config, hostId: string | null): ClusterSecret {
-  return new ClusterSecret(isPostgresUrl(config.store) ? config.fleet.secret : undefined, hostId);
+/** The fleet's secret, for host `hostId` registered at `url`; on SQLite (one host, no peers) none, whatever the configuration says. */
+function clusterSecretOf(config: Config, hostId: string | null, url: string | null): ClusterSecret {
+  return new ClusterSecret(isPostgresUrl(config.store) ? config.fleet.secret : undefined, hostId, url);
 }
 
 function takeLock(paths: ReturnType<typeof dataPaths>): HostLock {

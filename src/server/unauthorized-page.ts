@@ -38,7 +38,7 @@ export const unauthorizedPage = (tokenLinkCommand: string): string => `<!doctype
 <body>
 <main>
 <h1>This link has no valid access token</h1>
-<p>Berth did not recognise the token in this address, or this device's remembered login. The token may be mistyped or cut short, or it was replaced (<code>berth token rotate</code>), which also forgets every remembered device.</p>
+<p>Berth did not recognise the token in this address, or this device's remembered login. The token may be mistyped or cut short, or it was replaced (the token command's <code>rotate</code>), which also forgets every remembered device.</p>
 <p>On the machine that runs Berth, <code>${escapeHtml(tokenLinkCommand)}</code> prints a link that works; open it here. To use this device without the link next time, choose <em>Remember this device</em> in the dashboard's settings.</p>
 <p><a href="/">Open the dashboard</a></p>
 </main>

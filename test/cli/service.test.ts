@@ -345,7 +345,7 @@ describe("berth service install and uninstall, against a stand-in systemctl that
     expect(failed.code).toBe(1);
     expect(failed.stderr).toBe(
       `berth service install: systemctl --user enable --now berth.service failed: Failed to enable unit: injected\n` +
-        `The systemd user unit is in ${unitFile()}; \`berth service uninstall\` removes it\n`,
+        `The systemd user unit is in ${unitFile()}; \`node dist/cli/main.js service uninstall\` removes it\n`,
     );
     rmSync(join(configHome, "systemd"), { recursive: true, force: true });
   });

@@ -316,10 +316,10 @@ describe("adoption of an offline host's sessions", () => {
     }
     onB.close();
     for (const host of [a, b]) await stopHost(host.server);
-    // A's one error: it woke past its TTL and gave up its sessions.
-    expect(errorLines(a.server).map((line) => line.msg)).toEqual([
-      "no heartbeat reached the shared store within the host TTL: this host gives up its sessions and stops their agents",
-    ]);
+    // Woken past its TTL, A heartbeats before it judges the deadline: no error, unless a heartbeat caught in flight by
+    // SIGSTOP counted as hung and it gave up its sessions.
+    const fence = "no heartbeat reached the shared store within the host TTL: this host gives up its sessions and stops their agents";
+    expect(errorLines(a.server).filter((line) => line.msg !== fence)).toEqual([]);
     expect(errorLines(b.server)).toEqual([]);
   }, 90_000);
 });

@@ -41,7 +41,7 @@ export class FleetTestBed {
     { port = 0, env = {}, wrapper = [] }: { port?: number; env?: Record<string, string>; wrapper?: readonly string[] } = {},
   ) {
     const configFile = join(dataDir, "config.json");
-    writeFileSync(configFile, JSON.stringify(config));
+    writeFileSync(configFile, JSON.stringify(config), { mode: 0o600 });
     const server = new BerthProcess(
       ["serve", "--port", String(port), "--data-dir", dataDir, "--config", configFile, "--store", storeUrl, "--host-id", hostId],
       { XDG_CONFIG_HOME: dataDir, ...env },

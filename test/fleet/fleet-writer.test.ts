@@ -98,6 +98,7 @@ describe("the fleet writer on PostgreSQL", () => {
     let loseReplies = 0;
     let resolutionsLost = 0;
     let creationsLost = 0;
+    let creationsCut = false;
     // The server commits, then the connection fails before its reply arrives (what a server stopped right after COMMIT does).
     const lossy = (backend: PostgresBackend): StoreBackend =>
       Object.assign(Object.create(backend) as PostgresBackend, {
@@ -108,6 +109,8 @@ describe("the fleet writer on PostgreSQL", () => {
           return units.map(() => ({ ok: false, error: new StoreWriteError("events.write", "CONNECTION_CLOSED", "write CONNECTION_CLOSED") }));
         },
         createSession: async (...args: Parameters<PostgresBackend["createSession"]>) => {
+          // The connection fails before the server has it.
+          if (creationsCut) throw new StoreWriteError("sessions.create", "CONNECTION_CLOSED", "write CONNECTION_CLOSED");
           const lease = await backend.createSession(...args);
           if (creationsLost === 0) return lease;
           creationsLost--;
@@ -146,6 +149,16 @@ describe("the fleet writer on PostgreSQL", () => {
     expect(creationsLost).toBe(0);
     expect((await a.write([["e", "t", 1, "update", JSON.stringify({ text: "t1" }), T0]])).failed).toEqual([]);
     expect((await a.backend.readEvents("t")).map((e) => e.payload)).toEqual([{ text: "t1" }]);
+    // While a creation is tried again the store may hold it already: the session counts as this host's meanwhile (a
+    // heartbeat must not release it as one this host does not run).
+    creationsCut = true;
+    const creation = a.writer.write(flatten([[callOp("sessions.create", [{ id: "u", agent: "demo", cwd: "/w", createdAt: T0 }])]]));
+    await waitUntil(() => a.statuses.at(-1)?.state === "blocked", "the creation failed for want of the server");
+    expect(a.writer.writes("u")).toBe(true);
+    creationsCut = false;
+    await waitUntil(() => a.outcomes.has(creation), "the creation was reported");
+    expect(a.outcomes.get(creation)!.failed).toEqual([]);
+    expect(a.writer.writes("u")).toBe(true);
   }, 30_000);
 
   it("PostgreSQL: the same journal write twice stores it once; a seq or question stored with other content is refused loudly", async () => {
@@ -201,6 +214,19 @@ describe("the fleet writer on PostgreSQL", () => {
     expect(a.lost).toEqual(["s"]);
     expect(await later.getQuestion("q1")).toMatchObject({ state: "pending", answer: null });
     expect((await later.readEvents("s")).map((e) => e.kind)).toEqual(["update"]);
+  }, 30_000);
+
+  it("a session whose creation failed: its writes fail as not stored, never as refused because another host owns it", async () => {
+    const url = await postgres.freshDatabase();
+    const a = await hostA(url);
+    // The database refuses the creation (the id is taken), so no lease of "t" exists, here or anywhere.
+    const session = { id: "t", agent: "demo", cwd: "/w", createdAt: T0 };
+    await a.backend.createSession(session, "host-a");
+    const outcome = await a.write([callOp("sessions.create", [session])], [["e", "t", 1, "update", JSON.stringify({ text: "hi" }), T0]]);
+    expect(outcome.failed).toEqual([
+      { unit: 0, error: expect.stringMatching(/duplicate key|already exists/) },
+      { unit: 1, error: 'session "t" was not stored: its creation failed in the shared store' },
+    ]);
   }, 30_000);
 
   it("while the server is gone (its socket too): the store degraded once, batches wait in order and are stored once it is back", async () => {

@@ -65,7 +65,10 @@ function startHost(storeUrl: string, id: string) {
 async function ownSessionsAsPeer(url: string, from: string, to: string, enough: (text: string) => boolean): Promise<string> {
   const path = "/api/own-sessions/events";
   const abort = new AbortController();
-  const response = await fetch(`${url}${path}`, { headers: new ClusterSecret(SECRET, from).headers(to, "GET", path), signal: abort.signal });
+  const response = await fetch(`${url}${path}`, {
+    headers: new ClusterSecret(SECRET, from).headers({ id: to, url }, "live-feed", "GET", path),
+    signal: abort.signal,
+  });
   expect(response.status).toBe(200);
   let text = "";
   const decoder = new TextDecoder();
@@ -167,6 +170,33 @@ describe("one view of a fleet", () => {
     expect(refused).toMatchObject({ status: 409, body: { error: "owned_by_other_host" } });
     expect(stream.events<{ id: string }>("session_deleted")).toEqual([]);
     expect(errorLines(b.server)).toEqual([]);
+  }, 90_000);
+
+  it("tells an answer to a question already answered on another host 409 question_already_resolved, once that host's view dropped it", async () => {
+    const url = await postgres.freshDatabase();
+    const a = await bed.serve(url, "host-a", bed.tempDir("berth-view-a-"), fleet(A_URL));
+    const b = await bed.serve(url, "host-b", bed.tempDir("berth-view-b-"), fleet("http://127.0.0.1:7422"));
+    const acp = new AcpClient(a.acpUrl, a.token);
+    try {
+      await acp.initialize();
+      const sessionId = await acp.newSession(bed.tempDir("berth-view-work-"));
+      void acp.prompt(sessionId, "/ask May I?").catch(() => undefined);
+      const questionsOnB = async () => (await getJson<Questions>(b.url, b.token, "/api/questions")).body.questions;
+      await eventually(async () => (await questionsOnB()).length > 0, "host B lists A's question");
+      const [question] = await questionsOnB();
+      expect((await send(a.url, a.token, "POST", `/api/questions/${question!.id}/answer`, { optionId: "allow" })).status).toBe(200);
+      await eventually(async () => (await questionsOnB()).length === 0, "host B saw the question answered");
+      expect(await send(b.url, b.token, "POST", `/api/questions/${question!.id}/answer`, { optionId: "allow" })).toMatchObject({
+        status: 409,
+        body: { error: "question_already_resolved", message: `question "${question!.id}" was already answered` },
+      });
+      expect(await send(b.url, b.token, "POST", "/api/questions/no-such-question/answer", { optionId: "allow" })).toMatchObject({
+        status: 404,
+        body: { error: "question_not_found" },
+      });
+    } finally {
+      acp.close();
+    }
   }, 90_000);
 
   it("answers 404 not_in_a_fleet for GET /api/hosts on the default SQLite store", async () => {

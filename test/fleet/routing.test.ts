@@ -12,7 +12,7 @@ import { WebSocket } from "ws";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
 import { waitUntil } from "../support/process-table.js";
 import { AcpClient, errorLines, eventually, FleetTestBed, getJson } from "./fleet-harness.js";
-import { ClusterSecret } from "../../src/server/cluster-secret.js";
+import { ClusterSecret, type PeerPurpose } from "../../src/server/cluster-secret.js";
 import { launchBrowser, openPage, waitUntilGone } from "../web/dashboard-harness.js";
 
 const postgres = usePostgresCluster();
@@ -21,9 +21,14 @@ afterEach(() => bed.cleanup());
 
 const SECRET = "relay-test-secret-0123456789abcdef";
 
-/** The headers host `from` relays a `method` request for `path` to host `to` with: a fresh proof of the secret. */
-const peerHeaders = (from: string, to: string, method: string, path: string, secret = SECRET) =>
-  new ClusterSecret(secret, from).headers(to, method, path);
+/** The headers host `from` sends a `method` request for `path` to host `to` with, for `purpose`: a fresh proof of the secret. */
+const peerHeaders = (
+  from: string,
+  to: { id: string; url: string },
+  method: string,
+  path: string,
+  { secret = SECRET, purpose = "relay" }: { secret?: string; purpose?: PeerPurpose } = {},
+) => new ClusterSecret(secret, from).headers(to, purpose, method, path);
 
 interface View {
   id: string;
@@ -155,7 +160,7 @@ describe("routing between the hosts of a fleet", () => {
       body: { id: sessionA, title: "named through C", host: "host-a" },
     });
     // One hop: a request another host relayed to B for A's session is answered by B, never relayed on.
-    const relayedToB = peerHeaders("host-c", "host-b", "PATCH", `/api/sessions/${sessionA}`);
+    const relayedToB = peerHeaders("host-c", { id: "host-b", url: b.url }, "PATCH", `/api/sessions/${sessionA}`);
     expect(await send(b.url, "", "PATCH", `/api/sessions/${sessionA}`, { title: "bounced" }, relayedToB)).toMatchObject({
       status: 409,
       body: { error: "owned_by_other_host" },
@@ -242,7 +247,7 @@ describe("routing between the hosts of a fleet", () => {
       expect(answer.unreachable).toEqual([{ host: "host-c", error: expect.stringMatching(new RegExp(`^${nowhere} could not be reached: \\S`)) }]);
     }
     // A peer's read is answered with the host's own locations only: one hop, never a fan-out of a fan-out.
-    const peer = peerHeaders("host-b", "host-a", "GET", "/api/locations");
+    const peer = peerHeaders("host-b", { id: "host-a", url: a.url }, "GET", "/api/locations", { purpose: "read" });
     const asPeer = (await send(a.url, "", "GET", "/api/locations", undefined, peer)).body as unknown as Locations;
     expect(where(asPeer)).toEqual([`host-a ${dirA}`]);
     expect(asPeer.unreachable).toEqual([]);
@@ -260,7 +265,7 @@ describe("routing between the hosts of a fleet", () => {
     const refusedHeaders = (method: string, path: string): Array<Record<string, string>> => [
       { "berth-relayed-by": "host-b" },
       { "berth-relayed-by": "host-b", "berth-cluster-secret": SECRET },
-      peerHeaders("host-b", "host-a", method, path, "wrong-secret-0123456789"),
+      peerHeaders("host-b", { id: "host-a", url: a.url }, method, path, { secret: "wrong-secret-0123456789" }),
     ];
     for (const headers of refusedHeaders("GET", "/api/sessions")) {
       expect((await send(a.url, a.token, "GET", "/api/sessions", undefined, headers)).status).toBe(401);
@@ -283,14 +288,17 @@ describe("routing between the hosts of a fleet", () => {
     }
     // With a proof of the right one a peer is let in, once, to the routes it relays and no other.
     const events = `/api/sessions/${sessionId}/events`;
-    const proven = peerHeaders("host-b", "host-a", "GET", events);
+    const proven = peerHeaders("host-b", { id: "host-a", url: a.url }, "GET", events);
     expect((await send(a.url, "", "GET", events, undefined, proven)).status).toBe(200);
     expect((await send(a.url, "", "GET", events, undefined, proven)).status).toBe(401);
     for (const [method, path] of [
       ["GET", "/api/sessions"],
       ["POST", "/api/token/rotate"],
     ] as const) {
-      expect(await send(a.url, "", method, path, undefined, peerHeaders("host-b", "host-a", method, path)), `${method} ${path}`).toMatchObject({
+      expect(
+        await send(a.url, "", method, path, undefined, peerHeaders("host-b", { id: "host-a", url: a.url }, method, path)),
+        `${method} ${path}`,
+      ).toMatchObject({
         status: 403,
         body: {
           error: "not_relayed",
@@ -299,6 +307,13 @@ describe("routing between the hosts of a fleet", () => {
         },
       });
     }
+    // A proof is good for its purpose only: one for following A's sessions opens no relayed route.
+    expect(
+      await send(a.url, "", "GET", events, undefined, peerHeaders("host-b", { id: "host-a", url: a.url }, "GET", events, { purpose: "live-feed" })),
+    ).toMatchObject({
+      status: 403,
+      body: { error: "not_relayed", message: `a peer host's proof for "live-feed" does not open GET ${events}, which needs one for "relay"` },
+    });
     // A's operator is told why each was refused.
     await eventually(async () => refusals().length >= refusedBefore + 7, "A logged the refusals");
     expect(
@@ -308,10 +323,10 @@ describe("routing between the hosts of a fleet", () => {
     ).toEqual([
       "no berth-cluster-proof header (a host of an older version sends the secret itself)",
       "no berth-cluster-proof header (a host of an older version sends the secret itself)",
-      "a wrong proof (another secret, host, method or path)",
+      `a wrong proof (another secret, host, URL than this host's ${a.url}, method or path)`,
       "no berth-cluster-proof header (a host of an older version sends the secret itself)",
       "no berth-cluster-proof header (a host of an older version sends the secret itself)",
-      "a wrong proof (another secret, host, method or path)",
+      `a wrong proof (another secret, host, URL than this host's ${a.url}, method or path)`,
       "a proof already used",
     ]);
 

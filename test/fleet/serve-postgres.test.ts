@@ -1,7 +1,8 @@
 // A real `berth serve --store postgres://…` on a real (throwaway) PostgreSQL: a session created
 // and prompted through ACP is in the shared database, and after a restart (even on an empty data
 // directory) the session, its journal and the lifecycle records come back from there.
-import { existsSync } from "node:fs";
+import { existsSync, statSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { JournalEvent } from "../../src/store/events.js";
@@ -52,6 +53,9 @@ describe("berth serve on PostgreSQL", () => {
     expect(embedded.sessions.list()).toEqual([]);
     embedded.close();
     expect(existsSync(join(dataDir, "fleet-mirror.sqlite"))).toBe(true);
+    // Made anew at each start, 0600 like every file of the data directory, whatever the umask (022 here).
+    for (const file of ["fleet-mirror.sqlite", "fleet-mirror.sqlite-wal", "fleet-mirror.sqlite-shm"])
+      expect({ file, mode: (statSync(join(dataDir, file)).mode & 0o777).toString(8) }).toEqual({ file, mode: "600" });
     await stopHost(first.server);
     expect(errorLines(first.server)).toEqual([]);
 
@@ -98,11 +102,45 @@ describe("berth serve on PostgreSQL", () => {
     });
     expect((await wrong.exited).code).toBe(2);
     expect(wrong.stderr).toContain('--store: expected "sqlite" or a postgres:// URL, got "mysql://me:***@localhost/berth"');
-    const nowhere = `postgres://me:secret@localhost/berth?host=${encodeURIComponent(join(dataDir, "no-socket-here"))}`;
-    const absent = bed.spawn(["serve", "--port", "0", "--data-dir", dataDir, "--store", nowhere], { XDG_CONFIG_HOME: dataDir });
+    const nowhere = `postgres://me@localhost/berth?host=${encodeURIComponent(join(dataDir, "no-socket-here"))}`;
+    const absent = bed.spawn(["serve", "--port", "0", "--data-dir", dataDir, "--store", nowhere], {
+      XDG_CONFIG_HOME: dataDir,
+      PGPASSWORD: "secret",
+    });
     expect((await absent.exited).code).toBe(1);
-    expect(absent.stderr).toMatch(/berth serve: cannot open the PostgreSQL store postgres:\/\/me:\*\*\*@localhost\/berth/);
+    expect(absent.stderr).toMatch(/berth serve: cannot open the PostgreSQL store postgres:\/\/me@localhost\/berth/);
     expect(wrong.stderr + absent.stderr).not.toContain("secret");
+  }, 60_000);
+
+  it("a second host on the machine under the default host id is refused while the first heartbeats, naming --host-id", async () => {
+    const url = await postgres.freshDatabase();
+    /** `berth serve` with no --host-id (this machine's name), on a data directory of its own. */
+    const serveUnderDefaultId = (name: string) => {
+      const dataDir = bed.tempDir(`berth-fleet-default-id-${name}-`);
+      const configFile = join(dataDir, "config.json");
+      writeFileSync(configFile, JSON.stringify({ fleet: { heartbeatInterval: "250ms", hostTtl: "3s" } }));
+      return bed.spawn(["serve", "--port", "0", "--data-dir", dataDir, "--config", configFile, "--store", url], { XDG_CONFIG_HOME: dataDir });
+    };
+    const first = serveUnderDefaultId("first");
+    await first.startupLine();
+    const second = serveUnderDefaultId("second");
+    const started = second.startupLine().then(
+      () => "started",
+      () => "exited",
+    );
+    expect(await Promise.race([second.exited.then(({ code }) => code), started])).toBe(1);
+    expect(second.stderr).toContain(`runs under the host id "${hostname()}" (this machine's name, the default) and heartbeats`);
+    expect(second.stderr).toContain("--host-id");
+    // The first one was left alone: it still writes as the id's only process.
+    expect(first.logLines().some((line) => /a later process registered under this host id/.test(String(line.msg)))).toBe(false);
+    await stopHost(first);
+    // Stopped, its heartbeat ages past its TTL: a host under the default id starts again.
+    const third = serveUnderDefaultId("third");
+    await third.startupLine();
+    expect(third.logLines()).toContainEqual(
+      expect.objectContaining({ hostId: hostname(), incarnation: 2, msg: expect.stringMatching(/^registered in the fleet/) }),
+    );
+    await stopHost(third);
   }, 60_000);
 
   it("a host killed with a question pending: restarted under its id, it orphans the question in the shared database, with its events", async () => {

@@ -45,6 +45,7 @@ class FakeFleet implements Peers {
     return [this.session(session.id)!];
   }
   question = () => undefined;
+  storedQuestion = () => Promise.resolve(undefined);
   hosts = () => undefined;
   records = () => [];
 }

@@ -124,7 +124,7 @@ class Real {
     const lastUse = Math.max(last, this.lastSafe.get(id) ?? 0);
     if (this.executions.hasActiveAt(id)) this.violations.push(`${id} evicted before its sessions settled`);
     if ((this.needs.get(id) ?? 0) > 0) this.violations.push(`${id} evicted under an agent still starting`);
-    // A real need extends the deadline only up to the cap (rule 3).
+    // A real need extends the deadline only up to the cap (L3).
     if (reason === "idle" && now < Math.min(lastUse + TTL, last + MAX_HOLD))
       this.violations.push(`${id} evicted while within its idle TTL (now ${now}, last durable ${last}, last need ${this.lastNeed.get(id)})`);
     if (reason === "idle" && this.held.has(id)) this.violations.push(`${id} evicted as idle while held`);

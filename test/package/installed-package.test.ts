@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installGlobally, pack, type Installed, type Packed } from "../../src/bench/packed-install.js";
+import { INSTALL_SCRIPTS, installGlobally, pack, type Installed, type Packed } from "../../src/bench/packed-install.js";
 import { groupMembers, killLeftovers, waitUntil } from "../support/process-table.js";
 
 const repoDir = fileURLToPath(new URL("../..", import.meta.url));
@@ -65,7 +65,7 @@ beforeAll(async () => {
     XDG_CONFIG_HOME: join(home, ".config"),
     XDG_DATA_HOME: join(home, ".local", "share"),
   };
-}, 600_000);
+}, 900_000);
 
 afterAll(() => {
   for (const child of started) if (child.pid !== undefined) killLeftovers(groupMembers(child.pid));
@@ -91,6 +91,12 @@ describe("Berth as an npm package", () => {
     expect(unwanted).toEqual([]);
   });
 
+  it("the README's install commands name this package, with the one install script it needs allowed, as this test installs it", () => {
+    const readme = readFileSync(join(repoDir, "README.md"), "utf8");
+    expect(readme).toContain(`npx --allow-scripts=${INSTALL_SCRIPTS} ${packageJson.name}`);
+    expect(readme).toContain(`npm install -g --allow-scripts=${INSTALL_SCRIPTS} ${packageJson.name}\n`);
+  });
+
   it("installs globally from its tarball with no engine or install-script warning on this Node", () => {
     expect(installed.output).not.toMatch(/EBADENGINE|install-scripts|deprecated/);
   });
@@ -103,7 +109,7 @@ describe("Berth as an npm package", () => {
 
     // A later start leaves the token out and names the installed command, which works as printed.
     const host = await startHost("berth", ["serve"]);
-    expect(host.line).toMatch(new RegExp(`; dashboard link: berth token --link --data-dir ${dataDir}$`));
+    expect(host.line.endsWith(`; dashboard link: berth token --link --data-dir ${dataDir}`)).toBe(true);
     const hint = /dashboard link: (.*)$/.exec(host.line)![1]!.split(" ");
     const { stdout: link } = await run(hint[0]!, hint.slice(1), { cwd: projectDir, env });
     expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+\n$/);
@@ -135,4 +141,18 @@ describe("Berth as an npm package", () => {
     expect(await host.stop()).toBe(0);
     for (const child of started) expect(groupMembers(child.pid!)).toEqual([]);
   }, 120_000);
+
+  it("run from npx's cache, its hint says npx and it refuses to become a service there", async () => {
+    // The installed package where `npx berth-acp` unpacks it: npm's cache, `_npx/<hash>/node_modules/`.
+    const cached = join(work, "home", ".npm", "_npx", "0123abcd", "node_modules", packageJson.name);
+    cpSync(join(installed.prefix, "lib", "node_modules", packageJson.name), cached, { recursive: true, verbatimSymlinks: true });
+    const cli = join(cached, "dist", "cli", "main.js");
+    const host = await startHost(process.execPath, [cli]);
+    expect(host.line.endsWith(`; dashboard link: npx ${packageJson.name} token --link --data-dir ${dataDir}`)).toBe(true);
+    expect(await host.stop()).toBe(0);
+    const refused = await run(process.execPath, [cli, "service", "install", "--data-dir", dataDir], { cwd: projectDir, env }).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(refused).toMatchObject({ code: 2, stderr: expect.stringContaining("install it first (npm install -g") });
+  }, 60_000);
 });

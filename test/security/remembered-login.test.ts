@@ -101,6 +101,21 @@ describe("remember this device", () => {
     await later.getByRole("group", { name: "The agent's settings for this session" }).waitFor();
   });
 
+  it("stays remembered when a page on another port sets a cookie of the same name for Path=/api", async () => {
+    const { berth, context } = await rememberedDevice();
+    const other = await startOtherSite();
+    // Cookies ignore ports: this page's cookie is sent to Berth too, and before the device's own (its path is longer).
+    other.pages.set("/shadow", `<!doctype html><script>document.cookie = "berth-login-${berth.port}=shadow.x; Path=/api; Max-Age=3600";</script>`);
+    const visit = await context.newPage();
+    await visit.goto(`${other.url}/shadow`);
+    await expect.poll(async () => (await context.cookies()).map((cookie) => cookie.path).sort()).toEqual(["/", "/api"]);
+
+    const later = await openDashboard(berth, context, "/");
+    await live(later);
+    const own = (await context.cookies()).find((cookie) => cookie.path === "/");
+    expect(own).toMatchObject({ name: `berth-login-${berth.port}`, httpOnly: true });
+  });
+
   it("is refused, and says so, once the token rotates; the refused cookie is dropped", async () => {
     const { berth, context } = await rememberedDevice();
     const remembered = await openDashboard(berth, context, "/");
@@ -113,7 +128,7 @@ describe("remember this device", () => {
     });
     expect(rotated.status).toBe(200);
     // The open page's event stream was ended; reconnecting, it is refused and says why.
-    await remembered.getByRole("heading", { name: "Open the link printed by berth serve" }).waitFor();
+    await remembered.getByRole("heading", { name: "Open the link Berth printed" }).waitFor();
     await remembered.getByText("This device was remembered, but its login no longer works").waitFor();
     expect(await remembered.evaluate("localStorage.getItem('berth.login')")).toBeNull();
     await expect.poll(async () => (await context.cookies()).length).toBe(0);
@@ -139,7 +154,7 @@ describe("a wrong or stale link, opened in a browser", () => {
     const browser = await launchChromium();
     const context = await browser.newContext();
     const page = await openDashboard(berth, context, "/?token=a-stale-token-0000000000000000");
-    await page.getByRole("heading", { name: "Open the link printed by berth serve" }).waitFor();
+    await page.getByRole("heading", { name: "Open the link Berth printed" }).waitFor();
     await page.getByText("The token in the link this tab was opened with was not accepted").waitFor();
 
     const api = await context.newPage();

@@ -189,6 +189,13 @@ describe("other local web pages", () => {
         },
       );
     }
+    // Berth's own host and port under https (another server's page there, a TLS proxy nobody configured) is another origin.
+    const own = `https://${new URL(berth.url).host}`;
+    expect(await rawRequest(`${berth.url}/api/sessions`, { method: "POST", headers: { ...json, origin: own }, body })).toMatchObject({
+      status: 403,
+      body: expect.stringContaining("forbidden_origin"),
+    });
+    expect(await upgradeOutcome(`${berth.url.replace("http", "ws")}/acp`, { ...bearer, origin: own })).toBe(403);
     expect(berth.berth.host.listSessions()).toHaveLength(2);
   });
 });

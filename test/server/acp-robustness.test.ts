@@ -77,6 +77,54 @@ describe("ACP endpoint: refusals and bad input", () => {
     await raw.close();
   });
 
+  it("refuses a message nested deeper than 64 levels with -32600 naming the limit; the agent stays and another client's turn goes on", async () => {
+    const fixture = await startFixture();
+    const { host } = fixture.berth;
+    const nested = (levels: number) => "[".repeat(levels) + "]".repeat(levels);
+    const a = await RawSocket.open(fixture.acpUrl, fixture.token);
+    a.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
+    await a.response(1);
+    a.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: fixture.workDir, mcpServers: [] } });
+    const sessionId = ((await a.response(2)).result as { sessionId: string }).sessionId;
+    a.send({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "/sleep 1h" }] } });
+    await waitUntil(() => host.getSession(sessionId)!.turnActive, "A's turn runs");
+    const pid = host.getSession(sessionId)!.pid;
+
+    const b = await RawSocket.open(fixture.acpUrl, fixture.token);
+    b.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
+    await b.response(1);
+    b.send({ jsonrpc: "2.0", id: 2, method: "session/load", params: { sessionId, cwd: fixture.workDir, mcpServers: [] } });
+    await b.response(2);
+    // 36 KB nested 6,000 deep: the agent's session and a new one.
+    const tooDeep = {
+      code: -32600,
+      message: "Invalid request: the message nests objects and arrays more than 64 levels deep, the limit",
+      data: { limit: 64 },
+    };
+    b.send(
+      `{"jsonrpc":"2.0","id":3,"method":"session/set_mode","params":{"sessionId":"${sessionId}","modeId":"code","_meta":{"x":${nested(6000)}}}}`,
+    );
+    expect(await b.response(3)).toEqual({ jsonrpc: "2.0", id: 3, error: tooDeep });
+    b.send(
+      `{"jsonrpc":"2.0","id":"deep","method":"session/new","params":{"cwd":"${fixture.workDir}","mcpServers":[],"_meta":{"x":${nested(6000)}}}}`,
+    );
+    expect(await b.response("deep")).toEqual({ jsonrpc: "2.0", id: "deep", error: tooDeep });
+    // A notification that deep is dropped: had it reached the agent, it would have cancelled A's turn.
+    b.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"${sessionId}","_meta":{"x":${nested(6000)}}}}`);
+    // 64 levels in all (the message, params, _meta and 61 arrays) is within the limit; 65 is not.
+    b.send(`{"jsonrpc":"2.0","id":5,"method":"session/set_mode","params":{"sessionId":"${sessionId}","modeId":"code","_meta":{"x":${nested(62)}}}}`);
+    expect(await b.response(5)).toEqual({ jsonrpc: "2.0", id: 5, error: tooDeep });
+    b.send(`{"jsonrpc":"2.0","id":4,"method":"session/set_mode","params":{"sessionId":"${sessionId}","modeId":"code","_meta":{"x":${nested(61)}}}}`);
+    expect(await b.response(4)).toMatchObject({ result: {} });
+
+    expect(host.listSessions()).toHaveLength(1);
+    expect(host.getSession(sessionId)).toMatchObject({ pid, turnActive: true });
+    expect(host.recentRecords().filter((r) => r.record.kind === "child_exited")).toEqual([]);
+    a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
+    expect(await a.response(3)).toMatchObject({ result: { stopReason: "cancelled" } });
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it("refuses a second session/prompt while a turn runs, naming why", async () => {
     const fixture = await startFixture();
     const raw = await RawSocket.open(fixture.acpUrl, fixture.token);

@@ -113,7 +113,7 @@ describe("ACP over Streamable HTTP on /acp", () => {
 });
 
 describe("Streamable HTTP: bad input gets a JSON-RPC error, and the connection carries on", () => {
-  it("answers an overlong session or request id and a body that is garbage or binary; the SDK's client and the host stay usable", async () => {
+  it("answers an overlong session or request id, a body nested too deep and one that is garbage or binary; the SDK's client and the host stay usable", async () => {
     const fixture = await startFixture();
     const auth = { authorization: `Bearer ${fixture.token}` };
     const initialized = await postInitialize(fixture, auth);
@@ -142,6 +142,20 @@ describe("Streamable HTTP: bad input gets a JSON-RPC error, and the connection c
         jsonrpc: "2.0",
         id: null,
         error: { code: -32600, message: "Invalid request: the request id is 1500 characters long, more than the limit of 1024", data: limit },
+      },
+    });
+    // Nested 6,000 deep: refused with the request's id before the SDK walks it.
+    const deep = "[".repeat(6_000) + "]".repeat(6_000);
+    expect(await post(`{"jsonrpc":"2.0","id":9,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[],"_meta":{"x":${deep}}}}`)).toEqual({
+      status: 400,
+      body: {
+        jsonrpc: "2.0",
+        id: 9,
+        error: {
+          code: -32600,
+          message: "Invalid request: the message nests objects and arrays more than 64 levels deep, the limit",
+          data: { limit: 64 },
+        },
       },
     });
     expect(await post("this is not json {")).toEqual({

@@ -24,6 +24,7 @@ async function pair(limits: { maxBufferedBytes: number; drainTimeoutMs?: number 
     { maxMessageBytes: 1024 * 1024, ...limits },
     () => undefined,
     (buffered) => stalls.push(buffered),
+    () => undefined,
   );
   const tcp = (client as unknown as { _socket: { pause(): void; resume(): void } })._socket;
   tcp.pause();

@@ -58,7 +58,7 @@ describe("docs/openapi.json", () => {
 
   it("documents 502 and 504 (the owner host unreachable) on every route relayed to another host of a fleet, and on no other", () => {
     const relayed = restRoutes({} as RestDeps)
-      .filter((route) => route.relayed === true)
+      .filter((route) => route.peers === "relay")
       .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`);
     expect(relayed).toHaveLength(6);
     const withOwnerErrors = operations.filter(({ operation }) => "502" in operation.responses && "504" in operation.responses).map((o) => o.name);

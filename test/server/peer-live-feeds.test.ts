@@ -32,10 +32,10 @@ const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.s
 
 /** Peer `host-a` on loopback: each stream request, proof checked as a real host checks it, is handed to `serve`. */
 async function fakePeer(serve: (res: ServerResponse, req: IncomingMessage) => void) {
-  const secret = new ClusterSecret(SECRET, "host-a");
   const requests: Array<{ path: string | undefined; presence: string; res: ServerResponse }> = [];
+  let secret: ClusterSecret | undefined;
   const server: Server = createServer((req, res) => {
-    const presence = secret.presence(req);
+    const presence = secret!.presence(req);
     requests.push({ path: req.url, presence: presence.kind === "peer" ? `peer ${presence.hostId}` : presence.kind, res });
     if (presence.kind !== "peer") {
       res.writeHead(401).end();
@@ -46,6 +46,8 @@ async function fakePeer(serve: (res: ServerResponse, req: IncomingMessage) => vo
     serve(res, req);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  secret = new ClusterSecret(SECRET, "host-a", url);
   cleanups.push(
     () =>
       new Promise<void>((resolve) => {
@@ -53,7 +55,7 @@ async function fakePeer(serve: (res: ServerResponse, req: IncomingMessage) => vo
         server.close(() => resolve());
       }),
   );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+  return { url, requests };
 }
 
 /** This host (`host-b`) as the feeds see it: the fleet's hosts, and real live views that record each change told. */

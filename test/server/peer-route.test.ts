@@ -30,39 +30,45 @@ describe("routing's decision", () => {
 describe("the cluster secret", () => {
   let clock = Date.parse("2026-12-01T12:00:00Z");
   const now = () => clock;
-  const ofA = new ClusterSecret(SECRET, "host-a", now);
-  const ofB = new ClusterSecret(SECRET, "host-b", now);
+  const A_URL = "http://127.0.0.1:7421";
+  const hostA = { id: "host-a", url: A_URL };
+  const ofA = new ClusterSecret(SECRET, "host-a", A_URL, now);
+  const ofB = new ClusterSecret(SECRET, "host-b", "http://127.0.0.1:7422", now);
+  const relayed = { kind: "peer", hostId: "host-b", purpose: "relay" };
   const proof = (headers: Record<string, string>) => headers["berth-cluster-proof"]!;
 
   it("lets in a peer's request with a fresh proof for this host, method and path, and knows a client that presents nothing", () => {
-    expect(ofA.presence(request(ofB.headers("host-a", "GET", "/acp?agent=demo")))).toEqual({ kind: "peer", hostId: "host-b" });
-    expect(ofA.presence(request(ofB.headers("host-a", "patch", "/api/sessions/s1"), "PATCH", "/api/sessions/s1"))).toEqual({
-      kind: "peer",
-      hostId: "host-b",
-    });
+    expect(ofA.presence(request(ofB.headers(hostA, "relay", "GET", "/acp?agent=demo")))).toEqual(relayed);
+    expect(ofA.presence(request(ofB.headers(hostA, "relay", "patch", "/api/sessions/s1"), "PATCH", "/api/sessions/s1"))).toEqual(relayed);
     expect(ofA.presence(request({ authorization: "Bearer token" }))).toEqual({ kind: "none" });
   });
 
   it("never sends the secret itself", () => {
-    const headers = ofB.headers("host-a", "GET", "/acp");
+    const headers = ofB.headers(hostA, "relay", "GET", "/acp");
     expect(JSON.stringify(headers)).not.toContain(SECRET);
     expect(Object.keys(headers).sort()).toEqual(["berth-cluster-proof", "berth-relayed-by"]);
   });
 
   it("judges a request once, however often its access is asked about", () => {
-    const req = request(ofB.headers("host-a", "GET", "/acp?agent=demo"));
-    expect(ofA.presence(req)).toEqual({ kind: "peer", hostId: "host-b" });
-    expect(ofA.presence(req)).toEqual({ kind: "peer", hostId: "host-b" });
+    const req = request(ofB.headers(hostA, "relay", "GET", "/acp?agent=demo"));
+    expect(ofA.presence(req)).toEqual(relayed);
+    expect(ofA.presence(req)).toEqual(relayed);
   });
 
   it("refuses a proof made with another secret, for another host, method or path, or naming another relaying host", () => {
-    const otherSecret = new ClusterSecret("another-secret-0123456789", "host-b", now);
-    const good = ofB.headers("host-a", "GET", "/acp?agent=demo");
+    const otherSecret = new ClusterSecret("another-secret-0123456789", "host-b", null, now);
+    const good = ofB.headers(hostA, "relay", "GET", "/acp?agent=demo");
     const refusals: Array<[string, IncomingMessage]> = [
-      ["another secret", request(otherSecret.headers("host-a", "GET", "/acp?agent=demo"))],
-      ["another host", request(ofB.headers("host-c", "GET", "/acp?agent=demo"))],
-      ["another method", request(ofB.headers("host-a", "POST", "/acp?agent=demo"))],
-      ["another path", request(ofB.headers("host-a", "GET", "/acp?agent=other"))],
+      ["another secret", request(otherSecret.headers(hostA, "relay", "GET", "/acp?agent=demo"))],
+      [
+        "another URL than the host's own (a rogue hosts.url)",
+        request(ofB.headers({ id: "host-a", url: "http://127.0.0.1:9999" }, "relay", "GET", "/acp?agent=demo")),
+      ],
+      ["another purpose than the proof says", request({ ...good, "berth-cluster-proof": proof(good).replace(/^relay\./, "read.") })],
+      ["a proof without its purpose (an older version)", request({ ...good, "berth-cluster-proof": proof(good).replace(/^relay\./, "") })],
+      ["another host", request(ofB.headers({ id: "host-c", url: A_URL }, "relay", "GET", "/acp?agent=demo"))],
+      ["another method", request(ofB.headers(hostA, "relay", "POST", "/acp?agent=demo"))],
+      ["another path", request(ofB.headers(hostA, "relay", "GET", "/acp?agent=other"))],
       ["another relaying host", request({ ...good, "berth-relayed-by": "host-c" })],
       ["the secret itself", request({ "berth-relayed-by": "host-b", "berth-cluster-secret": SECRET })],
       ["no proof", request({ "berth-relayed-by": "host-b" })],
@@ -75,24 +81,40 @@ describe("the cluster secret", () => {
   });
 
   it("refuses a proof used before, and one further than a minute from this host's clock", () => {
-    const headers = ofB.headers("host-a", "GET", "/acp?agent=demo");
-    expect(ofA.presence(request(headers))).toEqual({ kind: "peer", hostId: "host-b" });
+    const headers = ofB.headers(hostA, "relay", "GET", "/acp?agent=demo");
+    expect(ofA.presence(request(headers))).toEqual(relayed);
     expect(ofA.presence(request(headers))).toEqual({ kind: "refused", reason: "a proof already used" });
-    const early = ofB.headers("host-a", "GET", "/acp?agent=demo");
-    const late = ofB.headers("host-a", "GET", "/acp?agent=demo");
-    const latest = ofB.headers("host-a", "GET", "/acp?agent=demo");
+    const early = ofB.headers(hostA, "relay", "GET", "/acp?agent=demo");
+    const late = ofB.headers(hostA, "relay", "GET", "/acp?agent=demo");
+    const latest = ofB.headers(hostA, "relay", "GET", "/acp?agent=demo");
     clock += 59_000;
-    expect(ofA.presence(request(early))).toEqual({ kind: "peer", hostId: "host-b" });
+    expect(ofA.presence(request(early))).toEqual(relayed);
     clock += 2_000;
     expect(ofA.presence(request(late))).toMatchObject({ kind: "refused", reason: expect.stringContaining("61 s from this host's clock") });
     clock -= 122_000;
     expect(ofA.presence(request(latest))).toMatchObject({ kind: "refused", reason: expect.stringContaining("-61 s from this host's clock") });
   });
 
+  it("tells the route what the proof is for", () => {
+    expect(ofA.presence(request(ofB.headers(hostA, "live-feed", "GET", "/api/own-sessions/events"), "GET", "/api/own-sessions/events"))).toEqual({
+      kind: "peer",
+      hostId: "host-b",
+      purpose: "live-feed",
+    });
+  });
+
+  it("lets no peer in on a host that registered no URL", () => {
+    const noUrl = new ClusterSecret(SECRET, "host-a", null, now);
+    expect(noUrl.presence(request(ofB.headers(hostA, "relay", "GET", "/acp?agent=demo")))).toMatchObject({
+      kind: "refused",
+      reason: expect.stringContaining("no fleet.url"),
+    });
+  });
+
   it("without a secret, lets no peer in and relays nothing", () => {
-    const none = new ClusterSecret(undefined, "host-a");
+    const none = new ClusterSecret(undefined, "host-a", A_URL);
     expect(none.configured).toBe(false);
-    expect(none.presence(request(ofB.headers("host-a", "GET", "/acp?agent=demo")))).toMatchObject({ kind: "refused" });
-    expect(() => none.headers("host-b", "GET", "/acp")).toThrow("no cluster secret is set");
+    expect(none.presence(request(ofB.headers(hostA, "relay", "GET", "/acp?agent=demo")))).toMatchObject({ kind: "refused" });
+    expect(() => none.headers({ id: "host-b", url: A_URL }, "relay", "GET", "/acp")).toThrow("no cluster secret is set");
   });
 });

@@ -167,6 +167,32 @@ describe("a remembered device", () => {
   });
 });
 
+describe("a remembered device's cookie shadowed by another port's page", () => {
+  it("is let in whichever of the cookies of its name comes first, and no refusal with several of them drops any", async () => {
+    const fixture = await startFixture();
+    const port = new URL(fixture.url).port;
+    const device = await remember(fixture);
+    // Another page of this machine set berth-login-<port> for Path=/api: browsers send it first, before the device's own.
+    const shadow = `berth-login-${port}=shadow.${"x".repeat(43)}`;
+    const shadowed = await asDevice(fixture, `${shadow}; ${device.cookie}`, device.pageSecret);
+    expect(shadowed.status).toBe(200);
+    expect(shadowed.headers.get("set-cookie")).toBeNull();
+    const listed = (await (await asDevice(fixture, `${shadow}; ${device.cookie}`, device.pageSecret, "/api/logins")).json()) as {
+      logins: { id: string; current: boolean }[];
+    };
+    expect(listed.logins).toEqual([expect.objectContaining({ id: device.login.id, current: true })]);
+    // Refused with several of that name (a wrong page half): which one the browser would drop is unknown, so none is.
+    const refused = await asDevice(fixture, `${shadow}; ${device.cookie}`, "y".repeat(43));
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("set-cookie")).toBeNull();
+    expect((await asDevice(fixture, device.cookie, device.pageSecret)).status).toBe(200);
+    // One cookie that lets nothing in is still dropped.
+    expect((await asDevice(fixture, shadow, device.pageSecret)).headers.get("set-cookie")).toBe(
+      `berth-login-${port}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict`,
+    );
+  });
+});
+
 describe("rotating the token", () => {
   it("refuses the old token and every remembered device, and ends the event streams and ACP sockets it opened", async () => {
     const fixture = await startFixture();

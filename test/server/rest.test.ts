@@ -123,6 +123,7 @@ describe("REST API", () => {
     const refusals: Array<[unknown, number, string, RegExp]> = [
       ["{ not json", 400, "invalid_json", /not valid JSON/],
       ["", 400, "invalid_body", /empty/],
+      [`{"cwd":"/tmp","x":${"[".repeat(6_000)}${"]".repeat(6_000)}}`, 400, "body_too_deep", /nests objects and arrays more than 64 levels deep/],
       [{}, 400, "invalid_body", /cwd: expected an absolute directory path/],
       [{ cwd: fixture.workDir, colour: "red" }, 400, "invalid_body", /unknown field "colour"/],
       [{ cwd: "relative/dir" }, 400, "invalid_location", /must be absolute, got relative path "relative\/dir"/],

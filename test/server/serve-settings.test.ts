@@ -140,14 +140,17 @@ describe("access token and origins", () => {
     expect(() => loadOrCreateToken(path)).toThrow(`the access token in ${path} is too short (5 characters): delete the file to make a new one`);
   });
 
-  it("lets in no Origin, and an Origin only with the very host and port the request was sent to", () => {
+  it("lets in no Origin, and an Origin only with the very scheme, host and port the request was sent to", () => {
     expect(originAllowed(undefined, "127.0.0.1:7420")).toBe(true);
     expect(originAllowed("http://127.0.0.1:7420", "127.0.0.1:7420")).toBe(true);
     expect(originAllowed("http://localhost:7420", "localhost:7420")).toBe(true);
     expect(originAllowed("http://[::1]:7420", "[::1]:7420")).toBe(true);
     expect(originAllowed("http://berth.lan:7420", "berth.lan:7420")).toBe(true);
-    // Behind a TLS proxy that passes Host on.
-    expect(originAllowed("https://berth.example", "berth.example")).toBe(true);
+    // Berth speaks plain HTTP: an https page of the same host and port is another origin, unless a proxy's name is configured.
+    expect(originAllowed("https://127.0.0.1:7420", "127.0.0.1:7420")).toBe(false);
+    expect(originAllowed("https://localhost", "localhost")).toBe(false);
+    expect(originAllowed("https://berth.example", "berth.example")).toBe(false);
+    expect(originAllowed("https://berth.example", "berth.example", [{ name: "berth.example" }])).toBe(true);
     // Another port of the same machine is another site.
     expect(originAllowed("http://localhost:7421", "localhost:7420")).toBe(false);
     expect(originAllowed("http://127.0.0.1:3000", "127.0.0.1:7420")).toBe(false);

@@ -13,8 +13,8 @@ describe("PostgreSQL: hosts sharing one database", () => {
   afterEach(async () => {
     for (const client of opened.splice(0)) await ("kind" in client ? client.close() : client.end());
   });
-  const open = async (url: string) => {
-    const backend = await PostgresBackend.open(url, { maxConnections: 2 });
+  const open = async (url: string, hostTtlMs?: number) => {
+    const backend = await PostgresBackend.open(url, { maxConnections: 2, hostTtlMs });
     opened.push(backend);
     return backend;
   };
@@ -49,6 +49,29 @@ describe("PostgreSQL: hosts sharing one database", () => {
     expect(lost).toHaveLength(1);
     expect(lost[0]).toBeInstanceOf(LeaseHeldError);
     expect(await b.getLease("s")).toEqual(won[0]);
+  });
+
+  it("a host is alive by its own TTL, whatever the TTL of the host that looks: its session is taken only past it", async () => {
+    const url = await postgres.freshDatabase();
+    const a = await open(url, 60_000);
+    await a.registerHost({ id: "host-a", url: null });
+    await a.createSession({ id: "s", agent: "demo", cwd: "/w", createdAt: T0 }, "host-a");
+    const b = await open(url, 1_000);
+    await b.registerHost({ id: "host-b", url: null });
+    // A's last heartbeat is older than B's TTL, well within A's own.
+    await admin(url)`UPDATE hosts SET heartbeat_at = heartbeat_at - interval '5 seconds' WHERE id = 'host-a'`;
+    expect((await b.listHosts()).find((host) => host.id === "host-a")?.alive).toBe(true);
+    await expect(b.acquireLease("s", "host-b")).rejects.toBeInstanceOf(LeaseHeldError);
+    // Past A's own TTL, any host may take it.
+    await admin(url)`UPDATE hosts SET heartbeat_at = heartbeat_at - interval '2 minutes' WHERE id = 'host-a'`;
+    expect((await b.listHosts()).find((host) => host.id === "host-a")?.alive).toBe(false);
+    expect(await b.acquireLease("s", "host-b")).toEqual({ sessionId: "s", hostId: "host-b", epoch: 2 });
+  });
+
+  it("every connection bounds a statement and an idle transaction, so that a frozen host holds no row for ever", async () => {
+    const sql = admin(await postgres.freshDatabase());
+    expect(await sql`SHOW statement_timeout`).toEqual([{ statement_timeout: "1min" }]);
+    expect(await sql`SHOW idle_in_transaction_session_timeout`).toEqual([{ idle_in_transaction_session_timeout: "30s" }]);
   });
 
   it("a host id restarted in another process: the earlier process can renew nothing, take nothing, create nothing, write nothing", async () => {
@@ -128,6 +151,36 @@ describe("PostgreSQL: hosts sharing one database", () => {
     expect(await a.readEvents("s")).toEqual([]);
   });
 
+  it("an answer waiting on the session's lock while another host takes it over is refused once the takeover commits", async () => {
+    const url = await postgres.freshDatabase();
+    const { a, lease } = await silentOwner(url);
+    const question = { id: "q", kind: "permission" as const, request: {}, askedAt: T0 };
+    const [asked] = await a.write([{ lease, events: [], question }]);
+    expect(asked?.ok).toBe(true);
+    const takeover = admin(url);
+    const watcher = admin(url);
+    let stale: Promise<unknown> | undefined;
+    await takeover.begin(async (tx) => {
+      // Host B's takeover holds the session's row: A's answer (woken from SIGSTOP) must wait for it...
+      await tx`UPDATE sessions SET owner_host = 'host-b', epoch = epoch + 1 WHERE id = 's'`;
+      stale = a
+        .resolveQuestion({ questionId: "q", state: "answered", answer: { optionId: "allow" }, at: T0 }, lease)
+        .catch((error: unknown) => error);
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const [waiting] = await watcher<{ count: number }[]>`SELECT count(*)::int AS count FROM pg_locks WHERE NOT granted`;
+        if (waiting!.count > 0) break;
+        if (Date.now() > deadline) throw new Error("the stale answer never waited on the session's lock");
+        await sleep(10);
+      }
+    });
+    // ...and, once the takeover committed, find the epoch changed: refused, the question still pending, no event.
+    expect(await stale).toBeInstanceOf(StaleEpochError);
+    expect(await a.getQuestion("q")).toMatchObject({ state: "pending" });
+    expect(await a.readEvents("s")).toEqual([]);
+    expect(await a.lastSeq("s")).toBe(0);
+  });
+
   // A heartbeat releasing a lease its host does not run while a client makes the host adopt that session: whichever of
   // the release and the acquisition commits second matches nothing, so the lease the host adopts under stays its own.
   for (const first of ["release", "acquire"] as const) {
@@ -182,7 +235,7 @@ describe("PostgreSQL: hosts sharing one database", () => {
     const url = await postgres.freshDatabase();
     await Promise.all([open(url), open(url), open(url)]);
     const sql = admin(url);
-    expect(await sql`SELECT version FROM berth_schema ORDER BY version`).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(await sql`SELECT version FROM berth_schema ORDER BY version`).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
 
     await sql`INSERT INTO berth_schema (version, description) VALUES (99, 'from the future')`;
     const refused = await PostgresBackend.open(url).then(
@@ -190,7 +243,7 @@ describe("PostgreSQL: hosts sharing one database", () => {
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(StoreOpenError);
-    expect((refused as Error).message).toMatch(/schema version 99, newer than the latest this Berth knows \(2\)/);
+    expect((refused as Error).message).toMatch(/schema version 99, newer than the latest this Berth knows \(3\)/);
   });
 
   it("a URL that is not PostgreSQL's, or a server that is not there, fails with the URL named and its password hidden", async () => {

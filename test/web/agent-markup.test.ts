@@ -85,6 +85,9 @@ const style = (page: Page, selector: string) =>
       return { borderTopStyle, display };
     });
 
+/** A one-pixel PNG: an image the page shows, which must not become a link of its own. */
+const PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
 describe("agent text that poses as Berth's own controls", () => {
   it("shows a link with Berth's button class as a plain link, and an open dialog as text: no dialog, and / still searches", async () => {
     const { page } = main;
@@ -97,12 +100,14 @@ describe("agent text that poses as Berth's own controls", () => {
       "",
       '<div style="position:fixed;inset:0;z-index:9" popover>cover</div> <details open><summary>more</summary>hidden</details>',
       "",
+      `<img src="${PIXEL}" usemap="#m" width="200" height="40" alt="Allow once, as a picture"><map name="m"><area shape="rect" coords="0,0,200,40" href="https://evil.example/phish"></map>`,
+      "",
       "```ts",
       "const answer: number = 42;",
       "```",
     ].join("\n");
     const message = await exchange(page, payload, "Fake controls:");
-    expect(await message.locator("dialog, form, input, button, details, summary, [popover], [style], [id]").count()).toBe(0);
+    expect(await message.locator("dialog, form, input, button, details, summary, map, area, [usemap], [popover], [style], [id]").count()).toBe(0);
     expect(await page.locator("dialog[open]").count()).toBe(0);
     // No class of Berth's own: the link looks like the links around it, not like the page's buttons.
     const fake = message.getByRole("link", { name: "Allow once" });

@@ -283,7 +283,7 @@ describe("the dashboard in a real browser against a real Berth", () => {
     // The page is code without data and needs no token; the API refuses the wrong one and the page says how to get in.
     const wrong = await openPage(launched.browser, server.url, "/?token=wrong-token");
     expect(wrong.status).toBe(200);
-    await wrong.page.getByRole("heading", { name: "Open the link printed by berth serve" }).waitFor();
+    await wrong.page.getByRole("heading", { name: "Open the link Berth printed" }).waitFor();
     // The command is named as this Berth was started (a checkout, from its root), so it works as shown.
     expect(await wrong.page.locator(".auth-card code").first().textContent()).toBe("node dist/cli/main.js token --link");
     expect(await wrong.page.content()).not.toContain("wrong-token");
@@ -295,7 +295,7 @@ describe("the dashboard in a real browser against a real Berth", () => {
     await stale.page.getByRole("heading", { name: "Sessions" }).waitFor();
     await stale.page.evaluate("sessionStorage.setItem('berth.token', 'a-token-that-is-no-longer-valid')");
     await stale.page.reload();
-    await stale.page.getByRole("heading", { name: "Open the link printed by berth serve" }).waitFor();
+    await stale.page.getByRole("heading", { name: "Open the link Berth printed" }).waitFor();
     expect(await stale.page.content()).not.toContain("a-token-that-is-no-longer-valid");
     await screenshot(stale.page, "refused-token");
     await stale.close();

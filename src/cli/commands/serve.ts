@@ -9,9 +9,7 @@ import { addServeOptions, CLUSTER_SECRET_ENV, resolveServeSettings, type ServeFl
 import { startupText } from "../startup-text.js";
 
 export function register(program: Command): void {
-  addServeOptions(
-    program.command("serve", { isDefault: true }).description("run the Berth host: agents, sessions, the API, the dashboard and ACP over WebSocket"),
-  )
+  addServeOptions(program.command("serve").description("run the Berth host: agents, sessions, the API, the dashboard and ACP over WebSocket"))
     .option("--print-token", "print the dashboard link with the access token (by default only when the token was just created; see `berth token`)")
     .action(async (flags: ServeFlags) => {
       // Everything is stopped by now: a stray timer must not keep a stopped Berth around.
@@ -41,6 +39,10 @@ async function serve(flags: ServeFlags): Promise<number> {
   process.on("uncaughtException", (error) => onUncaught(error));
   // A promise nobody awaited failed: the work it belonged to is over, the host's state is not half-changed: logged, Berth goes on.
   process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled promise rejection"));
+  if (settings.exposure) {
+    const { path, mode, secrets } = settings.exposure;
+    log.warn({ path, mode, secrets }, "the configuration file holds secrets and other local users can read it: chmod 600 it");
+  }
   if (!isLoopback(settings.listenHost)) {
     log.warn(
       { host: settings.listenHost },
@@ -48,10 +50,9 @@ async function serve(flags: ServeFlags): Promise<number> {
     );
   }
   // The way to get the link again, named as this Berth was started: `berth`, `npx berth-acp`, or the script's path.
-  const linkCommand = tokenLinkCommand(settings.dataDir);
   let running: RunningBerth;
   try {
-    running = await startBerth({ ...settings, log, tokenLinkCommand: linkCommand });
+    running = await startBerth({ ...settings, log, tokenLinkCommand: tokenLinkCommand(settings.dataDir, "page") });
   } catch (error) {
     process.stderr.write(`berth serve: ${error instanceof Error ? error.message : String(error)}\n`);
     return FAILURE_EXIT_CODE;
@@ -60,7 +61,7 @@ async function serve(flags: ServeFlags): Promise<number> {
   const text = startupText({
     url: running.server.url,
     token: running.tokenCreated || flags.printToken === true ? running.token : null,
-    howToGetLink: `dashboard link: ${linkCommand}`,
+    howToGetLink: `dashboard link: ${tokenLinkCommand(settings.dataDir)}`,
   });
   const stopDeadlineMs = orderlyStopDeadlineMs(settings.config.stopTimeout);
   return new Promise<number>((resolve) => {

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Command } from "commander";
-import { currentInvocation, tokenLinkCommand } from "../../config/invocation.js";
+import { berthCommand, currentInvocation, tokenLinkCommand } from "../../config/invocation.js";
 import { dataPaths } from "../../config/paths.js";
 import { berthPackage } from "../../version.js";
 import { loadToken } from "../../server/auth.js";
@@ -51,16 +51,16 @@ function managerFor({ platform = process.platform }: PlatformFlags): ServiceMana
   if (platform === "linux") return systemdUserManager();
   if (platform === "darwin") return launchdAgentManager();
   throw new UsageError(
-    `services run on linux (systemd) and darwin (launchd) only, not on ${platform}: run \`berth serve\` under this system's own service manager`,
+    `services run on linux (systemd) and darwin (launchd) only, not on ${platform}: run \`${berthCommand()} serve\` under this system's own service manager`,
   );
 }
 
 function install(flags: InstallFlags): void {
   const manager = managerFor(flags);
   // The unit names the running script: npx's copy lives in npm's cache, which npm may clear at any time.
-  if (currentInvocation().name === "npx" && !flags.print)
+  if (currentInvocation().name === "cache" && !flags.print)
     throw new UsageError(
-      `this Berth runs from npx's cache, which npm may clear under a service: install it first (npm install -g --allow-scripts=better-sqlite3 ${berthPackage.name}), then run berth service install`,
+      `this Berth runs from a package manager's cache (npx, dlx), which may be cleared under a running service: install it first (npm install -g --allow-scripts=better-sqlite3 ${berthPackage.name}), then run berth service install`,
     );
   const definition = serviceDefinition(flags);
   const text = manager.render(definition);
@@ -82,7 +82,7 @@ function install(flags: InstallFlags): void {
     manager.start(previous !== undefined && previous !== text);
   } catch (error) {
     if (!(error instanceof CommandFailedError)) throw error;
-    throw new CommandFailedError(`${error.message}\nThe ${manager.kind} is in ${manager.file}; \`berth service uninstall\` removes it`);
+    throw new CommandFailedError(`${error.message}\nThe ${manager.kind} is in ${manager.file}; \`${berthCommand()} service uninstall\` removes it`);
   }
   const what = previous === undefined ? "installed" : previous === text ? "already installed" : "updated";
   const hints = [...manager.hints, `The dashboard link: ${tokenLinkCommand(definition.dataDir)}`];

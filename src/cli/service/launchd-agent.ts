@@ -1,3 +1,4 @@
+import { berthCommand } from "../../config/invocation.js";
 import { mkdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -30,7 +31,7 @@ export function launchdAgentManager(): ServiceManager {
       const run = runTool("launchctl", ["print", domain]);
       if (run.state === "missing") return "launchctl was not found: this is not macOS";
       if (run.code === 0) return true;
-      return `launchd has no ${domain} domain here (${toolComplaint(run)}): log in to the Mac's desktop as this user, or use \`berth service install --print\``;
+      return `launchd has no ${domain} domain here (${toolComplaint(run)}): log in to the Mac's desktop as this user, or use \`${berthCommand()} service install --print\``;
     },
     start(changed) {
       mkdirSync(logDir, { recursive: true, mode: 0o700 });

@@ -1,3 +1,4 @@
+import { berthCommand } from "../../config/invocation.js";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { CommandFailedError } from "../exit-codes.js";
@@ -28,13 +29,14 @@ export function systemdUserManager(env: Env = process.env): ServiceManager {
     render: systemdUnit,
     reachable() {
       const run = runTool("systemctl", ["--user", "show", "--property=Version"]);
-      if (run.state === "missing") return "systemctl was not found: this machine does not run systemd; run `berth serve` under your own supervisor";
+      if (run.state === "missing")
+        return `systemctl was not found: this machine does not run systemd; run \`${berthCommand()} serve\` under your own supervisor`;
       if (run.code === 0) return true;
       return (
         `no systemd user manager is reachable (systemctl --user: ${toolComplaint(run)}). ` +
         "A container, or a shell without a login session of this user (su, sudo), has none: log in as the user, or run " +
         "`loginctl enable-linger $USER` and set XDG_RUNTIME_DIR=/run/user/$(id -u); " +
-        "`berth service install --print` shows the unit without installing it"
+        `\`${berthCommand()} service install --print\` shows the unit without installing it`
       );
     },
     start(changed) {

@@ -1,11 +1,21 @@
+import { userInfo } from "node:os";
 import postgres from "postgres";
 import { redactUrl } from "../../config/store-url.js";
 import { StoreOpenError } from "../errors.js";
+import { passfilePassword, type PassfileKey } from "./passfile.js";
 
 /** A pool, with int8 read as numbers. */
 export type Sql = postgres.Sql<{ bigint: number }>;
 /** One transaction of the pool. */
 export type Transaction = postgres.TransactionSql<{ bigint: number }>;
+
+/**
+ * Bounds on what one connection may hold (docs/fleet.md, "The client library"): a statement that runs or waits on a lock
+ * longer than this is cancelled (a release waiting on a session's row is tried again at the next heartbeat), and a
+ * transaction left idle (a host frozen in the middle of one) is ended by the server, its locks released.
+ */
+const STATEMENT_TIMEOUT_MS = 60_000;
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 
 /** int8 (seqs, epochs, millisecond timestamps, counts) as JS numbers: every value Berth stores is below 2^53. */
 const bigintAsNumber = { to: 20, from: [20], serialize: (value: number) => String(value), parse: (text: string) => Number(text) };
@@ -18,7 +28,9 @@ export interface ConnectOptions {
 /**
  * A connection pool for a `postgres://` or `postgresql://` URL. Besides what the client reads
  * from a URL, libpq's `host` query parameter is honoured, so a unix socket's directory can be
- * named the way `psql` takes it: `postgres://me@localhost/berth?host=/var/run/postgresql`.
+ * named the way `psql` takes it: `postgres://me@localhost/berth?host=/var/run/postgresql`. A URL without a
+ * password takes it from `PGPASSWORD` (the client reads it) or else the passfile, as libpq does
+ * (`~/.pgpass`, or `PGPASSFILE`): a password on `berth serve`'s command line would be in `ps` for every user.
  */
 export function connect(url: string, options: ConnectOptions = {}): Sql {
   let parsed: URL;
@@ -32,12 +44,29 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
   }
   const socketDir = parsed.searchParams.get("host");
   parsed.searchParams.delete("host");
+  const password = parsed.password === "" && process.env.PGPASSWORD === undefined ? passfilePassword(passfileKey(parsed, socketDir)) : undefined;
   return postgres(parsed.toString(), {
     ...(socketDir ? { host: socketDir } : {}),
+    ...(password !== undefined ? { password } : {}),
     max: options.max ?? 10,
     types: { bigint: bigintAsNumber },
     // Server notices (e.g. "relation already exists, skipping") are not Berth's to print.
     onnotice: () => undefined,
-    connection: { application_name: "berth" },
+    connection: {
+      application_name: "berth",
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
   });
+}
+
+/** The host, port, database and user a URL connects with, as the client fills them in, to look a passfile up. */
+function passfileKey(url: URL, socketDir: string | null): PassfileKey {
+  const user = decodeURIComponent(url.username) || process.env.PGUSER || userInfo().username;
+  return {
+    host: socketDir ?? (url.hostname || process.env.PGHOST || "localhost"),
+    port: url.port || process.env.PGPORT || "5432",
+    database: decodeURIComponent(url.pathname.slice(1)) || process.env.PGDATABASE || user,
+    user,
+  };
 }

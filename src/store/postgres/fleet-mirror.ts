@@ -1,4 +1,5 @@
 import { rmSync } from "node:fs";
+import { createDatabaseFile } from "../../config/paths.js";
 import { openDatabase } from "../database.js";
 import type { Session } from "../sessions.js";
 import type { Lease, StoreBackend } from "../store-backend.js";
@@ -26,6 +27,8 @@ export async function buildMirror(
   agents: readonly string[],
 ): Promise<void> {
   for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+  // Other local users must not read the sessions' journals: 0600 like the embedded store's file.
+  createDatabaseFile(path);
   // Created with the embedded store's schema (its migrations), then filled through the one writer's ops.
   Store.open(path).close();
   const db = openDatabase(path);

@@ -59,6 +59,8 @@ export class FleetWriter implements BatchWriter {
   private readonly leases = new Map<string, Lease>();
   /** Sessions whose creation the shared store may have committed before their lease is in `leases`. */
   private readonly creating = new Set<string>();
+  /** Sessions whose creation the shared store refused: their later writes fail as not stored, not as another host's. */
+  private readonly uncreated = new Set<string>();
   private readonly mirror: JournalWriter;
   /** Mirror batches handed over and not reported yet, by the mirror writer's number. */
   private readonly mirrored = new Map<number, (outcome: BatchOutcome) => void>();
@@ -250,7 +252,7 @@ export class FleetWriter implements BatchWriter {
       const sessionId = String(ops[0]![0] === "q" ? ops[0]![2] : ops[0]![1]);
       const lease = this.leases.get(sessionId);
       if (!lease) {
-        outcomes[index] = { ok: false, error: this.notOwned(sessionId), lost: true };
+        outcomes[index] = this.refused(this.noLease(sessionId));
         return;
       }
       writes.push(journalUnit(lease, ops));
@@ -302,18 +304,27 @@ export class FleetWriter implements BatchWriter {
   private async call(name: StoreCallName, args: unknown[], retry: boolean): Promise<unknown> {
     switch (name) {
       case "sessions.create": {
-        const id = String((args[0] as NewSession).id);
+        const asked = args[0] as NewSession;
+        const id = String(asked.id);
         this.creating.add(id);
+        // Until the creation is stored or refused: between tries the store may hold it, with this host's lease (a heartbeat
+        // must not take it for a session this host does not run).
+        let settled = true;
         try {
-          const lease = await this.backend.createSession(args[0] as NewSession, this.hostId).catch(async (error: unknown) => {
+          const lease = await this.backend.createSession(asked, this.hostId).catch(async (error: unknown) => {
             // The id taken, after a try whose reply was lost: by that try if the session is the one asked for, still this host's at epoch 1.
-            const created = retry && error instanceof StoreWriteError && error.code === "23505" && (await this.createdAsTried(args[0] as NewSession));
+            const created = retry && error instanceof StoreWriteError && error.code === "23505" && (await this.createdAsTried(asked));
             if (!created) throw error;
             return created;
           });
           this.leases.set(lease.sessionId, lease);
+          this.uncreated.delete(id);
+        } catch (error) {
+          settled = !isUnreachable(error) || this.stopped();
+          if (settled) this.uncreated.add(id);
+          throw error;
         } finally {
-          this.creating.delete(id);
+          if (settled) this.creating.delete(id);
         }
         return null;
       }
@@ -397,8 +408,14 @@ export class FleetWriter implements BatchWriter {
 
   private lease(sessionId: string): Lease {
     const lease = this.leases.get(sessionId);
-    if (!lease) throw new NotOwnedError(this.notOwned(sessionId));
-    return lease;
+    if (lease) return lease;
+    throw this.noLease(sessionId);
+  }
+
+  /** Why a session's unit has no lease to go under: its creation failed, or it is not this host's (another's now: `lost`). */
+  private noLease(sessionId: string): Error {
+    if (this.uncreated.has(sessionId)) return new Error(`session "${sessionId}" was not stored: its creation failed in the shared store`);
+    return new NotOwnedError(this.notOwned(sessionId));
   }
 
   private notOwned(sessionId: string): string {

@@ -100,6 +100,12 @@ const migrations: readonly PostgresMigration[] = [
     description: "hosts' incarnations: each registration of a host id is a new process, whose predecessor can take no lease",
     sql: `ALTER TABLE hosts ADD COLUMN incarnation bigint NOT NULL DEFAULT 0;`,
   },
+  {
+    version: 3,
+    description: "each host's own TTL: it is alive, and its leases stand, by its setting, not by that of the host that looks",
+    // NULL: registered by a Berth before this step; judged by the looking host's TTL until it registers again.
+    sql: `ALTER TABLE hosts ADD COLUMN ttl_ms bigint;`,
+  },
 ];
 
 const latestVersion = migrations.length;

@@ -94,9 +94,10 @@ export class PostgresBackend implements StoreBackend {
     const row = await this.guard(op, () =>
       this.sql.begin(async (tx) => {
         const [registered] = await tx<Omit<HostInfo, "alive">[]>`
-          INSERT INTO hosts (id, url, registered_at, heartbeat_at, incarnation) VALUES (${id}, ${url}, clock_timestamp(), clock_timestamp(), 1)
+          INSERT INTO hosts (id, url, registered_at, heartbeat_at, incarnation, ttl_ms)
+          VALUES (${id}, ${url}, clock_timestamp(), clock_timestamp(), 1, ${this.hostTtlMs})
           ON CONFLICT (id) DO UPDATE SET url = excluded.url, registered_at = excluded.registered_at, heartbeat_at = excluded.heartbeat_at,
-            incarnation = hosts.incarnation + 1
+            incarnation = hosts.incarnation + 1, ttl_ms = excluded.ttl_ms
           RETURNING ${this.sql.unsafe(HOST_COLUMNS)}`;
         await tx`
           UPDATE sessions SET epoch = epoch + 1 WHERE owner_host = ${id}
@@ -120,8 +121,17 @@ export class PostgresBackend implements StoreBackend {
 
   async listHosts(): Promise<HostInfo[]> {
     return this.sql<HostInfo[]>`
-      SELECT ${this.sql.unsafe(HOST_COLUMNS)}, heartbeat_at > clock_timestamp() - ${this.hostTtlMs} * interval '1 millisecond' AS alive
+      SELECT ${this.sql.unsafe(HOST_COLUMNS)}, ${this.alive()} AS alive
       FROM hosts ORDER BY id`;
+  }
+
+  /**
+   * Whether the host of a `hosts` row (the table named `table` in the query) heartbeats: within its own TTL, on the
+   * server's clock; a host registered by a Berth without stored TTLs, within this host's.
+   */
+  private alive(table: "hosts" | "h" = "hosts") {
+    const row = this.sql(table);
+    return this.sql`${row}.heartbeat_at > clock_timestamp() - coalesce(${row}.ttl_ms, ${this.hostTtlMs}::int8) * interval '1 millisecond'`;
   }
 
   async acquireLease(sessionId: string, hostId: string): Promise<Lease> {
@@ -139,7 +149,7 @@ export class PostgresBackend implements StoreBackend {
         WHERE s.id = ${id} AND (
           s.owner_host IS NULL OR s.owner_host = ${host} OR NOT EXISTS (
             SELECT 1 FROM hosts h
-            WHERE h.id = s.owner_host AND h.heartbeat_at > clock_timestamp() - ${this.hostTtlMs} * interval '1 millisecond'))
+            WHERE h.id = s.owner_host AND ${this.alive("h")}))
           AND ${this.currentIncarnation(host)}
         RETURNING s.id AS "sessionId", s.owner_host AS "hostId", s.epoch,
           pg_notify(${CHANNEL}, json_build_object('type', 'lease', 'sessionId', s.id, 'hostId', s.owner_host, 'epoch', s.epoch)::text)`,
@@ -339,9 +349,12 @@ export class PostgresBackend implements StoreBackend {
     // The seq the host's journal gave the event (stored as given; a seq taken fails the statement), or none: drawn here.
     const given = resolution.seq === undefined ? null : requireCount(op, "seq", resolution.seq);
     // The `state = 'pending'` guard makes the first resolution win fleet-wide; its event is drawn under the session's lock.
-    const [row] = await this.guard(
-      op,
-      () => this.sql<{ seq: number }[]>`
+    // The lease's epoch is compared under that lock too, taken first (as a journal write does): a takeover committing
+    // while this waits for the row is seen, never a snapshot from before it.
+    const [row] = await this.guard(op, () =>
+      this.sql.begin(async (tx) => {
+        if (lease) await tx`SELECT 1 FROM sessions WHERE id = (SELECT session_id FROM questions WHERE id = ${id}) FOR UPDATE`;
+        return tx<{ seq: number }[]>`
         WITH resolved AS (
           UPDATE questions q SET state = ${state}, answer = ${answer}::text, reason = ${reason}::text, resolved_at = ${at}
           WHERE q.id = ${id} AND q.state = 'pending' AND (${lease?.epoch ?? null}::int8 IS NULL OR EXISTS (
@@ -356,7 +369,8 @@ export class PostgresBackend implements StoreBackend {
         SELECT seq,
           pg_notify(${CHANNEL}, json_build_object('type', 'question', 'sessionId', id, 'questionId', ${id}::text)::text),
           pg_notify(${CHANNEL}, json_build_object('type', 'events', 'sessionId', id, 'lastSeq', last_seq)::text)
-        FROM claimed`,
+        FROM claimed`;
+      }),
     );
     if (row) return { won: true, seq: row.seq };
     const question = await this.getQuestion(id);

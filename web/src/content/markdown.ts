@@ -70,6 +70,9 @@ const purifyOptions = {
     "summary",
     "menu",
     "menuitem",
+    // An image map's areas are links no handler of links sees: a click on the picture would leave without the confirm step.
+    "map",
+    "area",
     // Not in DOMPurify's defaults either; named so that a change of its defaults cannot let them in.
     "iframe",
     "object",
@@ -79,7 +82,20 @@ const purifyOptions = {
     "marquee",
   ],
   // `id` could clash with the page's own, `style` place text anywhere; the rest open layers, run commands or take focus.
-  FORBID_ATTR: ["id", "style", "popover", "popovertarget", "popovertargetaction", "command", "commandfor", "tabindex", "draggable", "inert"],
+  FORBID_ATTR: [
+    "id",
+    "style",
+    "usemap",
+    "ismap",
+    "popover",
+    "popovertarget",
+    "popovertargetaction",
+    "command",
+    "commandfor",
+    "tabindex",
+    "draggable",
+    "inert",
+  ],
 };
 
 /** Markdown as safe HTML. */

@@ -22,7 +22,7 @@ export function AuthRequired() {
     <main class="auth">
       <div class="auth-card">
         <span class="mark large" aria-hidden="true" />
-        <h1>Open the link printed by berth serve</h1>
+        <h1>Open the link Berth printed</h1>
         <p>{why[had]}</p>
         <p>
           On the machine that runs Berth, <code>{command}</code> prints a link that works (<code>{command} --qr</code> also draws it as a QR code to
