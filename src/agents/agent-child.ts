@@ -109,7 +109,8 @@ export class AgentChild {
           }
         } finally {
           await stopping;
-          // What its group wrote before it was gone is read (the pipes' end), not dropped as late words.
+          // What its group wrote before it was gone is read (the pipes' end), not dropped as late words: held output too.
+          group.child.stdout?.resume();
           await group.outputDrained();
         }
       })
@@ -158,6 +159,16 @@ export class AgentChild {
     const child: AgentChild = new AgentChild(options, group, connection, stderr);
     await child.initialize();
     return child;
+  }
+
+  /**
+   * `held`: the agent's stdout is no longer read (the host has too much waiting to be stored), so its pipe fills and the
+   * agent waits on it; `flowing`: read again. Its exit reads the rest whatever this says.
+   */
+  readOutput(mode: "held" | "flowing"): void {
+    if (this.state !== "starting" && this.state !== "ready") return;
+    if (mode === "held") this.group.child.stdout?.pause();
+    else this.group.child.stdout?.resume();
   }
 
   get pid(): number {

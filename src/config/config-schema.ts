@@ -94,6 +94,11 @@ export const configSchema = z
      * a full disk) before it fails with a clear error. The write stays queued.
      */
     writeTimeout: duration.prefault("10s"),
+    /**
+     * How much may wait to be stored (while the store cannot write) before agents' output is no longer read: their pipes
+     * fill and they wait, until half of it is stored. Nothing is dropped.
+     */
+    writeBacklogLimit: byteSize.default(64 * 1024 * 1024),
     /** Where the `authenticate` an agent accepted is kept for its later children: memory, or a 0600 file in the data directory. */
     rememberLogins: z.enum(["memory", "file"], { error: 'expected "memory" or "file"' }).default("memory"),
     notify: z.strictObject({ webhook: webhookSchema.optional() }).default({}),

@@ -17,6 +17,7 @@ import { answerFields, changesState, restoreSteps, stateOf, withAnswer, withRequ
 import { locationOf } from "./session-location.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
+import type { Backlog } from "./write-queue.js";
 import type { Logger } from "./logger.js";
 import type { QuestionDesk } from "./question-desk.js";
 
@@ -77,8 +78,12 @@ export class AgentChildren {
    * host's store is closing: what is still read from a child's pipe is dropped).
    */
   private state: "running" | "stopping" | "stopped" = "running";
+  /** Whether agents' output is read (the journal's backlog): a child started while it is held starts held. */
+  private output: Backlog = "flowing";
 
-  constructor(private readonly deps: AgentChildrenDeps) {}
+  constructor(private readonly deps: AgentChildrenDeps) {
+    deps.journal.onBacklog((mode) => this.readOutput(mode));
+  }
 
   acquire(sessionId: string): Promise<AgentChild> {
     if (this.state !== "running") return Promise.reject(new Error("the host is shutting down"));
@@ -118,6 +123,12 @@ export class AgentChildren {
       }),
     );
     this.state = "stopped";
+  }
+
+  /** Holds every agent's output while too much waits to be stored, and lets it flow again (the journal's backlog). */
+  private readOutput(mode: Backlog): void {
+    this.output = mode;
+    for (const child of this.live) child.readOutput(mode);
   }
 
   /** Settles when the session's acquisition in flight (if any) has succeeded or failed. */
@@ -176,6 +187,7 @@ export class AgentChildren {
       throw error;
     }
     this.live.add(child);
+    child.readOutput(this.output);
     void child.ended.then(() => this.live.delete(child));
     child.onExit((status) => this.childExited(sessionId, key, child, describeExit(status)));
     if (!child.canLoad && !child.canResume) this.deps.onChildWithoutReload(sessionId);

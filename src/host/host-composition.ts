@@ -106,6 +106,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     clock,
     log,
     config.writeTimeout,
+    config.writeBacklogLimit,
     fleet?.writerFor ?? ((listeners) => new JournalWriter(store.path, listeners)),
   );
   const records = new HostRecordLog({ store, journal, clock, log, sessionChanged: (sessionId) => sessionChanges.emit(sessionId) });

@@ -1,7 +1,7 @@
 import { UnknownAgentError } from "../agents/agent-registry.js";
 import { SessionNotFoundError } from "./agent-children.js";
 import { OwnedByOtherHostError } from "./owned-elsewhere.js";
-import { TurnFailedError } from "./turns.js";
+import { TurnFailedError, TurnNotStoredError } from "./turns.js";
 import { QuestionError } from "./question-desk.js";
 import { StoreUnavailableError } from "./store-health.js";
 import { InvalidTitleError } from "./session-titles.js";
@@ -53,6 +53,8 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof OwnedByOtherHostError) return as("conflict", "owned_by_other_host");
   // The agent failed or crashed mid-turn: not Berth's bug, and the session carries on.
   if (error instanceof TurnFailedError || error instanceof AcquisitionFailedError) return as("unavailable", "agent_failed");
+  // The turn's end was refused by the store (the session is another host's now): what the agent said is not all stored.
+  if (error instanceof TurnNotStoredError) return as("conflict", "turn_not_stored");
   // The hold left (or was replaced) before its agent was ready: the request raced its own release; retrying holds afresh.
   if (error instanceof StaleHoldError) return as("conflict", "hold_ended");
   // The store could not write what had to be stored first (another process's lock, a full disk): retry later.

@@ -9,7 +9,7 @@ import { callOp, type StoreCallName, type StoreCalls, type WriteOp } from "../st
 import type { Logger } from "./logger.js";
 import type { SessionBus } from "./session-bus.js";
 import type { StoreHealthView } from "./store-health.js";
-import { WriteQueue } from "./write-queue.js";
+import { WriteQueue, type Backlog } from "./write-queue.js";
 
 /** The kinds of durable events in a session's journal. */
 export type JournalKind = "turn_started" | "update" | "turn_ended" | "question_asked" | "question_resolved" | "interrupted" | "agent_exited";
@@ -66,10 +66,12 @@ export class Journal {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly writeTimeoutMs: number,
+    /** Bytes waiting to be stored past which agents' output is held (`writeBacklogLimit`). */
+    backlogLimitBytes: number,
     /** What commits the batches: the writer thread on the store's file (SQLite), or the fleet's writer (PostgreSQL). */
     writerFor: (listeners: WriterListeners) => BatchWriter,
   ) {
-    this.writes = new WriteQueue(writerFor, log, writeTimeoutMs);
+    this.writes = new WriteQueue(writerFor, log, writeTimeoutMs, backlogLimitBytes);
     this.agentStates = new Listeners<string>((error) => log.error({ err: error }, "agent state listener failed"));
     this.agentMessages = new Listeners<string>((error) => log.error({ err: error }, "agent message listener failed"));
   }
@@ -192,6 +194,15 @@ export class Journal {
   /** Waits for `write` at most `writeTimeout`; then a `StoreUnavailableError` names what was not stored, why, and `whatIfLate`. */
   within<T>(write: Promise<T>, what: string, whatIfLate: string): Promise<T> {
     return this.writes.within(write, what, whatIfLate);
+  }
+
+  /** Told when agents' output is to be held (too much waits to be stored), and when it may flow again. */
+  onBacklog(listener: (backlog: Backlog) => void): () => void {
+    return this.writes.onBacklog(listener);
+  }
+
+  get backlog(): Backlog {
+    return this.writes.backlogState;
   }
 
   /** Whether the store writes, and how many writes wait. */

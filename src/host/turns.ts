@@ -18,6 +18,11 @@ export class TurnFailedError extends Error {
   override readonly name = "TurnFailedError";
 }
 
+/** The store refused the turn's end (its session is another host's now): no stop reason is given for a turn it may lack. */
+export class TurnNotStoredError extends Error {
+  override readonly name = "TurnNotStoredError";
+}
+
 export interface TurnsDeps {
   readonly store: Store;
   readonly holds: SessionHolds<AgentChild>;
@@ -64,6 +69,8 @@ export class Turns {
       let stopReason: StopReason | null = null;
       let error: string | null = null;
       let failure: unknown;
+      /** Why the store refused the turn's end (and so may lack its output), if it did. */
+      let unstored: string | null = null;
       try {
         journal.append(sessionId, key, "turn_started", { prompt }, { then: (seq) => bus.publish(sessionId, { type: "turn_started", seq }) });
         journal.touchSession(sessionId, clock.now());
@@ -81,16 +88,22 @@ export class Turns {
           key,
           "turn_ended",
           { stopReason, error },
-          { then: (seq) => bus.publish(sessionId, { type: "turn_ended", seq, stopReason, error }) },
+          {
+            then: (seq) => bus.publish(sessionId, { type: "turn_ended", seq, stopReason, error }),
+            refused: (why) => (unstored = why),
+          },
         );
         turn.settle(error === null ? "completed" : "failed");
         record({ kind: "turn_ended", sessionId, stopReason, error });
       }
       journal.touchSession(sessionId, clock.now());
-      // The answer follows the turn's events: clients see every update before the prompt's response.
+      // The answer follows the turn's events: clients see every update before the prompt's response, which waits for a
+      // store that cannot write yet (they are tried until stored).
       await new Promise<void>((resolve) => journal.afterCommit(resolve));
       // The agent's own refusal reaches the client as the agent sent it (code, message, data).
       if (failure instanceof RequestError) throw failure;
+      // Never a stop reason for a turn the journal lacks: the client learns it was not stored.
+      if (unstored !== null) throw new TurnNotStoredError(`the turn ended but was not stored: ${unstored}`);
       if (error !== null) throw new TurnFailedError(`the turn failed: ${error}`);
       return response!;
     } finally {

@@ -1,4 +1,5 @@
 import { formatDuration } from "../config/durations.js";
+import { Listeners } from "../lifecycle/listeners.js";
 import type { BatchOutcome, BatchWriter, WriterListeners } from "../store/journal-writer.js";
 import { callOp, type StoreCallName, type StoreCalls, type WriteOp, type WriteValue } from "../store/write-batch.js";
 import type { Logger } from "./logger.js";
@@ -26,7 +27,15 @@ interface Callback extends UnitOutcome {
 interface Batch {
   readonly callbacks: Callback[];
   readonly units: UnitSubject[];
+  /** What its units weigh (their text), for the backlog's bound. */
+  bytes: number;
 }
+
+/**
+ * Whether agents' output is read: `flowing`, or `held` while more than the backlog's bound waits to be stored (their
+ * pipes fill and they wait on them); it flows again once half of it is stored.
+ */
+export type Backlog = "flowing" | "held";
 
 /**
  * Every SQLite write of the host, in one ordered queue: units (written all or none) gathered
@@ -37,12 +46,15 @@ interface Batch {
  */
 export class WriteQueue {
   private values: WriteValue[] = [];
-  private pending: Batch = { callbacks: [], units: [] };
+  private pending: Batch = { callbacks: [], units: [], bytes: 0 };
   private handScheduled = false;
   /** Batches handed to the writer and not yet delivered, by number. */
   private readonly inFlight = new Map<number, Batch>();
-  /** Units queued or in flight, not delivered yet. */
+  /** Units queued or in flight, not delivered yet, and what they weigh. */
   private uncommitted = 0;
+  private uncommittedBytes = 0;
+  private backlog: { readonly state: "flowing" } | { readonly state: "held"; readonly since: number } = { state: "flowing" };
+  private readonly backlogListeners: Listeners<Backlog>;
   /** Set while closing: failures are counted into one line instead of one line each. */
   private lostAtClose: number | undefined;
   private readonly writer: BatchWriter;
@@ -52,8 +64,11 @@ export class WriteQueue {
     writerFor: (listeners: WriterListeners) => BatchWriter,
     private readonly log: Logger,
     private readonly writeTimeoutMs: number,
+    /** Bytes queued and not committed past which agents' output is held. */
+    private readonly backlogLimitBytes: number,
   ) {
     this.storeHealth = new StoreHealth(log);
+    this.backlogListeners = new Listeners<Backlog>((error) => log.error({ err: error }, "backlog listener failed"));
     this.writer = writerFor({
       committed: (outcome) => this.committed(outcome),
       status: (status) => this.storeHealth.report(status),
@@ -65,9 +80,16 @@ export class WriteQueue {
   unit(ops: readonly WriteOp[], subject: UnitSubject, outcome: UnitOutcome = {}): void {
     const unit = this.pending.units.length;
     this.values.push(ops.length);
-    for (const op of ops) this.values.push(...op);
+    let bytes = 0;
+    for (const op of ops) {
+      this.values.push(...op);
+      for (const value of op) bytes += typeof value === "string" ? value.length : 8;
+    }
     this.pending.units.push(subject);
+    this.pending.bytes += bytes;
     this.uncommitted++;
+    this.uncommittedBytes += bytes;
+    if (this.backlog.state === "flowing" && this.uncommittedBytes > this.backlogLimitBytes) this.holdBacklog();
     if (outcome.stored || outcome.refused) this.pending.callbacks.push({ unit, ...outcome });
     this.schedule();
   }
@@ -115,6 +137,16 @@ export class WriteQueue {
     else work();
   }
 
+  /** Told when agents' output is to be held, and when it may flow again. */
+  onBacklog(listener: (backlog: Backlog) => void): () => void {
+    return this.backlogListeners.add(listener);
+  }
+
+  /** Whether agents' output is held now (a child started meanwhile starts held). */
+  get backlogState(): Backlog {
+    return this.backlog.state;
+  }
+
   health(): StoreHealthView {
     return this.storeHealth.view(this.uncommitted);
   }
@@ -146,7 +178,7 @@ export class WriteQueue {
     }
     const values = this.values;
     this.values = [];
-    this.pending = { callbacks: [], units: [] };
+    this.pending = { callbacks: [], units: [], bytes: 0 };
     let number: number;
     try {
       number = this.writer.write(values);
@@ -164,8 +196,23 @@ export class WriteQueue {
     this.deliver(batch, outcome);
   }
 
+  private holdBacklog(): void {
+    this.backlog = { state: "held", since: Date.now() };
+    this.log.warn(
+      { pendingWrites: this.uncommitted, pendingBytes: this.uncommittedBytes, store: this.storeHealth.describe(this.uncommitted) },
+      "agents' output held: too much waits to be stored",
+    );
+    this.backlogListeners.emit("held");
+  }
+
   private deliver(batch: Batch, outcome: BatchOutcome): void {
     this.uncommitted -= batch.units.length;
+    this.uncommittedBytes -= batch.bytes;
+    if (this.backlog.state === "held" && this.uncommittedBytes <= this.backlogLimitBytes / 2) {
+      this.log.info({ pendingWrites: this.uncommitted, heldMs: Date.now() - this.backlog.since }, "agents' output flows again");
+      this.backlog = { state: "flowing" };
+      this.backlogListeners.emit("flowing");
+    }
     const all = outcome.failed.some((failure) => failure.unit === -1);
     const failed = new Map(outcome.failed.map((failure) => [failure.unit, failure.error]));
     // Units of sessions another host of the fleet owns now: refused as they must be, one line for them.

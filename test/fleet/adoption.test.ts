@@ -279,8 +279,9 @@ describe("adoption of an offline host's sessions", () => {
     // the agent, records the loss, and refuses what the agent said meanwhile.
     await gaveUp(a.server, sessionId, agentPid);
     // The agent's sleep ended while A was stopped: its answer was in the pipe, so the turn ended on A, and its last
-    // words reached A, which refused to store them.
-    expect(await turn).toMatchObject({ stopReason: "end_turn" });
+    // words reached A, which refused to store them: the
+    // client gets no stop reason for a turn not stored.
+    expect(await turn).toMatchObject({ data: { code: "turn_not_stored" } });
     onA.close();
     await refusedWrites(a.server, sessionId);
     await eventually(

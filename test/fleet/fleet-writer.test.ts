@@ -64,33 +64,139 @@ async function hostA(url: string, wrap: (backend: PostgresBackend) => StoreBacke
 }
 
 describe("the fleet writer on PostgreSQL", () => {
-  it("stores events at the seqs the journal gave (and published), also after a batch failed without committing", async () => {
+  it("tries a batch again while the connection fails under it, in order with the batches behind it, at the seqs the journal gave", async () => {
     const url = await postgres.freshDatabase();
-    let failNext = false;
-    // The connection fails under one batch: nothing of it reaches the server (as the backend reports a connection lost).
+    let failures = 0;
+    // The connection fails under the next `failures` tries: nothing of them reaches the server (as the backend reports a connection lost).
     const faulty = (backend: PostgresBackend): StoreBackend =>
       Object.assign(Object.create(backend) as PostgresBackend, {
         write: async (units: readonly WriteUnit[]): Promise<UnitOutcome[]> => {
-          if (!failNext) return backend.write(units);
-          failNext = false;
+          if (failures === 0) return backend.write(units);
+          failures--;
           return units.map(() => ({ ok: false, error: new StoreWriteError("events.write", "CONNECTION_CLOSED", "write CONNECTION_CLOSED") }));
         },
       });
     const a = await hostA(url, faulty);
     expect((await a.write([event(1, "m1")])).failed).toEqual([]);
-    failNext = true;
-    expect((await a.write([event(2, "m2")])).failed).toEqual([
-      expect.objectContaining({ unit: 0, error: expect.stringMatching(/CONNECTION_CLOSED/) }),
-    ]);
-    // The journal numbered m2 in memory and goes on with 3: clients are told m3 is seq 3.
-    expect((await a.write([event(3, "m3")])).failed).toEqual([]);
+    failures = 3;
+    const second = a.writer.write(flatten([[event(2, "m2")]]));
+    const third = a.writer.write(flatten([[event(3, "m3")]]));
+    await waitUntil(() => a.outcomes.has(third), "the batch behind the retried one was reported");
+    expect([a.outcomes.get(second)!.failed, a.outcomes.get(third)!.failed]).toEqual([[], []]);
+    expect(a.statuses.map((status) => status.state)).toEqual(["blocked", "writable"]);
     const stored = (await a.backend.readEvents("s")).map((e) => [e.seq, (e.payload as { text: string }).text]);
     expect(stored).toEqual([
       [1, "m1"],
+      [2, "m2"],
       [3, "m3"],
     ]);
     expect(a.mirrored()).toEqual(stored);
-    expect(await a.backend.lastSeq("s")).toBe(3);
+  }, 30_000);
+
+  it("stores a batch whose commit reached the server but whose reply was lost once: tried again, it is taken as stored", async () => {
+    const url = await postgres.freshDatabase();
+    let loseReplies = 0;
+    let resolutionsLost = 0;
+    let creationsLost = 0;
+    let creationsCut = false;
+    // The server commits, then the connection fails before its reply arrives (what a server stopped right after COMMIT does).
+    const lossy = (backend: PostgresBackend): StoreBackend =>
+      Object.assign(Object.create(backend) as PostgresBackend, {
+        write: async (units: readonly WriteUnit[]): Promise<UnitOutcome[]> => {
+          const outcomes = await backend.write(units);
+          if (loseReplies === 0) return outcomes;
+          loseReplies--;
+          return units.map(() => ({ ok: false, error: new StoreWriteError("events.write", "CONNECTION_CLOSED", "write CONNECTION_CLOSED") }));
+        },
+        createSession: async (...args: Parameters<PostgresBackend["createSession"]>) => {
+          // The connection fails before the server has it.
+          if (creationsCut) throw new StoreWriteError("sessions.create", "CONNECTION_CLOSED", "write CONNECTION_CLOSED");
+          const lease = await backend.createSession(...args);
+          if (creationsLost === 0) return lease;
+          creationsLost--;
+          throw new StoreWriteError("sessions.create", "CONNECTION_CLOSED", "write CONNECTION_CLOSED");
+        },
+        resolveQuestion: async (...args: Parameters<PostgresBackend["resolveQuestion"]>) => {
+          const outcome = await backend.resolveQuestion(...args);
+          if (resolutionsLost === 0) return outcome;
+          resolutionsLost--;
+          throw new StoreWriteError("questions.resolve", "CONNECTION_CLOSED", "write CONNECTION_CLOSED");
+        },
+      });
+    const a = await hostA(url, lossy);
+    loseReplies = 2;
+    const asked: WriteOp = ["q", "q1", "s", "permission", JSON.stringify({ options: [{ optionId: "allow" }] }), T0];
+    expect((await a.write([event(1, "m1")], [["e", "s", 2, "question_asked", '{"questionId":"q1"}', T0 + 2], asked])).failed).toEqual([]);
+    // Answered: its commit's reply lost too; the retry finds the question resolved as it tried, and reports it won.
+    resolutionsLost = 1;
+    const answer = { outcome: { outcome: "selected", optionId: "allow" } };
+    const resolved: WriteOp = ["e", "s", 3, "question_resolved", JSON.stringify({ questionId: "q1", state: "answered", answer }), T0 + 3];
+    expect((await a.write([resolved, callOp("questions.resolve", ["q1", "answered", answer, T0 + 3])])).failed).toEqual([]);
+    expect(resolutionsLost).toBe(0);
+    expect((await a.write([event(4, "m4")])).failed).toEqual([]);
+    const stored = await a.backend.readEvents("s");
+    expect(stored.map((e) => [e.seq, e.kind])).toEqual([
+      [1, "update"],
+      [2, "question_asked"],
+      [3, "question_resolved"],
+      [4, "update"],
+    ]);
+    expect(await a.backend.getQuestion("q1")).toMatchObject({ state: "answered", answer });
+    expect(a.mirrored().map(([seq]) => seq)).toEqual([1, 2, 3, 4]);
+    // A session created, its reply lost: the retry finds it as it asked, this host's, and writes on under its lease.
+    creationsLost = 1;
+    expect((await a.write([callOp("sessions.create", [{ id: "t", agent: "demo", cwd: "/w", createdAt: T0 }])])).failed).toEqual([]);
+    expect(creationsLost).toBe(0);
+    expect((await a.write([["e", "t", 1, "update", JSON.stringify({ text: "t1" }), T0]])).failed).toEqual([]);
+    expect((await a.backend.readEvents("t")).map((e) => e.payload)).toEqual([{ text: "t1" }]);
+    // While a creation is tried again the store may hold it already: the session counts as this host's meanwhile (a
+    // heartbeat must not release it as one this host does not run).
+    creationsCut = true;
+    const creation = a.writer.write(flatten([[callOp("sessions.create", [{ id: "u", agent: "demo", cwd: "/w", createdAt: T0 }])]]));
+    await waitUntil(() => a.statuses.at(-1)?.state === "blocked", "the creation failed for want of the server");
+    expect(a.writer.writes("u")).toBe(true);
+    creationsCut = false;
+    await waitUntil(() => a.outcomes.has(creation), "the creation was reported");
+    expect(a.outcomes.get(creation)!.failed).toEqual([]);
+    expect(a.writer.writes("u")).toBe(true);
+  }, 30_000);
+
+  it("PostgreSQL: the same journal write twice stores it once; a seq or question stored with other content is refused loudly", async () => {
+    const url = await postgres.freshDatabase();
+    const backend = await PostgresBackend.open(url, { maxConnections: 2 });
+    cleanups.push(() => backend.close());
+    await backend.registerHost({ id: "host-a", url: null });
+    const lease = await backend.createSession({ id: "s", agent: "demo", cwd: "/w", createdAt: T0 }, "host-a");
+    const unit: WriteUnit = {
+      lease,
+      events: [
+        { seq: 1, kind: "update", text: '{"text":"one"}', at: T0 + 1 },
+        { seq: 2, kind: "question_asked", text: '{"questionId":"q1"}', at: T0 + 2 },
+      ],
+      question: { id: "q1", kind: "permission", request: { options: [] }, askedAt: T0 + 2 },
+    };
+    for (let i = 0; i < 2; i++) expect(await backend.write([unit])).toEqual([{ ok: true, seqs: [1, 2] }]);
+    expect((await backend.readEvents("s")).map((e) => e.seq)).toEqual([1, 2]);
+    expect((await backend.listQuestions("s")).map((q) => q.id)).toEqual(["q1"]);
+    // Another payload at seq 1, another question under q1's id: each refused, the unit beside them stored.
+    const [payload, question, beside] = await backend.write([
+      { lease, events: [{ seq: 1, kind: "update", text: '{"text":"not one"}', at: T0 + 1 }] },
+      {
+        lease,
+        events: [{ seq: 3, kind: "question_asked", text: '{"questionId":"q1"}', at: T0 + 3 }],
+        question: { ...unit.question!, askedAt: T0 + 3 },
+      },
+      { lease, events: [{ seq: 4, kind: "update", text: '{"text":"four"}', at: T0 + 4 }] },
+    ]);
+    expect(payload).toMatchObject({ ok: false, error: { code: "23505", message: expect.stringMatching(/already stored with other content/) } });
+    expect(question).toMatchObject({ ok: false, error: { code: "23505" } });
+    expect(beside).toEqual({ ok: true, seqs: [4] });
+    const texts = (await backend.readEvents("s")).map((e) => [e.seq, e.payload]);
+    expect(texts).toEqual([
+      [1, { text: "one" }],
+      [2, { questionId: "q1" }],
+      [4, { text: "four" }],
+    ]);
   }, 30_000);
 
   it("relays no answer for a session it lost: a person's answer goes under the lease too, and a stale one is refused", async () => {
@@ -123,16 +229,41 @@ describe("the fleet writer on PostgreSQL", () => {
     ]);
   }, 30_000);
 
-  it("reports the store degraded once while the server is gone (its socket too), never writable in between", async () => {
-    let cluster: ThrowawayCluster | undefined = await startThrowawayCluster({ unsafeFast: true });
-    cleanups.push(() => cluster?.stop());
+  it("while the server is gone (its socket too): the store degraded once, batches wait in order and are stored once it is back", async () => {
+    const cluster: ThrowawayCluster = await startThrowawayCluster({ unsafeFast: true });
+    cleanups.push(() => cluster.stop());
     const a = await hostA(cluster.url);
     expect((await a.write([event(1, "before")])).failed).toEqual([]);
-    await cluster.stop();
-    cluster = undefined;
-    for (const seq of [2, 3, 4]) expect((await a.write([event(seq, `during ${seq}`)])).failed).toHaveLength(1);
+    await cluster.halt();
+    const during = [2, 3, 4].map((seq) => a.writer.write(flatten([[event(seq, `during ${seq}`)]])));
+    await waitUntil(() => a.statuses.length > 0, "the store's health says it cannot write");
     expect(a.statuses).toEqual([expect.objectContaining({ state: "blocked" })]);
+    expect(during.filter((batch) => a.outcomes.has(batch))).toEqual([]);
     expect(a.mirrored()).toEqual([[1, "before"]]);
+    await cluster.start();
+    await waitUntil(() => during.every((batch) => a.outcomes.has(batch)), "the waiting batches were reported");
+    expect(during.map((batch) => a.outcomes.get(batch)!.failed)).toEqual([[], [], []]);
+    expect(a.statuses.map((status) => status.state)).toEqual(["blocked", "writable"]);
+    expect(a.mirrored()).toEqual([
+      [1, "before"],
+      [2, "during 2"],
+      [3, "during 3"],
+      [4, "during 4"],
+    ]);
+  }, 60_000);
+
+  it("reports what waits on a server that is gone failed when the host stops: nothing of it is reported stored", async () => {
+    const cluster: ThrowawayCluster = await startThrowawayCluster({ unsafeFast: true });
+    cleanups.push(() => cluster.stop());
+    const a = await hostA(cluster.url);
+    await cluster.halt();
+    const batches = [1, 2].map((seq) => a.writer.write(flatten([[event(seq, `during ${seq}`)]])));
+    await waitUntil(() => a.statuses.length > 0, "the store's health says it cannot write");
+    expect(await a.writer.close(200)).toBe(2);
+    expect(batches.map((batch) => a.outcomes.get(batch)!.failed)).toEqual([
+      [expect.objectContaining({ error: expect.stringMatching(/ECONNREFUSED|ENOENT|CONNECT/) })],
+      [expect.objectContaining({ unit: -1, error: expect.stringMatching(/host stopped/) })],
+    ]);
   }, 60_000);
 
   it("reports the store degraded while its mirror cannot write, and writable once it can; nothing is reported stored meanwhile", async () => {

@@ -55,8 +55,9 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
       async () => (await getJson<{ host?: string }>(a.url, a.token, `/api/sessions/${sessionId}`)).body.host === "host-b",
       "host A shows the session as host B's",
     );
-    // The agent's sleep had ended while host A was stopped: its answer was in the pipe, and the turn ended.
-    expect(await turn).toMatchObject({ stopReason: "end_turn" });
+    // The agent's sleep had ended while host A was stopped: its answer was in the pipe, and the turn
+    // ended; its end was refused (the session is B's), so the client gets no stop reason for it.
+    expect(await turn).toMatchObject({ data: { code: "turn_not_stored" } });
     acp.close();
     // What the agent said while host A was stopped reached host A, and was refused.
     await refusedWrites(a.server, sessionId);
@@ -116,8 +117,9 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
     } finally {
       await admin.end();
     }
+    // Its end was refused by the store like the rest (the session is no longer A's): never a stop reason for it.
     const ended = (await turn) as { stopReason?: string; data?: { code?: string } };
-    expect(["cancelled", "agent_failed"]).toContain(ended.stopReason ?? ended.data?.code);
+    expect(["agent_failed", "turn_not_stored"]).toContain(ended.stopReason ?? ended.data?.code);
     acp.close();
     await waitUntil(
       () => a.server.logLines().some((line) => line.kind === "session_lost" && line.sessionId === sessionId && line.owner === null),
@@ -169,10 +171,10 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
       () => first.server.logLines().some((line) => /a later process registered under this host id/.test(String(line.msg))),
       "the first process learned it was superseded",
     );
-    // The agent was stopped under the turn: it never ends normally; the client is told it was cancelled, or that it failed
-    // (whichever the host saw first: the interruption, or the agent's connection closing).
+    // The agent was stopped under the turn: it never ends normally, and its end is refused by the store like the rest
+    // (the lease is stale): the client is told it was not stored, or that the agent failed (its connection closing first).
     const ended = (await turn) as { stopReason?: string; data?: { code?: string } };
-    expect(["cancelled", "agent_failed"]).toContain(ended.stopReason ?? ended.data?.code);
+    expect(["agent_failed", "turn_not_stored"]).toContain(ended.stopReason ?? ended.data?.code);
     acp.close();
     // Whatever the first process's agent said after the second registered was refused; the second ended at its start the
     // turn the first had left open (its agent is gone), with a notice.

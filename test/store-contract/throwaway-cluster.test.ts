@@ -30,4 +30,27 @@ describe("a throwaway PostgreSQL cluster", () => {
     expect(() => process.kill(-cluster.pid, 0)).toThrow(expect.objectContaining({ code: "ESRCH" }));
     await cluster.stop();
   });
+
+  it("halts for an outage (clients cut off, the socket gone) and starts again on the same data and URL", async () => {
+    const cluster = await startThrowawayCluster({ unsafeFast: true });
+    started.push(cluster);
+    const sql = connect(cluster.url, { max: 1 });
+    try {
+      await sql`CREATE TABLE kept (n int)`;
+      await sql`INSERT INTO kept VALUES (7)`;
+      const first = cluster.pid;
+      await cluster.halt();
+      expect(() => process.kill(-first, 0)).toThrow(expect.objectContaining({ code: "ESRCH" }));
+      expect(existsSync(join(cluster.dir, ".s.PGSQL.5432"))).toBe(false);
+      await expect(sql`SELECT 1`).rejects.toThrow();
+      await cluster.start();
+      expect(cluster.pid).not.toBe(first);
+      expect(await sql<{ n: number }[]>`SELECT n FROM kept`).toEqual([{ n: 7 }]);
+    } finally {
+      await sql.end();
+    }
+    await cluster.stop();
+    expect(existsSync(cluster.dir)).toBe(false);
+    await expect(cluster.start()).rejects.toThrow(/removed/);
+  });
 });

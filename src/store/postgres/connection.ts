@@ -6,8 +6,8 @@ import { passfilePassword, type PassfileKey } from "./passfile.js";
 
 /** A pool, with int8 read as numbers. */
 export type Sql = postgres.Sql<{ bigint: number }>;
-/** What runs a query: the pool, or one transaction of it. */
-export type Queryable = Sql | postgres.TransactionSql<{ bigint: number }>;
+/** One transaction of the pool. */
+export type Transaction = postgres.TransactionSql<{ bigint: number }>;
 
 /**
  * Bounds on what one connection may hold (docs/fleet.md, "The client library"): a statement that runs or waits on a lock

@@ -3,6 +3,7 @@ import type { AgentProfile } from "../agent-profiles.js";
 import { JournalWriter, type BatchOutcome, type BatchWriter, type WriterListeners } from "../journal-writer.js";
 import type { QuestionOutcome } from "../questions.js";
 import type { NewSession, Session } from "../sessions.js";
+import { StoreNotFoundError, StoreWriteError } from "../errors.js";
 import { StaleEpochError, type Lease, type SessionChanges, type StoreBackend, type UnitOutcome, type WriteUnit } from "../store-backend.js";
 import { sessionCopy } from "./fleet-mirror.js";
 import { callOp, flatten, messageOf, unitsOf, type StoreCallName, type WriteOp, type WriteValue } from "../write-batch.js";
@@ -15,8 +16,15 @@ export interface FleetWriterListeners extends WriterListeners {
 /** What became of one unit in the shared store: refused, or stored (with its ops as the mirror stores them). */
 type Stored =
   | { readonly ok: true; readonly mirror: readonly WriteOp[]; readonly result: unknown }
-  /** `lost`: the session is another host's now (a stale epoch, or a lease this host dropped). */
-  | { readonly ok: false; readonly error: string; readonly lost?: boolean };
+  /**
+   * `lost`: the session is another host's now (a stale epoch, or a lease this host dropped). `unreachable`: the server
+   * could not be reached or did not answer, so the unit may or may not be stored: tried again (every try is idempotent).
+   */
+  | { readonly ok: false; readonly error: string; readonly lost?: boolean; readonly unreachable?: boolean };
+
+/** Waits between tries while the shared store is unreachable: from the first, doubling up to the last. */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 2_000;
 
 /** The session setters of the one writer, as the store interface's session changes. */
 const SESSION_FIELDS: Partial<Record<StoreCallName, keyof SessionChanges>> = {
@@ -39,7 +47,9 @@ const SESSION_FIELDS: Partial<Record<StoreCallName, keyof SessionChanges>> = {
  *
  * A unit refused by the shared store (a stale epoch, a session this host does not own, a question
  * already resolved elsewhere) is reported failed and never reaches the mirror. A stale epoch
- * also drops the lease and tells `lost`.
+ * also drops the lease and tells `lost`. A unit the server could not be reached for is tried
+ * again, after a pause growing to 2 s, until it is stored or refused or the host stops; the
+ * batches behind it wait, in order (docs/fleet.md, "What happens when PostgreSQL is unreachable").
  */
 export class FleetWriter implements BatchWriter {
   private posted = 0;
@@ -57,6 +67,8 @@ export class FleetWriter implements BatchWriter {
   /** What keeps writes from being stored: the shared store (unreachable), the mirror (SQLite cannot write), or both; since `blockedSince`. */
   private readonly blocked = new Set<"shared store" | "mirror">();
   private blockedSince = 0;
+  /** Ends the pause before the next try at once (the host stops). */
+  private wake: (() => void) | undefined;
 
   constructor(
     private readonly backend: StoreBackend,
@@ -147,11 +159,13 @@ export class FleetWriter implements BatchWriter {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.chain, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
     clearTimeout(timer);
-    // Batches still waiting on the shared store are reported failed by `apply` from now on.
+    // Batches still waiting on the shared store are reported failed by `apply` from now on, the one being tried too.
+    const unstored = this.posted - this.delivered;
     this.state = "stopped";
+    this.wake?.();
     const lost = await this.mirror.close(Math.max(0, timeoutMs - (Date.now() - started)));
     for (const report of this.mirrored.values()) report({ batch: 0, failed: [{ unit: -1, error: "not stored in the mirror: the host stopped" }] });
-    return lost + (this.posted - this.delivered);
+    return lost + unstored;
   }
 
   private async apply(batch: number, values: WriteValue[]): Promise<void> {
@@ -182,24 +196,54 @@ export class FleetWriter implements BatchWriter {
     return new Promise((resolve) => this.mirrored.set(this.mirror.write(flatten(units)), resolve));
   }
 
-  /** Stores the units in order: runs of journal units as one `write`, every other unit as its own call. */
+  /** Stores the units in order: runs of journal units as one `write`, every other unit as its own call; each tried until reached. */
   private async store(units: readonly WriteOp[][]): Promise<Stored[]> {
     const outcomes: Stored[] = [];
     for (let at = 0; at < units.length; ) {
       let end = at;
       while (end < units.length && isJournalUnit(units[end]!)) end++;
       if (end > at) {
-        outcomes.push(...(await this.journalRun(units.slice(at, end))));
+        outcomes.push(...(await this.untilReached(() => this.journalRun(units.slice(at, end)))));
         at = end;
       } else {
-        outcomes.push(await this.settle(() => this.other(units[at]!)));
+        const unit = units[at]!;
+        const [outcome] = await this.untilReached(async (retry) => [await this.settle(() => this.other(unit, retry))]);
+        outcomes.push(outcome!);
         at++;
       }
     }
     return outcomes;
   }
 
-  /** Events (with a question asked), touches and titles of sessions: one transaction for the run. */
+  /**
+   * Tries `work` (a run of units, all stored or none: one transaction or one call) until no unit of it failed for want
+   * of the server, pausing between tries; the host stopping ends the tries (what was not reached is reported failed).
+   * `retry`: a try after one that may have committed without its reply arriving.
+   */
+  private async untilReached(work: (retry: boolean) => Promise<Stored[]>): Promise<Stored[]> {
+    let outcomes = await work(false);
+    for (let pause = RETRY_FIRST_MS; outcomes.some((outcome) => !outcome.ok && outcome.unreachable); pause = Math.min(pause * 2, RETRY_MAX_MS)) {
+      if (this.stopped()) return outcomes;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pause);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+      if (this.stopped()) return outcomes;
+      outcomes = await work(true);
+    }
+    return outcomes;
+  }
+
+  /** A method, not a field read: `close` stops the writer while a try waits. */
+  private stopped(): boolean {
+    return this.state === "stopped";
+  }
+
+  /** Events (with a question asked), touches and titles of sessions: one transaction for the run (idempotent: written again as it was). */
   private async journalRun(units: readonly WriteOp[][]): Promise<Stored[]> {
     const outcomes: Array<Stored | undefined> = [];
     const writes: WriteUnit[] = [];
@@ -234,14 +278,17 @@ export class FleetWriter implements BatchWriter {
     return outcomes as Stored[];
   }
 
-  /** A unit of another kind: a question resolved (with its event), a session's fields, a record, a rarer call. */
-  private async other(ops: readonly WriteOp[]): Promise<Stored> {
+  /**
+   * A unit of another kind: a question resolved (with its event), a session's fields, a record, a rarer call. `retry`:
+   * an earlier try may have been stored (its reply lost), so what it stored is not refused as someone else's.
+   */
+  private async other(ops: readonly WriteOp[], retry: boolean): Promise<Stored> {
     const [first] = ops;
     if (first?.[0] === "r") {
       const id = await this.backend.appendRecord(this.hostId, String(first[2]), JSON.parse(String(first[3])), Number(first[4]));
       return { ok: true, mirror: [["r", id, first[2], first[3], first[4], null]], result: id };
     }
-    if (first?.[0] === "e" && ops[1]?.[1] === "questions.resolve") return this.resolution(first, ops[1]);
+    if (first?.[0] === "e" && ops[1]?.[1] === "questions.resolve") return this.resolution(first, ops[1], retry);
     if (!ops.every((op) => op[0] === "c")) return { ok: false, error: `unsupported unit (${ops.map((op) => op[0]).join(", ")})` };
     const calls = ops.map((op) => ({ name: op[1] as StoreCallName, args: JSON.parse(String(op[2])) as unknown[] }));
     if (calls.every((call) => SESSION_FIELDS[call.name])) {
@@ -251,29 +298,44 @@ export class FleetWriter implements BatchWriter {
       return { ok: true, mirror: ops, result: null };
     }
     if (calls.length !== 1) return { ok: false, error: `unsupported unit (${calls.map((call) => call.name).join(", ")})` };
-    return { ok: true, mirror: ops, result: await this.call(calls[0]!.name, calls[0]!.args) };
+    return { ok: true, mirror: ops, result: await this.call(calls[0]!.name, calls[0]!.args, retry) };
   }
 
-  private async call(name: StoreCallName, args: unknown[]): Promise<unknown> {
+  private async call(name: StoreCallName, args: unknown[], retry: boolean): Promise<unknown> {
     switch (name) {
       case "sessions.create": {
-        const id = String((args[0] as NewSession).id);
+        const asked = args[0] as NewSession;
+        const id = String(asked.id);
         this.creating.add(id);
+        // Until the creation is stored or refused: between tries the store may hold it, with this host's lease (a heartbeat
+        // must not take it for a session this host does not run).
+        let settled = true;
         try {
-          const lease = await this.backend.createSession(args[0] as NewSession, this.hostId);
+          const lease = await this.backend.createSession(asked, this.hostId).catch(async (error: unknown) => {
+            // The id taken, after a try whose reply was lost: by that try if the session is the one asked for, still this host's at epoch 1.
+            const created = retry && error instanceof StoreWriteError && error.code === "23505" && (await this.createdAsTried(asked));
+            if (!created) throw error;
+            return created;
+          });
           this.leases.set(lease.sessionId, lease);
           this.uncreated.delete(id);
         } catch (error) {
-          this.uncreated.add(id);
+          settled = !isUnreachable(error) || this.stopped();
+          if (settled) this.uncreated.add(id);
           throw error;
         } finally {
-          this.creating.delete(id);
+          if (settled) this.creating.delete(id);
         }
         return null;
       }
       case "sessions.delete": {
         const id = String(args[0]);
-        await this.backend.deleteSession(this.lease(id));
+        try {
+          await this.backend.deleteSession(this.lease(id));
+        } catch (error) {
+          // Gone already, after a try whose reply was lost: that try deleted it.
+          if (!(retry && error instanceof StoreNotFoundError)) throw error;
+        }
         this.leases.delete(id);
         return true;
       }
@@ -295,7 +357,7 @@ export class FleetWriter implements BatchWriter {
    * first resolution fleet-wide wins. Under this host's lease whatever the resolution: a host that lost the session
    * relays nothing of it, a person's answer included.
    */
-  private async resolution(event: WriteOp, resolve: WriteOp): Promise<Stored> {
+  private async resolution(event: WriteOp, resolve: WriteOp, retry: boolean): Promise<Stored> {
     const [questionId, state, answerOrReason, at] = JSON.parse(String(resolve[2])) as [string, QuestionOutcome, unknown, number];
     const sessionId = String(event[1]);
     const seq = Number(event[2]);
@@ -304,9 +366,44 @@ export class FleetWriter implements BatchWriter {
       state === "answered"
         ? await this.backend.resolveQuestion({ questionId, state, answer: answerOrReason as never, at, seq }, lease)
         : await this.backend.resolveQuestion({ questionId, state, reason: String(answerOrReason), at, seq }, lease);
-    if (!outcome.won) return { ok: false, error: `question "${questionId}" was already resolved` };
+    if (!outcome.won && !(retry && (await this.resolvedAsTried(questionId, state, answerOrReason, at, sessionId, seq)))) {
+      return { ok: false, error: `question "${questionId}" was already resolved` };
+    }
     // As the shared store journaled it: at the resolution's time.
-    return { ok: true, mirror: [["e", sessionId, outcome.seq, event[3], event[4], at], resolve], result: null };
+    return { ok: true, mirror: [["e", sessionId, seq, event[3], event[4], at], resolve], result: null };
+  }
+
+  /** The lease of the session as `asked` created it with this host at its first epoch, if that is what the store holds. */
+  private async createdAsTried(asked: NewSession): Promise<Lease | undefined> {
+    const [session, lease] = await Promise.all([this.backend.getSession(asked.id), this.backend.getLease(asked.id)]);
+    const same =
+      session?.agent === asked.agent &&
+      session.cwd === asked.cwd &&
+      session.workspace === (asked.workspace ?? null) &&
+      session.createdAt === asked.createdAt &&
+      lease?.hostId === this.hostId &&
+      lease.epoch === 1;
+    return same ? lease : undefined;
+  }
+
+  /**
+   * Whether the question is resolved as this host tried to resolve it (same outcome, same time, its event at `seq`): a
+   * try whose commit reached the server and whose reply was lost won, so the retry's "already resolved" is its own.
+   */
+  private async resolvedAsTried(
+    questionId: string,
+    state: QuestionOutcome,
+    detail: unknown,
+    at: number,
+    sessionId: string,
+    seq: number,
+  ): Promise<boolean> {
+    const question = await this.backend.getQuestion(questionId);
+    if (!question || question.state !== state || question.resolvedAt !== at) return false;
+    const tried = state === "answered" ? JSON.stringify(question.answer) === JSON.stringify(detail) : question.reason === detail;
+    if (!tried) return false;
+    const [stored] = await this.backend.readEvents(sessionId, { after: seq - 1, limit: 1 });
+    return stored?.seq === seq && stored.kind === "question_resolved";
   }
 
   private lease(sessionId: string): Lease {
@@ -342,8 +439,10 @@ export class FleetWriter implements BatchWriter {
       return { ok: false, error: messageOf(error), lost: true };
     }
     if (error instanceof NotOwnedError) return { ok: false, error: error.message, lost: true };
-    if (isUnreachable(error) && !this.blocked.has("shared store")) this.block("shared store", Date.now(), codeOf(error), messageOf(error));
-    return { ok: false, error: messageOf(error) };
+    if (!isUnreachable(error)) return { ok: false, error: messageOf(error) };
+    // No address in the reason: `/healthz` answers anyone on the machine.
+    this.block("shared store", Date.now(), codeOf(error), "the shared store (PostgreSQL) cannot be reached; writes are tried again until it can");
+    return { ok: false, error: messageOf(error), unreachable: true };
   }
 
   private writable(): void {

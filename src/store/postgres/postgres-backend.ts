@@ -22,7 +22,7 @@ import {
   type WriteUnit,
 } from "../store-backend.js";
 import { redactUrl } from "../../config/store-url.js";
-import { connect, type Queryable, type Sql } from "./connection.js";
+import { connect, type Sql, type Transaction } from "./connection.js";
 import { migratePostgres } from "./migrations.js";
 
 export interface PostgresBackendOptions {
@@ -266,14 +266,15 @@ export class PostgresBackend implements StoreBackend {
       // One transaction (one commit) for the batch, one statement per run of a session's units, pipelined.
       lasts = runs.length === 0 ? [] : await this.sql.begin((tx) => Promise.all(runs.map((run) => appendRun(tx, run))));
     } catch (error) {
-      // The connection failed: the batch may or may not have committed, so nothing is tried again.
-      if (!(error instanceof postgres.PostgresError)) lasts = runs.map(() => error as Error);
+      // The connection failed: the batch may or may not have committed. Each unit fails with it; writing the batch
+      // again is safe (events already stored as given are taken as stored, see `appendRun`).
+      if (!(error instanceof postgres.PostgresError || error instanceof StoredOtherwiseError)) lasts = runs.map(() => error as Error);
       else {
-        // The server refused a statement and rolled the batch back (a question id taken, a session deleted
-        // meanwhile): each unit alone, so it costs only itself.
+        // The server refused a statement and rolled the batch back (a seq or question id stored with other content, a
+        // session deleted meanwhile): each unit alone, so it costs only itself.
         runs = valid.map((unit) => [unit]);
         lasts = [];
-        for (const run of runs) lasts.push(await appendRun(this.sql, run).catch((failure: unknown) => failure as Error));
+        for (const run of runs) lasts.push(await this.sql.begin((tx) => appendRun(tx, run)).catch((failure: unknown) => failure as Error));
       }
     }
     const results = new Map<EncodedUnit, UnitOutcome>();
@@ -667,41 +668,69 @@ function runsOf(units: readonly EncodedUnit[]): EncodedUnit[][] {
 /**
  * A run of units, one statement: the session's row is updated only at the lease's epoch (else no
  * row, nothing stored), which locks it against other writers of the session and draws the seqs
- * (or takes the given ones: a seq already stored fails the statement on the events' key);
- * the events and questions are inserted from that row. Resolves to the last seq drawn, or
- * undefined if the epoch did not match (or the session is gone).
+ * (or takes the given ones); the events and questions are inserted from that row. Resolves to the
+ * last seq drawn, or undefined if the epoch did not match (or the session is gone).
+ *
+ * Idempotent for given seqs: an event whose seq is already stored with the same kind, payload and
+ * time, or a question already stored as asked with such events, is taken as stored (a write whose commit reached the
+ * server but whose reply was lost, written again); one stored with other content fails the run with
+ * {@link StoredOtherwiseError}, so `run` must be inside a transaction (which the error rolls back).
  */
-async function appendRun(sql: Queryable, run: readonly EncodedUnit[]): Promise<number | undefined> {
+async function appendRun(tx: Transaction, run: readonly EncodedUnit[]): Promise<number | undefined> {
   const { sessionId, epoch } = run[0]!.lease;
   const kinds = run.flatMap((unit) => unit.kinds);
   const questions = run.flatMap((unit) => (unit.question ? [unit.question] : []));
   const touched = run.flatMap((unit) => (unit.touchedAt === null ? [] : [unit.touchedAt]));
   const title = run.find((unit) => unit.titleIfNone !== null)?.titleIfNone ?? null;
   const n = kinds.length;
-  // Given seqs (the journal's, already published): stored as they are, the last seq moved up to them; a seq taken fails on the key.
+  // Given seqs (the journal's, already published): stored as they are, the last seq moved up to them.
   const given = run[0]!.seqs === null ? null : run.flatMap((unit) => unit.seqs!);
   const lastGiven = given === null || given.length === 0 ? null : Math.max(...given);
-  const [row] = await sql<{ lastSeq: number }[]>`
+  // What was neither inserted now nor found stored alike: a conflict. A row another transaction committed after this
+  // statement's snapshot is not seen here either, so it counts as one too (loud, never taken as stored unseen).
+  const [row] = await tx<{ lastSeq: number; conflicts: number }[]>`
     WITH claimed AS (
       UPDATE sessions SET last_seq = CASE WHEN ${given !== null} THEN greatest(last_seq, ${lastGiven}::int8) ELSE last_seq + ${n} END,
         updated_at = greatest(updated_at, ${touched.length > 0 ? Math.max(...touched) : null}::int8),
         title = coalesce(title, ${title}::text)
       WHERE id = ${sessionId} AND epoch = ${epoch}
       RETURNING id, last_seq
-    ), appended AS (
-      INSERT INTO events (session_id, seq, kind, payload, at)
-      SELECT claimed.id, coalesce(e.seq, claimed.last_seq - ${n} + e.ord), e.kind, e.payload, e.at
+    ), incoming AS (
+      SELECT claimed.id AS session_id, coalesce(e.seq, claimed.last_seq - ${n} + e.ord) AS seq, e.kind, e.payload, e.at
       FROM claimed, unnest(${kinds}::text[], ${run.flatMap((unit) => unit.payloads)}::text[], ${run.flatMap((unit) => unit.ats)}::int8[],
         ${given ?? kinds.map(() => null)}::int8[]) WITH ORDINALITY AS e (kind, payload, at, seq, ord)
-    ), asked AS (
-      INSERT INTO questions (id, session_id, kind, request, asked_at)
-      SELECT q.id, claimed.id, q.kind, q.request, q.asked_at
+    ), appended AS (
+      INSERT INTO events (session_id, seq, kind, payload, at) SELECT session_id, seq, kind, payload, at FROM incoming
+      ON CONFLICT (session_id, seq) DO NOTHING RETURNING seq
+    ), asking AS (
+      SELECT q.id, claimed.id AS session_id, q.kind, q.request, q.asked_at
       FROM claimed, unnest(${questions.map((q) => q.id)}::text[], ${questions.map((q) => q.kind)}::text[],
         ${questions.map((q) => q.request)}::text[], ${questions.map((q) => q.askedAt)}::int8[]) AS q (id, kind, request, asked_at)
+    ), asked AS (
+      INSERT INTO questions (id, session_id, kind, request, asked_at) SELECT id, session_id, kind, request, asked_at FROM asking
+      ON CONFLICT (id) DO NOTHING RETURNING id
     )
-    SELECT last_seq AS "lastSeq", pg_notify(${CHANNEL}, json_build_object('type', 'events', 'sessionId', id, 'lastSeq', last_seq)::text)
+    SELECT last_seq AS "lastSeq",
+      (SELECT count(*) FROM incoming g WHERE g.seq NOT IN (SELECT seq FROM appended) AND NOT EXISTS (
+        SELECT 1 FROM events ev WHERE ev.session_id = g.session_id AND ev.seq = g.seq AND ev.kind = g.kind AND ev.payload = g.payload AND ev.at = g.at))
+      + (SELECT count(*) FROM asking a WHERE a.id NOT IN (SELECT id FROM asked) AND NOT (${given !== null} AND EXISTS (
+        SELECT 1 FROM questions q WHERE q.id = a.id AND q.session_id = a.session_id AND q.kind = a.kind AND q.request = a.request
+          AND q.asked_at = a.asked_at))) AS conflicts,
+      pg_notify(${CHANNEL}, json_build_object('type', 'events', 'sessionId', id, 'lastSeq', last_seq)::text)
     FROM claimed`;
+  if (row && row.conflicts > 0) {
+    throw new StoredOtherwiseError(
+      `${row.conflicts} event(s) or question(s) of session ${JSON.stringify(sessionId)} are already stored with other content (seqs ${given?.join(", ") ?? "drawn"})`,
+    );
+  }
   return row?.lastSeq;
+}
+
+/** A seq (or question id) given to a write is stored already, with other content: a real conflict, never a retry's double. */
+class StoredOtherwiseError extends StoreWriteError {
+  constructor(detail: string) {
+    super("events.write", "23505", detail);
+  }
 }
 
 interface RecordRow {
@@ -741,6 +770,7 @@ function requirePgid(op: string, pgid: unknown): number {
 function writeError(op: string, error: unknown): Error {
   if (
     error instanceof StoreInputError ||
+    error instanceof StoreWriteError ||
     error instanceof StoreNotFoundError ||
     error instanceof StaleEpochError ||
     error instanceof HostSupersededError

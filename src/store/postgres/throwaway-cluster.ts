@@ -17,7 +17,7 @@ export interface ThrowawayCluster {
   readonly url: string;
   /** The directory holding the data, the socket and the server's log. */
   readonly dir: string;
-  /** The postmaster's pid, which is also its process group's id. */
+  /** The postmaster's pid, which is also its process group's id (a new one after {@link start}). */
   readonly pid: number;
   /** The server's major version, e.g. 15. */
   readonly version: number;
@@ -25,6 +25,13 @@ export interface ThrowawayCluster {
   readonly startMs: number;
   /** A URL to another database of the cluster (create it first). */
   urlOf(database: string): string;
+  /**
+   * An outage: stops the server (fast shutdown: clients are disconnected) and keeps its data, so {@link start} brings
+   * the same cluster back. Idempotent.
+   */
+  halt(): Promise<void>;
+  /** Starts the server again after {@link halt}, on the same data, socket and URL; resolves once it is ready. */
+  start(): Promise<void>;
   /** Stops the server (fast shutdown, then its process group is killed if it lingers) and removes the directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -73,12 +80,7 @@ export async function startThrowawayCluster(options: ThrowawayOptions = {}): Pro
       ? { command: "setpriv", args: [`--reuid=${UNPRIVILEGED.uid}`, `--regid=${UNPRIVILEGED.gid}`, "--clear-groups", "--", command, ...args] }
       : { command, args };
   let server: ChildProcess | undefined;
-  try {
-    const init = run(join(found.bin, "initdb"), ["-D", data, "-U", USER, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"]);
-    const initdb = spawnSync(init.command, init.args, { encoding: "utf8", cwd: dir });
-    if (initdb.status !== 0) {
-      throw new Error(`initdb failed (${initdb.error?.message ?? `status ${initdb.status}`}): ${(initdb.stderr ?? "").trim().slice(-2000)}`);
-    }
+  const serve = async () => {
     const settings = [
       "listen_addresses=",
       `unix_socket_directories=${dir}`,
@@ -87,41 +89,59 @@ export async function startThrowawayCluster(options: ThrowawayOptions = {}): Pro
     ];
     const log = openSync(join(dir, "server.log"), "a");
     if (asRoot) chownSync(join(dir, "server.log"), UNPRIVILEGED.uid, UNPRIVILEGED.gid);
-    const serve = run(join(found.bin, "postgres"), ["-D", data, ...settings.flatMap((setting) => ["-c", setting])]);
+    const postgres = run(join(found.bin, "postgres"), ["-D", data, ...settings.flatMap((setting) => ["-c", setting])]);
     // Its own process group, so the stop reaches every backend even if the postmaster is gone.
-    server = spawn(serve.command, serve.args, { cwd: dir, stdio: ["ignore", log, log], detached: true });
+    server = spawn(postgres.command, postgres.args, { cwd: dir, stdio: ["ignore", log, log], detached: true });
     closeSync(log);
     await waitUntilReady(server, data, dir);
+  };
+  try {
+    const init = run(join(found.bin, "initdb"), ["-D", data, "-U", USER, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"]);
+    const initdb = spawnSync(init.command, init.args, { encoding: "utf8", cwd: dir });
+    if (initdb.status !== 0) {
+      throw new Error(`initdb failed (${initdb.error?.message ?? `status ${initdb.status}`}): ${(initdb.stderr ?? "").trim().slice(-2000)}`);
+    }
+    await serve();
   } catch (error) {
     await stopServer(server);
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
   const startMs = performance.now() - started;
-  const pgid = server.pid!;
-  const exited = new Promise<void>((resolve) => {
-    if (server.exitCode !== null || server.signalCode !== null) resolve();
-    else server.once("exit", () => resolve());
-  });
   // A test runner that dies without its hooks still takes the server with it.
   const onExit = () => {
-    killGroup(pgid, "SIGKILL");
+    if (server?.pid !== undefined) killGroup(server.pid, "SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   };
   process.once("exit", onExit);
   let stopping: Promise<void> | undefined;
+  /** The server's state: `running`, `halted` (data kept), or `removed`. */
+  let state: "running" | "halted" | "removed" = "running";
   const urlOf = (database: string) => `postgres://${USER}@localhost:${PORT}/${encodeURIComponent(database)}?host=${encodeURIComponent(dir)}`;
   return {
     url: urlOf("postgres"),
     dir,
-    pid: pgid,
+    get pid() {
+      return server!.pid!;
+    },
     version: found.version,
     startMs,
     urlOf,
+    halt: async () => {
+      if (state !== "running") return;
+      state = "halted";
+      await stopServer(server);
+    },
+    start: async () => {
+      if (state !== "halted") throw new Error(`the cluster is ${state}, not halted: nothing to start`);
+      state = "running";
+      await serve();
+    },
     stop: () => {
       stopping ??= (async () => {
+        state = "removed";
         process.removeListener("exit", onExit);
-        await stopGroupOf(pgid, exited);
+        await stopServer(server);
         rmSync(dir, { recursive: true, force: true });
       })();
       return stopping;
@@ -162,9 +182,12 @@ function logTail(dir: string): string {
 }
 
 async function stopServer(server: ChildProcess | undefined): Promise<void> {
-  if (server?.pid === undefined) return;
-  const exited = server.exitCode !== null || server.signalCode !== null ? Promise.resolve() : once(server, "exit").then(() => undefined);
-  await stopGroupOf(server.pid, exited);
+  // Exited already (halted before): its group id may belong to someone else by now.
+  if (server?.pid === undefined || server.exitCode !== null || server.signalCode !== null) return;
+  await stopGroupOf(
+    server.pid,
+    once(server, "exit").then(() => undefined),
+  );
 }
 
 /** SIGINT is PostgreSQL's fast shutdown (clients disconnected, a clean checkpoint); a bounded wait, then the group is killed. */
