@@ -43,11 +43,12 @@ const GATHER_MS = 20;
 
 /**
  * The other hosts' sessions, pending questions and records, and the fleet's hosts, read from the
- * shared store into memory: at start, whenever `LISTEN/NOTIFY` says another host changed something,
- * and every heartbeat interval (so an owner that stopped heartbeating shows offline within one).
- * A wake-up is only a hint: each refresh reads the whole picture again, so a lost notification
- * costs at most one interval. Listeners hear which peers' sessions changed, which are gone, and
- * which records peers appended (docs/fleet.md, "One view").
+ * shared store into memory: all of it at start and whenever changes may have gone untold (the
+ * listening connection came back, a batch too large for one notification); then only the sessions
+ * `LISTEN/NOTIFY` names as changed by another host, and the hosts every heartbeat interval (so an
+ * owner that stopped heartbeating shows offline within one). A refresh costs what changed, not all
+ * sessions. Listeners hear which peers' sessions changed, which are gone, and which records peers
+ * appended (docs/fleet.md, "One view").
  *
  * `open` → `close()`.
  */
@@ -64,6 +65,11 @@ export class FleetDirectory implements Peers {
   private gathering: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  /** What the next refresh reads: everything, or the sessions named since the last one (and the hosts). */
+  private wanted: "everything" | "changed" = "everything";
+  private readonly dirty = new Set<string>();
+  /** Rows read from the shared store so far: what the refreshes cost. */
+  private rows = 0;
   /** Sessions this host adopted so far: a refresh that read the store before the last of them is read again. */
   private claims = 0;
   /** Sessions this host is adopting: shown as they were until claimed (or given up), whatever the store says of their lease meanwhile. */
@@ -124,6 +130,11 @@ export class FleetDirectory implements Peers {
     return this.peerRecords;
   }
 
+  /** Rows this directory read from the shared store since it opened. */
+  rowsRead(): number {
+    return this.rows;
+  }
+
   /**
    * This host is about to take the session's lease (adoption): until it claims the session (or the returned function
    * says it gave up), the session stays listed as it was, not as this host's own while this host cannot show it yet.
@@ -157,11 +168,15 @@ export class FleetDirectory implements Peers {
 
   /** This host's own changes are already in its mirror: only other hosts' (and any change of ownership) wake the directory. */
   private woken(change: StoreChange): void {
-    if (change.type === "record") {
+    if (change.type === "missed") {
+      this.wanted = "everything";
+    } else if (change.type === "record") {
       if (change.hostId === this.hostId) return;
       this.announced.add(change.id);
     } else if (change.type !== "lease" && this.own.has(change.sessionId)) {
       return;
+    } else {
+      this.dirty.add(change.sessionId);
     }
     this.soon();
   }
@@ -175,7 +190,7 @@ export class FleetDirectory implements Peers {
         this.again = true;
         return;
       }
-      this.running = this.refresh()
+      this.running = this.refreshWanted()
         .catch((error: unknown) => this.log.warn({ err: error }, "reading the fleet's sessions failed; tried again at the next change or heartbeat"))
         .finally(() => {
           this.running = undefined;
@@ -187,27 +202,42 @@ export class FleetDirectory implements Peers {
     }, GATHER_MS);
   }
 
+  /** Everything when asked for (or after a refresh that failed), else the sessions named since the last one. */
+  private async refreshWanted(): Promise<void> {
+    const wanted = this.wanted;
+    const dirty = [...this.dirty];
+    this.wanted = "changed";
+    this.dirty.clear();
+    try {
+      await (wanted === "everything" ? this.refresh() : this.refreshChanged(dirty));
+    } catch (error) {
+      // What it would have read may have changed meanwhile: all of it is read at the next refresh.
+      this.wanted = "everything";
+      throw error;
+    }
+  }
+
   private async refresh(): Promise<void> {
     const { backend } = this;
     const claims = this.claims;
+    this.wanted = "changed";
     // The leases before the sessions: a session deleted between the reads is not listed, never listed as no host's (on
     // its own host, which skips the wake-ups of its own sessions, that would last until the next interval). A session
     // with no lease in that read that was not shown as no host's already may be newer than it: its lease is read again.
-    const hosts = await backend.listHosts();
+    const hosts = await this.read(backend.listHosts());
     const ownerOf = new Map<string, HostInfo>();
     const readLeases = async () => {
       for (const host of hosts)
-        for (const lease of await backend.listLeases(host.id)) if (!ownerOf.has(lease.sessionId)) ownerOf.set(lease.sessionId, host);
+        for (const lease of await this.read(backend.listLeases(host.id))) if (!ownerOf.has(lease.sessionId)) ownerOf.set(lease.sessionId, host);
     };
     await readLeases();
-    const [sessions, pending] = await Promise.all([backend.listSessions(), backend.listPendingQuestions()]);
+    const [sessions, pending] = await Promise.all([this.read(backend.listSessions()), this.read(backend.listPendingQuestions())]);
     if (sessions.some((session) => !ownerOf.has(session.id) && this.byId.get(session.id)?.owner !== null)) await readLeases();
     const records = await this.announcedRecords();
     if (this.closed) return;
     // This host adopted a session meanwhile: what was read may show it as a peer's still; read again.
-    if (claims !== this.claims) {
-      this.again = true;
-      for (const id of records.map((record) => record.id)) this.announced.add(id);
+    if (this.adoptedSince(claims, records)) {
+      this.wanted = "everything";
       return;
     }
 
@@ -216,49 +246,136 @@ export class FleetDirectory implements Peers {
     const next = new Map<string, PeerSession>();
     const own = new Set<string>();
     for (const session of sessions) {
-      const owner = ownerOf.get(session.id);
-      const mine = owner?.id === this.hostId;
-      // Its copy is under way: neither deleted from the views nor this host's own until it is claimed.
-      const shown = mine && this.adopting.has(session.id) ? this.byId.get(session.id) : undefined;
-      if (shown) {
-        next.set(session.id, shown);
-        continue;
-      }
-      if (mine && (this.adopting.has(session.id) || this.runsHere(session.id))) {
-        own.add(session.id);
-        continue;
-      }
-      // This host's own at the last read and no longer run here: deleted or lost since the leases were read (on its own
-      // host the session's notifications wake nothing). Left out and read again, never shown as no host's meanwhile; if
-      // the lease still names this host then (given up while fenced), that read lists it as no host's.
-      if (mine && this.own.has(session.id)) {
-        this.again = true;
-        continue;
-      }
-      // A lease of this host's that it does not run (an adoption whose copy and release failed, a session given up
-      // while fenced) is released at its next heartbeat: shown as no host's meanwhile, never missing from the views.
-      const shownOwner = mine ? undefined : owner;
-      next.set(session.id, {
-        session,
-        owner: shownOwner ? { id: shownOwner.id, url: shownOwner.url } : null,
-        ownerOnline: shownOwner?.alive ?? false,
-        pendingQuestions: questionsOf.get(session.id) ?? [],
-      });
+      const view = this.viewOf(session, ownerOf.get(session.id), questionsOf.get(session.id) ?? []);
+      if (view === "own") own.add(session.id);
+      else if (view === "again") this.dirty.add(session.id);
+      else next.set(session.id, view);
     }
     const before = this.byId;
     this.byId = next;
     this.questionsById = new Map([...next.values()].flatMap((peer) => peer.pendingQuestions.map((question) => [question.id, question] as const)));
-    const hostsBefore = this.hostList;
-    this.hostList = hosts;
     this.own = own;
     for (const [id, peer] of next) if (!sameView(before.get(id), peer)) this.changed.emit(id);
     for (const id of before.keys()) if (!next.has(id)) this.gone.emit(id);
-    if (!sameHosts(hostsBefore, hosts)) this.hostsChanged.emit();
+    this.showHosts(hosts);
+    this.showRecords(records);
+  }
+
+  /**
+   * The sessions named as changed, each read alone (its lease, then its row and pending questions), and the hosts: what a
+   * refresh between two full ones reads. The hosts are read for the owners' state (online, URL), not any session's.
+   */
+  private async refreshChanged(ids: readonly string[]): Promise<void> {
+    const { backend } = this;
+    const claims = this.claims;
+    const hosts = await this.read(backend.listHosts());
+    const hostById = new Map(hosts.map((host) => [host.id, host]));
+    const read = await Promise.all(
+      ids.map(async (id) => {
+        // The lease before the row: a session deleted between the reads is not listed; one created between them has its lease read again.
+        let lease = await this.read(backend.getLease(id));
+        const [session, pending] = await Promise.all([this.read(backend.getSession(id)), this.read(backend.listPendingQuestions(id))]);
+        if (session && !lease) lease = await this.read(backend.getLease(id));
+        return { id, session, owner: lease?.hostId ? hostById.get(lease.hostId) : undefined, pending };
+      }),
+    );
+    const records = await this.announcedRecords();
+    if (this.closed) return;
+    if (this.adoptedSince(claims, records)) {
+      for (const id of ids) this.dirty.add(id);
+      return;
+    }
+    const before = new Map(ids.map((id) => [id, this.byId.get(id)]));
+    for (const { id, session, owner, pending } of read) {
+      const view = session ? this.viewOf(session, owner, pending) : undefined;
+      this.forget(id);
+      if (view === "own") this.own.add(id);
+      else if (view === "again") this.dirty.add(id);
+      else if (view) {
+        this.byId.set(id, view);
+        for (const question of view.pendingQuestions) this.questionsById.set(question.id, question);
+      }
+    }
+    // An owner's state (online, URL) shows on each of its sessions.
+    const hostsChanged = !sameHosts(this.hostList, hosts);
+    if (hostsChanged) for (const [id, peer] of this.byId) if (!before.has(id)) before.set(id, peer);
+    for (const [id, was] of before) {
+      const peer = this.byId.get(id);
+      if (peer && hostsChanged) this.byId.set(id, this.withOwnerOf(peer, hostById));
+      const now = this.byId.get(id);
+      if (now && !sameView(was, now)) this.changed.emit(id);
+      else if (!now && was) this.gone.emit(id);
+    }
+    this.showHosts(hosts);
+    this.showRecords(records);
+  }
+
+  /** How a session read from the store is shown: a peer's (or no host's), this host's own, or not yet (read it again). */
+  private viewOf(session: Session, owner: HostInfo | undefined, pendingQuestions: Question[]): PeerSession | "own" | "again" {
+    const mine = owner?.id === this.hostId;
+    // Its copy is under way: neither deleted from the views nor this host's own until it is claimed.
+    const shown = mine && this.adopting.has(session.id) ? this.byId.get(session.id) : undefined;
+    if (shown) return shown;
+    if (mine && (this.adopting.has(session.id) || this.runsHere(session.id))) return "own";
+    // This host's own at the last read and no longer run here: deleted or lost since the leases were read (on its own
+    // host the session's notifications wake nothing). Left out and read again, never shown as no host's meanwhile; if
+    // the lease still names this host then (given up while fenced), that read lists it as no host's.
+    if (mine && this.own.has(session.id)) {
+      this.again = true;
+      return "again";
+    }
+    // A lease of this host's that it does not run (an adoption whose copy and release failed, a session given up
+    // while fenced) is released at its next heartbeat: shown as no host's meanwhile, never missing from the views.
+    const shownOwner = mine ? undefined : owner;
+    return {
+      session,
+      owner: shownOwner ? { id: shownOwner.id, url: shownOwner.url } : null,
+      ownerOnline: shownOwner?.alive ?? false,
+      pendingQuestions,
+    };
+  }
+
+  /** A peer's session as its owner is now (online or not, its URL). */
+  private withOwnerOf(peer: PeerSession, hostById: ReadonlyMap<string, HostInfo>): PeerSession {
+    const owner = peer.owner && hostById.get(peer.owner.id);
+    if (!peer.owner || !owner) return peer;
+    return { ...peer, owner: { id: owner.id, url: owner.url }, ownerOnline: owner.alive };
+  }
+
+  /** The session leaves the views and this host's own, with its questions. */
+  private forget(sessionId: string): void {
+    for (const question of this.byId.get(sessionId)?.pendingQuestions ?? []) this.questionsById.delete(question.id);
+    this.byId.delete(sessionId);
+    this.own.delete(sessionId);
+  }
+
+  /** This host adopted a session since the read began: what was read may show it as a peer's still, so it is read again. */
+  private adoptedSince(claims: number, records: readonly LifecycleRecord[]): boolean {
+    if (claims === this.claims) return false;
+    this.again = true;
+    for (const record of records) this.announced.add(record.id);
+    return true;
+  }
+
+  private showHosts(hosts: readonly HostInfo[]): void {
+    const before = this.hostList;
+    this.hostList = hosts;
+    if (!sameHosts(before, hosts)) this.hostsChanged.emit();
+  }
+
+  private showRecords(records: readonly LifecycleRecord[]): void {
     for (const record of records) {
       this.peerRecords.push(record);
       this.recorded.emit(record);
     }
     this.peerRecords.splice(0, Math.max(0, this.peerRecords.length - MAX_PEER_RECORDS));
+  }
+
+  /** A read, counted in {@link rowsRead}. */
+  private async read<T>(query: Promise<T>): Promise<T> {
+    const result = await query;
+    this.rows += Array.isArray(result) ? result.length : result === undefined ? 0 : 1;
+    return result;
   }
 
   /** The records other hosts announced, read in one query from the oldest of them. */
@@ -267,7 +384,7 @@ export class FleetDirectory implements Peers {
     const wanted = new Set(this.announced);
     this.announced.clear();
     const from = Math.min(...wanted) - 1;
-    return (await this.backend.recordsAfter(from)).filter((record) => wanted.has(record.id));
+    return (await this.read(this.backend.recordsAfter(from))).filter((record) => wanted.has(record.id));
   }
 }
 

@@ -32,8 +32,10 @@ export interface PostgresBackendOptions {
   readonly maxConnections?: number;
 }
 
-/** The channel `LISTEN/NOTIFY` wakes other hosts on; each payload is one {@link StoreChange} as JSON. */
+/** The channel `LISTEN/NOTIFY` wakes other hosts on; each payload is one {@link StoreChange} as JSON, or an array of them. */
 const CHANNEL = "berth_changes";
+/** PostgreSQL refuses a `NOTIFY` payload of 8000 bytes or more: a journal transaction's changes past this are announced as `missed`. */
+const MAX_PAYLOAD_BYTES = 7_900;
 const DEFAULT_HOST_TTL_MS = 30_000;
 const DEFAULT_PAGE_SIZE = 1_000;
 const SESSION_COLUMNS = `id, agent, cwd, workspace, title, agent_session_id AS "agentSessionId", agent_request AS "agentRequest",
@@ -57,8 +59,8 @@ interface QuestionRow extends Omit<Question, "request" | "answer"> {
  * row is its lease: the owner, the epoch that fences writes, and the last seq drawn. A journal
  * write is one statement that checks the epoch, draws the seqs under the row's lock and inserts
  * the events (and a question), so it is atomic, gapless and fenced in one round trip; a batch of
- * units is one transaction. Every change is announced with `NOTIFY` in its own transaction, so
- * other hosts hear of it only once it is committed.
+ * units is one transaction. Every change is announced with `NOTIFY` in its own transaction (a batch
+ * with one for all its sessions), so other hosts hear of it only once it is committed.
  */
 export class PostgresBackend implements StoreBackend {
   readonly kind = "postgres";
@@ -264,7 +266,7 @@ export class PostgresBackend implements StoreBackend {
     let lasts: Array<number | undefined | Error>;
     try {
       // One transaction (one commit) for the batch, one statement per run of a session's units, pipelined.
-      lasts = runs.length === 0 ? [] : await this.sql.begin((tx) => Promise.all(runs.map((run) => appendRun(tx, run))));
+      lasts = runs.length === 0 ? [] : await this.sql.begin((tx) => appendRuns(tx, runs));
     } catch (error) {
       // The connection failed: the batch may or may not have committed. Each unit fails with it; writing the batch
       // again is safe (events already stored as given are taken as stored, see `appendRun`).
@@ -274,7 +276,7 @@ export class PostgresBackend implements StoreBackend {
         // session deleted meanwhile): each unit alone, so it costs only itself.
         runs = valid.map((unit) => [unit]);
         lasts = [];
-        for (const run of runs) lasts.push(await this.sql.begin((tx) => appendRun(tx, run)).catch((failure: unknown) => failure as Error));
+        for (const run of runs) lasts.push(await this.sql.begin(async (tx) => (await appendRuns(tx, [run]))[0]).catch((failure: unknown) => failure as Error));
       }
     }
     const results = new Map<EncodedUnit, UnitOutcome>();
@@ -548,16 +550,25 @@ export class PostgresBackend implements StoreBackend {
   }
 
   async subscribe(listener: (change: StoreChange) => void): Promise<() => Promise<void>> {
-    // The client keeps one connection for LISTEN and listens again after it reconnects.
-    const { unlisten } = await this.sql.listen(CHANNEL, (payload) => {
-      let change: StoreChange;
-      try {
-        change = JSON.parse(payload) as StoreChange;
-      } catch {
-        return; // Not ours: something else notified on the channel.
-      }
-      listener(change);
-    });
+    // The client keeps one connection for LISTEN and listens again after it reconnects: what was notified while it was
+    // away is lost, which the listener hears as `missed`.
+    let listens = 0;
+    const { unlisten } = await this.sql.listen(
+      CHANNEL,
+      (payload) => {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(payload);
+        } catch {
+          return; // Not ours: something else notified on the channel.
+        }
+        // A journal transaction notifies once, with the changes of all its sessions.
+        for (const change of (Array.isArray(parsed) ? parsed : [parsed]) as StoreChange[]) listener(change);
+      },
+      () => {
+        if (listens++ > 0) listener({ type: "missed" });
+      },
+    );
     return unlisten;
   }
 
@@ -666,6 +677,23 @@ function runsOf(units: readonly EncodedUnit[]): EncodedUnit[][] {
 }
 
 /**
+ * The runs of one transaction, pipelined, then one `NOTIFY` for all of them (not one per statement, which serialises
+ * committing writers on the notification queue's lock for longer): the sessions written, each with its last seq.
+ */
+async function appendRuns(tx: Transaction, runs: readonly (readonly EncodedUnit[])[]): Promise<Array<number | undefined>> {
+  const lasts = await Promise.all(runs.map((run) => appendRun(tx, run)));
+  const changes: StoreChange[] = runs.flatMap((run, index) => {
+    const lastSeq = lasts[index];
+    return lastSeq === undefined ? [] : [{ type: "events", sessionId: run[0]!.lease.sessionId, lastSeq }];
+  });
+  if (changes.length === 0) return lasts;
+  const payload = JSON.stringify(changes.length === 1 ? changes[0] : changes);
+  const fits = Buffer.byteLength(payload) <= MAX_PAYLOAD_BYTES;
+  await tx`SELECT pg_notify(${CHANNEL}, ${fits ? payload : JSON.stringify({ type: "missed" } satisfies StoreChange)})`;
+  return lasts;
+}
+
+/**
  * A run of units, one statement: the session's row is updated only at the lease's epoch (else no
  * row, nothing stored), which locks it against other writers of the session and draws the seqs
  * (or takes the given ones); the events and questions are inserted from that row. Resolves to the
@@ -715,8 +743,7 @@ async function appendRun(tx: Transaction, run: readonly EncodedUnit[]): Promise<
         SELECT 1 FROM events ev WHERE ev.session_id = g.session_id AND ev.seq = g.seq AND ev.kind = g.kind AND ev.payload = g.payload AND ev.at = g.at))
       + (SELECT count(*) FROM asking a WHERE a.id NOT IN (SELECT id FROM asked) AND NOT (${given !== null} AND EXISTS (
         SELECT 1 FROM questions q WHERE q.id = a.id AND q.session_id = a.session_id AND q.kind = a.kind AND q.request = a.request
-          AND q.asked_at = a.asked_at))) AS conflicts,
-      pg_notify(${CHANNEL}, json_build_object('type', 'events', 'sessionId', id, 'lastSeq', last_seq)::text)
+          AND q.asked_at = a.asked_at))) AS conflicts
     FROM claimed`;
   if (row && row.conflicts > 0) {
     throw new StoredOtherwiseError(
