@@ -296,6 +296,14 @@ export class FleetDirectory implements Peers {
         for (const question of view.pendingQuestions) this.questionsById.set(question.id, question);
       }
     }
+    // This host's own at the last read and no longer run here (given up while fenced, deleted): nothing in the store
+    // may have changed to name it, so it is read again, and shown as the store has it then.
+    for (const id of this.own) {
+      if (this.runsHere(id) || this.adopting.has(id)) continue;
+      this.own.delete(id);
+      this.dirty.add(id);
+      this.again = true;
+    }
     // An owner's state (online, URL) shows on each of its sessions.
     const hostsChanged = !sameHosts(this.hostList, hosts);
     if (hostsChanged) for (const [id, peer] of this.byId) if (!before.has(id)) before.set(id, peer);
