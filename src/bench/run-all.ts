@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** `npm run bench`: every benchmark, figures printed. */
+import { runFleetDirectoryBench } from "./fleet-directory-bench.js";
 import { runFleetRelayBench } from "./fleet-relay-bench.js";
 import { runHostBench } from "./host-bench.js";
 import { runJournalBench } from "./journal-bench.js";
@@ -19,5 +20,6 @@ await runWriteStallBench();
 await runOutsideLockBench();
 await runRelayBench();
 await runFleetRelayBench();
+await runFleetDirectoryBench();
 await runTranscriptBench();
 await runPackageBench();

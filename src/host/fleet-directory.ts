@@ -43,12 +43,12 @@ const GATHER_MS = 20;
 
 /**
  * The other hosts' sessions, pending questions and records, and the fleet's hosts, read from the
- * shared store into memory: all of it at start and whenever changes may have gone untold (the
- * listening connection came back, a batch too large for one notification); then only the sessions
- * `LISTEN/NOTIFY` names as changed by another host, and the hosts every heartbeat interval (so an
- * owner that stopped heartbeating shows offline within one). A refresh costs what changed, not all
- * sessions. Listeners hear which peers' sessions changed, which are gone, and which records peers
- * appended (docs/fleet.md, "One view").
+ * shared store into memory: all of it at start, every heartbeat interval (so an owner that stopped
+ * heartbeating shows offline within one) and whenever changes may have gone untold (the listening
+ * connection came back, a batch's changes too many for one notification); in between, only the
+ * sessions `LISTEN/NOTIFY` names as changed by another host, with the hosts. A wake-up costs what
+ * changed, not all sessions. Listeners hear which peers' sessions changed, which are gone, and which
+ * records peers appended (docs/fleet.md, "One view").
  *
  * `open` → `close()`.
  */
@@ -101,7 +101,12 @@ export class FleetDirectory implements Peers {
     const directory = new FleetDirectory(backend, hostId, runsHere, log);
     directory.unlisten = await backend.subscribe((change) => directory.woken(change));
     await directory.refresh();
-    directory.timer = setInterval(() => directory.soon(), intervalMs);
+    // Each interval reads everything: an owner that stopped heartbeating shows offline, and a change no notification
+    // named (made outside Berth, or told while this host's listening connection was on its way back) costs at most one.
+    directory.timer = setInterval(() => {
+      directory.wanted = "everything";
+      directory.soon();
+    }, intervalMs);
     directory.timer.unref();
     return directory;
   }

@@ -276,7 +276,8 @@ export class PostgresBackend implements StoreBackend {
         // session deleted meanwhile): each unit alone, so it costs only itself.
         runs = valid.map((unit) => [unit]);
         lasts = [];
-        for (const run of runs) lasts.push(await this.sql.begin(async (tx) => (await appendRuns(tx, [run]))[0]).catch((failure: unknown) => failure as Error));
+        for (const run of runs)
+          lasts.push(await this.sql.begin(async (tx) => (await appendRuns(tx, [run]))[0]).catch((failure: unknown) => failure as Error));
       }
     }
     const results = new Map<EncodedUnit, UnitOutcome>();
