@@ -3,7 +3,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { StoreOpenError } from "../../src/store/errors.js";
 import { connect, type Sql } from "../../src/store/postgres/connection.js";
 import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
-import { HostSupersededError, LeaseHeldError, StaleEpochError, type Lease, type StoreBackend } from "../../src/store/store-backend.js";
+import {
+  HostSupersededError,
+  LeaseHeldError,
+  StaleEpochError,
+  type Lease,
+  type StoreBackend,
+  type StoreChange,
+} from "../../src/store/store-backend.js";
+import { waitUntil } from "../support/process-table.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
 
 /** What only a shared database has: several hosts racing for a session, a fence under a lock wait, hosts migrating together. */
@@ -230,6 +238,42 @@ describe("PostgreSQL: hosts sharing one database", () => {
       expect(await a.write([{ lease: taken, events: [event] }])).toEqual([{ ok: true, seqs: [1] }]);
     });
   }
+
+  it("a journal batch notifies once, naming each session it wrote; one whose list would not fit a notification says changes were missed", async () => {
+    const url = await postgres.freshDatabase();
+    const a = await open(url);
+    await a.registerHost({ id: "host-a", url: null });
+    const leases: Lease[] = [];
+    for (let n = 0; n < 150; n++) leases.push(await a.createSession({ id: `session-${n}`, agent: "demo", cwd: "/w", createdAt: T0 }, "host-a"));
+    const listener = await open(url);
+    const heard: StoreChange[] = [];
+    const payloads: string[] = [];
+    const stop = await listener.subscribe((change) => heard.push(change));
+    const raw = admin(url);
+    const { unlisten } = await raw.listen("berth_changes", (payload) => payloads.push(payload));
+    try {
+      const written = async (units: readonly Lease[]) => {
+        const outcomes = await a.write(units.map((lease) => ({ lease, events: [event] })));
+        expect(outcomes.every((outcome) => outcome.ok)).toBe(true);
+      };
+      await written(leases.slice(0, 2));
+      await waitUntil(() => heard.length === 2, "the listener heard both sessions of the batch");
+      expect(heard).toEqual([
+        { type: "events", sessionId: "session-0", lastSeq: 1 },
+        { type: "events", sessionId: "session-1", lastSeq: 1 },
+      ]);
+      // Both in one notification: one transaction, one NOTIFY.
+      await waitUntil(() => payloads.length === 1, "the raw listener heard the batch");
+      // 150 sessions' changes are more than 8,000 bytes: the batch says changes were missed instead.
+      await written(leases);
+      await waitUntil(() => heard.length === 3, "the listener heard the large batch");
+      expect(heard[2]).toEqual({ type: "missed" });
+      expect(payloads).toHaveLength(2);
+    } finally {
+      await unlisten();
+      await stop();
+    }
+  });
 
   it("hosts starting together migrate the schema once; a newer schema than this Berth knows is refused", async () => {
     const url = await postgres.freshDatabase();
