@@ -141,7 +141,7 @@ describe("item 8: smaller defects", () => {
       expect(line).not.toContain(token);
       expect(line).toMatch(
         new RegExp(
-          `^Berth is running: http://127\\.0\\.0\\.1:\\d+/ \\(ACP: ws://127\\.0\\.0\\.1:\\d+/acp\\); dashboard link: berth token --link --data-dir ${dataDir}$`,
+          `^Berth is running: http://127\\.0\\.0\\.1:\\d+/ \\(ACP: ws://127\\.0\\.0\\.1:\\d+/acp\\); dashboard link: node dist/cli/main\\.js token --link --data-dir ${dataDir}$`,
         ),
       );
       expect(second.stdout + second.stderr).not.toContain(token);

@@ -144,7 +144,7 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     const turn = client.prompt(sessionId, "/elicit Your name?");
     await waitUntil(() => fixture.berth.host.pendingQuestions(sessionId).length === 1, "the pending question");
     const [question] = fixture.berth.host.pendingQuestions(sessionId);
-    await waitUntil(() => client.texts(sessionId).includes(`berth answer ${question!.id}`), "the notice naming the question");
+    await waitUntil(() => client.texts(sessionId).includes(`node dist/cli/main.js answer ${question!.id}`), "the notice naming the question");
     expect(client.elicitations).toHaveLength(0);
     await fixture.berth.host.answerQuestion(question!.id, { action: "accept", content: { answer: "Ada" } });
     expect((await turn).stopReason).toBe("end_turn");

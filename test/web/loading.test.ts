@@ -77,7 +77,7 @@ describe("the dashboard's first load", () => {
     const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
     let tries = 0;
     opened = await openPage(suite.launched.browser, url, `/?token=${token}`, desktop, async (page) => {
-      await page.route(/\/assets\/ChatPanel-[\w-]+\.js$/, (route) => (tries++ === 0 ? route.abort() : route.continue()));
+      await page.route(/\/assets\/ChatPanel-[\w-]+\.js(\?.*)?$/, (route) => (tries++ === 0 ? route.abort() : route.continue()));
     });
     const { page } = opened;
     await page.getByRole("link", { name: `Open Untitled session ${sessionId.slice(0, 8)}` }).click();
