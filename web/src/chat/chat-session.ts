@@ -18,6 +18,10 @@ import {
   type AgentControls,
   type ControlChange,
 } from "./agent-controls.js";
+import { retriableImport } from "../chunk-import.js";
+
+/** The ACP SDK and the link: a chunk of their own, loaded once the page holds a session (reading needs neither). */
+const importAcpLink = retriableImport(() => import("./acp-link.js"));
 
 /**
  * How the page is linked to the session.
@@ -449,8 +453,7 @@ export class ChatSession {
 
   private async connect(): Promise<ClientConnection> {
     this.connection?.close();
-    // The ACP SDK and the link are a chunk of their own, loaded once the page holds a session (reading needs neither).
-    const { connectAcp } = await import("./acp-link.js");
+    const { connectAcp } = await importAcpLink();
     const connection = await connectAcp({ update: (notification) => this.updated(notification), asked: () => this.refresh() });
     this.connection = connection;
     void connection.closed.then(() => {

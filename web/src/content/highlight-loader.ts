@@ -2,11 +2,14 @@
  * Code highlighting is loaded only when a fenced block names a language: the highlighter and its
  * grammars are a chunk of their own, so a conversation without code costs nothing for it.
  */
+import { retriableImport } from "../chunk-import.js";
+
 type Highlight = (code: string, language: string) => string | null;
 
 /** Blocks longer than this are shown plain: highlighting them would hold up the page. */
 const MAX_HIGHLIGHTED = 20_000;
 
+const importHighlighter = retriableImport(() => import("./highlight.js"));
 let highlight: Highlight | null = null;
 let loading = false;
 const loadedListeners = new Set<() => void>();
@@ -17,7 +20,7 @@ export function highlighted(code: string, language: string): string | null {
   if (highlight) return highlight(code, language);
   if (loading) return null;
   loading = true;
-  import("./highlight.js").then(
+  importHighlighter().then(
     (module) => {
       highlight = module.highlight;
       for (const listener of loadedListeners) listener();

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import type { ChatSession } from "../chat/chat-session.js";
+import { retriableImport } from "../chunk-import.js";
 import type { ChatPanel } from "./ChatPanel.js";
 
 /**
@@ -17,32 +18,17 @@ const RETRY_MS = 2_000;
 
 let loaded: ChatModule | null = null;
 let loading: Promise<ChatModule> | null = null;
-/** Failed loads so far: from the first on, a chunk is asked for under an address of its own each time. */
-let failures = 0;
-
-/**
- * A chunk's import; after a failed load, under a fresh address. Some browsers (Debian's Chromium 150 among them) keep a
- * failed dynamic import for its address, so importing it again fails at once without asking Berth; the failure names
- * the address, which is asked for again with a query that makes it another module.
- */
-function importChunk<T>(load: () => Promise<T>): Promise<T> {
-  const attempt = failures;
-  return load().catch((error: unknown) => {
-    const address = /https?:\/\/[^\s'"]+?\.js\b/.exec(String(error))?.[0];
-    if (attempt === 0 || address === undefined) throw error;
-    return import(/* @vite-ignore */ `${address}?attempt=${attempt}`) as Promise<T>;
-  });
-}
+const importPanel = retriableImport(() => import("./ChatPanel.js"));
+const importSession = retriableImport(() => import("../chat/chat-session.js"));
 
 export function loadChat(): Promise<ChatModule> {
-  loading ??= Promise.all([importChunk(() => import("./ChatPanel.js")), importChunk(() => import("../chat/chat-session.js"))]).then(
+  loading ??= Promise.all([importPanel(), importSession()]).then(
     ([panel, session]) => {
       loaded = { ChatPanel: panel.ChatPanel, ChatSession: session.ChatSession };
       return loaded;
     },
     (error: unknown) => {
       loading = null;
-      failures++;
       throw error;
     },
   );
