@@ -282,7 +282,9 @@ function optionalMeta(key: string, value: unknown): string | undefined {
  */
 function toRequestError(error: unknown, log: Logger): RequestError {
   if (error instanceof RequestError) return error;
-  if (error instanceof AcquisitionFailedError && error.cause instanceof RequestError) return error.cause;
+  // The agent could not be started because of the request itself, or the session went away meanwhile (another host took it).
+  if (error instanceof AcquisitionFailedError && (error.cause instanceof RequestError || error.cause instanceof SessionNotFoundError))
+    return toRequestError(error.cause, log);
   if (error instanceof SessionNotFoundError) return RequestError.sessionNotFound(error.sessionId);
   const { class: errorClass, code, message } = classifyError(error);
   if (errorClass === "bad_input") return RequestError.invalidParams({ code }, message);

@@ -15,8 +15,11 @@ afterEach(() => {
   }
 });
 
-/** Root may read anything: the command runs as `nobody` then; another user's data directory is a 0700 one it does not own. */
-const AS_OTHER_USER = process.getuid?.() === 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] : [];
+/**
+ * Root may read anything: run as root, the command runs without the capabilities that let it (so a directory it may
+ * not read stands for another user's, and the checkout need not be readable by any other user).
+ */
+const AS_OTHER_USER = process.getuid?.() === 0 ? ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"] : [];
 
 /** A data directory with a token and a host file naming a live process (this test's), that the command's user may not read. */
 function othersDataDir(): string {
@@ -24,8 +27,8 @@ function othersDataDir(): string {
   dirs.push(dir);
   writeFileSync(join(dir, "token"), "t".repeat(43), { mode: 0o600 });
   writeFileSync(join(dir, "host.json"), JSON.stringify({ url: "http://127.0.0.1:9", pid: process.pid, startedAt: Date.now() }), { mode: 0o600 });
-  // Its owner's alone; for a test not run as root, not even its owner's while the command runs.
-  chmodSync(dir, AS_OTHER_USER.length > 0 ? 0o700 : 0o000);
+  // Not even its owner's while the command runs.
+  chmodSync(dir, 0o000);
   return dir;
 }
 

@@ -27,13 +27,13 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
     const url = await postgres.freshDatabase();
     const workDir = bed.tempDir("berth-paused-work-");
     const a = await bed.serve(url, "host-a", bed.tempDir("berth-paused-a-"), fleetConfig);
-    // A turn under way: the agent has said it sleeps, and will say more after a second, while host A is
-    // stopped (host A is offline only a TTL after its last heartbeat): what it says then waits in the pipe.
-    const { acp, sessionId, turn, agentPid } = await sleepingTurn(a, workDir, "1s");
-
+    // Host B is there first: between the agent's first words and host A's stop nothing else is done.
     const b = await PostgresBackend.open(url, { hostTtlMs: HOST_TTL, maxConnections: 2 });
     opened.push(b);
     await b.registerHost({ id: "host-b", url: null });
+    // A turn under way: the agent has said it sleeps, and will say more after a second, while host A is
+    // stopped (host A is offline only a TTL after its last heartbeat): what it says then waits in the pipe.
+    const { acp, sessionId, turn, agentPid } = await sleepingTurn(a, workDir, "1s");
     a.server.signal("SIGSTOP");
     try {
       // Host A's heartbeat ages past the TTL on the server's clock.

@@ -101,7 +101,7 @@ describe("PostgreSQL unreachable for a while under a fleet host", () => {
     const [sleeper, asker, flooder] = [await acp.newSession(workDir), await acp.newSession(workDir), await acp.newSession(workDir)];
 
     // A turn under way when the database stops: it goes on talking during the outage.
-    const sleeping = tracked(acp.prompt(sleeper!, "/sleep 2s"));
+    const sleeping = tracked(acp.prompt(sleeper!, "/sleep 5s"));
     await waitUntil(() => acp.text(sleeper!).includes("Sleeping for"), "the agent announced its sleep");
     await cluster.halt();
     const stoppedAt = Date.now();
@@ -162,7 +162,7 @@ describe("PostgreSQL unreachable for a while under a fleet host", () => {
           body: { events },
         });
       }
-      expect(textOf(await shared.readEvents(sleeper!))).toContain("Slept for 2s.");
+      expect(textOf(await shared.readEvents(sleeper!))).toContain("Slept for 5s.");
       expect(textOf(await shared.readEvents(asker!))).toContain("You chose: allow");
       expect(textOf(await shared.readEvents(flooder!))).toHaveLength(FLOOD.chunks * FLOOD.bytes);
       const kinds = (await shared.readEvents(asker!)).map((event) => event.kind);
@@ -177,5 +177,5 @@ describe("PostgreSQL unreachable for a while under a fleet host", () => {
     expect(backlog.filter((msg) => msg === "agents' output flows again")).toHaveLength(backlog.length / 2);
     await stopHost(host.server);
     expect(errorLines(host.server)).toEqual([]);
-  }, 120_000);
+  }, 180_000);
 });

@@ -118,7 +118,7 @@ describe("berth serve on PostgreSQL", () => {
     const serveUnderDefaultId = (name: string) => {
       const dataDir = bed.tempDir(`berth-fleet-default-id-${name}-`);
       const configFile = join(dataDir, "config.json");
-      writeFileSync(configFile, JSON.stringify({ fleet: { heartbeatInterval: "250ms", hostTtl: "3s" } }));
+      writeFileSync(configFile, JSON.stringify({ fleet: { heartbeatInterval: "250ms", hostTtl: "6s" } }));
       return bed.spawn(["serve", "--port", "0", "--data-dir", dataDir, "--config", configFile, "--store", url], { XDG_CONFIG_HOME: dataDir });
     };
     const first = serveUnderDefaultId("first");
