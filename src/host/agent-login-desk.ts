@@ -11,7 +11,7 @@ import { callbackTarget, deliverCallback } from "./login-callback.js";
  * Where a login is: its agent starting, the address it opened captured (the person opens it on their
  * device), the pasted address handed to its callback, and how it ended.
  */
-export type AgentLoginState = "starting" | "address_captured" | "callback_delivered" | "logged_in" | "failed";
+type AgentLoginState = "starting" | "address_captured" | "callback_delivered" | "logged_in" | "failed";
 
 /** A login as clients see it: never the values handed over for it. */
 export interface AgentLoginView {
@@ -38,7 +38,7 @@ export class AgentLoginError extends Error {
 }
 
 /** A login nobody finishes is given up (its agent stopped) after this long. */
-export const LOGIN_TIMEOUT_MS = 10 * 60_000;
+const LOGIN_TIMEOUT_MS = 10 * 60_000;
 /** How long an ended login stays listed, for a page that looks again. */
 const ENDED_KEPT_MS = 10 * 60_000;
 /** How long a delivered callback waits for the `authenticate` to end before answering with the state so far. */
