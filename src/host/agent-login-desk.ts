@@ -30,7 +30,7 @@ export interface AgentLoginView {
 export class AgentLoginError extends Error {
   override readonly name = "AgentLoginError";
   constructor(
-    readonly code: "login_not_found" | "login_not_waiting" | "invalid_login",
+    readonly code: "agent_login_not_found" | "login_not_waiting" | "invalid_login",
     message: string,
   ) {
     super(message);
@@ -169,7 +169,7 @@ export class AgentLoginDesk {
 
   private require(agentId: string, loginId: string): Entry {
     const entry = this.entries.get(loginId);
-    if (!entry || entry.view.agent !== agentId) throw new AgentLoginError("login_not_found", `no login "${loginId}" of agent "${agentId}"`);
+    if (!entry || entry.view.agent !== agentId) throw new AgentLoginError("agent_login_not_found", `no login "${loginId}" of agent "${agentId}"`);
     return entry;
   }
 }

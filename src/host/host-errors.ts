@@ -40,7 +40,7 @@ const questionCodes: Readonly<Record<QuestionError["code"], readonly [ErrorClass
 };
 
 const loginErrorClasses: Readonly<Record<AgentLoginError["code"], ErrorClass>> = {
-  login_not_found: "not_found",
+  agent_login_not_found: "not_found",
   login_not_waiting: "conflict",
   invalid_login: "bad_input",
 };
