@@ -57,6 +57,8 @@ interface Entry {
  */
 export class AgentLoginDesk {
   private readonly entries = new Map<string, Entry>();
+  /** Waits on a login's view changing ({@link changed}). */
+  private readonly waiters = new Set<() => void>();
 
   constructor(
     private readonly outside: AgentsOutsideSessions,
@@ -146,8 +148,6 @@ export class AgentLoginDesk {
     done.then(forget, forget);
     return { id, done };
   }
-
-  private waiters = new Set<() => void>();
 
   private wake(): void {
     for (const waiter of [...this.waiters]) waiter();

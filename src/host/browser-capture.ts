@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { delimiter, join } from "node:path";
@@ -84,14 +84,18 @@ function writeShims(dir: string): ShimPaths {
   const bin = join(dir, "bin");
   mkdirSync(bin, { recursive: true, mode: 0o700 });
   const script = join(dir, "capture.mjs");
-  writeFileSync(script, captureScript, { mode: 0o600 });
+  replaceFile(script, captureScript, 0o600);
   const launcher = `#!/bin/sh\n# Berth: an agent's login asked to open a browser; the address goes to the Berth host instead.\nexec ${shellQuoted(process.execPath)} ${shellQuoted(script)} "$@"\n`;
   const browser = join(dir, "browser");
-  for (const path of [browser, join(bin, "xdg-open")]) {
-    writeFileSync(path, launcher, { mode: 0o700 });
-    chmodSync(path, 0o700);
-  }
+  for (const path of [browser, join(bin, "xdg-open")]) replaceFile(path, launcher, 0o700);
   return { browser, bin };
+}
+
+/** Whole or not at all: another login's child may be running the file meanwhile. */
+function replaceFile(path: string, text: string, mode: number): void {
+  const next = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  writeFileSync(next, text, { mode });
+  renameSync(next, path);
 }
 
 function shellQuoted(text: string): string {
