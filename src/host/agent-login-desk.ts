@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { RequestError, type AuthenticateRequest } from "@agentclientprotocol/sdk";
+import type { Clock } from "../lifecycle/clock.js";
 import { authMethodsOf, type AuthMethodView } from "../protocol/auth-methods.js";
 import { loginOf } from "./agent-logins.js";
 import type { AgentsOutsideSessions, Asker } from "./agents-outside-sessions.js";
 import { BrowserCapture } from "./browser-capture.js";
 import { callbackTarget, deliverCallback } from "./login-callback.js";
+import type { Logger } from "./logger.js";
 
 /**
  * Where a login is: its agent starting, the address it opened captured (the person opens it on their
@@ -61,13 +63,18 @@ export class AgentLoginDesk {
   private readonly waiters = new Set<() => void>();
 
   constructor(
-    private readonly outside: AgentsOutsideSessions,
-    private readonly dataDir: string,
+    private readonly deps: {
+      readonly outside: AgentsOutsideSessions;
+      /** The shims are written under it, in `login-browser/`. */
+      readonly dataDir: string;
+      readonly clock: Clock;
+      readonly log: Logger;
+    },
   ) {}
 
   /** The agent's auth methods, as a page chooses how to log in. */
   async methods(agentId: string): Promise<AuthMethodView[]> {
-    return authMethodsOf((await this.outside.profile(agentId)).authMethods);
+    return authMethodsOf((await this.deps.outside.profile(agentId)).authMethods);
   }
 
   /** The agent's logins running now or ended lately, oldest first. */
@@ -86,7 +93,7 @@ export class AgentLoginDesk {
    * asker, until it ends or {@link LOGIN_TIMEOUT_MS}.
    */
   async start(agentId: string, request: AuthenticateRequest): Promise<AgentLoginView> {
-    const { authMethods } = await this.outside.profile(agentId);
+    const { authMethods } = await this.deps.outside.profile(agentId);
     const methods = authMethodsOf(authMethods);
     if (!methods.some((method) => method.id === request.methodId))
       throw new AgentLoginError(
@@ -128,20 +135,30 @@ export class AgentLoginDesk {
       this.wake();
     };
     const done = (async () => {
-      const capture = await BrowserCapture.open(join(this.dataDir, "login-browser"), (address) =>
+      const capture = await BrowserCapture.open(join(this.deps.dataDir, "login-browser"), (address) =>
         set({ address, ...(this.entries.get(id)?.view.state === "starting" ? { state: "address_captured" } : {}) }),
       );
       try {
-        return await this.outside.authenticate(agentId, request, asker, capture);
+        return await this.deps.outside.authenticate(agentId, request, asker, capture);
       } finally {
         await capture.close();
       }
     })();
-    const view: AgentLoginView = { id, agent: agentId, methodId: request.methodId, state: "starting", startedAt: new Date().toISOString() };
+    const view: AgentLoginView = {
+      id,
+      agent: agentId,
+      methodId: request.methodId,
+      state: "starting",
+      startedAt: new Date(this.deps.clock.now()).toISOString(),
+    };
     this.entries.set(id, { view, done });
+    const ended = (change: Partial<AgentLoginView>) => {
+      set(change);
+      this.deps.log.info({ agent: agentId, methodId: request.methodId, login: id, state: change.state, error: change.error }, "agent login ended");
+    };
     done.then(
-      () => set({ state: "logged_in" }),
-      (error: unknown) => set({ state: "failed", error: error instanceof Error ? error.message : String(error) }),
+      () => ended({ state: "logged_in" }),
+      (error: unknown) => ended({ state: "failed", error: error instanceof Error ? error.message : String(error) }),
     );
     // Listed a while after it ended; the timer does not hold the host up.
     const forget = () => setTimeout(() => this.entries.delete(id), ENDED_KEPT_MS).unref();

@@ -160,7 +160,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     (profile) => journal.queue("agentProfiles.put", [profile]),
   );
   const outside = new AgentsOutsideSessions({ registry, profiles, logins, transient, childOf: (sessionId) => holds.child(sessionId) });
-  const agentLogins = new AgentLoginDesk(outside, dataDir);
+  const agentLogins = new AgentLoginDesk({ outside, dataDir, clock, log });
   const executions = new Executions(clock, record);
   const notice = (sessionId: string, reason: AgentStopReason) => noticeAgentStopped({ config, store, journal, holds, log }, sessionId, reason);
   const cache = new LocationServicesCache<LocationServices>({
