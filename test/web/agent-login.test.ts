@@ -53,6 +53,21 @@ describe("logging an agent in from another device", () => {
     expect(opened!.errors).toEqual([]);
   });
 
+  it("finishes a login another client started, found waiting for its callback", async () => {
+    const started = (await suite.server.berth.host.startAgentLogin("oauth", { methodId: "provider" })) as { address: string };
+    const { page } = await openRecorded(`/?token=${suite.server.token}#/agents/oauth/login/provider`);
+    const dialog = page.getByRole("dialog", { name: "Log in to oauth: Log in with the provider" });
+    await dialog.getByRole("button", { name: "Open the agent's link…" }).click();
+    expect(await dialog.getByRole("link", { name: "Open provider.invalid" }).getAttribute("href")).toBe(started.address);
+    const address = new URL(started.address);
+    const callback = new URL(address.searchParams.get("redirect_uri")!);
+    callback.searchParams.set("code", "C");
+    callback.searchParams.set("state", address.searchParams.get("state")!);
+    await dialog.getByLabel("Paste the address your browser ended on").fill(callback.href);
+    await dialog.getByRole("button", { name: "Finish the login" }).click();
+    await expect.poll(() => dialog.getByRole("status").textContent(), POLL).toContain("Logged in");
+  });
+
   it("logs in with an environment-variable method from a password field, and the value is nowhere in the page after", async () => {
     const { page } = await openRecorded(`/?token=${suite.server.token}#/agents/oauth/login/api-key`);
     const dialog = page.getByRole("dialog", { name: "Log in to oauth: API key" });

@@ -16,8 +16,9 @@ type Step =
  * address for this device, and the address the browser ends on (`http://localhost:PORT/…`, which
  * cannot load here) is pasted back for Berth to hand to the agent's callback on the host.
  */
-export function AgentLoginView({ agentId, method }: { agentId: string; method: AuthMethod }) {
-  const [step, setStep] = useState<Step>({ name: "ready" });
+export function AgentLoginView({ agentId, method, waiting }: { agentId: string; method: AuthMethod; waiting?: AgentLogin }) {
+  // A login already waiting for its callback (another device or an ACP client started it) is finished here.
+  const [step, setStep] = useState<Step>(waiting ? { name: "open", login: waiting } : { name: "ready" });
   const [pasted, setPasted] = useState("");
 
   const start = async (): Promise<void> => {

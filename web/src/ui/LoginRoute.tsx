@@ -1,15 +1,12 @@
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api/rest.js";
-import type { AuthMethod } from "../api/types.js";
+import type { AgentLogin, AgentLogins, AuthMethod } from "../api/types.js";
 import { AgentLoginView } from "./AgentLoginView.js";
 import { EnvVarLoginForm } from "./EnvVarLoginForm.js";
 import { Modal } from "./Modal.js";
 import { agentLoginHref } from "./route.js";
 
-type Methods =
-  | { readonly name: "loading" }
-  | { readonly name: "failed"; readonly message: string }
-  | { readonly name: "ready"; readonly methods: readonly AuthMethod[] };
+type Methods = { readonly name: "loading" } | { readonly name: "failed"; readonly message: string } | ({ readonly name: "ready" } & AgentLogins);
 
 /** `#/agents/<id>/login/<methodId>`: logging an agent in from this device, in the way its method's type needs. */
 export function LoginRoute({ agentId, methodId, onClose }: { agentId: string; methodId: string; onClose: () => void }) {
@@ -18,7 +15,7 @@ export function LoginRoute({ agentId, methodId, onClose }: { agentId: string; me
     let current = true;
     setMethods({ name: "loading" });
     api.agentLogins(agentId).then(
-      (answer) => current && setMethods({ name: "ready", methods: answer.methods }),
+      (answer) => current && setMethods({ name: "ready", ...answer }),
       (error: unknown) => current && setMethods({ name: "failed", message: error instanceof Error ? error.message : String(error) }),
     );
     return () => {
@@ -38,7 +35,9 @@ export function LoginRoute({ agentId, methodId, onClose }: { agentId: string; me
           {methods.message}
         </p>
       ) : null}
-      {methods.name === "ready" && method ? <MethodView key={method.id} agentId={agentId} method={method} /> : null}
+      {methods.name === "ready" && method ? (
+        <MethodView key={method.id} agentId={agentId} method={method} waiting={waitingLogin(methods.logins, method.id)} />
+      ) : null}
       {methods.name === "ready" && !method ? <OtherMethods agentId={agentId} methodId={methodId} methods={methods.methods} /> : null}
       <div class="dialog-actions">
         <button type="button" onClick={onClose}>
@@ -49,11 +48,16 @@ export function LoginRoute({ agentId, methodId, onClose }: { agentId: string; me
   );
 }
 
+/** The latest login of the method waiting for its callback (started by this page before, another device, an ACP client). */
+function waitingLogin(logins: readonly AgentLogin[], methodId: string): AgentLogin | undefined {
+  return logins.filter((login) => login.methodId === methodId && login.state === "address_captured").at(-1);
+}
+
 /** The view for the method's type: "agent" (the agent's own login, often in a browser), "env_var" (values to hand over). */
-function MethodView({ agentId, method }: { agentId: string; method: AuthMethod }) {
+function MethodView({ agentId, method, waiting }: { agentId: string; method: AuthMethod; waiting: AgentLogin | undefined }) {
   switch (method.type) {
     case "agent":
-      return <AgentLoginView agentId={agentId} method={method} />;
+      return <AgentLoginView agentId={agentId} method={method} waiting={waiting} />;
     case "env_var":
       return <EnvVarLoginForm agentId={agentId} method={method} />;
     default:
