@@ -33,6 +33,7 @@ describe("logging an agent in from another device", () => {
     const link = dialog.getByRole("link", { name: "Open provider.invalid" });
     const address = new URL((await link.getAttribute("href"))!);
     expect(address.origin).toBe("https://provider.invalid");
+    await screenshot(page, "agent-login-paste");
 
     // What the provider would send the browser back to: the agent's callback on the host's localhost.
     const callback = new URL(address.searchParams.get("redirect_uri")!);
