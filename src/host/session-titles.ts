@@ -1,6 +1,6 @@
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { AgentSessionState } from "./agent-session-state.js";
-import { plainText } from "./plain-text.js";
+import { plainText } from "../store/plain-text.js";
 
 /** A title a person gave that cannot be one (not a string, empty, too long). */
 export class InvalidTitleError extends Error {

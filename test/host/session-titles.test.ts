@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { plainText } from "../../src/host/plain-text.js";
+import { plainText } from "../../src/store/plain-text.js";
 import { agentTitled, generatedTitle, personTitled } from "../../src/host/session-titles.js";
 
 describe("plainText", () => {

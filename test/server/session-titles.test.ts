@@ -115,6 +115,15 @@ describe("a session's preview", () => {
     expect(listed.sessions.find((s) => s.id === session.id)?.preview).toEqual(afterTool);
   });
 
+  it("is plain words: Markdown's marks and HTML tags left out, of the agent's reply and of a prompt", async () => {
+    const fixture = await startFixture();
+    const host = fixture.berth.host;
+    const session = await host.createSession({ cwd: fixture.workDir });
+    await host.prompt(session.id, [{ type: "text", text: "# Report\n\n- [x] **fixed** the `cart.ts` <b>totals</b>\n- [ ] see [the docs](https://example.com)" }]);
+    await waitUntil(() => host.getSession(session.id)?.preview?.role === "agent", "the echo is the preview");
+    expect(host.getSession(session.id)?.preview?.text).toBe("Report fixed the cart.ts totals see the docs");
+  });
+
   it("is the prompt while the agent has said nothing after it", async () => {
     const fixture = await startFixture();
     const host = fixture.berth.host;

@@ -180,7 +180,12 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
       <main class={chat && chatModule ? "layout with-chat" : "layout"}>
         <div class="overview">
           <div class="column">
-            <QuestionsPanel questions={state.questions} sessions={state.sessions} onAnswer={answerQuestion} />
+            <QuestionsPanel
+              questions={state.questions}
+              sessions={state.sessions}
+              openSessionId={chat && chatModule ? chat.sessionId : null}
+              onAnswer={answerQuestion}
+            />
             <SessionsPanel
               sessions={state.sessions}
               shown={shownSessions}

@@ -2,7 +2,7 @@
  * Markdown as the words a reader sees, line by line: headings, quotes, list markers and task boxes,
  * fences, emphasis, inline code's backticks, links' and images' addresses and HTML tags left out.
  * Titles and previews are plain text; shown as written, the marks would read as noise ("# Plan for `cart.ts`").
- * Pure and dependency-free: the host titles sessions with it and the dashboard shows previews with it.
+ * Titles (the host's) and previews (the store's) are made with it.
  */
 export function plainText(markdown: string): string {
   return markdown
