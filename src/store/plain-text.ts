@@ -31,6 +31,11 @@ function plainLine(line: string): string | null {
       .replace(/(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)/g, "$1")
       .replace(/~~(?=\S)(.+?)(?<=\S)~~/g, "$1")
       // A table's row: its cells, apart.
-      .replace(/^\s*\|(.*)\|\s*$/, (_row, cells: string) => cells.split("|").map((cell) => cell.trim()).join("  "))
+      .replace(/^\s*\|(.*)\|\s*$/, (_row, cells: string) =>
+        cells
+          .split("|")
+          .map((cell) => cell.trim())
+          .join("  "),
+      )
   );
 }

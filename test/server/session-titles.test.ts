@@ -119,7 +119,9 @@ describe("a session's preview", () => {
     const fixture = await startFixture();
     const host = fixture.berth.host;
     const session = await host.createSession({ cwd: fixture.workDir });
-    await host.prompt(session.id, [{ type: "text", text: "# Report\n\n- [x] **fixed** the `cart.ts` <b>totals</b>\n- [ ] see [the docs](https://example.com)" }]);
+    await host.prompt(session.id, [
+      { type: "text", text: "# Report\n\n- [x] **fixed** the `cart.ts` <b>totals</b>\n- [ ] see [the docs](https://example.com)" },
+    ]);
     await waitUntil(() => host.getSession(session.id)?.preview?.role === "agent", "the echo is the preview");
     expect(host.getSession(session.id)?.preview?.text).toBe("Report fixed the cart.ts totals see the docs");
   });

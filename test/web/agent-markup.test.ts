@@ -109,7 +109,9 @@ describe("agent text that poses as Berth's own controls", () => {
     const message = await exchange(page, payload, "Fake controls:");
     // None of the agent's: the one button is Berth's own, in the bar it puts above a code block once the text is sanitized.
     expect(
-      await message.locator(":is(dialog, form, input, button, details, summary, map, area, [usemap], [popover], [style], [id]):not(.code-bar > *)").count(),
+      await message
+        .locator(":is(dialog, form, input, button, details, summary, map, area, [usemap], [popover], [style], [id]):not(.code-bar > *)")
+        .count(),
     ).toBe(0);
     expect(await message.locator(".code-bar > button").count()).toBe(1);
     expect(await page.locator("dialog[open]").count()).toBe(0);
@@ -127,7 +129,12 @@ describe("agent text that poses as Berth's own controls", () => {
     const classes = await message.evaluate((element) =>
       [...element.querySelectorAll(".md [class]")].map((node) => `${node.tagName} ${node.getAttribute("class")}`),
     );
-    expect(classes.filter((entry) => !/^(SPAN|CODE) hljs/.test(entry))).toEqual(["DIV code-block", "DIV code-bar", "SPAN code-lang", "BUTTON code-copy"]);
+    expect(classes.filter((entry) => !/^(SPAN|CODE) hljs/.test(entry))).toEqual([
+      "DIV code-block",
+      "DIV code-bar",
+      "SPAN code-lang",
+      "BUTTON code-copy",
+    ]);
     // The search shortcut still works: no dialog of the agent's holds the keys.
     await page.evaluate("document.activeElement.blur()");
     await page.keyboard.press("/");

@@ -11,6 +11,12 @@ import { dashboardSuite, desktop, openPage, screenshot, type OpenedPage } from "
 
 const POLL = { timeout: 20_000, interval: 50 };
 
+/** The page's window, as far as these tests use it (the tests are type-checked without the DOM library). */
+interface View {
+  getComputedStyle(element: unknown): { lineHeight: string };
+  document: { activeElement: unknown };
+}
+
 const suite = dashboardSuite({ releaseGrace: "60s" });
 let main: OpenedPage;
 
@@ -54,7 +60,7 @@ async function exchange(page: Page, text: string, reply: string) {
 describe("a message's code, tasks and output", () => {
   it("a code block shows its language, and its button copies the code as written", async () => {
     const { page } = main;
-    const code = 'const total = items.reduce((sum, item) => sum + item.price, 0);\nconsole.log(`total: ${total}`);';
+    const code = 'const total = items.reduce((sum, item) => sum + item.price, 0);\nconsole.log("total", total);';
     const message = await exchange(page, `Here it is:\n\n\`\`\`ts\n${code}\n\`\`\`\n\nand plain:\n\n\`\`\`\nno language\n\`\`\``, "Here it is");
     const blocks = message.locator(".code-block");
     await expect.poll(() => blocks.count(), POLL).toBe(2);
@@ -79,16 +85,22 @@ describe("a message's code, tasks and output", () => {
     );
     const boxes = message.getByRole("checkbox");
     await expect.poll(() => boxes.count(), POLL).toBe(2);
-    expect(await boxes.evaluateAll((inputs) => inputs.map((input) => [(input as unknown as { checked: boolean }).checked, (input as unknown as { disabled: boolean }).disabled]))).toEqual([
+    expect(
+      await boxes.evaluateAll((inputs) =>
+        inputs.map((input) => [(input as unknown as { checked: boolean }).checked, (input as unknown as { disabled: boolean }).disabled]),
+      ),
+    ).toEqual([
       [true, true],
       [false, true],
     ]);
     await boxes.nth(1).click({ force: true });
     expect(await boxes.nth(1).isChecked()).toBe(false);
     // Still sanitized: no id and no class but Berth's own and highlight.js's in the message.
-    const marks = await message.locator("[id], [class]").evaluateAll((elements) =>
-      elements.map((element) => `${element.tagName.toLowerCase()}.${element.getAttribute("class") ?? ""}#${element.getAttribute("id") ?? ""}`),
-    );
+    const marks = await message
+      .locator("[id], [class]")
+      .evaluateAll((elements) =>
+        elements.map((element) => `${element.tagName.toLowerCase()}.${element.getAttribute("class") ?? ""}#${element.getAttribute("id") ?? ""}`),
+      );
     expect(marks.filter((mark) => !/^(div\.md|li\.task|input\.task-box|span\.who)#$/.test(mark))).toEqual([]);
 
     // The session's card shows the end of the reply as plain words, without Markdown's marks or the HTML.
@@ -107,7 +119,7 @@ describe("a message's code, tasks and output", () => {
     const size = await output.evaluate((element) => ({ scroll: element.scrollWidth, client: element.clientWidth, height: element.clientHeight }));
     expect(size.scroll).toBeGreaterThan(size.client);
     // One line of output, one line of text: not wrapped.
-    const lineHeight = await output.evaluate((element) => Number.parseFloat(getComputedStyle(element).lineHeight));
+    const lineHeight = await output.evaluate((element) => Number.parseFloat((globalThis as unknown as View).getComputedStyle(element).lineHeight));
     expect(size.height).toBeLessThan(3 * lineHeight);
   });
 });
@@ -127,7 +139,7 @@ describe("a permission asked", () => {
 
     const card = page.getByRole("region", { name: /Questions/ }).getByRole("listitem");
     await card.getByRole("button", { name: "Answer it in the conversation" }).click();
-    await expect.poll(() => row.evaluate((element) => element === document.activeElement), POLL).toBe(true);
+    await expect.poll(() => row.evaluate((element) => element === (globalThis as unknown as View).document.activeElement), POLL).toBe(true);
     await screenshot(page, "chat-messages-permission");
 
     await row.getByRole("button", { name: "Allow", exact: true }).click();

@@ -10,7 +10,7 @@ import { withBerthMarkup } from "./message-markup.js";
  * rendered to HTML by marked and every result goes through DOMPurify before it reaches the page
  * (the page's CSP blocks inline scripts as well): HTML only (no SVG or MathML), no interactive
  * element, no `id` or `style`, and no class but highlight.js's. Links stay links; the page asks
- * before it follows one (AgentLinkDialog).
+ * before it follows one (AgentLinkDialog). Berth's own markup (code bars, task boxes) is added after.
  */
 const marked = new Marked({
   gfm: true,
