@@ -137,9 +137,16 @@ describe("a permission asked", () => {
     // What was asked, once (besides the prompt that asked for it, in the conversation and the session's preview).
     expect(await page.getByText("Deploy to production?", { exact: true }).count()).toBe(1);
 
+    const focused = () => row.evaluate((element) => element === (globalThis as unknown as View).document.activeElement);
+    // `w` (the question waiting longest) goes to it there too, not to the card.
+    await page.evaluate("document.activeElement.blur()");
+    await page.keyboard.press("w");
+    await expect.poll(focused, POLL).toBe(true);
+    await page.evaluate("document.activeElement.blur()");
+
     const card = page.getByRole("region", { name: /Questions/ }).getByRole("listitem");
     await card.getByRole("button", { name: "Answer it in the conversation" }).click();
-    await expect.poll(() => row.evaluate((element) => element === (globalThis as unknown as View).document.activeElement), POLL).toBe(true);
+    await expect.poll(focused, POLL).toBe(true);
     await screenshot(page, "chat-messages-permission");
 
     await row.getByRole("button", { name: "Allow", exact: true }).click();

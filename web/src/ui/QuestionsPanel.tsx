@@ -3,6 +3,7 @@ import { locationName, shortId } from "../util/format.js";
 import { type AnswerQuestion, useAnswering } from "./answering.js";
 import { Ago } from "./Countdown.js";
 import { QuestionBody } from "./QuestionBody.js";
+import { showInConversation } from "./question-focus.js";
 import { sessionHref } from "./route.js";
 
 /**
@@ -92,21 +93,4 @@ function QuestionCard({
       )}
     </li>
   );
-}
-
-/**
- * Brings the open conversation's question into view and gives it the focus. The transcript shows only the
- * rows in view: a question not among them is at its end (an agent waits on it), so the end comes first.
- */
-function showInConversation(questionId: string): void {
-  const row = () => document.querySelector<HTMLElement>(`.transcript [data-question-id="${CSS.escape(questionId)}"]`);
-  if (!row()) {
-    const transcript = document.querySelector(".transcript");
-    if (transcript) transcript.scrollTop = transcript.scrollHeight;
-  }
-  requestAnimationFrame(() => {
-    const found = row();
-    found?.scrollIntoView({ block: "nearest" });
-    found?.focus();
-  });
 }
