@@ -219,6 +219,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     onChildWithoutReload: (sessionId) => void holds.hold(sessionId, LOCATION_HOLDER),
     profiles,
     logins,
+    sessionChanged: (sessionId) => sessionChanges.emit(sessionId),
     relay: {
       // After the updates the agent sent before: clients see its messages in its order.
       request: (sessionId, method, params, signal) => {

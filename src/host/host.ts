@@ -33,7 +33,7 @@ import type { SessionListener } from "./session-bus.js";
 import { deleteSession } from "./session-deletion.js";
 import { forwardToAgent, notifyAgent } from "./session-requests.js";
 import { locationOf } from "./session-location.js";
-import { normalTitle, titleUpdate } from "./session-titles.js";
+import { normalTitle, personTitled, titleUpdate } from "./session-titles.js";
 import { shutDown, type ShutdownOptions } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
 import type { StoreHealthView } from "./store-health.js";
@@ -136,14 +136,16 @@ export class Host {
 
   /**
    * A person names the session (`PATCH /api/sessions/:id`): stored, then told to every client holding
-   * it as ACP's `session_info_update`, journaled so that a replay tells it too. Null clears the title.
+   * it as ACP's `session_info_update`, journaled so that a replay tells it too. A person's name outlasts the
+   * agent's own; null clears it (the agent's own title shows again if it gave one, else the next prompt titles it).
    */
   renameSession(sessionId: string, title: unknown): SessionView {
     this.assertRunning();
     const session = this.parts.catalog.require(sessionId);
-    const next = normalTitle(title);
-    this.parts.journal.renameSession(sessionId, next);
-    this.parts.journal.update(sessionId, locationOf(session), titleUpdate(next));
+    const titled = personTitled(stateOf(session.agentState), normalTitle(title));
+    this.parts.journal.setSession(sessionId, { agentState: titled.agentState });
+    this.parts.journal.renameSession(sessionId, titled.title);
+    this.parts.journal.update(sessionId, locationOf(session), titleUpdate(titled.title));
     this.parts.sessionChanges.emit(sessionId);
     return this.parts.views.session(sessionId)!;
   }

@@ -8,6 +8,7 @@ import type { SessionHolds } from "../lifecycle/session-holds.js";
 import { formatDuration } from "../config/durations.js";
 import type { Store } from "../store/store.js";
 import { locationOf } from "./session-location.js";
+import { generatedTitle } from "./session-titles.js";
 import { SessionNotFoundError } from "./agent-children.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
@@ -39,8 +40,6 @@ export interface TurnsDeps {
   readonly maxActiveHoldMs: number;
   readonly onError: (error: unknown, sessionId: string) => void;
 }
-
-const TITLE_LENGTH = 80;
 
 /** Runs prompts as turns: acquire the child, journal start, every update and end, settle. */
 export class Turns {
@@ -149,10 +148,5 @@ function noticeFor(reason: InterruptReason, maxActiveHoldMs: number): string | u
 }
 
 function titleOf(prompt: ContentBlock[]): string {
-  const text = prompt
-    .map((block) => (block.type === "text" ? block.text : ""))
-    .join(" ")
-    .replace(/\s+/g, " ")
-    .trim();
-  return text.length > TITLE_LENGTH ? `${text.slice(0, TITLE_LENGTH - 1)}…` : text || "untitled";
+  return generatedTitle(prompt.map((block) => (block.type === "text" ? block.text : "")).join("\n")) ?? "untitled";
 }

@@ -7,7 +7,6 @@ import { reconnectDelay } from "./backoff.js";
 import { toFront, withState, without, type Outbox } from "./outbox.js";
 import { SEQ_FROM_META, SEQ_META } from "./journal-meta.js";
 import { Transcript } from "./transcript.js";
-import type { TranscriptQuestion } from "./transcript-questions.js";
 import {
   controlsOfAnswer,
   controlsWithChange,
@@ -50,8 +49,6 @@ export interface ChatState {
   readonly outbox: Outbox;
   /** A turn runs (this page's or another client's). */
   readonly turnRunning: boolean;
-  /** The session's questions waiting for an answer. */
-  readonly asks: readonly TranscriptQuestion[];
 }
 
 /** How the chat opens its session: an existing one (read from its journal), or a new one. */
@@ -107,15 +104,9 @@ export class ChatSession {
       loading: opening.mode === "load",
       outbox: [],
       turnRunning: false,
-      asks: [],
     });
-    let questionsVersion = 0;
     this.transcript.subscribe(() => {
       if (this.state.value.turnRunning !== this.turnRunning()) this.patch({ turnRunning: this.turnRunning() });
-      if (this.transcript.questionsVersion !== questionsVersion) {
-        questionsVersion = this.transcript.questionsVersion;
-        this.patch({ asks: this.transcript.pendingQuestions() });
-      }
       this.followTerminals();
     });
     globalThis.addEventListener?.("online", this.online);

@@ -14,6 +14,7 @@ import { FeedPanel } from "./FeedPanel.js";
 import { LocationsPanel } from "./LocationsPanel.js";
 import { LoginRoute } from "./LoginRoute.js";
 import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
+import { showInConversation } from "./question-focus.js";
 import { QuestionsPanel } from "./QuestionsPanel.js";
 import { currentRoute, navigate, sessionHref, useRoute } from "./route.js";
 import { neighbour, shortcutOf, type ShortcutAction } from "./shortcuts.js";
@@ -106,7 +107,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
         return true;
       }
       case "question":
-        return jumpToQuestion(state.questions[0]);
+        return jumpToQuestion(state.questions[0], chat && chatModule ? chat.sessionId : null);
       case "cancel-turn": {
         const running = chat !== null && (chat.state.value.turnRunning || chatSession?.turnActive === true);
         if (!running) return false;
@@ -181,7 +182,12 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
       <main class={chat && chatModule ? "layout with-chat" : "layout"}>
         <div class="overview">
           <div class="column">
-            <QuestionsPanel questions={state.questions} sessions={state.sessions} onAnswer={answerQuestion} />
+            <QuestionsPanel
+              questions={state.questions}
+              sessions={state.sessions}
+              openSessionId={chat && chatModule ? chat.sessionId : null}
+              onAnswer={answerQuestion}
+            />
             <SessionsPanel
               sessions={state.sessions}
               shown={shownSessions}
@@ -256,12 +262,17 @@ function isShown(element: HTMLElement): boolean {
 }
 
 /**
- * Focuses the question's card in the Questions panel when it is on screen; otherwise (a phone
- * showing a chat) opens its session, whose chat asks it.
+ * Focuses the question where it is answered: in the open chat's conversation when it is that session's,
+ * else its card in the Questions panel when that is on screen; otherwise (a phone showing another
+ * session's chat) opens its session, whose chat asks it.
  */
-function jumpToQuestion(question: QuestionView | undefined): boolean {
+function jumpToQuestion(question: QuestionView | undefined, openSessionId: string | null): boolean {
   if (!question) return false;
-  const card = document.querySelector<HTMLElement>(`[data-question-id="${CSS.escape(question.id)}"]`);
+  if (question.sessionId === openSessionId) {
+    showInConversation(question.id);
+    return true;
+  }
+  const card = document.querySelector<HTMLElement>(`.card[data-question-id="${CSS.escape(question.id)}"]`);
   if (card && isShown(card)) {
     card.scrollIntoView({ block: "center" });
     card.focus();

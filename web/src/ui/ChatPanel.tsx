@@ -1,8 +1,6 @@
-import { useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect } from "preact/hooks";
 import type { SessionView } from "../api/types.js";
-import type { QuestionAnswer } from "../api/types.js";
 import type { ChatLink, ChatSession } from "../chat/chat-session.js";
-import type { TranscriptQuestion } from "../chat/transcript-questions.js";
 import { useObservable } from "../live/observable.js";
 import { locationName, shortId } from "../util/format.js";
 import { AgentControls } from "./AgentControls.js";
@@ -10,7 +8,7 @@ import { Countdown, Elapsed } from "./Countdown.js";
 import { EditableTitle } from "./EditableTitle.js";
 import { Outbox } from "./Outbox.js";
 import { PromptBox } from "./PromptBox.js";
-import { QuestionBody } from "./QuestionBody.js";
+import type { AnswerQuestion } from "./answering.js";
 import { words } from "./plain-words.js";
 import { SessionStateBadge } from "./StateBadge.js";
 import { TranscriptView } from "./TranscriptView.js";
@@ -30,7 +28,8 @@ export function ChatPanel({
   onRename: (sessionId: string, title: string | null) => Promise<void>;
   onReconnect: () => void;
 }) {
-  const { link, sessionId, loading, outbox, turnRunning, asks } = useObservable(chat.state);
+  const { link, sessionId, loading, outbox, turnRunning } = useObservable(chat.state);
+  const answer = useCallback<AnswerQuestion>((questionId, value) => chat.answer(questionId, value), [chat]);
   const title = session?.title ?? (sessionId ? `Untitled session ${shortId(sessionId)}` : "New session");
   // The overview tells of turns and answers elsewhere: the transcript reads what they added.
   useEffect(() => chat.observe(session), [chat, session?.turnActive, session?.updatedAt, session?.pendingQuestions]);
@@ -78,12 +77,7 @@ export function ChatPanel({
         <AgentControls chat={chat} enabled={link.name === "live" || link.name === "reading"} />
       </header>
       <LinkStatus link={link} loading={loading} chat={chat} canReconnect={sessionId !== null} onReconnect={onReconnect} />
-      <TranscriptView transcript={chat.transcript} empty={loading ? "" : emptyText(session?.agent)} sent={outbox.length} />
-      <div class="asks" aria-live="assertive">
-        {asks.map((question) => (
-          <AskCard key={question.id} question={question} chat={chat} />
-        ))}
-      </div>
+      <TranscriptView transcript={chat.transcript} empty={loading ? "" : emptyText(session?.agent)} sent={outbox.length} onAnswer={answer} />
       <Outbox outbox={outbox} turnRunning={turnRunning} chat={chat} />
       <PromptBox enabled={link.name !== "failed" && link.name !== "closed"} onSend={(text) => chat.send(text)} />
     </section>
@@ -160,32 +154,4 @@ function LinkStatus({
     );
   }
   return null;
-}
-
-/** A question waiting for the person, answered over REST (it reaches the agent whoever holds the session). */
-function AskCard({ question, chat }: { question: TranscriptQuestion; chat: ChatSession }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const headingId = `ask-${question.id}`;
-  const answer = async (value: QuestionAnswer): Promise<void> => {
-    setBusy(true);
-    setError(null);
-    try {
-      await chat.answer(question.id, value);
-    } catch (caught) {
-      setError(caught instanceof Error ? caught.message : String(caught));
-      setBusy(false);
-    }
-  };
-  return (
-    <div class="card question ask" role="group" aria-labelledby={headingId}>
-      <h3 id={headingId}>{question.kind === "permission" ? "The agent asks for permission" : "The agent asks you to fill in a form"}</h3>
-      <QuestionBody kind={question.kind} request={question.request} idPrefix={headingId} busy={busy} onAnswer={(value) => void answer(value)} />
-      {error ? (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      ) : null}
-    </div>
-  );
 }
