@@ -1,5 +1,5 @@
 import { existsSync, realpathSync } from "node:fs";
-import { basename, isAbsolute, join, relative, sep } from "node:path";
+import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { berthPackage } from "../version.js";
 import { defaultDataDir } from "./paths.js";
@@ -50,18 +50,23 @@ export function currentInvocation(): Invocation {
 /**
  * The words that run Berth's CLI as it was started here: `berth`, `npx berth-acp`, `node dist/cli/main.js`.
  * `page`: for a page anyone who reaches the port may load, naming no path of this machine (a clone's script relative
- * to the clone).
+ * to the clone); `program`: for a command another program runs from any directory (a clone's script by its whole path).
  */
-export function berthCommand(invocation: Invocation = currentInvocation(), where: "terminal" | "page" = "terminal"): string {
+export function berthWords(invocation: Invocation = currentInvocation(), where: "terminal" | "page" | "program" = "terminal"): string[] {
   switch (invocation.name) {
     case "global":
-      return "berth";
+      return ["berth"];
     case "cache":
     case "package":
-      return `npx ${berthPackage.name}`;
+      return ["npx", berthPackage.name];
     case "checkout":
-      return `node ${where === "page" ? "dist/cli/main.js" : shellQuote(invocation.script)}`;
+      return ["node", where === "page" ? "dist/cli/main.js" : where === "program" ? resolve(invocation.script) : invocation.script];
   }
+}
+
+/** {@link berthWords} as one line to type. */
+export function berthCommand(invocation: Invocation = currentInvocation(), where: "terminal" | "page" = "terminal"): string {
+  return berthWords(invocation, where).map(shellQuote).join(" ");
 }
 
 /**

@@ -9,6 +9,7 @@ import { formatDuration } from "../config/durations.js";
 import type { Store } from "../store/store.js";
 import { locationOf } from "./session-location.js";
 import { SessionNotFoundError } from "./agent-children.js";
+import type { AgentLoginStates } from "./agent-login-states.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
 import type { QuestionDesk } from "./question-desk.js";
@@ -37,6 +38,8 @@ export interface TurnsDeps {
   /** Stops a child that did not settle its interrupted turn (the session becomes childless). */
   readonly stopUnresponsive: (sessionId: string, child: AgentChild) => Promise<void>;
   readonly maxActiveHoldMs: number;
+  /** Told whether a prompt was refused for want of a login. */
+  readonly loginStates: AgentLoginStates;
   readonly onError: (error: unknown, sessionId: string) => void;
 }
 
@@ -76,7 +79,7 @@ export class Turns {
         journal.touchSession(sessionId, clock.now());
         if (session.title === null) journal.titleSession(sessionId, titleOf(prompt));
         record({ kind: "turn_started", sessionId });
-        response = await child.prompt({ ...extra, prompt });
+        response = await this.deps.loginStates.observe(child.agentId, child.prompt({ ...extra, prompt }));
         stopReason = response.stopReason;
       } catch (caught) {
         failure = caught;
