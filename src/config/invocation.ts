@@ -1,5 +1,5 @@
 import { existsSync, realpathSync } from "node:fs";
-import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, isAbsolute, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { berthPackage } from "../version.js";
 import { defaultDataDir } from "./paths.js";
@@ -12,8 +12,8 @@ export type Invocation =
   | { readonly name: "global" }
   /** Another install (a project's dependency, another manager's global folder): `npx <package>` finds it or fetches it. */
   | { readonly name: "package" }
-  /** A clone (`npm start`, `node dist/cli/main.js`): the script by its path. */
-  | { readonly name: "checkout"; readonly script: string };
+  /** A clone (`npm start`, `node dist/cli/main.js`): the script by its path from the working directory, and by its whole path. */
+  | { readonly name: "checkout"; readonly script: string; readonly path: string };
 
 /** The folder holding `package.json`: one level above both `src/` and `dist/`. */
 const packageDir = fileURLToPath(new URL("../../", import.meta.url));
@@ -39,7 +39,7 @@ export function invocationOf(dir: string, name: string, script: string, cwd: str
     return { name: npmGlobal ? "global" : "package" };
   }
   const fromCwd = relative(cwd, script);
-  return { name: "checkout", script: fromCwd.startsWith("..") || isAbsolute(fromCwd) ? script : fromCwd };
+  return { name: "checkout", script: fromCwd.startsWith("..") || isAbsolute(fromCwd) ? script : fromCwd, path: script };
 }
 
 /** How this process was started. */
@@ -60,7 +60,7 @@ export function berthWords(invocation: Invocation = currentInvocation(), where: 
     case "package":
       return ["npx", berthPackage.name];
     case "checkout":
-      return ["node", where === "page" ? "dist/cli/main.js" : where === "program" ? resolve(invocation.script) : invocation.script];
+      return ["node", where === "page" ? "dist/cli/main.js" : where === "program" ? invocation.path : invocation.script];
   }
 }
 

@@ -4,7 +4,14 @@ import { methods, type AuthMethod, type ClientCapabilities } from "@agentclientp
 import { afterEach, describe, expect, it } from "vitest";
 import { berthWords } from "../../src/config/invocation.js";
 import { AcpTestClient, cleanUp, startFixture, waitUntil, type BerthFixture } from "../server/server-harness.js";
-import { DirectAgent, errorShape, prepareRealAgent, realAgentInstalled, stopAllDirectAgents, type RealAgentEnvironment } from "../support/real-agents.js";
+import {
+  DirectAgent,
+  errorShape,
+  prepareRealAgent,
+  realAgentInstalled,
+  stopAllDirectAgents,
+  type RealAgentEnvironment,
+} from "../support/real-agents.js";
 
 /**
  * Logging in to real agents through Berth, against the same agents run directly: the auth methods
@@ -116,7 +123,8 @@ describe.skipIf(!realAgentInstalled("codex"))("codex's logout through Berth", ()
     const sessionId = await client.newSession(env.cwd);
 
     // Its child runs: it is the one told, no other child is started for it.
-    const asked = () => host.recentRecords(1000).filter(({ record }) => record.kind === "agent_asked" && (record as { method?: string }).method === "logout").length;
+    const asked = () =>
+      host.recentRecords(1000).filter(({ record }) => record.kind === "agent_asked" && (record as { method?: string }).method === "logout").length;
     expect(await client.agent.request(methods.agent.logout, {})).toEqual({});
     await host.committed();
     expect(asked()).toBe(0);
