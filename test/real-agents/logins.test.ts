@@ -84,8 +84,8 @@ for (const name of ["claude", "opencode"] as const) {
       for (const transport of ["websocket", "http"] as const) {
         const client = await connectAt(fixture, acpUrl, name, transport);
         const [method] = client.initialized.authMethods ?? [];
-        const args = (method?._meta?.["terminal-auth"] as { args: string[] }).args;
-        expect(args.slice(-2), transport).toEqual(["--url", `http://localhost:${port}`]);
+        const local = method?._meta?.["terminal-auth"] as { args: string[] } | undefined;
+        expect(local?.args.slice(-2), transport).toEqual(["--url", `http://localhost:${port}`]);
       }
     });
 
