@@ -1,5 +1,5 @@
 import type { AgentLogins } from "./agent-logins.js";
-import type { AgentLoginState } from "./views.js";
+import type { AgentLoginStatus } from "./views.js";
 
 /** ACP's "authentication required". */
 const AUTH_REQUIRED = -32000;
@@ -11,7 +11,7 @@ export class AgentLoginStates {
 
   constructor(private readonly logins: AgentLogins) {}
 
-  of(agentId: string): AgentLoginState {
+  of(agentId: string): AgentLoginStatus {
     if (this.refused.has(agentId)) return "needs-login";
     return this.logins.get(agentId) ? "logged-in" : "unknown";
   }

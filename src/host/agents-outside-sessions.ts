@@ -5,8 +5,9 @@ import { terminalLoginOf, type TerminalLogin } from "../protocol/terminal-logins
 import type { AgentLoginStates } from "./agent-login-states.js";
 import { loginOf, type AgentLogins } from "./agent-logins.js";
 import type { AgentProfiles } from "./agent-profiles.js";
+import type { BrowserCapture } from "./browser-capture.js";
 import type { TransientChildren } from "./transient-child.js";
-import type { AgentLoginState } from "./views.js";
+import type { AgentLoginStatus } from "./views.js";
 
 /** Who asks the agent something outside a session, as the agent would see them directly. */
 export interface Asker {
@@ -45,8 +46,9 @@ export class AgentsOutsideSessions {
   /**
    * `authenticate` in a child of its own, started with the variables the client handed over for an
    * environment-variable method; on success it is remembered and replayed to every later child.
+   * `capture`: where the child's attempts to open a browser go.
    */
-  async authenticate(agentId: string, request: AuthenticateRequest, asker: Asker): Promise<unknown> {
+  async authenticate(agentId: string, request: AuthenticateRequest, asker: Asker, capture?: BrowserCapture): Promise<unknown> {
     const login = loginOf(request, (await this.profile(agentId)).authMethods);
     const result = await this.deps.transient.run(agentId, (child) => child.authenticate(login.request, asker.signal), {
       ...asker,
@@ -54,6 +56,7 @@ export class AgentsOutsideSessions {
       method: "authenticate",
       login,
       replayLogin: false,
+      capture,
     });
     this.deps.logins.remember(agentId, login);
     this.deps.states.changed(agentId);
@@ -87,8 +90,8 @@ export class AgentsOutsideSessions {
     return accepted.value;
   }
 
-  /** Whether clients must log in to the agent (see {@link AgentLoginState}). */
-  loginState(agentId: string): AgentLoginState {
+  /** Whether clients must log in to the agent (see {@link AgentLoginStatus}). */
+  loginState(agentId: string): AgentLoginStatus {
     this.deps.registry.resolve(agentId);
     return this.deps.states.of(agentId);
   }

@@ -18,6 +18,8 @@ import { Store } from "../store/store.js";
 import type { ReopenRequest } from "./agent-request.js";
 import { answerFields, stateOf, type AgentSessionState } from "./agent-session-state.js";
 import type { Asker } from "./agents-outside-sessions.js";
+import type { AgentLoginView } from "./agent-login-desk.js";
+import type { AuthMethodView } from "../protocol/auth-methods.js";
 import type { Fleet } from "./fleet.js";
 import { composeHost, type HostParts } from "./host-composition.js";
 import { questionView } from "./question-desk.js";
@@ -37,7 +39,7 @@ import { restoreAfterRestart } from "./startup.js";
 import type { StoreHealthView } from "./store-health.js";
 import type { HeartbeatHealthView } from "./heartbeat-health.js";
 import type { TerminalLogin } from "../protocol/terminal-logins.js";
-import type { AgentLoginState, FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
+import type { AgentLoginStatus, FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
 
 export { OrderlySteps } from "./orderly-steps.js";
 export { sweepLeftovers } from "./startup.js";
@@ -287,7 +289,25 @@ export class Host {
   /** `authenticate` with the agent; remembered and replayed to every later child of that agent. */
   authenticate(agentId: string, request: AuthenticateRequest, asker: Asker = {}): Promise<unknown> {
     this.assertRunning();
-    return this.parts.outside.authenticate(agentId, request, asker);
+    return this.parts.agentLogins.authenticate(agentId, request, asker);
+  }
+
+  /** The agent's auth methods, and its logins running or lately ended (docs/agent-login.md). */
+  async agentLogins(agentId: string): Promise<{ methods: AuthMethodView[]; logins: AgentLoginView[] }> {
+    this.assertRunning();
+    return { methods: await this.parts.agentLogins.methods(agentId), logins: this.parts.agentLogins.list(agentId) };
+  }
+
+  /** An `authenticate` for a page or the CLI: answered once the agent opened an address or the login ended. */
+  startAgentLogin(agentId: string, request: AuthenticateRequest): Promise<AgentLoginView> {
+    this.assertRunning();
+    return this.parts.agentLogins.start(agentId, request);
+  }
+
+  /** The address the person's browser ended on, handed to the agent's callback on this host's loopback. */
+  deliverLoginCallback(agentId: string, loginId: string, address: string, signal?: AbortSignal): Promise<AgentLoginView> {
+    this.assertRunning();
+    return this.parts.agentLogins.deliver(agentId, loginId, address, signal);
   }
 
   /**
@@ -300,7 +320,7 @@ export class Host {
   }
 
   /** `logged-in` (Berth replays a login), `needs-login` (its last session/new or prompt wanted one), else `unknown`. */
-  agentLoginState(agentId: string): AgentLoginState {
+  agentLoginState(agentId: string): AgentLoginStatus {
     return this.parts.outside.loginState(agentId);
   }
 

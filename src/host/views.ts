@@ -132,4 +132,4 @@ export interface LocationView {
  * refused with auth required, `-32000`, since the last login or logout), `logged-in` (Berth replays a login it
  * accepted), `unknown` (neither: it may need none, or keep its own login).
  */
-export type AgentLoginState = "logged-in" | "needs-login" | "unknown";
+export type AgentLoginStatus = "logged-in" | "needs-login" | "unknown";

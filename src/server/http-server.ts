@@ -13,6 +13,7 @@ import { classifyError, type ErrorClass } from "../host/host-errors.js";
 import { HttpError, sendError, sendUnauthorized } from "./http-io.js";
 import { clearedLoginCookie } from "./login-cookie.js";
 import { loginRoutes } from "./login-routes.js";
+import { agentLoginRoutes } from "./agent-login-routes.js";
 import { BerthMetrics } from "./metrics.js";
 import { RefusedConnections } from "./connection-cap.js";
 import { OwnSessionEvents } from "./own-session-events.js";
@@ -84,7 +85,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const tickets = new Tickets(options.tickets);
   const peers = new PeerRest(host, access.cluster);
   const ownSessions = new OwnSessionEvents(host, options.events?.coalesceMs);
-  const routes = [...restRoutes({ host, events, ownSessions, metrics, tickets, peers }), ...loginRoutes(access)];
+  const routes = [...restRoutes({ host, events, ownSessions, metrics, tickets, peers }), ...loginRoutes(access), ...agentLoginRoutes(host)];
   const router = new Router(routes);
   // Named from the routes themselves, so that the refusal never lists what a peer may not read, or misses what it may.
   const peerReads = routes

@@ -12,6 +12,7 @@ import { loadChat, useChatModule } from "./chat-loader.js";
 import { ConfirmDialog } from "./ConfirmDialog.js";
 import { FeedPanel } from "./FeedPanel.js";
 import { LocationsPanel } from "./LocationsPanel.js";
+import { LoginRoute } from "./LoginRoute.js";
 import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
 import { QuestionsPanel } from "./QuestionsPanel.js";
 import { currentRoute, navigate, sessionHref, useRoute } from "./route.js";
@@ -221,6 +222,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
       {dialog.name === "new-session" ? (
         <NewSessionDialog agents={state.agents} onStart={startSession} onClose={() => setDialog({ name: "none" })} />
       ) : null}
+      {route.name === "agent-login" ? <LoginRoute agentId={route.agentId} methodId={route.methodId} onClose={() => navigate(OVERVIEW)} /> : null}
       {dialog.name === "help" ? <HelpDialog onClose={() => setDialog({ name: "none" })} /> : null}
       {dialog.name === "settings" ? <SettingsDialog notifications={notifications} onClose={() => setDialog({ name: "none" })} /> : null}
       {dialog.name === "delete" ? (
