@@ -10,6 +10,7 @@ import { elicitationResponse, permissionResponse } from "../agents/question-resp
 import { describeExit, type ProcessGroupLedger } from "../processes/index.js";
 import type { Session } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
+import type { AgentLoginStates } from "./agent-login-states.js";
 import { withLoginEnv, type AgentLogins } from "./agent-logins.js";
 import type { AgentProfiles } from "./agent-profiles.js";
 import { agentRequestOf, mergedMcpServers, reopenFields, reopenRequest } from "./agent-request.js";
@@ -42,6 +43,8 @@ export interface AgentChildrenDeps {
   readonly onChildWithoutReload: (sessionId: string) => void;
   readonly profiles: AgentProfiles;
   readonly logins: AgentLogins;
+  /** Told whether `session/new` was refused for want of a login. */
+  readonly loginStates: AgentLoginStates;
   /** What the agent asks that Berth does not answer itself goes to the session's clients. */
   readonly relay: AgentRelay;
   /** The session's view changed (the agent titled it). */
@@ -225,7 +228,10 @@ export class AgentChildren {
       });
     }
     if (answer === undefined) {
-      const response = await child.newSession({ ...request.newSession, cwd, mcpServers: mergedMcpServers(request.newSession?.mcpServers, services) });
+      const response = await this.deps.loginStates.observe(
+        child.agentId,
+        child.newSession({ ...request.newSession, cwd, mcpServers: mergedMcpServers(request.newSession?.mcpServers, services) }),
+      );
       this.deps.journal.setSession(session.id, { agentSessionId: response.sessionId });
       answer = response;
     }

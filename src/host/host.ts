@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import type { AuthenticateRequest, ContentBlock, InitializeResponse, PromptRequest, PromptResponse } from "@agentclientprotocol/sdk";
+import type { AuthenticateRequest, ContentBlock, InitializeResponse, LogoutRequest, PromptRequest, PromptResponse } from "@agentclientprotocol/sdk";
 import type { AgentChild } from "../agents/agent-child.js";
 import type { Config } from "../config/config-schema.js";
 import { dataPaths } from "../config/paths.js";
@@ -38,7 +38,8 @@ import { shutDown, type ShutdownOptions } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
 import type { StoreHealthView } from "./store-health.js";
 import type { HeartbeatHealthView } from "./heartbeat-health.js";
-import type { FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
+import type { TerminalLogin } from "../protocol/terminal-logins.js";
+import type { AgentLoginStatus, FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
 
 export { OrderlySteps } from "./orderly-steps.js";
 export { sweepLeftovers } from "./startup.js";
@@ -309,6 +310,29 @@ export class Host {
   deliverLoginCallback(agentId: string, loginId: string, address: string, signal?: AbortSignal): Promise<AgentLoginView> {
     this.assertRunning();
     return this.parts.agentLogins.deliver(agentId, loginId, address, signal);
+  }
+
+  /**
+   * `logout` from the agent: passed to its running children (a child started for it when none runs), and the login
+   * Berth replayed to new children is forgotten, in memory and in `agent-logins.json`.
+   */
+  logout(agentId: string, request: LogoutRequest = {}, asker: Asker = {}): Promise<unknown> {
+    this.assertRunning();
+    return this.parts.outside.logout(agentId, request, asker);
+  }
+
+  /** `logged-in` (Berth replays a login), `needs-login` (its last session/new or prompt wanted one), else `unknown`. */
+  agentLoginState(agentId: string): AgentLoginStatus {
+    return this.parts.outside.loginState(agentId);
+  }
+
+  /**
+   * The agent's own command, arguments and environment for its terminal login `methodId` (a method of type terminal,
+   * or one naming a command in `_meta["terminal-auth"]`), to run on this host; undefined for any other method.
+   */
+  terminalLogin(agentId: string, methodId: string): Promise<TerminalLogin | undefined> {
+    this.assertRunning();
+    return this.parts.outside.terminalLogin(agentId, methodId);
   }
 
   /** A request for an agent outside any session (an extension method). */

@@ -10,6 +10,7 @@ import type { Store } from "../store/store.js";
 import { locationOf } from "./session-location.js";
 import { generatedTitle } from "./session-titles.js";
 import { SessionNotFoundError } from "./agent-children.js";
+import type { AgentLoginStates } from "./agent-login-states.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
 import type { QuestionDesk } from "./question-desk.js";
@@ -38,6 +39,8 @@ export interface TurnsDeps {
   /** Stops a child that did not settle its interrupted turn (the session becomes childless). */
   readonly stopUnresponsive: (sessionId: string, child: AgentChild) => Promise<void>;
   readonly maxActiveHoldMs: number;
+  /** Told whether a prompt was refused for want of a login. */
+  readonly loginStates: AgentLoginStates;
   readonly onError: (error: unknown, sessionId: string) => void;
 }
 
@@ -75,7 +78,7 @@ export class Turns {
         journal.touchSession(sessionId, clock.now());
         if (session.title === null) journal.titleSession(sessionId, titleOf(prompt));
         record({ kind: "turn_started", sessionId });
-        response = await child.prompt({ ...extra, prompt });
+        response = await this.deps.loginStates.observe(child.agentId, child.prompt({ ...extra, prompt }));
         stopReason = response.stopReason;
       } catch (caught) {
         failure = caught;

@@ -126,3 +126,10 @@ export interface LocationView {
   readonly terminals: number;
   readonly pendingQuestions: number;
 }
+
+/**
+ * Whether clients must log in to an agent before it works: `needs-login` (its last `session/new` or prompt was
+ * refused with auth required, `-32000`, since the last login or logout), `logged-in` (Berth replays a login it
+ * accepted), `unknown` (neither: it may need none, or keep its own login).
+ */
+export type AgentLoginStatus = "logged-in" | "needs-login" | "unknown";
