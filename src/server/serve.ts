@@ -29,6 +29,8 @@ export interface BerthOptions {
   readonly maxBufferedBytes?: number;
   readonly events?: ServerOptions["events"];
   readonly tickets?: ServerOptions["tickets"];
+  readonly loginCommands?: ServerOptions["loginCommands"];
+  readonly loginDetachGraceMs?: ServerOptions["loginDetachGraceMs"];
 }
 
 export interface RunningBerth {
@@ -104,7 +106,8 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   );
   access.token.onRotate(() => options.log.info({}, "access token rotated: the old token, remembered devices and open connections are refused"));
   try {
-    const { listenHost, log, webDir, tokenLinkCommand, maxMessageBytes, maxBufferedBytes, events, tickets } = options;
+    const { listenHost, log, webDir, tokenLinkCommand, maxMessageBytes, maxBufferedBytes, events, tickets, loginCommands, loginDetachGraceMs } =
+      options;
     const { allowedHosts, maxConnections, headersTimeout: headersTimeoutMs } = options.config.server;
     server = await startServer({
       host,
@@ -121,6 +124,8 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
       tickets,
       maxConnections,
       headersTimeoutMs,
+      loginCommands,
+      loginDetachGraceMs,
     });
   } catch (error) {
     listener.close();
