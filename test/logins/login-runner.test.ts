@@ -1,17 +1,8 @@
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/host/logger.js";
-import { NoTerminalLoginError, type LoginCommandResolver } from "../../src/logins/login-command.js";
 import { LoginBusyError, LoginRunner, type LoginAttachment } from "../../src/logins/login-runner.js";
 import { descendantsOf, processIsRunning, waitUntil } from "../support/process-table.js";
-
-const fixture = fileURLToPath(new URL("./fixtures/agent-login.mjs", import.meta.url));
-/** The fixture for method "demo"; "sleep" runs a login that never ends by itself; anything else is not offered. */
-const resolve: LoginCommandResolver = async (agentId, methodId) => {
-  if (methodId === "demo") return { command: process.execPath, args: [fixture], env: { DEMO_AGENT: agentId } };
-  if (methodId === "sleep") return { command: "sleep", args: ["600"], env: {} };
-  throw new NoTerminalLoginError(agentId, methodId, ["demo", "sleep"]);
-};
+import { fixtureLogins as resolve } from "./fixture-logins.js";
 
 const runners: LoginRunner[] = [];
 function runner(detachGraceMs = 60_000): LoginRunner {
