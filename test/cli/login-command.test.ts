@@ -1,31 +1,12 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { shellQuote } from "../../src/config/invocation.js";
 import { fixtureLogins } from "../logins/fixture-logins.js";
+import { loginInTerminal, stopLoginTerminals } from "../logins/login-in-terminal.js";
 import { cleanUp, startFixture, waitUntil, type BerthFixture } from "../server/server-harness.js";
-import { cliMain } from "../server/serve-process.js";
 
-/** `berth login …` in a real terminal of 100×30 (util-linux script), as an editor's terminal runs it. */
-function loginInTerminal(berth: BerthFixture, ...args: string[]) {
-  const command = ["node", cliMain, "login", "--url", berth.url, "--token", berth.token, ...args].map(shellQuote).join(" ");
-  const child = spawn("script", ["--quiet", "--return", "--command", `stty rows 30 cols 100; exec ${command}`, "/dev/null"], {
-    stdio: ["pipe", "pipe", "pipe"],
-    detached: true,
-    env: { ...process.env, SHELL: "/bin/sh" },
-  });
-  started.push(child);
-  let screen = "";
-  child.stdout.setEncoding("utf8").on("data", (text: string) => (screen += text));
-  child.stderr.setEncoding("utf8").on("data", (text: string) => (screen += text));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { screen: () => screen, type: (keys: string) => child.stdin.write(keys), exited };
-}
-
-const started: ChildProcess[] = [];
 let berth: BerthFixture;
 
 afterEach(async () => {
-  for (const child of started.splice(0)) if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, "SIGKILL");
+  stopLoginTerminals();
   await cleanUp();
 });
 

@@ -72,7 +72,10 @@ describe("the login terminal WebSocket", () => {
     expect((await terminalClient(berth, demo, { ...auth, "sec-fetch-site": "cross-site" }).refused).status).toBe(403);
     const unknown = await terminalClient(berth, "/api/agents/demo/logins/nope/terminal").refused;
     expect(unknown.status).toBe(404);
-    expect(JSON.parse(unknown.body)).toMatchObject({ error: "no_terminal_login", message: expect.stringMatching(/offers|terminal methods: demo, sleep/) });
+    expect(JSON.parse(unknown.body)).toMatchObject({
+      error: "no_terminal_login",
+      message: expect.stringMatching(/offers|terminal methods: demo, sleep/),
+    });
     const running = terminalClient(berth, demo);
     await waitUntil(() => running.screen().includes("Name: "), "the login screen arrived");
     const busy = await terminalClient(berth, "/api/agents/demo/logins/sleep/terminal").refused;

@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import type { Access } from "../../src/server/access.js";
 import { loginRoutes } from "../../src/server/login-routes.js";
 import { restRoutes, type RestDeps } from "../../src/server/rest-routes.js";
+import type { LoginRunner } from "../../src/logins/login-runner.js";
+import { terminalLoginRoutes } from "../../src/server/terminal-login-routes.js";
 
 const openapi = JSON.parse(readFileSync(new URL("../../docs/openapi.json", import.meta.url), "utf8")) as {
   openapi: string;
@@ -15,7 +17,7 @@ const outsideRouter = ["GET /acp", "POST /acp", "DELETE /acp", "GET /"];
 
 describe("docs/openapi.json", () => {
   // The handlers are never called: only the route table is read.
-  const routes = [...restRoutes({} as RestDeps), ...loginRoutes({} as Access)].map(
+  const routes = [...restRoutes({} as RestDeps), ...loginRoutes({} as Access), ...terminalLoginRoutes({} as LoginRunner)].map(
     (route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`,
   );
   const documented = Object.entries(openapi.paths).flatMap(([path, operations]) =>
