@@ -12,6 +12,7 @@ import { loadChat, useChatModule } from "./chat-loader.js";
 import { ConfirmDialog } from "./ConfirmDialog.js";
 import { FeedPanel } from "./FeedPanel.js";
 import { LocationsPanel } from "./LocationsPanel.js";
+import { LoginPanel } from "./LoginPanel.js";
 import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
 import { QuestionsPanel } from "./QuestionsPanel.js";
 import { currentRoute, navigate, sessionHref, useRoute } from "./route.js";
@@ -54,6 +55,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
   const routed = route.name === "session" && !state.deleted.includes(route.sessionId) ? route.sessionId : null;
   const chat = routed !== null && open?.sessionId === routed ? open : null;
   const { module: chatModule, failed: chatUnloadable } = useChatModule(routed !== null);
+  const login = route.name === "login" ? route : null;
 
   useEffect(() => overview.start(), [overview]);
   useEffect(() => new PageAttention(overview, notifications).start(), [overview, notifications]);
@@ -177,7 +179,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
         onSettings={() => setDialog({ name: "settings" })}
         onHelp={() => setDialog({ name: "help" })}
       />
-      <main class={chat && chatModule ? "layout with-chat" : "layout"}>
+      <main class={(chat && chatModule) || login ? "layout with-chat" : "layout"}>
         <div class="overview">
           <div class="column">
             <QuestionsPanel questions={state.questions} sessions={state.sessions} onAnswer={answerQuestion} />
@@ -215,6 +217,14 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
             onDelete={(session) => setDialog({ name: "delete", session })}
             onRename={renameSession}
             onReconnect={() => chat.sessionId && show(chatModule.ChatSession.open({ mode: "load", sessionId: chat.sessionId }))}
+          />
+        ) : null}
+        {login ? (
+          <LoginPanel
+            key={`${login.agentId}/${login.methodId}`}
+            agentId={login.agentId}
+            methodId={login.methodId}
+            onClose={() => navigate(OVERVIEW)}
           />
         ) : null}
       </main>

@@ -1,13 +1,24 @@
 import { useEffect, useState } from "preact/hooks";
 
-/** What the page shows, from the address's hash: `#/` the overview, `#/sessions/<id>` a chat. */
-export type Route = { readonly name: "overview" } | { readonly name: "session"; readonly sessionId: string };
+/** What the page shows, from the address's hash: `#/` the overview, `#/sessions/<id>` a chat, `#/agents/<id>/login/<method>` an agent's terminal login. */
+export type Route =
+  | { readonly name: "overview" }
+  | { readonly name: "session"; readonly sessionId: string }
+  | { readonly name: "login"; readonly agentId: string; readonly methodId: string };
 
 const sessionPattern = /^#\/sessions\/([^/]+)$/;
+const loginPattern = /^#\/agents\/([^/]+)\/login\/([^/]+)$/;
 
 function parse(hash: string): Route {
-  const match = sessionPattern.exec(hash);
-  return match ? { name: "session", sessionId: decodeURIComponent(match[1]!) } : { name: "overview" };
+  const session = sessionPattern.exec(hash);
+  if (session) return { name: "session", sessionId: decodeURIComponent(session[1]!) };
+  const login = loginPattern.exec(hash);
+  if (login) return { name: "login", agentId: decodeURIComponent(login[1]!), methodId: decodeURIComponent(login[2]!) };
+  return { name: "overview" };
+}
+
+export function loginHref(agentId: string, methodId: string): string {
+  return `#/agents/${encodeURIComponent(agentId)}/login/${encodeURIComponent(methodId)}`;
 }
 
 export function sessionHref(sessionId: string): string {
