@@ -11,18 +11,18 @@ describe("an agent's terminal login in the dashboard", () => {
       const { page } = opened;
       const panel = page.getByRole("region", { name: "Log in to demo" });
       const screen = panel.locator(".xterm-rows");
-      await expect.poll(() => screen.innerText(), { timeout: 20_000 }).toContain("Demo Agent login");
-      await expect.poll(() => screen.innerText()).toContain("Name:");
+      await expect.poll(() => screen.textContent(), { timeout: 20_000 }).toContain("Demo Agent login");
+      await expect.poll(() => screen.textContent()).toContain("Name:");
       // The terminal was fitted to the panel, not left at 80×24.
-      expect(await screen.innerText()).not.toContain("terminal: tty 80x24");
-      await expect.poll(() => panel.getByRole("status").innerText()).toContain("Running on the host");
+      expect(await screen.textContent()).not.toContain("terminal: tty 80x24");
+      await expect.poll(() => panel.getByRole("status").textContent()).toContain("Running on the host");
       await page.keyboard.type("ada");
       await page.keyboard.press("Enter");
-      await expect.poll(() => screen.innerText()).toContain("logged in as ada");
-      await expect.poll(() => panel.getByRole("status").innerText()).toBe("The login ended successfully (exit status 0).");
+      await expect.poll(() => screen.textContent()).toContain("logged in as ada");
+      await expect.poll(() => panel.getByRole("status").textContent()).toBe("The login ended successfully (exit status 0).");
       await screenshot(page, "login-terminal-desktop");
       await panel.getByRole("button", { name: "Close" }).click();
-      await expect.poll(() => page.evaluate(() => window.location.hash)).toBe("#/");
+      await expect.poll(() => page.evaluate("window.location.hash")).toBe("#/");
       expect(await panel.count()).toBe(0);
       expect(opened.errors).toEqual([]);
     } finally {
@@ -35,11 +35,11 @@ describe("an agent's terminal login in the dashboard", () => {
     try {
       const { page } = opened;
       const panel = page.getByRole("region", { name: "Log in to demo" });
-      await expect.poll(() => panel.locator(".xterm-rows").innerText(), { timeout: 20_000 }).toContain("Name:");
+      await expect.poll(() => panel.locator(".xterm-rows").textContent(), { timeout: 20_000 }).toContain("Name:");
       await panel.locator(".xterm-helper-textarea").focus();
       await page.keyboard.type("fail");
       await page.keyboard.press("Enter");
-      await expect.poll(() => panel.getByRole("status").innerText()).toBe("The login failed (exit status 3).");
+      await expect.poll(() => panel.getByRole("status").textContent()).toBe("The login failed (exit status 3).");
       expect(opened.errors).toEqual([]);
     } finally {
       await opened.close();
@@ -50,7 +50,7 @@ describe("an agent's terminal login in the dashboard", () => {
     const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/agents/demo/login/nope`);
     try {
       const status = opened.page.getByRole("region", { name: "Log in to demo" }).getByRole("status");
-      await expect.poll(() => status.innerText(), { timeout: 20_000 }).toMatch(/could not go on: the host refused or could not start this login/);
+      await expect.poll(() => status.textContent(), { timeout: 20_000 }).toMatch(/could not go on: the host refused or could not start this login/);
     } finally {
       await opened.close();
     }

@@ -63,7 +63,7 @@ export function LoginPanel({ agentId, methodId, onClose }: { agentId: string; me
           </button>
         </div>
       </header>
-      <div class="login-screen" ref={screen} aria-label={`Terminal of ${agentId}'s login`} />
+      <div class="login-screen" ref={screen} role="group" aria-label={`Terminal of ${agentId}'s login`} />
     </section>
   );
 }

@@ -17,10 +17,6 @@ function parse(hash: string): Route {
   return { name: "overview" };
 }
 
-export function loginHref(agentId: string, methodId: string): string {
-  return `#/agents/${encodeURIComponent(agentId)}/login/${encodeURIComponent(methodId)}`;
-}
-
 export function sessionHref(sessionId: string): string {
   return `#/sessions/${encodeURIComponent(sessionId)}`;
 }
