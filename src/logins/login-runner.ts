@@ -1,16 +1,15 @@
 import { homedir } from "node:os";
-import type { Logger } from "../host/logger.js";
-import { HostStoppedError } from "../host/host-errors.js";
 import { describeExit, type ExitStatus } from "../processes/spawn-group.js";
 import type { ProcessGroupLedger } from "../processes/ledger.js";
 import type { StopOptions } from "../processes/stop-group.js";
-import type { LoginCommandResolver } from "./login-command.js";
+import { LoginsClosedError, type LoginCommandResolver } from "./login-command.js";
 import { LoginTerminal } from "./login-terminal.js";
 import type { WindowSize } from "./pty.js";
 
 export interface LoginRunnerOptions {
   readonly resolve: LoginCommandResolver;
-  readonly log: Logger;
+  /** A log line (`terminal login started`, `… ended`) and its fields: never the command nor the screen. */
+  readonly log: (line: string, fields: Record<string, unknown>) => void;
   /** Bytes of a login's screen kept for a client that attaches later (default 64 KiB). */
   readonly scrollbackBytes?: number;
   /** How long a login with no client attached runs on before it is stopped (default 60 s): a dropped link may come back. */
@@ -89,7 +88,7 @@ export class LoginRunner {
 
   /** Attaches to the agent's running login by `methodId`, starting it at `size` if none runs. */
   async attach(agentId: string, methodId: string, size: WindowSize): Promise<LoginAttachment> {
-    if (this.closed) throw new HostStoppedError();
+    if (this.closed) throw new LoginsClosedError();
     let entry = this.entries.get(agentId);
     if (entry && entry.login.methodId !== methodId) throw new LoginBusyError(agentId, entry.login.methodId, methodId);
     if (!entry) {
@@ -137,11 +136,11 @@ export class LoginRunner {
     const entry = this.entries.get(agentId)!;
     entry.login = { state: "running", methodId, terminal, startedAt: Date.now() };
     // What the command and the screen say stays out of the log: a login may show a secret.
-    this.options.log.info({ agentId, methodId, pid: terminal.pid }, "terminal login started");
+    this.options.log("terminal login started", { agentId, methodId, pid: terminal.pid });
     void terminal.exited.then((status) => {
       clearTimeout(entry.grace);
       if (this.entries.get(agentId) === entry) this.entries.delete(agentId);
-      this.options.log.info({ agentId, methodId, status: describeExit(status) }, "terminal login ended");
+      this.options.log("terminal login ended", { agentId, methodId, status: describeExit(status) });
     });
     // A host stopped while this started must not leave it behind.
     if (this.closed) await terminal.stop();

@@ -64,11 +64,3 @@ export function resizePty(path: string, size: WindowSize, platform: NodeJS.Platf
     );
   });
 }
-
-/** A size from a client, checked: whole numbers from 1 to 1000; undefined with a reason otherwise. */
-export function windowSizeOf(cols: unknown, rows: unknown): WindowSize | string {
-  const valid = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1 && n <= 1000;
-  if (!valid(cols) || !valid(rows))
-    return `a terminal size is whole numbers of columns and rows from 1 to 1000, got cols ${String(cols)} and rows ${String(rows)}`;
-  return { cols, rows };
-}

@@ -24,8 +24,6 @@ import { Router } from "./router.js";
 import { OperatorEvents, type OperatorEventsOptions } from "./sse.js";
 import { defaultWebDir, StaticFiles } from "./static-files.js";
 import { Tickets, type TicketOptions } from "./tickets.js";
-import { LoginRunner } from "../logins/login-runner.js";
-import type { LoginCommandResolver } from "../logins/login-command.js";
 import { loginTerminalPath, LoginTerminalSockets } from "./login-terminal-sockets.js";
 import { terminalLoginRoutes } from "./terminal-login-routes.js";
 import { unauthorizedPage, wantsPage } from "./unauthorized-page.js";
@@ -55,10 +53,6 @@ export interface ServerOptions {
   readonly maxConnections: number;
   /** How long a connection may take to send a request's headers (`server.headersTimeout`). */
   readonly headersTimeoutMs: number;
-  /** What runs an agent's terminal login; without it, the login terminals refuse with 501. */
-  readonly loginCommands?: LoginCommandResolver;
-  /** How long a login with no client attached runs on (default 60 s; tests shorten it). */
-  readonly loginDetachGraceMs?: number;
 }
 
 export interface BerthServer {
@@ -92,14 +86,8 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const tickets = new Tickets(options.tickets);
   const peers = new PeerRest(host, access.cluster);
   const ownSessions = new OwnSessionEvents(host, options.events?.coalesceMs);
-  const logins = new LoginRunner({
-    resolve: options.loginCommands ?? noLoginCommands,
-    log,
-    detachGraceMs: options.loginDetachGraceMs,
-    stop: { graceMs: host.config.stopTimeout },
-  });
-  const loginSockets = new LoginTerminalSockets(logins, log);
-  const routes = [...restRoutes({ host, events, ownSessions, metrics, tickets, peers }), ...loginRoutes(access), ...terminalLoginRoutes(logins)];
+  const loginSockets = new LoginTerminalSockets(host.logins, log);
+  const routes = [...restRoutes({ host, events, ownSessions, metrics, tickets, peers }), ...loginRoutes(access), ...terminalLoginRoutes(host.logins)];
   const router = new Router(routes);
   // Named from the routes themselves, so that the refusal never lists what a peer may not read, or misses what it may.
   const peerReads = routes
@@ -274,7 +262,6 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     events.close();
     ownSessions.close();
     loginSockets.close();
-    await logins.close();
     await acp.close(reason);
     metrics.close();
     server.closeAllConnections();
@@ -324,10 +311,6 @@ const PAGE_HEADERS: Readonly<Record<string, string>> = {
   "Referrer-Policy": "no-referrer",
   "Cross-Origin-Opener-Policy": "same-origin",
 };
-
-/** A host given no way to find agents' terminal login commands runs none. */
-const noLoginCommands: LoginCommandResolver = () =>
-  Promise.reject(new HttpError(501, "terminal_login_unavailable", "this host runs no terminal logins (it was started without their commands)"));
 
 function clientWentAway(req: IncomingMessage, error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;

@@ -2,8 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import type { Logger } from "../host/logger.js";
-import type { LoginAttachment, LoginRunner } from "../logins/login-runner.js";
-import { windowSizeOf, type WindowSize } from "../logins/pty.js";
+import type { LoginAttachment, LoginRunner, WindowSize } from "../host/views.js";
 import { HttpError } from "./http-io.js";
 import { keepAlive } from "./socket-keepalive.js";
 
@@ -105,4 +104,12 @@ function initialSize(url: URL): WindowSize {
   const size = windowSizeOf(Number(cols ?? DEFAULT_SIZE.cols), Number(rows ?? DEFAULT_SIZE.rows));
   if (typeof size === "string") throw new HttpError(400, "invalid_size", size);
   return size;
+}
+
+/** A size from a client, checked: whole numbers from 1 to 1000; what is wrong with it otherwise. */
+function windowSizeOf(cols: unknown, rows: unknown): WindowSize | string {
+  const valid = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1 && n <= 1000;
+  if (!valid(cols) || !valid(rows))
+    return `a terminal size is whole numbers of columns and rows from 1 to 1000, got cols ${String(cols)} and rows ${String(rows)}`;
+  return { cols, rows };
 }

@@ -2,7 +2,7 @@ import type { Config } from "../config/config-schema.js";
 import { mkdirSync } from "node:fs";
 import { isPostgresUrl } from "../config/store-url.js";
 import { dataPaths, secureDataDir, type DataDirSecurity } from "../config/paths.js";
-import { Host, OrderlySteps, sweepLeftovers } from "../host/host.js";
+import { Host, OrderlySteps, sweepLeftovers, type HostOptions } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { Access } from "./access.js";
 import { AccessToken } from "./access-token.js";
@@ -29,8 +29,8 @@ export interface BerthOptions {
   readonly maxBufferedBytes?: number;
   readonly events?: ServerOptions["events"];
   readonly tickets?: ServerOptions["tickets"];
-  readonly loginCommands?: ServerOptions["loginCommands"];
-  readonly loginDetachGraceMs?: ServerOptions["loginDetachGraceMs"];
+  /** What runs an agent's terminal login (the host's `loginCommands`). */
+  readonly loginCommands?: HostOptions["loginCommands"];
 }
 
 export interface RunningBerth {
@@ -93,7 +93,12 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   // The port is known now: a fleet host with no fleet.url registers the address it listens on (docs/fleet.md).
   const fleet = { ...options.config.fleet, url: options.config.fleet.url ?? defaultFleetUrl(options.listenHost, listener.port) ?? undefined };
   try {
-    host = await Host.start({ config: { ...options.config, fleet }, dataDir: paths.dataDir, logger: options.log });
+    host = await Host.start({
+      config: { ...options.config, fleet },
+      dataDir: paths.dataDir,
+      logger: options.log,
+      loginCommands: options.loginCommands,
+    });
   } catch (error) {
     listener.close();
     lock.release();
@@ -106,8 +111,7 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   );
   access.token.onRotate(() => options.log.info({}, "access token rotated: the old token, remembered devices and open connections are refused"));
   try {
-    const { listenHost, log, webDir, tokenLinkCommand, maxMessageBytes, maxBufferedBytes, events, tickets, loginCommands, loginDetachGraceMs } =
-      options;
+    const { listenHost, log, webDir, tokenLinkCommand, maxMessageBytes, maxBufferedBytes, events, tickets } = options;
     const { allowedHosts, maxConnections, headersTimeout: headersTimeoutMs } = options.config.server;
     server = await startServer({
       host,
@@ -124,8 +128,6 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
       tickets,
       maxConnections,
       headersTimeoutMs,
-      loginCommands,
-      loginDetachGraceMs,
     });
   } catch (error) {
     listener.close();

@@ -1,4 +1,4 @@
-import type { LoginRunner } from "../logins/login-runner.js";
+import type { LoginRunner } from "../host/views.js";
 import { HttpError } from "./http-io.js";
 import { empty, json, type Route } from "./router.js";
 

@@ -1,12 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { silentLogger } from "../../src/host/logger.js";
 import { LoginBusyError, LoginRunner, type LoginAttachment } from "../../src/logins/login-runner.js";
 import { descendantsOf, processIsRunning, waitUntil } from "../support/process-table.js";
 import { fixtureLogins as resolve } from "./fixture-logins.js";
 
 const runners: LoginRunner[] = [];
 function runner(detachGraceMs = 60_000): LoginRunner {
-  const made = new LoginRunner({ resolve, log: silentLogger(), detachGraceMs, stop: { graceMs: 1_000 } });
+  const made = new LoginRunner({ resolve, log: () => undefined, detachGraceMs, stop: { graceMs: 1_000 } });
   runners.push(made);
   return made;
 }

@@ -98,10 +98,10 @@ describe("the login terminal WebSocket", () => {
     expect(client.messages).toEqual([expect.objectContaining({ type: "exit" })]);
   });
 
-  it("refuses with 501 on a host started without terminal login commands", async () => {
+  it("refuses with 503 on a host started without terminal login commands", async () => {
     const berth = await startFixture();
     const refused = await terminalClient(berth, demo).refused;
-    expect(refused.status).toBe(501);
+    expect(refused.status).toBe(503);
     expect(JSON.parse(refused.body)).toMatchObject({ error: "terminal_login_unavailable" });
   });
 });

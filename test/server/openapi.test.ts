@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Access } from "../../src/server/access.js";
 import { loginRoutes } from "../../src/server/login-routes.js";
 import { restRoutes, type RestDeps } from "../../src/server/rest-routes.js";
-import type { LoginRunner } from "../../src/logins/login-runner.js";
+import type { LoginRunner } from "../../src/host/views.js";
 import { terminalLoginRoutes } from "../../src/server/terminal-login-routes.js";
 
 const openapi = JSON.parse(readFileSync(new URL("../../docs/openapi.json", import.meta.url), "utf8")) as {

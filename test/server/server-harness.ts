@@ -41,7 +41,7 @@ export interface BerthFixture {
 }
 
 type FixtureOptions = { config?: ConfigInput; dataDir?: string; workDir?: string } & Partial<
-  Pick<BerthOptions, "maxMessageBytes" | "maxBufferedBytes" | "events" | "webDir" | "tickets" | "loginCommands" | "loginDetachGraceMs">
+  Pick<BerthOptions, "maxMessageBytes" | "maxBufferedBytes" | "events" | "webDir" | "tickets" | "loginCommands">
 >;
 
 const running: BerthFixture[] = [];
@@ -72,7 +72,6 @@ export async function startFixture(options: FixtureOptions = {}): Promise<BerthF
     webDir: options.webDir,
     tickets: options.tickets,
     loginCommands: options.loginCommands,
-    loginDetachGraceMs: options.loginDetachGraceMs,
   });
   berth.host.onRecord(({ record }) => {
     if (record.kind === "child_acquired" || record.kind === "agent_asked") agentPids.add(record.pid);
