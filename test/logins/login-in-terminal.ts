@@ -18,7 +18,7 @@ export function loginInTerminal(berth: BerthFixture, ...args: string[]) {
   child.stdout.setEncoding("utf8").on("data", (text: string) => (screen += text));
   child.stderr.setEncoding("utf8").on("data", (text: string) => (screen += text));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { screen: () => screen, type: (keys: string) => child.stdin.write(keys), exited };
+  return { pid: child.pid!, screen: () => screen, type: (keys: string) => child.stdin.write(keys), exited };
 }
 
 /** For `afterEach`: kills the process group of every terminal still running. */

@@ -1,14 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { fixtureLogins } from "../logins/fixture-logins.js";
-import { dashboardSuite, openPage, phone, screenshot } from "./dashboard-harness.js";
+import { dashboardSuite, desktop, openPage, phone, screenshot } from "./dashboard-harness.js";
 
 const suite = dashboardSuite({}, { loginCommands: fixtureLogins });
 
 describe("an agent's terminal login in the dashboard", () => {
   it("shows the login screen in a terminal at its address, takes what is typed, and says how it ended", async () => {
-    const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/agents/demo/login/demo`);
+    const requested: string[] = [];
+    const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}`, desktop, async (page) => {
+      page.on("request", (request) => requested.push(request.url()));
+    });
     try {
       const { page } = opened;
+      await page.getByRole("heading", { name: "Sessions" }).waitFor();
+      // xterm is a chunk of its own: the overview never asks for it.
+      expect(requested.filter((url) => url.includes("/assets/login-terminal-"))).toEqual([]);
+      await page.evaluate("window.location.hash = '#/agents/demo/login/demo'");
       const panel = page.getByRole("region", { name: "Log in to demo" });
       const screen = panel.locator(".xterm-rows");
       await expect.poll(() => screen.textContent(), { timeout: 20_000 }).toContain("Demo Agent login");
@@ -19,6 +26,7 @@ describe("an agent's terminal login in the dashboard", () => {
       await page.keyboard.type("ada");
       await page.keyboard.press("Enter");
       await expect.poll(() => screen.textContent()).toContain("logged in as ada");
+      expect(requested.filter((url) => url.includes("/assets/login-terminal-")).length).toBeGreaterThan(0);
       await expect.poll(() => panel.getByRole("status").textContent()).toBe("The login ended successfully (exit status 0).");
       await screenshot(page, "login-terminal-desktop");
       await panel.getByRole("button", { name: "Close" }).click();
