@@ -37,7 +37,9 @@ export class LoginTerminalSockets {
     const { agentId, methodId } = loginTerminalPath(url.pathname)!;
     const size = initialSize(url);
     const attachment = await this.runner.attach(agentId, methodId, size);
-    // ws answers a bad handshake itself and never calls back: the attachment must not stay behind.
+    // The client may have given up while the login started; ws answers a bad handshake itself and never calls back.
+    // Either way the attachment must not stay behind, holding the login open.
+    if (socket.destroyed) return attachment.detach();
     const failed = () => attachment.detach();
     socket.once("close", failed);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
