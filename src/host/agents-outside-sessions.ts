@@ -3,6 +3,7 @@ import type { AgentChild } from "../agents/agent-child.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
 import { loginOf, type AgentLogins } from "./agent-logins.js";
 import type { AgentProfiles } from "./agent-profiles.js";
+import type { BrowserCapture } from "./browser-capture.js";
 import type { TransientChildren } from "./transient-child.js";
 
 /** Who asks the agent something outside a session, as the agent would see them directly. */
@@ -39,8 +40,9 @@ export class AgentsOutsideSessions {
   /**
    * `authenticate` in a child of its own, started with the variables the client handed over for an
    * environment-variable method; on success it is remembered and replayed to every later child.
+   * `capture`: where the child's attempts to open a browser go.
    */
-  async authenticate(agentId: string, request: AuthenticateRequest, asker: Asker): Promise<unknown> {
+  async authenticate(agentId: string, request: AuthenticateRequest, asker: Asker, capture?: BrowserCapture): Promise<unknown> {
     const login = loginOf(request, (await this.profile(agentId)).authMethods);
     const result = await this.deps.transient.run(agentId, (child) => child.authenticate(login.request, asker.signal), {
       ...asker,
@@ -48,6 +50,7 @@ export class AgentsOutsideSessions {
       method: "authenticate",
       login,
       replayLogin: false,
+      capture,
     });
     this.deps.logins.remember(agentId, login);
     return result;

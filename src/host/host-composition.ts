@@ -20,6 +20,7 @@ import { AgentLogins } from "./agent-logins.js";
 import { AgentProfiles } from "./agent-profiles.js";
 import { noticeAgentStopped, type AgentStopReason } from "./agent-stop-notice.js";
 import { AgentsOutsideSessions } from "./agents-outside-sessions.js";
+import { AgentLoginDesk } from "./agent-login-desk.js";
 import { clientHolders, LOCATION_HOLDER } from "./holders.js";
 import { HostRecordLog, type HostRecord } from "./host-records.js";
 import { HostViews } from "./host-views.js";
@@ -71,6 +72,7 @@ export interface HostParts {
   readonly catalog: SessionCatalog;
   readonly transient: TransientChildren;
   readonly outside: AgentsOutsideSessions;
+  readonly agentLogins: AgentLoginDesk;
   readonly executions: Executions;
   readonly cache: LocationServicesCache<LocationServices>;
   readonly retention: LocationRetention<LocationServices>;
@@ -158,6 +160,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     (profile) => journal.queue("agentProfiles.put", [profile]),
   );
   const outside = new AgentsOutsideSessions({ registry, profiles, logins, transient, childOf: (sessionId) => holds.child(sessionId) });
+  const agentLogins = new AgentLoginDesk({ outside, dataDir, clock, log });
   const executions = new Executions(clock, record);
   const notice = (sessionId: string, reason: AgentStopReason) => noticeAgentStopped({ config, store, journal, holds, log }, sessionId, reason);
   const cache = new LocationServicesCache<LocationServices>({
@@ -298,6 +301,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     catalog,
     transient,
     outside,
+    agentLogins,
     executions,
     cache,
     retention,

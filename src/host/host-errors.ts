@@ -4,6 +4,8 @@ import { OwnedByOtherHostError } from "./owned-elsewhere.js";
 import { TurnFailedError, TurnNotStoredError } from "./turns.js";
 import { QuestionError } from "./question-desk.js";
 import { StoreUnavailableError } from "./store-health.js";
+import { AgentLoginError } from "./agent-login-desk.js";
+import { LoginCallbackError } from "./login-callback.js";
 import { InvalidTitleError } from "./session-titles.js";
 import { TurnAlreadyRunningError } from "../lifecycle/executions.js";
 import { InvalidLocationError } from "../lifecycle/location-key.js";
@@ -39,6 +41,12 @@ const questionCodes: Readonly<Record<QuestionError["code"], readonly [ErrorClass
   invalid_answer: ["bad_input", "invalid_answer"],
 };
 
+const loginErrorClasses: Readonly<Record<AgentLoginError["code"], ErrorClass>> = {
+  agent_login_not_found: "not_found",
+  login_not_waiting: "conflict",
+  invalid_login: "bad_input",
+};
+
 export function classifyError(error: unknown): ClassifiedError {
   const message = error instanceof Error ? error.message : String(error);
   const as = (errorClass: ErrorClass, code: string): ClassifiedError => ({ class: errorClass, code, message });
@@ -48,6 +56,9 @@ export function classifyError(error: unknown): ClassifiedError {
     return as(errorClass, code);
   }
   if (error instanceof UnknownAgentError) return as("bad_input", "unknown_agent");
+  if (error instanceof AgentLoginError) return as(loginErrorClasses[error.code], error.code);
+  // A pasted address that does not match the login's redirect_uri; or the agent's callback did not answer.
+  if (error instanceof LoginCallbackError) return as(error.code === "callback_refused" ? "bad_input" : "unavailable", error.code);
   if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");
   if (error instanceof InvalidTitleError) return as("bad_input", "invalid_title");
   if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");

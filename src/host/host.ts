@@ -18,6 +18,8 @@ import { Store } from "../store/store.js";
 import type { ReopenRequest } from "./agent-request.js";
 import { answerFields, stateOf, type AgentSessionState } from "./agent-session-state.js";
 import type { Asker } from "./agents-outside-sessions.js";
+import type { AgentLoginView } from "./agent-login-desk.js";
+import type { AuthMethodView } from "../protocol/auth-methods.js";
 import type { Fleet } from "./fleet.js";
 import { composeHost, type HostParts } from "./host-composition.js";
 import { questionView } from "./question-desk.js";
@@ -301,7 +303,25 @@ export class Host {
   /** `authenticate` with the agent; remembered and replayed to every later child of that agent. */
   authenticate(agentId: string, request: AuthenticateRequest, asker: Asker = {}): Promise<unknown> {
     this.assertRunning();
-    return this.parts.outside.authenticate(agentId, request, asker);
+    return this.parts.agentLogins.authenticate(agentId, request, asker);
+  }
+
+  /** The agent's auth methods, and its logins running or lately ended (docs/agent-login.md). */
+  async agentLogins(agentId: string): Promise<{ methods: AuthMethodView[]; logins: AgentLoginView[] }> {
+    this.assertRunning();
+    return { methods: await this.parts.agentLogins.methods(agentId), logins: this.parts.agentLogins.list(agentId) };
+  }
+
+  /** An `authenticate` for a page or the CLI: answered once the agent opened an address or the login ended. */
+  startAgentLogin(agentId: string, request: AuthenticateRequest): Promise<AgentLoginView> {
+    this.assertRunning();
+    return this.parts.agentLogins.start(agentId, request);
+  }
+
+  /** The address the person's browser ended on, handed to the agent's callback on this host's loopback. */
+  deliverLoginCallback(agentId: string, loginId: string, address: string, signal?: AbortSignal): Promise<AgentLoginView> {
+    this.assertRunning();
+    return this.parts.agentLogins.deliver(agentId, loginId, address, signal);
   }
 
   /** A request for an agent outside any session (an extension method). */

@@ -13,6 +13,7 @@ import { classifyError, type ErrorClass } from "../host/host-errors.js";
 import { HttpError, sendError, sendUnauthorized } from "./http-io.js";
 import { clearedLoginCookie } from "./login-cookie.js";
 import { loginRoutes } from "./login-routes.js";
+import { agentLoginRoutes } from "./agent-login-routes.js";
 import { BerthMetrics } from "./metrics.js";
 import { RefusedConnections } from "./connection-cap.js";
 import { OwnSessionEvents } from "./own-session-events.js";
@@ -87,7 +88,12 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const peers = new PeerRest(host, access.cluster);
   const ownSessions = new OwnSessionEvents(host, options.events?.coalesceMs);
   const loginSockets = new LoginTerminalSockets(host.logins, log);
-  const routes = [...restRoutes({ host, events, ownSessions, metrics, tickets, peers }), ...loginRoutes(access), ...terminalLoginRoutes(host.logins)];
+  const routes = [
+    ...restRoutes({ host, events, ownSessions, metrics, tickets, peers }),
+    ...loginRoutes(access),
+    ...agentLoginRoutes(host),
+    ...terminalLoginRoutes(host.logins),
+  ];
   const router = new Router(routes);
   // Named from the routes themselves, so that the refusal never lists what a peer may not read, or misses what it may.
   const peerReads = routes

@@ -280,7 +280,8 @@ function countParam(url: URL, name: string, fallback: number): number {
   return count;
 }
 
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+/** A request body checked against its schema; every problem named in one 400. */
+export function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {

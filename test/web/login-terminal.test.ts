@@ -15,7 +15,7 @@ describe("an agent's terminal login in the dashboard", () => {
       await page.getByRole("heading", { name: "Sessions" }).waitFor();
       // xterm is a chunk of its own: the overview never asks for it.
       expect(requested.filter((url) => url.includes("/assets/login-terminal-"))).toEqual([]);
-      await page.evaluate("window.location.hash = '#/agents/demo/login/demo'");
+      await page.evaluate("window.location.hash = '#/agents/demo/login/demo/terminal'");
       const panel = page.getByRole("region", { name: "Log in to demo" });
       const screen = panel.locator(".xterm-rows");
       await expect.poll(() => screen.textContent(), { timeout: 20_000 }).toContain("Demo Agent login");
@@ -39,7 +39,7 @@ describe("an agent's terminal login in the dashboard", () => {
   });
 
   it("says the login failed, with its status, on a phone", async () => {
-    const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/agents/demo/login/demo`, phone);
+    const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/agents/demo/login/demo/terminal`, phone);
     try {
       const { page } = opened;
       const panel = page.getByRole("region", { name: "Log in to demo" });
@@ -55,7 +55,7 @@ describe("an agent's terminal login in the dashboard", () => {
   });
 
   it("says why when the host will not start the login", async () => {
-    const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/agents/demo/login/nope`);
+    const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/agents/demo/login/nope/terminal`);
     try {
       const status = opened.page.getByRole("region", { name: "Log in to demo" }).getByRole("status");
       await expect.poll(() => status.textContent(), { timeout: 20_000 }).toMatch(/could not go on: the host refused or could not start this login/);

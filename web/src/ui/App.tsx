@@ -13,6 +13,7 @@ import { ConfirmDialog } from "./ConfirmDialog.js";
 import { FeedPanel } from "./FeedPanel.js";
 import { LocationsPanel } from "./LocationsPanel.js";
 import { LoginPanel } from "./LoginPanel.js";
+import { LoginRoute } from "./LoginRoute.js";
 import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
 import { QuestionsPanel } from "./QuestionsPanel.js";
 import { currentRoute, navigate, sessionHref, useRoute } from "./route.js";
@@ -55,7 +56,6 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
   const routed = route.name === "session" && !state.deleted.includes(route.sessionId) ? route.sessionId : null;
   const chat = routed !== null && open?.sessionId === routed ? open : null;
   const { module: chatModule, failed: chatUnloadable } = useChatModule(routed !== null);
-  const login = route.name === "login" ? route : null;
 
   useEffect(() => overview.start(), [overview]);
   useEffect(() => new PageAttention(overview, notifications).start(), [overview, notifications]);
@@ -179,7 +179,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
         onSettings={() => setDialog({ name: "settings" })}
         onHelp={() => setDialog({ name: "help" })}
       />
-      <main class={(chat && chatModule) || login ? "layout with-chat" : "layout"}>
+      <main class={(chat && chatModule) || route.name === "terminal-login" ? "layout with-chat" : "layout"}>
         <div class="overview">
           <div class="column">
             <QuestionsPanel questions={state.questions} sessions={state.sessions} onAnswer={answerQuestion} />
@@ -219,11 +219,11 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
             onReconnect={() => chat.sessionId && show(chatModule.ChatSession.open({ mode: "load", sessionId: chat.sessionId }))}
           />
         ) : null}
-        {login ? (
+        {route.name === "terminal-login" ? (
           <LoginPanel
-            key={`${login.agentId}/${login.methodId}`}
-            agentId={login.agentId}
-            methodId={login.methodId}
+            key={`${route.agentId}/${route.methodId}`}
+            agentId={route.agentId}
+            methodId={route.methodId}
             onClose={() => navigate(OVERVIEW)}
           />
         ) : null}
@@ -231,6 +231,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
       {dialog.name === "new-session" ? (
         <NewSessionDialog agents={state.agents} onStart={startSession} onClose={() => setDialog({ name: "none" })} />
       ) : null}
+      {route.name === "agent-login" ? <LoginRoute agentId={route.agentId} methodId={route.methodId} onClose={() => navigate(OVERVIEW)} /> : null}
       {dialog.name === "help" ? <HelpDialog onClose={() => setDialog({ name: "none" })} /> : null}
       {dialog.name === "settings" ? <SettingsDialog notifications={notifications} onClose={() => setDialog({ name: "none" })} /> : null}
       {dialog.name === "delete" ? (
