@@ -20,6 +20,7 @@ describe.skipIf(!installed)(
       const { ANTHROPIC_API_KEY: _key, ANTHROPIC_BASE_URL: _url, ...env } = agent.env;
       // The command claude-agent-acp advertises in `_meta["terminal-auth"]`: its own entry point with `--cli`.
       const berth = await startFixture({
+        config: { agents: { claude: agent } },
         loginCommands: async () => ({ command: agent.command, args: [...agent.args, "--cli"], env }),
       });
       const login = loginInTerminal(berth, "--agent", "claude", "--method", "claude-login");
