@@ -11,6 +11,8 @@ import { TurnAlreadyRunningError } from "../lifecycle/executions.js";
 import { InvalidLocationError } from "../lifecycle/location-key.js";
 import { LocationServicesClosedError } from "../lifecycle/location-services-cache.js";
 import { AcquisitionFailedError, HoldsClosedError, StaleHoldError } from "../lifecycle/session-holds.js";
+import { LoginsClosedError, NoTerminalLoginError, TerminalLoginsUnavailableError } from "../logins/login-command.js";
+import { LoginBusyError } from "../logins/login-runner.js";
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
 export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError };
@@ -60,6 +62,9 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");
   if (error instanceof InvalidTitleError) return as("bad_input", "invalid_title");
   if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");
+  if (error instanceof NoTerminalLoginError) return as("not_found", "no_terminal_login");
+  if (error instanceof LoginBusyError) return as("conflict", "login_running");
+  if (error instanceof TerminalLoginsUnavailableError) return as("unavailable", "terminal_login_unavailable");
   // Another host of the fleet runs it: this host only shows it (its message names the owner and its URL).
   if (error instanceof OwnedByOtherHostError) return as("conflict", "owned_by_other_host");
   // The agent failed or crashed mid-turn: not Berth's bug, and the session carries on.
@@ -71,7 +76,12 @@ export function classifyError(error: unknown): ClassifiedError {
   // The store could not write what had to be stored first (another process's lock, a full disk): retry later.
   if (error instanceof StoreUnavailableError) return as("unavailable", "store_unavailable");
   // The host refuses new work once shutdown began.
-  if (error instanceof HoldsClosedError || error instanceof HostStoppedError || error instanceof LocationServicesClosedError)
+  if (
+    error instanceof HoldsClosedError ||
+    error instanceof HostStoppedError ||
+    error instanceof LocationServicesClosedError ||
+    error instanceof LoginsClosedError
+  )
     return as("unavailable", "shutting_down");
   return as("internal", "internal");
 }

@@ -36,6 +36,8 @@ import { locationOf } from "./session-location.js";
 import { normalTitle, personTitled, titleUpdate } from "./session-titles.js";
 import { shutDown, type ShutdownOptions } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
+import { LoginRunner } from "../logins/login-runner.js";
+import { noLoginCommands, type LoginCommandResolver } from "../logins/login-command.js";
 import type { StoreHealthView } from "./store-health.js";
 import type { HeartbeatHealthView } from "./heartbeat-health.js";
 import type { TerminalLogin } from "../protocol/terminal-logins.js";
@@ -50,6 +52,8 @@ export interface HostOptions {
   readonly dataDir: string;
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /** What runs an agent's terminal login; without it, every login is refused (`terminal_login_unavailable`). */
+  readonly loginCommands?: LoginCommandResolver;
 }
 
 /**
@@ -66,11 +70,22 @@ export class Host {
   /** The host's one source of time (virtual in tests): edges that schedule by the host's records use it too. */
   readonly clock: Clock;
 
+  /** Agents' terminal logins: one per agent at a time, in a pseudo-terminal, their screens in memory only. */
+  readonly logins: LoginRunner;
+
   private constructor(
     private readonly parts: HostParts,
     /** This host in a fleet on PostgreSQL; undefined on the embedded SQLite store. */
     private readonly fleet: Fleet | undefined,
+    loginCommands: LoginCommandResolver,
   ) {
+    // Under the host's ledger: a login a crashed host left behind is reaped with its agents at the next start.
+    this.logins = new LoginRunner({
+      resolve: loginCommands,
+      log: (line, fields) => parts.log.info(fields, line),
+      ledger: parts.ledger,
+      stop: { graceMs: parts.config.stopTimeout },
+    });
     this.clock = parts.clock;
     this.config = parts.config;
     this.dataDir = parts.dataDir;
@@ -124,7 +139,7 @@ export class Host {
     parts.housekeeping.start();
     fleet?.start(parts);
     log.info({ dataDir: options.dataDir, store: fleet ? "postgres" : "sqlite", sessions: store.sessions.list().length }, "host started");
-    return new Host(parts, fleet);
+    return new Host(parts, fleet, options.loginCommands ?? noLoginCommands);
   }
 
   // ── sessions ──────────────────────────────────────────────────────────
@@ -513,6 +528,7 @@ export class Host {
    */
   async shutdown(options: ShutdownOptions = {}): Promise<void> {
     try {
+      await this.logins.close();
       await shutDown(this.parts, options);
     } finally {
       await this.fleet?.close();

@@ -8,6 +8,8 @@ export type { SessionChildState } from "../lifecycle/session-holds.js";
 export type { DirectoryPresence } from "../location/directory-presence.js";
 export type { QuestionAnswer } from "../location/question-types.js";
 export type { TerminalOutputResult } from "../location/terminal.js";
+export type { LoginAttachment, LoginRunner } from "../logins/login-runner.js";
+export type { WindowSize } from "../logins/pty.js";
 export type { JournalEvent } from "../store/events.js";
 export type { AgentRequest, ReopenRequest } from "./agent-request.js";
 export type { AgentSessionState } from "./agent-session-state.js";

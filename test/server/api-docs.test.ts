@@ -30,6 +30,7 @@ describe("docs/api.md", () => {
       "/api/logins",
       "/api/logins/$LOGIN",
       "/api/token/rotate",
+      "/api/terminal-logins",
       "-X DELETE",
     ]) {
       expect(script).toContain(route);

@@ -12,6 +12,7 @@ import { loadChat, useChatModule } from "./chat-loader.js";
 import { ConfirmDialog } from "./ConfirmDialog.js";
 import { FeedPanel } from "./FeedPanel.js";
 import { LocationsPanel } from "./LocationsPanel.js";
+import { LoginPanel } from "./LoginPanel.js";
 import { LoginRoute } from "./LoginRoute.js";
 import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
 import { showInConversation } from "./question-focus.js";
@@ -179,7 +180,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
         onSettings={() => setDialog({ name: "settings" })}
         onHelp={() => setDialog({ name: "help" })}
       />
-      <main class={chat && chatModule ? "layout with-chat" : "layout"}>
+      <main class={(chat && chatModule) || route.name === "terminal-login" ? "layout with-chat" : "layout"}>
         <div class="overview">
           <div class="column">
             <QuestionsPanel
@@ -222,6 +223,14 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
             onDelete={(session) => setDialog({ name: "delete", session })}
             onRename={renameSession}
             onReconnect={() => chat.sessionId && show(chatModule.ChatSession.open({ mode: "load", sessionId: chat.sessionId }))}
+          />
+        ) : null}
+        {route.name === "terminal-login" ? (
+          <LoginPanel
+            key={`${route.agentId}/${route.methodId}`}
+            agentId={route.agentId}
+            methodId={route.methodId}
+            onClose={() => navigate(OVERVIEW)}
           />
         ) : null}
       </main>

@@ -4,7 +4,7 @@ import type { AgentLogin, AgentLogins, AuthMethod } from "../api/types.js";
 import { AgentLoginView } from "./AgentLoginView.js";
 import { EnvVarLoginForm } from "./EnvVarLoginForm.js";
 import { Modal } from "./Modal.js";
-import { agentLoginHref } from "./route.js";
+import { agentLoginHref, terminalLoginHref } from "./route.js";
 
 type Methods = { readonly name: "loading" } | { readonly name: "failed"; readonly message: string } | ({ readonly name: "ready" } & AgentLogins);
 
@@ -60,6 +60,16 @@ function MethodView({ agentId, method, waiting }: { agentId: string; method: Aut
       return <AgentLoginView agentId={agentId} method={method} waiting={waiting} />;
     case "env_var":
       return <EnvVarLoginForm agentId={agentId} method={method} />;
+    case "terminal":
+      return (
+        <p>
+          This login runs in a terminal on the host. <a href={terminalLoginHref(agentId, method.id)}>Open its terminal here</a>, or run{" "}
+          <code>
+            berth login --agent {agentId} --method {method.id}
+          </code>{" "}
+          in a terminal.
+        </p>
+      );
     default:
       return (
         <p class="muted">
