@@ -3,7 +3,7 @@ import { api, ApiError } from "../api/rest.js";
 import type { QuestionAnswer, ReadEvent, SessionView, TerminalOutputResult } from "../api/types.js";
 import { Observable } from "../live/observable.js";
 import { yieldToPage } from "../util/yield-to-page.js";
-import { reconnectDelay } from "./backoff.js";
+import { attemptStarted, connected, lostConnection, type Reconnection } from "../live/reconnection.js";
 import { toFront, withState, without, type Outbox } from "./outbox.js";
 import { SEQ_FROM_META, SEQ_META } from "./journal-meta.js";
 import { Transcript } from "./transcript.js";
@@ -52,6 +52,8 @@ export interface ChatState {
   readonly turnRunning: boolean;
   /** The session's questions waiting for an answer. */
   readonly asks: readonly TranscriptQuestion[];
+  /** Whether Berth was reached last time: the header shows the session as last known while it is not. */
+  readonly reconnection: Reconnection;
 }
 
 /** How the chat opens its session: an existing one (read from its journal), or a new one. */
@@ -108,6 +110,7 @@ export class ChatSession {
       outbox: [],
       turnRunning: false,
       asks: [],
+      reconnection: connected,
     });
     let questionsVersion = 0;
     this.transcript.subscribe(() => {
@@ -243,6 +246,7 @@ export class ChatSession {
   private async read(sessionId: string): Promise<string> {
     try {
       await Promise.all([this.catchUp(), this.readControls(sessionId)]);
+      this.reached();
     } catch (error) {
       if (isGone(error)) {
         this.fail(messageOf(error));
@@ -352,8 +356,9 @@ export class ChatSession {
    */
   private followTerminals(): void {
     const { name } = this.state.value.link;
+    // Not while Berth is out of reach: reading starts again once the link is back.
     const follow =
-      name !== "closed" && name !== "failed" && this.transcript.terminalsToRead().some((terminalId) => !this.settledTerminals.has(terminalId));
+      name !== "closed" && name !== "failed" && name !== "reconnecting" && this.transcript.terminalsToRead().some((terminalId) => !this.settledTerminals.has(terminalId));
     if (follow && this.terminalTimer === undefined) {
       this.terminalTimer = setInterval(() => void this.readTerminals(), TERMINAL_MS);
       void this.readTerminals();
@@ -440,6 +445,7 @@ export class ChatSession {
       // Usage read from the journal stays; modes, models and options are the agent's answer.
       this.controls.set(controlsOfAnswer(answer, this.controls.value.usage));
       this.patch({ link: { name: "live" } });
+      this.reached();
       this.refresh();
       this.pump();
       return connection;
@@ -568,16 +574,23 @@ export class ChatSession {
 
   // Losing and finding Berth again
 
+  /** Berth could not be reached (or an attempt to reach it again failed): the next attempt waits longer each time. */
   private lost(then: "reading" | "live", reason: string): void {
     if (this.closed() || this.state.value.link.name === "failed") return;
     this.connection?.close();
     this.connection = null;
-    const previous = this.state.value.link;
-    const attempt = previous.name === "reconnecting" ? previous.attempt + 1 : 1;
-    const delay = reconnectDelay(attempt);
-    this.patch({ link: { name: "reconnecting", then, attempt, retryAt: Date.now() + delay, reason } });
+    const reconnection = lostConnection(this.state.value.reconnection, reason, Date.now());
+    // Already waiting: this is the same loss told twice (the socket's close and its request's failure).
+    if (reconnection === this.state.value.reconnection) return;
+    const { attempt, retryAt } = reconnection;
+    this.patch({ reconnection, link: { name: "reconnecting", then, attempt, retryAt, reason } });
     clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => this.reconnect(), delay);
+    this.retryTimer = setTimeout(() => this.reconnect(), Math.max(0, retryAt - Date.now()));
+  }
+
+  /** An attempt really worked (the session held, or the journal read): the next loss starts from the first delay. */
+  private reached(): void {
+    if (this.state.value.reconnection !== connected && !this.closed()) this.patch({ reconnection: connected });
   }
 
   /** The network is back (or the person asked): try now rather than at the scheduled time. */
@@ -590,13 +603,9 @@ export class ChatSession {
   private reconnect(): void {
     const link = this.state.value.link;
     if (link.name !== "reconnecting") return;
-    if (link.then === "live") {
-      this.patch({ link: { name: "reading" } });
-      void this.goLive();
-      return;
-    }
-    this.patch({ link: { name: "reading" } });
-    void this.read(this.sessionId!);
+    this.patch({ link: { name: "reading" }, reconnection: attemptStarted(this.state.value.reconnection) });
+    if (link.then === "live") void this.goLive();
+    else void this.read(this.sessionId!);
   }
 
   private fail(message: string): void {

@@ -211,6 +211,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
             key={chat.sessionId ?? "new"}
             chat={chat}
             session={chatSession}
+            overviewLink={state.link}
             onClose={() => navigate(OVERVIEW)}
             onDelete={(session) => setDialog({ name: "delete", session })}
             onRename={renameSession}

@@ -4,7 +4,9 @@ import type { QuestionAnswer } from "../api/types.js";
 import type { ChatLink, ChatSession } from "../chat/chat-session.js";
 import type { TranscriptQuestion } from "../chat/transcript-questions.js";
 import { useObservable } from "../live/observable.js";
-import { locationName, shortId } from "../util/format.js";
+import type { LinkState } from "../live/overview.js";
+import { lostSince } from "../live/reconnection.js";
+import { formatClock, formatDuration, locationName, shortId } from "../util/format.js";
 import { AgentControls } from "./AgentControls.js";
 import { Countdown, Elapsed } from "./Countdown.js";
 import { EditableTitle } from "./EditableTitle.js";
@@ -18,6 +20,7 @@ import { TranscriptView } from "./TranscriptView.js";
 export function ChatPanel({
   chat,
   session,
+  overviewLink,
   onClose,
   onDelete,
   onRename,
@@ -25,12 +28,17 @@ export function ChatPanel({
 }: {
   chat: ChatSession;
   session: SessionView | undefined;
+  /** The overview's event stream, which keeps `session` current. */
+  overviewLink: LinkState;
   onClose: () => void;
   onDelete: (session: SessionView) => void;
   onRename: (sessionId: string, title: string | null) => Promise<void>;
   onReconnect: () => void;
 }) {
-  const { link, sessionId, loading, outbox, turnRunning, asks } = useObservable(chat.state);
+  const { link, sessionId, loading, outbox, turnRunning, asks, reconnection } = useObservable(chat.state);
+  // While Berth is out of reach, the header shows the session as it was last known, not as it is.
+  const chatLostAt = lostSince(reconnection);
+  const asOf = earliest(chatLostAt, overviewLink.name === "reconnecting" ? overviewLink.since : null);
   const title = session?.title ?? (sessionId ? `Untitled session ${shortId(sessionId)}` : "New session");
   // The overview tells of turns and answers elsewhere: the transcript reads what they added.
   useEffect(() => chat.observe(session), [chat, session?.turnActive, session?.updatedAt, session?.pendingQuestions]);
@@ -46,7 +54,7 @@ export function ChatPanel({
             <h2 id="chat-title">{title}</h2>
           )}
           {session ? (
-            <p class="meta">
+            <p class={asOf === null ? "meta" : "meta stale"}>
               {session.agent} · <span class="path">{locationName(session.cwd, session.workspace)}</span> · <SessionStateBadge state={session.state} />{" "}
               ·{" "}
               <span class="term" title={words.holders.term}>
@@ -55,14 +63,25 @@ export function ChatPanel({
               {session.turnActive && session.turnStartedAt !== null ? (
                 <>
                   {" "}
-                  · turn running <Elapsed since={session.turnStartedAt} />
+                  · turn running {asOf === null ? <Elapsed since={session.turnStartedAt} /> : formatDuration(Math.max(0, asOf - session.turnStartedAt))}
                 </>
               ) : null}
+              {asOf === null ? null : (
+                <>
+                  {" "}
+                  · <span class="as-of">last known, as of {formatClock(asOf)}</span>
+                </>
+              )}
             </p>
           ) : null}
         </div>
         <div class="actions">
-          <button type="button" onClick={() => chat.cancel()} disabled={!turnRunning}>
+          <button
+            type="button"
+            onClick={() => chat.cancel()}
+            disabled={!turnRunning || chatLostAt !== null}
+            title={chatLostAt === null ? undefined : "Berth cannot be reached: the turn cannot be cancelled from here until it is"}
+          >
             Cancel turn
           </button>
           <button type="button" onClick={onClose} title="Release this page's hold; the session stays">
@@ -88,6 +107,10 @@ export function ChatPanel({
       <PromptBox enabled={link.name !== "failed" && link.name !== "closed"} onSend={(text) => chat.send(text)} />
     </section>
   );
+}
+
+function earliest(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
 }
 
 function emptyText(agent: string | undefined): string {
