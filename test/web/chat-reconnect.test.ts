@@ -110,7 +110,9 @@ describe("a chat whose Berth goes away", () => {
     const lost = page.getByRole("status").filter({ hasText: "Berth cannot be reached" });
     await lost.waitFor();
     // What the header says may no longer be so: shown as last known, and nothing can be cancelled from here.
-    await header(page).getByText(/last known, as of \d/).waitFor();
+    await header(page)
+      .getByText(/last known, as of \d/)
+      .waitFor();
     expect(await header(page).getAttribute("class")).toContain("stale");
     expect(await cancelButton(page).isDisabled()).toBe(true);
 

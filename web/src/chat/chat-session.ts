@@ -4,8 +4,9 @@ import type { QuestionAnswer, ReadEvent, SessionView, TerminalOutputResult } fro
 import { Observable } from "../live/observable.js";
 import { yieldToPage } from "../util/yield-to-page.js";
 import { attemptStarted, connected, lostConnection, type Reconnection } from "../live/reconnection.js";
-import { toFront, withState, without, type Outbox } from "./outbox.js";
+import { toFront, withState, withText, without, type Outbox } from "./outbox.js";
 import { SEQ_FROM_META, SEQ_META } from "./journal-meta.js";
+import { commandsOf, type SlashCommand } from "./slash-commands.js";
 import { Transcript } from "./transcript.js";
 import type { TranscriptQuestion } from "./transcript-questions.js";
 import {
@@ -81,6 +82,8 @@ export class ChatSession {
   readonly transcript = new Transcript();
   /** The agent's mode, model, config options and usage for this session: the chat header's pickers. */
   readonly controls = new Observable<AgentControls>(noControls);
+  /** The agent's commands, for the prompt's `/` menu: as Berth keeps them while the session is read, then the agent's updates. */
+  readonly commands = new Observable<readonly SlashCommand[]>([]);
   /** The session's id once it is open; rejects with a message naming what went wrong. */
   readonly opened: Promise<string>;
   private connection: ClientConnection | null = null;
@@ -154,6 +157,21 @@ export class ChatSession {
     this.pump();
   }
 
+  /** Holds a queued message back while the person edits it; it keeps its place (nothing after it goes first). */
+  edit(messageId: number): void {
+    if (this.state.value.outbox.some((message) => message.id === messageId && message.state === "queued")) {
+      this.patch({ outbox: withState(this.state.value.outbox, messageId, { state: "editing" }) });
+    }
+  }
+
+  /** The edit is done: `text` goes out in the message's turn (empty removes it), or null keeps it as it was. */
+  finishEdit(messageId: number, text: string | null): void {
+    const { outbox } = this.state.value;
+    if (!outbox.some((message) => message.id === messageId && message.state === "editing")) return;
+    this.patch({ outbox: text === null ? withState(outbox, messageId, { state: "queued" }) : withText(outbox, messageId, text) });
+    this.pump();
+  }
+
   discard(messageId: number): void {
     this.patch({ outbox: without(this.state.value.outbox, messageId) });
   }
@@ -161,6 +179,11 @@ export class ChatSession {
   /** Holds the session (starting its agent if it has none) without sending anything. */
   resume(): void {
     if (this.state.value.link.name === "reading") void this.goLive();
+  }
+
+  /** A turn runs and Berth is within reach to be told to stop it. */
+  canCancel(): boolean {
+    return this.turnRunning() && this.state.value.reconnection.name === "connected" && !this.closed();
   }
 
   /** Interrupts the running turn, whoever started it. */
@@ -266,7 +289,9 @@ export class ChatSession {
     const state = await api.agentState(sessionId);
     // A later read (a later change) answered first: it is the newer one.
     if (read !== this.controlsReads) return;
-    if (this.state.value.link.name === "reading") this.controls.set(controlsOfAnswer(state, this.controls.value.usage));
+    if (this.state.value.link.name !== "reading") return;
+    this.controls.set(controlsOfAnswer(state, this.controls.value.usage));
+    this.commands.set(commandsOf(state.availableCommands));
   }
 
   private controlsReads = 0;
@@ -358,7 +383,10 @@ export class ChatSession {
     const { name } = this.state.value.link;
     // Not while Berth is out of reach: reading starts again once the link is back.
     const follow =
-      name !== "closed" && name !== "failed" && name !== "reconnecting" && this.transcript.terminalsToRead().some((terminalId) => !this.settledTerminals.has(terminalId));
+      name !== "closed" &&
+      name !== "failed" &&
+      name !== "reconnecting" &&
+      this.transcript.terminalsToRead().some((terminalId) => !this.settledTerminals.has(terminalId));
     if (follow && this.terminalTimer === undefined) {
       this.terminalTimer = setInterval(() => void this.readTerminals(), TERMINAL_MS);
       void this.readTerminals();
@@ -477,6 +505,7 @@ export class ChatSession {
     if (notification.sessionId !== this.sessionId || this.closed()) return;
     const { [SEQ_META]: seq, [SEQ_FROM_META]: from, ...meta } = notification._meta ?? {};
     this.followControls(notification.update, typeof seq === "number" ? seq : undefined);
+    if (notification.update.sessionUpdate === "available_commands_update") this.commands.set(commandsOf(notification.update.availableCommands));
     if (typeof seq !== "number") {
       // Not journaled (a running command's output as it grows): shown, never replayed.
       this.transcript.applyUpdate(notification.update, notification._meta);
@@ -511,8 +540,9 @@ export class ChatSession {
   /** Sends the next queued message if nothing runs and the session is held (holding it first if it is only read). */
   private pump(): void {
     const { outbox, link } = this.state.value;
-    const next = outbox.find((message) => message.state === "queued");
-    if (!next || this.closed()) return;
+    // A message being edited holds back the queue behind it: messages go out in the order they were typed.
+    const next = outbox.find((message) => message.state === "queued" || message.state === "editing");
+    if (!next || next.state === "editing" || this.closed()) return;
     if (link.name === "reading") {
       void this.goLive();
       return;

@@ -21,6 +21,7 @@ export function ChatPanel({
   chat,
   session,
   overviewLink,
+  focusPrompt,
   onClose,
   onDelete,
   onRename,
@@ -30,12 +31,15 @@ export function ChatPanel({
   session: SessionView | undefined;
   /** The overview's event stream, which keeps `session` current. */
   overviewLink: LinkState;
+  /** The message box takes the focus as the chat opens (not while the person steps through sessions with j and k). */
+  focusPrompt: boolean;
   onClose: () => void;
   onDelete: (session: SessionView) => void;
   onRename: (sessionId: string, title: string | null) => Promise<void>;
   onReconnect: () => void;
 }) {
   const { link, sessionId, loading, outbox, turnRunning, asks, reconnection } = useObservable(chat.state);
+  const commands = useObservable(chat.commands);
   // While Berth is out of reach, the header shows the session as it was last known, not as it is.
   const chatLostAt = lostSince(reconnection);
   const asOf = earliest(chatLostAt, overviewLink.name === "reconnecting" ? overviewLink.since : null);
@@ -63,7 +67,8 @@ export function ChatPanel({
               {session.turnActive && session.turnStartedAt !== null ? (
                 <>
                   {" "}
-                  · turn running {asOf === null ? <Elapsed since={session.turnStartedAt} /> : formatDuration(Math.max(0, asOf - session.turnStartedAt))}
+                  · turn running{" "}
+                  {asOf === null ? <Elapsed since={session.turnStartedAt} /> : formatDuration(Math.max(0, asOf - session.turnStartedAt))}
                 </>
               ) : null}
               {asOf === null ? null : (
@@ -79,7 +84,7 @@ export function ChatPanel({
           <button
             type="button"
             onClick={() => chat.cancel()}
-            disabled={!turnRunning || chatLostAt !== null}
+            disabled={!chat.canCancel()}
             title={chatLostAt === null ? undefined : "Berth cannot be reached: the turn cannot be cancelled from here until it is"}
           >
             Cancel turn
@@ -104,7 +109,12 @@ export function ChatPanel({
         ))}
       </div>
       <Outbox outbox={outbox} turnRunning={turnRunning} chat={chat} />
-      <PromptBox enabled={link.name !== "failed" && link.name !== "closed"} onSend={(text) => chat.send(text)} />
+      <PromptBox
+        enabled={link.name !== "failed" && link.name !== "closed"}
+        commands={commands}
+        focusOnOpen={focusPrompt}
+        onSend={(text) => chat.send(text)}
+      />
     </section>
   );
 }
