@@ -74,12 +74,12 @@ describe("the composer, in a real browser", () => {
     await page.waitForURL(/#\/sessions\//);
     sessionId = decodeURIComponent(new URL(page.url()).hash.slice("#/sessions/".length));
     await dialog.waitFor({ state: "detached" });
-    await expect.poll(() => focusedId(page), POLL).toBe("prompt-text");
+    await expect.poll(() => focusedId(page), { ...POLL, message: "focus after Start session" }).toBe("prompt-text");
 
     await page.getByRole("button", { name: "Close", exact: true }).click();
     await page.locator(`li.session[data-session-id="${sessionId}"]`).getByRole("link", { name: /^Open/ }).click();
     await page.getByRole("button", { name: "Resume" }).waitFor();
-    await expect.poll(() => focusedId(page), POLL).toBe("prompt-text");
+    await expect.poll(() => focusedId(page), { ...POLL, message: "focus after opening from the card" }).toBe("prompt-text");
   });
 
   it("sends with Enter and starts a new line with Shift+Enter", async () => {
@@ -183,6 +183,13 @@ describe("the composer, in a real browser", () => {
     await box(page).press("Enter");
     await transcript(page).locator(".message.user", { hasText: "/sleep 10ms" }).waitFor();
     await transcript(page).locator(".message.agent", { hasText: "Slept" }).last().waitFor();
+
+    // A command typed in full is sent by Enter, list open or not.
+    await box(page).fill("/whoami");
+    await menu(page).waitFor();
+    await box(page).press("Enter");
+    await transcript(page).locator(".message.user", { hasText: "/whoami" }).waitFor();
+    expect(await box(page).inputValue()).toBe("");
     expect(main.errors).toEqual([]);
   });
 });

@@ -44,6 +44,8 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
   const openRef = useRef<ChatSession | null>(null);
   // The session j or k last opened: its chat leaves the focus on the page, so the next j or k steps on.
   const steppedTo = useRef<string | null>(null);
+  // A session was started from the New session dialog: its chat's message box takes the focus once the dialog closed.
+  const startedFromDialog = useRef(false);
 
   /** At most one chat is open; opening another (or none) closes it, releasing the page's hold. */
   const show = (next: ChatSession | null): void => {
@@ -59,6 +61,12 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
   const { module: chatModule, failed: chatUnloadable } = useChatModule(routed !== null);
 
   useEffect(() => overview.start(), [overview]);
+  // After the dialog gave the focus back to what opened it (this effect runs after its close); the box's id is PromptBox's.
+  useEffect(() => {
+    if (dialog.name !== "none" || !startedFromDialog.current) return;
+    startedFromDialog.current = false;
+    document.getElementById("prompt-text")?.focus();
+  }, [dialog]);
   useEffect(() => new PageAttention(overview, notifications).start(), [overview, notifications]);
   useEffect(() => () => void openRef.current?.close(), []);
   useEffect(() => overview.onAgentState((sessionId) => openRef.current?.agentStateChanged(sessionId)), [overview]);
@@ -136,6 +144,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
     const next = ChatSession.open({ mode: "new", ...params });
     try {
       const sessionId = await next.opened;
+      startedFromDialog.current = true;
       show(next);
       navigate(sessionHref(sessionId));
     } catch (error) {

@@ -10,8 +10,10 @@ export function Modal({ labelledBy, onClose, children }: { labelledBy: string; o
     const before = document.activeElement;
     dialog.showModal();
     return () => {
+      // Unless the focus went on elsewhere meanwhile (a chat's message box, opened by the dialog).
+      const stayed = document.activeElement === null || document.activeElement === document.body || dialog.contains(document.activeElement);
       dialog.close();
-      if (before instanceof HTMLElement && before.isConnected) before.focus();
+      if (stayed && before instanceof HTMLElement && before.isConnected) before.focus();
     };
   }, []);
   return (

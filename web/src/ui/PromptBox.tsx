@@ -11,7 +11,8 @@ const MENU_ID = "prompt-commands";
 
 /**
  * The message field: Enter sends, Shift+Enter starts a new line. Typing `/` offers the agent's
- * commands (Up/Down choose, Enter or Tab insert `/command `, Escape closes the menu). It takes the
+ * commands (Up/Down choose, Enter or Tab insert `/command `, Escape closes the menu; Enter sends a
+ * command already typed in full). It takes the
  * focus when it appears, unless `focusOnOpen` is off (the person is stepping through sessions).
  */
 export function PromptBox({
@@ -29,17 +30,8 @@ export function PromptBox({
   const [menu, setMenu] = useState<CommandMenu>({ name: "following", active: 0 });
   const field = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
-    if (!focusOnOpen) return;
-    const box = field.current!;
-    const dialog = document.querySelector("dialog[open]");
-    if (!dialog) {
-      box.focus();
-      return;
-    }
-    // A dialog is closing (New session): the browser gives the focus back to what opened it, then the box takes it.
-    const take = (): void => box.focus();
-    dialog.addEventListener("close", take, { once: true });
-    return () => dialog.removeEventListener("close", take);
+    // Behind an open dialog (New session, about to close) the page is inert: the app focuses the box once it closed.
+    if (focusOnOpen) field.current!.focus();
   }, []);
 
   const query = commandQuery(text);
@@ -70,10 +62,13 @@ export function PromptBox({
         setMenu({ name: "following", active: (active - 1 + offered.length) % offered.length });
         return true;
       case "Enter":
-      case "Tab":
-        if (event.shiftKey) return false;
-        insert(offered[active]!);
+      case "Tab": {
+        const chosen = offered[active]!;
+        // A command typed in full (`/mode`) is sent by Enter: inserting it would only add a space.
+        if (event.shiftKey || (event.key === "Enter" && isTypedInFull(text, chosen))) return false;
+        insert(chosen);
         return true;
+      }
       case "Escape":
         // Closes the menu only: not the page's Escape (which offers to cancel the turn).
         setMenu({ name: "dismissed", text });
@@ -149,4 +144,8 @@ export function PromptBox({
       </small>
     </form>
   );
+}
+
+function isTypedInFull(text: string, command: SlashCommand): boolean {
+  return text.slice(1).toLowerCase() === command.name.toLowerCase();
 }
