@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BerthProcess } from "../server/serve-process.js";
-import { launchBrowser, openPage, waitUntilGone, type LaunchedBrowser, type OpenedPage } from "./dashboard-harness.js";
+import { launchBrowser, openPage, screenshot, waitUntilGone, type LaunchedBrowser, type OpenedPage } from "./dashboard-harness.js";
 
 const POLL = { timeout: 30_000, interval: 50 };
 /** How long the page is watched with Berth down (real time: the page's own timers decide when it tries). */
@@ -115,6 +115,7 @@ describe("a chat whose Berth goes away", () => {
       .waitFor();
     expect(await header(page).getAttribute("class")).toContain("stale");
     expect(await cancelButton(page).isDisabled()).toBe(true);
+    await screenshot(page, "chat-berth-down");
 
     await page.waitForTimeout(WATCHED_MS);
     const chatAttempts = seen.paths.filter((path) => path.startsWith(`/api/sessions/${encodeURIComponent(sessionId)}`)).length + seen.sockets.length;
