@@ -95,10 +95,17 @@ export class AgentLoginDesk {
   async start(agentId: string, request: AuthenticateRequest): Promise<AgentLoginView> {
     const { authMethods } = await this.deps.outside.profile(agentId);
     const methods = authMethodsOf(authMethods);
-    if (!methods.some((method) => method.id === request.methodId))
+    const method = methods.find((m) => m.id === request.methodId);
+    if (!method)
       throw new AgentLoginError(
         "invalid_login",
-        `agent "${agentId}" has no auth method "${request.methodId}" (it has ${methods.map((method) => `"${method.id}"`).join(", ") || "none"})`,
+        `agent "${agentId}" has no auth method "${request.methodId}" (it has ${methods.map((m) => `"${m.id}"`).join(", ") || "none"})`,
+      );
+    // ACP forbids `authenticate` with a terminal method: it runs in a pseudo-terminal instead.
+    if (method.type === "terminal")
+      throw new AgentLoginError(
+        "invalid_login",
+        `auth method "${method.id}" of agent "${agentId}" is a terminal login: run \`berth login --agent ${agentId} --method ${method.id}\`, or open #/agents/${agentId}/login/${method.id}/terminal on the dashboard`,
       );
     try {
       loginOf(request, authMethods);

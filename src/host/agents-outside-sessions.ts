@@ -2,6 +2,7 @@ import { methods, type AuthenticateRequest, type Implementation, type Initialize
 import type { AgentChild } from "../agents/agent-child.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
 import { terminalLoginOf, type TerminalLogin } from "../protocol/terminal-logins.js";
+import { NoTerminalLoginError } from "../logins/login-command.js";
 import type { AgentLoginStates } from "./agent-login-states.js";
 import { loginOf, type AgentLogins } from "./agent-logins.js";
 import type { AgentProfiles } from "./agent-profiles.js";
@@ -100,6 +101,19 @@ export class AgentsOutsideSessions {
   async terminalLogin(agentId: string, methodId: string): Promise<TerminalLogin | undefined> {
     const launch = this.deps.registry.resolve(agentId);
     return terminalLoginOf(launch, (await this.profile(agentId)).authMethods, methodId);
+  }
+
+  /** {@link terminalLogin}, or a {@link NoTerminalLoginError} naming the terminal logins the agent offers. */
+  async terminalLoginCommand(agentId: string, methodId: string): Promise<TerminalLogin> {
+    const launch = this.deps.registry.resolve(agentId);
+    const methods = (await this.profile(agentId)).authMethods ?? [];
+    const login = terminalLoginOf(launch, methods, methodId);
+    if (login) return login;
+    const offered = methods.flatMap((m) => {
+      const id = (m as { id?: unknown }).id;
+      return typeof id === "string" && terminalLoginOf(launch, methods, id) ? [id] : [];
+    });
+    throw new NoTerminalLoginError(agentId, methodId, offered);
   }
 
   /** An extension request with no session. */

@@ -11,7 +11,7 @@ import { TurnAlreadyRunningError } from "../lifecycle/executions.js";
 import { InvalidLocationError } from "../lifecycle/location-key.js";
 import { LocationServicesClosedError } from "../lifecycle/location-services-cache.js";
 import { AcquisitionFailedError, HoldsClosedError, StaleHoldError } from "../lifecycle/session-holds.js";
-import { LoginsClosedError, NoTerminalLoginError, TerminalLoginsUnavailableError } from "../logins/login-command.js";
+import { LoginsClosedError, NoTerminalLoginError } from "../logins/login-command.js";
 import { LoginBusyError } from "../logins/login-runner.js";
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
@@ -64,7 +64,6 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");
   if (error instanceof NoTerminalLoginError) return as("not_found", "no_terminal_login");
   if (error instanceof LoginBusyError) return as("conflict", "login_running");
-  if (error instanceof TerminalLoginsUnavailableError) return as("unavailable", "terminal_login_unavailable");
   // Another host of the fleet runs it: this host only shows it (its message names the owner and its URL).
   if (error instanceof OwnedByOtherHostError) return as("conflict", "owned_by_other_host");
   // The agent failed or crashed mid-turn: not Berth's bug, and the session carries on.

@@ -37,7 +37,7 @@ import { normalTitle, personTitled, titleUpdate } from "./session-titles.js";
 import { shutDown, type ShutdownOptions } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
 import { LoginRunner } from "../logins/login-runner.js";
-import { noLoginCommands, type LoginCommandResolver } from "../logins/login-command.js";
+import type { LoginCommandResolver } from "../logins/login-command.js";
 import type { StoreHealthView } from "./store-health.js";
 import type { HeartbeatHealthView } from "./heartbeat-health.js";
 import type { TerminalLogin } from "../protocol/terminal-logins.js";
@@ -52,7 +52,7 @@ export interface HostOptions {
   readonly dataDir: string;
   readonly clock?: Clock;
   readonly logger?: Logger;
-  /** What runs an agent's terminal login; without it, every login is refused (`terminal_login_unavailable`). */
+  /** What runs an agent's terminal login (tests give fixtures); by default the agent's own, from its auth methods. */
   readonly loginCommands?: LoginCommandResolver;
 }
 
@@ -77,11 +77,11 @@ export class Host {
     private readonly parts: HostParts,
     /** This host in a fleet on PostgreSQL; undefined on the embedded SQLite store. */
     private readonly fleet: Fleet | undefined,
-    loginCommands: LoginCommandResolver,
+    loginCommands: LoginCommandResolver | undefined,
   ) {
     // Under the host's ledger: a login a crashed host left behind is reaped with its agents at the next start.
     this.logins = new LoginRunner({
-      resolve: loginCommands,
+      resolve: loginCommands ?? ((agentId, methodId) => parts.outside.terminalLoginCommand(agentId, methodId)),
       log: (line, fields) => parts.log.info(fields, line),
       ledger: parts.ledger,
       stop: { graceMs: parts.config.stopTimeout },
@@ -139,7 +139,7 @@ export class Host {
     parts.housekeeping.start();
     fleet?.start(parts);
     log.info({ dataDir: options.dataDir, store: fleet ? "postgres" : "sqlite", sessions: store.sessions.list().length }, "host started");
-    return new Host(parts, fleet, options.loginCommands ?? noLoginCommands);
+    return new Host(parts, fleet, options.loginCommands);
   }
 
   // ── sessions ──────────────────────────────────────────────────────────

@@ -15,17 +15,6 @@ export class LoginsClosedError extends Error {
   }
 }
 
-/** The host was given no way to find agents' terminal login commands. */
-export class TerminalLoginsUnavailableError extends Error {
-  override readonly name = "TerminalLoginsUnavailableError";
-  constructor() {
-    super("this host runs no terminal logins (it was started without a way to find their commands)");
-  }
-}
-
-/** A resolver for a host that has none: every login is refused with {@link TerminalLoginsUnavailableError}. */
-export const noLoginCommands: LoginCommandResolver = () => Promise.reject(new TerminalLoginsUnavailableError());
-
 /** The agent offers no terminal login by that method id. */
 export class NoTerminalLoginError extends Error {
   override readonly name = "NoTerminalLoginError";

@@ -98,10 +98,10 @@ describe("the login terminal WebSocket", () => {
     expect(client.messages).toEqual([expect.objectContaining({ type: "exit" })]);
   });
 
-  it("refuses with 503 on a host started without terminal login commands", async () => {
+  it("finds the agent's own terminal logins by default: the demo agent offers none, and the refusal says so", async () => {
     const berth = await startFixture();
     const refused = await terminalClient(berth, demo).refused;
-    expect(refused.status).toBe(503);
-    expect(JSON.parse(refused.body)).toMatchObject({ error: "terminal_login_unavailable" });
+    expect(refused.status).toBe(404);
+    expect(JSON.parse(refused.body)).toMatchObject({ error: "no_terminal_login", message: expect.stringContaining("it offers none") });
   });
 });

@@ -30,7 +30,8 @@ type Dialog =
   | { readonly name: "new-session" }
   | { readonly name: "settings" }
   | { readonly name: "help" }
-  | { readonly name: "delete"; readonly session: SessionView };
+  | { readonly name: "delete"; readonly session: SessionView }
+  | { readonly name: "cancel-turn"; readonly chat: ChatSession; readonly title: string };
 
 const OVERVIEW = "#/";
 const FILTER_KEY = "berth.sessionFilter";
@@ -44,6 +45,10 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
   const [open, setOpen] = useState<ChatSession | null>(null);
   // The same, for effects that must not re-run when it changes.
   const openRef = useRef<ChatSession | null>(null);
+  // The session j or k last opened: its chat leaves the focus on the page, so the next j or k steps on.
+  const steppedTo = useRef<string | null>(null);
+  // A session was started from the New session dialog: its chat's message box takes the focus once the dialog closed.
+  const startedFromDialog = useRef(false);
 
   /** At most one chat is open; opening another (or none) closes it, releasing the page's hold. */
   const show = (next: ChatSession | null): void => {
@@ -59,6 +64,12 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
   const { module: chatModule, failed: chatUnloadable } = useChatModule(routed !== null);
 
   useEffect(() => overview.start(), [overview]);
+  // After the dialog gave the focus back to what opened it (this effect runs after its close); the box's id is PromptBox's.
+  useEffect(() => {
+    if (dialog.name !== "none" || !startedFromDialog.current) return;
+    startedFromDialog.current = false;
+    document.getElementById("prompt-text")?.focus();
+  }, [dialog]);
   useEffect(() => new PageAttention(overview, notifications).start(), [overview, notifications]);
   useEffect(() => () => void openRef.current?.close(), []);
   useEffect(() => overview.onAgentState((sessionId) => openRef.current?.agentStateChanged(sessionId)), [overview]);
@@ -104,15 +115,16 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
           action === "next-session" ? 1 : -1,
         );
         if (next === undefined) return false;
+        steppedTo.current = next;
         navigate(sessionHref(next));
         return true;
       }
       case "question":
         return jumpToQuestion(state.questions[0], chat && chatModule ? chat.sessionId : null);
       case "cancel-turn": {
-        const running = chat !== null && (chat.state.value.turnRunning || chatSession?.turnActive === true);
-        if (!running) return false;
-        chat.cancel();
+        // Escape is pressed for many things: it asks first.
+        if (chat === null || !chat.canCancel()) return false;
+        setDialog({ name: "cancel-turn", chat, title: chatSession?.title ?? `Untitled session ${shortId(chat.sessionId ?? "")}` });
         return true;
       }
     }
@@ -135,6 +147,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
     const next = ChatSession.open({ mode: "new", ...params });
     try {
       const sessionId = await next.opened;
+      startedFromDialog.current = true;
       show(next);
       navigate(sessionHref(sessionId));
     } catch (error) {
@@ -219,6 +232,8 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
             key={chat.sessionId ?? "new"}
             chat={chat}
             session={chatSession}
+            overviewLink={state.link}
+            focusPrompt={steppedTo.current !== chat.sessionId}
             onClose={() => navigate(OVERVIEW)}
             onDelete={(session) => setDialog({ name: "delete", session })}
             onRename={renameSession}
@@ -245,7 +260,18 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
           title="Delete this session?"
           body={`“${dialog.session.title ?? `Untitled session ${shortId(dialog.session.id)}`}” will be closed: its turn is interrupted, its agent stopped and its history removed. This cannot be undone.`}
           confirmLabel="Delete session"
+          workingLabel="Deleting…"
           onConfirm={() => deleteSession(dialog.session)}
+          onClose={() => setDialog({ name: "none" })}
+        />
+      ) : null}
+      {dialog.name === "cancel-turn" ? (
+        <ConfirmDialog
+          title="Cancel the running turn?"
+          body={`The agent in “${dialog.title}” is told to stop what it is doing. What it did so far stays in the conversation.`}
+          confirmLabel="Cancel turn"
+          workingLabel="Cancelling…"
+          onConfirm={async () => dialog.chat.cancel()}
           onClose={() => setDialog({ name: "none" })}
         />
       ) : null}

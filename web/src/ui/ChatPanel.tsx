@@ -2,7 +2,9 @@ import { useCallback, useEffect } from "preact/hooks";
 import type { SessionView } from "../api/types.js";
 import type { ChatLink, ChatSession } from "../chat/chat-session.js";
 import { useObservable } from "../live/observable.js";
-import { locationName, shortId } from "../util/format.js";
+import type { LinkState } from "../live/overview.js";
+import { lostSince } from "../live/reconnection.js";
+import { formatClock, formatDuration, locationName, shortId } from "../util/format.js";
 import { AgentControls } from "./AgentControls.js";
 import { Countdown, Elapsed } from "./Countdown.js";
 import { EditableTitle } from "./EditableTitle.js";
@@ -16,6 +18,8 @@ import { TranscriptView } from "./TranscriptView.js";
 export function ChatPanel({
   chat,
   session,
+  overviewLink,
+  focusPrompt,
   onClose,
   onDelete,
   onRename,
@@ -23,13 +27,21 @@ export function ChatPanel({
 }: {
   chat: ChatSession;
   session: SessionView | undefined;
+  /** The overview's event stream, which keeps `session` current. */
+  overviewLink: LinkState;
+  /** The message box takes the focus as the chat opens (not while the person steps through sessions with j and k). */
+  focusPrompt: boolean;
   onClose: () => void;
   onDelete: (session: SessionView) => void;
   onRename: (sessionId: string, title: string | null) => Promise<void>;
   onReconnect: () => void;
 }) {
-  const { link, sessionId, loading, outbox, turnRunning } = useObservable(chat.state);
+  const { link, sessionId, loading, outbox, turnRunning, reconnection } = useObservable(chat.state);
   const answer = useCallback<AnswerQuestion>((questionId, value) => chat.answer(questionId, value), [chat]);
+  const commands = useObservable(chat.commands);
+  // While Berth is out of reach, the header shows the session as it was last known, not as it is.
+  const chatLostAt = lostSince(reconnection);
+  const asOf = earliest(chatLostAt, overviewLink.name === "reconnecting" ? overviewLink.since : null);
   const title = session?.title ?? (sessionId ? `Untitled session ${shortId(sessionId)}` : "New session");
   // The overview tells of turns and answers elsewhere: the transcript reads what they added.
   useEffect(() => chat.observe(session), [chat, session?.turnActive, session?.updatedAt, session?.pendingQuestions]);
@@ -45,7 +57,7 @@ export function ChatPanel({
             <h2 id="chat-title">{title}</h2>
           )}
           {session ? (
-            <p class="meta">
+            <p class={asOf === null ? "meta" : "meta stale"}>
               {session.agent} · <span class="path">{locationName(session.cwd, session.workspace)}</span> · <SessionStateBadge state={session.state} />{" "}
               ·{" "}
               <span class="term" title={words.holders.term}>
@@ -54,14 +66,26 @@ export function ChatPanel({
               {session.turnActive && session.turnStartedAt !== null ? (
                 <>
                   {" "}
-                  · turn running <Elapsed since={session.turnStartedAt} />
+                  · turn running{" "}
+                  {asOf === null ? <Elapsed since={session.turnStartedAt} /> : formatDuration(Math.max(0, asOf - session.turnStartedAt))}
                 </>
               ) : null}
+              {asOf === null ? null : (
+                <>
+                  {" "}
+                  · <span class="as-of">last known, as of {formatClock(asOf)}</span>
+                </>
+              )}
             </p>
           ) : null}
         </div>
         <div class="actions">
-          <button type="button" onClick={() => chat.cancel()} disabled={!turnRunning}>
+          <button
+            type="button"
+            onClick={() => chat.cancel()}
+            disabled={!chat.canCancel()}
+            title={chatLostAt === null ? undefined : "Berth cannot be reached: the turn cannot be cancelled from here until it is"}
+          >
             Cancel turn
           </button>
           <button type="button" onClick={onClose} title="Release this page's hold; the session stays">
@@ -79,9 +103,18 @@ export function ChatPanel({
       <LinkStatus link={link} loading={loading} chat={chat} canReconnect={sessionId !== null} onReconnect={onReconnect} />
       <TranscriptView transcript={chat.transcript} empty={loading ? "" : emptyText(session?.agent)} sent={outbox.length} onAnswer={answer} />
       <Outbox outbox={outbox} turnRunning={turnRunning} chat={chat} />
-      <PromptBox enabled={link.name !== "failed" && link.name !== "closed"} onSend={(text) => chat.send(text)} />
+      <PromptBox
+        enabled={link.name !== "failed" && link.name !== "closed"}
+        commands={commands}
+        focusOnOpen={focusPrompt}
+        onSend={(text) => chat.send(text)}
+      />
     </section>
   );
+}
+
+function earliest(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
 }
 
 function emptyText(agent: string | undefined): string {
