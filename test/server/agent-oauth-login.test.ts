@@ -53,6 +53,7 @@ describe("agent login with an OAuth callback on the host", () => {
       expect(listed.methods.map((method) => [method.id, method.type])).toEqual([
         ["provider", "agent"],
         ["api-key", "env_var"],
+        ["console", "terminal"],
       ]);
       expect(listed.logins).toEqual([expect.objectContaining({ id: login.id, state: "address_captured", address: login.address })]);
 
@@ -111,5 +112,11 @@ describe("agent login with an OAuth callback on the host", () => {
     expect(unknown).toEqual({ status: 400, body: { error: "invalid_login", message: expect.stringContaining('takes no variable "OTHER"') } });
     const noMethod = await post(berth, "/api/agents/oauth/logins", { methodId: "nope" });
     expect(noMethod).toEqual({ status: 400, body: { error: "invalid_login", message: expect.stringContaining('no auth method "nope"') } });
+    // A terminal method runs in a pseudo-terminal, never through `authenticate` (ACP forbids it).
+    const terminal = await post(berth, "/api/agents/oauth/logins", { methodId: "console" });
+    expect(terminal).toEqual({
+      status: 400,
+      body: { error: "invalid_login", message: expect.stringContaining("berth login --agent oauth --method console") },
+    });
   });
 });
