@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { client, methods, PROTOCOL_VERSION, type ClientConnection } from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { WebSocket } from "ws";
+import type { JournalEvent } from "../../src/store/events.js";
 import { BerthProcess } from "../server/serve-process.js";
 import {
   descendantsOf,
@@ -157,6 +158,28 @@ export class AcpClient {
   close(): void {
     this.connection.close();
   }
+}
+
+/** The agent's message text of journal events: their chunks joined, in the order given. */
+export function messageText(events: readonly JournalEvent[]): string {
+  return events
+    .map((event) => (event.payload as { update?: { sessionUpdate: string; content?: { text?: string } } }).update)
+    .filter((update) => update?.sessionUpdate === "agent_message_chunk")
+    .map((update) => update!.content?.text ?? "")
+    .join("");
+}
+
+/** The chunks a client was shown that a session's stored journal does not hold at the seqs they were shown with. */
+export function chunksNotStoredAsShown(shown: readonly ShownChunk[], events: readonly JournalEvent[]): ShownChunk[] {
+  const bySeq = new Map(events.map((event) => [event.seq, event]));
+  return shown.filter((chunk) => {
+    const stored: JournalEvent[] = [];
+    for (let seq = chunk.from; seq <= chunk.to; seq++) {
+      const event = bySeq.get(seq);
+      if (event) stored.push(event);
+    }
+    return !(chunk.to >= chunk.from && stored.length === chunk.to - chunk.from + 1 && messageText(stored) === chunk.text);
+  });
 }
 
 /** GET a REST route of a running host as JSON. */

@@ -8,7 +8,7 @@ import type { JournalEvent } from "../../src/store/events.js";
 import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
 import { startThrowawayCluster, type ThrowawayCluster } from "../../src/store/postgres/throwaway-cluster.js";
 import { waitUntil } from "../support/process-table.js";
-import { AcpClient, errorLines, eventually, FleetTestBed, getJson, stopHost } from "./fleet-harness.js";
+import { AcpClient, chunksNotStoredAsShown, errorLines, eventually, FleetTestBed, getJson, messageText, stopHost } from "./fleet-harness.js";
 
 const bed = new FleetTestBed();
 let cluster: ThrowawayCluster | undefined;
@@ -23,15 +23,6 @@ const OUTAGE_MS = 15_000;
 /** The flood sent during the outage: far more than the host's backlog bound (`writeBacklogLimit`). */
 const FLOOD = { chunks: 3_000, bytes: 50 };
 const BACKLOG_LIMIT = 128 * 1024;
-
-/** The agent's message text of a journal: its chunks joined, in seq order. */
-function textOf(events: readonly JournalEvent[]): string {
-  return events
-    .map((event) => (event.payload as { update?: { sessionUpdate: string; content?: { text?: string } } }).update)
-    .filter((update) => update?.sessionUpdate === "agent_message_chunk")
-    .map((update) => update!.content?.text ?? "")
-    .join("");
-}
 
 /** A prompt's request, and whether it settled yet. */
 function tracked<T>(request: Promise<T>) {
@@ -98,13 +89,8 @@ describe("PostgreSQL unreachable for a while under a fleet host", () => {
         // Every seq once, none missing.
         expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
         // Every chunk the client was shown is stored at the seqs it was shown with, and nothing else was said.
-        const bySeq = new Map(events.map((event) => [event.seq, event]));
-        for (const chunk of acp.shown.get(sessionId) ?? []) {
-          const stored = [];
-          for (let seq = chunk.from; seq <= chunk.to; seq++) stored.push(bySeq.get(seq));
-          expect(textOf(stored.filter((event) => event !== undefined))).toBe(chunk.text);
-        }
-        expect(textOf(events)).toBe(acp.texts.get(sessionId) ?? "");
+        expect(chunksNotStoredAsShown(acp.shown.get(sessionId) ?? [], events)).toEqual([]);
+        expect(messageText(events)).toBe(acp.texts.get(sessionId) ?? "");
         // Each turn: its prompt and its end, with the stop reason the client got.
         expect(events.filter((event) => event.kind === "turn_started")).toHaveLength(1);
         expect(events.filter((event) => event.kind === "turn_ended").map((event) => event.payload)).toEqual([
@@ -114,9 +100,9 @@ describe("PostgreSQL unreachable for a while under a fleet host", () => {
           body: { events },
         });
       }
-      expect(textOf(await shared.readEvents(sleeper!))).toContain("Slept for 5s.");
-      expect(textOf(await shared.readEvents(asker!))).toContain("You chose: allow");
-      expect(textOf(await shared.readEvents(flooder!))).toHaveLength(FLOOD.chunks * FLOOD.bytes);
+      expect(messageText(await shared.readEvents(sleeper!))).toContain("Slept for 5s.");
+      expect(messageText(await shared.readEvents(asker!))).toContain("You chose: allow");
+      expect(messageText(await shared.readEvents(flooder!))).toHaveLength(FLOOD.chunks * FLOOD.bytes);
       const kinds = (await shared.readEvents(asker!)).map((event) => event.kind);
       expect(kinds).toEqual(expect.arrayContaining(["question_asked", "question_resolved"]));
       expect(await shared.listPendingQuestions(asker!)).toEqual([]);

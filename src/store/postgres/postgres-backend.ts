@@ -22,7 +22,7 @@ import {
   type WriteUnit,
 } from "../store-backend.js";
 import { redactUrl } from "../../config/store-url.js";
-import { connect, type Sql, type Transaction } from "./connection.js";
+import { connect, transaction, type Sql, type Transaction } from "./connection.js";
 import { migratePostgres } from "./migrations.js";
 
 export interface PostgresBackendOptions {
@@ -94,7 +94,7 @@ export class PostgresBackend implements StoreBackend {
     const url = requireNullableText(op, "url", host.url);
     // One transaction: the new incarnation and the raised epochs of what the id owns are seen together.
     const row = await this.guard(op, () =>
-      this.sql.begin(async (tx) => {
+      transaction(this.sql, async (tx) => {
         const [registered] = await tx<Omit<HostInfo, "alive">[]>`
           INSERT INTO hosts (id, url, registered_at, heartbeat_at, incarnation, ttl_ms)
           VALUES (${id}, ${url}, clock_timestamp(), clock_timestamp(), 1, ${this.hostTtlMs})
@@ -266,7 +266,7 @@ export class PostgresBackend implements StoreBackend {
     let lasts: Array<number | undefined | Error>;
     try {
       // One transaction (one commit) for the batch, one statement per run of a session's units, pipelined.
-      lasts = runs.length === 0 ? [] : await this.sql.begin((tx) => appendRuns(tx, runs));
+      lasts = runs.length === 0 ? [] : await transaction(this.sql, (tx) => appendRuns(tx, runs));
     } catch (error) {
       // The connection failed: the batch may or may not have committed. Each unit fails with it; writing the batch
       // again is safe (events already stored as given are taken as stored, see `appendRun`).
@@ -277,7 +277,7 @@ export class PostgresBackend implements StoreBackend {
         runs = valid.map((unit) => [unit]);
         lasts = [];
         for (const run of runs)
-          lasts.push(await this.sql.begin(async (tx) => (await appendRuns(tx, [run]))[0]).catch((failure: unknown) => failure as Error));
+          lasts.push(await transaction(this.sql, async (tx) => (await appendRuns(tx, [run]))[0]).catch((failure: unknown) => failure as Error));
       }
     }
     const results = new Map<EncodedUnit, UnitOutcome>();
@@ -355,7 +355,7 @@ export class PostgresBackend implements StoreBackend {
     // The lease's epoch is compared under that lock too, taken first (as a journal write does): a takeover committing
     // while this waits for the row is seen, never a snapshot from before it.
     const [row] = await this.guard(op, () =>
-      this.sql.begin(async (tx) => {
+      transaction(this.sql, async (tx) => {
         if (lease) await tx`SELECT 1 FROM sessions WHERE id = (SELECT session_id FROM questions WHERE id = ${id}) FOR UPDATE`;
         return tx<{ seq: number }[]>`
         WITH resolved AS (
@@ -396,7 +396,7 @@ export class PostgresBackend implements StoreBackend {
     // orphaned with its `question_resolved` event, numbered after its session's last seq in the order they were asked.
     // Never by a superseded incarnation: it writes events and moves the last seq of sessions that are not its own.
     const rows = await this.guard(op, () =>
-      this.sql.begin(async (tx) => {
+      transaction(this.sql, async (tx) => {
         await tx`SELECT id FROM sessions WHERE owner_host = ${host} ORDER BY id FOR UPDATE`;
         const [check] = await tx<{ current: boolean }[]>`SELECT ${this.currentIncarnation(host)} AS current`;
         if (!check!.current) throw this.superseded(op, host);
