@@ -16,10 +16,14 @@ const postgres = usePostgresCluster();
 const bed = new FleetTestBed();
 afterEach(() => bed.cleanup());
 
-/** How long PostgreSQL is away: within the hosts' TTL (30 s, the default), so no host may take another's sessions for it alone. */
+/** How long PostgreSQL is away. */
 const OUTAGE_MS = 17_000;
 const SECRET = "chaos-test-secret-0123456789abcdef";
-const fleet = { heartbeatInterval: "250ms", secret: SECRET, adopt: true };
+/**
+ * A TTL well past the outage: no host may take another's sessions for the outage alone, nor fence itself (on a loaded
+ * machine the restarted server and the reconnections add seconds to the time without a heartbeat).
+ */
+const fleet = { heartbeatInterval: "250ms", hostTtl: "60s", secret: SECRET, adopt: true };
 /** A flood's chunks: the one under way when PostgreSQL stops, and those prompted while it is away. */
 const FLOOD = { before: 4_000, during: 1_500, bytes: 50 };
 
@@ -115,9 +119,6 @@ describe("PostgreSQL stopped under three hosts, one of them paused meanwhile", (
       expect(onA.asked).toEqual([]);
       await postgres.cluster.start();
       await eventually(async () => (await health(a)) === "ok", "host A stores again");
-    } catch (error) {
-      for (const host of [a, b, c]) console.log("DEBUG", host.url, host.server.stderr.split("\n").slice(-30).join("\n"));
-      throw error;
     } finally {
       c.server.signal("SIGCONT");
     }
@@ -136,7 +137,7 @@ describe("PostgreSQL stopped under three hosts, one of them paused meanwhile", (
     }
     expect(onA.asked).toEqual([aAsk]);
 
-    // Every turn ended, each with its whole text (C kept its sessions: the outage is within its TTL).
+    // Every turn ended, each with its whole text (C kept its sessions: the outage and its pause are within its TTL).
     const outcomes = await Promise.all(turns.map((turn) => turn.outcome));
     expect(outcomes).toEqual(turns.map(() => "end_turn"));
     for (const host of [a, b, c]) await eventually(async () => (await health(host)) === "ok", `${host.url} says ok again`, 30_000);
