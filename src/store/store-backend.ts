@@ -55,6 +55,11 @@ export interface StoreBackend {
   getSession(id: string): Promise<Session | undefined>;
   /** Newest (most recently updated) first; only those in `cwd` if given. */
   listSessions(filter?: { cwd?: string }): Promise<Session[]>;
+  /**
+   * The sessions of `ids` that exist (in no particular order), each with its lease as of the same read and its pending
+   * questions, oldest first: what changed, read in one round whatever their number.
+   */
+  readSessions(ids: readonly string[]): Promise<SessionRead[]>;
   /** Changes a session's state; refused if the lease is stale. */
   updateSession(lease: Lease, changes: SessionChanges): Promise<void>;
   /** Deletes the session with its journal and questions; refused if the lease is stale. */
@@ -112,6 +117,13 @@ export interface StoreBackend {
 }
 
 /** The owner of a session and its fencing token: higher epochs supersede lower ones. */
+/** A session as {@link StoreBackend.readSessions} reads it. */
+export interface SessionRead {
+  readonly session: Session;
+  readonly lease: Lease;
+  readonly pendingQuestions: readonly Question[];
+}
+
 export interface Lease {
   readonly sessionId: string;
   /** Null while the session has no owner (released, or never taken). */

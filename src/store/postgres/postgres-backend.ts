@@ -16,6 +16,7 @@ import {
   type Lease,
   type QuestionResolution,
   type SessionChanges,
+  type SessionRead,
   type StoreBackend,
   type StoreChange,
   type UnitOutcome,
@@ -221,6 +222,25 @@ export class PostgresBackend implements StoreBackend {
     const rows = await this.sql<SessionRow[]>`
       SELECT ${this.sql.unsafe(SESSION_COLUMNS)} FROM sessions ${where} ORDER BY updated_at DESC, created_at DESC, id`;
     return rows.map(sessionOf);
+  }
+
+  async readSessions(ids: readonly string[]): Promise<SessionRead[]> {
+    if (ids.length === 0) return [];
+    const wanted = ids.map((id) => requireText("sessions.read", "id", id));
+    // Each session's row and lease in one statement (one snapshot); its pending questions beside it.
+    const [rows, pending] = await Promise.all([
+      this.sql<(SessionRow & { ownerHost: string | null; epoch: number })[]>`
+        SELECT ${this.sql.unsafe(SESSION_COLUMNS)}, owner_host AS "ownerHost", epoch FROM sessions WHERE id = ANY(${wanted}::text[])`,
+      this.sql<QuestionRow[]>`
+        SELECT ${this.sql.unsafe(QUESTION_COLUMNS)} FROM questions WHERE state = 'pending' AND session_id = ANY(${wanted}::text[]) ORDER BY asked_at, id`,
+    ]);
+    const questionsOf = new Map<string, Question[]>();
+    for (const question of pending.map(questionOf)) questionsOf.set(question.sessionId, [...(questionsOf.get(question.sessionId) ?? []), question]);
+    return rows.map(({ ownerHost, epoch, ...row }) => ({
+      session: sessionOf(row),
+      lease: { sessionId: row.id, hostId: ownerHost, epoch },
+      pendingQuestions: questionsOf.get(row.id) ?? [],
+    }));
   }
 
   async updateSession(lease: Lease, changes: SessionChanges): Promise<void> {
