@@ -45,8 +45,8 @@ const GATHER_MS = 20;
  * The other hosts' sessions, pending questions and records, and the fleet's hosts, read from the
  * shared store into memory: all of it at start, every heartbeat interval (so an owner that stopped
  * heartbeating shows offline within one) and whenever changes may have gone untold (the listening
- * connection came back, a batch's changes too many for one notification); in between, only the
- * sessions `LISTEN/NOTIFY` names as changed by another host, with the hosts. A wake-up costs what
+ * connection came back); in between, only the sessions `LISTEN/NOTIFY` names as changed by another
+ * host, with the hosts, in two queries however many. A wake-up costs what
  * changed, not all sessions. Listeners hear which peers' sessions changed, which are gone, and which
  * records peers appended (docs/fleet.md, "One view").
  *

@@ -203,7 +203,7 @@ export type StoreChange =
   | { readonly type: "lease"; readonly sessionId: string; readonly hostId: string | null; readonly epoch: number }
   /** A lifecycle record appended by `hostId` (its id is fleet-wide). */
   | { readonly type: "record"; readonly id: number; readonly hostId: string }
-  /** Changes may have gone untold (the listening connection was lost, or a batch's were too many for one notification): read everything again. */
+  /** Changes may have gone untold (the listening connection was lost): read everything again. */
   | { readonly type: "missed" };
 
 /** A write carried an epoch older than the session's: another host (or a later incarnation) owns it now. Nothing was stored. */

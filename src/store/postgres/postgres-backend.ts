@@ -35,7 +35,7 @@ export interface PostgresBackendOptions {
 
 /** The channel `LISTEN/NOTIFY` wakes other hosts on; each payload is one {@link StoreChange} as JSON, or an array of them. */
 const CHANNEL = "berth_changes";
-/** PostgreSQL refuses a `NOTIFY` payload of 8000 bytes or more: a journal transaction's changes past this are announced as `missed`. */
+/** PostgreSQL refuses a `NOTIFY` payload of 8000 bytes or more: a journal transaction's changes past this take more than one. */
 const MAX_PAYLOAD_BYTES = 7_900;
 const DEFAULT_HOST_TTL_MS = 30_000;
 const DEFAULT_PAGE_SIZE = 1_000;
@@ -698,8 +698,9 @@ function runsOf(units: readonly EncodedUnit[]): EncodedUnit[][] {
 }
 
 /**
- * The runs of one transaction, pipelined, then one `NOTIFY` for all of them (not one per statement, which serialises
- * committing writers on the notification queue's lock for longer): the sessions written, each with its last seq.
+ * The runs of one transaction, pipelined, then one statement notifying all of them (not a `NOTIFY` per run's statement,
+ * which serialises committing writers on the notification queue's lock for longer): the sessions written, each with its
+ * last seq, in one notification, or in as many as a large batch's list needs.
  */
 async function appendRuns(tx: Transaction, runs: readonly (readonly EncodedUnit[])[]): Promise<Array<number | undefined>> {
   const lasts = await Promise.all(runs.map((run) => appendRun(tx, run)));
@@ -708,10 +709,32 @@ async function appendRuns(tx: Transaction, runs: readonly (readonly EncodedUnit[
     return lastSeq === undefined ? [] : [{ type: "events", sessionId: run[0]!.lease.sessionId, lastSeq }];
   });
   if (changes.length === 0) return lasts;
-  const payload = JSON.stringify(changes.length === 1 ? changes[0] : changes);
-  const fits = Buffer.byteLength(payload) <= MAX_PAYLOAD_BYTES;
-  await tx`SELECT pg_notify(${CHANNEL}, ${fits ? payload : JSON.stringify({ type: "missed" } satisfies StoreChange)})`;
+  await tx`SELECT pg_notify(${CHANNEL}, payload) FROM unnest(${notificationPayloads(changes)}::text[]) AS payload`;
   return lasts;
+}
+
+/**
+ * Changes as notification payloads, each within PostgreSQL's limit: one for most batches, more for a batch of many
+ * sessions (a `missed` would make every other host read everything).
+ */
+function notificationPayloads(changes: readonly StoreChange[]): string[] {
+  const payloads: string[] = [];
+  let listed: string[] = [];
+  let bytes = 2;
+  const flush = () => {
+    if (listed.length > 0) payloads.push(listed.length === 1 ? listed[0]! : `[${listed.join(",")}]`);
+    listed = [];
+    bytes = 2;
+  };
+  for (const change of changes) {
+    const text = JSON.stringify(change);
+    const size = Buffer.byteLength(text) + 1;
+    if (bytes + size > MAX_PAYLOAD_BYTES) flush();
+    listed.push(text);
+    bytes += size;
+  }
+  flush();
+  return payloads;
 }
 
 /**
