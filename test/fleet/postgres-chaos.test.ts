@@ -96,7 +96,7 @@ describe("PostgreSQL stopped under three hosts, one of them paused meanwhile", (
     // Before the outage: B's question is asked (stored, shown), C's agent sleeps, A's and B's agents stream.
     prompt(onB, bAsk, "/ask May B go on?", "You chose: allow");
     await waitUntil(() => onB.asked.includes(bAsk), "B's client was asked");
-    prompt(onC, cSleep, "/sleep 3s", "Slept for 3s.");
+    prompt(onC, cSleep, "/sleep 8s", "Slept for 8s.");
     await waitUntil(() => (onC.texts.get(cSleep) ?? "").includes("Sleeping for"), "C's agent sleeps");
     prompt(onA, aStream, `/flood ${FLOOD.before} ${FLOOD.bytes}`, FLOOD.before * FLOOD.bytes);
     prompt(onB, bStream, `/flood ${FLOOD.before} ${FLOOD.bytes}`, FLOOD.before * FLOOD.bytes);
