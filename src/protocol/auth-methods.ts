@@ -28,12 +28,14 @@ export interface AuthMethodView {
   readonly type: string;
   /** An `env_var` method's variables. */
   readonly vars?: readonly string[];
+  /** A `terminal` method's arguments, which ACP has a client append to the agent's own command (`berth connect` matches them). */
+  readonly args?: readonly string[];
 }
 
 export function authMethodsOf(authMethods: readonly unknown[] | null | undefined): AuthMethodView[] {
   return (authMethods ?? []).flatMap((method) => {
     if (typeof method !== "object" || method === null) return [];
-    const { id, name, description, type } = method as Record<string, unknown>;
+    const { id, name, description, type, args } = method as Record<string, unknown>;
     if (typeof id !== "string") return [];
     const kind = typeof type === "string" ? type : "agent";
     return [
@@ -43,6 +45,7 @@ export function authMethodsOf(authMethods: readonly unknown[] | null | undefined
         ...(typeof description === "string" ? { description } : {}),
         type: kind,
         ...(kind === "env_var" ? { vars: variablesOf(authMethods, id) } : {}),
+        ...(kind === "terminal" ? { args: Array.isArray(args) ? args.filter((arg): arg is string => typeof arg === "string") : [] } : {}),
       },
     ];
   });
