@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { AgentChild } from "../agents/agent-child.js";
 import { AgentRegistry } from "../agents/agent-registry.js";
+import { readInstalledAgents } from "../agents/installed-agents.js";
 import type { Config } from "../config/config-schema.js";
 import { dataPaths } from "../config/paths.js";
 import type { Clock } from "../lifecycle/clock.js";
@@ -131,7 +132,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     list: () => store.processGroups.list(),
   };
   const connections = new ConnectionCleanups((error, id) => log.error({ err: error, cleanup: id }, "connection cleanup failed"));
-  const registry = new AgentRegistry(config.agents, config.defaultAgent, paths.agentState);
+  const registry = new AgentRegistry(config.agents, config.defaultAgent, paths.agentState, readInstalledAgents(dataDir));
   const logins = new AgentLogins(config.rememberLogins === "file" ? join(dataDir, "agent-logins.json") : undefined, (error) =>
     log.error({ err: error }, "agent logins file unreadable; clients log in again"),
   );

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import type { AuthenticateRequest, ContentBlock, InitializeResponse, PromptRequest, PromptResponse } from "@agentclientprotocol/sdk";
 import type { AgentChild } from "../agents/agent-child.js";
+import { readInstalledAgents } from "../agents/installed-agents.js";
 import type { Config } from "../config/config-schema.js";
 import { dataPaths } from "../config/paths.js";
 import { isPostgresUrl } from "../config/store-url.js";
@@ -15,6 +16,7 @@ import type { JournalEvent } from "../store/events.js";
 import type { Json } from "../store/index.js";
 import { scopeOf, type ProcessTracking } from "../processes/index.js";
 import { Store } from "../store/store.js";
+import { agentLoginState, type AgentDetails } from "./agent-login-state.js";
 import type { ReopenRequest } from "./agent-request.js";
 import { answerFields, stateOf, type AgentSessionState } from "./agent-session-state.js";
 import type { Asker } from "./agents-outside-sessions.js";
@@ -275,6 +277,16 @@ export class Host {
 
   agents(): string[] {
     return this.parts.registry.ids();
+  }
+
+  /** Each agent's origin, installed version and login state. */
+  agentSources(): AgentDetails[] {
+    return this.parts.registry.sources().map((source) => ({ ...source, login: agentLoginState(source.id) }));
+  }
+
+  /** An install or removal changed `<dataDir>/installed-agents.json`: the next child of each agent starts from it. */
+  installedAgentsChanged(): void {
+    this.parts.registry.setInstalled(readInstalledAgents(this.dataDir));
   }
 
   /** The agent's own `initialize` answer (stored; a probe child only the first time). */

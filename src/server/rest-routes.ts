@@ -2,7 +2,9 @@ import { isAbsolute } from "node:path";
 import { z } from "zod";
 import type { Host } from "../host/host.js";
 import type { LocationView, QuestionAnswer } from "../host/views.js";
+import { platformKey } from "../agents/catalogue.js";
 import { berthVersion } from "../version.js";
+import type { AgentInstalls } from "./agent-installs.js";
 import { mergedEvents } from "./chunk-merging.js";
 import { HttpError, readJsonBody } from "./http-io.js";
 import type { BerthMetrics } from "./metrics.js";
@@ -21,6 +23,7 @@ export interface RestDeps {
   readonly tickets: Tickets;
   /** Relays requests for another host's sessions to their owner (none set: they are answered here, read-only). */
   readonly peers: PeerRest;
+  readonly installs: AgentInstalls;
 }
 
 const MAX_EVENTS = 10_000;
@@ -30,6 +33,13 @@ const newSessionBody = z.strictObject({
   cwd: z.string({ error: "expected an absolute directory path" }),
   agent: z.string({ error: "expected an agent id" }).min(1, "expected an agent id").optional(),
   workspace: z.string({ error: "expected a workspace id or null" }).min(1, "expected a non-empty workspace id").nullable().optional(),
+});
+
+const installBody = z.strictObject({
+  id: z.string({ error: "expected an agent id" }).min(1, "expected an agent id"),
+  version: z.string({ error: "expected a version" }).min(1, "expected a version").optional(),
+  mode: z.enum(["add", "upgrade"], { error: 'expected "add" or "upgrade"' }).optional(),
+  distribution: z.enum(["npx", "binary", "uvx"], { error: 'expected "npx", "binary" or "uvx"' }).optional(),
 });
 
 const renameBody = z.strictObject({
@@ -56,7 +66,7 @@ function isLocationList(body: unknown): body is { locations: LocationView[] } {
 }
 
 /** The REST API of the contract in docs/api.md; each route is listed in docs/openapi.json. */
-export function restRoutes({ host, events, ownSessions, metrics, tickets, peers }: RestDeps): Route[] {
+export function restRoutes({ host, events, ownSessions, metrics, tickets, peers, installs }: RestDeps): Route[] {
   return [
     {
       method: "GET",
@@ -85,7 +95,61 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
         return json({ path, found: await host.lookAtDirectory(path), agents: host.agents() });
       },
     },
-    { method: "GET", path: "/api/agents", handle: () => json({ agents: host.agents(), default: host.config.defaultAgent }) },
+    {
+      method: "GET",
+      path: "/api/agents",
+      handle: () => json({ agents: host.agents(), default: host.config.defaultAgent, details: host.agentSources() }),
+    },
+    {
+      method: "GET",
+      path: "/api/agents/catalogue",
+      handle: async () => {
+        const catalogue = await installs.catalogue();
+        const sources = host.agentSources();
+        return json({
+          registry: catalogue.source,
+          platform: platformKey(),
+          agents: catalogue.agents.map((entry) => ({
+            id: entry.id,
+            name: entry.name,
+            version: entry.version,
+            description: entry.description ?? null,
+            distributions: Object.keys(entry.distribution),
+            installed: sources.find((source) => source.id === entry.id && source.origin === "installed")?.version ?? null,
+          })),
+        });
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/agents/:id/auth-methods",
+      // The agent's own initialize answer: stored, or one probe child the first time (docs/api.md).
+      handle: async ({ params }) => {
+        if (!host.agents().includes(params.id!)) throw new HttpError(404, "agent_not_found", `no agent "${params.id}"`);
+        return json({ authMethods: (await host.agentProfile(params.id!)).authMethods ?? [] });
+      },
+    },
+    {
+      method: "POST",
+      path: "/api/agents/installs",
+      handle: async ({ req }) => json(await installs.start(parse(installBody, await readJsonBody(req))), 202),
+    },
+    {
+      method: "GET",
+      path: "/api/agents/installs/:id/events",
+      handle: ({ res, params }) => {
+        installs.follow(params.id!, res);
+        return undefined;
+      },
+    },
+    {
+      method: "DELETE",
+      path: "/api/agents/:id",
+      handle: ({ params }) => {
+        installs.remove(params.id!);
+        return empty(204);
+      },
+    },
     {
       method: "GET",
       path: "/api/locations",
