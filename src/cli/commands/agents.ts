@@ -31,11 +31,11 @@ const DISTRIBUTIONS: readonly DistributionKind[] = ["npx", "binary", "uvx"];
  * running they work on the data directory itself, and the next host started reads what they did.
  */
 export function register(program: Command): void {
-  const agents = withHostFlags(
-    program
-      .command("agents")
-      .description("list the agents (configured, installed, and in the agent registry); add, upgrade or remove installed ones"),
-  )
+  const agents = program
+    .command("agents")
+    .description("list the agents (configured, installed, and in the agent registry); add, upgrade or remove installed ones");
+  // The listing is `berth agents` alone too; the flags are each subcommand's own, so they may follow it.
+  withHostFlags(agents.command("list", { isDefault: true }).description("list the configured, installed and registry agents"))
     .option("--json", "print JSON")
     .action((flags: HostFlags & { json?: boolean }) =>
       runClientCommand("agents", async () => {
