@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { basename, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createInterface } from "node:readline";
@@ -99,6 +99,8 @@ export async function installAgent(request: InstallRequest): Promise<InstalledAg
   } catch (error) {
     rmSync(staging, { recursive: true, force: true });
     if (kind === "uvx") rmSync(target, { recursive: true, force: true });
+    // A first install leaves no empty folder of the agent behind either.
+    if (!previous) rmSync(dirname(target), { recursive: true, force: true });
     throw error instanceof InstallError ? error : new InstallError(`installing ${id} ${entry.version} failed: ${(error as Error).message}`);
   }
 }
