@@ -46,7 +46,7 @@ export class AgentInstalls {
   /** The registry the configuration names (or the shipped snapshot), read afresh: it may change while the host runs. */
   catalogue(): Promise<Catalogue> {
     return readCatalogue(this.host.config.agentRegistry ?? shippedCatalogue).catch((error: unknown) => {
-      throw error instanceof CatalogueError ? new HttpError(502, "registry_unreadable", error.message) : error;
+      throw error instanceof CatalogueError ? new HttpError(503, "registry_unreadable", error.message) : error;
     });
   }
 

@@ -52,6 +52,7 @@ describe("docs/openapi.json", () => {
       "POST /api/questions/{id}/answer",
       "POST /acp",
       "POST /api/logins",
+      "POST /api/agents/installs",
     ]);
     expect(withBody.filter(({ operation }) => !("415" in operation.responses)).map((o) => o.name)).toEqual([]);
   });
