@@ -1,5 +1,16 @@
 import { createHash, randomBytes } from "node:crypto";
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -50,16 +61,24 @@ export function checkInstall(request: Omit<InstallRequest, "progress" | "signal"
   const { dataDir, catalogue, id, mode } = request;
   const entry = catalogueEntryOf(catalogue, id);
   if (request.version !== undefined && request.version !== entry.version)
-    throw new InstallError(`no version "${request.version}" of agent "${id}" in the agent registry ${catalogue.source} (it has ${entry.version})`, "unknown_version");
+    throw new InstallError(
+      `no version "${request.version}" of agent "${id}" in the agent registry ${catalogue.source} (it has ${entry.version})`,
+      "unknown_version",
+    );
   const previous = readInstalledAgents(dataDir)[id];
   if (mode === "add" && previous)
-    throw new InstallError(`agent "${id}" is already installed (version ${previous.version}); upgrade it with \`berth agents upgrade ${id}\``, "installed");
-  if (mode === "upgrade" && !previous) throw new InstallError(`agent "${id}" is not installed; add it with \`berth agents add ${id}\``, "not_installed");
+    throw new InstallError(
+      `agent "${id}" is already installed (version ${previous.version}); upgrade it with \`berth agents upgrade ${id}\``,
+      "installed",
+    );
+  if (mode === "upgrade" && !previous)
+    throw new InstallError(`agent "${id}" is not installed; add it with \`berth agents add ${id}\``, "not_installed");
   if (mode === "upgrade" && previous?.version === entry.version)
     throw new InstallError(`agent "${id}" is already at the registry's version ${entry.version}`, "installed");
   const kind = request.distribution ?? defaultDistribution(entry);
   if (kind === "uvx") uvCommand(id);
-  if (!entry.distribution[kind]) throw new InstallError(`agent "${id}" has no ${kind} distribution (it has: ${Object.keys(entry.distribution).join(", ")})`, "no_distribution");
+  if (!entry.distribution[kind])
+    throw new InstallError(`agent "${id}" has no ${kind} distribution (it has: ${Object.keys(entry.distribution).join(", ")})`, "no_distribution");
   return { entry, kind, previous };
 }
 
@@ -169,7 +188,9 @@ async function buildNpm({ entry, catalogue, staging, target, request }: BuildCon
       : npx.package;
   // The prefix is a project of its own: its install scripts are the agent package's alone (npm 11's allowScripts).
   const project = isPathSpec(npx.package) ? {} : { allowScripts: { [packageName(npx.package)]: true } };
-  writeFileSync(join(staging, "package.json"), `${JSON.stringify({ name: `berth-agent-${entry.id}`, private: true, ...project })}\n`, { mode: 0o600 });
+  writeFileSync(join(staging, "package.json"), `${JSON.stringify({ name: `berth-agent-${entry.id}`, private: true, ...project })}\n`, {
+    mode: 0o600,
+  });
   const npm = npmCommand();
   await run(
     npm.command,
@@ -178,7 +199,8 @@ async function buildNpm({ entry, catalogue, staging, target, request }: BuildCon
     npmFreeEnvironment(),
     request,
   );
-  const dependencies = (JSON.parse(readFileSync(join(staging, "package.json"), "utf8")) as { dependencies?: Record<string, string> }).dependencies ?? {};
+  const dependencies =
+    (JSON.parse(readFileSync(join(staging, "package.json"), "utf8")) as { dependencies?: Record<string, string> }).dependencies ?? {};
   const [name] = Object.keys(dependencies);
   if (name === undefined) throw new InstallError(`npm installed nothing from ${spec}`);
   const bin = binOf(name, join(staging, "node_modules", name, "package.json"));
@@ -193,7 +215,9 @@ function binOf(name: string, manifestPath: string): string {
   const bins = Object.keys(manifest.bin ?? {});
   if (bins.length === 1) return bins[0]!;
   if (bins.includes(unscoped)) return unscoped;
-  throw new InstallError(`package ${name} has ${bins.length === 0 ? "no command (bin)" : `several commands (${bins.join(", ")}) and none named ${unscoped}`}`);
+  throw new InstallError(
+    `package ${name} has ${bins.length === 0 ? "no command (bin)" : `several commands (${bins.join(", ")}) and none named ${unscoped}`}`,
+  );
 }
 
 /**

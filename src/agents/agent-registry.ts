@@ -18,7 +18,7 @@ export class UnknownAgentError extends Error {
 }
 
 /** Where an agent's command comes from: the bundled demo, the configuration file, or an install from an agent registry. */
-export type AgentOrigin = "bundled" | "config" | "installed";
+type AgentOrigin = "bundled" | "config" | "installed";
 
 /** An agent as `berth agents` and `GET /api/agents` show it. */
 export interface AgentSource {
@@ -55,7 +55,12 @@ export class AgentRegistry {
       source: { id: "demo", origin: "bundled", version: null },
     });
     for (const [id, agent] of Object.entries(installed))
-      this.commands.set(id, { command: agent.command, args: agent.args, env: agent.env, source: { id, origin: "installed", version: agent.version } });
+      this.commands.set(id, {
+        command: agent.command,
+        args: agent.args,
+        env: agent.env,
+        source: { id, origin: "installed", version: agent.version },
+      });
     for (const [id, agent] of Object.entries(this.configured)) this.commands.set(id, { ...agent, source: { id, origin: "config", version: null } });
   }
 

@@ -10,7 +10,16 @@ const text = z.string({ error: "expected a non-empty string" }).min(1, "expected
 const args = z.array(z.string({ error: "expected a string" })).default([]);
 const env = z.record(z.string(), z.string({ error: "expected a string value" })).default({});
 
-const binaryTarget = z.object({ archive: text, cmd: text, args, env, sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, "expected 64 hex digits").optional() });
+const binaryTarget = z.object({
+  archive: text,
+  cmd: text,
+  args,
+  env,
+  sha256: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, "expected 64 hex digits")
+    .optional(),
+});
 
 /** One entry of an ACP Agent Registry `registry.json` (unknown fields, such as `icon` or `authors`, are kept out). */
 const catalogueEntry = z.object({
@@ -30,12 +39,17 @@ const catalogueEntry = z.object({
 const catalogueSchema = z.object({ agents: z.array(catalogueEntry, { error: "expected a list of agents" }) });
 
 export type CatalogueEntry = z.output<typeof catalogueEntry>;
-export type BinaryTarget = z.output<typeof binaryTarget>;
 export type DistributionKind = "npx" | "binary" | "uvx";
 
-/** A registry that cannot be read or is not in the ACP Agent Registry format. */
+/** A registry that cannot be read or is not in the ACP Agent Registry format (`unreadable`), or has no such agent. */
 export class CatalogueError extends Error {
   override readonly name = "CatalogueError";
+  constructor(
+    message: string,
+    readonly kind: "unreadable" | "unknown_agent" = "unreadable",
+  ) {
+    super(message);
+  }
 }
 
 /** A registry's entries, and where relative paths in them are resolved from (the registry file's directory). */
@@ -89,7 +103,10 @@ export async function readCatalogue(source: string, cwd = process.cwd()): Promis
 export function catalogueEntryOf(catalogue: Catalogue, id: string): CatalogueEntry {
   const entry = catalogue.agents.find((agent) => agent.id === id);
   if (!entry)
-    throw new CatalogueError(`no agent "${id}" in the agent registry ${catalogue.source} (it has: ${catalogue.agents.map((a) => a.id).join(", ") || "none"})`);
+    throw new CatalogueError(
+      `no agent "${id}" in the agent registry ${catalogue.source} (it has: ${catalogue.agents.map((a) => a.id).join(", ") || "none"})`,
+      "unknown_agent",
+    );
   return entry;
 }
 

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type { AgentChild } from "../agents/agent-child.js";
 import { AgentRegistry } from "../agents/agent-registry.js";
 import { readInstalledAgents } from "../agents/installed-agents.js";
+import { AgentInstalls } from "./agent-installs.js";
 import type { Config } from "../config/config-schema.js";
 import { dataPaths } from "../config/paths.js";
 import type { Clock } from "../lifecycle/clock.js";
@@ -69,6 +70,7 @@ export interface HostParts {
   readonly ledger: ProcessGroupLedger;
   readonly housekeeping: Housekeeping;
   readonly registry: AgentRegistry;
+  readonly installs: AgentInstalls;
   readonly catalog: SessionCatalog;
   readonly transient: TransientChildren;
   readonly outside: AgentsOutsideSessions;
@@ -133,6 +135,8 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
   };
   const connections = new ConnectionCleanups((error, id) => log.error({ err: error, cleanup: id }, "connection cleanup failed"));
   const registry = new AgentRegistry(config.agents, config.defaultAgent, paths.agentState, readInstalledAgents(dataDir));
+  // An install or removal made here changes the agents at once: the next child of each starts from the list.
+  const installs = new AgentInstalls(config, dataDir, () => registry.setInstalled(readInstalledAgents(dataDir)), log);
   const logins = new AgentLogins(config.rememberLogins === "file" ? join(dataDir, "agent-logins.json") : undefined, (error) =>
     log.error({ err: error }, "agent logins file unreadable; clients log in again"),
   );
@@ -296,6 +300,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     ledger,
     housekeeping,
     registry,
+    installs,
     catalog,
     transient,
     outside,

@@ -1,4 +1,7 @@
+import { InstallError, type InstallRefusal } from "../agents/agent-install.js";
 import { UnknownAgentError } from "../agents/agent-registry.js";
+import { CatalogueError } from "../agents/catalogue.js";
+import { InstallNotFoundError, InstallRunningError } from "./agent-installs.js";
 import { SessionNotFoundError } from "./agent-children.js";
 import { OwnedByOtherHostError } from "./owned-elsewhere.js";
 import { TurnFailedError, TurnNotStoredError } from "./turns.js";
@@ -37,6 +40,14 @@ const questionCodes: Readonly<Record<QuestionError["code"], readonly [ErrorClass
   invalid_answer: ["bad_input", "invalid_answer"],
 };
 
+const installCodes: Readonly<Record<InstallRefusal, readonly [ErrorClass, string]>> = {
+  unknown_version: ["not_found", "version_not_in_registry"],
+  not_installed: ["not_found", "agent_not_installed"],
+  installed: ["conflict", "agent_installed"],
+  no_distribution: ["bad_input", "no_distribution"],
+  failed: ["internal", "install_failed"],
+};
+
 export function classifyError(error: unknown): ClassifiedError {
   const message = error instanceof Error ? error.message : String(error);
   const as = (errorClass: ErrorClass, code: string): ClassifiedError => ({ class: errorClass, code, message });
@@ -46,6 +57,14 @@ export function classifyError(error: unknown): ClassifiedError {
     return as(errorClass, code);
   }
   if (error instanceof UnknownAgentError) return as("bad_input", "unknown_agent");
+  if (error instanceof InstallError) {
+    const [errorClass, code] = installCodes[error.refusal];
+    return as(errorClass, code);
+  }
+  if (error instanceof CatalogueError)
+    return error.kind === "unknown_agent" ? as("not_found", "agent_not_in_registry") : as("unavailable", "registry_unreadable");
+  if (error instanceof InstallNotFoundError) return as("not_found", "install_not_found");
+  if (error instanceof InstallRunningError) return as("conflict", "install_running");
   if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");
   if (error instanceof InvalidTitleError) return as("bad_input", "invalid_title");
   if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");

@@ -18,7 +18,6 @@ import { RefusedConnections } from "./connection-cap.js";
 import { OwnSessionEvents } from "./own-session-events.js";
 import { PeerLiveFeeds } from "./peer-live-feeds.js";
 import { PeerRest } from "./peer-rest.js";
-import { AgentInstalls } from "./agent-installs.js";
 import { restRoutes } from "./rest-routes.js";
 import type { BoundListener } from "./listener.js";
 import { Router } from "./router.js";
@@ -85,8 +84,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const tickets = new Tickets(options.tickets);
   const peers = new PeerRest(host, access.cluster);
   const ownSessions = new OwnSessionEvents(host, options.events?.coalesceMs);
-  const installs = new AgentInstalls(host, log);
-  const routes = [...restRoutes({ host, events, ownSessions, metrics, tickets, peers, installs }), ...loginRoutes(access)];
+  const routes = [...restRoutes({ host, events, ownSessions, metrics, tickets, peers }), ...loginRoutes(access)];
   const router = new Router(routes);
   // Named from the routes themselves, so that the refusal never lists what a peer may not read, or misses what it may.
   const peerReads = routes
@@ -245,7 +243,6 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     feeds?.close();
     events.close();
     ownSessions.close();
-    installs.close();
     await acp.close(reason);
     metrics.close();
     server.closeAllConnections();

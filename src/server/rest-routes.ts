@@ -2,10 +2,9 @@ import { isAbsolute } from "node:path";
 import { z } from "zod";
 import type { Host } from "../host/host.js";
 import type { LocationView, QuestionAnswer } from "../host/views.js";
-import { platformKey } from "../agents/catalogue.js";
 import { berthVersion } from "../version.js";
-import type { AgentInstalls } from "./agent-installs.js";
 import { mergedEvents } from "./chunk-merging.js";
+import { streamInstall } from "./install-stream.js";
 import { HttpError, readJsonBody } from "./http-io.js";
 import type { BerthMetrics } from "./metrics.js";
 import type { PeerRest } from "./peer-rest.js";
@@ -23,7 +22,6 @@ export interface RestDeps {
   readonly tickets: Tickets;
   /** Relays requests for another host's sessions to their owner (none set: they are answered here, read-only). */
   readonly peers: PeerRest;
-  readonly installs: AgentInstalls;
 }
 
 const MAX_EVENTS = 10_000;
@@ -66,7 +64,7 @@ function isLocationList(body: unknown): body is { locations: LocationView[] } {
 }
 
 /** The REST API of the contract in docs/api.md; each route is listed in docs/openapi.json. */
-export function restRoutes({ host, events, ownSessions, metrics, tickets, peers, installs }: RestDeps): Route[] {
+export function restRoutes({ host, events, ownSessions, metrics, tickets, peers }: RestDeps): Route[] {
   return [
     {
       method: "GET",
@@ -100,26 +98,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers,
       path: "/api/agents",
       handle: () => json({ agents: host.agents(), default: host.config.defaultAgent, details: host.agentSources() }),
     },
-    {
-      method: "GET",
-      path: "/api/agents/catalogue",
-      handle: async () => {
-        const catalogue = await installs.catalogue();
-        const sources = host.agentSources();
-        return json({
-          registry: catalogue.source,
-          platform: platformKey(),
-          agents: catalogue.agents.map((entry) => ({
-            id: entry.id,
-            name: entry.name,
-            version: entry.version,
-            description: entry.description ?? null,
-            distributions: Object.keys(entry.distribution),
-            installed: sources.find((source) => source.id === entry.id && source.origin === "installed")?.version ?? null,
-          })),
-        });
-      },
-    },
+    { method: "GET", path: "/api/agents/catalogue", handle: async () => json(await host.agentCatalogue()) },
     {
       method: "GET",
       path: "/api/agents/:id/auth-methods",
@@ -132,13 +111,13 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers,
     {
       method: "POST",
       path: "/api/agents/installs",
-      handle: async ({ req }) => json(await installs.start(parse(installBody, await readJsonBody(req))), 202),
+      handle: async ({ req }) => json(await host.startAgentInstall(parse(installBody, await readJsonBody(req))), 202),
     },
     {
       method: "GET",
       path: "/api/agents/installs/:id/events",
       handle: ({ res, params }) => {
-        installs.follow(params.id!, res);
+        streamInstall(host, params.id!, res);
         return undefined;
       },
     },
@@ -146,7 +125,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers,
       method: "DELETE",
       path: "/api/agents/:id",
       handle: ({ params }) => {
-        installs.remove(params.id!);
+        host.removeInstalledAgent(params.id!);
         return empty(204);
       },
     },

@@ -21,8 +21,13 @@ export function catalogueFixture() {
 
   const pkg = join(root, "package");
   mkdirSync(pkg);
-  writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "fixture-acp-agent", version: "1.0.0", bin: { "fixture-acp-agent": "agent.mjs" } }));
-  writeFileSync(join(pkg, "agent.mjs"), `#!/usr/bin/env node\nawait import(${JSON.stringify(new URL(`file://${demoAgentMain}`).href)});\n`, { mode: 0o755 });
+  writeFileSync(
+    join(pkg, "package.json"),
+    JSON.stringify({ name: "fixture-acp-agent", version: "1.0.0", bin: { "fixture-acp-agent": "agent.mjs" } }),
+  );
+  writeFileSync(join(pkg, "agent.mjs"), `#!/usr/bin/env node\nawait import(${JSON.stringify(new URL(`file://${demoAgentMain}`).href)});\n`, {
+    mode: 0o755,
+  });
   const tarball = execFileSync("npm", ["pack", "--silent", "--pack-destination", registryDir, pkg], { encoding: "utf8", env: npmFree() }).trim();
 
   const binaryTree = join(root, "binary");
@@ -35,7 +40,9 @@ export function catalogueFixture() {
   const sha256 = createHash("sha256").update(readFileSync(archive)).digest("hex");
 
   const args = ["--state-dir", stateDir];
-  const binaryEntry = (digest: string) => ({ [platformKey()]: { archive: "./fixture-agent.tar.gz", cmd: "./bin/fixture-agent", args, sha256: digest } });
+  const binaryEntry = (digest: string) => ({
+    [platformKey()]: { archive: "./fixture-agent.tar.gz", cmd: "./bin/fixture-agent", args, sha256: digest },
+  });
   const registry = join(registryDir, "registry.json");
   writeFileSync(
     registry,

@@ -55,7 +55,11 @@ describe("berth agents with no host running: installs into the data directory", 
     expect(added.code).toBe(0);
     expect(added.stdout).toContain("$ npm install --prefix");
     const entry = installedList(dataDir).fixture!;
-    expect(entry).toMatchObject({ version: "1.0.0", distribution: "npx", command: join(dataDir, "agents", "fixture", "1.0.0", "node_modules", ".bin", "fixture-acp-agent") });
+    expect(entry).toMatchObject({
+      version: "1.0.0",
+      distribution: "npx",
+      command: join(dataDir, "agents", "fixture", "1.0.0", "node_modules", ".bin", "fixture-acp-agent"),
+    });
     expect(findExecutable(entry.command, "/", undefined)).toEqual({ path: entry.command });
     expect(statSync(join(dataDir, "installed-agents.json")).mode & 0o777).toBe(0o600);
 
@@ -64,7 +68,14 @@ describe("berth agents with no host running: installs into the data directory", 
       { id: "demo", origin: "bundled", version: null, login: "unknown" },
       { id: "fixture", origin: "installed", version: "1.0.0", login: "unknown" },
     ]);
-    expect(listed.catalogue).toContainEqual({ id: "fixture", name: "Fixture agent", version: "1.0.0", installed: "1.0.0" });
+    expect(listed.catalogue).toContainEqual({
+      id: "fixture",
+      name: "Fixture agent",
+      version: "1.0.0",
+      description: "the demo agent, packaged",
+      distributions: ["npx", "binary"],
+      installed: "1.0.0",
+    });
     const table = (await berth(dataDir, "agents")).stdout;
     expect(table).toMatch(/^fixture\s+installed\s+1\.0\.0\s+1\.0\.0\s+unknown$/m);
     expect(table).toMatch(/^broken\s+registry\s+-\s+2\.0\.0\s+-$/m);
@@ -190,7 +201,14 @@ describe("berth agents with a host running: installs through its REST API, used 
     expect((await rest("/api/agents/catalogue")).body).toMatchObject({
       registry: fixture.registry,
       agents: [
-        { id: "fixture", name: "Fixture agent", version: "1.0.0", description: "the demo agent, packaged", distributions: ["npx", "binary"], installed: "1.0.0" },
+        {
+          id: "fixture",
+          name: "Fixture agent",
+          version: "1.0.0",
+          description: "the demo agent, packaged",
+          distributions: ["npx", "binary"],
+          installed: "1.0.0",
+        },
         { id: "broken", installed: null },
         { id: "snake", distributions: ["uvx"], installed: null },
       ],
@@ -239,11 +257,15 @@ describe("berth agents with a host running: installs through its REST API, used 
     });
     const started = await rest("/api/agents/installs", { method: "POST", body: { id: "broken" } });
     expect(started.status).toBe(202);
-    const events = await fetch(`${base.url}/api/agents/installs/${started.body!.id as string}/events`, { headers: { authorization: `Bearer ${base.token}` } });
+    const events = await fetch(`${base.url}/api/agents/installs/${started.body!.id as string}/events`, {
+      headers: { authorization: `Bearer ${base.token}` },
+    });
     expect(events.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
     const text = await events.text();
-    expect(text).toContain("event: progress\ndata: {\"line\":\"installing broken 2.0.0 (binary)");
-    expect(text).toContain(`event: failed\ndata: {"reason":"the sha256 of ${join(fixture.root, "registry", "fixture-agent.tar.gz")} is ${fixture.sha256}`);
+    expect(text).toContain('event: progress\ndata: {"line":"installing broken 2.0.0 (binary)');
+    expect(text).toContain(
+      `event: failed\ndata: {"reason":"the sha256 of ${join(fixture.root, "registry", "fixture-agent.tar.gz")} is ${fixture.sha256}`,
+    );
     expect(existsSync(join(dataDir, "agents", "broken"))).toBe(false);
     expect(await rest("/api/agents/installs/none/events")).toMatchObject({ status: 404, body: { error: "install_not_found" } });
   });

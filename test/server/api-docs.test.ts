@@ -18,6 +18,8 @@ describe("docs/api.md", () => {
       "/healthz",
       "/api/tickets",
       "/api/agents",
+      "/api/agents/catalogue",
+      "/api/agents/demo/auth-methods",
       "/api/sessions",
       "/api/sessions/$SESSION",
       "/api/sessions/$SESSION/events",

@@ -1,26 +1,26 @@
 import type { Command } from "commander";
-import { installAgent, InstallError, type InstallMode, removeAgent } from "../../agents/agent-install.js";
-import { AgentRegistry } from "../../agents/agent-registry.js";
-import { CatalogueError, type DistributionKind, readCatalogue, shippedCatalogue } from "../../agents/catalogue.js";
-import { readInstalledAgents } from "../../agents/installed-agents.js";
-import { dataPaths } from "../../config/paths.js";
-import { type AgentDetails, agentLoginState } from "../../host/agent-login-state.js";
+import {
+  type AgentDetails,
+  agentRegistryOf,
+  agentsOfDataDir,
+  CatalogueError,
+  type CatalogueView,
+  catalogueView,
+  type DistributionKind,
+  installAgent,
+  InstallError,
+  type InstallMode,
+  readAgentCatalogue,
+  removeAgent,
+} from "../../host/agent-catalogue.js";
 import { CommandFailedError, UsageError } from "../exit-codes.js";
 import { formatTable } from "../format-table.js";
 import { callHost, type HostFlags, HostClientError, hostUrl, localSetup, locateHost, runClientCommand, withHostFlags } from "../host-client.js";
 
-/** A registry entry as `GET /api/agents/catalogue` lists it. */
-interface CatalogueRow {
-  readonly id: string;
-  readonly name: string;
-  readonly version: string;
-  readonly installed: string | null;
-}
-
 interface Listing {
   readonly agents: readonly AgentDetails[];
   readonly registry: string;
-  readonly catalogue: readonly CatalogueRow[] | { readonly error: string };
+  readonly catalogue: CatalogueView["agents"] | { readonly error: string };
 }
 
 const DISTRIBUTIONS: readonly DistributionKind[] = ["npx", "binary", "uvx"];
@@ -51,11 +51,11 @@ export function register(program: Command): void {
   )
     .option("--from <distribution>", "which of the registry's distributions: npx, binary or uvx (default: npx, else binary, else uvx)")
     .action((spec: string, flags: HostFlags & { from?: string }) => runClientCommand("agents add", () => install(flags, spec, "add", flags.from)));
-  withHostFlags(
-    agents.command("upgrade").description("install the registry's version of an installed agent").argument("<agent>", "the agent's id"),
-  )
+  withHostFlags(agents.command("upgrade").description("install the registry's version of an installed agent").argument("<agent>", "the agent's id"))
     .option("--from <distribution>", "which of the registry's distributions: npx, binary or uvx")
-    .action((id: string, flags: HostFlags & { from?: string }) => runClientCommand("agents upgrade", () => install(flags, id, "upgrade", flags.from)));
+    .action((id: string, flags: HostFlags & { from?: string }) =>
+      runClientCommand("agents upgrade", () => install(flags, id, "upgrade", flags.from)),
+    );
   withHostFlags(agents.command("remove").description("remove an installed agent and its files").argument("<agent>", "the agent's id")).action(
     (id: string, flags: HostFlags) =>
       runClientCommand("agents remove", async () => {
@@ -69,26 +69,22 @@ export function register(program: Command): void {
 
 async function list(flags: HostFlags): Promise<Listing> {
   const { config, dataDir } = localSetup(flags);
+  const unreadable = (error: Error) => ({ registry: agentRegistryOf(config), agents: { error: error.message } });
   if (hostUrl(flags, dataDir)) {
     const [{ details }, catalogue] = await Promise.all([
       callHost<{ details: AgentDetails[] }>(flags, "/api/agents"),
-      callHost<{ registry: string; agents: CatalogueRow[] }>(flags, "/api/agents/catalogue").catch((error: Error) => ({
-        registry: config.agentRegistry ?? shippedCatalogue,
-        agents: { error: error.message },
-      })),
+      callHost<CatalogueView>(flags, "/api/agents/catalogue").catch(unreadable),
     ]);
     return { agents: details, registry: catalogue.registry, catalogue: catalogue.agents };
   }
-  const registry = new AgentRegistry(config.agents, config.defaultAgent, dataPaths(dataDir).agentState, readInstalledAgents(dataDir));
-  const agents = registry.sources().map((source) => ({ ...source, login: agentLoginState(source.id) }));
-  const source = config.agentRegistry ?? shippedCatalogue;
+  const agents = agentsOfDataDir(config, dataDir);
   try {
-    const catalogue = await readCatalogue(source);
-    const installed = (id: string) => agents.find((agent) => agent.id === id && agent.origin === "installed")?.version ?? null;
-    return { agents, registry: source, catalogue: catalogue.agents.map(({ id, name, version }) => ({ id, name, version, installed: installed(id) })) };
+    const catalogue = catalogueView(await readAgentCatalogue(config), dataDir);
+    return { agents, registry: catalogue.registry, catalogue: catalogue.agents };
   } catch (error) {
     if (!(error instanceof CatalogueError)) throw error;
-    return { agents, registry: source, catalogue: { error: error.message } };
+    const { registry, agents: catalogue } = unreadable(error);
+    return { agents, registry, catalogue };
   }
 }
 
@@ -120,7 +116,7 @@ async function install(flags: HostFlags, spec: string, mode: InstallMode, from: 
     await followInstall(flags, started.id);
     return;
   }
-  const catalogue = await refusedAsFailure(() => readCatalogue(config.agentRegistry ?? shippedCatalogue));
+  const catalogue = await refusedAsFailure(() => readAgentCatalogue(config));
   const agent = await refusedAsFailure(() =>
     installAgent({ dataDir, catalogue, id, mode, version, distribution, progress: (line) => process.stdout.write(`${line}\n`) }),
   );
@@ -130,7 +126,9 @@ async function install(flags: HostFlags, spec: string, mode: InstallMode, from: 
 /** Prints the install's progress as the host streams it; its failure is this command's. */
 async function followInstall(flags: HostFlags, installId: string): Promise<void> {
   const { url, token } = locateHost(flags);
-  const response = await fetch(`${url}/api/agents/installs/${encodeURIComponent(installId)}/events`, { headers: { authorization: `Bearer ${token}` } });
+  const response = await fetch(`${url}/api/agents/installs/${encodeURIComponent(installId)}/events`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   if (!response.ok || !response.body) throw new HostClientError(`following install ${installId} failed with HTTP ${response.status}`);
   let buffered = "";
   for await (const chunk of response.body.pipeThrough(new TextDecoderStream())) {
