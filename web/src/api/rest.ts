@@ -2,6 +2,8 @@ import { authHeaders } from "../auth/token.js";
 import type {
   AgentSessionState,
   AgentsList,
+  AuthMethod,
+  CatalogueView,
   DeviceLogin,
   LocationView,
   QuestionAnswer,
@@ -50,6 +52,11 @@ const id = encodeURIComponent;
 
 export const api = {
   agents: () => request<AgentsList>("GET", "api/agents"),
+  catalogue: () => request<CatalogueView>("GET", "api/agents/catalogue"),
+  authMethods: (agentId: string) =>
+    request<{ authMethods: AuthMethod[] }>("GET", `api/agents/${id(agentId)}/auth-methods`).then((r) => r.authMethods),
+  startInstall: (body: { id: string; mode: "add" | "upgrade" }) => request<{ id: string }>("POST", "api/agents/installs", body),
+  removeAgent: (agentId: string) => request<void>("DELETE", `api/agents/${id(agentId)}`),
   sessions: () => request<{ sessions: SessionView[] }>("GET", "api/sessions").then((r) => r.sessions),
   session: (sessionId: string) => request<SessionView>("GET", `api/sessions/${id(sessionId)}`),
   agentState: (sessionId: string) => request<AgentSessionState>("GET", `api/sessions/${id(sessionId)}/agent-state`),

@@ -4,9 +4,22 @@ export type { StampedRecord, HostRecord } from "../../../src/host/host-records.j
 export type { ReadEvent } from "../../../src/server/chunk-merging.js";
 import type { DeviceLoginView } from "../../../src/server/device-logins.js";
 
+export type { AgentDetails, CatalogueView } from "../../../src/host/agent-catalogue.js";
+export type { InstallEvent } from "../../../src/host/agent-installs.js";
+import type { AgentDetails } from "../../../src/host/agent-catalogue.js";
+
 export interface AgentsList {
   readonly agents: readonly string[];
   readonly default: string;
+  /** Each agent's origin, installed version and login state. */
+  readonly details: readonly AgentDetails[];
+}
+
+/** One of an agent's ways to log in, as its `initialize` answer lists it. */
+export interface AuthMethod {
+  readonly id: string;
+  readonly name: string;
+  readonly description?: string | null;
 }
 
 /** The REST answer to a question: a permission option, or a form action. */

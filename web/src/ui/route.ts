@@ -1,13 +1,21 @@
 import { useEffect, useState } from "preact/hooks";
 
-/** What the page shows, from the address's hash: `#/` the overview, `#/sessions/<id>` a chat. */
-export type Route = { readonly name: "overview" } | { readonly name: "session"; readonly sessionId: string };
+/** What the page shows, from the address's hash: `#/` the overview, `#/sessions/<id>` a chat, `#/agents` the agents. */
+export type Route = { readonly name: "overview" } | { readonly name: "session"; readonly sessionId: string } | { readonly name: "agents" };
 
 const sessionPattern = /^#\/sessions\/([^/]+)$/;
 
+export const AGENTS_HREF = "#/agents";
+
 function parse(hash: string): Route {
+  if (hash === AGENTS_HREF) return { name: "agents" };
   const match = sessionPattern.exec(hash);
   return match ? { name: "session", sessionId: decodeURIComponent(match[1]!) } : { name: "overview" };
+}
+
+/** Where an agent's login with one of its auth methods is shown. */
+export function agentLoginHref(agentId: string, methodId: string): string {
+  return `#/agents/${encodeURIComponent(agentId)}/login/${encodeURIComponent(methodId)}`;
 }
 
 export function sessionHref(sessionId: string): string {

@@ -1,0 +1,61 @@
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { catalogueFixture } from "../agents/catalogue-fixture.js";
+import { dashboardSuite, desktop, openPage, screenshot, type OpenedPage } from "./dashboard-harness.js";
+
+const POLL = { timeout: 60_000, interval: 50 };
+const fixture = catalogueFixture();
+const suite = dashboardSuite({ agentRegistry: fixture.registry });
+let opened: OpenedPage | undefined;
+
+afterEach(async ({ task }) => {
+  if (task.result?.state === "fail" && opened && !opened.page.isClosed())
+    await screenshot(opened.page, `failed-agents-${task.name.replace(/\W+/g, "-").slice(0, 50)}`);
+  await opened?.close();
+  opened = undefined;
+});
+
+afterAll(() => rmSync(fixture.root, { recursive: true, force: true }));
+
+describe("the dashboard's Agents page", () => {
+  it("installs an agent from the catalogue with its log streamed, shows its login methods, and removes it", async () => {
+    const { url, token, berth } = suite.server;
+    opened = await openPage(suite.launched.browser, url, `/?token=${token}`, desktop);
+    const { page } = opened;
+    await page.getByRole("link", { name: "Agents" }).click();
+    expect(new URL(page.url()).hash).toBe("#/agents");
+
+    const demo = page.getByRole("listitem", { name: "Agent demo", exact: true });
+    await demo.getByText("bundled").waitFor();
+    await demo.getByText("Login unknown").waitFor();
+    // The demo agent's own initialize answer lists two auth methods: one Log in each, which opens its login view.
+    await demo.getByRole("button", { name: "Log in to demo with Demo token" }).waitFor();
+    await demo.getByRole("button", { name: "Log in to demo with Demo environment token" }).click();
+    expect(new URL(page.url()).hash).toBe("#/agents/demo/login/demo-env");
+    await page.goBack();
+
+    await page.getByRole("listitem", { name: "Registry agent fixture", exact: true }).getByRole("button", { name: "Install fixture" }).click();
+    await page.getByText("Installing fixture: done").waitFor({ timeout: 60_000 });
+    await expect.poll(() => page.getByRole("log", { name: "Install log" }).textContent(), POLL).toContain("$ npm install --prefix");
+    const installed = page.getByRole("listitem", { name: "Agent fixture", exact: true });
+    await installed.getByText("installed", { exact: true }).waitFor();
+    await installed.getByText("version 1.0.0").waitFor();
+    expect(berth.host.agents()).toEqual(["demo", "fixture"]);
+    await page.getByRole("listitem", { name: "Registry agent fixture", exact: true }).getByText("Installed: version 1.0.0").waitFor();
+
+    // A wrong sha256: refused, the reason on screen, nothing installed.
+    await page.getByRole("listitem", { name: "Registry agent broken", exact: true }).getByRole("button", { name: "Install broken" }).click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor({ timeout: 60_000 });
+    expect(await alert.textContent()).toContain(`is ${fixture.sha256}, the registry says ${"0".repeat(64)}: refused`);
+    await page.getByText("Installing broken: failed").waitFor();
+    expect(existsSync(join(berth.host.dataDir, "agents", "broken"))).toBe(false);
+
+    await installed.getByRole("button", { name: "Remove" }).click();
+    await installed.waitFor({ state: "detached" });
+    expect(berth.host.agents()).toEqual(["demo"]);
+    await page.getByRole("listitem", { name: "Registry agent fixture", exact: true }).getByRole("button", { name: "Install fixture" }).waitFor();
+    expect(opened.errors).toEqual([]);
+  });
+});
