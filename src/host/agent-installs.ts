@@ -44,11 +44,13 @@ const KEPT_FINISHED = 20;
 
 /**
  * The host's agent installs: one at a time per agent, each told to its followers as it goes. A finished install
- * updates the host's agents at once (`installed`). Shutdown stops running ones; each then fails and removes what it built.
+ * updates the host's agents at once (`installed`).
  */
 export class AgentInstalls {
   private readonly jobs = new Map<string, InstallJob>();
   private readonly aborts = new AbortController();
+  /** Installs still running, settled once each has ended and removed what it built if it failed. */
+  private readonly running = new Set<Promise<void>>();
 
   constructor(
     private readonly config: Config,
@@ -67,13 +69,16 @@ export class AgentInstalls {
     this.jobs.set(job.id, job);
     this.forgetOldJobs();
     this.log.info({ agent: request.id, install: job.id }, "agent install started");
-    installAgent({ ...install, progress: (line) => this.tell(job, { kind: "progress", line }), signal: this.aborts.signal }).then(
-      (agent) => this.finish(job, agent),
-      (error: unknown) => {
-        this.log.warn({ agent: job.agent, install: job.id, reason: (error as Error).message }, "agent install failed");
-        this.tell(job, { kind: "failed", reason: (error as Error).message });
-      },
-    );
+    const running = installAgent({ ...install, progress: (line) => this.tell(job, { kind: "progress", line }), signal: this.aborts.signal })
+      .then(
+        (agent) => this.finish(job, agent),
+        (error: unknown) => {
+          this.log.warn({ agent: job.agent, install: job.id, reason: (error as Error).message }, "agent install failed");
+          this.tell(job, { kind: "failed", reason: (error as Error).message });
+        },
+      )
+      .finally(() => this.running.delete(running));
+    this.running.add(running);
     return { id: job.id };
   }
 
@@ -95,8 +100,10 @@ export class AgentInstalls {
     this.log.info({ agent: agentId }, "agent removed");
   }
 
-  close(): void {
+  /** Stops running installs (each step's process group) and waits until each has removed what it built. */
+  async close(): Promise<void> {
     this.aborts.abort();
+    await Promise.allSettled([...this.running]);
   }
 
   private assertIdle(agentId: string): void {

@@ -495,7 +495,7 @@ export class Host {
    * logged), it rejects with `ShutdownIncompleteError` naming them once all have run.
    */
   async shutdown(options: ShutdownOptions = {}): Promise<void> {
-    this.parts.installs.close();
+    await this.parts.installs.close();
     try {
       await shutDown(this.parts, options);
     } finally {

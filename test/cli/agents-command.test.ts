@@ -236,6 +236,14 @@ describe("berth agents with a host running: installs through its REST API, used 
       await exited;
     }
 
+    expect(await berth(dataDir, "agents", "add", "fixture")).toMatchObject({
+      code: 1,
+      stderr: 'berth agents add: agent "fixture" is already installed (version 1.0.0); upgrade it with `berth agents upgrade fixture`\n',
+    });
+    expect(await berth(dataDir, "agents", "add", "nope")).toMatchObject({
+      code: 1,
+      stderr: `berth agents add: no agent "nope" in the agent registry ${fixture.registry} (it has: fixture, broken, snake)\n`,
+    });
     expect(await berth(dataDir, "agents", "remove", "fixture")).toEqual({ code: 0, stdout: "removed fixture\n", stderr: "" });
     expect((await rest("/api/agents")).body).toMatchObject({ agents: ["demo"] });
     expect(existsSync(join(dataDir, "agents", "fixture"))).toBe(false);
