@@ -75,7 +75,8 @@ export function checkInstall(request: Omit<InstallRequest, "progress" | "signal"
     throw new InstallError(`agent "${id}" is not installed; add it with \`berth agents add ${id}\``, "not_installed");
   if (mode === "upgrade" && previous?.version === entry.version)
     throw new InstallError(`agent "${id}" is already at the registry's version ${entry.version}`, "installed");
-  const kind = request.distribution ?? defaultDistribution(entry);
+  // An upgrade keeps the distribution the agent came from, while the registry still offers it.
+  const kind = request.distribution ?? (previous && entry.distribution[previous.distribution] ? previous.distribution : defaultDistribution(entry));
   if (kind === "uvx") uvCommand(id);
   if (!entry.distribution[kind])
     throw new InstallError(`agent "${id}" has no ${kind} distribution (it has: ${Object.keys(entry.distribution).join(", ")})`, "no_distribution");

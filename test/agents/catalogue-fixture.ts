@@ -10,7 +10,7 @@ import { platformKey } from "../../src/agents/catalogue.js";
  * A local ACP Agent Registry with one fixture agent (the demo agent behind a command of its own) in both
  * distributions a registry offers without the network: an npm package packed with `npm pack` (the entry names the
  * tarball by a path relative to the registry file), and a .tar.gz of a binary with its sha256. `broken` is the same
- * archive under a wrong sha256; `snake` is a uvx-only agent.
+ * archive under a wrong sha256; `snake` is a uvx-only agent. `publish` rewrites it with another version of the fixture.
  */
 export function catalogueFixture() {
   const root = realpathSync(mkdtempSync(join(tmpdir(), "berth-catalogue-")));
@@ -44,24 +44,27 @@ export function catalogueFixture() {
     [platformKey()]: { archive: "./fixture-agent.tar.gz", cmd: "./bin/fixture-agent", args, sha256: digest },
   });
   const registry = join(registryDir, "registry.json");
-  writeFileSync(
-    registry,
-    JSON.stringify({
-      version: "1.0.0",
-      agents: [
-        {
-          id: "fixture",
-          name: "Fixture agent",
-          version: "1.0.0",
-          description: "the demo agent, packaged",
-          distribution: { npx: { package: `./${tarball}`, args }, binary: binaryEntry(sha256) },
-        },
-        { id: "broken", name: "Broken checksum", version: "2.0.0", distribution: { binary: binaryEntry("0".repeat(64)) } },
-        { id: "snake", name: "uvx only", version: "0.1.0", distribution: { uvx: { package: "snake-acp==0.1.0" } } },
-      ],
-    }),
-  );
-  return { root, registry, sha256 };
+  /** The registry with the fixture at `version` (its binary under `digest`): a newer version to upgrade to. */
+  const publish = (version: string, digest = sha256) =>
+    writeFileSync(
+      registry,
+      JSON.stringify({
+        version: "1.0.0",
+        agents: [
+          {
+            id: "fixture",
+            name: "Fixture agent",
+            version,
+            description: "the demo agent, packaged",
+            distribution: { npx: { package: `./${tarball}`, args }, binary: binaryEntry(digest) },
+          },
+          { id: "broken", name: "Broken checksum", version: "2.0.0", distribution: { binary: binaryEntry("0".repeat(64)) } },
+          { id: "snake", name: "uvx only", version: "0.1.0", distribution: { uvx: { package: "snake-acp==0.1.0" } } },
+        ],
+      }),
+    );
+  publish("1.0.0");
+  return { root, registry, sha256, publish };
 }
 
 /** npm's own settings from an npm script running these tests stay out of the fixture's `npm pack`. */

@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -108,6 +108,59 @@ describe("berth agents with no host running: installs into the data directory", 
     );
     expect(existsSync(join(dataDir, "agents", "broken"))).toBe(false);
     expect(readFileSync(join(dataDir, "installed-agents.json"), "utf8")).toBe(before);
+  });
+
+  it("upgrades to the registry's new version keeping the one it replaced; a failed upgrade leaves the installed version as it was", async () => {
+    const dataDir = freshDataDir();
+    const versions = () => readdirSync(join(dataDir, "agents", "fixture")).sort();
+    try {
+      expect((await berth(dataDir, "agents", "add", "fixture", "--from", "binary")).code).toBe(0);
+      expect(await berth(dataDir, "agents", "upgrade", "fixture")).toMatchObject({
+        code: 1,
+        stderr: `berth agents upgrade: agent "fixture" is already at the registry's version 1.0.0\n`,
+      });
+      fixture.publish("1.1.0");
+      const upgraded = await berth(dataDir, "agents", "upgrade", "fixture");
+      expect(upgraded.code, upgraded.stderr).toBe(0);
+      // The distribution it came from, and the replaced version kept for children still running from it.
+      expect(installedList(dataDir).fixture).toMatchObject({ version: "1.1.0", distribution: "binary" });
+      expect(versions()).toEqual(["1.0.0", "1.1.0"]);
+
+      fixture.publish("1.2.0", "f".repeat(64));
+      const before = readFileSync(join(dataDir, "installed-agents.json"), "utf8");
+      expect((await berth(dataDir, "agents", "upgrade", "fixture")).stderr).toContain(`the registry says ${"f".repeat(64)}: refused`);
+      expect(readFileSync(join(dataDir, "installed-agents.json"), "utf8")).toBe(before);
+      expect(versions()).toEqual(["1.0.0", "1.1.0"]);
+
+      fixture.publish("1.3.0");
+      expect((await berth(dataDir, "agents", "upgrade", "fixture")).code).toBe(0);
+      expect(versions()).toEqual(["1.1.0", "1.3.0"]);
+      expect(JSON.parse((await berth(dataDir, "agents", "--json")).stdout).agents).toContainEqual({
+        id: "fixture",
+        origin: "installed",
+        version: "1.3.0",
+        login: "unknown",
+      });
+    } finally {
+      fixture.publish("1.0.0");
+    }
+  });
+
+  it("lists a configured agent over an installed one of the same id", async () => {
+    const dataDir = freshDataDir();
+    expect((await berth(dataDir, "agents", "add", "fixture", "--from", "binary")).code).toBe(0);
+    const configured = join(fixture.root, "configured.json");
+    writeFileSync(configured, JSON.stringify({ agentRegistry: fixture.registry, agents: { fixture: { command: "true" } } }));
+    const saved = config;
+    config = configured;
+    try {
+      expect(JSON.parse((await berth(dataDir, "agents", "--json")).stdout).agents).toEqual([
+        { id: "demo", origin: "bundled", version: null, login: "unknown" },
+        { id: "fixture", origin: "config", version: null, login: "unknown" },
+      ]);
+    } finally {
+      config = saved;
+    }
   });
 
   it("names what is wrong: an unknown id, an unknown version, a registry that cannot be read, uv missing", async () => {
