@@ -25,7 +25,10 @@ const binaryTarget = z.object({
 const catalogueEntry = z.object({
   id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, "expected an id of lowercase letters, digits, '.', '_' and '-'"),
   name: text,
-  version: text,
+  // A folder's name in the data directory: no path of its own.
+  version: z
+    .string({ error: "expected a version" })
+    .regex(/^[0-9A-Za-z][0-9A-Za-z.+_-]*$/, "expected a version such as 1.2.3 (letters, digits, '.', '+', '_', '-')"),
   description: z.string().optional(),
   distribution: z
     .object({

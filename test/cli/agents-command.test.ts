@@ -203,6 +203,15 @@ describe("berth agents with no host running: installs into the data directory", 
       const listed = await berth(dataDir, "agents");
       expect(listed.code).toBe(0);
       expect(listed.stdout).toContain(`cannot read the agent registry ${missing}: ENOENT`);
+      // A version is a folder's name in the data directory: one that is a path is refused with the registry.
+      writeFileSync(
+        missing,
+        JSON.stringify({ agents: [{ id: "fixture", name: "F", version: "../../escape", distribution: { npx: { package: "x" } } }] }),
+      );
+      expect(await berth(dataDir, "agents", "add", "fixture")).toMatchObject({
+        code: 1,
+        stderr: `berth agents add: the agent registry ${missing} is not in the ACP Agent Registry format: agents.0.version: expected a version such as 1.2.3 (letters, digits, '.', '+', '_', '-')\n`,
+      });
     } finally {
       config = saved;
     }
