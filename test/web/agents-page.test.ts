@@ -19,7 +19,7 @@ afterEach(async ({ task }) => {
 afterAll(() => rmSync(fixture.root, { recursive: true, force: true }));
 
 describe("the dashboard's Agents page", () => {
-  it("installs an agent from the catalogue with its log streamed, shows its login methods, and removes it", async () => {
+  it("installs an agent from the catalogue with its log streamed, shows its login methods, upgrades and removes it", async () => {
     const { url, token, berth } = suite.server;
     opened = await openPage(suite.launched.browser, url, `/?token=${token}`, desktop);
     const { page } = opened;
@@ -51,6 +51,14 @@ describe("the dashboard's Agents page", () => {
     expect(await alert.textContent()).toContain(`is ${fixture.sha256}, the registry says ${"0".repeat(64)}: refused`);
     await page.getByText("Installing broken: failed").waitFor();
     expect(existsSync(join(berth.host.dataDir, "agents", "broken"))).toBe(false);
+
+    // The registry moves on: Upgrade installs its version, the log streamed again.
+    fixture.publish("1.1.0");
+    await page.reload();
+    await installed.getByRole("button", { name: "Upgrade to 1.1.0" }).click();
+    await page.getByText("Upgrading fixture: done").waitFor({ timeout: 60_000 });
+    await installed.getByText("version 1.1.0").waitFor();
+    expect(await page.getByRole("log", { name: "Install log" }).textContent()).toContain("installing fixture 1.1.0 (npx)");
 
     await installed.getByRole("button", { name: "Remove" }).click();
     await installed.waitFor({ state: "detached" });
