@@ -98,31 +98,29 @@ export async function installAgent(request: InstallRequest): Promise<InstalledAg
   const staging = `${target}.partial-${randomBytes(4).toString("hex")}`;
   mkdirSync(staging, { recursive: true, mode: 0o700 });
   progress(`installing ${id} ${entry.version} (${kind}) into ${target}`);
+  let agent: InstalledAgent;
   try {
     const built = await build(kind, { entry, catalogue, staging, target, request });
     // A directory of this version no list names is what an interrupted run left: replaced.
-    rmSync(target, { recursive: true, force: true });
-    if (kind !== "uvx") renameSync(staging, target);
-    const agent: InstalledAgent = {
-      version: entry.version,
-      distribution: kind,
-      dir: target,
-      ...built,
-      registry: catalogue.source,
-      installedAt: Date.now(),
-    };
+    if (kind !== "uvx") {
+      rmSync(target, { recursive: true, force: true });
+      renameSync(staging, target);
+    }
+    agent = { version: entry.version, distribution: kind, dir: target, ...built, registry: catalogue.source, installedAt: Date.now() };
+    // The commit: until this rename the list names the previous version (or none), after it this one.
     writeInstalledAgents(dataDir, { ...readInstalledAgents(dataDir), [id]: agent });
-    progress(`installed ${id} ${entry.version}: ${[agent.command, ...agent.args].join(" ")}`);
-    // The replaced version stays for children still running from it; any older one goes.
-    removeVersionsExcept(dataDir, id, [entry.version, ...(previous ? [previous.version] : [])]);
-    return agent;
   } catch (error) {
     rmSync(staging, { recursive: true, force: true });
-    if (kind === "uvx") rmSync(target, { recursive: true, force: true });
+    // Never a listed version: an add has none, an upgrade another.
+    rmSync(target, { recursive: true, force: true });
     // A first install leaves no empty folder of the agent behind either.
     if (!previous) rmSync(dirname(target), { recursive: true, force: true });
     throw error instanceof InstallError ? error : new InstallError(`installing ${id} ${entry.version} failed: ${(error as Error).message}`);
   }
+  progress(`installed ${id} ${entry.version}: ${[agent.command, ...agent.args].join(" ")}`);
+  // The replaced version stays for children still running from it; any older one goes.
+  removeVersionsExcept(dataDir, id, [entry.version, ...(previous ? [previous.version] : [])]);
+  return agent;
 }
 
 /** Removes an installed agent: its entry in the list first, then its directories. */

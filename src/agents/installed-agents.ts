@@ -30,7 +30,12 @@ export function installPaths(dataDir: string) {
   };
 }
 
-/** The agents installed in a data directory; none when the file is missing. A damaged file is an error naming it. */
+/** `installed-agents.json` is not what Berth writes (edited by hand, cut short): the message names it and what to do. */
+export class InstalledListError extends Error {
+  override readonly name = "InstalledListError";
+}
+
+/** The agents installed in a data directory; none when the file is missing. A damaged file is an {@link InstalledListError}. */
 export function readInstalledAgents(dataDir: string): Record<string, InstalledAgent> {
   const path = installPaths(dataDir).list;
   let body: string;
@@ -40,8 +45,17 @@ export function readInstalledAgents(dataDir: string): Record<string, InstalledAg
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
     throw error;
   }
-  const parsed = installedFile.safeParse(JSON.parse(body));
-  if (!parsed.success) throw new Error(`${path} is damaged (${parsed.error.issues[0]?.message}); remove it and install the agents again`);
+  let input: unknown;
+  try {
+    input = JSON.parse(body);
+  } catch (error) {
+    throw new InstalledListError(`${path} is damaged (${(error as Error).message}); remove it and install the agents again`);
+  }
+  const parsed = installedFile.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new InstalledListError(`${path} is damaged (${issue.path.join(".")}: ${issue.message}); remove it and install the agents again`);
+  }
   return parsed.data.agents;
 }
 

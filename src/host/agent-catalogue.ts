@@ -8,6 +8,7 @@ import { dataPaths } from "../config/paths.js";
 // offline and the host's own installs use (docs/host.md, "The agent catalogue").
 export { installAgent, InstallError, type InstallMode, removeAgent } from "../agents/agent-install.js";
 export { CatalogueError, type DistributionKind } from "../agents/catalogue.js";
+export { InstalledListError } from "../agents/installed-agents.js";
 
 /** Whether Berth holds a login the agent accepted: `logged_in`, `needs_login`, or `unknown` until the agent says. */
 type AgentLoginState = "logged_in" | "needs_login" | "unknown";

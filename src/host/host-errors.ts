@@ -1,6 +1,7 @@
 import { InstallError, type InstallRefusal } from "../agents/agent-install.js";
 import { UnknownAgentError } from "../agents/agent-registry.js";
 import { CatalogueError } from "../agents/catalogue.js";
+import { InstalledListError } from "../agents/installed-agents.js";
 import { InstallNotFoundError, InstallRunningError } from "./agent-installs.js";
 import { SessionNotFoundError } from "./agent-children.js";
 import { OwnedByOtherHostError } from "./owned-elsewhere.js";
@@ -63,6 +64,7 @@ export function classifyError(error: unknown): ClassifiedError {
   }
   if (error instanceof CatalogueError)
     return error.kind === "unknown_agent" ? as("not_found", "agent_not_in_registry") : as("unavailable", "registry_unreadable");
+  if (error instanceof InstalledListError) return as("unavailable", "installed_list_damaged");
   if (error instanceof InstallNotFoundError) return as("not_found", "install_not_found");
   if (error instanceof InstallRunningError) return as("conflict", "install_running");
   if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");

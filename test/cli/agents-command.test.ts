@@ -163,6 +163,30 @@ describe("berth agents with no host running: installs into the data directory", 
     }
   });
 
+  it("a damaged list of installed agents is named by the CLI; a host started on it logs it and runs its other agents", async () => {
+    const dataDir = freshDataDir();
+    const list = join(dataDir, "installed-agents.json");
+    writeFileSync(list, "{ cut short", { mode: 0o600 });
+    const listed = await berth(dataDir, "agents");
+    expect(listed.code).toBe(1);
+    expect(listed.stderr).toMatch(new RegExp(`^berth agents: ${list} is damaged \\(.+\\); remove it and install the agents again\n$`));
+    expect((await berth(dataDir, "agents", "add", "fixture")).stderr).toContain(`${list} is damaged`);
+
+    const host = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--config", config], { XDG_CONFIG_HOME: join(dataDir, "xdg") });
+    try {
+      const { url, token } = await host.startupLine();
+      const agents = await fetch(`${url}/api/agents`, { headers: { authorization: `Bearer ${token}` } });
+      expect(await agents.json()).toMatchObject({ agents: ["demo"] });
+      expect(host.logLines()).toContainEqual(
+        expect.objectContaining({ msg: "installed agents unreadable; only the configured agents are available" }),
+      );
+    } finally {
+      host.signal("SIGTERM");
+      await host.exited;
+      host.killGroup();
+    }
+  });
+
   it("names what is wrong: an unknown id, an unknown version, a registry that cannot be read, uv missing", async () => {
     const dataDir = freshDataDir();
     expect(await berth(dataDir, "agents", "add", "nope")).toMatchObject({

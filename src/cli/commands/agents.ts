@@ -9,6 +9,7 @@ import {
   type DistributionKind,
   installAgent,
   InstallError,
+  InstalledListError,
   type InstallMode,
   readAgentCatalogue,
   removeAgent,
@@ -39,7 +40,7 @@ export function register(program: Command): void {
     .option("--json", "print JSON")
     .action((flags: HostFlags & { json?: boolean }) =>
       runClientCommand("agents", async () => {
-        const listing = await list(flags);
+        const listing = await refusedAsFailure(() => list(flags));
         process.stdout.write(`${flags.json ? JSON.stringify(listing, null, 2) : agentRows(listing)}\n`);
       }),
     );
@@ -158,7 +159,8 @@ async function refusedAsFailure<T>(action: () => T | Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {
-    if (error instanceof CatalogueError || error instanceof InstallError) throw new CommandFailedError(error.message);
+    if (error instanceof CatalogueError || error instanceof InstallError || error instanceof InstalledListError)
+      throw new CommandFailedError(error.message);
     throw error;
   }
 }
