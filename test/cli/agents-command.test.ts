@@ -16,9 +16,13 @@ let config: string;
 let workDir: string;
 
 async function berth(dataDir: string, ...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+  return berthWith({}, dataDir, ...args);
+}
+
+async function berthWith(env: Record<string, string>, dataDir: string, ...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [cliMain, ...args, "--data-dir", dataDir, "--config", config], {
-      env: { ...process.env, XDG_CONFIG_HOME: fixture.root },
+      env: { ...process.env, XDG_CONFIG_HOME: fixture.root, ...env },
     });
     return { stdout, stderr, code: 0 };
   } catch (error) {
@@ -50,7 +54,15 @@ afterAll(() => {
 describe("berth agents with no host running: installs into the data directory", () => {
   it("adds the npm distribution from a packed tarball, lists it installed, and removes it", async () => {
     const dataDir = freshDataDir();
-    const added = await berth(dataDir, "agents", "add", "fixture@1.0.0");
+    // What `npx berth-acp` (npm exec) puts in the environment: npm's own settings, a global install among them.
+    const npxPrefix = join(fixture.root, "npx-prefix");
+    const added = await berthWith(
+      { npm_config_global: "true", npm_config_prefix: npxPrefix, npm_command: "exec" },
+      dataDir,
+      "agents",
+      "add",
+      "fixture@1.0.0",
+    );
     expect(added.stderr).toBe("");
     expect(added.code).toBe(0);
     expect(added.stdout).toContain("$ npm install --prefix");
@@ -62,6 +74,7 @@ describe("berth agents with no host running: installs into the data directory", 
     });
     expect(findExecutable(entry.command, "/", undefined)).toEqual({ path: entry.command });
     expect(statSync(join(dataDir, "installed-agents.json")).mode & 0o777).toBe(0o600);
+    expect(existsSync(npxPrefix)).toBe(false);
 
     const listed = JSON.parse((await berth(dataDir, "agents", "--json")).stdout) as { agents: unknown[]; catalogue: unknown[] };
     expect(listed.agents).toEqual([
