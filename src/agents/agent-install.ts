@@ -15,6 +15,7 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createInterface } from "node:readline";
+import { makePrivate } from "../config/paths.js";
 import { findExecutable } from "../processes/find-executable.js";
 import { describeExit, spawnGroup } from "../processes/index.js";
 import { type Catalogue, catalogueEntryOf, type CatalogueEntry, type DistributionKind, platformKey, resolveLocation } from "./catalogue.js";
@@ -101,6 +102,9 @@ export async function installAgent(request: InstallRequest): Promise<InstalledAg
   let agent: InstalledAgent;
   try {
     const built = await build(kind, { entry, catalogue, staging, target, request });
+    // npm, tar and uv leave the user's umask (0644, 0755): private as the rest of the data directory, so that the
+    // next start finds nothing to tighten.
+    makePrivate(kind === "uvx" ? target : staging);
     // A directory of this version no list names is what an interrupted run left: replaced.
     if (kind !== "uvx") {
       rmSync(target, { recursive: true, force: true });

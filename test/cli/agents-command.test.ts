@@ -75,6 +75,11 @@ describe("berth agents with no host running: installs into the data directory", 
     expect(findExecutable(entry.command, "/", undefined)).toEqual({ path: entry.command });
     expect(statSync(join(dataDir, "installed-agents.json")).mode & 0o777).toBe(0o600);
     expect(existsSync(npxPrefix)).toBe(false);
+    // As private as the rest of the data directory: a host started on it finds nothing to tighten.
+    const open = readdirSync(join(dataDir, "agents"), { recursive: true, withFileTypes: true })
+      .filter((file) => !file.isSymbolicLink() && (statSync(join(file.parentPath, file.name)).mode & 0o077) !== 0)
+      .map((file) => join(file.parentPath, file.name));
+    expect(open).toEqual([]);
 
     const listed = JSON.parse((await berth(dataDir, "agents", "--json")).stdout) as { agents: unknown[]; catalogue: unknown[] };
     expect(listed.agents).toEqual([
