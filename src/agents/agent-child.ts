@@ -7,6 +7,7 @@ import {
   RequestError,
   type AgentCapabilities,
   type AuthenticateRequest,
+  type ClientCapabilities,
   type ClientConnection,
   type Implementation,
   type InitializeResponse,
@@ -26,6 +27,7 @@ import { describeExit, spawnGroup, type ExitStatus, type ProcessGroupLedger, typ
 import type { AgentClientHandlers } from "./agent-client-handlers.js";
 import { divertSessionUpdates } from "./session-update-fast-path.js";
 import { berthVersion } from "../version.js";
+import { terminalLoginCapabilities } from "../protocol/terminal-logins.js";
 
 export interface AgentCommand {
   readonly command: string;
@@ -51,6 +53,17 @@ export interface AgentChildOptions {
   /** Replayed right after `initialize`, so a child started later is as logged in as the first. */
   readonly authenticate?: AuthenticateRequest;
 }
+
+/**
+ * What Berth declares to every agent: it serves files, terminals and terminal logins itself, so the agent keeps working
+ * while no client is attached, and offers every login it has (each client is shown those it declared, docs/host.md).
+ */
+export const berthClientCapabilities: ClientCapabilities = {
+  fs: { readTextFile: true, writeTextFile: true },
+  terminal: true,
+  elicitation: { form: {} },
+  ...terminalLoginCapabilities,
+};
 
 /** Berth's own name towards agents when no client's is known. */
 const berthClientInfo: Implementation = { name: "berth", title: "Berth", version: berthVersion };
@@ -329,12 +342,7 @@ export class AgentChild {
     const initializing = this.connection.agent
       .request(methods.agent.initialize, {
         protocolVersion: PROTOCOL_VERSION,
-        // Berth serves files and terminals itself, so the agent keeps working while no client is attached.
-        clientCapabilities: {
-          fs: { readTextFile: true, writeTextFile: true },
-          terminal: true,
-          elicitation: { form: {} },
-        },
+        clientCapabilities: berthClientCapabilities,
         clientInfo: this.options.clientInfo ?? berthClientInfo,
         ...(this.options.initializeMeta ? { _meta: this.options.initializeMeta } : {}),
       })

@@ -12,8 +12,8 @@ export type Invocation =
   | { readonly name: "global" }
   /** Another install (a project's dependency, another manager's global folder): `npx <package>` finds it or fetches it. */
   | { readonly name: "package" }
-  /** A clone (`npm start`, `node dist/cli/main.js`): the script by its path. */
-  | { readonly name: "checkout"; readonly script: string };
+  /** A clone (`npm start`, `node dist/cli/main.js`): the script by its path from the working directory, and by its whole path. */
+  | { readonly name: "checkout"; readonly script: string; readonly path: string };
 
 /** The folder holding `package.json`: one level above both `src/` and `dist/`. */
 const packageDir = fileURLToPath(new URL("../../", import.meta.url));
@@ -39,7 +39,7 @@ export function invocationOf(dir: string, name: string, script: string, cwd: str
     return { name: npmGlobal ? "global" : "package" };
   }
   const fromCwd = relative(cwd, script);
-  return { name: "checkout", script: fromCwd.startsWith("..") || isAbsolute(fromCwd) ? script : fromCwd };
+  return { name: "checkout", script: fromCwd.startsWith("..") || isAbsolute(fromCwd) ? script : fromCwd, path: script };
 }
 
 /** How this process was started. */
@@ -50,18 +50,23 @@ export function currentInvocation(): Invocation {
 /**
  * The words that run Berth's CLI as it was started here: `berth`, `npx berth-acp`, `node dist/cli/main.js`.
  * `page`: for a page anyone who reaches the port may load, naming no path of this machine (a clone's script relative
- * to the clone).
+ * to the clone); `program`: for a command another program runs from any directory (a clone's script by its whole path).
  */
-export function berthCommand(invocation: Invocation = currentInvocation(), where: "terminal" | "page" = "terminal"): string {
+export function berthWords(invocation: Invocation = currentInvocation(), where: "terminal" | "page" | "program" = "terminal"): string[] {
   switch (invocation.name) {
     case "global":
-      return "berth";
+      return ["berth"];
     case "cache":
     case "package":
-      return `npx ${berthPackage.name}`;
+      return ["npx", berthPackage.name];
     case "checkout":
-      return `node ${where === "page" ? "dist/cli/main.js" : shellQuote(invocation.script)}`;
+      return ["node", where === "page" ? "dist/cli/main.js" : where === "program" ? invocation.path : invocation.script];
   }
+}
+
+/** {@link berthWords} as one line to type. */
+export function berthCommand(invocation: Invocation = currentInvocation(), where: "terminal" | "page" = "terminal"): string {
+  return berthWords(invocation, where).map(shellQuote).join(" ");
 }
 
 /**

@@ -3,6 +3,7 @@ import { type Catalogue, type DistributionKind, platformKey, readCatalogue, ship
 import { readInstalledAgents } from "../agents/installed-agents.js";
 import type { Config } from "../config/config-schema.js";
 import { dataPaths } from "../config/paths.js";
+import type { AgentLoginStatus } from "./views.js";
 
 // The agent catalogue on a data directory, with or without a host running on it: what `berth agents` uses
 // offline and the host's own installs use (docs/host.md, "The agent catalogue").
@@ -10,12 +11,10 @@ export { installAgent, InstallError, type InstallMode, removeAgent } from "../ag
 export { CatalogueError, type DistributionKind } from "../agents/catalogue.js";
 export { InstalledListError } from "../agents/installed-agents.js";
 
-/** Whether Berth holds a login the agent accepted: `logged_in`, `needs_login`, or `unknown` until the agent says. */
-type AgentLoginState = "logged_in" | "needs_login" | "unknown";
-
 /** An agent as listed by `GET /api/agents` and `berth agents`. */
 export interface AgentDetails extends AgentSource {
-  readonly login: AgentLoginState;
+  /** The host's `agentLoginState`; `unknown` with no host running (the login state lives in the host). */
+  readonly login: AgentLoginStatus;
 }
 
 /** A registry entry as `GET /api/agents/catalogue` and `berth agents` list it. */
@@ -36,13 +35,8 @@ export interface CatalogueView {
   readonly agents: readonly CatalogueAgentView[];
 }
 
-/** The one place the listings read an agent's login state from: no agent's login is tracked yet, so each is `unknown`. */
-function agentLoginState(_agentId: string): AgentLoginState {
-  return "unknown";
-}
-
-export function withLoginStates(sources: readonly AgentSource[]): AgentDetails[] {
-  return sources.map((source) => ({ ...source, login: agentLoginState(source.id) }));
+export function withLoginStates(sources: readonly AgentSource[], loginState: (agentId: string) => AgentLoginStatus): AgentDetails[] {
+  return sources.map((source) => ({ ...source, login: loginState(source.id) }));
 }
 
 /** The registry the configuration names, else the snapshot Berth ships. */
@@ -75,5 +69,5 @@ export function catalogueView(catalogue: Catalogue, dataDir: string): CatalogueV
 /** The agents a host started on this data directory with this configuration would have. */
 export function agentsOfDataDir(config: Config, dataDir: string): AgentDetails[] {
   const registry = new AgentRegistry(config.agents, config.defaultAgent, dataPaths(dataDir).agentState, readInstalledAgents(dataDir));
-  return withLoginStates(registry.sources());
+  return withLoginStates(registry.sources(), () => "unknown");
 }

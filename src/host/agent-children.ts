@@ -10,10 +10,12 @@ import { elicitationResponse, permissionResponse } from "../agents/question-resp
 import { describeExit, type ProcessGroupLedger } from "../processes/index.js";
 import type { Session } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
+import type { AgentLoginStates } from "./agent-login-states.js";
 import { withLoginEnv, type AgentLogins } from "./agent-logins.js";
 import type { AgentProfiles } from "./agent-profiles.js";
 import { agentRequestOf, mergedMcpServers, reopenFields, reopenRequest } from "./agent-request.js";
 import { answerFields, changesState, restoreSteps, stateOf, withAnswer, withRequest, withUpdate } from "./agent-session-state.js";
+import { agentTitled } from "./session-titles.js";
 import { locationOf } from "./session-location.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
@@ -41,8 +43,12 @@ export interface AgentChildrenDeps {
   readonly onChildWithoutReload: (sessionId: string) => void;
   readonly profiles: AgentProfiles;
   readonly logins: AgentLogins;
+  /** Told whether `session/new` was refused for want of a login. */
+  readonly loginStates: AgentLoginStates;
   /** What the agent asks that Berth does not answer itself goes to the session's clients. */
   readonly relay: AgentRelay;
+  /** The session's view changed (the agent titled it). */
+  readonly sessionChanged: (sessionId: string) => void;
 }
 
 interface AgentRelay {
@@ -222,7 +228,10 @@ export class AgentChildren {
       });
     }
     if (answer === undefined) {
-      const response = await child.newSession({ ...request.newSession, cwd, mcpServers: mergedMcpServers(request.newSession?.mcpServers, services) });
+      const response = await this.deps.loginStates.observe(
+        child.agentId,
+        child.newSession({ ...request.newSession, cwd, mcpServers: mergedMcpServers(request.newSession?.mcpServers, services) }),
+      );
       this.deps.journal.setSession(session.id, { agentSessionId: response.sessionId });
       answer = response;
     }
@@ -276,9 +285,21 @@ export class AgentChildren {
    * stored session: a streaming reply's chunks, nearly every update, cost no SQLite read and no JSON parse.
    */
   private track(sessionId: string, update: SessionUpdate): void {
+    if (update.sessionUpdate === "session_info_update") return this.titled(sessionId, update);
     if (!changesState(update)) return;
     const session = this.deps.store.sessions.get(sessionId);
     if (session) this.deps.journal.setSession(sessionId, { agentState: withUpdate(stateOf(session.agentState), update) });
+  }
+
+  /** The agent named its session: the title shown, unless a person named it (session-titles.ts). */
+  private titled(sessionId: string, update: SessionUpdate): void {
+    const session = this.deps.store.sessions.get(sessionId);
+    const titled = session && agentTitled(stateOf(session.agentState), update);
+    if (!titled) return;
+    this.deps.journal.setSession(sessionId, { agentState: titled.agentState });
+    if (titled.retitle === null || titled.retitle === session.title) return;
+    this.deps.journal.renameSession(sessionId, titled.retitle);
+    this.deps.sessionChanged(sessionId);
   }
 
   /** The agent's own session id in what it sends becomes Berth's, the only one clients know. */

@@ -38,6 +38,15 @@ export class AgentLogins {
 
   remember(agentId: string, login: Login): void {
     this.logins.set(agentId, login);
+    this.save();
+  }
+
+  /** The agent's login is no longer replayed (the client logged out), here and in the file. */
+  forget(agentId: string): void {
+    if (this.logins.delete(agentId)) this.save();
+  }
+
+  private save(): void {
     if (!this.file) return;
     // Whole or not at all: a crash mid-write must not leave a file that blocks the next start.
     const next = `${this.file}.${process.pid}.tmp`;

@@ -1,5 +1,5 @@
 import type { InitializeResponse } from "@agentclientprotocol/sdk";
-import type { AgentCommand } from "../agents/agent-child.js";
+import { berthClientCapabilities, type AgentCommand } from "../agents/agent-child.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
 import type { Clock } from "../lifecycle/clock.js";
 import type { Json } from "../store/index.js";
@@ -47,7 +47,10 @@ export class AgentProfiles {
   }
 }
 
-/** Another command, other arguments or other environment names make another agent; values are not stored. */
+/**
+ * Another command, other arguments or other environment names make another agent; values are not stored. An answer to
+ * other capabilities than Berth declares now (an older Berth's) is asked again: an agent's offer depends on them.
+ */
 function commandKey(command: AgentCommand): string {
-  return JSON.stringify({ command: command.command, args: command.args, env: Object.keys(command.env).sort() });
+  return JSON.stringify({ command: command.command, args: command.args, env: Object.keys(command.env).sort(), client: berthClientCapabilities });
 }

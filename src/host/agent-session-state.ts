@@ -14,6 +14,10 @@ export interface AgentSessionState {
   availableCommands?: Json;
   /** The `_meta` of the agent's last session answer. */
   _meta?: Json;
+  /** The agent's own title for the session, as its last `session_info_update` with one said. */
+  title?: Json;
+  /** Who named the session, if not Berth from its first prompt: a person's name outlasts the agent's (session-titles.ts). */
+  titledBy?: "agent" | "person";
 }
 
 /** The keys of a session answer that describe the session's state. */

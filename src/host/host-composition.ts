@@ -18,10 +18,12 @@ import type { ProcessGroupLedger } from "../processes/index.js";
 import { JournalWriter, type BatchWriter, type WriterListeners } from "../store/journal-writer.js";
 import type { Store } from "../store/store.js";
 import { AgentChildren, SessionNotFoundError } from "./agent-children.js";
+import { AgentLoginStates } from "./agent-login-states.js";
 import { AgentLogins } from "./agent-logins.js";
 import { AgentProfiles } from "./agent-profiles.js";
 import { noticeAgentStopped, type AgentStopReason } from "./agent-stop-notice.js";
 import { AgentsOutsideSessions } from "./agents-outside-sessions.js";
+import { AgentLoginDesk } from "./agent-login-desk.js";
 import { clientHolders, LOCATION_HOLDER } from "./holders.js";
 import { HostRecordLog, type HostRecord } from "./host-records.js";
 import { HostViews } from "./host-views.js";
@@ -74,6 +76,7 @@ export interface HostParts {
   readonly catalog: SessionCatalog;
   readonly transient: TransientChildren;
   readonly outside: AgentsOutsideSessions;
+  readonly agentLogins: AgentLoginDesk;
   readonly executions: Executions;
   readonly cache: LocationServicesCache<LocationServices>;
   readonly retention: LocationRetention<LocationServices>;
@@ -150,6 +153,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
   const logins = new AgentLogins(config.rememberLogins === "file" ? join(dataDir, "agent-logins.json") : undefined, (error) =>
     log.error({ err: error }, "agent logins file unreadable; clients log in again"),
   );
+  const loginStates = new AgentLoginStates(logins);
   const transient = new TransientChildren({
     registry,
     ledger,
@@ -172,7 +176,16 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
       }),
     (profile) => journal.queue("agentProfiles.put", [profile]),
   );
-  const outside = new AgentsOutsideSessions({ registry, profiles, logins, transient, childOf: (sessionId) => holds.child(sessionId) });
+  const outside = new AgentsOutsideSessions({
+    registry,
+    profiles,
+    logins,
+    transient,
+    states: loginStates,
+    childOf: (sessionId) => holds.child(sessionId),
+    liveChildren: () => holds.liveChildren(),
+  });
+  const agentLogins = new AgentLoginDesk({ outside, dataDir, clock, log });
   const executions = new Executions(clock, record);
   const notice = (sessionId: string, reason: AgentStopReason) => noticeAgentStopped({ config, store, journal, holds, log }, sessionId, reason);
   const cache = new LocationServicesCache<LocationServices>({
@@ -231,6 +244,8 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     onChildWithoutReload: (sessionId) => void holds.hold(sessionId, LOCATION_HOLDER),
     profiles,
     logins,
+    sessionChanged: (sessionId) => sessionChanges.emit(sessionId),
+    loginStates,
     relay: {
       // After the updates the agent sent before: clients see its messages in its order.
       request: (sessionId, method, params, signal) => {
@@ -280,6 +295,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     record,
     interruptTimeoutMs: config.interruptTimeout,
     maxActiveHoldMs: config.maxActiveHold,
+    loginStates,
     onError: (error, sessionId) => log.error({ err: error, sessionId }, "stopping an unresponsive agent failed"),
     stopUnresponsive: async (sessionId, child) => {
       notice(sessionId, "unresponsive");
@@ -314,6 +330,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     catalog,
     transient,
     outside,
+    agentLogins,
     executions,
     cache,
     retention,

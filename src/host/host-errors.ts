@@ -8,11 +8,15 @@ import { OwnedByOtherHostError } from "./owned-elsewhere.js";
 import { TurnFailedError, TurnNotStoredError } from "./turns.js";
 import { QuestionError } from "./question-desk.js";
 import { StoreUnavailableError } from "./store-health.js";
+import { AgentLoginError } from "./agent-login-desk.js";
+import { LoginCallbackError } from "./login-callback.js";
 import { InvalidTitleError } from "./session-titles.js";
 import { TurnAlreadyRunningError } from "../lifecycle/executions.js";
 import { InvalidLocationError } from "../lifecycle/location-key.js";
 import { LocationServicesClosedError } from "../lifecycle/location-services-cache.js";
 import { AcquisitionFailedError, HoldsClosedError, StaleHoldError } from "../lifecycle/session-holds.js";
+import { LoginsClosedError, NoTerminalLoginError } from "../logins/login-command.js";
+import { LoginBusyError } from "../logins/login-runner.js";
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
 export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError };
@@ -49,6 +53,12 @@ const installCodes: Readonly<Record<InstallRefusal, readonly [ErrorClass, string
   failed: ["internal", "install_failed"],
 };
 
+const loginErrorClasses: Readonly<Record<AgentLoginError["code"], ErrorClass>> = {
+  agent_login_not_found: "not_found",
+  login_not_waiting: "conflict",
+  invalid_login: "bad_input",
+};
+
 export function classifyError(error: unknown): ClassifiedError {
   const message = error instanceof Error ? error.message : String(error);
   const as = (errorClass: ErrorClass, code: string): ClassifiedError => ({ class: errorClass, code, message });
@@ -67,9 +77,14 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof InstalledListError) return as("unavailable", "installed_list_damaged");
   if (error instanceof InstallNotFoundError) return as("not_found", "install_not_found");
   if (error instanceof InstallRunningError) return as("conflict", "install_running");
+  if (error instanceof AgentLoginError) return as(loginErrorClasses[error.code], error.code);
+  // A pasted address that does not match the login's redirect_uri; or the agent's callback did not answer.
+  if (error instanceof LoginCallbackError) return as(error.code === "callback_refused" ? "bad_input" : "unavailable", error.code);
   if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");
   if (error instanceof InvalidTitleError) return as("bad_input", "invalid_title");
   if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");
+  if (error instanceof NoTerminalLoginError) return as("not_found", "no_terminal_login");
+  if (error instanceof LoginBusyError) return as("conflict", "login_running");
   // Another host of the fleet runs it: this host only shows it (its message names the owner and its URL).
   if (error instanceof OwnedByOtherHostError) return as("conflict", "owned_by_other_host");
   // The agent failed or crashed mid-turn: not Berth's bug, and the session carries on.
@@ -81,7 +96,12 @@ export function classifyError(error: unknown): ClassifiedError {
   // The store could not write what had to be stored first (another process's lock, a full disk): retry later.
   if (error instanceof StoreUnavailableError) return as("unavailable", "store_unavailable");
   // The host refuses new work once shutdown began.
-  if (error instanceof HoldsClosedError || error instanceof HostStoppedError || error instanceof LocationServicesClosedError)
+  if (
+    error instanceof HoldsClosedError ||
+    error instanceof HostStoppedError ||
+    error instanceof LocationServicesClosedError ||
+    error instanceof LoginsClosedError
+  )
     return as("unavailable", "shutting_down");
   return as("internal", "internal");
 }

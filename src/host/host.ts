@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import type { AuthenticateRequest, ContentBlock, InitializeResponse, PromptRequest, PromptResponse } from "@agentclientprotocol/sdk";
+import type { AuthenticateRequest, ContentBlock, InitializeResponse, LogoutRequest, PromptRequest, PromptResponse } from "@agentclientprotocol/sdk";
 import type { AgentChild } from "../agents/agent-child.js";
 import type { Config } from "../config/config-schema.js";
 import { dataPaths } from "../config/paths.js";
@@ -20,6 +20,8 @@ import type { InstallEvent, InstallStart } from "./agent-installs.js";
 import type { ReopenRequest } from "./agent-request.js";
 import { answerFields, stateOf, type AgentSessionState } from "./agent-session-state.js";
 import type { Asker } from "./agents-outside-sessions.js";
+import type { AgentLoginView } from "./agent-login-desk.js";
+import type { AuthMethodView } from "../protocol/auth-methods.js";
 import type { Fleet } from "./fleet.js";
 import { composeHost, type HostParts } from "./host-composition.js";
 import { questionView } from "./question-desk.js";
@@ -33,12 +35,15 @@ import type { SessionListener } from "./session-bus.js";
 import { deleteSession } from "./session-deletion.js";
 import { forwardToAgent, notifyAgent } from "./session-requests.js";
 import { locationOf } from "./session-location.js";
-import { normalTitle, titleUpdate } from "./session-titles.js";
+import { normalTitle, personTitled, titleUpdate } from "./session-titles.js";
 import { shutDown, type ShutdownOptions } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
+import { LoginRunner } from "../logins/login-runner.js";
+import type { LoginCommandResolver } from "../logins/login-command.js";
 import type { StoreHealthView } from "./store-health.js";
 import type { HeartbeatHealthView } from "./heartbeat-health.js";
-import type { FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
+import type { TerminalLogin } from "../protocol/terminal-logins.js";
+import type { AgentLoginStatus, FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
 
 export { OrderlySteps } from "./orderly-steps.js";
 export { sweepLeftovers } from "./startup.js";
@@ -49,6 +54,8 @@ export interface HostOptions {
   readonly dataDir: string;
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /** What runs an agent's terminal login (tests give fixtures); by default the agent's own, from its auth methods. */
+  readonly loginCommands?: LoginCommandResolver;
 }
 
 /**
@@ -65,11 +72,22 @@ export class Host {
   /** The host's one source of time (virtual in tests): edges that schedule by the host's records use it too. */
   readonly clock: Clock;
 
+  /** Agents' terminal logins: one per agent at a time, in a pseudo-terminal, their screens in memory only. */
+  readonly logins: LoginRunner;
+
   private constructor(
     private readonly parts: HostParts,
     /** This host in a fleet on PostgreSQL; undefined on the embedded SQLite store. */
     private readonly fleet: Fleet | undefined,
+    loginCommands: LoginCommandResolver | undefined,
   ) {
+    // Under the host's ledger: a login a crashed host left behind is reaped with its agents at the next start.
+    this.logins = new LoginRunner({
+      resolve: loginCommands ?? ((agentId, methodId) => parts.outside.terminalLoginCommand(agentId, methodId)),
+      log: (line, fields) => parts.log.info(fields, line),
+      ledger: parts.ledger,
+      stop: { graceMs: parts.config.stopTimeout },
+    });
     this.clock = parts.clock;
     this.config = parts.config;
     this.dataDir = parts.dataDir;
@@ -123,7 +141,7 @@ export class Host {
     parts.housekeeping.start();
     fleet?.start(parts);
     log.info({ dataDir: options.dataDir, store: fleet ? "postgres" : "sqlite", sessions: store.sessions.list().length }, "host started");
-    return new Host(parts, fleet);
+    return new Host(parts, fleet, options.loginCommands);
   }
 
   // ── sessions ──────────────────────────────────────────────────────────
@@ -136,14 +154,16 @@ export class Host {
 
   /**
    * A person names the session (`PATCH /api/sessions/:id`): stored, then told to every client holding
-   * it as ACP's `session_info_update`, journaled so that a replay tells it too. Null clears the title.
+   * it as ACP's `session_info_update`, journaled so that a replay tells it too. A person's name outlasts the
+   * agent's own; null clears it (the agent's own title shows again if it gave one, else the next prompt titles it).
    */
   renameSession(sessionId: string, title: unknown): SessionView {
     this.assertRunning();
     const session = this.parts.catalog.require(sessionId);
-    const next = normalTitle(title);
-    this.parts.journal.renameSession(sessionId, next);
-    this.parts.journal.update(sessionId, locationOf(session), titleUpdate(next));
+    const titled = personTitled(stateOf(session.agentState), normalTitle(title));
+    this.parts.journal.setSession(sessionId, { agentState: titled.agentState });
+    this.parts.journal.renameSession(sessionId, titled.title);
+    this.parts.journal.update(sessionId, locationOf(session), titleUpdate(titled.title));
     this.parts.sessionChanges.emit(sessionId);
     return this.parts.views.session(sessionId)!;
   }
@@ -281,7 +301,7 @@ export class Host {
 
   /** Each agent's origin, installed version and login state. */
   agentSources(): AgentDetails[] {
-    return withLoginStates(this.parts.registry.sources());
+    return withLoginStates(this.parts.registry.sources(), (agentId) => this.agentLoginState(agentId));
   }
 
   /** The agent registry's entries (read afresh), with the version of each installed here. */
@@ -315,7 +335,48 @@ export class Host {
   /** `authenticate` with the agent; remembered and replayed to every later child of that agent. */
   authenticate(agentId: string, request: AuthenticateRequest, asker: Asker = {}): Promise<unknown> {
     this.assertRunning();
-    return this.parts.outside.authenticate(agentId, request, asker);
+    return this.parts.agentLogins.authenticate(agentId, request, asker);
+  }
+
+  /** The agent's auth methods, and its logins running or lately ended (docs/agent-login.md). */
+  async agentLogins(agentId: string): Promise<{ methods: AuthMethodView[]; logins: AgentLoginView[] }> {
+    this.assertRunning();
+    return { methods: await this.parts.agentLogins.methods(agentId), logins: this.parts.agentLogins.list(agentId) };
+  }
+
+  /** An `authenticate` for a page or the CLI: answered once the agent opened an address or the login ended. */
+  startAgentLogin(agentId: string, request: AuthenticateRequest): Promise<AgentLoginView> {
+    this.assertRunning();
+    return this.parts.agentLogins.start(agentId, request);
+  }
+
+  /** The address the person's browser ended on, handed to the agent's callback on this host's loopback. */
+  deliverLoginCallback(agentId: string, loginId: string, address: string, signal?: AbortSignal): Promise<AgentLoginView> {
+    this.assertRunning();
+    return this.parts.agentLogins.deliver(agentId, loginId, address, signal);
+  }
+
+  /**
+   * `logout` from the agent: passed to its running children (a child started for it when none runs), and the login
+   * Berth replayed to new children is forgotten, in memory and in `agent-logins.json`.
+   */
+  logout(agentId: string, request: LogoutRequest = {}, asker: Asker = {}): Promise<unknown> {
+    this.assertRunning();
+    return this.parts.outside.logout(agentId, request, asker);
+  }
+
+  /** `logged-in` (Berth replays a login), `needs-login` (its last session/new or prompt wanted one), else `unknown`. */
+  agentLoginState(agentId: string): AgentLoginStatus {
+    return this.parts.outside.loginState(agentId);
+  }
+
+  /**
+   * The agent's own command, arguments and environment for its terminal login `methodId` (a method of type terminal,
+   * or one naming a command in `_meta["terminal-auth"]`), to run on this host; undefined for any other method.
+   */
+  terminalLogin(agentId: string, methodId: string): Promise<TerminalLogin | undefined> {
+    this.assertRunning();
+    return this.parts.outside.terminalLogin(agentId, methodId);
   }
 
   /** A request for an agent outside any session (an extension method). */
@@ -497,6 +558,7 @@ export class Host {
   async shutdown(options: ShutdownOptions = {}): Promise<void> {
     await this.parts.installs.close();
     try {
+      await this.logins.close();
       await shutDown(this.parts, options);
     } finally {
       await this.fleet?.close();

@@ -156,7 +156,7 @@ export class Journal {
     this.sessionWrite(sessionId, { title }, [["n", sessionId, title, null, null, null]]);
   }
 
-  /** A person renamed the session (null clears its title). Queued; reads show it at once. */
+  /** The session's title replaced (a person renamed it, or the agent named it; null clears it). Queued; reads show it at once. */
   renameSession(sessionId: string, title: string | null): void {
     this.sessionWrite(sessionId, { renamedTo: title }, [callOp("sessions.setTitle", [sessionId, title])]);
   }

@@ -5,6 +5,7 @@ import type { AgentClientHandlers } from "../agents/agent-client-handlers.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
 import type { ProcessGroupLedger } from "../processes/index.js";
 import { withLoginEnv, type Login } from "./agent-logins.js";
+import type { BrowserCapture } from "./browser-capture.js";
 import type { HostRecord } from "./host-records.js";
 import type { Logger } from "./logger.js";
 
@@ -29,6 +30,8 @@ export interface TransientPurpose {
   readonly login?: Login;
   /** Send that login's `authenticate` first (not when the request is itself the login). */
   readonly replayLogin: boolean;
+  /** Where an `authenticate` that opens a browser hands its address instead. */
+  readonly capture?: BrowserCapture;
   /** The asking client's name and `initialize` `_meta`, as the agent would get them directly. */
   readonly clientInfo?: Implementation | null;
   readonly initializeMeta?: Record<string, unknown> | null;
@@ -68,10 +71,11 @@ export class TransientChildren {
     const { deps } = this;
     const { login, signal } = purpose;
     signal?.throwIfAborted();
+    const command = withLoginEnv(deps.registry.resolve(agentId), login);
     const child = await AgentChild.start({
       agentId,
       sessionId: `transient:${randomUUID()}`,
-      command: withLoginEnv(deps.registry.resolve(agentId), login),
+      command: purpose.capture ? purpose.capture.command(command) : command,
       cwd: deps.cwd,
       handlers: noSessionHandlers,
       initializeTimeoutMs: deps.initializeTimeoutMs,

@@ -8,7 +8,9 @@ import type { SessionHolds } from "../lifecycle/session-holds.js";
 import { formatDuration } from "../config/durations.js";
 import type { Store } from "../store/store.js";
 import { locationOf } from "./session-location.js";
+import { generatedTitle } from "./session-titles.js";
 import { SessionNotFoundError } from "./agent-children.js";
+import type { AgentLoginStates } from "./agent-login-states.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
 import type { QuestionDesk } from "./question-desk.js";
@@ -37,10 +39,10 @@ export interface TurnsDeps {
   /** Stops a child that did not settle its interrupted turn (the session becomes childless). */
   readonly stopUnresponsive: (sessionId: string, child: AgentChild) => Promise<void>;
   readonly maxActiveHoldMs: number;
+  /** Told whether a prompt was refused for want of a login. */
+  readonly loginStates: AgentLoginStates;
   readonly onError: (error: unknown, sessionId: string) => void;
 }
-
-const TITLE_LENGTH = 80;
 
 /** Runs prompts as turns: acquire the child, journal start, every update and end, settle. */
 export class Turns {
@@ -76,7 +78,7 @@ export class Turns {
         journal.touchSession(sessionId, clock.now());
         if (session.title === null) journal.titleSession(sessionId, titleOf(prompt));
         record({ kind: "turn_started", sessionId });
-        response = await child.prompt({ ...extra, prompt });
+        response = await this.deps.loginStates.observe(child.agentId, child.prompt({ ...extra, prompt }));
         stopReason = response.stopReason;
       } catch (caught) {
         failure = caught;
@@ -149,10 +151,5 @@ function noticeFor(reason: InterruptReason, maxActiveHoldMs: number): string | u
 }
 
 function titleOf(prompt: ContentBlock[]): string {
-  const text = prompt
-    .map((block) => (block.type === "text" ? block.text : ""))
-    .join(" ")
-    .replace(/\s+/g, " ")
-    .trim();
-  return text.length > TITLE_LENGTH ? `${text.slice(0, TITLE_LENGTH - 1)}…` : text || "untitled";
+  return generatedTitle(prompt.map((block) => (block.type === "text" ? block.text : "")).join("\n")) ?? "untitled";
 }

@@ -8,6 +8,8 @@ export type { SessionChildState } from "../lifecycle/session-holds.js";
 export type { DirectoryPresence } from "../location/directory-presence.js";
 export type { QuestionAnswer } from "../location/question-types.js";
 export type { TerminalOutputResult } from "../location/terminal.js";
+export type { LoginAttachment, LoginRunner } from "../logins/login-runner.js";
+export type { WindowSize } from "../logins/pty.js";
 export type { JournalEvent } from "../store/events.js";
 export type { AgentRequest, ReopenRequest } from "./agent-request.js";
 export type { AgentSessionState } from "./agent-session-state.js";
@@ -126,3 +128,10 @@ export interface LocationView {
   readonly terminals: number;
   readonly pendingQuestions: number;
 }
+
+/**
+ * Whether clients must log in to an agent before it works: `needs-login` (its last `session/new` or prompt was
+ * refused with auth required, `-32000`, since the last login or logout), `logged-in` (Berth replays a login it
+ * accepted), `unknown` (neither: it may need none, or keep its own login).
+ */
+export type AgentLoginStatus = "logged-in" | "needs-login" | "unknown";

@@ -237,6 +237,11 @@ export class SessionHolds<C extends object> {
     return slot?.name === "live" ? slot.child : undefined;
   }
 
+  /** Every child the kernel holds live, of any session. */
+  liveChildren(): C[] {
+    return [...this.sessions.values()].flatMap((entry) => (entry.slot.name === "live" ? [entry.slot.child] : []));
+  }
+
   holderCount(sessionId: string): number {
     return this.sessions.get(sessionId)?.holders.size ?? 0;
   }

@@ -45,6 +45,12 @@ export class TerminalOutput {
     return { output: bytes.toString("utf8", from, Math.max(from, to)), truncated: this.truncated };
   }
 
+  /** The retained bytes as they came, from the first whole character on (a terminal decodes a character split at the end with what follows). */
+  bytes(): Buffer {
+    const bytes = this.buffer.subarray(this.start, this.end);
+    return Buffer.from(bytes.subarray(this.truncated ? leadingContinuationBytes(bytes) : 0));
+  }
+
   /** The end of the output, for an error message or a log line: at most `maxChars`, marked `…` if cut. */
   quotedTail(maxChars = 2_000): string {
     const text = this.snapshot(true).output.trim();

@@ -19,3 +19,31 @@ export function variablesOf(authMethods: readonly unknown[] | null | undefined, 
     typeof v === "object" && v !== null && typeof (v as { name?: unknown }).name === "string" ? [(v as { name: string }).name] : [],
   );
 }
+
+/** An auth method as a page chooses how to log in: ACP's `type` (absent means "agent": the agent runs its own login). */
+export interface AuthMethodView {
+  readonly id: string;
+  readonly name: string;
+  readonly description?: string;
+  readonly type: string;
+  /** An `env_var` method's variables. */
+  readonly vars?: readonly string[];
+}
+
+export function authMethodsOf(authMethods: readonly unknown[] | null | undefined): AuthMethodView[] {
+  return (authMethods ?? []).flatMap((method) => {
+    if (typeof method !== "object" || method === null) return [];
+    const { id, name, description, type } = method as Record<string, unknown>;
+    if (typeof id !== "string") return [];
+    const kind = typeof type === "string" ? type : "agent";
+    return [
+      {
+        id,
+        name: typeof name === "string" ? name : id,
+        ...(typeof description === "string" ? { description } : {}),
+        type: kind,
+        ...(kind === "env_var" ? { vars: variablesOf(authMethods, id) } : {}),
+      },
+    ];
+  });
+}

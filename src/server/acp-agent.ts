@@ -10,7 +10,10 @@ import {
   type ClientCapabilities,
   type Implementation,
   type InitializeResponse,
+  type LogoutResponse,
 } from "@agentclientprotocol/sdk";
+import { berthWords } from "../config/invocation.js";
+import { authMethodsForClient, terminalLoginSupportOf } from "../protocol/terminal-logins.js";
 import type { ClusterSecret } from "./cluster-secret.js";
 import { ConnectionRouting, PLACEMENT_META } from "./connection-routing.js";
 import type { Host } from "../host/host.js";
@@ -38,6 +41,8 @@ export interface AcpAgentOptions {
   readonly cluster?: ClusterSecret;
   /** The peer host that relayed this connection here: its requests are answered here, never relayed on. */
   readonly relayedBy?: string;
+  /** The host's base URL as this client reached it (`http://127.0.0.1:7420`), named in the terminal logins it is shown. */
+  readonly baseUrl?: string;
 }
 
 /** `_meta` keys of `session/new` that pick the agent and the workspace; Berth's own, not passed on. */
@@ -55,7 +60,18 @@ const FORK_CAPABILITY = "fork";
  * options, `_meta`, extension methods, error codes); what Berth adds is intercepted (sessions
  * that outlive processes, many clients, journal replay, questions answered elsewhere).
  */
-export function createAcpAgent({ host, connectionId, agentId, log, notify, queue, promptStarted, cluster, relayedBy }: AcpAgentOptions): AgentApp {
+export function createAcpAgent({
+  host,
+  connectionId,
+  agentId,
+  log,
+  notify,
+  queue,
+  promptStarted,
+  cluster,
+  relayedBy,
+  baseUrl,
+}: AcpAgentOptions): AgentApp {
   const sessions = new ConnectionSessions(host, connectionId, log, notify, queue);
   const connectionAgent = agentId ?? host.config.defaultAgent;
   let capabilities: ClientCapabilities = {};
@@ -100,7 +116,10 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, queue
         clientInfo = params.clientInfo ?? null;
         initializeMeta = params._meta ?? null;
         try {
-          return withBerthAdditions(await host.agentProfile(connectionAgent));
+          const profile = await host.agentProfile(connectionAgent);
+          const login = (methodId: string) => localLoginCommand(connectionAgent, methodId, baseUrl);
+          const authMethods = profile.authMethods && authMethodsForClient(profile.authMethods, terminalLoginSupportOf(capabilities), login);
+          return withBerthAdditions({ ...profile, ...(authMethods ? { authMethods } : {}) });
         } catch (error) {
           // A broken agent must not lock clients out of Berth: they still list and load sessions, and learn why.
           const reason = error instanceof Error ? error.message : String(error);
@@ -113,6 +132,12 @@ export function createAcpAgent({ host, connectionId, agentId, log, notify, queue
         routing.authenticated(params);
         log.info({ agent: connectionAgent, methodId: params.methodId, connectionId }, "client authenticated with an agent");
         return (answer ?? {}) as AuthenticateResponse;
+      })
+      // Every running child of the agent logs out, and Berth forgets the login it replayed to new ones.
+      .onRequest(methods.agent.logout, async ({ params, signal }) => {
+        const answer = await translatedAsync(log, () => host.logout(connectionAgent, params, { clientInfo, initializeMeta, signal }));
+        log.info({ agent: connectionAgent, connectionId }, "client logged out of an agent");
+        return (answer ?? {}) as LogoutResponse;
       })
       .onRequest(methods.agent.session.new, async ({ params, client, signal }) => {
         const { [AGENT_META]: agentMeta, [WORKSPACE_META]: workspaceMeta, [PLACEMENT_META]: hostMeta, ...meta } = params._meta ?? {};
@@ -249,6 +274,14 @@ function withBerthAdditions(profile: InitializeResponse, agentUnavailable?: stri
     },
     _meta: { ...profile._meta, [HOST_META]: { name: "berth", version: berthVersion, ...(agentUnavailable ? { agentUnavailable } : {}) } },
   };
+}
+
+/**
+ * The command that attaches a client's terminal to the host's run of an agent's terminal login (`berth login`), as
+ * Berth was started; it finds the token as `berth connect` does, so none is in it.
+ */
+function localLoginCommand(agentId: string, methodId: string, baseUrl: string | undefined): string[] {
+  return [...berthWords(undefined, "program"), "login", "--agent", agentId, "--method", methodId, ...(baseUrl ? ["--url", baseUrl] : [])];
 }
 
 /** What a `session/load`/`session/resume` asks of the agent besides the session (kept for a cold reopen). */

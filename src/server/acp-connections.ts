@@ -20,6 +20,8 @@ export interface ConnectionOptions {
   readonly queue?: ClientQueue;
   /** The peer host that relayed this connection (authenticated by the cluster secret). */
   readonly relayedBy?: string;
+  /** The host's base URL as the client reached it. */
+  readonly baseUrl?: string;
 }
 
 /**
@@ -44,7 +46,7 @@ export class AcpConnections {
   }
 
   /** A new connection's agent app, and the id its holds go by. */
-  create({ transport, agentId, notify, queue, relayedBy }: ConnectionOptions): { connectionId: string; agent: AgentApp } {
+  create({ transport, agentId, notify, queue, relayedBy, baseUrl }: ConnectionOptions): { connectionId: string; agent: AgentApp } {
     const { host, log } = this;
     const connectionId = randomUUID();
     let viaConnection: Notify | undefined;
@@ -58,6 +60,7 @@ export class AcpConnections {
       promptStarted: (answered) => this.trackPrompt(answered),
       cluster: this.cluster,
       relayedBy,
+      baseUrl,
     });
     // The SDK connects the app after `initialize`, before it routes any later message: no update can come earlier.
     app.onConnect((connection) => {

@@ -60,7 +60,7 @@ export class AcpEndpoint {
     this.connections = new AcpConnections(options.host, options.log, options.cluster);
     // The HTTP server let a request naming a relaying host in only with the cluster secret.
     this.acp = new PerRequestAgentServer(
-      (url, relayedBy) => this.connections.create({ transport: "http", agentId: requestedAgent(url), relayedBy }).agent,
+      (url, relayedBy) => this.connections.create({ transport: "http", agentId: requestedAgent(url), relayedBy, baseUrl: url.origin }).agent,
       {
         maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
       },
@@ -111,7 +111,15 @@ export class AcpEndpoint {
       roomAgain: () => limited?.roomAgain() ?? Promise.resolve(),
       behind: () => limited?.behind() ?? (() => undefined),
     };
-    const { connectionId, agent } = this.connections.create({ transport: "websocket", agentId: requestedAgent(url), notify, queue, relayedBy });
+    const baseUrl = req.headers.host ? `http://${req.headers.host}` : undefined;
+    const { connectionId, agent } = this.connections.create({
+      transport: "websocket",
+      agentId: requestedAgent(url),
+      notify,
+      queue,
+      relayedBy,
+      baseUrl,
+    });
     const upgrade = this.acp.prepareWebSocketUpgrade({ agent });
     const nameConnection = (headers: string[], request: IncomingMessage) => {
       if (request === req) headers.push(`${CONNECTION_ID_HEADER}: ${upgrade.connectionId}`);

@@ -13,6 +13,7 @@ import { classifyError, type ErrorClass } from "../host/host-errors.js";
 import { HttpError, sendError, sendUnauthorized } from "./http-io.js";
 import { clearedLoginCookie } from "./login-cookie.js";
 import { loginRoutes } from "./login-routes.js";
+import { agentLoginRoutes } from "./agent-login-routes.js";
 import { BerthMetrics } from "./metrics.js";
 import { RefusedConnections } from "./connection-cap.js";
 import { OwnSessionEvents } from "./own-session-events.js";
@@ -24,6 +25,8 @@ import { Router } from "./router.js";
 import { OperatorEvents, type OperatorEventsOptions } from "./sse.js";
 import { defaultWebDir, StaticFiles } from "./static-files.js";
 import { Tickets, type TicketOptions } from "./tickets.js";
+import { loginTerminalPath, LoginTerminalSockets } from "./login-terminal-sockets.js";
+import { terminalLoginRoutes } from "./terminal-login-routes.js";
 import { unauthorizedPage, wantsPage } from "./unauthorized-page.js";
 
 export interface ServerOptions {
@@ -84,7 +87,13 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const tickets = new Tickets(options.tickets);
   const peers = new PeerRest(host, access.cluster);
   const ownSessions = new OwnSessionEvents(host, options.events?.coalesceMs);
-  const routes = [...restRoutes({ host, events, ownSessions, metrics, tickets, peers }), ...loginRoutes(access)];
+  const loginSockets = new LoginTerminalSockets(host.logins, log);
+  const routes = [
+    ...restRoutes({ host, events, ownSessions, metrics, tickets, peers }),
+    ...loginRoutes(access),
+    ...agentLoginRoutes(host),
+    ...terminalLoginRoutes(host.logins),
+  ];
   const router = new Router(routes);
   // Named from the routes themselves, so that the refusal never lists what a peer may not read, or misses what it may.
   const peerReads = routes
@@ -100,6 +109,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     events.endStreams();
     ownSessions.endStreams();
     acp.disconnectAll("the access token was rotated");
+    loginSockets.disconnectAll("the access token was rotated");
   });
   const tokenLinkCommand = options.tokenLinkCommand ?? `${berthCommand(currentInvocation(), "page")} token --link`;
   const web = new StaticFiles(options.webDir ?? defaultWebDir, tokenLinkCommand);
@@ -212,12 +222,26 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
 
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = requestUrl(req);
-    const refusal = foreignRefusal(req) ?? (url.pathname === "/acp" ? crossSiteRefusal(req) : undefined);
+    const login = loginTerminalPath(url.pathname);
+    const refusal = foreignRefusal(req) ?? (url.pathname === "/acp" || login ? crossSiteRefusal(req) : undefined);
     if (refusal) return refuseUpgrade(socket, refusal.status, { error: refusal.code, message: refusal.message });
-    if (url.pathname !== "/acp")
-      return refuseUpgrade(socket, 404, { error: "not_found", message: `no WebSocket endpoint at ${url.pathname} (ACP is at /acp)` });
+    if (url.pathname !== "/acp" && !login)
+      return refuseUpgrade(socket, 404, {
+        error: "not_found",
+        message: `no WebSocket endpoint at ${url.pathname} (ACP is at /acp, agents' terminal logins at /api/agents/:id/logins/:method/terminal)`,
+      });
     const grant = peerRefused(req) ? undefined : tickets.redeem(url.searchParams.get("ticket")) ? ({ kind: "ticket" } as const) : access.grant(req);
     if (!grant) return refuseUpgrade(socket, 401, { error: "unauthorized" });
+    if (login) {
+      // A peer relays ACP and sessions' routes only: a login runs on the host the client reached.
+      if (grant.kind === "peer") return refuseUpgrade(socket, 403, { error: "not_relayed", message: "a peer host does not relay terminal logins" });
+      return void loginSockets.handleUpgrade(req, socket, head, url).catch((error: unknown) => {
+        const httpError = error instanceof HttpError ? error : fromHostError(error);
+        if (httpError.status >= 500 && httpError.code !== "shutting_down")
+          log.error({ err: error, path: url.pathname }, "terminal login failed to start");
+        refuseUpgrade(socket, httpError.status, { error: httpError.code, message: httpError.message });
+      });
+    }
     const wrongPurpose = grant.kind === "peer" ? peerRouteRefusal(grant.purpose, "relay", "the ACP WebSocket", peerReads) : undefined;
     if (wrongPurpose) return refuseUpgrade(socket, wrongPurpose.status, { error: wrongPurpose.code, message: wrongPurpose.message });
     const unknown = acp.unknownAgent(url);
@@ -243,6 +267,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     feeds?.close();
     events.close();
     ownSessions.close();
+    loginSockets.close();
     await acp.close(reason);
     metrics.close();
     server.closeAllConnections();
@@ -312,7 +337,16 @@ function requestUrl(req: IncomingMessage): URL {
 
 function refuseUpgrade(socket: Duplex, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  const reason = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found" }[status] ?? "Error";
+  const reason =
+    {
+      400: "Bad Request",
+      401: "Unauthorized",
+      403: "Forbidden",
+      404: "Not Found",
+      409: "Conflict",
+      501: "Not Implemented",
+      503: "Service Unavailable",
+    }[status] ?? "Error";
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
   );

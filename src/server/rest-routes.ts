@@ -100,15 +100,6 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     },
     { method: "GET", path: "/api/agents/catalogue", handle: async () => json(await host.agentCatalogue()) },
     {
-      method: "GET",
-      path: "/api/agents/:id/auth-methods",
-      // The agent's own initialize answer: stored, or one probe child the first time (docs/api.md).
-      handle: async ({ params }) => {
-        if (!host.agents().includes(params.id!)) throw new HttpError(404, "agent_not_found", `no agent "${params.id}"`);
-        return json({ authMethods: (await host.agentProfile(params.id!)).authMethods ?? [] });
-      },
-    },
-    {
       method: "POST",
       path: "/api/agents/installs",
       handle: async ({ req }) => json(await host.startAgentInstall(parse(installBody, await readJsonBody(req))), 202),
@@ -323,7 +314,8 @@ function countParam(url: URL, name: string, fallback: number): number {
   return count;
 }
 
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+/** A request body checked against its schema; every problem named in one 400. */
+export function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {

@@ -2,7 +2,7 @@ import type { Config } from "../config/config-schema.js";
 import { mkdirSync } from "node:fs";
 import { isPostgresUrl } from "../config/store-url.js";
 import { dataPaths, secureDataDir, type DataDirSecurity } from "../config/paths.js";
-import { Host, OrderlySteps, sweepLeftovers } from "../host/host.js";
+import { Host, OrderlySteps, sweepLeftovers, type HostOptions } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { Access } from "./access.js";
 import { AccessToken } from "./access-token.js";
@@ -29,6 +29,8 @@ export interface BerthOptions {
   readonly maxBufferedBytes?: number;
   readonly events?: ServerOptions["events"];
   readonly tickets?: ServerOptions["tickets"];
+  /** What runs an agent's terminal login (the host's `loginCommands`). */
+  readonly loginCommands?: HostOptions["loginCommands"];
 }
 
 export interface RunningBerth {
@@ -91,7 +93,12 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   // The port is known now: a fleet host with no fleet.url registers the address it listens on (docs/fleet.md).
   const fleet = { ...options.config.fleet, url: options.config.fleet.url ?? defaultFleetUrl(options.listenHost, listener.port) ?? undefined };
   try {
-    host = await Host.start({ config: { ...options.config, fleet }, dataDir: paths.dataDir, logger: options.log });
+    host = await Host.start({
+      config: { ...options.config, fleet },
+      dataDir: paths.dataDir,
+      logger: options.log,
+      loginCommands: options.loginCommands,
+    });
   } catch (error) {
     listener.close();
     lock.release();

@@ -1,6 +1,7 @@
 import type { SqliteDatabase } from "./database.js";
 import { StoreInputError, StoreNotFoundError } from "./errors.js";
 import { decodeJson, encodeJson, requireCount, requireText, requireTimestamp, type Json } from "./input.js";
+import { plainText } from "./plain-text.js";
 import { guardWrite } from "./write-guard.js";
 
 /** One durable event of a session's journal. */
@@ -43,7 +44,7 @@ const PREVIEW_CHARACTERS = 160;
 /** The end of a conversation, for a list of sessions. */
 export interface MessagePreview {
   readonly role: "user" | "agent";
-  /** The last words (at most 160 characters, `…` first when cut), on one line. */
+  /** The last words as a reader sees them (Markdown's marks left out), at most 160 characters (`…` first when cut), on one line. */
   readonly text: string;
   readonly at: number;
 }
@@ -237,7 +238,7 @@ function promptText(payload: string | null): string {
 }
 
 function lastCharacters(text: string): string {
-  const line = text.replace(/\s+/gu, " ").trim();
+  const line = plainText(text).replace(/\s+/gu, " ").trim();
   const characters = [...line];
   return characters.length <= PREVIEW_CHARACTERS
     ? line

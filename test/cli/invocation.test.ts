@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { berthCommand, invocationOf, shellQuote, tokenLinkCommand } from "../../src/config/invocation.js";
+import { berthCommand, berthWords, invocationOf, shellQuote, tokenLinkCommand } from "../../src/config/invocation.js";
 import { cliMain } from "../server/serve-process.js";
 
 const run = promisify(execFile);
@@ -39,6 +39,13 @@ describe("how Berth was started, for the commands it tells people to run", () =>
     const dir = "/home/me/my tools/berth";
     expect(berthCommand(invocationOf(dir, "berth-acp", `${dir}/dist/cli/main.js`, "/tmp"))).toBe("node '/home/me/my tools/berth/dist/cli/main.js'");
     expect(berthCommand(invocationOf(dir, "berth-acp", `${dir}/dist/cli/main.js`, "/home/me/my tools"))).toBe("node berth/dist/cli/main.js");
+  });
+
+  it("a program's command (an editor's terminal login) is words, naming a clone's script by its whole path", () => {
+    const dir = "/home/me/my tools/berth";
+    expect(berthWords(invocationOf(dir, "berth-acp", `${dir}/dist/cli/main.js`, dir), "program")).toEqual(["node", `${dir}/dist/cli/main.js`]);
+    expect(berthWords(invocationOf("/usr/lib/node_modules/berth-acp", "berth-acp", "/x", "/", exists), "program")).toEqual(["berth"]);
+    expect(berthWords(invocationOf("/home/me/app/node_modules/berth-acp", "berth-acp", "/x", "/"), "program")).toEqual(["npx", "berth-acp"]);
   });
 
   it("a scoped package is found one level deeper", () => {

@@ -60,6 +60,17 @@ describe("TerminalOutput", () => {
     expect(output.snapshot(false)).toEqual({ output: "price €", truncated: false });
   });
 
+  it("hands its bytes over from the first whole character, with a character still arriving kept for the next piece", () => {
+    const output = new TerminalOutput(7);
+    const euro = utf8("€");
+    // "ab€€" then two bytes of a third euro sign, 10 bytes: the last 7 start inside the first euro sign.
+    output.append(Buffer.concat([utf8("ab€€"), euro.subarray(0, 2)]));
+    const bytes = output.bytes();
+    expect(bytes.toString("utf8", 0, 3)).toBe("€");
+    // A terminal decodes the split character once its last byte follows.
+    expect(Buffer.concat([bytes, euro.subarray(2)]).toString("utf8")).toBe("€€");
+  });
+
   it("keeps nothing with a zero limit but says it truncated", () => {
     const output = new TerminalOutput(0);
     expect(output.snapshot(true)).toEqual({ output: "", truncated: false });

@@ -19,7 +19,6 @@ describe("docs/api.md", () => {
       "/api/tickets",
       "/api/agents",
       "/api/agents/catalogue",
-      "/api/agents/demo/auth-methods",
       "/api/sessions",
       "/api/sessions/$SESSION",
       "/api/sessions/$SESSION/events",
@@ -32,6 +31,7 @@ describe("docs/api.md", () => {
       "/api/logins",
       "/api/logins/$LOGIN",
       "/api/token/rotate",
+      "/api/terminal-logins",
       "-X DELETE",
     ]) {
       expect(script).toContain(route);

@@ -1,8 +1,12 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { Access } from "../../src/server/access.js";
+import { agentLoginRoutes } from "../../src/server/agent-login-routes.js";
+import type { Host } from "../../src/host/host.js";
 import { loginRoutes } from "../../src/server/login-routes.js";
 import { restRoutes, type RestDeps } from "../../src/server/rest-routes.js";
+import type { LoginRunner } from "../../src/host/views.js";
+import { terminalLoginRoutes } from "../../src/server/terminal-login-routes.js";
 
 const openapi = JSON.parse(readFileSync(new URL("../../docs/openapi.json", import.meta.url), "utf8")) as {
   openapi: string;
@@ -15,9 +19,12 @@ const outsideRouter = ["GET /acp", "POST /acp", "DELETE /acp", "GET /"];
 
 describe("docs/openapi.json", () => {
   // The handlers are never called: only the route table is read.
-  const routes = [...restRoutes({} as RestDeps), ...loginRoutes({} as Access)].map(
-    (route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`,
-  );
+  const routes = [
+    ...restRoutes({} as RestDeps),
+    ...loginRoutes({} as Access),
+    ...agentLoginRoutes({} as Host),
+    ...terminalLoginRoutes({} as LoginRunner),
+  ].map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`);
   const documented = Object.entries(openapi.paths).flatMap(([path, operations]) =>
     Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
   );
@@ -52,6 +59,8 @@ describe("docs/openapi.json", () => {
       "POST /api/questions/{id}/answer",
       "POST /acp",
       "POST /api/logins",
+      "POST /api/agents/{id}/logins",
+      "POST /api/agents/{id}/logins/{loginId}/callback",
       "POST /api/agents/installs",
     ]);
     expect(withBody.filter(({ operation }) => !("415" in operation.responses)).map((o) => o.name)).toEqual([]);

@@ -41,7 +41,7 @@ export interface BerthFixture {
 }
 
 type FixtureOptions = { config?: ConfigInput; dataDir?: string; workDir?: string } & Partial<
-  Pick<BerthOptions, "maxMessageBytes" | "maxBufferedBytes" | "events" | "webDir" | "tickets">
+  Pick<BerthOptions, "maxMessageBytes" | "maxBufferedBytes" | "events" | "webDir" | "tickets" | "loginCommands">
 >;
 
 const running: BerthFixture[] = [];
@@ -71,6 +71,7 @@ export async function startFixture(options: FixtureOptions = {}): Promise<BerthF
     events: options.events,
     webDir: options.webDir,
     tickets: options.tickets,
+    loginCommands: options.loginCommands,
   });
   berth.host.onRecord(({ record }) => {
     if (record.kind === "child_acquired" || record.kind === "agent_asked") agentPids.add(record.pid);

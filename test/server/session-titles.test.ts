@@ -115,6 +115,17 @@ describe("a session's preview", () => {
     expect(listed.sessions.find((s) => s.id === session.id)?.preview).toEqual(afterTool);
   });
 
+  it("is plain words: Markdown's marks and HTML tags left out, of the agent's reply and of a prompt", async () => {
+    const fixture = await startFixture();
+    const host = fixture.berth.host;
+    const session = await host.createSession({ cwd: fixture.workDir });
+    await host.prompt(session.id, [
+      { type: "text", text: "# Report\n\n- [x] **fixed** the `cart.ts` <b>totals</b>\n- [ ] see [the docs](https://example.com)" },
+    ]);
+    await waitUntil(() => host.getSession(session.id)?.preview?.role === "agent", "the echo is the preview");
+    expect(host.getSession(session.id)?.preview?.text).toBe("Report fixed the cart.ts totals see the docs");
+  });
+
   it("is the prompt while the agent has said nothing after it", async () => {
     const fixture = await startFixture();
     const host = fixture.berth.host;
@@ -125,5 +136,33 @@ describe("a session's preview", () => {
     expect(host.getSession(session.id)?.preview).toMatchObject({ role: "user", text: "/ask Deploy?" });
     await host.cancel(session.id);
     await turn;
+  });
+});
+
+describe("a session's title, made or given", () => {
+  it("is made from the first prompt's words; the agent's own title replaces it; a person's name outlasts the agent's", async () => {
+    const fixture = await startFixture();
+    const holder = await fixture.connect();
+    const sessionId = await holder.newSession(fixture.workDir);
+    const title = () => fixture.berth.host.getSession(sessionId)?.title;
+
+    await holder.prompt(sessionId, "# Refactor plan for `cart.ts`\n\nHere is what I found. The totals round twice.");
+    expect(title()).toBe("Refactor plan for cart.ts");
+
+    // The demo agent's `/title` sends session_info_update: the title, stored and listed.
+    await holder.prompt(sessionId, "/title Cart rounding fix");
+    expect(title()).toBe("Cart rounding fix");
+    const listed = (await (await fixture.api("/api/sessions")).json()) as { sessions: SessionView[] };
+    expect(listed.sessions.find((s) => s.id === sessionId)?.title).toBe("Cart rounding fix");
+
+    expect((await rename(fixture, sessionId, { title: "Mine" })).status).toBe(200);
+    await holder.prompt(sessionId, "/title The agent's second name");
+    expect(title()).toBe("Mine");
+
+    // The person clears their name: the agent's latest shows again, and stays after a restart.
+    expect(((await (await rename(fixture, sessionId, { title: null })).json()) as SessionView).title).toBe("The agent's second name");
+    await fixture.stop();
+    const restarted = await startFixture({ dataDir: fixture.dataDir, workDir: fixture.workDir });
+    expect(restarted.berth.host.getSession(sessionId)?.title).toBe("The agent's second name");
   });
 });

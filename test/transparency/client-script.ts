@@ -1,4 +1,5 @@
 import { client, methods, RequestError, type ClientCapabilities, type Stream } from "@agentclientprotocol/sdk";
+import { berthClientCapabilities } from "../../src/agents/agent-child.js";
 
 /** One step of the script and what the client got for it: an answer, or an error with its code and data. */
 interface StepOutcome {
@@ -20,13 +21,9 @@ export interface ClientTranscript {
 
 /**
  * The same capabilities Berth advertises to agents, so what an agent reads from its client is
- * the same directly and through Berth (Berth serves files and terminals itself).
+ * the same directly and through Berth (Berth serves files, terminals and terminal logins itself).
  */
-const clientCapabilities: ClientCapabilities = {
-  fs: { readTextFile: true, writeTextFile: true },
-  terminal: true,
-  elicitation: { form: {} },
-};
+const clientCapabilities: ClientCapabilities = berthClientCapabilities;
 const clientInfo = { name: "differential-client", title: "Differential client", version: "1.0.0" };
 
 /**

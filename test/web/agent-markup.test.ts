@@ -107,7 +107,13 @@ describe("agent text that poses as Berth's own controls", () => {
       "```",
     ].join("\n");
     const message = await exchange(page, payload, "Fake controls:");
-    expect(await message.locator("dialog, form, input, button, details, summary, map, area, [usemap], [popover], [style], [id]").count()).toBe(0);
+    // None of the agent's: the one button is Berth's own, in the bar it puts above a code block once the text is sanitized.
+    expect(
+      await message
+        .locator(":is(dialog, form, input, button, details, summary, map, area, [usemap], [popover], [style], [id]):not(.code-bar > *)")
+        .count(),
+    ).toBe(0);
+    expect(await message.locator(".code-bar > button").count()).toBe(1);
     expect(await page.locator("dialog[open]").count()).toBe(0);
     // No class of Berth's own: the link looks like the links around it, not like the page's buttons.
     const fake = message.getByRole("link", { name: "Allow once" });
@@ -118,12 +124,17 @@ describe("agent text that poses as Berth's own controls", () => {
     expect(agentLink).toMatchObject({ display: "inline", borderTopStyle: "none" });
     // The dialog's words are there, as the agent's text.
     expect(await message.textContent()).toContain("Sign in again");
-    // Code is still highlighted (highlight.js's classes, and only those, are kept).
+    // Code is still highlighted (highlight.js's classes, and only those, are kept; the rest are Berth's code bar's).
     await expect.poll(() => message.locator("pre .hljs-keyword").count(), POLL).toBeGreaterThan(0);
     const classes = await message.evaluate((element) =>
       [...element.querySelectorAll(".md [class]")].map((node) => `${node.tagName} ${node.getAttribute("class")}`),
     );
-    expect(classes.every((entry) => /^(SPAN|CODE) hljs/.test(entry))).toBe(true);
+    expect(classes.filter((entry) => !/^(SPAN|CODE) hljs/.test(entry))).toEqual([
+      "DIV code-block",
+      "DIV code-bar",
+      "SPAN code-lang",
+      "BUTTON code-copy",
+    ]);
     // The search shortcut still works: no dialog of the agent's holds the keys.
     await page.evaluate("document.activeElement.blur()");
     await page.keyboard.press("/");

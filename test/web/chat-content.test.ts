@@ -95,7 +95,7 @@ describe("the conversation's content in a real browser", () => {
     await exchange(page, "/plan Read the code; Write the fix; Run the tests", "Done: 3 steps");
     await exchange(page, "/think The cache must be warmed before the benchmark", "Thought it through");
     await send(page, "/ask Push the release tag v1.4.0?");
-    const ask = page.locator(".asks").getByRole("group").filter({ hasText: "Push the release tag v1.4.0?" });
+    const ask = transcript(page).getByRole("group").filter({ hasText: "Push the release tag v1.4.0?" });
     await ask.getByRole("button", { name: "Allow" }).click();
     await transcript(page).locator(".message.agent", { hasText: "You chose: allow" }).waitFor();
     await send(page, "/run printf 'compiling...\\nall 42 tests passed\\n'");

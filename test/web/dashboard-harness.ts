@@ -10,7 +10,7 @@ import { WebSocket } from "ws";
 import type { ConfigInput } from "../../src/config/config-schema.js";
 import { parseConfig } from "../../src/config/load-config.js";
 import { silentLogger } from "../../src/host/logger.js";
-import { startBerth, type RunningBerth } from "../../src/server/serve.js";
+import { startBerth, type BerthOptions, type RunningBerth } from "../../src/server/serve.js";
 
 import { waitUntilGone } from "../support/process-table.js";
 import { chromiumArgs, chromiumPath } from "../../src/bench/debian-chromium.js";
@@ -34,11 +34,11 @@ export interface DashboardServer {
 }
 
 /** A real Berth (host, REST, SSE, ACP over WebSocket, the built dashboard) on 127.0.0.1, any free port. */
-export async function startDashboardServer(config: ConfigInput = {}): Promise<DashboardServer> {
+export async function startDashboardServer(config: ConfigInput = {}, options: Pick<BerthOptions, "loginCommands"> = {}): Promise<DashboardServer> {
   if (!existsSync(join(webDir, "index.html"))) throw new Error(`the dashboard is not built (no ${webDir}index.html): run npm run build`);
   const dataDir = mkdtempSync(join(tmpdir(), "berth-web-data-"));
   const workDir = realpathSync(mkdtempSync(join(tmpdir(), "berth-web-work-")));
-  const berth = await startBerth({ config: parseConfig(config), dataDir, listenHost: "127.0.0.1", port: 0, log: silentLogger(), webDir });
+  const berth = await startBerth({ config: parseConfig(config), dataDir, listenHost: "127.0.0.1", port: 0, log: silentLogger(), webDir, ...options });
   const pids = new Set<number>();
   berth.host.onRecord(({ record }) => {
     if (record.kind === "child_acquired") pids.add(record.pid);
@@ -188,10 +188,13 @@ export function nextFrames(page: Page): Promise<unknown> {
  * For a test file: a real Berth and Debian's Chromium, started before its tests and stopped after
  * them, when every agent child and browser process must be gone. Read the fields inside tests.
  */
-export function dashboardSuite(config: ConfigInput = {}): { readonly server: DashboardServer; readonly launched: LaunchedBrowser } {
+export function dashboardSuite(
+  config: ConfigInput = {},
+  options: Pick<BerthOptions, "loginCommands"> = {},
+): { readonly server: DashboardServer; readonly launched: LaunchedBrowser } {
   const suite = {} as { server: DashboardServer; launched: LaunchedBrowser };
   beforeAll(async () => {
-    suite.server = await startDashboardServer(config);
+    suite.server = await startDashboardServer(config, options);
     suite.launched = await launchBrowser();
   });
   afterAll(async () => {

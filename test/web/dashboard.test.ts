@@ -144,27 +144,37 @@ describe("the dashboard in a real browser against a real Berth", () => {
     expect(await tool.textContent()).toContain("exit 0");
   });
 
-  it("answers /ask from the Questions panel (REST); the chat's copy is withdrawn", async () => {
+  it("answers /ask from another page's Questions panel (REST); the chat's copy is withdrawn", async () => {
     const { page } = main;
     await send(page, "/ask Deploy to production?");
-    const panel = page.getByRole("region", { name: /Questions/ });
-    const question = panel.getByRole("listitem").filter({ hasText: "Deploy to production?" });
-    await question.waitFor();
-    // The same question arrived over ACP in the chat.
-    const ask = page.locator(".asks").getByRole("group").filter({ hasText: "Deploy to production?" });
+    // In the chat, the question waits in the conversation; the Questions card of the open session points there.
+    const ask = transcript(page).getByRole("group").filter({ hasText: "Deploy to production?" });
     await ask.waitFor();
+    const panel = page.getByRole("region", { name: /Questions/ });
+    await panel.getByRole("listitem").getByRole("button", { name: "Answer it in the conversation" }).waitFor();
     await screenshot(page, "desktop-light-question");
 
-    await question.getByRole("button", { name: "Allow" }).click();
-    await transcript(page).locator(".message.agent", { hasText: "You chose: allow" }).waitFor();
-    await ask.waitFor({ state: "detached" });
-    await expect.poll(() => panel.getByRole("listitem").count(), POLL).toBe(0);
+    // The overview of another page, with no chat open, answers it with its own buttons.
+    const overview = await openPage(launched.browser, server.url, `/?token=${server.token}`, desktop);
+    try {
+      const question = overview.page
+        .getByRole("region", { name: /Questions/ })
+        .getByRole("listitem")
+        .filter({ hasText: "Deploy to production?" });
+      await question.getByRole("button", { name: "Allow" }).click();
+      await transcript(page).locator(".message.agent", { hasText: "You chose: allow" }).waitFor();
+      await ask.waitFor({ state: "detached" });
+      await expect.poll(() => panel.getByRole("listitem").count(), POLL).toBe(0);
+      expect(overview.errors).toEqual([]);
+    } finally {
+      await overview.close();
+    }
   });
 
   it("answers /ask in the chat (ACP)", async () => {
     const { page } = main;
     await send(page, "/ask Drop the database?");
-    const ask = page.locator(".asks").getByRole("group").filter({ hasText: "Drop the database?" });
+    const ask = transcript(page).getByRole("group").filter({ hasText: "Drop the database?" });
     await ask.getByRole("button", { name: "Deny" }).click();
     await transcript(page).locator(".message.agent", { hasText: "You chose: deny" }).waitFor();
     await expect
@@ -182,20 +192,26 @@ describe("the dashboard in a real browser against a real Berth", () => {
   it("answers an /elicit form", async () => {
     const { page } = main;
     await send(page, "/elicit What is your name?");
-    const ask = page.locator(".asks").getByRole("group").filter({ hasText: "What is your name?" });
+    const ask = transcript(page).getByRole("group").filter({ hasText: "What is your name?" });
     await ask.getByLabel("Answer").fill("Ada");
     await ask.getByRole("button", { name: "Submit" }).click();
     await transcript(page).locator(".message.agent", { hasText: 'Elicitation action: accept, content: {"answer":"Ada"}' }).waitFor();
 
-    // The same kind of form, answered from the Questions panel over REST.
+    // The same kind of form, answered from the Questions panel of a page with no chat open, over REST.
     await send(page, "/elicit Favourite colour?");
-    const question = page
-      .getByRole("region", { name: /Questions/ })
-      .getByRole("listitem")
-      .filter({ hasText: "Favourite colour?" });
-    await question.getByLabel("Answer").fill("blue");
-    await question.getByRole("button", { name: "Submit" }).click();
-    await transcript(page).locator(".message.agent", { hasText: 'Elicitation action: accept, content: {"answer":"blue"}' }).waitFor();
+    const overview = await openPage(launched.browser, server.url, `/?token=${server.token}`, desktop);
+    try {
+      const question = overview.page
+        .getByRole("region", { name: /Questions/ })
+        .getByRole("listitem")
+        .filter({ hasText: "Favourite colour?" });
+      await question.getByLabel("Answer").fill("blue");
+      await question.getByRole("button", { name: "Submit" }).click();
+      await transcript(page).locator(".message.agent", { hasText: 'Elicitation action: accept, content: {"answer":"blue"}' }).waitFor();
+      expect(overview.errors).toEqual([]);
+    } finally {
+      await overview.close();
+    }
   });
 
   it("cancels a running turn", async () => {
@@ -349,7 +365,7 @@ describe("looks", () => {
     await send(page, "/run printf 'compiling...\\nall 42 tests passed\\n'");
     await transcript(page).getByRole("article").locator(".badge", { hasText: "completed" }).waitFor();
     await send(page, "/ask Push the release tag v1.4.0?");
-    await page.locator(".asks .ask").waitFor();
+    await transcript(page).locator(".question-row.waiting").waitFor();
   }
 
   for (const scheme of ["light", "dark"] as const) {

@@ -225,7 +225,7 @@ describe("finding sessions in a real browser", () => {
     await expect.poll(() => page.evaluate("document.activeElement?.getAttribute('data-question-id')"), POLL).toBe(question.id);
   });
 
-  it("Escape in the prompt box cancels the open chat's running turn", async () => {
+  it("Escape in the prompt box cancels the open chat's running turn, once confirmed", async () => {
     const { page } = main;
     await page.goto(`${suite.server.url}/#/sessions/${ids.docs}`);
     await expect.poll(() => page.locator("#chat-title").textContent(), POLL).toBe("Write the café docs");
@@ -239,6 +239,8 @@ describe("finding sessions in a real browser", () => {
     await box.press("Enter");
     await waitFor(() => suite.server.berth.host.getSession(ids.docs)?.turnActive === true);
     await box.press("Escape");
+    // It asks first.
+    await page.getByRole("dialog", { name: "Cancel the running turn?" }).getByRole("button", { name: "Cancel turn" }).click();
     // Records are seen once committed, which may be a moment after the turn is no longer active.
     await waitFor(() => turnsEnded().length > endedBefore);
     expect(turnsEnded().at(-1)?.record).toMatchObject({ stopReason: "cancelled" });

@@ -173,7 +173,6 @@ describe("transcript", () => {
       { kind: "turn-end", error: "the agent crashed" },
     ]);
     expect(t.turnRunning).toBe(false);
-    expect(t.pendingQuestions()).toEqual([]);
     expect(t.hasTurnFor("/sleep 1h", 0)).toBe(true);
     expect(t.hasTurnFor("/sleep 1h", 6)).toBe(false);
   });

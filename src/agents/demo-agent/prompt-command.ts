@@ -26,6 +26,8 @@ export type PromptCommand =
   | { name: "ext" | "extnotify"; method: string; params: unknown }
   | { name: "fail"; code: number; message: string }
   | { name: "usage"; used: number; size: number; cost: { amount: number; currency: string } | null }
+  /** `/title`: the agent names its session (`session_info_update`), as agents that title their sessions do. */
+  | { name: "title"; title: string }
   /** A bad or unknown command: the agent answers with `text` and ends the turn. */
   | { name: "reply"; text: string };
 
@@ -63,6 +65,7 @@ export const promptCommandHelp: Record<string, { hint?: string; description: str
   extnotify: { hint: "<method> [json params]", description: "Send an extension notification to the client" },
   fail: { hint: "<code> <message>", description: "Fail session/prompt with that JSON-RPC error" },
   usage: { hint: "<used> <size> [<cost> <currency>]", description: "Report the context window's use (and the session's cost) as usage_update" },
+  title: { hint: "<title>", description: "Name the session, as session_info_update" },
 };
 
 function usageOf(name: string): string {
@@ -111,6 +114,8 @@ export function parsePromptCommand(text: string): PromptCommand {
     }
     case "think":
       return rest ? { name, text: rest } : missingArgument(name);
+    case "title":
+      return rest ? { name, title: rest } : missingArgument(name);
     case "flood":
       return parseFlood(rest);
     case "ext":

@@ -97,7 +97,7 @@ function agentRows({ agents, catalogue }: Listing): string {
     agent.origin,
     agent.version ?? "-",
     entries.find((entry) => entry.id === agent.id)?.version ?? "-",
-    agent.login.replace("_", " "),
+    agent.login.replace("-", " "),
   ]);
   for (const entry of entries) if (!agents.some((agent) => agent.id === entry.id)) rows.push([entry.id, "registry", "-", entry.version, "-"]);
   const table = formatTable(["AGENT", "ORIGIN", "VERSION", "REGISTRY", "LOGIN"], rows);

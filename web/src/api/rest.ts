@@ -1,5 +1,7 @@
 import { authHeaders } from "../auth/token.js";
 import type {
+  AgentLogin,
+  AgentLogins,
   AgentSessionState,
   AgentsList,
   AuthMethod,
@@ -53,8 +55,6 @@ const id = encodeURIComponent;
 export const api = {
   agents: () => request<AgentsList>("GET", "api/agents"),
   catalogue: () => request<CatalogueView>("GET", "api/agents/catalogue"),
-  authMethods: (agentId: string) =>
-    request<{ authMethods: AuthMethod[] }>("GET", `api/agents/${id(agentId)}/auth-methods`).then((r) => r.authMethods),
   startInstall: (body: { id: string; mode: "add" | "upgrade" }) => request<{ id: string }>("POST", "api/agents/installs", body),
   removeAgent: (agentId: string) => request<void>("DELETE", `api/agents/${id(agentId)}`),
   sessions: () => request<{ sessions: SessionView[] }>("GET", "api/sessions").then((r) => r.sessions),
@@ -74,5 +74,13 @@ export const api = {
   logins: () => request<{ logins: DeviceLogin[] }>("GET", "api/logins").then((r) => r.logins),
   rememberDevice: () => request<{ login: DeviceLogin; pageSecret: string }>("POST", "api/logins", {}),
   forgetDevice: (loginId: string) => request<void>("DELETE", `api/logins/${id(loginId)}`),
+  /** An agent's auth methods and its logins running or lately ended. */
+  agentLogins: (agentId: string) => request<AgentLogins>("GET", `api/agents/${id(agentId)}/logins`),
+  /** Answered once the agent opened an address to log in at, or the login ended; `env`: an environment-variable method's values. */
+  startAgentLogin: (agentId: string, methodId: string, env?: Record<string, string>) =>
+    request<AgentLogin>("POST", `api/agents/${id(agentId)}/logins`, { methodId, ...(env ? { env } : {}) }),
+  /** The address the browser ended on, for the agent's callback on the host. */
+  deliverLoginCallback: (agentId: string, loginId: string, address: string) =>
+    request<AgentLogin>("POST", `api/agents/${id(agentId)}/logins/${id(loginId)}/callback`, { address }),
   records: (limit: number) => request<{ records: StampedRecord[] }>("GET", `api/records?limit=${limit}`).then((r) => r.records),
 };

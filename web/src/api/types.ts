@@ -15,11 +15,30 @@ export interface AgentsList {
   readonly details: readonly AgentDetails[];
 }
 
-/** One of an agent's ways to log in, as its `initialize` answer lists it. */
+/** An agent's auth method; `type` "agent" (or absent in ACP): the agent runs its own login, often in a browser. */
 export interface AuthMethod {
   readonly id: string;
   readonly name: string;
-  readonly description?: string | null;
+  readonly description?: string;
+  readonly type: string;
+  /** An `env_var` method's variables. */
+  readonly vars?: readonly string[];
+}
+
+/** A login Berth runs for an agent (`GET /api/agents/:id/logins`). */
+export interface AgentLogin {
+  readonly id: string;
+  readonly agent: string;
+  readonly methodId: string;
+  readonly state: "starting" | "address_captured" | "callback_delivered" | "logged_in" | "failed";
+  readonly address?: string;
+  readonly error?: string;
+  readonly startedAt: string;
+}
+
+export interface AgentLogins {
+  readonly methods: readonly AuthMethod[];
+  readonly logins: readonly AgentLogin[];
 }
 
 /** The REST answer to a question: a permission option, or a form action. */

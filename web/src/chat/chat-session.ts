@@ -3,11 +3,11 @@ import { api, ApiError } from "../api/rest.js";
 import type { QuestionAnswer, ReadEvent, SessionView, TerminalOutputResult } from "../api/types.js";
 import { Observable } from "../live/observable.js";
 import { yieldToPage } from "../util/yield-to-page.js";
-import { reconnectDelay } from "./backoff.js";
-import { toFront, withState, without, type Outbox } from "./outbox.js";
+import { attemptStarted, connected, lostConnection, type Reconnection } from "../live/reconnection.js";
+import { toFront, withState, withText, without, type Outbox } from "./outbox.js";
 import { SEQ_FROM_META, SEQ_META } from "./journal-meta.js";
+import { commandsOf, type SlashCommand } from "./slash-commands.js";
 import { Transcript } from "./transcript.js";
-import type { TranscriptQuestion } from "./transcript-questions.js";
 import {
   controlsOfAnswer,
   controlsWithChange,
@@ -50,8 +50,8 @@ export interface ChatState {
   readonly outbox: Outbox;
   /** A turn runs (this page's or another client's). */
   readonly turnRunning: boolean;
-  /** The session's questions waiting for an answer. */
-  readonly asks: readonly TranscriptQuestion[];
+  /** Whether Berth was reached last time: the header shows the session as last known while it is not. */
+  readonly reconnection: Reconnection;
 }
 
 /** How the chat opens its session: an existing one (read from its journal), or a new one. */
@@ -79,6 +79,8 @@ export class ChatSession {
   readonly transcript = new Transcript();
   /** The agent's mode, model, config options and usage for this session: the chat header's pickers. */
   readonly controls = new Observable<AgentControls>(noControls);
+  /** The agent's commands, for the prompt's `/` menu: as Berth keeps them while the session is read, then the agent's updates. */
+  readonly commands = new Observable<readonly SlashCommand[]>([]);
   /** The session's id once it is open; rejects with a message naming what went wrong. */
   readonly opened: Promise<string>;
   private connection: ClientConnection | null = null;
@@ -107,15 +109,10 @@ export class ChatSession {
       loading: opening.mode === "load",
       outbox: [],
       turnRunning: false,
-      asks: [],
+      reconnection: connected,
     });
-    let questionsVersion = 0;
     this.transcript.subscribe(() => {
       if (this.state.value.turnRunning !== this.turnRunning()) this.patch({ turnRunning: this.turnRunning() });
-      if (this.transcript.questionsVersion !== questionsVersion) {
-        questionsVersion = this.transcript.questionsVersion;
-        this.patch({ asks: this.transcript.pendingQuestions() });
-      }
       this.followTerminals();
     });
     globalThis.addEventListener?.("online", this.online);
@@ -151,6 +148,21 @@ export class ChatSession {
     this.pump();
   }
 
+  /** Holds a queued message back while the person edits it; it keeps its place (nothing after it goes first). */
+  edit(messageId: number): void {
+    if (this.state.value.outbox.some((message) => message.id === messageId && message.state === "queued")) {
+      this.patch({ outbox: withState(this.state.value.outbox, messageId, { state: "editing" }) });
+    }
+  }
+
+  /** The edit is done: `text` goes out in the message's turn (empty removes it), or null keeps it as it was. */
+  finishEdit(messageId: number, text: string | null): void {
+    const { outbox } = this.state.value;
+    if (!outbox.some((message) => message.id === messageId && message.state === "editing")) return;
+    this.patch({ outbox: text === null ? withState(outbox, messageId, { state: "queued" }) : withText(outbox, messageId, text) });
+    this.pump();
+  }
+
   discard(messageId: number): void {
     this.patch({ outbox: without(this.state.value.outbox, messageId) });
   }
@@ -158,6 +170,11 @@ export class ChatSession {
   /** Holds the session (starting its agent if it has none) without sending anything. */
   resume(): void {
     if (this.state.value.link.name === "reading") void this.goLive();
+  }
+
+  /** A turn runs and Berth is within reach to be told to stop it. */
+  canCancel(): boolean {
+    return this.turnRunning() && this.state.value.reconnection.name === "connected" && !this.closed();
   }
 
   /** Interrupts the running turn, whoever started it. */
@@ -243,6 +260,7 @@ export class ChatSession {
   private async read(sessionId: string): Promise<string> {
     try {
       await Promise.all([this.catchUp(), this.readControls(sessionId)]);
+      this.reached();
     } catch (error) {
       if (isGone(error)) {
         this.fail(messageOf(error));
@@ -262,7 +280,9 @@ export class ChatSession {
     const state = await api.agentState(sessionId);
     // A later read (a later change) answered first: it is the newer one.
     if (read !== this.controlsReads) return;
-    if (this.state.value.link.name === "reading") this.controls.set(controlsOfAnswer(state, this.controls.value.usage));
+    if (this.state.value.link.name !== "reading") return;
+    this.controls.set(controlsOfAnswer(state, this.controls.value.usage));
+    this.commands.set(commandsOf(state.availableCommands));
   }
 
   private controlsReads = 0;
@@ -352,8 +372,12 @@ export class ChatSession {
    */
   private followTerminals(): void {
     const { name } = this.state.value.link;
+    // Not while Berth is out of reach: reading starts again once the link is back.
     const follow =
-      name !== "closed" && name !== "failed" && this.transcript.terminalsToRead().some((terminalId) => !this.settledTerminals.has(terminalId));
+      name !== "closed" &&
+      name !== "failed" &&
+      name !== "reconnecting" &&
+      this.transcript.terminalsToRead().some((terminalId) => !this.settledTerminals.has(terminalId));
     if (follow && this.terminalTimer === undefined) {
       this.terminalTimer = setInterval(() => void this.readTerminals(), TERMINAL_MS);
       void this.readTerminals();
@@ -440,6 +464,7 @@ export class ChatSession {
       // Usage read from the journal stays; modes, models and options are the agent's answer.
       this.controls.set(controlsOfAnswer(answer, this.controls.value.usage));
       this.patch({ link: { name: "live" } });
+      this.reached();
       this.refresh();
       this.pump();
       return connection;
@@ -471,6 +496,7 @@ export class ChatSession {
     if (notification.sessionId !== this.sessionId || this.closed()) return;
     const { [SEQ_META]: seq, [SEQ_FROM_META]: from, ...meta } = notification._meta ?? {};
     this.followControls(notification.update, typeof seq === "number" ? seq : undefined);
+    if (notification.update.sessionUpdate === "available_commands_update") this.commands.set(commandsOf(notification.update.availableCommands));
     if (typeof seq !== "number") {
       // Not journaled (a running command's output as it grows): shown, never replayed.
       this.transcript.applyUpdate(notification.update, notification._meta);
@@ -505,8 +531,9 @@ export class ChatSession {
   /** Sends the next queued message if nothing runs and the session is held (holding it first if it is only read). */
   private pump(): void {
     const { outbox, link } = this.state.value;
-    const next = outbox.find((message) => message.state === "queued");
-    if (!next || this.closed()) return;
+    // A message being edited holds back the queue behind it: messages go out in the order they were typed.
+    const next = outbox.find((message) => message.state === "queued" || message.state === "editing");
+    if (!next || next.state === "editing" || this.closed()) return;
     if (link.name === "reading") {
       void this.goLive();
       return;
@@ -568,16 +595,23 @@ export class ChatSession {
 
   // Losing and finding Berth again
 
+  /** Berth could not be reached (or an attempt to reach it again failed): the next attempt waits longer each time. */
   private lost(then: "reading" | "live", reason: string): void {
     if (this.closed() || this.state.value.link.name === "failed") return;
     this.connection?.close();
     this.connection = null;
-    const previous = this.state.value.link;
-    const attempt = previous.name === "reconnecting" ? previous.attempt + 1 : 1;
-    const delay = reconnectDelay(attempt);
-    this.patch({ link: { name: "reconnecting", then, attempt, retryAt: Date.now() + delay, reason } });
+    const reconnection = lostConnection(this.state.value.reconnection, reason, Date.now());
+    // Already waiting: this is the same loss told twice (the socket's close and its request's failure).
+    if (reconnection === this.state.value.reconnection) return;
+    const { attempt, retryAt } = reconnection;
+    this.patch({ reconnection, link: { name: "reconnecting", then, attempt, retryAt, reason } });
     clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => this.reconnect(), delay);
+    this.retryTimer = setTimeout(() => this.reconnect(), Math.max(0, retryAt - Date.now()));
+  }
+
+  /** An attempt really worked (the session held, or the journal read): the next loss starts from the first delay. */
+  private reached(): void {
+    if (this.state.value.reconnection !== connected && !this.closed()) this.patch({ reconnection: connected });
   }
 
   /** The network is back (or the person asked): try now rather than at the scheduled time. */
@@ -590,13 +624,9 @@ export class ChatSession {
   private reconnect(): void {
     const link = this.state.value.link;
     if (link.name !== "reconnecting") return;
-    if (link.then === "live") {
-      this.patch({ link: { name: "reading" } });
-      void this.goLive();
-      return;
-    }
-    this.patch({ link: { name: "reading" } });
-    void this.read(this.sessionId!);
+    this.patch({ link: { name: "reading" }, reconnection: attemptStarted(this.state.value.reconnection) });
+    if (link.then === "live") void this.goLive();
+    else void this.read(this.sessionId!);
   }
 
   private fail(message: string): void {

@@ -135,7 +135,6 @@ export class Transcript {
       case "question_asked": {
         const question = questionOf(payload);
         if (question) this.questions.set(question.id, this.push<QuestionEntry>({ kind: "question", question, resolution: null }));
-        this.questionsVersion++;
         break;
       }
       case "question_resolved": {
@@ -143,7 +142,6 @@ export class Transcript {
         if (entry) {
           entry.resolution = resolutionOf(entry.question, payload);
           this.changed(entry);
-          this.questionsVersion++;
         }
         break;
       }
@@ -250,14 +248,6 @@ export class Transcript {
   hasTurnFor(text: string, afterSeq: number): boolean {
     for (let i = this.prompts.length - 1; i >= 0 && this.prompts[i]!.seq > afterSeq; i--) if (this.prompts[i]!.text === text) return true;
     return false;
-  }
-
-  /** Bumped when a question is asked or settled. */
-  questionsVersion = 0;
-
-  /** The questions still waiting for an answer, oldest first. */
-  pendingQuestions(): TranscriptQuestion[] {
-    return [...this.questions.values()].filter((entry) => entry.resolution === null).map((entry) => entry.question);
   }
 
   /** A finished message is never appended to again: the next chunk starts a new message. */

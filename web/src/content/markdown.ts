@@ -1,6 +1,7 @@
 import DOMPurify from "dompurify";
 import { Marked, type Tokens } from "marked";
 import { highlighted, whenHighlighterLoads } from "./highlight-loader.js";
+import { withBerthMarkup } from "./message-markup.js";
 
 /**
  * Agent text is untrusted: it may carry `<script>`, event attributes or `javascript:` links, on
@@ -9,7 +10,7 @@ import { highlighted, whenHighlighterLoads } from "./highlight-loader.js";
  * rendered to HTML by marked and every result goes through DOMPurify before it reaches the page
  * (the page's CSP blocks inline scripts as well): HTML only (no SVG or MathML), no interactive
  * element, no `id` or `style`, and no class but highlight.js's. Links stay links; the page asks
- * before it follows one (AgentLinkDialog).
+ * before it follows one (AgentLinkDialog). Berth's own markup (code bars, task boxes) is added after.
  */
 const marked = new Marked({
   gfm: true,
@@ -21,8 +22,15 @@ const marked = new Marked({
       const label = language ? ` data-lang="${escapeHtml(language)}"` : "";
       return `<pre${label}><code>${body}\n</code></pre>\n`;
     },
+    // The sanitizer takes every input out; a mark only this page knows stands for the box until Berth puts its own in.
+    checkbox({ checked }: Tokens.Checkbox): string {
+      return `<span data-task="${TASK_MARK}${checked ? "done" : "open"}"></span> `;
+    },
   },
 });
+
+/** Drawn once per page: agent text cannot name it, so no box appears where the agent's Markdown had no task. */
+const TASK_MARK = `berth-${Array.from(crypto.getRandomValues(new Uint32Array(4)), (n) => n.toString(36)).join("")}-`;
 
 // Links open in a new tab, and tell the target nothing of this page.
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
@@ -98,9 +106,10 @@ const purifyOptions = {
   ],
 };
 
-/** Markdown as safe HTML. */
+/** Markdown as safe HTML, with Berth's own markup added once sanitized (message-markup.ts). */
 export function markdownHtml(source: string): string {
-  return DOMPurify.sanitize(marked.parse(source) as string, purifyOptions);
+  const html = DOMPurify.sanitize(marked.parse(source) as string, purifyOptions);
+  return html.includes("<pre") || html.includes(TASK_MARK) ? withBerthMarkup(html, TASK_MARK) : html;
 }
 
 function escapeHtml(text: string): string {

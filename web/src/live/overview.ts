@@ -3,12 +3,14 @@ import type { AgentsList, HostRecord, LocationView, QuestionView, SessionView, S
 import { coalesced } from "./coalesced.js";
 import { openEventStream } from "./event-stream.js";
 import { Observable } from "./observable.js";
+import { attemptStarted, connected, lostConnection, type Reconnection } from "./reconnection.js";
 
 /** The page's link to the server's event stream. */
 export type LinkState =
   | { readonly name: "connecting" }
   | { readonly name: "live" }
-  | { readonly name: "reconnecting" }
+  /** What is shown is as it was `since`. */
+  | { readonly name: "reconnecting"; readonly since: number }
   | { readonly name: "unauthorized" };
 
 export interface OverviewState {
@@ -26,8 +28,6 @@ export interface OverviewState {
 }
 
 const RECORDS_KEPT = 200;
-/** The server's `retry:` hint; used when the browser gave up on the stream and we reopen it ourselves. */
-const REOPEN_AFTER_MS = 2000;
 
 type RecordKind = HostRecord["kind"];
 const changesLocations: ReadonlySet<RecordKind> = new Set<RecordKind>([
@@ -72,6 +72,8 @@ export class LiveOverview {
   private readonly refetchQuestions = coalesced(() => this.fetchInto("questions", api.questions));
   private closeStream: (() => void) | undefined;
   private reopenTimer: number | undefined;
+  /** The stream is reopened with the chat's backoff, not at a fixed pace: a host that is down is not asked every 2 s. */
+  private reconnection: Reconnection = connected;
   private readonly agentStateListeners = new Set<(sessionId: string | null) => void>();
 
   /**
@@ -131,6 +133,7 @@ export class LiveOverview {
   private open(): void {
     this.closeStream = openEventStream({
       opened: () => {
+        this.reconnection = connected;
         this.patch({ link: { name: "live" } });
         void this.resync();
         this.agentStateChanged(null);
@@ -163,8 +166,14 @@ export class LiveOverview {
     } catch (error) {
       if (isUnauthorized(error)) return this.unauthorized();
     }
-    this.patch({ link: { name: "reconnecting" } });
-    this.reopenTimer = window.setTimeout(() => this.open(), REOPEN_AFTER_MS);
+    const reconnection = lostConnection(this.reconnection, "the event stream closed", Date.now());
+    this.reconnection = reconnection;
+    this.patch({ link: { name: "reconnecting", since: reconnection.since } });
+    window.clearTimeout(this.reopenTimer);
+    this.reopenTimer = window.setTimeout(() => {
+      this.reconnection = attemptStarted(this.reconnection);
+      this.open();
+    }, reconnection.retryAt - Date.now());
   }
 
   private async resync(): Promise<void> {

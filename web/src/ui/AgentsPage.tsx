@@ -18,7 +18,7 @@ type Work =
   | { readonly name: "failed"; readonly agentId: string; readonly what: string; readonly lines: readonly string[]; readonly reason: string };
 
 const originWords: Record<AgentDetails["origin"], string> = { bundled: "bundled", config: "configuration", installed: "installed" };
-const loginWords: Record<AgentDetails["login"], string> = { logged_in: "Logged in", needs_login: "Needs login", unknown: "Login unknown" };
+const loginWords: Record<AgentDetails["login"], string> = { "logged-in": "Logged in", "needs-login": "Needs login", unknown: "Login unknown" };
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -115,7 +115,7 @@ export function AgentsPage({ onAgentsChanged }: { onAgentsChanged: () => void })
                     <strong>{agent.id}</strong>
                     <span class="badge info">{originWords[agent.origin]}</span>
                     {agent.version === null ? null : <span class="badge">version {agent.version}</span>}
-                    <span class={`badge ${agent.login === "logged_in" ? "ok" : agent.login === "needs_login" ? "warn" : ""}`}>
+                    <span class={`badge ${agent.login === "logged-in" ? "ok" : agent.login === "needs-login" ? "warn" : ""}`}>
                       {loginWords[agent.login]}
                     </span>
                   </div>
@@ -204,8 +204,8 @@ function WorkLog({ work }: { work: Exclude<Work, { name: "idle" }> }) {
 function AuthMethods({ agentId }: { agentId: string }) {
   const [methods, setMethods] = useState<Loaded<readonly AuthMethod[]>>({ name: "loading" });
   useEffect(() => {
-    api.authMethods(agentId).then(
-      (value) => setMethods({ name: "loaded", value }),
+    api.agentLogins(agentId).then(
+      (value) => setMethods({ name: "loaded", value: value.methods }),
       (error: unknown) => setMethods({ name: "failed", message: messageOf(error) }),
     );
   }, [agentId]);

@@ -13,7 +13,10 @@ import { loadChat, useChatModule } from "./chat-loader.js";
 import { ConfirmDialog } from "./ConfirmDialog.js";
 import { FeedPanel } from "./FeedPanel.js";
 import { LocationsPanel } from "./LocationsPanel.js";
+import { LoginPanel } from "./LoginPanel.js";
+import { LoginRoute } from "./LoginRoute.js";
 import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
+import { showInConversation } from "./question-focus.js";
 import { QuestionsPanel } from "./QuestionsPanel.js";
 import { currentRoute, navigate, sessionHref, useRoute } from "./route.js";
 import { neighbour, shortcutOf, type ShortcutAction } from "./shortcuts.js";
@@ -28,7 +31,8 @@ type Dialog =
   | { readonly name: "new-session" }
   | { readonly name: "settings" }
   | { readonly name: "help" }
-  | { readonly name: "delete"; readonly session: SessionView };
+  | { readonly name: "delete"; readonly session: SessionView }
+  | { readonly name: "cancel-turn"; readonly chat: ChatSession; readonly title: string };
 
 const OVERVIEW = "#/";
 const FILTER_KEY = "berth.sessionFilter";
@@ -42,6 +46,10 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
   const [open, setOpen] = useState<ChatSession | null>(null);
   // The same, for effects that must not re-run when it changes.
   const openRef = useRef<ChatSession | null>(null);
+  // The session j or k last opened: its chat leaves the focus on the page, so the next j or k steps on.
+  const steppedTo = useRef<string | null>(null);
+  // A session was started from the New session dialog: its chat's message box takes the focus once the dialog closed.
+  const startedFromDialog = useRef(false);
 
   /** At most one chat is open; opening another (or none) closes it, releasing the page's hold. */
   const show = (next: ChatSession | null): void => {
@@ -57,6 +65,12 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
   const { module: chatModule, failed: chatUnloadable } = useChatModule(routed !== null);
 
   useEffect(() => overview.start(), [overview]);
+  // After the dialog gave the focus back to what opened it (this effect runs after its close); the box's id is PromptBox's.
+  useEffect(() => {
+    if (dialog.name !== "none" || !startedFromDialog.current) return;
+    startedFromDialog.current = false;
+    document.getElementById("prompt-text")?.focus();
+  }, [dialog]);
   useEffect(() => new PageAttention(overview, notifications).start(), [overview, notifications]);
   useEffect(() => () => void openRef.current?.close(), []);
   useEffect(() => overview.onAgentState((sessionId) => openRef.current?.agentStateChanged(sessionId)), [overview]);
@@ -102,15 +116,16 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
           action === "next-session" ? 1 : -1,
         );
         if (next === undefined) return false;
+        steppedTo.current = next;
         navigate(sessionHref(next));
         return true;
       }
       case "question":
-        return jumpToQuestion(state.questions[0]);
+        return jumpToQuestion(state.questions[0], chat && chatModule ? chat.sessionId : null);
       case "cancel-turn": {
-        const running = chat !== null && (chat.state.value.turnRunning || chatSession?.turnActive === true);
-        if (!running) return false;
-        chat.cancel();
+        // Escape is pressed for many things: it asks first.
+        if (chat === null || !chat.canCancel()) return false;
+        setDialog({ name: "cancel-turn", chat, title: chatSession?.title ?? `Untitled session ${shortId(chat.sessionId ?? "")}` });
         return true;
       }
     }
@@ -133,6 +148,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
     const next = ChatSession.open({ mode: "new", ...params });
     try {
       const sessionId = await next.opened;
+      startedFromDialog.current = true;
       show(next);
       navigate(sessionHref(sessionId));
     } catch (error) {
@@ -183,10 +199,15 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
           <AgentsPage onAgentsChanged={() => overview.agentsChanged()} />
         </main>
       ) : (
-        <main class={chat && chatModule ? "layout with-chat" : "layout"}>
+        <main class={(chat && chatModule) || route.name === "terminal-login" ? "layout with-chat" : "layout"}>
           <div class="overview">
             <div class="column">
-              <QuestionsPanel questions={state.questions} sessions={state.sessions} onAnswer={answerQuestion} />
+              <QuestionsPanel
+                questions={state.questions}
+                sessions={state.sessions}
+                openSessionId={chat && chatModule ? chat.sessionId : null}
+                onAnswer={answerQuestion}
+              />
               <SessionsPanel
                 sessions={state.sessions}
                 shown={shownSessions}
@@ -217,10 +238,20 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
               key={chat.sessionId ?? "new"}
               chat={chat}
               session={chatSession}
+              overviewLink={state.link}
+              focusPrompt={steppedTo.current !== chat.sessionId}
               onClose={() => navigate(OVERVIEW)}
               onDelete={(session) => setDialog({ name: "delete", session })}
               onRename={renameSession}
               onReconnect={() => chat.sessionId && show(chatModule.ChatSession.open({ mode: "load", sessionId: chat.sessionId }))}
+            />
+          ) : null}
+          {route.name === "terminal-login" ? (
+            <LoginPanel
+              key={`${route.agentId}/${route.methodId}`}
+              agentId={route.agentId}
+              methodId={route.methodId}
+              onClose={() => navigate(OVERVIEW)}
             />
           ) : null}
         </main>
@@ -228,6 +259,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
       {dialog.name === "new-session" ? (
         <NewSessionDialog agents={state.agents} onStart={startSession} onClose={() => setDialog({ name: "none" })} />
       ) : null}
+      {route.name === "agent-login" ? <LoginRoute agentId={route.agentId} methodId={route.methodId} onClose={() => navigate(OVERVIEW)} /> : null}
       {dialog.name === "help" ? <HelpDialog onClose={() => setDialog({ name: "none" })} /> : null}
       {dialog.name === "settings" ? <SettingsDialog notifications={notifications} onClose={() => setDialog({ name: "none" })} /> : null}
       {dialog.name === "delete" ? (
@@ -235,7 +267,18 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
           title="Delete this session?"
           body={`“${dialog.session.title ?? `Untitled session ${shortId(dialog.session.id)}`}” will be closed: its turn is interrupted, its agent stopped and its history removed. This cannot be undone.`}
           confirmLabel="Delete session"
+          workingLabel="Deleting…"
           onConfirm={() => deleteSession(dialog.session)}
+          onClose={() => setDialog({ name: "none" })}
+        />
+      ) : null}
+      {dialog.name === "cancel-turn" ? (
+        <ConfirmDialog
+          title="Cancel the running turn?"
+          body={`The agent in “${dialog.title}” is told to stop what it is doing. What it did so far stays in the conversation.`}
+          confirmLabel="Cancel turn"
+          workingLabel="Cancelling…"
+          onConfirm={async () => dialog.chat.cancel()}
           onClose={() => setDialog({ name: "none" })}
         />
       ) : null}
@@ -261,12 +304,17 @@ function isShown(element: HTMLElement): boolean {
 }
 
 /**
- * Focuses the question's card in the Questions panel when it is on screen; otherwise (a phone
- * showing a chat) opens its session, whose chat asks it.
+ * Focuses the question where it is answered: in the open chat's conversation when it is that session's,
+ * else its card in the Questions panel when that is on screen; otherwise (a phone showing another
+ * session's chat) opens its session, whose chat asks it.
  */
-function jumpToQuestion(question: QuestionView | undefined): boolean {
+function jumpToQuestion(question: QuestionView | undefined, openSessionId: string | null): boolean {
   if (!question) return false;
-  const card = document.querySelector<HTMLElement>(`[data-question-id="${CSS.escape(question.id)}"]`);
+  if (question.sessionId === openSessionId) {
+    showInConversation(question.id);
+    return true;
+  }
+  const card = document.querySelector<HTMLElement>(`.card[data-question-id="${CSS.escape(question.id)}"]`);
   if (card && isShown(card)) {
     card.scrollIntoView({ block: "center" });
     card.focus();

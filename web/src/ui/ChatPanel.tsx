@@ -1,16 +1,16 @@
-import { useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect } from "preact/hooks";
 import type { SessionView } from "../api/types.js";
-import type { QuestionAnswer } from "../api/types.js";
 import type { ChatLink, ChatSession } from "../chat/chat-session.js";
-import type { TranscriptQuestion } from "../chat/transcript-questions.js";
 import { useObservable } from "../live/observable.js";
-import { locationName, shortId } from "../util/format.js";
+import type { LinkState } from "../live/overview.js";
+import { lostSince } from "../live/reconnection.js";
+import { formatClock, formatDuration, locationName, shortId } from "../util/format.js";
 import { AgentControls } from "./AgentControls.js";
 import { Countdown, Elapsed } from "./Countdown.js";
 import { EditableTitle } from "./EditableTitle.js";
 import { Outbox } from "./Outbox.js";
 import { PromptBox } from "./PromptBox.js";
-import { QuestionBody } from "./QuestionBody.js";
+import type { AnswerQuestion } from "./answering.js";
 import { words } from "./plain-words.js";
 import { SessionStateBadge } from "./StateBadge.js";
 import { TranscriptView } from "./TranscriptView.js";
@@ -18,6 +18,8 @@ import { TranscriptView } from "./TranscriptView.js";
 export function ChatPanel({
   chat,
   session,
+  overviewLink,
+  focusPrompt,
   onClose,
   onDelete,
   onRename,
@@ -25,12 +27,21 @@ export function ChatPanel({
 }: {
   chat: ChatSession;
   session: SessionView | undefined;
+  /** The overview's event stream, which keeps `session` current. */
+  overviewLink: LinkState;
+  /** The message box takes the focus as the chat opens (not while the person steps through sessions with j and k). */
+  focusPrompt: boolean;
   onClose: () => void;
   onDelete: (session: SessionView) => void;
   onRename: (sessionId: string, title: string | null) => Promise<void>;
   onReconnect: () => void;
 }) {
-  const { link, sessionId, loading, outbox, turnRunning, asks } = useObservable(chat.state);
+  const { link, sessionId, loading, outbox, turnRunning, reconnection } = useObservable(chat.state);
+  const answer = useCallback<AnswerQuestion>((questionId, value) => chat.answer(questionId, value), [chat]);
+  const commands = useObservable(chat.commands);
+  // While Berth is out of reach, the header shows the session as it was last known, not as it is.
+  const chatLostAt = lostSince(reconnection);
+  const asOf = earliest(chatLostAt, overviewLink.name === "reconnecting" ? overviewLink.since : null);
   const title = session?.title ?? (sessionId ? `Untitled session ${shortId(sessionId)}` : "New session");
   // The overview tells of turns and answers elsewhere: the transcript reads what they added.
   useEffect(() => chat.observe(session), [chat, session?.turnActive, session?.updatedAt, session?.pendingQuestions]);
@@ -46,7 +57,7 @@ export function ChatPanel({
             <h2 id="chat-title">{title}</h2>
           )}
           {session ? (
-            <p class="meta">
+            <p class={asOf === null ? "meta" : "meta stale"}>
               {session.agent} · <span class="path">{locationName(session.cwd, session.workspace)}</span> · <SessionStateBadge state={session.state} />{" "}
               ·{" "}
               <span class="term" title={words.holders.term}>
@@ -55,14 +66,26 @@ export function ChatPanel({
               {session.turnActive && session.turnStartedAt !== null ? (
                 <>
                   {" "}
-                  · turn running <Elapsed since={session.turnStartedAt} />
+                  · turn running{" "}
+                  {asOf === null ? <Elapsed since={session.turnStartedAt} /> : formatDuration(Math.max(0, asOf - session.turnStartedAt))}
                 </>
               ) : null}
+              {asOf === null ? null : (
+                <>
+                  {" "}
+                  · <span class="as-of">last known, as of {formatClock(asOf)}</span>
+                </>
+              )}
             </p>
           ) : null}
         </div>
         <div class="actions">
-          <button type="button" onClick={() => chat.cancel()} disabled={!turnRunning}>
+          <button
+            type="button"
+            onClick={() => chat.cancel()}
+            disabled={!chat.canCancel()}
+            title={chatLostAt === null ? undefined : "Berth cannot be reached: the turn cannot be cancelled from here until it is"}
+          >
             Cancel turn
           </button>
           <button type="button" onClick={onClose} title="Release this page's hold; the session stays">
@@ -78,16 +101,20 @@ export function ChatPanel({
         <AgentControls chat={chat} enabled={link.name === "live" || link.name === "reading"} />
       </header>
       <LinkStatus link={link} loading={loading} chat={chat} canReconnect={sessionId !== null} onReconnect={onReconnect} />
-      <TranscriptView transcript={chat.transcript} empty={loading ? "" : emptyText(session?.agent)} sent={outbox.length} />
-      <div class="asks" aria-live="assertive">
-        {asks.map((question) => (
-          <AskCard key={question.id} question={question} chat={chat} />
-        ))}
-      </div>
+      <TranscriptView transcript={chat.transcript} empty={loading ? "" : emptyText(session?.agent)} sent={outbox.length} onAnswer={answer} />
       <Outbox outbox={outbox} turnRunning={turnRunning} chat={chat} />
-      <PromptBox enabled={link.name !== "failed" && link.name !== "closed"} onSend={(text) => chat.send(text)} />
+      <PromptBox
+        enabled={link.name !== "failed" && link.name !== "closed"}
+        commands={commands}
+        focusOnOpen={focusPrompt}
+        onSend={(text) => chat.send(text)}
+      />
     </section>
   );
+}
+
+function earliest(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
 }
 
 function emptyText(agent: string | undefined): string {
@@ -160,32 +187,4 @@ function LinkStatus({
     );
   }
   return null;
-}
-
-/** A question waiting for the person, answered over REST (it reaches the agent whoever holds the session). */
-function AskCard({ question, chat }: { question: TranscriptQuestion; chat: ChatSession }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const headingId = `ask-${question.id}`;
-  const answer = async (value: QuestionAnswer): Promise<void> => {
-    setBusy(true);
-    setError(null);
-    try {
-      await chat.answer(question.id, value);
-    } catch (caught) {
-      setError(caught instanceof Error ? caught.message : String(caught));
-      setBusy(false);
-    }
-  };
-  return (
-    <div class="card question ask" role="group" aria-labelledby={headingId}>
-      <h3 id={headingId}>{question.kind === "permission" ? "The agent asks for permission" : "The agent asks you to fill in a form"}</h3>
-      <QuestionBody kind={question.kind} request={question.request} idPrefix={headingId} busy={busy} onAnswer={(value) => void answer(value)} />
-      {error ? (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      ) : null}
-    </div>
-  );
 }

@@ -3,17 +3,20 @@ import { Modal } from "./Modal.js";
 
 type Confirming = { readonly name: "asking" } | { readonly name: "working" } | { readonly name: "failed"; readonly message: string };
 
-/** Asks before something that cannot be undone; shows why it failed if it did. */
+/** Asks before something that cannot be undone (a deletion, cancelling a turn); shows why it failed if it did. */
 export function ConfirmDialog({
   title,
   body,
   confirmLabel,
+  workingLabel,
   onConfirm,
   onClose,
 }: {
   title: string;
   body: string;
   confirmLabel: string;
+  /** The confirm button's words while it works ("Deleting…"). */
+  workingLabel: string;
   onConfirm: () => Promise<void>;
   onClose: () => void;
 }) {
@@ -36,7 +39,7 @@ export function ConfirmDialog({
           Keep it
         </button>
         <button type="button" class="danger" disabled={state.name === "working"} onClick={confirm}>
-          {state.name === "working" ? "Deleting…" : confirmLabel}
+          {state.name === "working" ? workingLabel : confirmLabel}
         </button>
       </div>
     </Modal>

@@ -20,7 +20,10 @@ export function HelpDialog({ onClose }: { onClose: () => void }) {
           ))}
         </tbody>
       </table>
-      <p class="muted">Letters act when no text field has the focus. Enter sends a prompt, Shift+Enter starts a new line.</p>
+      <p class="muted">
+        Letters act when no text field has the focus. Enter sends a prompt, Shift+Enter starts a new line. Typing / first lists the agent's commands:
+        ↑ and ↓ choose, Enter or Tab puts it in, Esc closes the list.
+      </p>
       <div class="dialog-actions">
         <button type="button" onClick={onClose}>
           Done

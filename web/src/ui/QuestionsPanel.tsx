@@ -1,20 +1,24 @@
-import { useState } from "preact/hooks";
-import type { QuestionAnswer, QuestionView, SessionView } from "../api/types.js";
+import type { QuestionView, SessionView } from "../api/types.js";
+import { locationName, shortId } from "../util/format.js";
+import { type AnswerQuestion, useAnswering } from "./answering.js";
 import { Ago } from "./Countdown.js";
 import { QuestionBody } from "./QuestionBody.js";
+import { showInConversation } from "./question-focus.js";
 import { sessionHref } from "./route.js";
-import { locationName, shortId } from "../util/format.js";
 
-export type AnswerQuestion = (questionId: string, answer: QuestionAnswer) => Promise<void>;
-
-/** Questions waiting for a person, answerable here over REST. */
+/**
+ * Questions waiting for a person, answerable here over REST; a question of the session open in the
+ * chat is answered in its conversation, where it was asked, and its card points there.
+ */
 export function QuestionsPanel({
   questions,
   sessions,
+  openSessionId,
   onAnswer,
 }: {
   questions: readonly QuestionView[];
   sessions: readonly SessionView[];
+  openSessionId: string | null;
   onAnswer: AnswerQuestion;
 }) {
   return (
@@ -28,7 +32,13 @@ export function QuestionsPanel({
         ) : (
           <ul class="cards">
             {questions.map((question) => (
-              <QuestionCard key={question.id} question={question} session={sessions.find((s) => s.id === question.sessionId)} onAnswer={onAnswer} />
+              <QuestionCard
+                key={question.id}
+                question={question}
+                session={sessions.find((s) => s.id === question.sessionId)}
+                inConversation={question.sessionId === openSessionId}
+                onAnswer={onAnswer}
+              />
             ))}
           </ul>
         )}
@@ -37,16 +47,18 @@ export function QuestionsPanel({
   );
 }
 
-type Sending = { readonly name: "idle" } | { readonly name: "sending" } | { readonly name: "failed"; readonly message: string };
-
-function QuestionCard({ question, session, onAnswer }: { question: QuestionView; session: SessionView | undefined; onAnswer: AnswerQuestion }) {
-  const [sending, setSending] = useState<Sending>({ name: "idle" });
-  const answer = (value: QuestionAnswer): void => {
-    setSending({ name: "sending" });
-    onAnswer(question.id, value).catch((error: unknown) =>
-      setSending({ name: "failed", message: error instanceof Error ? error.message : String(error) }),
-    );
-  };
+function QuestionCard({
+  question,
+  session,
+  inConversation,
+  onAnswer,
+}: {
+  question: QuestionView;
+  session: SessionView | undefined;
+  inConversation: boolean;
+  onAnswer: AnswerQuestion;
+}) {
+  const { busy, failure, answer } = useAnswering(question.id, onAnswer);
   const headingId = `question-${question.id}`;
   return (
     <li class="card question" aria-labelledby={headingId} data-question-id={question.id} tabIndex={-1}>
@@ -65,12 +77,20 @@ function QuestionCard({ question, session, onAnswer }: { question: QuestionView;
           </>
         ) : null}
       </p>
-      <QuestionBody kind={question.kind} request={question.request} idPrefix={headingId} busy={sending.name === "sending"} onAnswer={answer} />
-      {sending.name === "failed" ? (
-        <p class="error" role="alert">
-          {sending.message}
+      {inConversation ? (
+        <p class="in-conversation">
+          <button type="button" class="quiet" onClick={() => showInConversation(question.id)}>
+            Answer it in the conversation
+          </button>
         </p>
-      ) : null}
+      ) : (
+        <QuestionBody kind={question.kind} request={question.request} idPrefix={headingId} busy={busy} onAnswer={answer} />
+      )}
+      {failure === null ? null : (
+        <p class="error" role="alert">
+          {failure}
+        </p>
+      )}
     </li>
   );
 }

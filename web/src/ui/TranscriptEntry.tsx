@@ -1,9 +1,12 @@
-import type { MessageEntry, QuestionEntry, TranscriptRow } from "../chat/transcript.js";
+import type { MessageEntry, TranscriptRow } from "../chat/transcript.js";
+import type { QuestionResolution, TranscriptQuestion } from "../chat/transcript-questions.js";
+import { type AnswerQuestion, useAnswering } from "./answering.js";
+import { QuestionBody } from "./QuestionBody.js";
 import { blockHtml, tailHtml } from "./rendered-markdown.js";
 import { ToolCallCard } from "./ToolCallCard.js";
 
 /** One row of the transcript: a message's block (or its growing tail), a tool call, a plan, a question, a turn's end. */
-export function TranscriptEntryView({ uid, row }: { uid: number; row: TranscriptRow }) {
+export function TranscriptEntryView({ uid, row, onAnswer }: { uid: number; row: TranscriptRow; onAnswer: AnswerQuestion }) {
   const entry = row.entry;
   switch (entry.kind) {
     case "message":
@@ -33,7 +36,11 @@ export function TranscriptEntryView({ uid, row }: { uid: number; row: Transcript
         </p>
       );
     case "question":
-      return <QuestionRow entry={entry} />;
+      return entry.resolution ? (
+        <QuestionRow question={entry.question} resolution={entry.resolution} />
+      ) : (
+        <WaitingQuestion question={entry.question} onAnswer={onAnswer} />
+      );
   }
 }
 
@@ -60,21 +67,31 @@ function MessageRow({ uid, row, entry }: { uid: number; row: TranscriptRow; entr
   );
 }
 
-/** A question in the conversation: what was asked and how it was settled (it is answered below the transcript). */
-function QuestionRow({ entry }: { entry: QuestionEntry }) {
-  const { question, resolution } = entry;
-  const what = question.kind === "permission" ? "Permission" : "Form";
-  if (!resolution) {
-    return (
-      <div class="question-row waiting" role="note">
-        <span class="who">{what}</span>
-        <p>
-          <span class="asked">{question.title}</span>
-          <span class="answer">Waiting for your answer</span>
+/**
+ * A question waiting for the person, answered where it was asked: the only place the conversation shows
+ * it (the Questions list points here). Answered over REST, so it reaches the agent whoever holds the session.
+ */
+function WaitingQuestion({ question, onAnswer }: { question: TranscriptQuestion; onAnswer: AnswerQuestion }) {
+  const { busy, failure, answer } = useAnswering(question.id, onAnswer);
+  const headingId = `ask-${question.id}`;
+  return (
+    <div class="question-row waiting" role="group" aria-labelledby={headingId} data-question-id={question.id} tabIndex={-1}>
+      <span class="who" id={headingId}>
+        {question.kind === "permission" ? "The agent asks for permission" : "The agent asks you to fill in a form"}
+      </span>
+      <QuestionBody kind={question.kind} request={question.request} idPrefix={headingId} busy={busy} onAnswer={answer} />
+      {failure === null ? null : (
+        <p class="error" role="alert">
+          {failure}
         </p>
-      </div>
-    );
-  }
+      )}
+    </div>
+  );
+}
+
+/** A settled question in the conversation: what was asked and how it was settled. */
+function QuestionRow({ question, resolution }: { question: TranscriptQuestion; resolution: QuestionResolution }) {
+  const what = question.kind === "permission" ? "Permission" : "Form";
   const whom = resolution.verb === "withdrawn" ? "Withdrawn" : `You ${resolution.verb}`;
   return (
     <div class={`question-row resolved ${resolution.verb}`} role="note">

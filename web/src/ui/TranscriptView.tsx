@@ -3,6 +3,8 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Transcript, TranscriptRow } from "../chat/transcript.js";
 import { whenHighlighterLoads } from "../content/markdown.js";
 import { AgentLinkDialog } from "./AgentLink.js";
+import type { AnswerQuestion } from "./answering.js";
+import { copiedCode } from "./code-copy.js";
 import { forgetRenderings } from "./rendered-markdown.js";
 import { TranscriptEntryView } from "./TranscriptEntry.js";
 import { useFrameRender } from "./use-frame-render.js";
@@ -16,7 +18,17 @@ const FOLLOW_SLACK_PX = 48;
  * view renders at most once per frame however fast chunks arrive. While the person is at the end
  * it follows new text; scrolled up, it stays put and offers a way back.
  */
-export function TranscriptView({ transcript, empty, sent }: { transcript: Transcript; empty: string; sent: number }) {
+export function TranscriptView({
+  transcript,
+  empty,
+  sent,
+  onAnswer,
+}: {
+  transcript: Transcript;
+  empty: string;
+  sent: number;
+  onAnswer: AnswerQuestion;
+}) {
   const scroller = useRef<HTMLDivElement>(null);
   const renderNextFrame = useFrameRender();
   const [highlight, setHighlight] = useState(0);
@@ -63,6 +75,7 @@ export function TranscriptView({ transcript, empty, sent }: { transcript: Transc
   // A link in the agent's text is followed only once the person saw where it leads (a click, Enter, or a middle click).
   const [leavingFor, setLeavingFor] = useState<string | null>(null);
   const followed = (event: MouseEvent): void => {
+    if (event.type === "click" && copiedCode(event)) return;
     const link = (event.target as Element).closest(".md a[href]");
     if (!link || (event.type === "auxclick" && event.button !== 1)) return;
     event.preventDefault();
@@ -105,6 +118,7 @@ export function TranscriptView({ transcript, empty, sent }: { transcript: Transc
                       row={row}
                       version={row.part >= 0 && row.entry.kind === "message" ? 0 : row.entry.version}
                       highlight={highlight}
+                      onAnswer={onAnswer}
                     />
                   </div>
                 );
@@ -129,6 +143,8 @@ interface RowProps {
   /** The entry's version when it can still change (a finished block cannot). */
   version: number;
   highlight: number;
+  /** Stable for the view's life: not compared. */
+  onAnswer: AnswerQuestion;
 }
 
 /** A row renders again only when what it shows changed: the hot path of a long reply touches one row per frame. */
@@ -145,8 +161,8 @@ class RowView extends Component<RowProps> {
     );
   }
 
-  override render({ uid, row }: RowProps) {
-    return <TranscriptEntryView uid={uid} row={row} />;
+  override render({ uid, row, onAnswer }: RowProps) {
+    return <TranscriptEntryView uid={uid} row={row} onAnswer={onAnswer} />;
   }
 }
 

@@ -1,21 +1,37 @@
 import { useEffect, useState } from "preact/hooks";
 
-/** What the page shows, from the address's hash: `#/` the overview, `#/sessions/<id>` a chat, `#/agents` the agents. */
-export type Route = { readonly name: "overview" } | { readonly name: "session"; readonly sessionId: string } | { readonly name: "agents" };
+/**
+ * What the page shows, from the address's hash: `#/` the overview, `#/sessions/<id>` a chat, `#/agents` the agents,
+ * `#/agents/<id>/login/<methodId>` a login, `#/agents/<id>/login/<methodId>/terminal` a terminal login's screen.
+ */
+export type Route =
+  | { readonly name: "overview" }
+  | { readonly name: "agents" }
+  | { readonly name: "session"; readonly sessionId: string }
+  | { readonly name: "agent-login"; readonly agentId: string; readonly methodId: string }
+  | { readonly name: "terminal-login"; readonly agentId: string; readonly methodId: string };
 
 const sessionPattern = /^#\/sessions\/([^/]+)$/;
+const agentLoginPattern = /^#\/agents\/([^/]+)\/login\/([^/]+)(\/terminal)?$/;
 
 export const AGENTS_HREF = "#/agents";
 
 function parse(hash: string): Route {
   if (hash === AGENTS_HREF) return { name: "agents" };
-  const match = sessionPattern.exec(hash);
-  return match ? { name: "session", sessionId: decodeURIComponent(match[1]!) } : { name: "overview" };
+  const session = sessionPattern.exec(hash);
+  if (session) return { name: "session", sessionId: decodeURIComponent(session[1]!) };
+  const login = agentLoginPattern.exec(hash);
+  if (login)
+    return { name: login[3] ? "terminal-login" : "agent-login", agentId: decodeURIComponent(login[1]!), methodId: decodeURIComponent(login[2]!) };
+  return { name: "overview" };
 }
 
-/** Where an agent's login with one of its auth methods is shown. */
 export function agentLoginHref(agentId: string, methodId: string): string {
   return `#/agents/${encodeURIComponent(agentId)}/login/${encodeURIComponent(methodId)}`;
+}
+
+export function terminalLoginHref(agentId: string, methodId: string): string {
+  return `${agentLoginHref(agentId, methodId)}/terminal`;
 }
 
 export function sessionHref(sessionId: string): string {

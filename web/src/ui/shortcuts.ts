@@ -14,7 +14,7 @@ export const shortcuts: readonly Shortcut[] = [
   { keys: ["j"], action: "next-session", description: "Open the next session in the list" },
   { keys: ["k"], action: "previous-session", description: "Open the previous session in the list" },
   { keys: ["w"], action: "question", description: "Jump to the question that has waited longest" },
-  { keys: ["Esc"], action: "cancel-turn", description: "Cancel the open chat's running turn (also while typing)" },
+  { keys: ["Esc"], action: "cancel-turn", description: "Cancel the open chat's running turn, once confirmed (also while typing)" },
   { keys: ["n"], action: "new-session", description: "Start a new session" },
 ];
 
@@ -30,7 +30,7 @@ const byKey: ReadonlyMap<string, ShortcutAction> = new Map([
 
 /**
  * The action of a key press, if any. While the person types in a field only Escape acts (it
- * cancels the turn: the prompt box is where one notices a turn going astray); keys with Ctrl,
+ * offers to cancel the turn: the prompt box is where one notices a turn going astray); keys with Ctrl,
  * Alt or Meta are the browser's.
  */
 export function shortcutOf(key: { key: string; ctrlKey: boolean; altKey: boolean; metaKey: boolean }, typing: boolean): ShortcutAction | undefined {

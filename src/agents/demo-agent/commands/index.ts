@@ -18,6 +18,7 @@ import { sleep } from "./sleep.js";
 import { usage } from "./usage.js";
 import { spawnOrphan } from "./spawn-orphan.js";
 import { straggle } from "./straggle.js";
+import { title } from "./title.js";
 
 /** Runs one parsed command as the body of a turn. */
 export async function runCommand(turn: Turn, command: PromptCommand): Promise<StopReason> {
@@ -64,6 +65,8 @@ export async function runCommand(turn: Turn, command: PromptCommand): Promise<St
       return fail(command.code, command.message);
     case "usage":
       return usage(turn, command.used, command.size, command.cost);
+    case "title":
+      return title(turn, command.title);
     case "reply":
       await turn.say(command.text);
       return "end_turn";

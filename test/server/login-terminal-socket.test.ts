@@ -1,0 +1,107 @@
+import { afterEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { fixtureLogins } from "../logins/fixture-logins.js";
+import { cleanUp, startFixture, waitUntil, type BerthFixture } from "./server-harness.js";
+
+afterEach(cleanUp);
+
+/** A client of a login terminal: everything it was sent, as text, and its text frames parsed. */
+function terminalClient(berth: BerthFixture, path: string, headers: Record<string, string> = { authorization: `Bearer ${berth.token}` }) {
+  const ws = new WebSocket(`${berth.url.replace(/^http/, "ws")}${path}`, { headers });
+  let screen = "";
+  const messages: Record<string, unknown>[] = [];
+  ws.on("message", (data: Buffer, isBinary) => {
+    if (isBinary) screen += data.toString("utf8");
+    else messages.push(JSON.parse(data.toString("utf8")) as Record<string, unknown>);
+  });
+  const refused = new Promise<{ status: number; body: string }>((resolve) =>
+    ws.once("unexpected-response", (_request, response) => {
+      let body = "";
+      response.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+    }),
+  );
+  ws.on("error", () => undefined);
+  const closed = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
+  return { ws, screen: () => screen, messages, refused, closed };
+}
+
+const demo = "/api/agents/demo/logins/demo/terminal";
+
+describe("the login terminal WebSocket", () => {
+  it("sends the screen as binary frames, takes keys and JSON input, and ends with an exit frame and close 1000", async () => {
+    const berth = await startFixture({ loginCommands: fixtureLogins });
+    const client = terminalClient(berth, `${demo}?cols=90&rows=20`);
+    await waitUntil(() => client.screen().includes("Name: "), "the login screen arrived");
+    expect(client.screen()).toContain("terminal: tty 90x20");
+    client.ws.send(JSON.stringify({ type: "input", data: "li" }));
+    client.ws.send(Buffer.from("n\r"), { binary: true });
+    expect(await client.closed).toBe(1000);
+    expect(client.screen()).toContain("logged in as lin");
+    expect(client.messages).toEqual([{ type: "exit", exitCode: 0, signal: null }]);
+  });
+
+  it("answers a text frame it cannot use with an error frame and carries on", async () => {
+    const berth = await startFixture({ loginCommands: fixtureLogins });
+    const client = terminalClient(berth, demo);
+    await waitUntil(() => client.screen().includes("Name: "), "the login screen arrived");
+    client.ws.send("hello");
+    client.ws.send(JSON.stringify({ type: "resize", cols: 0, rows: 5 }));
+    client.ws.send(JSON.stringify({ type: "paste" }));
+    await waitUntil(() => client.messages.length === 3, "three error frames");
+    expect(client.messages.map((message) => message.type)).toEqual(["error", "error", "error"]);
+    expect(client.messages[0]!.message).toMatch(/a text frame is a JSON message/);
+    expect(client.messages[1]!.message).toMatch(/from 1 to 1000, got cols 0 and rows 5/);
+    expect(client.messages[2]!.message).toMatch(/unknown message.*"paste"/);
+    client.ws.send(JSON.stringify({ type: "resize", cols: 70, rows: 10 }));
+    await waitUntil(() => client.screen().includes("[resized to 70x10]"), "the login saw the resize");
+  });
+
+  it("lets in a ticket instead of the token, once, and refuses a client with neither", async () => {
+    const berth = await startFixture({ loginCommands: fixtureLogins });
+    expect((await terminalClient(berth, demo, {}).refused).status).toBe(401);
+    const { ticket } = (await (await berth.api("/api/tickets", { method: "POST" })).json()) as { ticket: string };
+    const client = terminalClient(berth, `${demo}?ticket=${ticket}`, {});
+    await waitUntil(() => client.screen().includes("Name: "), "the login screen arrived");
+    expect((await terminalClient(berth, `${demo}?ticket=${ticket}`, {}).refused).status).toBe(401);
+  });
+
+  it("refuses another site's page, a method not offered, another method while one runs, and a bad size, each saying why", async () => {
+    const berth = await startFixture({ loginCommands: fixtureLogins });
+    const auth = { authorization: `Bearer ${berth.token}` };
+    expect((await terminalClient(berth, demo, { ...auth, "sec-fetch-site": "cross-site" }).refused).status).toBe(403);
+    const unknown = await terminalClient(berth, "/api/agents/demo/logins/nope/terminal").refused;
+    expect(unknown.status).toBe(404);
+    expect(JSON.parse(unknown.body)).toMatchObject({
+      error: "no_terminal_login",
+      message: expect.stringMatching(/offers|terminal methods: demo, sleep/),
+    });
+    const running = terminalClient(berth, demo);
+    await waitUntil(() => running.screen().includes("Name: "), "the login screen arrived");
+    const busy = await terminalClient(berth, "/api/agents/demo/logins/sleep/terminal").refused;
+    expect(busy.status).toBe(409);
+    expect(JSON.parse(busy.body)).toMatchObject({ error: "login_running", message: expect.stringMatching(/by method "demo" is running/) });
+    const badSize = await terminalClient(berth, `${demo}?cols=abc`).refused;
+    expect(badSize.status).toBe(400);
+    expect(JSON.parse(badSize.body)).toMatchObject({ error: "invalid_size" });
+  });
+
+  it("lists running logins and stops one on DELETE: its clients get the exit frame", async () => {
+    const berth = await startFixture({ loginCommands: fixtureLogins });
+    const client = terminalClient(berth, "/api/agents/demo/logins/sleep/terminal");
+    await new Promise((resolve) => client.ws.once("open", resolve));
+    const listed = (await (await berth.api("/api/terminal-logins")).json()) as { logins: { agentId: string; methodId: string; clients: number }[] };
+    expect(listed.logins).toEqual([expect.objectContaining({ agentId: "demo", methodId: "sleep", clients: 1 })]);
+    expect((await berth.api("/api/agents/demo/logins/demo", { method: "DELETE" })).status).toBe(404);
+    expect((await berth.api("/api/agents/demo/logins/sleep", { method: "DELETE" })).status).toBe(204);
+    expect(await client.closed).toBe(1000);
+    expect(client.messages).toEqual([expect.objectContaining({ type: "exit" })]);
+  });
+
+  it("finds the agent's own terminal logins by default: the demo agent offers none, and the refusal says so", async () => {
+    const berth = await startFixture();
+    const refused = await terminalClient(berth, demo).refused;
+    expect(refused.status).toBe(404);
+    expect(JSON.parse(refused.body)).toMatchObject({ error: "no_terminal_login", message: expect.stringContaining("it offers none") });
+  });
+});
