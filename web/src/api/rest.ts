@@ -4,7 +4,6 @@ import type {
   AgentLogins,
   AgentSessionState,
   AgentsList,
-  AuthMethod,
   CatalogueView,
   DeviceLogin,
   LocationView,
