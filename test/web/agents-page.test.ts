@@ -6,6 +6,8 @@ import { dashboardSuite, desktop, openPage, screenshot, type OpenedPage } from "
 
 const POLL = { timeout: 60_000, interval: 50 };
 const fixture = catalogueFixture();
+// Registered first, so it runs last: after the server has stopped the agents that write into the fixture.
+afterAll(() => rmSync(fixture.root, { recursive: true, force: true }));
 const suite = dashboardSuite({ agentRegistry: fixture.registry });
 let opened: OpenedPage | undefined;
 
@@ -15,8 +17,6 @@ afterEach(async ({ task }) => {
   await opened?.close();
   opened = undefined;
 });
-
-afterAll(() => rmSync(fixture.root, { recursive: true, force: true }));
 
 describe("the dashboard's Agents page", () => {
   it("installs an agent from the catalogue with its log streamed, shows its login methods, upgrades and removes it", async () => {
