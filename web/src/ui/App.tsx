@@ -18,7 +18,7 @@ import { LoginRoute } from "./LoginRoute.js";
 import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
 import { showInConversation } from "./question-focus.js";
 import { QuestionsPanel } from "./QuestionsPanel.js";
-import { currentRoute, navigate, sessionHref, useRoute } from "./route.js";
+import { AGENTS_HREF, currentRoute, navigate, sessionHref, useRoute } from "./route.js";
 import { neighbour, shortcutOf, type ShortcutAction } from "./shortcuts.js";
 import { HelpDialog } from "./HelpDialog.js";
 import { matchesFilter, noFilter, type SessionFilter } from "./session-filter.js";
@@ -251,7 +251,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
               key={`${route.agentId}/${route.methodId}`}
               agentId={route.agentId}
               methodId={route.methodId}
-              onClose={() => navigate(OVERVIEW)}
+              onClose={() => navigate(AGENTS_HREF)}
             />
           ) : null}
         </main>
@@ -259,7 +259,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
       {dialog.name === "new-session" ? (
         <NewSessionDialog agents={state.agents} onStart={startSession} onClose={() => setDialog({ name: "none" })} />
       ) : null}
-      {route.name === "agent-login" ? <LoginRoute agentId={route.agentId} methodId={route.methodId} onClose={() => navigate(OVERVIEW)} /> : null}
+      {route.name === "agent-login" ? <LoginRoute agentId={route.agentId} methodId={route.methodId} onClose={() => navigate(AGENTS_HREF)} /> : null}
       {dialog.name === "help" ? <HelpDialog onClose={() => setDialog({ name: "none" })} /> : null}
       {dialog.name === "settings" ? <SettingsDialog notifications={notifications} onClose={() => setDialog({ name: "none" })} /> : null}
       {dialog.name === "delete" ? (
