@@ -179,7 +179,7 @@ function LinkStatus({
   if (link.name === "reading") {
     return (
       <div class="link-status reading" role="status">
-        <p>Reading the journal: this page does not hold the session. Sending a message, or Resume, starts its agent if needed.</p>
+        <p>Showing the saved conversation; its agent is not kept running for this page. Sending a message, or Resume, starts it if needed.</p>
         <button type="button" onClick={() => chat.resume()}>
           Resume
         </button>
