@@ -1,3 +1,4 @@
+import type { ComponentChildren } from "preact";
 import type { LinkState } from "../live/overview.js";
 
 const linkText: Record<LinkState["name"], string> = {
@@ -12,11 +13,14 @@ export function TopBar({
   onNewSession,
   onSettings,
   onHelp,
+  children,
 }: {
   link: LinkState;
   onNewSession: () => void;
   onSettings: () => void;
   onHelp: () => void;
+  /** Shown under the bar, sticky with it (what waits for the person). */
+  children?: ComponentChildren;
 }) {
   return (
     <header class="topbar">
@@ -44,6 +48,7 @@ export function TopBar({
       <button type="button" class="primary" onClick={onNewSession}>
         New session
       </button>
+      {children}
     </header>
   );
 }
