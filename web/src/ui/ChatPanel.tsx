@@ -192,7 +192,7 @@ function LinkStatus({
   if (link.name === "reading") {
     return (
       <div class="link-status reading" role="status">
-        <p>Showing the saved conversation; its agent is not kept running for this page. Sending a message, or Resume, starts it if needed.</p>
+        <p>Read only: a message, or Resume, starts the agent if needed.</p>
         <button type="button" onClick={() => chat.resume()}>
           Resume
         </button>
