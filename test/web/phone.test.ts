@@ -25,6 +25,8 @@ async function tooSmallToTap(page: Page): Promise<Array<{ what: string; width: n
   return sizes;
 }
 
+const overflow = (page: Page) => page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+
 async function openChat(page: Page, sessionId: string): Promise<void> {
   await page.goto(`${suite.server.url}/?token=${suite.server.token}#/sessions/${sessionId}`);
   await conversation(page).locator(".message").first().waitFor();
@@ -56,6 +58,7 @@ describe("the dashboard on a phone (390 × 844)", () => {
     await header.locator(".meta").waitFor();
     await mode.waitFor();
     expect(await tooSmallToTap(page)).toEqual([]);
+    expect(await overflow(page)).toBe(0);
     await details.tap();
     await mode.waitFor({ state: "hidden" });
 
@@ -65,6 +68,7 @@ describe("the dashboard on a phone (390 × 844)", () => {
     await search.waitFor();
     expect(await search.getAttribute("placeholder")).toBe("Search titles");
     expect(await height(page.locator("label.check", { hasText: "Waiting for me" }))).toBeGreaterThanOrEqual(TAP);
+    expect(await overflow(page)).toBe(0);
     expect(await tooSmallToTap(page)).toEqual([]);
     expect(opened.errors).toEqual([]);
     await opened.close();
