@@ -61,6 +61,7 @@ describe("docs/openapi.json", () => {
       "POST /api/logins",
       "POST /api/agents/{id}/logins",
       "POST /api/agents/{id}/logins/{loginId}/callback",
+      "POST /api/agents/installs",
     ]);
     expect(withBody.filter(({ operation }) => !("415" in operation.responses)).map((o) => o.name)).toEqual([]);
   });

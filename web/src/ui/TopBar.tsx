@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
 import type { LinkState } from "../live/overview.js";
+import { AGENTS_HREF } from "./route.js";
 
 const linkText: Record<LinkState["name"], string> = {
   connecting: "Connecting…",
@@ -25,14 +26,17 @@ export function TopBar({
   return (
     <header class="topbar">
       <div class="topbar-row">
-        <a class="brand" href="#/">
+        <a class="brand" href="#/" aria-label="Berth">
           <span class="mark" aria-hidden="true" />
-          Berth
+          <span class="brand-name">Berth</span>
         </a>
         <p class={`link link-${link.name}`} role="status">
           <span class="dot" aria-hidden="true" />
           {linkText[link.name]}
         </p>
+        <a class="button" href={AGENTS_HREF}>
+          Agents
+        </a>
         <button type="button" class="icon-button" onClick={onSettings} aria-label="Settings" title="Settings: notifications, this device">
           <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
             <path
