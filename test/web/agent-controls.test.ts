@@ -216,6 +216,8 @@ describe("the agent's controls in the chat's header, in a real browser", () => {
         ...phone,
         colorScheme,
       });
+      // A phone folds the agent's controls into the header's details.
+      await opened.page.getByRole("button", { name: "Details" }).tap();
       await expect.poll(() => picked(opened.page, "Mode"), POLL).toBe("code");
       expect(await opened.page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
       await screenshot(opened.page, `controls-phone-${colorScheme}`);

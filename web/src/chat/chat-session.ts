@@ -1,3 +1,4 @@
+import { errorWords } from "../util/error-words.js";
 import type { ClientConnection, SessionNotification, SessionUpdate } from "@agentclientprotocol/sdk";
 import { api, ApiError } from "../api/rest.js";
 import type { QuestionAnswer, ReadEvent, SessionView, TerminalOutputResult } from "../api/types.js";
@@ -233,7 +234,7 @@ export class ChatSession {
       if (!connection) throw new Error("Berth cannot be reached");
       result = await connection.agent.request(method, params);
     } catch (error) {
-      throw new Error(messageOf(error));
+      throw new Error(errorWords(error));
     }
     this.controls.set(controlsWithChange(this.controls.value, change, result));
   }
@@ -263,10 +264,10 @@ export class ChatSession {
       this.reached();
     } catch (error) {
       if (isGone(error)) {
-        this.fail(messageOf(error));
-        throw new Error(messageOf(error));
+        this.fail(errorWords(error));
+        throw new Error(errorWords(error));
       }
-      this.lost("reading", messageOf(error));
+      this.lost("reading", errorWords(error));
     }
     return sessionId;
   }
@@ -296,8 +297,8 @@ export class ChatSession {
     }
     this.refreshing = this.catchUp()
       .catch((error: unknown) => {
-        if (isGone(error)) this.fail(messageOf(error));
-        else this.lost(this.state.value.link.name === "live" ? "live" : "reading", messageOf(error));
+        if (isGone(error)) this.fail(errorWords(error));
+        else this.lost(this.state.value.link.name === "live" ? "live" : "reading", errorWords(error));
       })
       .finally(() => {
         this.refreshing = null;
@@ -429,8 +430,8 @@ export class ChatSession {
       this.patch({ sessionId, link: { name: "live" }, loading: false });
       return sessionId;
     } catch (error) {
-      this.fail(messageOf(error));
-      throw new Error(messageOf(error));
+      this.fail(errorWords(error));
+      throw new Error(errorWords(error));
     }
   }
 
@@ -470,8 +471,8 @@ export class ChatSession {
       return connection;
     } catch (error) {
       if (this.closed()) return null;
-      if (isGone(error)) this.fail(messageOf(error));
-      else this.lost("live", messageOf(error));
+      if (isGone(error)) this.fail(errorWords(error));
+      else this.lost("live", errorWords(error));
       return null;
     }
   }
@@ -554,7 +555,7 @@ export class ChatSession {
       // `usage` is in ACP's unstable schema, not the stable one the SDK types this answer with.
       this.controls.set(controlsWithTurnUsage(this.controls.value, (response as { usage?: unknown }).usage));
     } catch (error) {
-      failure = messageOf(error);
+      failure = errorWords(error);
       busy = (rpcError(error)?.data as { code?: unknown } | undefined)?.code === "turn_in_flight";
     }
     this.prompting = false;
@@ -667,13 +668,4 @@ function rpcError(error: unknown): { readonly code: number; readonly data: unkno
   if (!(error instanceof Error) || error instanceof ApiError) return null;
   const { code, data } = error as { code?: unknown; data?: unknown };
   return typeof code === "number" ? { code, data } : null;
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) {
-    const data = (error as { data?: unknown }).data;
-    const detail = typeof data === "object" && data !== null && "message" in data ? String(data.message) : null;
-    return detail && !error.message.includes(detail) ? `${error.message}: ${detail}` : error.message;
-  }
-  return String(error);
 }

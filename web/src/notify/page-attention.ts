@@ -1,9 +1,9 @@
 import type { QuestionView, SessionView, StampedRecord } from "../api/types.js";
 import type { LiveOverview, OverviewState } from "../live/overview.js";
 import { sessionHref } from "../ui/route.js";
-import { shortId } from "../util/format.js";
 import { type Attention, faviconHref, pageTitle } from "./attention.js";
 import type { DesktopNotifications } from "./desktop-notifications.js";
+import { questionSummary, sessionTitle } from "./question-words.js";
 
 /**
  * Tells the person what needs them while they look elsewhere: the tab's title and favicon count
@@ -65,7 +65,7 @@ export class PageAttention {
     this.turnsEnded++;
     const how = error !== null ? `failed: ${error}` : stopReason === "end_turn" ? "finished" : `ended (${stopReason ?? "unknown"})`;
     this.notifications.show(
-      `Turn ${how.startsWith("failed") ? "failed" : "ended"}: ${titleOf(sessionId, sessions)}`,
+      `Turn ${how.startsWith("failed") ? "failed" : "ended"}: ${sessionTitle(sessionId, sessions)}`,
       `The turn ${how}.`,
       `turn-${sessionId}`,
       sessionHref(sessionId),
@@ -75,8 +75,8 @@ export class PageAttention {
   private questionAsked(question: QuestionView, sessions: readonly SessionView[]): void {
     if (!this.away()) return;
     this.notifications.show(
-      `Question waiting: ${titleOf(question.sessionId, sessions)}`,
-      summaryOf(question),
+      `Question waiting: ${sessionTitle(question.sessionId, sessions)}`,
+      questionSummary(question),
       `question-${question.id}`,
       sessionHref(question.sessionId),
     );
@@ -94,18 +94,4 @@ export class PageAttention {
     const icon = document.querySelector<HTMLLinkElement>("link[rel='icon']");
     if (icon && icon.getAttribute("href") !== href) icon.setAttribute("href", href);
   }
-}
-
-function titleOf(sessionId: string, sessions: readonly SessionView[]): string {
-  return sessions.find((session) => session.id === sessionId)?.title ?? `Untitled session ${shortId(sessionId)}`;
-}
-
-function summaryOf(question: QuestionView): string {
-  const request = (question.request ?? {}) as { toolCall?: { title?: unknown }; message?: unknown };
-  const text = question.kind === "permission" ? request.toolCall?.title : request.message;
-  return typeof text === "string" && text.trim() !== ""
-    ? text
-    : question.kind === "permission"
-      ? "The agent asks for permission."
-      : "The agent asks you to fill in a form.";
 }

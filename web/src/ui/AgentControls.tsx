@@ -1,3 +1,4 @@
+import { errorWords } from "../util/error-words.js";
 import { useState } from "preact/hooks";
 import { type Choice, type ControlChange, hasControls, type Picker, type UsageReport } from "../chat/agent-controls.js";
 import type { ChatSession } from "../chat/chat-session.js";
@@ -20,7 +21,7 @@ export function AgentControls({ chat, enabled }: { chat: ChatSession; enabled: b
     setChanging({ name: "changing" });
     chat.configure(next).then(
       () => setChanging({ name: "idle" }),
-      (error: unknown) => setChanging({ name: "failed", message: error instanceof Error ? error.message : String(error) }),
+      (error: unknown) => setChanging({ name: "failed", message: errorWords(error) }),
     );
   };
   const disabled = !enabled || changing.name === "changing";

@@ -1,3 +1,4 @@
+import { errorWords } from "../util/error-words.js";
 import { useState } from "preact/hooks";
 import { api } from "../api/rest.js";
 import type { AgentLogin, AuthMethod } from "../api/types.js";
@@ -27,7 +28,7 @@ export function AgentLoginView({ agentId, method, waiting }: { agentId: string; 
       const login = await api.startAgentLogin(agentId, method.id);
       setStep(login.state === "address_captured" ? { name: "open", login } : { name: "ended", login });
     } catch (error) {
-      setStep({ name: "unreachable", message: messageOf(error) });
+      setStep({ name: "unreachable", message: errorWords(error) });
     }
   };
 
@@ -37,7 +38,7 @@ export function AgentLoginView({ agentId, method, waiting }: { agentId: string; 
       const after = await api.deliverLoginCallback(agentId, login.id, pasted);
       setStep(after.state === "logged_in" || after.state === "failed" ? { name: "ended", login: after } : { name: "open", login: after });
     } catch (error) {
-      setStep({ name: "open", login, refused: messageOf(error) });
+      setStep({ name: "open", login, refused: errorWords(error) });
     }
   };
 
@@ -114,8 +115,4 @@ export function LoginOutcome({ login }: { login: AgentLogin }) {
       The agent got the address; it has not answered yet.
     </p>
   );
-}
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

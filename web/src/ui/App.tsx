@@ -8,6 +8,7 @@ import type { DesktopNotifications } from "../notify/desktop-notifications.js";
 import { PageAttention } from "../notify/page-attention.js";
 import { shortId } from "../util/format.js";
 import { AgentsPage } from "./AgentsPage.js";
+import { AttentionStrip } from "./AttentionStrip.js";
 import { AuthRequired } from "./AuthRequired.js";
 import { loadChat, useChatModule } from "./chat-loader.js";
 import { ConfirmDialog } from "./ConfirmDialog.js";
@@ -16,7 +17,7 @@ import { LocationsPanel } from "./LocationsPanel.js";
 import { LoginPanel } from "./LoginPanel.js";
 import { LoginRoute } from "./LoginRoute.js";
 import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
-import { showInConversation } from "./question-focus.js";
+import { openAtQuestion, showInConversation } from "./question-focus.js";
 import { QuestionsPanel } from "./QuestionsPanel.js";
 import { AGENTS_HREF, currentRoute, navigate, sessionHref, useRoute } from "./route.js";
 import { neighbour, shortcutOf, type ShortcutAction } from "./shortcuts.js";
@@ -193,7 +194,11 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
         onNewSession={() => setDialog({ name: "new-session" })}
         onSettings={() => setDialog({ name: "settings" })}
         onHelp={() => setDialog({ name: "help" })}
-      />
+      >
+        {route.name === "overview" ? null : (
+          <AttentionStrip questions={state.questions} sessions={state.sessions} openSessionId={chat && chatModule ? chat.sessionId : null} />
+        )}
+      </TopBar>
       {route.name === "agents" ? (
         <main class="layout">
           <AgentsPage onAgentsChanged={() => overview.agentsChanged()} />
@@ -320,6 +325,6 @@ function jumpToQuestion(question: QuestionView | undefined, openSessionId: strin
     card.focus();
     return true;
   }
-  navigate(sessionHref(question.sessionId));
+  openAtQuestion(question.sessionId, question.id);
   return true;
 }

@@ -1,4 +1,4 @@
-import { useCallback, useEffect } from "preact/hooks";
+import { useCallback, useEffect, useState } from "preact/hooks";
 import type { SessionView } from "../api/types.js";
 import type { ChatLink, ChatSession } from "../chat/chat-session.js";
 import { useObservable } from "../live/observable.js";
@@ -42,12 +42,14 @@ export function ChatPanel({
   // While Berth is out of reach, the header shows the session as it was last known, not as it is.
   const chatLostAt = lostSince(reconnection);
   const asOf = earliest(chatLostAt, overviewLink.name === "reconnecting" ? overviewLink.since : null);
+  // A phone shows the header's details (the meta line, the agent's controls) on request; a wide screen always.
+  const [details, setDetails] = useState<"collapsed" | "expanded">("collapsed");
   const title = session?.title ?? (sessionId ? `Untitled session ${shortId(sessionId)}` : "New session");
   // The overview tells of turns and answers elsewhere: the transcript reads what they added.
   useEffect(() => chat.observe(session), [chat, session?.turnActive, session?.updatedAt, session?.pendingQuestions]);
   return (
     <section class="chat panel" aria-labelledby="chat-title">
-      <header class="chat-head">
+      <header class={`chat-head details-${details}`}>
         <div class="chat-title">
           {session ? (
             <EditableTitle title={session.title} shown={title} level={2} headingId="chat-title" onRename={(next) => onRename(session.id, next)}>
@@ -57,7 +59,7 @@ export function ChatPanel({
             <h2 id="chat-title">{title}</h2>
           )}
           {session ? (
-            <p class={asOf === null ? "meta" : "meta stale"}>
+            <p id="chat-details" class={asOf === null ? "meta" : "meta stale"}>
               {session.agent} · <span class="path">{locationName(session.cwd, session.workspace)}</span> · <SessionStateBadge state={session.state} />{" "}
               ·{" "}
               <span class="term" title={words.holders.term}>
@@ -82,6 +84,15 @@ export function ChatPanel({
         <div class="actions">
           <button
             type="button"
+            class="details-toggle"
+            aria-expanded={details === "expanded"}
+            aria-controls="chat-details chat-controls"
+            onClick={() => setDetails(details === "expanded" ? "collapsed" : "expanded")}
+          >
+            Details
+          </button>
+          <button
+            type="button"
             onClick={() => chat.cancel()}
             disabled={!chat.canCancel()}
             title={chatLostAt === null ? undefined : "Berth cannot be reached: the turn cannot be cancelled from here until it is"}
@@ -98,7 +109,9 @@ export function ChatPanel({
           ) : null}
         </div>
         {/* Shown while the session is only read, from what the host keeps; a change holds the session first. */}
-        <AgentControls chat={chat} enabled={link.name === "live" || link.name === "reading"} />
+        <div id="chat-controls" class="chat-controls">
+          <AgentControls chat={chat} enabled={link.name === "live" || link.name === "reading"} />
+        </div>
       </header>
       <LinkStatus link={link} loading={loading} chat={chat} canReconnect={sessionId !== null} onReconnect={onReconnect} />
       <TranscriptView transcript={chat.transcript} empty={loading ? "" : emptyText(session?.agent)} sent={outbox.length} onAnswer={answer} />
@@ -179,7 +192,7 @@ function LinkStatus({
   if (link.name === "reading") {
     return (
       <div class="link-status reading" role="status">
-        <p>Reading the journal: this page does not hold the session. Sending a message, or Resume, starts its agent if needed.</p>
+        <p>Read only: a message, or Resume, starts the agent if needed.</p>
         <button type="button" onClick={() => chat.resume()}>
           Resume
         </button>

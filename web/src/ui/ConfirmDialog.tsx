@@ -1,3 +1,4 @@
+import { errorWords } from "../util/error-words.js";
 import { useState } from "preact/hooks";
 import { Modal } from "./Modal.js";
 
@@ -23,7 +24,7 @@ export function ConfirmDialog({
   const [state, setState] = useState<Confirming>({ name: "asking" });
   const confirm = (): void => {
     setState({ name: "working" });
-    onConfirm().then(onClose, (error: unknown) => setState({ name: "failed", message: error instanceof Error ? error.message : String(error) }));
+    onConfirm().then(onClose, (error: unknown) => setState({ name: "failed", message: errorWords(error) }));
   };
   return (
     <Modal labelledBy="confirm-title" onClose={onClose}>

@@ -1,3 +1,4 @@
+import { errorWords } from "../util/error-words.js";
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api/rest.js";
 import type { DeviceLogin } from "../api/types.js";
@@ -22,7 +23,7 @@ export function DeviceSettings() {
   const reload = (): void => {
     api.logins().then(
       (logins) => setLoading({ name: "ready", logins }),
-      (error: unknown) => setLoading({ name: "failed", message: messageOf(error) }),
+      (error: unknown) => setLoading({ name: "failed", message: errorWords(error) }),
     );
   };
   useEffect(reload, []);
@@ -36,7 +37,7 @@ export function DeviceSettings() {
       },
       (error: unknown) => {
         setBusy(false);
-        setLoading({ name: "failed", message: messageOf(error) });
+        setLoading({ name: "failed", message: errorWords(error) });
       },
     );
   };
@@ -118,8 +119,4 @@ export function DeviceSettings() {
       ) : null}
     </section>
   );
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

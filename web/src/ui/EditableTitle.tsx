@@ -1,3 +1,4 @@
+import { errorWords } from "../util/error-words.js";
 import { useEffect, useRef, useState } from "preact/hooks";
 
 type Editing =
@@ -67,7 +68,7 @@ export function EditableTitle({
     setEditing({ name: "saving", draft: editing.draft });
     onRename(draft === "" ? null : draft).then(
       () => setEditing({ name: "showing" }),
-      (error: unknown) => setEditing({ name: "failed", draft: editing.draft, message: error instanceof Error ? error.message : String(error) }),
+      (error: unknown) => setEditing({ name: "failed", draft: editing.draft, message: errorWords(error) }),
     );
   };
   return (

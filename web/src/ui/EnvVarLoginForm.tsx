@@ -1,7 +1,8 @@
+import { errorWords } from "../util/error-words.js";
 import { useState } from "preact/hooks";
 import { api } from "../api/rest.js";
 import type { AgentLogin, AuthMethod } from "../api/types.js";
-import { LoginOutcome, messageOf } from "./AgentLoginView.js";
+import { LoginOutcome } from "./AgentLoginView.js";
 
 type Step =
   | { readonly name: "editing"; readonly refused?: string }
@@ -28,7 +29,7 @@ export function EnvVarLoginForm({ agentId, method }: { agentId: string; method: 
       const login = await api.startAgentLogin(agentId, method.id, env);
       setStep(login.state === "failed" ? { name: "editing", refused: `The login failed: ${login.error}` } : { name: "ended", login });
     } catch (error) {
-      setStep({ name: "editing", refused: messageOf(error) });
+      setStep({ name: "editing", refused: errorWords(error) });
     }
   };
 

@@ -1,3 +1,4 @@
+import { errorWords } from "../util/error-words.js";
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api/rest.js";
 import type { AgentLogin, AgentLogins, AuthMethod } from "../api/types.js";
@@ -16,7 +17,7 @@ export function LoginRoute({ agentId, methodId, onClose }: { agentId: string; me
     setMethods({ name: "loading" });
     api.agentLogins(agentId).then(
       (answer) => current && setMethods({ name: "ready", ...answer }),
-      (error: unknown) => current && setMethods({ name: "failed", message: error instanceof Error ? error.message : String(error) }),
+      (error: unknown) => current && setMethods({ name: "failed", message: errorWords(error) }),
     );
     return () => {
       current = false;

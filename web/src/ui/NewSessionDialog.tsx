@@ -1,3 +1,4 @@
+import { errorWords } from "../util/error-words.js";
 import { useState } from "preact/hooks";
 import type { AgentsList } from "../api/types.js";
 import { Modal } from "./Modal.js";
@@ -39,7 +40,7 @@ export function NewSessionDialog({
     setState({ name: "starting" });
     window.localStorage.setItem(LAST_DIRECTORY_KEY, directory);
     onStart({ agent, cwd: directory, workspace: workspace.trim() || null }).then(onClose, (error: unknown) =>
-      setState({ name: "failed", message: error instanceof Error ? error.message : String(error) }),
+      setState({ name: "failed", message: errorWords(error) }),
     );
   };
 

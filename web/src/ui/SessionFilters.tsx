@@ -1,6 +1,7 @@
 import type { SessionView } from "../api/types.js";
 import { stateWords } from "./plain-words.js";
 import { filterChoices, isFiltering, noFilter, type SessionFilter } from "./session-filter.js";
+import { touchOrNarrow, useMediaQuery } from "./use-media-query.js";
 
 /** Search by title and narrow by folder, agent, state and "waiting for me". */
 export function SessionFilters({
@@ -17,6 +18,7 @@ export function SessionFilters({
   const { folders, agents } = filterChoices(sessions);
   const set = (change: Partial<SessionFilter>): void => onChange({ ...filter, ...change });
   const states = Object.keys(stateWords) as Array<keyof typeof stateWords>;
+  const keyboardHints = !useMediaQuery(touchOrNarrow);
   return (
     <>
       <form class="filters" role="search" aria-label="Find sessions" onSubmit={(event) => event.preventDefault()}>
@@ -25,7 +27,7 @@ export function SessionFilters({
           type="search"
           class="search"
           aria-label="Search session titles"
-          placeholder="Search titles  ( / )"
+          placeholder={keyboardHints ? "Search titles  ( / )" : "Search titles"}
           value={filter.text}
           onInput={(event) => set({ text: event.currentTarget.value })}
         />

@@ -1,3 +1,4 @@
+import { personWords } from "../util/error-words.js";
 import type { MessageEntry, TranscriptRow } from "../chat/transcript.js";
 import type { QuestionResolution, TranscriptQuestion } from "../chat/transcript-questions.js";
 import { type AnswerQuestion, useAnswering } from "./answering.js";
@@ -32,7 +33,7 @@ export function TranscriptEntryView({ uid, row, onAnswer }: { uid: number; row: 
     case "turn-end":
       return (
         <p class={entry.error ? "stop failed" : "stop"} role="status">
-          {entry.error ? `Turn failed: ${entry.error}` : `Turn ended: ${(entry.stopReason ?? "unknown").replace("_", " ")}`}
+          {entry.error ? `Turn failed: ${personWords(entry.error)}` : `Turn ended: ${(entry.stopReason ?? "unknown").replace("_", " ")}`}
         </p>
       );
     case "question":

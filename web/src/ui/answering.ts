@@ -1,3 +1,4 @@
+import { errorWords } from "../util/error-words.js";
 import { useState } from "preact/hooks";
 import type { QuestionAnswer } from "../api/types.js";
 
@@ -11,9 +12,7 @@ export function useAnswering(questionId: string, onAnswer: AnswerQuestion) {
   const [sending, setSending] = useState<Sending>({ name: "idle" });
   const answer = (value: QuestionAnswer): void => {
     setSending({ name: "sending" });
-    onAnswer(questionId, value).catch((error: unknown) =>
-      setSending({ name: "failed", message: error instanceof Error ? error.message : String(error) }),
-    );
+    onAnswer(questionId, value).catch((error: unknown) => setSending({ name: "failed", message: errorWords(error) }));
   };
   return { busy: sending.name === "sending", failure: sending.name === "failed" ? sending.message : null, answer };
 }

@@ -1,3 +1,4 @@
+import { errorWords } from "../util/error-words.js";
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal } from "@xterm/xterm";
 import "@xterm/xterm/css/xterm.css";
@@ -66,7 +67,7 @@ export function openLoginTerminal(
         onState({ name: "failed", reason });
       };
     },
-    (error: unknown) => onState({ name: "failed", reason: error instanceof Error ? error.message : String(error) }),
+    (error: unknown) => onState({ name: "failed", reason: errorWords(error) }),
   );
   return {
     dispose() {
