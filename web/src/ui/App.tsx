@@ -17,6 +17,7 @@ import { LoginRoute } from "./LoginRoute.js";
 import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
 import { showInConversation } from "./question-focus.js";
 import { QuestionsPanel } from "./QuestionsPanel.js";
+import { RememberPrompt } from "./RememberPrompt.js";
 import { currentRoute, navigate, sessionHref, useRoute } from "./route.js";
 import { neighbour, shortcutOf, type ShortcutAction } from "./shortcuts.js";
 import { HelpDialog } from "./HelpDialog.js";
@@ -36,7 +37,15 @@ type Dialog =
 const OVERVIEW = "#/";
 const FILTER_KEY = "berth.sessionFilter";
 
-export function App({ overview, notifications }: { overview: LiveOverview; notifications: DesktopNotifications }) {
+export function App({
+  overview,
+  notifications,
+  offerRemember,
+}: {
+  overview: LiveOverview;
+  notifications: DesktopNotifications;
+  offerRemember: boolean;
+}) {
   const state = useObservable(overview.state);
   const route = useRoute();
   const [dialog, setDialog] = useState<Dialog>({ name: "none" });
@@ -193,6 +202,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
         onSettings={() => setDialog({ name: "settings" })}
         onHelp={() => setDialog({ name: "help" })}
       />
+      {offerRemember ? <RememberPrompt /> : null}
       <main class={(chat && chatModule) || route.name === "terminal-login" ? "layout with-chat" : "layout"}>
         <div class="overview">
           <div class="column">
