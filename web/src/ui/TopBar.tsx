@@ -20,10 +20,13 @@ export function TopBar({
 }) {
   return (
     <header class="topbar">
-      <a class="brand" href="#/">
-        <span class="mark" aria-hidden="true" />
-        Berth
-      </a>
+      {/* The page's one top-level heading: panels and the chat are its h2s. */}
+      <h1 class="brand-heading">
+        <a class="brand" href="#/">
+          <span class="mark" aria-hidden="true" />
+          Berth
+        </a>
+      </h1>
       <p class={`link link-${link.name}`} role="status">
         <span class="dot" aria-hidden="true" />
         {linkText[link.name]}
