@@ -11,4 +11,7 @@ const offerRemember = adoptTokenFromAddress() && !isRemembered();
 // Opened on a session's address: the chat is in the first render, never the overview first in its place.
 // A chat that is slow to come (a stalled request) is not waited for past 2 s: the page shows, and the chat follows it.
 if (currentRoute().name === "session") await Promise.race([loadChat().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2_000))]);
-render(<App offerRemember={offerRemember} overview={new LiveOverview()} notifications={new DesktopNotifications()} />, document.getElementById("app")!);
+render(
+  <App offerRemember={offerRemember} overview={new LiveOverview()} notifications={new DesktopNotifications()} />,
+  document.getElementById("app")!,
+);
