@@ -2,7 +2,7 @@
 // after it, a new tab at a session's address (a bookmark, a webhook's link) opens directly, until the token rotates.
 import type { BrowserContext, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { dashboardSuite, desktop } from "./dashboard-harness.js";
+import { dashboardSuite, desktop, phone, screenshot } from "./dashboard-harness.js";
 
 const suite = dashboardSuite();
 
@@ -26,6 +26,7 @@ describe("access across tabs", () => {
       const first = await newTab(context, `${server.url}/?token=${server.token}`);
       const offer = first.getByRole("region", { name: "Remember this device" });
       await offer.waitFor();
+      await screenshot(first, "remember-offer-desktop");
       // Before the click the link's token is this tab's alone: another tab is refused.
       const before = await newTab(context, sessionAddress);
       await refused(before).waitFor();
@@ -55,13 +56,15 @@ describe("access across tabs", () => {
     }
   });
 
-  it("Not now puts the offer away; the page works as before", async () => {
+  it("Not now puts the offer away; the page works as before (a phone, dark)", async () => {
     // (runs after the rotation: the host's token is the new one)
     const { server, launched } = suite;
-    const context = await launched.browser.newContext(desktop);
+    const context = await launched.browser.newContext({ ...phone, colorScheme: "dark" });
     try {
       const page = await newTab(context, `${server.url}/?token=${server.berth.token}`);
       const offer = page.getByRole("region", { name: "Remember this device" });
+      await offer.waitFor();
+      await screenshot(page, "remember-offer-phone-dark");
       await offer.getByRole("button", { name: "Not now" }).click();
       await offer.waitFor({ state: "detached" });
       await page.getByRole("heading", { name: "Sessions" }).waitFor();
