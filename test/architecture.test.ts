@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 const src = fileURLToPath(new URL("../src/", import.meta.url));
 
 /** The host's API: the only modules of `src/host` the protocol edges (server, cli) may import. */
-const HOST_API = ["host/host.js", "host/views.js", "host/host-errors.js", "host/logger.js"];
+const HOST_API = ["host/host.js", "host/views.js", "host/host-errors.js", "host/logger.js", "host/agent-catalogue.js"];
 
 interface Import {
   readonly file: string;

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { berthCommand } from "../config/invocation.js";
-import { loadConfigFile } from "../config/load-config.js";
+import { type Config, loadConfigFile } from "../config/load-config.js";
 import { dataPaths, defaultConfigPath, defaultDataDir } from "../config/paths.js";
 import { runningHost } from "../server/host-file.js";
 import { CommandFailedError, FAILURE_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "./exit-codes.js";
@@ -28,12 +28,23 @@ export class HostClientError extends CommandFailedError {
   override readonly name = "HostClientError";
 }
 
+/** The configuration (`--config`, else the default file) and the data directory (`--data-dir`, else the configuration's, else the default). */
+export function localSetup(flags: HostFlags, env = process.env): { config: Config; dataDir: string } {
+  const configPath = flags.config === undefined ? defaultConfigPath(env) : resolve(flags.config);
+  const config = loadConfigFile(configPath, { required: flags.config !== undefined });
+  return { config, dataDir: resolve(flags.dataDir ?? config.dataDir ?? defaultDataDir(env)) };
+}
+
+/** The running host's URL: `--url`, else the live `host.json` in the data directory; undefined when none runs. */
+export function hostUrl(flags: HostFlags, dataDir: string): string | undefined {
+  return flags.url ?? runningHost(dataPaths(dataDir).hostFile)?.url;
+}
+
 /** Finds the host: `--url`/`--token`, else the `host.json` and `token` files in the data directory. */
 export function locateHost(flags: HostFlags, env = process.env): { url: string; token: string } {
-  const configPath = flags.config === undefined ? defaultConfigPath(env) : resolve(flags.config);
-  const dataDir = resolve(flags.dataDir ?? loadConfigFile(configPath, { required: flags.config !== undefined }).dataDir ?? defaultDataDir(env));
+  const { dataDir } = localSetup(flags, env);
   const paths = dataPaths(dataDir);
-  const url = flags.url ?? runningHost(paths.hostFile)?.url;
+  const url = hostUrl(flags, dataDir);
   if (!url)
     throw new HostClientError(
       `no Berth host is running on ${dataDir} (no live ${paths.hostFile}); start one with \`${berthCommand()} serve\` or pass --url`,

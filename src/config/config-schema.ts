@@ -72,6 +72,11 @@ export const configSchema = z
   .strictObject({
     defaultAgent: nonEmpty.default("demo"),
     agents: z.record(z.string(), agentSchema).default({}),
+    /**
+     * The ACP Agent Registry (`registry.json`) that `berth agents add` and the dashboard install from: a path or an
+     * http(s) URL; default, the snapshot Berth ships. Not `agents.registry`: `agents` maps agent ids to commands.
+     */
+    agentRegistry: nonEmpty.optional(),
     services: z.record(z.string(), serviceSchema).default({}),
     releaseGrace: duration.prefault(`${lifecycleDefaults.releaseGraceMs}ms`),
     idleTtl: duration.prefault(`${lifecycleDefaults.idleTtlMs}ms`),

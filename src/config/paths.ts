@@ -57,6 +57,17 @@ export function secureDataDir(dataDir: string): DataDirSecurity {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // The directory itself may be reached through a symlink (a data directory on another disk).
+  const tightened = makePrivate(realpathSync(dataDir));
+  createDatabaseFile(paths.database);
+  return { foundMode, wasOpen: foundMode !== undefined && (foundMode & 0o077) !== 0, tightened };
+}
+
+/**
+ * Takes group and other bits off `root` and everything in it this user owns (the owner's own bits stay: an
+ * executable stays executable); symbolic links are not followed. Returns what changed, relative to `root`.
+ */
+export function makePrivate(root: string): string[] {
   const tightened: string[] = [];
   const tighten = (path: string, relative: string) => {
     const stats = lstatSync(path);
@@ -71,10 +82,8 @@ export function secureDataDir(dataDir: string): DataDirSecurity {
       for (const entry of readdirSync(path)) tighten(join(path, entry), relative === "." ? entry : join(relative, entry));
     }
   };
-  // The directory itself may be reached through a symlink (a data directory on another disk).
-  tighten(realpathSync(dataDir), ".");
-  createDatabaseFile(paths.database);
-  return { foundMode, wasOpen: foundMode !== undefined && (foundMode & 0o077) !== 0, tightened };
+  tighten(root, ".");
+  return tightened;
 }
 
 /**

@@ -45,8 +45,8 @@ const GATHER_MS = 20;
  * The other hosts' sessions, pending questions and records, and the fleet's hosts, read from the
  * shared store into memory: all of it at start, every heartbeat interval (so an owner that stopped
  * heartbeating shows offline within one) and whenever changes may have gone untold (the listening
- * connection came back, a batch's changes too many for one notification); in between, only the
- * sessions `LISTEN/NOTIFY` names as changed by another host, with the hosts. A wake-up costs what
+ * connection came back); in between, only the sessions `LISTEN/NOTIFY` names as changed by another
+ * host, with the hosts, in two queries however many. A wake-up costs what
  * changed, not all sessions. Listeners hear which peers' sessions changed, which are gone, and which
  * records peers appended (docs/fleet.md, "One view").
  *
@@ -267,23 +267,22 @@ export class FleetDirectory implements Peers {
   }
 
   /**
-   * The sessions named as changed, each read alone (its lease, then its row and pending questions), and the hosts: what a
-   * refresh between two full ones reads. The hosts are read for the owners' state (online, URL), not any session's.
+   * The sessions named as changed, read together (their rows with their leases, and their pending questions), and the
+   * hosts: what a refresh between two full ones reads, in a constant number of queries however many changed. The hosts
+   * are read for the owners' state (online, URL), not any session's.
    */
   private async refreshChanged(ids: readonly string[]): Promise<void> {
     const { backend } = this;
     const claims = this.claims;
-    const hosts = await this.read(backend.listHosts());
+    const [hosts, found] = await Promise.all([this.read(backend.listHosts()), backend.readSessions(ids)]);
+    this.rows += found.reduce((rows, { pendingQuestions }) => rows + 1 + pendingQuestions.length, 0);
     const hostById = new Map(hosts.map((host) => [host.id, host]));
-    const read = await Promise.all(
-      ids.map(async (id) => {
-        // The lease before the row: a session deleted between the reads is not listed; one created between them has its lease read again.
-        let lease = await this.read(backend.getLease(id));
-        const [session, pending] = await Promise.all([this.read(backend.getSession(id)), this.read(backend.listPendingQuestions(id))]);
-        if (session && !lease) lease = await this.read(backend.getLease(id));
-        return { id, session, owner: lease?.hostId ? hostById.get(lease.hostId) : undefined, pending };
-      }),
-    );
+    const byId = new Map(found.map((entry) => [entry.session.id, entry]));
+    const read = ids.map((id) => {
+      const entry = byId.get(id);
+      const owner = entry?.lease.hostId ? hostById.get(entry.lease.hostId) : undefined;
+      return { id, session: entry?.session, owner, pending: [...(entry?.pendingQuestions ?? [])] };
+    });
     const records = await this.announcedRecords();
     if (this.closed) return;
     if (this.adoptedSince(claims, records)) {

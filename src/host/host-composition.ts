@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import type { AgentChild } from "../agents/agent-child.js";
 import { AgentRegistry } from "../agents/agent-registry.js";
+import { InstalledListError, readInstalledAgents } from "../agents/installed-agents.js";
+import { AgentInstalls } from "./agent-installs.js";
 import type { Config } from "../config/config-schema.js";
 import { dataPaths } from "../config/paths.js";
 import type { Clock } from "../lifecycle/clock.js";
@@ -70,6 +72,7 @@ export interface HostParts {
   readonly ledger: ProcessGroupLedger;
   readonly housekeeping: Housekeeping;
   readonly registry: AgentRegistry;
+  readonly installs: AgentInstalls;
   readonly catalog: SessionCatalog;
   readonly transient: TransientChildren;
   readonly outside: AgentsOutsideSessions;
@@ -134,7 +137,19 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     list: () => store.processGroups.list(),
   };
   const connections = new ConnectionCleanups((error, id) => log.error({ err: error, cleanup: id }, "connection cleanup failed"));
-  const registry = new AgentRegistry(config.agents, config.defaultAgent, paths.agentState);
+  // A damaged list of installed agents is logged and read as none: the host runs its other agents.
+  const installed = () => {
+    try {
+      return readInstalledAgents(dataDir);
+    } catch (error) {
+      if (!(error instanceof InstalledListError)) throw error;
+      log.error({ err: error }, "installed agents unreadable; only the configured agents are available");
+      return {};
+    }
+  };
+  const registry = new AgentRegistry(config.agents, config.defaultAgent, paths.agentState, installed());
+  // An install or removal made here changes the agents at once: the next child of each starts from the list.
+  const installs = new AgentInstalls(config, dataDir, () => registry.setInstalled(installed()), log);
   const logins = new AgentLogins(config.rememberLogins === "file" ? join(dataDir, "agent-logins.json") : undefined, (error) =>
     log.error({ err: error }, "agent logins file unreadable; clients log in again"),
   );
@@ -311,6 +326,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     ledger,
     housekeeping,
     registry,
+    installs,
     catalog,
     transient,
     outside,

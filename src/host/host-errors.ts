@@ -1,4 +1,8 @@
+import { InstallError, type InstallRefusal } from "../agents/agent-install.js";
 import { UnknownAgentError } from "../agents/agent-registry.js";
+import { CatalogueError } from "../agents/catalogue.js";
+import { InstalledListError } from "../agents/installed-agents.js";
+import { InstallNotFoundError, InstallRunningError } from "./agent-installs.js";
 import { SessionNotFoundError } from "./agent-children.js";
 import { OwnedByOtherHostError } from "./owned-elsewhere.js";
 import { TurnFailedError, TurnNotStoredError } from "./turns.js";
@@ -41,6 +45,14 @@ const questionCodes: Readonly<Record<QuestionError["code"], readonly [ErrorClass
   invalid_answer: ["bad_input", "invalid_answer"],
 };
 
+const installCodes: Readonly<Record<InstallRefusal, readonly [ErrorClass, string]>> = {
+  unknown_version: ["not_found", "version_not_in_registry"],
+  not_installed: ["not_found", "agent_not_installed"],
+  installed: ["conflict", "agent_installed"],
+  no_distribution: ["bad_input", "no_distribution"],
+  failed: ["internal", "install_failed"],
+};
+
 const loginErrorClasses: Readonly<Record<AgentLoginError["code"], ErrorClass>> = {
   agent_login_not_found: "not_found",
   login_not_waiting: "conflict",
@@ -56,6 +68,15 @@ export function classifyError(error: unknown): ClassifiedError {
     return as(errorClass, code);
   }
   if (error instanceof UnknownAgentError) return as("bad_input", "unknown_agent");
+  if (error instanceof InstallError) {
+    const [errorClass, code] = installCodes[error.refusal];
+    return as(errorClass, code);
+  }
+  if (error instanceof CatalogueError)
+    return error.kind === "unknown_agent" ? as("not_found", "agent_not_in_registry") : as("unavailable", "registry_unreadable");
+  if (error instanceof InstalledListError) return as("unavailable", "installed_list_damaged");
+  if (error instanceof InstallNotFoundError) return as("not_found", "install_not_found");
+  if (error instanceof InstallRunningError) return as("conflict", "install_running");
   if (error instanceof AgentLoginError) return as(loginErrorClasses[error.code], error.code);
   // A pasted address that does not match the login's redirect_uri; or the agent's callback did not answer.
   if (error instanceof LoginCallbackError) return as(error.code === "callback_refused" ? "bad_input" : "unavailable", error.code);

@@ -15,6 +15,8 @@ import type { JournalEvent } from "../store/events.js";
 import type { Json } from "../store/index.js";
 import { scopeOf, type ProcessTracking } from "../processes/index.js";
 import { Store } from "../store/store.js";
+import { type AgentDetails, type CatalogueView, catalogueView, readAgentCatalogue, withLoginStates } from "./agent-catalogue.js";
+import type { InstallEvent, InstallStart } from "./agent-installs.js";
 import type { ReopenRequest } from "./agent-request.js";
 import { answerFields, stateOf, type AgentSessionState } from "./agent-session-state.js";
 import type { Asker } from "./agents-outside-sessions.js";
@@ -297,6 +299,33 @@ export class Host {
     return this.parts.registry.ids();
   }
 
+  /** Each agent's origin, installed version and login state. */
+  agentSources(): AgentDetails[] {
+    return withLoginStates(this.parts.registry.sources(), (agentId) => this.agentLoginState(agentId));
+  }
+
+  /** The agent registry's entries (read afresh), with the version of each installed here. */
+  async agentCatalogue(): Promise<CatalogueView> {
+    return catalogueView(await readAgentCatalogue(this.config), this.dataDir);
+  }
+
+  /** Starts installing an agent from the registry (docs/host.md, "The agent catalogue"); refusals are thrown before it starts. */
+  startAgentInstall(request: InstallStart): Promise<{ id: string }> {
+    this.assertRunning();
+    return this.parts.installs.start(request);
+  }
+
+  /** Tells `follower` the install's events so far, then each as it comes; returns how to stop. */
+  followAgentInstall(installId: string, follower: (event: InstallEvent) => void): () => void {
+    return this.parts.installs.follow(installId, follower);
+  }
+
+  /** Removes an installed agent (a configured one of the same id stays). */
+  removeInstalledAgent(agentId: string): void {
+    this.assertRunning();
+    this.parts.installs.remove(agentId);
+  }
+
   /** The agent's own `initialize` answer (stored; a probe child only the first time). */
   agentProfile(agentId: string = this.parts.registry.defaultAgent): Promise<InitializeResponse> {
     this.assertRunning();
@@ -527,6 +556,7 @@ export class Host {
    * logged), it rejects with `ShutdownIncompleteError` naming them once all have run.
    */
   async shutdown(options: ShutdownOptions = {}): Promise<void> {
+    await this.parts.installs.close();
     try {
       await this.logins.close();
       await shutDown(this.parts, options);

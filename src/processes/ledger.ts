@@ -1,5 +1,5 @@
-/** What a process group was started for. */
-export type ProcessKind = "agent" | "terminal" | "service";
+/** What a process group was started for; an agent install (`npm`, `tar`) is stopped by the install itself and never ledgered. */
+export type ProcessKind = "agent" | "terminal" | "service" | "install";
 
 /** Who a live process group is, in a form that survives pid reuse and host restarts. */
 interface GroupIdentity {

@@ -1,5 +1,6 @@
 // ACP auth methods as Berth reads them, and Berth's own `_meta` key for handing over an
 // environment-variable method's values: shared by the host and `berth connect`.
+import { strings, terminalAuthCommandOf } from "./terminal-logins.js";
 
 /**
  * `_meta` key of `authenticate` with the values of an environment-variable auth method's
@@ -20,7 +21,10 @@ export function variablesOf(authMethods: readonly unknown[] | null | undefined, 
   );
 }
 
-/** An auth method as a page chooses how to log in: ACP's `type` (absent means "agent": the agent runs its own login). */
+/**
+ * An auth method as a page chooses how to log in: ACP's `type`; absent, "terminal" when its `_meta["terminal-auth"]` names a
+ * command (Berth runs it in a terminal on the host), else "agent" (the agent runs its own login).
+ */
 export interface AuthMethodView {
   readonly id: string;
   readonly name: string;
@@ -28,14 +32,16 @@ export interface AuthMethodView {
   readonly type: string;
   /** An `env_var` method's variables. */
   readonly vars?: readonly string[];
+  /** A `type: "terminal"` method's arguments, which ACP has a client append to the agent's own command (`berth connect` matches them). */
+  readonly args?: readonly string[];
 }
 
 export function authMethodsOf(authMethods: readonly unknown[] | null | undefined): AuthMethodView[] {
   return (authMethods ?? []).flatMap((method) => {
     if (typeof method !== "object" || method === null) return [];
-    const { id, name, description, type } = method as Record<string, unknown>;
+    const { id, name, description, type, args } = method as Record<string, unknown>;
     if (typeof id !== "string") return [];
-    const kind = typeof type === "string" ? type : "agent";
+    const kind = typeof type === "string" ? type : terminalAuthCommandOf(method as Record<string, unknown>) ? "terminal" : "agent";
     return [
       {
         id,
@@ -43,6 +49,7 @@ export function authMethodsOf(authMethods: readonly unknown[] | null | undefined
         ...(typeof description === "string" ? { description } : {}),
         type: kind,
         ...(kind === "env_var" ? { vars: variablesOf(authMethods, id) } : {}),
+        ...(type === "terminal" ? { args: strings(args) } : {}),
       },
     ];
   });

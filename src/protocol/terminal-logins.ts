@@ -73,8 +73,8 @@ export function terminalLoginOf(
 ): TerminalLogin | undefined {
   const method = (authMethods ?? []).find((m): m is Record<string, unknown> => isObject(m) && m.id === methodId);
   if (!method) return undefined;
-  const given = isObject(method._meta) ? method._meta[TERMINAL_AUTH_META] : undefined;
-  if (isObject(given) && typeof given.command === "string") {
+  const given = terminalAuthCommandOf(method);
+  if (given) {
     return {
       command: given.command,
       args: strings(given.args),
@@ -91,7 +91,13 @@ export function terminalLoginOf(
   };
 }
 
-function strings(value: unknown): string[] {
+/** The command an auth method's `_meta["terminal-auth"]` names (opencode's `opencode auth login`), if it names one. */
+export function terminalAuthCommandOf(method: Record<string, unknown>): (Record<string, unknown> & { command: string }) | undefined {
+  const given = isObject(method._meta) ? method._meta[TERMINAL_AUTH_META] : undefined;
+  return isObject(given) && typeof given.command === "string" ? (given as Record<string, unknown> & { command: string }) : undefined;
+}
+
+export function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
 }
 

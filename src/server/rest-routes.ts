@@ -4,6 +4,7 @@ import type { Host } from "../host/host.js";
 import type { LocationView, QuestionAnswer } from "../host/views.js";
 import { berthVersion } from "../version.js";
 import { mergedEvents } from "./chunk-merging.js";
+import { streamInstall } from "./install-stream.js";
 import { HttpError, readJsonBody } from "./http-io.js";
 import type { BerthMetrics } from "./metrics.js";
 import type { PeerRest } from "./peer-rest.js";
@@ -30,6 +31,13 @@ const newSessionBody = z.strictObject({
   cwd: z.string({ error: "expected an absolute directory path" }),
   agent: z.string({ error: "expected an agent id" }).min(1, "expected an agent id").optional(),
   workspace: z.string({ error: "expected a workspace id or null" }).min(1, "expected a non-empty workspace id").nullable().optional(),
+});
+
+const installBody = z.strictObject({
+  id: z.string({ error: "expected an agent id" }).min(1, "expected an agent id"),
+  version: z.string({ error: "expected a version" }).min(1, "expected a version").optional(),
+  mode: z.enum(["add", "upgrade"], { error: 'expected "add" or "upgrade"' }).optional(),
+  distribution: z.enum(["npx", "binary", "uvx"], { error: 'expected "npx", "binary" or "uvx"' }).optional(),
 });
 
 const renameBody = z.strictObject({
@@ -85,7 +93,33 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
         return json({ path, found: await host.lookAtDirectory(path), agents: host.agents() });
       },
     },
-    { method: "GET", path: "/api/agents", handle: () => json({ agents: host.agents(), default: host.config.defaultAgent }) },
+    {
+      method: "GET",
+      path: "/api/agents",
+      handle: () => json({ agents: host.agents(), default: host.config.defaultAgent, details: host.agentSources() }),
+    },
+    { method: "GET", path: "/api/agents/catalogue", handle: async () => json(await host.agentCatalogue()) },
+    {
+      method: "POST",
+      path: "/api/agents/installs",
+      handle: async ({ req }) => json(await host.startAgentInstall(parse(installBody, await readJsonBody(req))), 202),
+    },
+    {
+      method: "GET",
+      path: "/api/agents/installs/:id/events",
+      handle: ({ res, params }) => {
+        streamInstall(host, params.id!, res);
+        return undefined;
+      },
+    },
+    {
+      method: "DELETE",
+      path: "/api/agents/:id",
+      handle: ({ params }) => {
+        host.removeInstalledAgent(params.id!);
+        return empty(204);
+      },
+    },
     {
       method: "GET",
       path: "/api/locations",

@@ -14,6 +14,7 @@ import {
   type Lease,
   type QuestionResolution,
   type SessionChanges,
+  type SessionRead,
   type StoreBackend,
   type StoreChange,
   type UnitOutcome,
@@ -127,6 +128,13 @@ export class SqliteBackend implements StoreBackend {
 
   async listSessions(filter: { cwd?: string } = {}): Promise<Session[]> {
     return this.store.sessions.list(filter);
+  }
+
+  async readSessions(ids: readonly string[]): Promise<SessionRead[]> {
+    return ids.flatMap((id) => {
+      const session = this.store.sessions.get(id);
+      return session ? [{ session, lease: this.leaseOf("sessions.read", id), pendingQuestions: this.store.questions.listPending(id) }] : [];
+    });
   }
 
   async updateSession(lease: Lease, changes: SessionChanges): Promise<void> {

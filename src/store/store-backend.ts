@@ -55,6 +55,11 @@ export interface StoreBackend {
   getSession(id: string): Promise<Session | undefined>;
   /** Newest (most recently updated) first; only those in `cwd` if given. */
   listSessions(filter?: { cwd?: string }): Promise<Session[]>;
+  /**
+   * The sessions of `ids` that exist (in no particular order), each with its lease as of the same read and its pending
+   * questions, oldest first: what changed, read in one round whatever their number.
+   */
+  readSessions(ids: readonly string[]): Promise<SessionRead[]>;
   /** Changes a session's state; refused if the lease is stale. */
   updateSession(lease: Lease, changes: SessionChanges): Promise<void>;
   /** Deletes the session with its journal and questions; refused if the lease is stale. */
@@ -112,6 +117,13 @@ export interface StoreBackend {
 }
 
 /** The owner of a session and its fencing token: higher epochs supersede lower ones. */
+/** A session as {@link StoreBackend.readSessions} reads it. */
+export interface SessionRead {
+  readonly session: Session;
+  readonly lease: Lease;
+  readonly pendingQuestions: readonly Question[];
+}
+
 export interface Lease {
   readonly sessionId: string;
   /** Null while the session has no owner (released, or never taken). */
@@ -191,7 +203,7 @@ export type StoreChange =
   | { readonly type: "lease"; readonly sessionId: string; readonly hostId: string | null; readonly epoch: number }
   /** A lifecycle record appended by `hostId` (its id is fleet-wide). */
   | { readonly type: "record"; readonly id: number; readonly hostId: string }
-  /** Changes may have gone untold (the listening connection was lost, or a batch's were too many for one notification): read everything again. */
+  /** Changes may have gone untold (the listening connection was lost): read everything again. */
   | { readonly type: "missed" };
 
 /** A write carried an epoch older than the session's: another host (or a later incarnation) owns it now. Nothing was stored. */

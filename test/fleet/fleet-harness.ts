@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { client, methods, PROTOCOL_VERSION, type ClientConnection } from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { WebSocket } from "ws";
+import type { JournalEvent } from "../../src/store/events.js";
 import { BerthProcess } from "../server/serve-process.js";
 import {
   descendantsOf,
@@ -92,24 +93,42 @@ export class FleetTestBed {
   }
 }
 
+/** A message chunk as a client was shown it: its text and the journal seqs it stands for (`berth/seqFrom`..`berth/seq`). */
+export type ShownChunk = { readonly from: number; readonly to: number; readonly text: string };
+
+export interface AcpClientOptions {
+  /** Ask for `berth/journalSeq` and keep each message chunk with the seqs it was shown at ({@link AcpClient.shown}). */
+  readonly seqs?: "recorded" | "not-asked";
+  /** What the client does with a permission request: leave it unanswered (the client has walked away), or allow it. */
+  readonly permissions?: "unanswered" | "allowed";
+}
+
 /** An ACP client over the host's WebSocket that collects the agent's message text per session. */
 export class AcpClient {
   readonly texts = new Map<string, string>();
-  /** Permission requests received (never answered: the client has walked away). */
+  /** With `seqs: "recorded"`: each message chunk shown, per session, with its seqs. */
+  readonly shown = new Map<string, ShownChunk[]>();
+  /** Permission requests received. */
   readonly asked: string[] = [];
   readonly connection: ClientConnection;
+  private readonly seqs: "recorded" | "not-asked";
 
-  constructor(acpUrl: string, token: string) {
+  constructor(acpUrl: string, token: string, { seqs = "not-asked", permissions = "unanswered" }: AcpClientOptions = {}) {
+    this.seqs = seqs;
     const stream = createWebSocketStream(acpUrl, { WebSocket: WebSocket as never, headers: { authorization: `Bearer ${token}` } });
     this.connection = client({ name: "fleet-test" })
       .onNotification(methods.client.session.update, ({ params }) => {
-        const update = params.update;
-        if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
-          this.texts.set(params.sessionId, (this.texts.get(params.sessionId) ?? "") + update.content.text);
-        }
+        const { update, _meta } = params;
+        if (update.sessionUpdate !== "agent_message_chunk" || update.content.type !== "text") return;
+        this.texts.set(params.sessionId, (this.texts.get(params.sessionId) ?? "") + update.content.text);
+        if (seqs !== "recorded") return;
+        const to = Number(_meta?.["berth/seq"]);
+        const from = Number(_meta?.["berth/seqFrom"] ?? to);
+        this.shown.set(params.sessionId, [...(this.shown.get(params.sessionId) ?? []), { from, to, text: update.content.text }]);
       })
       .onRequest(methods.client.session.requestPermission, ({ params }) => {
         this.asked.push(params.sessionId);
+        if (permissions === "allowed") return Promise.resolve({ outcome: { outcome: "selected" as const, optionId: "allow" } });
         return new Promise<never>(() => undefined);
       })
       .connect(stream);
@@ -120,7 +139,8 @@ export class AcpClient {
   }
 
   async initialize(): Promise<void> {
-    await this.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+    const clientCapabilities = this.seqs === "recorded" ? { _meta: { "berth/journalSeq": true } } : {};
+    await this.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities });
   }
 
   async newSession(cwd: string): Promise<string> {
@@ -138,6 +158,28 @@ export class AcpClient {
   close(): void {
     this.connection.close();
   }
+}
+
+/** The agent's message text of journal events: their chunks joined, in the order given. */
+export function messageText(events: readonly JournalEvent[]): string {
+  return events
+    .map((event) => (event.payload as { update?: { sessionUpdate: string; content?: { text?: string } } }).update)
+    .filter((update) => update?.sessionUpdate === "agent_message_chunk")
+    .map((update) => update!.content?.text ?? "")
+    .join("");
+}
+
+/** The chunks a client was shown that a session's stored journal does not hold at the seqs they were shown with. */
+export function chunksNotStoredAsShown(shown: readonly ShownChunk[], events: readonly JournalEvent[]): ShownChunk[] {
+  const bySeq = new Map(events.map((event) => [event.seq, event]));
+  return shown.filter((chunk) => {
+    const stored: JournalEvent[] = [];
+    for (let seq = chunk.from; seq <= chunk.to; seq++) {
+      const event = bySeq.get(seq);
+      if (event) stored.push(event);
+    }
+    return !(chunk.to >= chunk.from && stored.length === chunk.to - chunk.from + 1 && messageText(stored) === chunk.text);
+  });
 }
 
 /** GET a REST route of a running host as JSON. */

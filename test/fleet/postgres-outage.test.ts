@@ -3,15 +3,12 @@
 // seq it was shown with, every turn that ended `end_turn` has its text in the journal, no seq repeats,
 // and the question reached the client once stored and could be answered.
 import { setTimeout as sleep } from "node:timers/promises";
-import { client, methods, PROTOCOL_VERSION, type ClientConnection } from "@agentclientprotocol/sdk";
-import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { WebSocket } from "ws";
 import type { JournalEvent } from "../../src/store/events.js";
 import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
 import { startThrowawayCluster, type ThrowawayCluster } from "../../src/store/postgres/throwaway-cluster.js";
 import { waitUntil } from "../support/process-table.js";
-import { errorLines, eventually, FleetTestBed, getJson, stopHost } from "./fleet-harness.js";
+import { AcpClient, chunksNotStoredAsShown, errorLines, eventually, FleetTestBed, getJson, messageText, stopHost } from "./fleet-harness.js";
 
 const bed = new FleetTestBed();
 let cluster: ThrowawayCluster | undefined;
@@ -26,60 +23,6 @@ const OUTAGE_MS = 15_000;
 /** The flood sent during the outage: far more than the host's backlog bound (`writeBacklogLimit`). */
 const FLOOD = { chunks: 3_000, bytes: 50 };
 const BACKLOG_LIMIT = 128 * 1024;
-
-type Shown = { readonly from: number; readonly to: number; readonly text: string };
-
-/** An ACP client that asks for `berth/journalSeq`: each message chunk it is shown, with the seqs it was shown at; it answers "allow". */
-class SeqClient {
-  readonly shown = new Map<string, Shown[]>();
-  readonly asked: string[] = [];
-  readonly connection: ClientConnection;
-
-  constructor(acpUrl: string, token: string) {
-    const stream = createWebSocketStream(acpUrl, { WebSocket: WebSocket as never, headers: { authorization: `Bearer ${token}` } });
-    this.connection = client({ name: "outage-test" })
-      .onNotification(methods.client.session.update, ({ params }) => {
-        const { update, _meta } = params;
-        if (update.sessionUpdate !== "agent_message_chunk" || update.content.type !== "text") return;
-        const to = Number(_meta?.["berth/seq"]);
-        const from = Number(_meta?.["berth/seqFrom"] ?? to);
-        this.shown.set(params.sessionId, [...(this.shown.get(params.sessionId) ?? []), { from, to, text: update.content.text }]);
-      })
-      .onRequest(methods.client.session.requestPermission, async ({ params }) => {
-        this.asked.push(params.sessionId);
-        return { outcome: { outcome: "selected", optionId: "allow" } };
-      })
-      .connect(stream);
-  }
-
-  async initialize(): Promise<void> {
-    await this.connection.agent.request(methods.agent.initialize, {
-      protocolVersion: PROTOCOL_VERSION,
-      clientCapabilities: { _meta: { "berth/journalSeq": true } },
-    });
-  }
-
-  async newSession(cwd: string): Promise<string> {
-    return (await this.connection.agent.request(methods.agent.session.new, { cwd, mcpServers: [] })).sessionId;
-  }
-
-  prompt(sessionId: string, text: string) {
-    return this.connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
-  }
-
-  text(sessionId: string): string {
-    return (this.shown.get(sessionId) ?? []).map((chunk) => chunk.text).join("");
-  }
-}
-
-/** The agent's message text of a journal: its chunks joined, in seq order. */
-function textOf(events: readonly JournalEvent[]): string {
-  return events
-    .map((event) => (event.payload as { update?: { sessionUpdate: string; content?: { text?: string } } }).update)
-    .filter((update) => update?.sessionUpdate === "agent_message_chunk")
-    .map((update) => update!.content?.text ?? "")
-    .join("");
-}
 
 /** A prompt's request, and whether it settled yet. */
 function tracked<T>(request: Promise<T>) {
@@ -96,13 +39,13 @@ describe("PostgreSQL unreachable for a while under a fleet host", () => {
     cluster = await startThrowawayCluster({ unsafeFast: true });
     const host = await bed.serve(cluster.url, "host-a", bed.tempDir("berth-outage-a-"), { writeBacklogLimit: BACKLOG_LIMIT });
     const workDir = bed.tempDir("berth-outage-work-");
-    const acp = new SeqClient(host.acpUrl, host.token);
+    const acp = new AcpClient(host.acpUrl, host.token, { seqs: "recorded", permissions: "allowed" });
     await acp.initialize();
     const [sleeper, asker, flooder] = [await acp.newSession(workDir), await acp.newSession(workDir), await acp.newSession(workDir)];
 
     // A turn under way when the database stops: it goes on talking during the outage.
     const sleeping = tracked(acp.prompt(sleeper!, "/sleep 5s"));
-    await waitUntil(() => acp.text(sleeper!).includes("Sleeping for"), "the agent announced its sleep");
+    await waitUntil(() => (acp.texts.get(sleeper!) ?? "").includes("Sleeping for"), "the agent announced its sleep");
     await cluster.halt();
     const stoppedAt = Date.now();
     // Prompts sent while it is away: a question, and a stream of chunks.
@@ -124,7 +67,7 @@ describe("PostgreSQL unreachable for a while under a fleet host", () => {
     // Nothing was stored meanwhile, so no turn ended and the question was not shown.
     expect([sleeping.settled, asking.settled, flooding.settled]).toEqual([false, false, false]);
     expect(acp.asked).toEqual([]);
-    expect(acp.text(sleeper!)).not.toContain("Slept for");
+    expect(acp.texts.get(sleeper!) ?? "").not.toContain("Slept for");
     expect(await health()).toMatchObject({
       status: "degraded",
       store: { reason: expect.stringMatching(/shared store \(PostgreSQL\) cannot be reached/) },
@@ -146,13 +89,8 @@ describe("PostgreSQL unreachable for a while under a fleet host", () => {
         // Every seq once, none missing.
         expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
         // Every chunk the client was shown is stored at the seqs it was shown with, and nothing else was said.
-        const bySeq = new Map(events.map((event) => [event.seq, event]));
-        for (const chunk of acp.shown.get(sessionId) ?? []) {
-          const stored = [];
-          for (let seq = chunk.from; seq <= chunk.to; seq++) stored.push(bySeq.get(seq));
-          expect(textOf(stored.filter((event) => event !== undefined))).toBe(chunk.text);
-        }
-        expect(textOf(events)).toBe(acp.text(sessionId));
+        expect(chunksNotStoredAsShown(acp.shown.get(sessionId) ?? [], events)).toEqual([]);
+        expect(messageText(events)).toBe(acp.texts.get(sessionId) ?? "");
         // Each turn: its prompt and its end, with the stop reason the client got.
         expect(events.filter((event) => event.kind === "turn_started")).toHaveLength(1);
         expect(events.filter((event) => event.kind === "turn_ended").map((event) => event.payload)).toEqual([
@@ -162,9 +100,9 @@ describe("PostgreSQL unreachable for a while under a fleet host", () => {
           body: { events },
         });
       }
-      expect(textOf(await shared.readEvents(sleeper!))).toContain("Slept for 5s.");
-      expect(textOf(await shared.readEvents(asker!))).toContain("You chose: allow");
-      expect(textOf(await shared.readEvents(flooder!))).toHaveLength(FLOOD.chunks * FLOOD.bytes);
+      expect(messageText(await shared.readEvents(sleeper!))).toContain("Slept for 5s.");
+      expect(messageText(await shared.readEvents(asker!))).toContain("You chose: allow");
+      expect(messageText(await shared.readEvents(flooder!))).toHaveLength(FLOOD.chunks * FLOOD.bytes);
       const kinds = (await shared.readEvents(asker!)).map((event) => event.kind);
       expect(kinds).toEqual(expect.arrayContaining(["question_asked", "question_resolved"]));
       expect(await shared.listPendingQuestions(asker!)).toEqual([]);

@@ -7,7 +7,12 @@ const started: ChildProcess[] = [];
 
 /** `berth login …` in a real terminal of 100×30 (util-linux script, in a process group of its own), as an editor's terminal runs it. */
 export function loginInTerminal(berth: BerthFixture, ...args: string[]) {
-  const command = ["node", cliMain, "login", "--url", berth.url, "--token", berth.token, ...args].map(shellQuote).join(" ");
+  return berthInTerminal(berth, "login", ...args);
+}
+
+/** `berth <command> --url … --token … ARGS…` in a real terminal, as `loginInTerminal`. */
+export function berthInTerminal(berth: BerthFixture, subcommand: string, ...args: string[]) {
+  const command = ["node", cliMain, subcommand, "--url", berth.url, "--token", berth.token, ...args].map(shellQuote).join(" ");
   const child = spawn("script", ["--quiet", "--return", "--command", `stty rows 30 cols 100; exec ${command}`, "/dev/null"], {
     stdio: ["pipe", "pipe", "pipe"],
     detached: true,

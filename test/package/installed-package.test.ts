@@ -83,6 +83,7 @@ describe("Berth as an npm package", () => {
       "dist/store/journal-writer-worker.js",
       "dist/agents/demo-agent/main.js",
       "dist/web/index.html",
+      "catalogue/registry.json",
     ]) {
       expect(packed.files).toContain(file);
     }

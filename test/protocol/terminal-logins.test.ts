@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { authMethodsOf } from "../../src/protocol/auth-methods.js";
 import { authMethodsForClient, terminalLoginOf, terminalLoginSupportOf } from "../../src/protocol/terminal-logins.js";
 
 /** An agent's launch as Berth's configuration gives it. */
@@ -75,5 +76,15 @@ describe("the agent's own terminal login on the host", () => {
     expect(terminalLoginOf(launch, [envMethod], "key")).toBeUndefined();
     expect(terminalLoginOf(launch, [terminal], "nope")).toBeUndefined();
     expect(terminalLoginOf(launch, undefined, "agent-login")).toBeUndefined();
+  });
+
+  it("shows pages and berth login a method naming a terminal-auth command as a terminal login, args only for ACP's type terminal", () => {
+    expect(authMethodsOf([terminal, agentMethod, envMethod, { id: "browser", name: "Browser" }])).toEqual([
+      { id: "agent-login", name: "Log in", type: "terminal", args: ["--cli"] },
+      // Berth runs the command it names on the host: an authenticate would not log it in.
+      { id: "agent-run", name: "Agent login", type: "terminal" },
+      { id: "key", name: "Key", type: "env_var", vars: ["KEY"] },
+      { id: "browser", name: "Browser", type: "agent" },
+    ]);
   });
 });

@@ -18,11 +18,8 @@ describe.skipIf(!installed)(
       const agent = writeOfflineSetup("claude", { home, cwd: home, modelUrl: "http://127.0.0.1:9" });
       // A login has no key yet; the rest of the offline setup (its own HOME and config dir, no traffic) stays.
       const { ANTHROPIC_API_KEY: _key, ANTHROPIC_BASE_URL: _url, ...env } = agent.env;
-      // The command claude-agent-acp advertises in `_meta["terminal-auth"]`: its own entry point with `--cli`.
-      const berth = await startFixture({
-        config: { agents: { claude: agent } },
-        loginCommands: async () => ({ command: agent.command, args: [...agent.args, "--cli"], env }),
-      });
+      // No resolver given: the host runs the command claude-agent-acp itself advertises for claude-login.
+      const berth = await startFixture({ config: { agents: { claude: { ...agent, env } } } });
       const login = loginInTerminal(berth, "--agent", "claude", "--method", "claude-login");
       // Its words are apart by cursor moves, not spaces: escape sequences count as spaces here.
       const text = () => login.screen().replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;?<>]*[a-zA-Z]`, "g"), " ");

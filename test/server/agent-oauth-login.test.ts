@@ -55,6 +55,13 @@ describe("agent login with an OAuth callback on the host", () => {
         ["api-key", "env_var"],
         ["console", "terminal"],
       ]);
+      // A terminal method's args: what `berth connect` matches when an editor appends them to it.
+      expect(listed.methods.find((method) => method.id === "console")).toEqual({
+        id: "console",
+        name: "Log in in a terminal",
+        type: "terminal",
+        args: ["--login"],
+      });
       expect(listed.logins).toEqual([expect.objectContaining({ id: login.id, state: "address_captured", address: login.address })]);
 
       const delivered = await post(berth, `/api/agents/oauth/logins/${login.id}/callback`, { address: providerAnswer(login.address!).href });

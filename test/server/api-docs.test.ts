@@ -18,6 +18,7 @@ describe("docs/api.md", () => {
       "/healthz",
       "/api/tickets",
       "/api/agents",
+      "/api/agents/catalogue",
       "/api/sessions",
       "/api/sessions/$SESSION",
       "/api/sessions/$SESSION/events",

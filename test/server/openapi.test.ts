@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { Access } from "../../src/server/access.js";
+import { authMethodsOf } from "../../src/protocol/auth-methods.js";
 import { agentLoginRoutes } from "../../src/server/agent-login-routes.js";
 import type { Host } from "../../src/host/host.js";
 import { loginRoutes } from "../../src/server/login-routes.js";
@@ -12,7 +13,10 @@ const openapi = JSON.parse(readFileSync(new URL("../../docs/openapi.json", impor
   openapi: string;
   paths: Record<string, Record<string, { responses: Record<string, unknown>; requestBody?: unknown; security?: Array<Record<string, unknown>> }>>;
   security: Array<Record<string, unknown>>;
-  components: { securitySchemes: Record<string, { in?: string; name?: string }> };
+  components: {
+    securitySchemes: Record<string, { in?: string; name?: string }>;
+    schemas: Record<string, { properties: Record<string, { type: string; items?: { type: string } }> }>;
+  };
 };
 /** Served outside the router: ACP (both transport profiles) and the dashboard's files. */
 const outsideRouter = ["GET /acp", "POST /acp", "DELETE /acp", "GET /"];
@@ -61,6 +65,7 @@ describe("docs/openapi.json", () => {
       "POST /api/logins",
       "POST /api/agents/{id}/logins",
       "POST /api/agents/{id}/logins/{loginId}/callback",
+      "POST /api/agents/installs",
     ]);
     expect(withBody.filter(({ operation }) => !("415" in operation.responses)).map((o) => o.name)).toEqual([]);
   });
@@ -79,5 +84,28 @@ describe("docs/openapi.json", () => {
     expect(Object.values(openapi.components.securitySchemes).filter((scheme) => scheme.in === "cookie" || scheme.name === "token")).toEqual([]);
     const ticketed = operations.filter(({ operation }) => operation.security?.some((requirement) => "ticket" in requirement)).map((o) => o.name);
     expect(ticketed).toEqual(["GET /api/events", "GET /acp"]);
+  });
+
+  it("documents every field of an auth method as the host answers it, with its type", () => {
+    const answered = authMethodsOf([
+      { id: "browser", name: "Browser", description: "opens a browser" },
+      { id: "key", name: "Key", type: "env_var", vars: [{ name: "KEY" }] },
+      { id: "cli", name: "CLI", type: "terminal", args: ["--cli"] },
+    ]);
+    const fields = Object.fromEntries(
+      answered.flatMap((method) =>
+        Object.entries(method).map(([key, value]) => [
+          key,
+          Array.isArray(value) ? { type: "array", items: { type: typeof value[0] } } : { type: typeof value },
+        ]),
+      ),
+    );
+    const documented = Object.fromEntries(
+      Object.entries(openapi.components.schemas.AuthMethod!.properties).map(([key, { type, items }]) => [
+        key,
+        items ? { type, items: { type: items.type } } : { type },
+      ]),
+    );
+    expect(documented).toEqual(fields);
   });
 });

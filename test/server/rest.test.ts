@@ -96,7 +96,10 @@ describe("REST API", () => {
 
   it("lists agents and locations, and reading locations boots none", async () => {
     const fixture = await startFixture();
-    expect(await json(fixture.api("/api/agents"))).toEqual({ status: 200, body: { agents: ["demo"], default: "demo" } });
+    expect(await json(fixture.api("/api/agents"))).toEqual({
+      status: 200,
+      body: { agents: ["demo"], default: "demo", details: [{ id: "demo", origin: "bundled", version: null, login: "unknown" }] },
+    });
     const session = await createSession(fixture);
     expect(await json(fixture.api("/api/locations"))).toEqual({ status: 200, body: { locations: [], unreachable: [] } });
     await fixture.berth.host.hold(session.id, "test").child;

@@ -536,6 +536,27 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
     });
 
     describe("sessions, records, process groups, agent profiles", () => {
+      it("reads the sessions asked for in one call: each with its lease and pending questions, unknown ids left out", async () => {
+        const a = await newSession("a");
+        await newSession("b");
+        await newSession("c");
+        const ask = (id: string, askedAt: number): WriteUnit => ({
+          lease: a,
+          events: [{ kind: "question_asked", payload: { questionId: id }, at: askedAt }],
+          question: { id, kind: "permission", request: {}, askedAt },
+        });
+        written(await store.write([ask("q2", T0 + 2), ask("q1", T0 + 1)]));
+        await store.releaseLease(await store.getLease("b").then((lease) => lease!));
+        const read = await store.readSessions(["b", "nowhere", "a"]);
+        expect(read.map((entry) => entry.session.id).sort()).toEqual(["a", "b"]);
+        const byId = new Map(read.map((entry) => [entry.session.id, entry]));
+        expect(byId.get("a")).toMatchObject({ session: { id: "a", cwd: "/work/project" }, lease: a });
+        expect(byId.get("a")!.pendingQuestions.map((question) => question.id)).toEqual(["q1", "q2"]);
+        expect(byId.get("b")).toEqual({ session: await store.getSession("b"), lease: await store.getLease("b"), pendingQuestions: [] });
+        expect(byId.get("b")!.lease.hostId).toBeNull();
+        expect(await store.readSessions([])).toEqual([]);
+      });
+
       it("creates, lists (newest first, by directory), updates and deletes sessions with their journal", async () => {
         const a = await newSession("a");
         await store.createSession({ id: "b", agent: "demo", cwd: "/work/other", workspace: "w", createdAt: T0 + 1 }, "host-a");

@@ -30,7 +30,7 @@ describe("an agent's terminal login in the dashboard", () => {
       await expect.poll(() => panel.getByRole("status").textContent()).toBe("The login ended successfully (exit status 0).");
       await screenshot(page, "login-terminal-desktop");
       await panel.getByRole("button", { name: "Close" }).click();
-      await expect.poll(() => page.evaluate("window.location.hash")).toBe("#/");
+      await expect.poll(() => page.evaluate("window.location.hash")).toBe("#/agents");
       expect(await panel.count()).toBe(0);
       expect(opened.errors).toEqual([]);
     } finally {

@@ -60,6 +60,33 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
   });
 }
 
+/**
+ * `sql.begin(fn)`, except that a transaction whose connection was lost sends no ROLLBACK: the client library (postgres
+ * 3.4.9) would write it on the closed connection from a `setImmediate`, where its socket is null, and the TypeError thrown
+ * there would end the process. The server rolls back what it had of the transaction when the connection ends; the
+ * transaction fails with the connection's error, as it would have.
+ */
+export function transaction<T>(sql: Sql, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+  let lost: (error: unknown) => void = () => undefined;
+  const connectionLost = new Promise<never>((_, reject) => (lost = reject));
+  const committed = sql.begin((tx) =>
+    fn(tx).catch((error: unknown) => {
+      if (!isUnreachable(error)) throw error;
+      lost(error);
+      // Never settles: the library's ROLLBACK is never sent. `begin` itself fails once the connection closes.
+      return new Promise<never>(() => undefined);
+    }),
+  );
+  return Promise.race([committed as Promise<T>, connectionLost]);
+}
+
+/** The server could not be reached or answer (as opposed to refusing the data). */
+export function isUnreachable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  // ENOENT: a unix socket that is not there (the server is stopped). 57P0x: the server is shutting down or ended the session.
+  return typeof code === "string" && /^(ECONNREFUSED|ECONNRESET|ENOENT|ENOTFOUND|ETIMEDOUT|EPIPE|CONNECTION_|CONNECT_TIMEOUT|57P0)/.test(code);
+}
+
 /** The host, port, database and user a URL connects with, as the client fills them in, to look a passfile up. */
 function passfileKey(url: URL, socketDir: string | null): PassfileKey {
   const user = decodeURIComponent(url.username) || process.env.PGUSER || userInfo().username;

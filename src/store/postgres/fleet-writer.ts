@@ -5,6 +5,7 @@ import type { QuestionOutcome } from "../questions.js";
 import type { NewSession, Session } from "../sessions.js";
 import { StoreNotFoundError, StoreWriteError } from "../errors.js";
 import { StaleEpochError, type Lease, type SessionChanges, type StoreBackend, type UnitOutcome, type WriteUnit } from "../store-backend.js";
+import { isUnreachable } from "./connection.js";
 import { sessionCopy } from "./fleet-mirror.js";
 import { callOp, flatten, messageOf, unitsOf, type StoreCallName, type WriteOp, type WriteValue } from "../write-batch.js";
 
@@ -497,13 +498,6 @@ function journalUnit(lease: Lease, ops: readonly WriteOp[]): WriteUnit {
     ...(touched.length > 0 ? { touchedAt: Math.max(...touched) } : {}),
     ...(title ? { titleIfNone: String(title[2]) } : {}),
   };
-}
-
-/** The server could not be reached or answer (as opposed to refusing the data). */
-function isUnreachable(error: unknown): boolean {
-  const code = codeOf(error);
-  // ENOENT: a unix socket that is not there (the server is stopped).
-  return /^(ECONNREFUSED|ECONNRESET|ENOENT|ENOTFOUND|ETIMEDOUT|EPIPE|CONNECTION_|CONNECT_TIMEOUT|57P0)/.test(code);
 }
 
 function codeOf(error: unknown): string {

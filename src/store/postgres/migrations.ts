@@ -1,5 +1,5 @@
 import { StoreOpenError } from "../errors.js";
-import type { Sql } from "./connection.js";
+import { transaction, type Sql } from "./connection.js";
 
 interface PostgresMigration {
   /** The schema version once this step is applied; steps are numbered 1, 2, 3... */
@@ -115,7 +115,7 @@ const latestVersion = migrations.length;
  * together: an advisory lock makes one of them migrate while the others wait, then find it done.
  */
 export async function migratePostgres(sql: Sql): Promise<{ from: number; to: number }> {
-  return sql.begin(async (tx) => {
+  return transaction(sql, async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtext('berth.migrate'))`;
     await tx`CREATE TABLE IF NOT EXISTS berth_schema (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
     const [row] = await tx<{ version: number | null }[]>`SELECT max(version) AS version FROM berth_schema`;

@@ -16,13 +16,14 @@ import {
   type Lease,
   type QuestionResolution,
   type SessionChanges,
+  type SessionRead,
   type StoreBackend,
   type StoreChange,
   type UnitOutcome,
   type WriteUnit,
 } from "../store-backend.js";
 import { redactUrl } from "../../config/store-url.js";
-import { connect, type Sql, type Transaction } from "./connection.js";
+import { connect, transaction, type Sql, type Transaction } from "./connection.js";
 import { migratePostgres } from "./migrations.js";
 
 export interface PostgresBackendOptions {
@@ -34,7 +35,7 @@ export interface PostgresBackendOptions {
 
 /** The channel `LISTEN/NOTIFY` wakes other hosts on; each payload is one {@link StoreChange} as JSON, or an array of them. */
 const CHANNEL = "berth_changes";
-/** PostgreSQL refuses a `NOTIFY` payload of 8000 bytes or more: a journal transaction's changes past this are announced as `missed`. */
+/** PostgreSQL refuses a `NOTIFY` payload of 8000 bytes or more: a journal transaction's changes past this take more than one. */
 const MAX_PAYLOAD_BYTES = 7_900;
 const DEFAULT_HOST_TTL_MS = 30_000;
 const DEFAULT_PAGE_SIZE = 1_000;
@@ -94,7 +95,7 @@ export class PostgresBackend implements StoreBackend {
     const url = requireNullableText(op, "url", host.url);
     // One transaction: the new incarnation and the raised epochs of what the id owns are seen together.
     const row = await this.guard(op, () =>
-      this.sql.begin(async (tx) => {
+      transaction(this.sql, async (tx) => {
         const [registered] = await tx<Omit<HostInfo, "alive">[]>`
           INSERT INTO hosts (id, url, registered_at, heartbeat_at, incarnation, ttl_ms)
           VALUES (${id}, ${url}, clock_timestamp(), clock_timestamp(), 1, ${this.hostTtlMs})
@@ -223,6 +224,25 @@ export class PostgresBackend implements StoreBackend {
     return rows.map(sessionOf);
   }
 
+  async readSessions(ids: readonly string[]): Promise<SessionRead[]> {
+    if (ids.length === 0) return [];
+    const wanted = ids.map((id) => requireText("sessions.read", "id", id));
+    // Each session's row and lease in one statement (one snapshot); its pending questions beside it.
+    const [rows, pending] = await Promise.all([
+      this.sql<(SessionRow & { ownerHost: string | null; epoch: number })[]>`
+        SELECT ${this.sql.unsafe(SESSION_COLUMNS)}, owner_host AS "ownerHost", epoch FROM sessions WHERE id = ANY(${wanted}::text[])`,
+      this.sql<QuestionRow[]>`
+        SELECT ${this.sql.unsafe(QUESTION_COLUMNS)} FROM questions WHERE state = 'pending' AND session_id = ANY(${wanted}::text[]) ORDER BY asked_at, id`,
+    ]);
+    const questionsOf = new Map<string, Question[]>();
+    for (const question of pending.map(questionOf)) questionsOf.set(question.sessionId, [...(questionsOf.get(question.sessionId) ?? []), question]);
+    return rows.map(({ ownerHost, epoch, ...row }) => ({
+      session: sessionOf(row),
+      lease: { sessionId: row.id, hostId: ownerHost, epoch },
+      pendingQuestions: questionsOf.get(row.id) ?? [],
+    }));
+  }
+
   async updateSession(lease: Lease, changes: SessionChanges): Promise<void> {
     const op = "sessions.update";
     const has = (key: keyof SessionChanges) => key in changes && changes[key] !== undefined;
@@ -266,7 +286,7 @@ export class PostgresBackend implements StoreBackend {
     let lasts: Array<number | undefined | Error>;
     try {
       // One transaction (one commit) for the batch, one statement per run of a session's units, pipelined.
-      lasts = runs.length === 0 ? [] : await this.sql.begin((tx) => appendRuns(tx, runs));
+      lasts = runs.length === 0 ? [] : await transaction(this.sql, (tx) => appendRuns(tx, runs));
     } catch (error) {
       // The connection failed: the batch may or may not have committed. Each unit fails with it; writing the batch
       // again is safe (events already stored as given are taken as stored, see `appendRun`).
@@ -277,7 +297,7 @@ export class PostgresBackend implements StoreBackend {
         runs = valid.map((unit) => [unit]);
         lasts = [];
         for (const run of runs)
-          lasts.push(await this.sql.begin(async (tx) => (await appendRuns(tx, [run]))[0]).catch((failure: unknown) => failure as Error));
+          lasts.push(await transaction(this.sql, async (tx) => (await appendRuns(tx, [run]))[0]).catch((failure: unknown) => failure as Error));
       }
     }
     const results = new Map<EncodedUnit, UnitOutcome>();
@@ -355,7 +375,7 @@ export class PostgresBackend implements StoreBackend {
     // The lease's epoch is compared under that lock too, taken first (as a journal write does): a takeover committing
     // while this waits for the row is seen, never a snapshot from before it.
     const [row] = await this.guard(op, () =>
-      this.sql.begin(async (tx) => {
+      transaction(this.sql, async (tx) => {
         if (lease) await tx`SELECT 1 FROM sessions WHERE id = (SELECT session_id FROM questions WHERE id = ${id}) FOR UPDATE`;
         return tx<{ seq: number }[]>`
         WITH resolved AS (
@@ -396,7 +416,7 @@ export class PostgresBackend implements StoreBackend {
     // orphaned with its `question_resolved` event, numbered after its session's last seq in the order they were asked.
     // Never by a superseded incarnation: it writes events and moves the last seq of sessions that are not its own.
     const rows = await this.guard(op, () =>
-      this.sql.begin(async (tx) => {
+      transaction(this.sql, async (tx) => {
         await tx`SELECT id FROM sessions WHERE owner_host = ${host} ORDER BY id FOR UPDATE`;
         const [check] = await tx<{ current: boolean }[]>`SELECT ${this.currentIncarnation(host)} AS current`;
         if (!check!.current) throw this.superseded(op, host);
@@ -678,8 +698,9 @@ function runsOf(units: readonly EncodedUnit[]): EncodedUnit[][] {
 }
 
 /**
- * The runs of one transaction, pipelined, then one `NOTIFY` for all of them (not one per statement, which serialises
- * committing writers on the notification queue's lock for longer): the sessions written, each with its last seq.
+ * The runs of one transaction, pipelined, then one statement notifying all of them (not a `NOTIFY` per run's statement,
+ * which serialises committing writers on the notification queue's lock for longer): the sessions written, each with its
+ * last seq, in one notification, or in as many as a large batch's list needs.
  */
 async function appendRuns(tx: Transaction, runs: readonly (readonly EncodedUnit[])[]): Promise<Array<number | undefined>> {
   const lasts = await Promise.all(runs.map((run) => appendRun(tx, run)));
@@ -688,10 +709,32 @@ async function appendRuns(tx: Transaction, runs: readonly (readonly EncodedUnit[
     return lastSeq === undefined ? [] : [{ type: "events", sessionId: run[0]!.lease.sessionId, lastSeq }];
   });
   if (changes.length === 0) return lasts;
-  const payload = JSON.stringify(changes.length === 1 ? changes[0] : changes);
-  const fits = Buffer.byteLength(payload) <= MAX_PAYLOAD_BYTES;
-  await tx`SELECT pg_notify(${CHANNEL}, ${fits ? payload : JSON.stringify({ type: "missed" } satisfies StoreChange)})`;
+  await tx`SELECT pg_notify(${CHANNEL}, payload) FROM unnest(${notificationPayloads(changes)}::text[]) AS payload`;
   return lasts;
+}
+
+/**
+ * Changes as notification payloads, each within PostgreSQL's limit: one for most batches, more for a batch of many
+ * sessions (a `missed` would make every other host read everything).
+ */
+function notificationPayloads(changes: readonly StoreChange[]): string[] {
+  const payloads: string[] = [];
+  let listed: string[] = [];
+  let bytes = 2;
+  const flush = () => {
+    if (listed.length > 0) payloads.push(listed.length === 1 ? listed[0]! : `[${listed.join(",")}]`);
+    listed = [];
+    bytes = 2;
+  };
+  for (const change of changes) {
+    const text = JSON.stringify(change);
+    const size = Buffer.byteLength(text) + 1;
+    if (bytes + size > MAX_PAYLOAD_BYTES) flush();
+    listed.push(text);
+    bytes += size;
+  }
+  flush();
+  return payloads;
 }
 
 /**

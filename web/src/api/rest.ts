@@ -4,6 +4,7 @@ import type {
   AgentLogins,
   AgentSessionState,
   AgentsList,
+  CatalogueView,
   DeviceLogin,
   LocationView,
   QuestionAnswer,
@@ -52,6 +53,9 @@ const id = encodeURIComponent;
 
 export const api = {
   agents: () => request<AgentsList>("GET", "api/agents"),
+  catalogue: () => request<CatalogueView>("GET", "api/agents/catalogue"),
+  startInstall: (body: { id: string; mode: "add" | "upgrade" }) => request<{ id: string }>("POST", "api/agents/installs", body),
+  removeAgent: (agentId: string) => request<void>("DELETE", `api/agents/${id(agentId)}`),
   sessions: () => request<{ sessions: SessionView[] }>("GET", "api/sessions").then((r) => r.sessions),
   session: (sessionId: string) => request<SessionView>("GET", `api/sessions/${id(sessionId)}`),
   agentState: (sessionId: string) => request<AgentSessionState>("GET", `api/sessions/${id(sessionId)}/agent-state`),

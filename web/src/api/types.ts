@@ -4,9 +4,15 @@ export type { StampedRecord, HostRecord } from "../../../src/host/host-records.j
 export type { ReadEvent } from "../../../src/server/chunk-merging.js";
 import type { DeviceLoginView } from "../../../src/server/device-logins.js";
 
+export type { AgentDetails, CatalogueView } from "../../../src/host/agent-catalogue.js";
+export type { InstallEvent } from "../../../src/host/agent-installs.js";
+import type { AgentDetails } from "../../../src/host/agent-catalogue.js";
+
 export interface AgentsList {
   readonly agents: readonly string[];
   readonly default: string;
+  /** Each agent's origin, installed version and login state. */
+  readonly details: readonly AgentDetails[];
 }
 
 /** An agent's auth method; `type` "agent" (or absent in ACP): the agent runs its own login, often in a browser. */

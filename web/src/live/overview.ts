@@ -110,6 +110,16 @@ export class LiveOverview {
     this.patch({ sessions: upsertSession(this.state.value.sessions, session) });
   }
 
+  /** An agent was installed or removed from this page: the agents are read again (the new-session dialog lists them). */
+  agentsChanged(): void {
+    api.agents().then(
+      (agents) => this.patch({ agents }),
+      (error: unknown) => {
+        if (isUnauthorized(error)) this.unauthorized();
+      },
+    );
+  }
+
   questionResolved(questionId: string): void {
     this.patch({ questions: this.state.value.questions.filter((q) => q.id !== questionId) });
   }

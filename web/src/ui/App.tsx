@@ -7,6 +7,7 @@ import type { LiveOverview } from "../live/overview.js";
 import type { DesktopNotifications } from "../notify/desktop-notifications.js";
 import { PageAttention } from "../notify/page-attention.js";
 import { shortId } from "../util/format.js";
+import { AgentsPage } from "./AgentsPage.js";
 import { AuthRequired } from "./AuthRequired.js";
 import { loadChat, useChatModule } from "./chat-loader.js";
 import { ConfirmDialog } from "./ConfirmDialog.js";
@@ -18,7 +19,7 @@ import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
 import { showInConversation } from "./question-focus.js";
 import { QuestionsPanel } from "./QuestionsPanel.js";
 import { RememberPrompt } from "./RememberPrompt.js";
-import { currentRoute, navigate, sessionHref, useRoute } from "./route.js";
+import { AGENTS_HREF, currentRoute, navigate, sessionHref, useRoute } from "./route.js";
 import { neighbour, shortcutOf, type ShortcutAction } from "./shortcuts.js";
 import { HelpDialog } from "./HelpDialog.js";
 import { matchesFilter, noFilter, type SessionFilter } from "./session-filter.js";
@@ -203,66 +204,72 @@ export function App({
         onHelp={() => setDialog({ name: "help" })}
       />
       {offerRemember ? <RememberPrompt /> : null}
-      <main class={(chat && chatModule) || route.name === "terminal-login" ? "layout with-chat" : "layout"}>
-        <div class="overview">
-          <div class="column">
-            <QuestionsPanel
-              questions={state.questions}
-              sessions={state.sessions}
-              openSessionId={chat && chatModule ? chat.sessionId : null}
-              onAnswer={answerQuestion}
-            />
-            <SessionsPanel
-              sessions={state.sessions}
-              shown={shownSessions}
-              filter={filter}
-              onFilter={chooseFilter}
-              records={state.records}
-              openSessionId={chat?.sessionId ?? null}
+      {route.name === "agents" ? (
+        <main class="layout">
+          <AgentsPage onAgentsChanged={() => overview.agentsChanged()} />
+        </main>
+      ) : (
+        <main class={(chat && chatModule) || route.name === "terminal-login" ? "layout with-chat" : "layout"}>
+          <div class="overview">
+            <div class="column">
+              <QuestionsPanel
+                questions={state.questions}
+                sessions={state.sessions}
+                openSessionId={chat && chatModule ? chat.sessionId : null}
+                onAnswer={answerQuestion}
+              />
+              <SessionsPanel
+                sessions={state.sessions}
+                shown={shownSessions}
+                filter={filter}
+                onFilter={chooseFilter}
+                records={state.records}
+                openSessionId={chat?.sessionId ?? null}
+                onDelete={(session) => setDialog({ name: "delete", session })}
+                onRename={renameSession}
+              />
+            </div>
+            <div class="column">
+              <LocationsPanel locations={state.locations} records={state.records} />
+              <FeedPanel records={state.records} sessions={state.sessions} />
+            </div>
+          </div>
+          {chatUnloadable ? (
+            // A page older than the running Berth asks for code that is no longer there: only a reload helps then.
+            <div class="error-box chat-unloadable" role="alert">
+              <p>The chat could not be loaded: Berth is out of reach, or it was upgraded since this page was opened. Trying again…</p>
+              <button type="button" onClick={() => window.location.reload()}>
+                Reload the page
+              </button>
+            </div>
+          ) : null}
+          {chat && chatModule ? (
+            <chatModule.ChatPanel
+              key={chat.sessionId ?? "new"}
+              chat={chat}
+              session={chatSession}
+              overviewLink={state.link}
+              focusPrompt={steppedTo.current !== chat.sessionId}
+              onClose={() => navigate(OVERVIEW)}
               onDelete={(session) => setDialog({ name: "delete", session })}
               onRename={renameSession}
+              onReconnect={() => chat.sessionId && show(chatModule.ChatSession.open({ mode: "load", sessionId: chat.sessionId }))}
             />
-          </div>
-          <div class="column">
-            <LocationsPanel locations={state.locations} records={state.records} />
-            <FeedPanel records={state.records} sessions={state.sessions} />
-          </div>
-        </div>
-        {chatUnloadable ? (
-          // A page older than the running Berth asks for code that is no longer there: only a reload helps then.
-          <div class="error-box chat-unloadable" role="alert">
-            <p>The chat could not be loaded: Berth is out of reach, or it was upgraded since this page was opened. Trying again…</p>
-            <button type="button" onClick={() => window.location.reload()}>
-              Reload the page
-            </button>
-          </div>
-        ) : null}
-        {chat && chatModule ? (
-          <chatModule.ChatPanel
-            key={chat.sessionId ?? "new"}
-            chat={chat}
-            session={chatSession}
-            overviewLink={state.link}
-            focusPrompt={steppedTo.current !== chat.sessionId}
-            onClose={() => navigate(OVERVIEW)}
-            onDelete={(session) => setDialog({ name: "delete", session })}
-            onRename={renameSession}
-            onReconnect={() => chat.sessionId && show(chatModule.ChatSession.open({ mode: "load", sessionId: chat.sessionId }))}
-          />
-        ) : null}
-        {route.name === "terminal-login" ? (
-          <LoginPanel
-            key={`${route.agentId}/${route.methodId}`}
-            agentId={route.agentId}
-            methodId={route.methodId}
-            onClose={() => navigate(OVERVIEW)}
-          />
-        ) : null}
-      </main>
+          ) : null}
+          {route.name === "terminal-login" ? (
+            <LoginPanel
+              key={`${route.agentId}/${route.methodId}`}
+              agentId={route.agentId}
+              methodId={route.methodId}
+              onClose={() => navigate(AGENTS_HREF)}
+            />
+          ) : null}
+        </main>
+      )}
       {dialog.name === "new-session" ? (
         <NewSessionDialog agents={state.agents} onStart={startSession} onClose={() => setDialog({ name: "none" })} />
       ) : null}
-      {route.name === "agent-login" ? <LoginRoute agentId={route.agentId} methodId={route.methodId} onClose={() => navigate(OVERVIEW)} /> : null}
+      {route.name === "agent-login" ? <LoginRoute agentId={route.agentId} methodId={route.methodId} onClose={() => navigate(AGENTS_HREF)} /> : null}
       {dialog.name === "help" ? <HelpDialog onClose={() => setDialog({ name: "none" })} /> : null}
       {dialog.name === "settings" ? <SettingsDialog notifications={notifications} onClose={() => setDialog({ name: "none" })} /> : null}
       {dialog.name === "delete" ? (

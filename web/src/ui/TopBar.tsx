@@ -1,4 +1,5 @@
 import type { LinkState } from "../live/overview.js";
+import { AGENTS_HREF } from "./route.js";
 
 const linkText: Record<LinkState["name"], string> = {
   connecting: "Connecting…",
@@ -31,6 +32,9 @@ export function TopBar({
         <span class="dot" aria-hidden="true" />
         {linkText[link.name]}
       </p>
+      <a class="button" href={AGENTS_HREF}>
+        Agents
+      </a>
       <button type="button" class="icon-button" onClick={onSettings} aria-label="Settings" title="Settings: notifications, this device">
         <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
           <path

@@ -1,11 +1,12 @@
 import { useEffect, useState } from "preact/hooks";
 
 /**
- * What the page shows, from the address's hash: `#/` the overview, `#/sessions/<id>` a chat, `#/agents/<id>/login/<methodId>`
- * a login, `#/agents/<id>/login/<methodId>/terminal` a terminal login's screen.
+ * What the page shows, from the address's hash: `#/` the overview, `#/sessions/<id>` a chat, `#/agents` the agents,
+ * `#/agents/<id>/login/<methodId>` a login, `#/agents/<id>/login/<methodId>/terminal` a terminal login's screen.
  */
 export type Route =
   | { readonly name: "overview" }
+  | { readonly name: "agents" }
   | { readonly name: "session"; readonly sessionId: string }
   | { readonly name: "agent-login"; readonly agentId: string; readonly methodId: string }
   | { readonly name: "terminal-login"; readonly agentId: string; readonly methodId: string };
@@ -13,7 +14,10 @@ export type Route =
 const sessionPattern = /^#\/sessions\/([^/]+)$/;
 const agentLoginPattern = /^#\/agents\/([^/]+)\/login\/([^/]+)(\/terminal)?$/;
 
+export const AGENTS_HREF = "#/agents";
+
 function parse(hash: string): Route {
+  if (hash === AGENTS_HREF) return { name: "agents" };
   const session = sessionPattern.exec(hash);
   if (session) return { name: "session", sessionId: decodeURIComponent(session[1]!) };
   const login = agentLoginPattern.exec(hash);

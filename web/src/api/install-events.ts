@@ -1,0 +1,33 @@
+import { authHeaders } from "../auth/token.js";
+import { ApiError } from "./rest.js";
+import type { InstallEvent } from "./types.js";
+
+/**
+ * Follows an install's Server-Sent Events (`GET /api/agents/installs/<id>/events`) with `fetch`, which sends the
+ * page's credential in a header as every REST call does (an EventSource could not). Resolves with the end event.
+ */
+export async function followInstall(installId: string, onEvent: (event: InstallEvent) => void, signal: AbortSignal): Promise<InstallEvent> {
+  const response = await fetch(`api/agents/installs/${encodeURIComponent(installId)}/events`, { headers: authHeaders(), signal });
+  if (!response.ok || !response.body)
+    throw new ApiError(response.status, `http_${response.status}`, `following the install failed with HTTP ${response.status}`);
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("Berth ended the install's events before its end (did it stop?)");
+    buffered += value;
+    for (let end = buffered.indexOf("\n\n"); end !== -1; end = buffered.indexOf("\n\n")) {
+      const frame = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      const kind = /^event: (.*)$/m.exec(frame)?.[1];
+      const data = /^data: (.*)$/m.exec(frame)?.[1];
+      if (kind === undefined || data === undefined) continue;
+      const event = { kind, ...(JSON.parse(data) as object) } as InstallEvent;
+      onEvent(event);
+      if (event.kind !== "progress") {
+        void reader.cancel();
+        return event;
+      }
+    }
+  }
+}
