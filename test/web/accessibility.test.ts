@@ -105,6 +105,11 @@ describe("accessibility (axe-core)", () => {
         await page.close();
       }
 
+      page = await open("#/agents");
+      await page.locator("#agents-heading .count").waitFor();
+      findings.push(...(await audit(page, "Agents page")));
+      await page.close();
+
       page = await open("#/agents/demo/login/demo/terminal");
       const panel = page.getByRole("region", { name: "Log in to demo" });
       await expect.poll(() => panel.locator(".xterm-rows").textContent(), POLL).toContain("Name:");
