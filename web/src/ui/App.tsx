@@ -19,6 +19,7 @@ import { LoginRoute } from "./LoginRoute.js";
 import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
 import { openAtQuestion, showInConversation } from "./question-focus.js";
 import { QuestionsPanel } from "./QuestionsPanel.js";
+import { RememberPrompt } from "./RememberPrompt.js";
 import { AGENTS_HREF, currentRoute, navigate, sessionHref, useRoute } from "./route.js";
 import { neighbour, shortcutOf, type ShortcutAction } from "./shortcuts.js";
 import { HelpDialog } from "./HelpDialog.js";
@@ -38,7 +39,15 @@ type Dialog =
 const OVERVIEW = "#/";
 const FILTER_KEY = "berth.sessionFilter";
 
-export function App({ overview, notifications }: { overview: LiveOverview; notifications: DesktopNotifications }) {
+export function App({
+  overview,
+  notifications,
+  offerRemember,
+}: {
+  overview: LiveOverview;
+  notifications: DesktopNotifications;
+  offerRemember: boolean;
+}) {
   const state = useObservable(overview.state);
   const route = useRoute();
   const [dialog, setDialog] = useState<Dialog>({ name: "none" });
@@ -199,6 +208,7 @@ export function App({ overview, notifications }: { overview: LiveOverview; notif
           <AttentionStrip questions={state.questions} sessions={state.sessions} openSessionId={chat && chatModule ? chat.sessionId : null} />
         )}
       </TopBar>
+      {offerRemember ? <RememberPrompt /> : null}
       {route.name === "agents" ? (
         <main class="layout">
           <AgentsPage onAgentsChanged={() => overview.agentsChanged()} />

@@ -30,8 +30,8 @@ export function AuthRequired() {
         </p>
         <p class="muted">
           The token is kept in <code>token</code> in Berth's data directory. Once the link is open, this tab keeps the token for itself (never in a
-          cookie, which every other site on this machine would receive) and removes it from the address bar. To come back without the link, choose{" "}
-          <em>Remember this device</em> in the dashboard's settings.
+          cookie, which every other site on this machine would receive) and removes it from the address bar. To come back without the link (in new
+          tabs, bookmarks and links to a session), choose <em>Remember this device</em> when the dashboard offers it, or in its settings.
         </p>
       </div>
     </main>

@@ -2,7 +2,8 @@ import { errorWords } from "../util/error-words.js";
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api/rest.js";
 import type { DeviceLogin } from "../api/types.js";
-import { forgetDevice, isRemembered, rememberDevice } from "../auth/token.js";
+import { rememberThisDevice } from "../auth/remember-device.js";
+import { forgetDevice, isRemembered } from "../auth/token.js";
 import { Ago } from "./Countdown.js";
 import { formatDateTime } from "../util/format.js";
 
@@ -43,8 +44,7 @@ export function DeviceSettings() {
   };
   const remember = (): void =>
     act(async () => {
-      const { pageSecret } = await api.rememberDevice();
-      rememberDevice(pageSecret);
+      await rememberThisDevice();
       setRemembered(true);
     });
   const forget = (login: DeviceLogin): void =>

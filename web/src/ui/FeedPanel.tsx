@@ -14,7 +14,12 @@ export function FeedPanel({ records, sessions }: { records: readonly StampedReco
       {recent.length === 0 ? (
         <p class="empty">Nothing has happened yet.</p>
       ) : (
-        <ol class="feed" aria-label="Recent lifecycle records, newest first">
+        <ol
+          class="feed"
+          aria-label="Recent lifecycle records, newest first"
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: it scrolls on its own, and a keyboard scrolls it only with the focus in it
+          tabIndex={0}
+        >
           {recent.map(({ id, at, message, record }) => (
             <li key={id} class={`tone-${recordTone(record)}`}>
               <time dateTime={new Date(at).toISOString()} title={formatDateTime(at)}>

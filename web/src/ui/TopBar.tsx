@@ -26,10 +26,13 @@ export function TopBar({
   return (
     <header class="topbar">
       <div class="topbar-row">
-        <a class="brand" href="#/" aria-label="Berth">
-          <span class="mark" aria-hidden="true" />
-          <span class="brand-name">Berth</span>
-        </a>
+        {/* The page's one top-level heading: panels and the chat are its h2s. */}
+        <h1 class="brand-heading">
+          <a class="brand" href="#/" aria-label="Berth">
+            <span class="mark" aria-hidden="true" />
+            <span class="brand-name">Berth</span>
+          </a>
+        </h1>
         <p class={`link link-${link.name}`} role="status">
           <span class="dot" aria-hidden="true" />
           {linkText[link.name]}

@@ -1,0 +1,127 @@
+// axe-core over every view of the dashboard, light and dark, desktop and phone: no serious or critical violation.
+import { fileURLToPath } from "node:url";
+import type { BrowserContextOptions, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { fixtureLogins } from "../logins/fixture-logins.js";
+import { dashboardSuite, phone, screenshot } from "./dashboard-harness.js";
+
+const axeScript = fileURLToPath(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url));
+const POLL = { timeout: 20_000, interval: 50 };
+
+const suite = dashboardSuite({}, { loginCommands: fixtureLogins });
+
+interface Finding {
+  readonly view: string;
+  readonly id: string;
+  readonly impact: string;
+  readonly targets: string[];
+}
+
+/** axe's serious and critical violations on the page as it is now, and a page without its one h1 (only "moderate" to axe). */
+async function audit(page: Page, view: string): Promise<Finding[]> {
+  if (!(await page.evaluate("typeof window.axe !== 'undefined'"))) await page.addScriptTag({ path: axeScript });
+  const violations = (await page.evaluate(
+    "window.axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) })))",
+  )) as { id: string; impact: string | null; targets: string[] }[];
+  return violations
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical" || violation.id === "page-has-heading-one")
+    .map((violation) => ({ view, id: violation.id, impact: violation.impact!, targets: violation.targets }));
+}
+
+// The page's CSP allows only its own scripts: axe's script tag is let in by the browser context.
+const layouts: [string, BrowserContextOptions][] = [
+  ["desktop light", { viewport: { width: 1440, height: 900 }, colorScheme: "light", bypassCSP: true }],
+  ["desktop dark", { viewport: { width: 1440, height: 900 }, colorScheme: "dark", bypassCSP: true }],
+  ["phone light", { ...phone, colorScheme: "light", bypassCSP: true }],
+  ["phone dark", { ...phone, colorScheme: "dark", bypassCSP: true }],
+];
+
+describe("accessibility (axe-core)", () => {
+  let sessions: { chat: string; question: string } | undefined;
+  /** One session with a finished turn, one whose agent waits on a question. */
+  async function prepareSessions(): Promise<{ chat: string; question: string }> {
+    if (sessions) return sessions;
+    const host = suite.server.berth.host;
+    const chat = (await host.createSession({ cwd: suite.server.workDir })).id;
+    expect((await host.prompt(chat, [{ type: "text", text: "Hello from the accessibility check" }])).stopReason).toBe("end_turn");
+    const question = (await host.createSession({ cwd: suite.server.workDir })).id;
+    // Left waiting: the host's shutdown ends it.
+    host.prompt(question, [{ type: "text", text: "/ask Deploy to production?" }]).catch(() => undefined);
+    await expect.poll(() => host.pendingQuestions().length, POLL).toBe(1);
+    sessions = { chat, question };
+    return sessions;
+  }
+
+  it.each(layouts)("finds no serious or critical violation on any view, %s", { timeout: 120_000 }, async (name, options) => {
+    const { chat, question } = await prepareSessions();
+    const context = await suite.launched.browser.newContext(options);
+    const errors: string[] = [];
+    const findings: Finding[] = [];
+    /** A tab opened through the printed link at `hash`: each route in a tab of its own, as a link would open it. */
+    const open = async (hash = ""): Promise<Page> => {
+      const page = await context.newPage();
+      page.on("pageerror", (error) => errors.push(error.message));
+      await page.goto(`${suite.server.url}/?token=${suite.server.token}${hash}`);
+      return page;
+    };
+    let page = await open();
+    try {
+      await page.getByRole("heading", { name: "Sessions" }).waitFor();
+      await page.getByRole("status").filter({ hasText: "Live" }).waitFor();
+      await page.locator(".card[data-question-id]").first().waitFor();
+      findings.push(...(await audit(page, "overview, with the offer to remember this device and a question waiting")));
+
+      for (const [button, title] of [
+        ["Settings", "Settings"],
+        ["Keyboard shortcuts", "Keyboard shortcuts"],
+        ["New session", "New session"],
+      ] as const) {
+        await page.getByRole("button", { name: button, exact: true }).click();
+        const dialog = page.getByRole("dialog", { name: title });
+        await dialog.waitFor();
+        // Settings reads the remembered devices: audited once they are shown.
+        if (title === "Settings") await dialog.getByText("None: every device needs the link.").waitFor();
+        findings.push(...(await audit(page, `${title} dialog`)));
+        await page.keyboard.press("Escape");
+        await dialog.waitFor({ state: "detached" });
+      }
+      await page.close();
+
+      page = await open(`#/sessions/${chat}`);
+      await page.getByRole("log", { name: "Conversation" }).locator(".message.agent", { hasText: "Hello from the accessibility check" }).waitFor();
+      findings.push(...(await audit(page, "chat")));
+      await page.close();
+
+      page = await open(`#/sessions/${question}`);
+      await page.getByRole("log", { name: "Conversation" }).getByText("Deploy to production?").first().waitFor();
+      findings.push(...(await audit(page, "chat with a question")));
+      await page.close();
+
+      for (const method of ["demo-token", "demo-env"]) {
+        page = await open(`#/agents/demo/login/${method}`);
+        const dialog = page.getByRole("dialog", { name: /^Log in to demo: / });
+        await dialog.waitFor();
+        findings.push(...(await audit(page, `agent login ${method}`)));
+        await page.close();
+      }
+
+      page = await open("#/agents");
+      await page.locator("#agents-heading .count").waitFor();
+      findings.push(...(await audit(page, "Agents page")));
+      await page.close();
+
+      page = await open("#/agents/demo/login/demo/terminal");
+      const panel = page.getByRole("region", { name: "Log in to demo" });
+      await expect.poll(() => panel.locator(".xterm-rows").textContent(), POLL).toContain("Name:");
+      findings.push(...(await audit(page, "terminal login")));
+
+      expect(findings.map((f) => `${f.view}: ${f.id} (${f.impact}) at ${f.targets.join(", ")}`)).toEqual([]);
+      expect(errors).toEqual([]);
+    } catch (error) {
+      if (!page.isClosed()) await screenshot(page, `accessibility-failed-${name.replace(/\W+/g, "-")}`);
+      throw error;
+    } finally {
+      await context.close();
+    }
+  });
+});
