@@ -409,11 +409,14 @@ describe("routing between the hosts of a fleet", () => {
       const box = page.getByLabel("Message to the agent");
       await box.fill("/ask Ship it from B?");
       await box.press("Enter");
-      // Asked on A: in B's Questions panel (B's REST), answered there, relayed to A.
-      const question = page
+      // Asked on A: in B's Questions panel (B's REST), which points to the conversation; answered there, relayed to A.
+      await page
         .getByRole("region", { name: /Questions/ })
         .getByRole("listitem")
-        .filter({ hasText: "Ship it from B?" });
+        .filter({ hasText: "Ship it from B?" })
+        .getByRole("button", { name: "Answer it in the conversation" })
+        .click();
+      const question = page.getByRole("log", { name: "Conversation" }).getByRole("group").filter({ hasText: "Ship it from B?" });
       await question.getByRole("button", { name: "Allow" }).click();
       await page.getByRole("log", { name: "Conversation" }).locator(".message.agent", { hasText: "You chose: allow" }).waitFor();
       expect(JSON.stringify((await getJson<Events>(a.url, a.token, `/api/sessions/${sessionId}/events`)).body)).toContain("You chose: allow");

@@ -5,13 +5,15 @@ import { cleanUp, startFixture, tempDir } from "./server-harness.js";
 
 afterEach(cleanUp);
 
-/** The demo agent wanting `authenticate` before session/new; it has no `logout`. */
-const agents = { locked: { command: process.execPath, args: [demoAgentMain, "--state-dir", tempDir("berth-locked-agent-"), "--require-auth"] } };
+/** The demo agent wanting `authenticate` before session/new; it has no `logout`. Its state directory is each test's, removed by `cleanUp`. */
+const agents = () => ({
+  locked: { command: process.execPath, args: [demoAgentMain, "--state-dir", tempDir("berth-locked-agent-"), "--require-auth"] },
+});
 const login = { methodId: "demo-token", _meta: { "berth-demo/token": "s3cret" } };
 
 describe("an agent's login state, as the host tells it", () => {
   it("unknown, needs-login after session/new was refused with -32000, logged-in once a login is accepted", async () => {
-    const fixture = await startFixture({ config: { agents } });
+    const fixture = await startFixture({ config: { agents: agents() } });
     const host = fixture.berth.host;
     const client = await fixture.connect({ agent: "locked" });
     expect(host.agentLoginState("locked")).toBe("unknown");
@@ -25,7 +27,7 @@ describe("an agent's login state, as the host tells it", () => {
   });
 
   it("an agent that refuses logout stays logged in, and the client gets its error unchanged", async () => {
-    const fixture = await startFixture({ config: { agents } });
+    const fixture = await startFixture({ config: { agents: agents() } });
     const client = await fixture.connect({ agent: "locked" });
     await client.agent.request(methods.agent.authenticate, login);
     await expect(client.agent.request(methods.agent.logout, {})).rejects.toMatchObject({ code: -32601 });
