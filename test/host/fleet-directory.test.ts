@@ -1,7 +1,7 @@
 // The fleet directory's read of a session of its own host that is deleted or given up while the read is under way
 // (docs/fleet.md, "One view"). The store is a real SQLite store (its hosts and leases in memory, one process); the test
-// holds one read of the directory between its reads of the sessions and of the pending questions, the moment the
-// host's own change lands in a real fleet without waking the directory (its own sessions' notifications are skipped).
+// holds one read of the directory (a read of the sessions another host's change named), the moment the host's own
+// change lands in a real fleet without waking the directory (its own sessions' notifications are skipped).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,8 +23,9 @@ afterEach(async () => {
 });
 
 /**
- * Host A (this host) runs session `mine` on a real store; `store` is that store with a gate on `listPendingQuestions`,
- * the read the directory makes beside `listSessions`: `hold()` makes the next one wait until `release()`.
+ * Host A (this host) runs session `mine` on a real store; `store` is that store with a gate on `listPendingQuestions`
+ * (a full read's, beside `listSessions`) and `readSessions` (a read of the sessions a change named): `hold()` makes the
+ * next of them wait until `release()`.
  */
 async function hostA() {
   const dir = mkdtempSync(join(tmpdir(), "berth-directory-"));
@@ -41,14 +42,15 @@ async function hostA() {
   let gate: { reached: boolean; opened: Promise<void> } | undefined;
   const store = new Proxy(backend, {
     get(target, key) {
-      if (key === "listPendingQuestions")
-        return async (sessionId?: string) => {
+      // A full read waits between the sessions and their questions; a read of the changed sessions before it reads them.
+      if (key === "listPendingQuestions" || key === "readSessions")
+        return async (...args: unknown[]) => {
           const held = gate;
           if (held) {
             held.reached = true;
             await held.opened;
           }
-          return target.listPendingQuestions(sessionId);
+          return (target[key] as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         };
       const value = Reflect.get(target, key) as unknown;
       return typeof value === "function" ? value.bind(target) : value;
@@ -67,7 +69,7 @@ async function hostA() {
     directory,
     changed,
     told: (id: string) => changed.find((change) => change.id === id),
-    /** The directory's next read waits between the sessions and the pending questions until the function returned is called. */
+    /** The directory's next read waits (see the gate above) until the function returned is called. */
     hold(): () => void {
       let open!: () => void;
       gate = { reached: false, opened: new Promise<void>((resolve) => (open = resolve)) };
@@ -85,9 +87,9 @@ describe("FleetDirectory: a session of this host's own that stops being run here
     const a = await hostA();
     expect(a.directory.session("mine")).toBeUndefined();
     const release = a.hold();
-    // Host B's new session wakes the directory: that read takes the leases and the sessions (ours included), then waits.
+    // Host B's new session wakes the directory: that read (of the session the change named) waits.
     await a.backend.createSession({ id: "theirs", agent: "demo", cwd: "/w", createdAt: T0 }, "host-b");
-    await waitUntil(a.reached, "the directory's read waits between the sessions and the questions");
+    await waitUntil(a.reached, "the directory's read waits");
     // Host A deletes its session (the delete commits, then its writer lets the lease go).
     await a.backend.deleteSession(a.lease);
     a.running.delete("mine");
@@ -103,7 +105,7 @@ describe("FleetDirectory: a session of this host's own that stops being run here
     const a = await hostA();
     const release = a.hold();
     await a.backend.createSession({ id: "theirs", agent: "demo", cwd: "/w", createdAt: T0 }, "host-b");
-    await waitUntil(a.reached, "the directory's read waits between the sessions and the questions");
+    await waitUntil(a.reached, "the directory's read waits");
     // No heartbeat gets through: host A gives the session up; the store, which it cannot reach, still names it the owner.
     a.running.delete("mine");
     release();
