@@ -2,36 +2,34 @@ import { navigate, sessionHref } from "./route.js";
 
 /**
  * Brings the open conversation's question into view and gives it the focus. The transcript shows only the
- * rows in view: a question not among them is at its end (an agent waits on it), so the end comes first.
+ * rows in view: a question not among them is at its end (an agent waits on it), so the end comes first, and
+ * the focus waits until the row is rendered (a frame or more later, under load several).
  */
 export function showInConversation(questionId: string): void {
-  const row = () => document.querySelector<HTMLElement>(`.transcript [data-question-id="${CSS.escape(questionId)}"]`);
-  if (!row()) {
-    const transcript = document.querySelector(".transcript");
-    if (transcript) transcript.scrollTop = transcript.scrollHeight;
-  }
-  requestAnimationFrame(() => {
-    const found = row();
-    found?.scrollIntoView({ block: "nearest" });
-    found?.focus();
-  });
+  if (focusRow(questionId)) return;
+  const transcript = document.querySelector(".transcript");
+  if (transcript) transcript.scrollTop = transcript.scrollHeight;
+  whenRendered(questionId);
 }
 
-/**
- * Opens a question's session and, once its chat shows the question, brings it into view with the focus.
- * Gives up after a while: the question may be answered elsewhere meanwhile.
- */
+/** Opens a question's session and, once its chat shows the question, brings it into view with the focus. */
 export function openAtQuestion(sessionId: string, questionId: string): void {
-  const selector = `.transcript [data-question-id="${CSS.escape(questionId)}"]`;
   navigate(sessionHref(sessionId));
-  const shown = (): boolean => {
-    if (!document.querySelector(selector)) return false;
-    showInConversation(questionId);
-    return true;
-  };
-  if (shown()) return;
+  if (!focusRow(questionId)) whenRendered(questionId);
+}
+
+function focusRow(questionId: string): boolean {
+  const row = document.querySelector<HTMLElement>(`.transcript [data-question-id="${CSS.escape(questionId)}"]`);
+  if (!row) return false;
+  row.scrollIntoView({ block: "nearest" });
+  row.focus();
+  return true;
+}
+
+/** Focuses the row once it is in the page; gives up after a while: the question may be answered elsewhere meanwhile. */
+function whenRendered(questionId: string): void {
   const observer = new MutationObserver(() => {
-    if (shown()) stop();
+    if (focusRow(questionId)) stop();
   });
   const timer = window.setTimeout(() => stop(), GIVE_UP_MS);
   const stop = (): void => {
