@@ -99,6 +99,29 @@ export const migrations: readonly Migration[] = [
     description: "no location activity table: it was written every sweep and never read",
     sql: `DROP TABLE location_activity;`,
   },
+  {
+    version: 4,
+    description: "a session may run in a git worktree of its own: where it is, its branch and base, landed or discarded",
+    // JSON (see src/worktrees/): NULL for a session in a plain directory.
+    sql: `ALTER TABLE sessions ADD COLUMN worktree TEXT;`,
+  },
+  {
+    version: 5,
+    description: "review comments on a session's changes, kept until sent to its agent and after",
+    sql: `
+      CREATE TABLE review_comments (
+        id         TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        path       TEXT NOT NULL,
+        line       INTEGER NOT NULL,
+        side       TEXT NOT NULL,
+        body       TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        sent_at    INTEGER
+      ) STRICT;
+      CREATE INDEX review_comments_by_session ON review_comments (session_id, created_at);
+    `,
+  },
 ];
 
 export const latestSchemaVersion = migrations.length;

@@ -8,7 +8,7 @@ import { catchError, newSession, useStoreFiles } from "./fixture.js";
 
 const files = useStoreFiles();
 
-const TABLES = ["agent_profiles", "events", "lifecycle_records", "process_groups", "questions", "sessions"];
+const TABLES = ["agent_profiles", "events", "lifecycle_records", "process_groups", "questions", "review_comments", "sessions"];
 
 function tablesOf(path: string): string[] {
   const db = files.raw(path, { readonly: true });

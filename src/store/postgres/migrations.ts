@@ -106,6 +106,29 @@ const migrations: readonly PostgresMigration[] = [
     // NULL: registered by a Berth before this step; judged by the looking host's TTL until it registers again.
     sql: `ALTER TABLE hosts ADD COLUMN ttl_ms bigint;`,
   },
+  {
+    version: 4,
+    description: "a session may run in a git worktree of its own: where it is, its branch and base, landed or discarded",
+    // JSON (see src/worktrees/): NULL for a session in a plain directory.
+    sql: `ALTER TABLE sessions ADD COLUMN worktree text;`,
+  },
+  {
+    version: 5,
+    description: "review comments on a session's changes, kept until sent to its agent and after",
+    sql: `
+      CREATE TABLE review_comments (
+        id         text PRIMARY KEY,
+        session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        path       text NOT NULL,
+        line       integer NOT NULL,
+        side       text NOT NULL,
+        body       text NOT NULL,
+        created_at bigint NOT NULL,
+        sent_at    bigint
+      );
+      CREATE INDEX review_comments_by_session ON review_comments (session_id, created_at);
+    `,
+  },
 ];
 
 const latestVersion = migrations.length;
