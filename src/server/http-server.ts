@@ -221,6 +221,18 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   });
 
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Node hands the socket over with no error listener; until ws adds its own (a login may start first), an error must not end the host.
+    socket.on("error", () => socket.destroy());
+    try {
+      upgrade(req, socket, head);
+    } catch (error) {
+      const httpError = error instanceof HttpError ? error : fromHostError(error);
+      if (httpError.status >= 500) log.error({ err: error, path: req.url }, "WebSocket upgrade failed");
+      refuseUpgrade(socket, httpError.status, { error: httpError.code, message: httpError.message });
+    }
+  });
+
+  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = requestUrl(req);
     const login = loginTerminalPath(url.pathname);
     const refusal = foreignRefusal(req) ?? (url.pathname === "/acp" || login ? crossSiteRefusal(req) : undefined);
@@ -247,7 +259,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     const unknown = acp.unknownAgent(url);
     if (unknown) return refuseUpgrade(socket, unknown.status, { error: unknown.code, message: unknown.message });
     acp.handleUpgrade(req, socket, head, url, grant.kind === "peer" ? grant.hostId : undefined);
-  });
+  }
 
   // The socket was bound before the host started (its port goes into fleet.url): the HTTP server takes its connections.
   // Node's HTTP server tracks its connections (closeAllConnections at stop, the header and request timeouts) from its

@@ -4,6 +4,7 @@ import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import type { Logger } from "../host/logger.js";
 import type { LoginAttachment, LoginRunner, WindowSize } from "../host/views.js";
 import { HttpError } from "./http-io.js";
+import { decodeSegment } from "./router.js";
 import { keepAlive } from "./socket-keepalive.js";
 
 /** `/api/agents/:id/logins/:method/terminal`: an agent's terminal login over a WebSocket. */
@@ -12,10 +13,10 @@ const PATH = /^\/api\/agents\/([^/]+)\/logins\/([^/]+)\/terminal$/;
 const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024;
 const DEFAULT_SIZE: WindowSize = { cols: 80, rows: 24 };
 
-/** The agent and method a login terminal's path names; undefined for any other path. */
+/** The agent and method a login terminal's path names; undefined for any other path; a 400 `HttpError` for malformed percent-encoding. */
 export function loginTerminalPath(pathname: string): { readonly agentId: string; readonly methodId: string } | undefined {
   const match = PATH.exec(pathname);
-  return match ? { agentId: decodeURIComponent(match[1]!), methodId: decodeURIComponent(match[2]!) } : undefined;
+  return match ? { agentId: decodeSegment(match[1]!), methodId: decodeSegment(match[2]!) } : undefined;
 }
 
 /**

@@ -89,7 +89,8 @@ function matchPath(pattern: string, segments: readonly string[]): Record<string,
   return params;
 }
 
-function decodeSegment(segment: string): string {
+/** A path segment decoded; malformed percent-encoding is a 400 naming the segment. */
+export function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {

@@ -104,4 +104,12 @@ describe("the login terminal WebSocket", () => {
     expect(refused.status).toBe(404);
     expect(JSON.parse(refused.body)).toMatchObject({ error: "no_terminal_login", message: expect.stringContaining("it offers none") });
   });
+
+  it("refuses a path with malformed percent-encoding with a 400 naming it, and keeps serving", async () => {
+    const berth = await startFixture({ loginCommands: fixtureLogins });
+    const refused = await terminalClient(berth, "/api/agents/%E0/logins/demo/terminal").refused;
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.body)).toMatchObject({ error: "invalid_path", message: expect.stringContaining('"%E0"') });
+    expect((await berth.api("/healthz")).status).toBe(200);
+  });
 });
