@@ -5,7 +5,7 @@ import { withWorkingIndex } from "./working-index.js";
 export type ChangeStatus = "added" | "modified" | "deleted" | "renamed";
 
 /** One file of a session's changes; paths are relative to the repository's top. */
-export interface ChangedFile {
+interface ChangedFile {
   readonly path: string;
   /** Where a renamed file was. */
   readonly oldPath?: string;

@@ -5,12 +5,12 @@ import { git } from "./git.js";
 import { withWorkingIndex } from "./working-index.js";
 
 /** Each text and the patch are cut past this many bytes (at a line's end): a page renders it, a megabyte would freeze it. */
-export const TEXT_LIMIT_BYTES = 256 * 1024;
+const TEXT_LIMIT_BYTES = 256 * 1024;
 /** A file past this is not read at all: its text is empty and `cut` says how big it is. */
 const READ_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /** The full size in bytes of each part that was cut to {@link TEXT_LIMIT_BYTES}. */
-export interface CutParts {
+interface CutParts {
   readonly limitBytes: number;
   readonly oldBytes?: number;
   readonly newBytes?: number;

@@ -3,7 +3,7 @@ import type { ChangeSet } from "../changes/change-set.js";
 import { EventStreams, sseFrame } from "./event-streams.js";
 
 /** Work reported within this of the last is read once (an agent's burst of edits is one read of git, not twenty). */
-export const CHANGES_DEBOUNCE_MS = 250;
+const CHANGES_DEBOUNCE_MS = 250;
 
 interface Watched {
   readonly streams: EventStreams;
