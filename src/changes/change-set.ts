@@ -55,6 +55,15 @@ async function commitOf(root: string, ref: string): Promise<string | undefined> 
 }
 
 /**
+ * The base of a session in a worktree of its own: where its branch left the commit it started from
+ * (`git merge-base`), so commits made on the branch count as its changes and later commits of the
+ * base branch do not. A plain directory's base is `HEAD`.
+ */
+export async function mergeBase(cwd: string, branch: string, baseCommit: string): Promise<string> {
+  return (await git(cwd, ["merge-base", branch, baseCommit])).toString("utf8").trim();
+}
+
+/**
  * What changed in the directory `cwd` against `baseRef` (HEAD for a plain directory; a worktree
  * session's merge-base of its branch and base commit): committed, staged, unstaged and untracked
  * files that are not ignored, renames found by `-M`.
