@@ -46,6 +46,18 @@ export function checkedPath(path: string): string {
   return normal;
 }
 
+/**
+ * A comment's `path` as the changes name it: checked as {@link checkedPath}, and among the changed
+ * files (for a line of the base's text, a renamed file's old path counts too). Refused by name.
+ */
+export async function commentablePath(cwd: string, path: string, side: "new" | "old", baseRef = "HEAD"): Promise<string> {
+  const wanted = checkedPath(path);
+  const { files } = await readChangesAt(await repositoryRoot(cwd), baseRef);
+  if (!files.some((file) => file.path === wanted || (side === "old" && file.oldPath === wanted)))
+    throw new ChangesError("path_not_in_changes", `path ${JSON.stringify(path)} is not among the session's changed files`);
+  return wanted;
+}
+
 /** One file of the changes of `cwd` against `baseRef`: both texts and the patch, each cut to the limit. */
 export async function readChangedFile(cwd: string, path: string, baseRef = "HEAD"): Promise<ChangedFileView> {
   const wanted = checkedPath(path);

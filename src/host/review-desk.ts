@@ -4,9 +4,6 @@ import type { ReviewComment, CommentSide } from "../store/review-comments.js";
 import type { Store } from "../store/store.js";
 import type { Journal } from "./journal.js";
 
-/** The longest comment body taken: a paragraph or two, not a file pasted in. */
-export const MAX_COMMENT_BYTES = 8 * 1024;
-
 export type ReviewRefusal = "comment_not_found" | "comment_sent" | "no_unsent_comments";
 
 /** A comment that is not the session's, was already sent, or a send with nothing to send. */
