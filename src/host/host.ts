@@ -318,6 +318,11 @@ export class Host {
       log: this.parts.log,
       turnActive: (id: string) => this.parts.executions.isActive(id),
       subscribe: (id: string, listener: SessionListener) => this.subscribe(id, listener),
+      promptAt: (id: string, seq: number) => {
+        const [started] = this.events(id, { after: seq - 1, limit: 1 });
+        const { prompt } = (started?.payload ?? {}) as { prompt?: { type: string; text?: string }[] };
+        return prompt?.[0]?.type === "text" ? prompt[0].text : undefined;
+      },
       prompt: (id: string, prompt: ContentBlock[]) => this.prompt(id, prompt),
     };
     return sendReviewComments(deps, sessionId, session.cwd);
