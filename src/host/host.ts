@@ -38,6 +38,11 @@ import { locationOf } from "./session-location.js";
 import { normalTitle, personTitled, titleUpdate } from "./session-titles.js";
 import { shutDown, type ShutdownOptions } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
+import { ReviewDesk, type NewComment } from "./review-desk.js";
+import { sendReviewComments } from "./review-sending.js";
+import type { ReviewComment } from "../store/review-comments.js";
+import { readChanges, type ChangeSet } from "../changes/change-set.js";
+import { commentablePath, readChangedFile, type ChangedFileView } from "../changes/changed-file.js";
 import { LoginRunner } from "../logins/login-runner.js";
 import type { LoginCommandResolver } from "../logins/login-command.js";
 import type { StoreHealthView } from "./store-health.js";
@@ -64,6 +69,9 @@ export interface HostOptions {
  * This class is the API the protocol edges use; the parts it delegates to are wired in
  * `host-composition.ts`.
  */
+/** The base every session's changes are read against, until sessions carry their worktree record. */
+const SESSION_BASE = "HEAD";
+
 export class Host {
   readonly config: Config;
   readonly dataDir: string;
@@ -71,6 +79,7 @@ export class Host {
 
   /** The host's one source of time (virtual in tests): edges that schedule by the host's records use it too. */
   readonly clock: Clock;
+  private readonly review: ReviewDesk;
 
   /** Agents' terminal logins: one per agent at a time, in a pseudo-terminal, their screens in memory only. */
   readonly logins: LoginRunner;
@@ -89,6 +98,7 @@ export class Host {
       stop: { graceMs: parts.config.stopTimeout },
     });
     this.clock = parts.clock;
+    this.review = new ReviewDesk(parts);
     this.config = parts.config;
     this.dataDir = parts.dataDir;
     this.connections = parts.connections;
@@ -257,6 +267,65 @@ export class Host {
   prompt(sessionId: string, prompt: ContentBlock[], extra: Omit<PromptRequest, "sessionId" | "prompt"> = {}): Promise<PromptResponse> {
     this.assertRunning();
     return this.parts.turns.prompt(sessionId, prompt, extra);
+  }
+
+  /**
+   * What the session changed in its git directory against its base (docs/review.md): `HEAD` for a
+   * plain directory (a session in a worktree of its own: `mergeBase(cwd, branch, baseCommit)`).
+   */
+  changes(sessionId: string): Promise<ChangeSet> {
+    return readChanges(this.parts.catalog.require(sessionId).cwd, SESSION_BASE);
+  }
+
+  /** One file of the session's changes: both texts and the patch, cut at the limit; a path not among them is refused. */
+  changedFile(sessionId: string, path: string): Promise<ChangedFileView> {
+    return readChangedFile(this.parts.catalog.require(sessionId).cwd, path, SESSION_BASE);
+  }
+
+  /** The session's review comments, oldest first, sent or not (docs/review.md). */
+  reviewComments(sessionId: string): ReviewComment[] {
+    this.parts.catalog.require(sessionId);
+    return this.review.list(sessionId);
+  }
+
+  /** A comment is on the changes: a file the agent did not change (or a mistyped path) is refused by name. */
+  async addReviewComment(sessionId: string, comment: NewComment): Promise<ReviewComment> {
+    this.assertRunning();
+    const { cwd } = this.parts.catalog.require(sessionId);
+    const path = await commentablePath(cwd, comment.path, comment.side, SESSION_BASE);
+    return this.review.add(sessionId, { ...comment, path });
+  }
+
+  /** Refused for a comment already sent: the agent was told it as it was. */
+  editReviewComment(sessionId: string, commentId: string, body: string): Promise<ReviewComment> {
+    this.assertRunning();
+    this.parts.catalog.require(sessionId);
+    return this.review.edit(sessionId, commentId, body);
+  }
+
+  deleteReviewComment(sessionId: string, commentId: string): Promise<void> {
+    this.assertRunning();
+    this.parts.catalog.require(sessionId);
+    return this.review.delete(sessionId, commentId);
+  }
+
+  /** Every unsent comment to the agent as one prompt (a turn as any other); they are marked sent once it started. */
+  sendReviewComments(sessionId: string): Promise<{ comments: ReviewComment[]; prompt: string }> {
+    this.assertRunning();
+    const session = this.parts.catalog.require(sessionId);
+    const deps = {
+      desk: this.review,
+      log: this.parts.log,
+      turnActive: (id: string) => this.parts.executions.isActive(id),
+      subscribe: (id: string, listener: SessionListener) => this.subscribe(id, listener),
+      promptAt: (id: string, seq: number) => {
+        const [started] = this.events(id, { after: seq - 1, limit: 1 });
+        const { prompt } = (started?.payload ?? {}) as { prompt?: { type: string; text?: string }[] };
+        return prompt?.[0]?.type === "text" ? prompt[0].text : undefined;
+      },
+      prompt: (id: string, prompt: ContentBlock[]) => this.prompt(id, prompt),
+    };
+    return sendReviewComments(deps, sessionId, session.cwd);
   }
 
   /**
@@ -455,6 +524,11 @@ export class Host {
   }
 
   /** A piece of an agent's message is committed, so its session's `preview` may have changed: told per chunk, for the listener to coalesce. */
+  /** Told a session's id when its agent may have changed files (a tool call finished, a file written, a turn ended). */
+  onWorkDone(listener: (sessionId: string) => void): () => void {
+    return this.parts.journal.onWorkDone(listener);
+  }
+
   onAgentMessage(listener: (sessionId: string) => void): () => void {
     return this.parts.journal.onAgentMessage(listener);
   }
