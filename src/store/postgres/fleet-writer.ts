@@ -33,6 +33,7 @@ const SESSION_FIELDS: Partial<Record<StoreCallName, keyof SessionChanges>> = {
   "sessions.setAgentState": "agentState",
   "sessions.setAgentSessionId": "agentSessionId",
   "sessions.setAgentRequest": "agentRequest",
+  "sessions.setWorktree": "worktree",
 };
 
 /**
