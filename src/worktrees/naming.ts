@@ -3,7 +3,7 @@ import { basename, join } from "node:path";
 const MAX_SLUG = 40;
 
 /** `Fix the login page!` → `fix-the-login-page`: lower-case letters and digits joined by dashes, at most 40; empty if none. */
-export function slug(text: string): string {
+function slug(text: string): string {
   return text
     .normalize("NFKD")
     .toLowerCase()
