@@ -58,24 +58,45 @@ export async function createWorktreeSession(
  * Lands the session's worktree (docs/worktrees.md, "Land"): refused while a turn runs; the check, the commit and the
  * merge are `landWorktree`'s. Once merged, the session's agent is stopped before the worktree is removed.
  */
-export async function landSession(parts: WorktreeParts, sessionId: string, message: string | undefined): Promise<WorktreeRecord> {
-  const { session, worktree } = activeWorktree(parts, sessionId);
-  const merged = await landWorktree(worktree, {
-    message: message ?? session.title ?? `Berth session ${sessionId}`,
-    check: parts.config.worktrees.check,
-    merge: parts.config.worktrees.merge,
-    checked: (outcome) => journalStep(parts, session, "check", outcome),
+export function landSession(parts: WorktreeParts, sessionId: string, message: string | undefined): Promise<WorktreeRecord> {
+  return closing(parts, sessionId, async ({ session, worktree }) => {
+    const merged = await landWorktree(worktree, {
+      message: message ?? session.title ?? `Berth session ${sessionId}`,
+      check: parts.config.worktrees.check,
+      merge: parts.config.worktrees.merge,
+      checked: (outcome) => journalStep(parts, session, "check", outcome),
+    });
+    await stopAgent(parts, sessionId);
+    await removeWorktree(merged);
+    return merged;
   });
-  await stopAgent(parts, sessionId);
-  await removeWorktree(merged);
-  return stored(parts, sessionId, merged);
 }
 
 /** Throws the session's worktree and branch away (docs/worktrees.md, "Discard"): refused while a turn runs. */
-export async function discardSession(parts: WorktreeParts, sessionId: string): Promise<WorktreeRecord> {
-  const { worktree } = activeWorktree(parts, sessionId);
-  await stopAgent(parts, sessionId);
-  return stored(parts, sessionId, await discardWorktree(worktree));
+export function discardSession(parts: WorktreeParts, sessionId: string): Promise<WorktreeRecord> {
+  return closing(parts, sessionId, async ({ worktree }) => {
+    await stopAgent(parts, sessionId);
+    return discardWorktree(worktree);
+  });
+}
+
+/** Sessions whose worktree is being landed or discarded: one at a time, a second request is refused. */
+const beingClosed = new Set<string>();
+
+/** Runs `close` on the session's active worktree, alone; stores the record it ends with. */
+async function closing(
+  parts: WorktreeParts,
+  sessionId: string,
+  close: (active: { session: Session; worktree: WorktreeRecord }) => Promise<WorktreeRecord>,
+): Promise<WorktreeRecord> {
+  const active = activeWorktree(parts, sessionId);
+  if (beingClosed.has(sessionId)) throw new WorktreeError("worktree_busy", `session "${sessionId}"'s worktree is being landed or discarded already`);
+  beingClosed.add(sessionId);
+  try {
+    return stored(parts, sessionId, await close(active));
+  } finally {
+    beingClosed.delete(sessionId);
+  }
 }
 
 /** The session, with its worktree if it is active and no turn runs; else a refusal naming why not. */

@@ -40,6 +40,11 @@ export function sendUnauthorized(res: ServerResponse): void {
   sendJson(res, 401, { error: "unauthorized" });
 }
 
+/** Whether the request has a body at all (a route whose body is optional reads one only then). */
+export function sentBody(req: IncomingMessage): boolean {
+  return req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+}
+
 /**
  * Reads a JSON body of at most {@link MAX_JSON_BODY_BYTES}; 415 unless it is declared
  * `Content-Type: application/json` (a page of another site can send `text/plain` without asking,

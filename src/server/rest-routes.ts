@@ -6,7 +6,7 @@ import { berthVersion } from "../version.js";
 import { mergedEvents } from "./chunk-merging.js";
 import { worktreeAsked, worktreeField } from "./worktree-field.js";
 import { streamInstall } from "./install-stream.js";
-import { HttpError, readJsonBody } from "./http-io.js";
+import { HttpError, readJsonBody, sentBody } from "./http-io.js";
 import type { BerthMetrics } from "./metrics.js";
 import type { PeerRest } from "./peer-rest.js";
 import { empty, json, type Route } from "./router.js";
@@ -174,9 +174,8 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
       path: "/api/sessions/:id/land",
       peers: "relay",
       handle: async ({ req, url, params }) => {
-        // An empty body is no message: the session's title is.
-        const text = req.headers["content-length"] === "0" ? {} : await readJsonBody(req);
-        const { message } = parse(landBody, text);
+        // No body, no message: the session's title is.
+        const { message } = parse(landBody, sentBody(req) ? await readJsonBody(req) : {});
         requireSession(host, params.id!);
         const owner = peers.ownerFor(params.id!, req);
         if (owner) return peers.relay(owner, req, url, message === undefined ? {} : { message });

@@ -31,7 +31,8 @@ export interface WorktreePlace {
  */
 export async function createWorktree(request: WorktreeRequest, place: WorktreePlace): Promise<WorktreeRecord> {
   const asked = request.repository ?? place.cwd;
-  if (!isAbsolute(asked)) throw new WorktreeError("invalid_worktree", `worktree.repository must be an absolute path, got ${JSON.stringify(asked)}`);
+  if (!isAbsolute(asked))
+    throw new WorktreeError("invalid_worktree", `the worktree's repository (else the cwd) must be an absolute path, got ${JSON.stringify(asked)}`);
   const repository = await topLevel(asked);
   const base = request.base ?? (await currentBranch(repository));
   const baseCommit = await branchCommit(repository, base);

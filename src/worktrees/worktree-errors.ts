@@ -10,6 +10,7 @@ export type WorktreeRefusal =
   // The repository or session is not in a state to do it (409).
   | "not_a_worktree_session"
   | "worktree_closed"
+  | "worktree_busy"
   | "check_failed"
   | "merge_conflict"
   | "not_fast_forward"

@@ -2,7 +2,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionView } from "../../src/host/views.js";
-import { cleanUp, startFixture, tempDir, type BerthFixture } from "../server/server-harness.js";
+import { methods } from "@agentclientprotocol/sdk";
+import { cleanUp, startFixture, tempDir, waitUntil, type BerthFixture } from "../server/server-harness.js";
 import { commitFile, gitIn, initRepository } from "./git-repository.js";
 
 afterEach(cleanUp);
@@ -210,5 +211,37 @@ describe("sessions in git worktrees of their own", () => {
         content: [{ type: "content", content: { type: "text", text: "preparing\n" } }],
       }),
     ]);
+  });
+
+  it("one landing or discarding at a time, none while a turn runs", async () => {
+    const repository = initRepository(tempDir("berth-wt-repo-"));
+    const marks = tempDir("berth-wt-marks-");
+    // The check says it started, then waits until the test lets it finish.
+    const check = `touch ${marks}/started; while [ ! -f ${marks}/go ]; do sleep 0.05; done`;
+    const berth = await startFixture({ config: { worktrees: { root: tempDir("berth-wt-root-"), check } } });
+    const session = await created(berth, { cwd: repository, worktree: true });
+
+    const landing = post(berth, `/api/sessions/${session.id}/land`);
+    await waitUntil(() => existsSync(join(marks, "started")), "the check started");
+    const second = await post(berth, `/api/sessions/${session.id}/discard`);
+    expect(second.status).toBe(409);
+    expect(await second.json()).toMatchObject({ error: "worktree_busy" });
+    writeFileSync(join(marks, "go"), "");
+    expect((await landing).status).toBe(200);
+
+    const busy = await created(berth, { cwd: repository, worktree: true });
+    const client = await berth.connect();
+    await client.load(busy.id, busy.cwd);
+    const turn = client.prompt(busy.id, "/sleep 10m");
+    await waitUntil(() => berth.berth.host.getSession(busy.id)!.turnActive, "the turn runs");
+    const refused = await post(berth, `/api/sessions/${busy.id}/discard`);
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ error: "turn_in_flight" });
+    expect(existsSync(busy.cwd)).toBe(true);
+    await client.agent.notify(methods.agent.session.cancel, { sessionId: busy.id });
+    expect((await turn).stopReason).toBe("cancelled");
+    const discarded = await post(berth, `/api/sessions/${busy.id}/discard`);
+    expect(discarded.status).toBe(200);
+    expect(existsSync(busy.cwd)).toBe(false);
   });
 });
