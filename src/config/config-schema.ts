@@ -118,6 +118,8 @@ export const configSchema = z
         setup: nonEmpty.optional(),
         /** A shell command that must pass before a worktree lands; default the repository's `.berth/check`. */
         check: nonEmpty.optional(),
+        /** How long a setup or a check may run before its process group is killed and it counts as failed. */
+        timeout: duration.prefault("10m"),
         /** How a landed branch joins its base: always a merge commit, or only a fast-forward. */
         merge: z.enum(["merge", "ff-only"], { error: 'expected "merge" or "ff-only"' }).default("merge"),
       })

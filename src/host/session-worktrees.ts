@@ -40,15 +40,14 @@ export async function createWorktreeSession(
     await removeWorktree(worktree);
     throw error;
   }
-  const setup = await runProjectStep("setup", worktree.path, parts.config.worktrees.setup).catch(async (error: unknown) => {
+  const { setup: command, timeout } = parts.config.worktrees;
+  const setup = await runProjectStep("setup", worktree.path, command, timeout).catch(async (error: unknown) => {
     await forget(parts, id, worktree);
     throw error;
   });
-  if (setup && setup.exitCode !== 0) {
+  if (setup?.failure) {
     await forget(parts, id, worktree);
-    throw new WorktreeError("setup_failed", `the worktree's setup (${setup.command}) failed with exit code ${setup.exitCode}: nothing was kept`, {
-      output: setup.output,
-    });
+    throw new WorktreeError("setup_failed", `the worktree's setup (${setup.command}) ${setup.failure}: nothing was kept`, { output: setup.output });
   }
   if (setup) journalStep(parts, parts.catalog.require(id), "setup", setup);
   return id;
@@ -63,6 +62,7 @@ export function landSession(parts: WorktreeParts, sessionId: string, message: st
     const merged = await landWorktree(worktree, {
       message: message ?? session.title ?? `Berth session ${sessionId}`,
       check: parts.config.worktrees.check,
+      timeoutMs: parts.config.worktrees.timeout,
       merge: parts.config.worktrees.merge,
       checked: (outcome) => journalStep(parts, session, "check", outcome),
     });
@@ -128,7 +128,7 @@ function journalStep(parts: WorktreeParts, session: Session, step: ProjectStep, 
     toolCallId: `berth-${step}-${randomUUID()}`,
     title: `${step === "setup" ? "Worktree setup" : "Check before landing"}: ${outcome.command}`,
     kind: "execute",
-    status: outcome.exitCode === 0 ? "completed" : "failed",
+    status: outcome.failure ? "failed" : "completed",
     content: [{ type: "content", content: { type: "text", text: outcome.output === "" ? "(no output)" : outcome.output } }],
     rawOutput: { exitCode: outcome.exitCode },
   });

@@ -1,6 +1,7 @@
 import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
-import { runCommand } from "./git.js";
+import { formatDuration } from "../config/durations.js";
+import { runCommand } from "./run-command.js";
 
 /** A project's own step for its worktrees: `setup` before the agent starts, `check` before landing. */
 export type ProjectStep = "setup" | "check";
@@ -9,6 +10,8 @@ export interface StepOutcome {
   /** The command as shown in the journal and errors. */
   readonly command: string;
   readonly exitCode: number | null;
+  /** Why it failed, in words (`failed with exit code 3`); undefined if it passed. */
+  readonly failure: string | undefined;
   /** Its standard output and error, in that order. */
   readonly output: string;
 }
@@ -17,12 +20,22 @@ export interface StepOutcome {
  * Runs the step in the worktree: the configured shell command if there is one, else the repository's executable
  * `.berth/<step>` (as checked out in the worktree), else nothing (undefined). Its own process group, as every child.
  */
-export async function runProjectStep(step: ProjectStep, worktree: string, configured: string | undefined): Promise<StepOutcome | undefined> {
+export async function runProjectStep(
+  step: ProjectStep,
+  worktree: string,
+  configured: string | undefined,
+  timeoutMs: number,
+): Promise<StepOutcome | undefined> {
   const file = join(worktree, ".berth", step);
   const [command, args] = configured !== undefined ? ["/bin/sh", ["-c", configured]] : isExecutable(file) ? [file, []] : [undefined, []];
   if (command === undefined) return undefined;
-  const result = await runCommand(command, args, worktree);
-  return { command: configured ?? `.berth/${step}`, exitCode: result.exitCode, output: result.stdout + result.stderr };
+  const result = await runCommand(command, args, worktree, { timeoutMs });
+  const failure = result.stopped
+    ? `did not end within ${formatDuration(timeoutMs)} (worktrees.timeout) and was stopped`
+    : result.exitCode === 0
+      ? undefined
+      : `failed with exit code ${result.exitCode}`;
+  return { command: configured ?? `.berth/${step}`, exitCode: result.exitCode, failure, output: result.stdout + result.stderr };
 }
 
 function isExecutable(file: string): boolean {

@@ -12,6 +12,8 @@ export interface LandingOptions {
   readonly message: string;
   /** The configured check command (`worktrees.check`), else the repository's `.berth/check` if any. */
   readonly check: string | undefined;
+  /** How long the check may run (`worktrees.timeout`). */
+  readonly timeoutMs: number;
   readonly merge: MergeStyle;
   /** Told the check's outcome before anything is merged (the host journals it). */
   readonly checked: (outcome: StepOutcome) => void;
@@ -26,13 +28,11 @@ export interface LandingOptions {
  */
 export async function landWorktree(record: WorktreeRecord, options: LandingOptions): Promise<WorktreeRecord> {
   const { repository, path, branch, base } = record;
-  const checked = await runProjectStep("check", path, options.check);
+  const checked = await runProjectStep("check", path, options.check, options.timeoutMs);
   if (checked) {
     options.checked(checked);
-    if (checked.exitCode !== 0)
-      throw new WorktreeError("check_failed", `the check (${checked.command}) failed with exit code ${checked.exitCode}: nothing was merged`, {
-        output: checked.output,
-      });
+    if (checked.failure)
+      throw new WorktreeError("check_failed", `the check (${checked.command}) ${checked.failure}: nothing was merged`, { output: checked.output });
   }
   await git(path, ["add", "-A"]);
   if ((await tryGit(path, ["diff", "--cached", "--quiet"])).exitCode !== 0) await git(path, ["commit", "--quiet", "-m", options.message]);

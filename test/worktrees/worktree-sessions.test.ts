@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionView } from "../../src/host/views.js";
 import { methods } from "@agentclientprotocol/sdk";
-import { cleanUp, startFixture, tempDir, waitUntil, type BerthFixture } from "../server/server-harness.js";
+import { cleanUp, startFixture, tempDir, waitUntil, waitUntilGone, type BerthFixture } from "../server/server-harness.js";
 import { commitFile, gitIn, initRepository } from "./git-repository.js";
 
 afterEach(cleanUp);
@@ -101,6 +101,24 @@ describe("sessions in git worktrees of their own", () => {
     const landing = await post(berth, `/api/sessions/${session.id}/land`);
     expect(landing.status, await landing.clone().text()).toBe(200);
     expect(existsSync(join(repository, "ok.txt"))).toBe(true);
+  });
+
+  it("a check that outlives worktrees.timeout is stopped, its whole process group, and the landing refused", async () => {
+    const repository = initRepository(tempDir("berth-wt-repo-"));
+    const marks = tempDir("berth-wt-marks-");
+    // A child of the check that would outlive it, unless its group is killed.
+    const check = `echo started; (sleep 60; touch ${marks}/survived) & echo $! > ${marks}/child; wait`;
+    const berth = await startFixture({ config: { worktrees: { root: tempDir("berth-wt-root-"), check, timeout: "1s" } } });
+    const session = await created(berth, { cwd: repository, worktree: true });
+    const refused = await post(berth, `/api/sessions/${session.id}/land`);
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({
+      error: "check_failed",
+      message: `the check (${check}) did not end within 1s (worktrees.timeout) and was stopped: nothing was merged`,
+      output: "started\n",
+    });
+    const child = Number(readFileSync(join(marks, "child"), "utf8"));
+    expect(await waitUntilGone([child])).toEqual([]);
   });
 
   it("a conflict is reported with its files and the main checkout stays clean; discard removes the worktree and its branch", async () => {
