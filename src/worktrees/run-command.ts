@@ -34,7 +34,11 @@ export function runCommand(
         // The group is gone already.
       }
     };
-    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => ((stopped = true), stop()), options.timeoutMs);
+    const outlived = () => {
+      stopped = true;
+      stop();
+    };
+    const timer = options.timeoutMs === undefined ? undefined : setTimeout(outlived, options.timeoutMs);
     for (const stream of ["stdout", "stderr"] as const) {
       child[stream].on("data", (chunk: Buffer) => {
         output.bytes += chunk.length;
