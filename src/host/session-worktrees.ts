@@ -49,7 +49,11 @@ export async function createWorktreeSession(
     await forget(parts, id, worktree);
     throw new WorktreeError("setup_failed", `the worktree's setup (${setup.command}) ${setup.failure}: nothing was kept`, { output: setup.output });
   }
-  if (setup) journalStep(parts, parts.catalog.require(id), "setup", setup);
+  if (setup) {
+    journalStep(parts, parts.catalog.require(id), "setup", setup);
+    // Whoever reads the new session's journal next finds the setup in it.
+    await parts.journal.committed();
+  }
   return id;
 }
 
@@ -65,7 +69,8 @@ export function landSession(parts: WorktreeParts, sessionId: string, message: st
       timeoutMs: parts.config.worktrees.timeout,
       merge: parts.config.worktrees.merge,
       checked: (outcome) => journalStep(parts, session, "check", outcome),
-    });
+      // Landed or refused, the check is in the journal by the time the answer is read.
+    }).finally(() => parts.journal.committed());
     await stopAgent(parts, sessionId);
     await removeWorktree(merged);
     return merged;
