@@ -1,7 +1,7 @@
 import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
 import { formatDuration } from "../config/durations.js";
-import { runCommand } from "./run-command.js";
+import { runCommand, type CommandResult } from "./run-command.js";
 
 /** A project's own step for its worktrees: `setup` before the agent starts, `check` before landing. */
 export type ProjectStep = "setup" | "check";
@@ -30,12 +30,19 @@ export async function runProjectStep(
   const [command, args] = configured !== undefined ? ["/bin/sh", ["-c", configured]] : isExecutable(file) ? [file, []] : [undefined, []];
   if (command === undefined) return undefined;
   const result = await runCommand(command, args, worktree, { timeoutMs });
-  const failure = result.stopped
-    ? `did not end within ${formatDuration(timeoutMs)} (worktrees.timeout) and was stopped`
-    : result.exitCode === 0
-      ? undefined
-      : `failed with exit code ${result.exitCode}`;
-  return { command: configured ?? `.berth/${step}`, exitCode: result.exitCode, failure, output: result.stdout + result.stderr };
+  return {
+    command: configured ?? `.berth/${step}`,
+    exitCode: result.exitCode,
+    failure: failureOf(result, timeoutMs),
+    output: result.stdout + result.stderr,
+  };
+}
+
+/** Why a step failed, in words; undefined if it passed. */
+function failureOf(result: CommandResult, timeoutMs: number): string | undefined {
+  if (result.stopped) return `did not end within ${formatDuration(timeoutMs)} (worktrees.timeout) and was stopped`;
+  if (result.exitCode === null) return "was ended by a signal";
+  return result.exitCode === 0 ? undefined : `failed with exit code ${result.exitCode}`;
 }
 
 function isExecutable(file: string): boolean {
