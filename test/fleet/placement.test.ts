@@ -1,7 +1,8 @@
 // Placement by directory (docs/fleet.md, "Placement"): two real `berth serve --store postgres://…` processes that see
 // different file systems. Host B runs in a mount namespace of its own where one directory tree is hidden under an
 // empty tmpfs (what a second machine without that checkout is); host A sees it. A client of B creating a session in
-// that tree gets it on A; one in a directory both see gets it on B, the host it connected to; one nowhere is refused.
+// that tree gets it on A (so does one in a worktree of a repository in that tree); one in a directory both see gets it
+// on B, the host it connected to; one nowhere is refused.
 import { spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,6 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
 import { waitUntil } from "../support/process-table.js";
+import { initRepository } from "../worktrees/git-repository.js";
 import { AcpClient, FleetTestBed, getJson } from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();
@@ -71,6 +73,20 @@ describe.skipIf(!canHideDirectories)("placement of a new session on the host tha
       // Only A has it, but not the agent the client names: refused, naming the host that has the directory.
       const refused = onB.agent.request(methods.agent.session.new, { cwd: onlyOnA, mcpServers: [], _meta: { "berth/agent": "only-on-b" } });
       await expect(refused).rejects.toMatchObject({ code: -32602, data: { code: "agent_unknown" }, message: expect.stringContaining('"host-a"') });
+
+      // A worktree session: its repository plays the directory's part (its cwd, here, both have).
+      initRepository(onlyOnA);
+      const inWorktree = await onB.agent.request(methods.agent.session.new, {
+        cwd: shared,
+        mcpServers: [],
+        _meta: { "berth/worktree": { repository: onlyOnA } },
+      });
+      const worktreeView = await getJson<{ host: string; cwd: string; worktree: { repository: string; path: string } }>(
+        a.url,
+        a.token,
+        `/api/sessions/${inWorktree.sessionId}`,
+      );
+      expect(worktreeView.body).toMatchObject({ host: "host-a", worktree: { repository: onlyOnA, path: worktreeView.body.cwd } });
 
       // Both have it: the host the client connected to.
       const here = await onB.newSession(shared);

@@ -562,6 +562,12 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
         await store.createSession({ id: "b", agent: "demo", cwd: "/work/other", workspace: "w", createdAt: T0 + 1 }, "host-a");
         await expect(newSession("a")).rejects.toBeInstanceOf(StoreWriteError);
         await store.updateSession(a, { touchedAt: T0 + 10, agentSessionId: "agent-1", agentRequest: { mcpServers: [] } });
+        const worktree = { repository: "/work/project", path: "/data/worktrees/project-c", branch: "berth/c", base: "main", state: "active" };
+        const c = await store.createSession({ id: "c", agent: "demo", cwd: worktree.path, worktree, createdAt: T0 - 1 }, "host-a");
+        expect((await store.getSession("c"))?.worktree).toEqual(worktree);
+        await store.updateSession(c, { worktree: { ...worktree, state: "discarded" } });
+        expect((await store.getSession("c"))?.worktree).toEqual({ ...worktree, state: "discarded" });
+        await store.deleteSession(c);
         expect((await store.listSessions()).map((session) => session.id)).toEqual(["a", "b"]);
         expect((await store.listSessions({ cwd: "/work/other" })).map((session) => [session.id, session.workspace])).toEqual([["b", "w"]]);
         expect(await store.getSession("a")).toEqual({
@@ -573,6 +579,7 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
           agentSessionId: "agent-1",
           agentRequest: { mcpServers: [] },
           agentState: null,
+          worktree: null,
           createdAt: T0,
           updatedAt: T0 + 10,
         });

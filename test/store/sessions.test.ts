@@ -18,6 +18,7 @@ describe("sessions", () => {
       agentSessionId: null,
       agentRequest: null,
       agentState: null,
+      worktree: null,
       createdAt: T0,
       updatedAt: T0,
     });
@@ -33,6 +34,9 @@ describe("sessions", () => {
       createdAt: T0 + 1,
     });
     store.sessions.setAgentState("s2", { modes: { currentModeId: "code" } });
+    const worktree = { repository: "/r", path: "/w/r-s3", branch: "berth/s3", base: "main", baseCommit: "abc", state: "active", createdAt: T0 };
+    store.sessions.create({ id: "s3", agent: "demo", cwd: "/w/r-s3", worktree, createdAt: T0 + 2 });
+    store.sessions.setWorktree("s3", { ...worktree, state: "landed", landedCommit: "def" });
     store.close();
 
     const reopened = files.open(path);
@@ -44,7 +48,9 @@ describe("sessions", () => {
       agentRequest,
       agentState: { modes: { currentModeId: "code" } },
     });
+    expect(reopened.sessions.get("s3")?.worktree).toEqual({ ...worktree, state: "landed", landedCommit: "def" });
     expect(() => reopened.sessions.setAgentState("nope", {})).toThrow(StoreNotFoundError);
+    expect(() => reopened.sessions.setWorktree("nope", null)).toThrow(StoreNotFoundError);
     expect(reopened.sessions.get("nope")).toBeUndefined();
   });
 

@@ -1,0 +1,55 @@
+import { accessSync, constants } from "node:fs";
+import { join } from "node:path";
+import { formatDuration } from "../config/durations.js";
+import { runCommand, type CommandResult } from "./run-command.js";
+
+/** A project's own step for its worktrees: `setup` before the agent starts, `check` before landing. */
+export type ProjectStep = "setup" | "check";
+
+export interface StepOutcome {
+  /** The command as shown in the journal and errors. */
+  readonly command: string;
+  readonly exitCode: number | null;
+  /** Why it failed, in words (`failed with exit code 3`); undefined if it passed. */
+  readonly failure: string | undefined;
+  /** Its standard output and error, in that order. */
+  readonly output: string;
+}
+
+/**
+ * Runs the step in the worktree: the configured shell command if there is one, else the repository's executable
+ * `.berth/<step>` (as checked out in the worktree), else nothing (undefined). Its own process group, as every child.
+ */
+export async function runProjectStep(
+  step: ProjectStep,
+  worktree: string,
+  configured: string | undefined,
+  timeoutMs: number,
+): Promise<StepOutcome | undefined> {
+  const file = join(worktree, ".berth", step);
+  const [command, args] = configured !== undefined ? ["/bin/sh", ["-c", configured]] : isExecutable(file) ? [file, []] : [undefined, []];
+  if (command === undefined) return undefined;
+  const result = await runCommand(command, args, worktree, { timeoutMs });
+  return {
+    command: configured ?? `.berth/${step}`,
+    exitCode: result.exitCode,
+    failure: failureOf(result, timeoutMs),
+    output: result.stdout + result.stderr,
+  };
+}
+
+/** Why a step failed, in words; undefined if it passed. */
+function failureOf(result: CommandResult, timeoutMs: number): string | undefined {
+  if (result.stopped) return `did not end within ${formatDuration(timeoutMs)} (worktrees.timeout) and was stopped`;
+  if (result.exitCode === null) return "was ended by a signal";
+  return result.exitCode === 0 ? undefined : `failed with exit code ${result.exitCode}`;
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
