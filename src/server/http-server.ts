@@ -20,6 +20,7 @@ import { OwnSessionEvents } from "./own-session-events.js";
 import { PeerLiveFeeds } from "./peer-live-feeds.js";
 import { PeerRest } from "./peer-rest.js";
 import { restRoutes } from "./rest-routes.js";
+import { reviewRoutes } from "./review-routes.js";
 import type { BoundListener } from "./listener.js";
 import { Router } from "./router.js";
 import { OperatorEvents, type OperatorEventsOptions } from "./sse.js";
@@ -90,6 +91,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const loginSockets = new LoginTerminalSockets(host.logins, log);
   const routes = [
     ...restRoutes({ host, events, ownSessions, metrics, tickets, peers }),
+    ...reviewRoutes(host, peers),
     ...loginRoutes(access),
     ...agentLoginRoutes(host),
     ...terminalLoginRoutes(host.logins),

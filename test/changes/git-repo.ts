@@ -1,0 +1,23 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+
+/** Runs git in `dir` with the test's own identity (set in the test repository only, never globally). */
+export function gitIn(dir: string, ...args: string[]): string {
+  return execFileSync("git", args, { cwd: dir, encoding: "utf8", env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" } });
+}
+
+export function writeIn(dir: string, path: string, content: string | Buffer): void {
+  mkdirSync(dirname(join(dir, path)), { recursive: true });
+  writeFileSync(join(dir, path), content);
+}
+
+/** A repository in `dir` with `files` committed as its first commit. */
+export function initRepository(dir: string, files: Record<string, string | Buffer>): void {
+  gitIn(dir, "init", "--quiet", "--initial-branch=main");
+  gitIn(dir, "config", "user.name", "Berth Test");
+  gitIn(dir, "config", "user.email", "test@berth.invalid");
+  for (const [path, content] of Object.entries(files)) writeIn(dir, path, content);
+  gitIn(dir, "add", "--all");
+  gitIn(dir, "commit", "--quiet", "-m", "base");
+}
