@@ -4,7 +4,7 @@ import { ApiError } from "../../web/src/api/rest.js";
 import type { ReviewComment } from "../../web/src/api/types.js";
 import { lineDiff } from "../../web/src/content/line-diff.js";
 import { anchorOf, placeComments } from "../../web/src/review/comment-anchors.js";
-import { countsText, statusLetter, statusWords, totalsText } from "../../web/src/review/change-words.js";
+import { baseWords, countsText, statusLetter, statusWords, totalsText } from "../../web/src/review/change-words.js";
 import { landRefusal, resolvePrompt } from "../../web/src/review/land-outcome.js";
 
 function comment(line: number, side: ReviewComment["side"], createdAt: number, body = `on ${side} ${line}`): ReviewComment {
@@ -23,6 +23,11 @@ describe("the words of a change", () => {
     expect(totalsText({ files: 1, added: 2, removed: 0 })).toBe("1 file changed, +2 −0");
     expect(totalsText({ files: 3, added: 12, removed: 3 })).toBe("3 files changed, +12 −3");
     expect(totalsText({ files: 0, added: 0, removed: 0 })).toBe("No changes");
+  });
+
+  it("shows a base commit cut as git shows it, a branch as it is named", () => {
+    expect(baseWords("26f4cb7406a3639d63bbc1ba636d42c3b7aa52c6")).toBe("26f4cb7406a3");
+    expect(baseWords("main")).toBe("main");
   });
 });
 

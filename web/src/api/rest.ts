@@ -5,7 +5,7 @@ import type {
   AgentSessionState,
   AgentsList,
   CatalogueView,
-  ChangedFileText,
+  ChangedFileView,
   DeviceLogin,
   LocationView,
   NewReviewComment,
@@ -88,12 +88,10 @@ export const api = {
   /** The address the browser ended on, for the agent's callback on the host. */
   deliverLoginCallback: (agentId: string, loginId: string, address: string) =>
     request<AgentLogin>("POST", `api/agents/${id(agentId)}/logins/${id(loginId)}/callback`, { address }),
-  /** What the session changed against its base; refused (`not_a_repository`) for a directory git does not know. */
+  /** What the session changed against its base; refused (`not_a_git_repository`) for a directory git does not know. */
   changes: (sessionId: string) => request<SessionChanges>("GET", `api/sessions/${id(sessionId)}/changes`),
-  changedFile: (sessionId: string, path: string) =>
-    request<ChangedFileText>("GET", `api/sessions/${id(sessionId)}/changes/file?path=${id(path)}`),
-  comments: (sessionId: string) =>
-    request<{ comments: ReviewComment[] }>("GET", `api/sessions/${id(sessionId)}/comments`).then((r) => r.comments),
+  changedFile: (sessionId: string, path: string) => request<ChangedFileView>("GET", `api/sessions/${id(sessionId)}/changes/file?path=${id(path)}`),
+  comments: (sessionId: string) => request<{ comments: ReviewComment[] }>("GET", `api/sessions/${id(sessionId)}/comments`).then((r) => r.comments),
   addComment: (sessionId: string, comment: NewReviewComment) => request<ReviewComment>("POST", `api/sessions/${id(sessionId)}/comments`, comment),
   editComment: (sessionId: string, commentId: string, body: string) =>
     request<ReviewComment>("PATCH", `api/sessions/${id(sessionId)}/comments/${id(commentId)}`, { body }),

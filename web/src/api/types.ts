@@ -50,38 +50,8 @@ export type QuestionAnswer =
 /** A remembered device, as `GET /api/logins` lists it; `current` is the device asking. */
 export type DeviceLogin = DeviceLoginView & { readonly current: boolean };
 
-/** What a session changed in its directory against its base (`GET /api/sessions/:id/changes`). */
-export type ChangeStatus = "added" | "modified" | "deleted" | "renamed";
-
-export interface ChangedFile {
-  readonly path: string;
-  /** A renamed file's former path. */
-  readonly oldPath?: string;
-  readonly status: ChangeStatus;
-  readonly added: number;
-  readonly removed: number;
-  readonly binary: boolean;
-}
-
-export interface ChangeTotals {
-  readonly files: number;
-  readonly added: number;
-  readonly removed: number;
-}
-
-export interface SessionChanges {
-  readonly base: string;
-  readonly files: readonly ChangedFile[];
-  readonly totals: ChangeTotals;
-}
-
-/** One file's two sides (`GET /api/sessions/:id/changes/file?path=…`); null where the file is not on that side. */
-export interface ChangedFileText {
-  readonly path: string;
-  readonly status: ChangeStatus;
-  readonly oldText: string | null;
-  readonly newText: string | null;
-}
+export type { ChangedFile, ChangeSet as SessionChanges, ChangeStatus } from "../../../src/changes/change-set.js";
+export type { ChangedFileView } from "../../../src/changes/changed-file.js";
 
 /** A review comment on a line of a session's changes; `sentAt` once it went to the agent. */
 export interface ReviewComment {
@@ -95,3 +65,14 @@ export interface ReviewComment {
 }
 
 export type NewReviewComment = Pick<ReviewComment, "path" | "line" | "side" | "body">;
+
+/** A session's own git worktree (the session view's `worktree`), null for a session in a plain directory. */
+export interface SessionWorktree {
+  readonly repository: string;
+  readonly path: string;
+  readonly branch: string;
+  readonly base: string;
+  readonly baseCommit: string;
+  readonly state: "active" | "landed" | "discarded";
+  readonly landedCommit?: string;
+}

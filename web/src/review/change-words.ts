@@ -1,4 +1,6 @@
-import type { ChangedFile, ChangeStatus, ChangeTotals } from "../api/types.js";
+import type { ChangedFile, ChangeStatus, SessionChanges } from "../api/types.js";
+
+type ChangeTotals = SessionChanges["totals"];
 
 /** The letter `git status` shows for a change, and the words a person reads for it. */
 const statusMarks: Readonly<Record<ChangeStatus, { readonly letter: string; readonly words: string }>> = {
@@ -27,4 +29,9 @@ export function countsText(counts: Pick<ChangeTotals, "added" | "removed">): str
 export function totalsText(totals: ChangeTotals): string {
   if (totals.files === 0) return "No changes";
   return `${totals.files} ${totals.files === 1 ? "file" : "files"} changed, ${countsText(totals)}`;
+}
+
+/** A base as a person reads it: a branch's name as it is, a commit's id cut to 12 characters as git shows it. */
+export function baseWords(base: string): string {
+  return /^[0-9a-f]{40}$/.test(base) ? base.slice(0, 12) : base;
 }

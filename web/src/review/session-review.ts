@@ -24,9 +24,6 @@ export interface SessionReview {
   readonly sendComments: () => Promise<void>;
 }
 
-/** The refusal codes of a directory git does not know. */
-const notARepository = new Set(["not_a_repository", "not_a_git_repository"]);
-
 /**
  * A session's changes and review comments, read on opening and again whenever `subscribe` says the session's
  * files changed (the event stream); comments made here are applied from the host's answers.
@@ -44,19 +41,22 @@ export function useSessionReview(sessionId: string, subscribe: (changed: (sessio
       return;
     }
     reading.current = "reading";
-    api.changes(sessionId).then(
-      (value) => setChanges({ name: "loaded", changes: value }),
-      (error: unknown) =>
-        setChanges(
-          error instanceof ApiError && notARepository.has(error.code)
-            ? { name: "not-a-repository", message: errorWords(error) }
-            : { name: "failed", message: errorWords(error) },
-        ),
-    ).finally(() => {
-      const again = reading.current === "read-again";
-      reading.current = "idle";
-      if (again) readChanges();
-    });
+    api
+      .changes(sessionId)
+      .then(
+        (value) => setChanges({ name: "loaded", changes: value }),
+        (error: unknown) =>
+          setChanges(
+            error instanceof ApiError && error.code === "not_a_git_repository"
+              ? { name: "not-a-repository", message: errorWords(error) }
+              : { name: "failed", message: errorWords(error) },
+          ),
+      )
+      .finally(() => {
+        const again = reading.current === "read-again";
+        reading.current = "idle";
+        if (again) readChanges();
+      });
     setRevision((n) => n + 1);
   }, [sessionId]);
 

@@ -1,5 +1,5 @@
 import { useMemo, useState } from "preact/hooks";
-import type { ChangedFileText, NewReviewComment, ReviewComment } from "../api/types.js";
+import type { ChangedFileView, NewReviewComment, ReviewComment } from "../api/types.js";
 import { lineDiff } from "../content/line-diff.js";
 import { anchorKey, anchorOf, anchorWords, type LineAnchor, placeComments } from "../review/comment-anchors.js";
 import { DiffView } from "./DiffView.js";
@@ -16,7 +16,7 @@ export function FileReview({
   onEdit,
   onDelete,
 }: {
-  file: ChangedFileText;
+  file: ChangedFileView;
   /** This file's comments. */
   comments: readonly ReviewComment[];
   onAdd: (comment: NewReviewComment) => Promise<void>;
