@@ -18,6 +18,7 @@ import { AcquisitionFailedError, HoldsClosedError, StaleHoldError } from "../lif
 import { LoginsClosedError, NoTerminalLoginError } from "../logins/login-command.js";
 import { LoginBusyError } from "../logins/login-runner.js";
 import { ChangesError } from "../changes/changes-error.js";
+import { ReviewError } from "./review-desk.js";
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
 export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError };
@@ -84,6 +85,7 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");
   if (error instanceof InvalidTitleError) return as("bad_input", "invalid_title");
   // A session outside git has no changes to show (409: the session is fine, its directory is not a repository).
+  if (error instanceof ReviewError) return as(error.code === "comment_not_found" ? "not_found" : "conflict", error.code);
   if (error instanceof ChangesError) return as(error.code === "not_a_git_repository" ? "conflict" : "bad_input", error.code);
   if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");
   if (error instanceof NoTerminalLoginError) return as("not_found", "no_terminal_login");

@@ -38,6 +38,9 @@ import { locationOf } from "./session-location.js";
 import { normalTitle, personTitled, titleUpdate } from "./session-titles.js";
 import { shutDown, type ShutdownOptions } from "./shutdown.js";
 import { restoreAfterRestart } from "./startup.js";
+import { ReviewDesk, type NewComment } from "./review-desk.js";
+import { sendReviewComments } from "./review-sending.js";
+import type { ReviewComment } from "../store/review-comments.js";
 import { LoginRunner } from "../logins/login-runner.js";
 import type { LoginCommandResolver } from "../logins/login-command.js";
 import type { StoreHealthView } from "./store-health.js";
@@ -71,6 +74,7 @@ export class Host {
 
   /** The host's one source of time (virtual in tests): edges that schedule by the host's records use it too. */
   readonly clock: Clock;
+  private readonly review: ReviewDesk;
 
   /** Agents' terminal logins: one per agent at a time, in a pseudo-terminal, their screens in memory only. */
   readonly logins: LoginRunner;
@@ -89,6 +93,7 @@ export class Host {
       stop: { graceMs: parts.config.stopTimeout },
     });
     this.clock = parts.clock;
+    this.review = new ReviewDesk(parts);
     this.config = parts.config;
     this.dataDir = parts.dataDir;
     this.connections = parts.connections;
@@ -257,6 +262,45 @@ export class Host {
   prompt(sessionId: string, prompt: ContentBlock[], extra: Omit<PromptRequest, "sessionId" | "prompt"> = {}): Promise<PromptResponse> {
     this.assertRunning();
     return this.parts.turns.prompt(sessionId, prompt, extra);
+  }
+
+  /** The session's review comments, oldest first, sent or not (docs/review.md). */
+  reviewComments(sessionId: string): ReviewComment[] {
+    this.parts.catalog.require(sessionId);
+    return this.review.list(sessionId);
+  }
+
+  addReviewComment(sessionId: string, comment: NewComment): Promise<ReviewComment> {
+    this.assertRunning();
+    this.parts.catalog.require(sessionId);
+    return this.review.add(sessionId, comment);
+  }
+
+  /** Refused for a comment already sent: the agent was told it as it was. */
+  editReviewComment(sessionId: string, commentId: string, body: string): Promise<ReviewComment> {
+    this.assertRunning();
+    this.parts.catalog.require(sessionId);
+    return this.review.edit(sessionId, commentId, body);
+  }
+
+  deleteReviewComment(sessionId: string, commentId: string): Promise<void> {
+    this.assertRunning();
+    this.parts.catalog.require(sessionId);
+    return this.review.delete(sessionId, commentId);
+  }
+
+  /** Every unsent comment to the agent as one prompt (a turn as any other); they are marked sent once it started. */
+  sendReviewComments(sessionId: string): Promise<{ comments: ReviewComment[]; prompt: string }> {
+    this.assertRunning();
+    const session = this.parts.catalog.require(sessionId);
+    const deps = {
+      desk: this.review,
+      log: this.parts.log,
+      turnActive: (id: string) => this.parts.executions.isActive(id),
+      subscribe: (id: string, listener: SessionListener) => this.subscribe(id, listener),
+      prompt: (id: string, prompt: ContentBlock[]) => this.prompt(id, prompt),
+    };
+    return sendReviewComments(deps, sessionId, session.cwd);
   }
 
   /**

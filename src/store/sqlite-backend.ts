@@ -5,6 +5,7 @@ import type { JournalEvent, ReadOptions, ReplayOptions } from "./events.js";
 import { requireCount, requireNullableText, requireText } from "./input.js";
 import type { LifecycleRecord } from "./lifecycle-records.js";
 import type { Question } from "./questions.js";
+import type { NewReviewComment, ReviewComment } from "./review-comments.js";
 import type { NewSession, Session } from "./sessions.js";
 import {
   LeaseHeldError,
@@ -255,6 +256,28 @@ export class SqliteBackend implements StoreBackend {
     for (const sessionId of new Set(orphaned.map((question) => question.sessionId)))
       this.emit({ type: "events", sessionId, lastSeq: events.lastSeq(sessionId) });
     return orphaned;
+  }
+
+  // Review comments.
+
+  async addReviewComment(comment: NewReviewComment): Promise<void> {
+    this.store.reviewComments.add(comment);
+  }
+
+  async listReviewComments(sessionId: string): Promise<ReviewComment[]> {
+    return this.store.reviewComments.listOf(sessionId);
+  }
+
+  async editReviewComment(id: string, body: string): Promise<boolean> {
+    return this.store.reviewComments.edit(id, body);
+  }
+
+  async deleteReviewComment(id: string): Promise<boolean> {
+    return this.store.reviewComments.delete(id);
+  }
+
+  async markReviewCommentsSent(ids: readonly string[], at: number): Promise<number> {
+    return this.store.reviewComments.markSent(ids, at);
   }
 
   // Lifecycle records.

@@ -5,6 +5,7 @@ import { requireCount, type Json } from "./input.js";
 import { StoreInputError } from "./errors.js";
 import type { LifecycleRecord } from "./lifecycle-records.js";
 import type { Question } from "./questions.js";
+import type { NewReviewComment, ReviewComment } from "./review-comments.js";
 import type { NewSession, Session } from "./sessions.js";
 
 /**
@@ -90,6 +91,18 @@ export interface StoreBackend {
   resolveQuestion(resolution: QuestionResolution, lease?: Lease): Promise<{ won: boolean; seq: number | null }>;
   /** After a restart: the pending questions of the sessions `hostId` owns become orphaned; returns them, oldest first. */
   orphanPendingQuestions(hostId: string, reason: string, at: number): Promise<Question[]>;
+
+  // Review comments on a session's changes (deleted with the session); any host may write them.
+  /** Throws `StoreNotFoundError` for an unknown session. */
+  addReviewComment(comment: NewReviewComment): Promise<void>;
+  /** The session's comments, oldest first, sent or not. */
+  listReviewComments(sessionId: string): Promise<ReviewComment[]>;
+  /** Replaces an unsent comment's body; false if there is no such unsent comment (a sent one stays as the agent was told it). */
+  editReviewComment(id: string, body: string): Promise<boolean>;
+  /** False if there was no such comment. */
+  deleteReviewComment(id: string): Promise<boolean>;
+  /** Marks those of `ids` still unsent as sent at `at`; returns how many it marked. */
+  markReviewCommentsSent(ids: readonly string[], at: number): Promise<number>;
 
   // Lifecycle records (fleet-wide, numbered by the store). Written by `hostId`, refused (`HostSupersededError`) once a later process registered under it.
   appendRecord(hostId: string, kind: string, payload: unknown, at: number): Promise<number>;

@@ -6,6 +6,7 @@ import { LifecycleRecordLog } from "./lifecycle-records.js";
 import { migrate } from "./migrations.js";
 import { SqliteProcessGroupLedger } from "./process-groups.js";
 import { QuestionStore } from "./questions.js";
+import { ReviewCommentStore } from "./review-comments.js";
 import { SessionStore } from "./sessions.js";
 import { guardWrite } from "./write-guard.js";
 
@@ -14,6 +15,7 @@ export class Store {
   readonly sessions: SessionStore;
   readonly events: EventJournal;
   readonly questions: QuestionStore;
+  readonly reviewComments: ReviewCommentStore;
   readonly processGroups: SqliteProcessGroupLedger;
   readonly lifecycleRecords: LifecycleRecordLog;
   readonly agentProfiles: AgentProfileStore;
@@ -24,6 +26,7 @@ export class Store {
     this.sessions = new SessionStore(db);
     this.events = new EventJournal(db);
     this.questions = new QuestionStore(db);
+    this.reviewComments = new ReviewCommentStore(db);
     this.processGroups = new SqliteProcessGroupLedger(db);
     this.lifecycleRecords = new LifecycleRecordLog(db);
     this.agentProfiles = new AgentProfileStore(db);

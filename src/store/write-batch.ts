@@ -4,6 +4,7 @@ import type { SqliteDatabase } from "./database.js";
 import { LifecycleRecordLog } from "./lifecycle-records.js";
 import { SqliteProcessGroupLedger } from "./process-groups.js";
 import { QuestionStore, type QuestionOutcome } from "./questions.js";
+import { ReviewCommentStore, type NewReviewComment } from "./review-comments.js";
 import { SessionStore, type NewSession } from "./sessions.js";
 
 /**
@@ -43,6 +44,10 @@ export interface StoreCalls {
   "processGroups.forget": (pgid: number) => void;
   "agentProfiles.put": (profile: AgentProfile) => void;
   "lifecycleRecords.pruneBefore": (before: number) => number;
+  "reviewComments.add": (comment: NewReviewComment) => void;
+  "reviewComments.edit": (id: string, body: string) => boolean;
+  "reviewComments.delete": (id: string) => boolean;
+  "reviewComments.markSent": (ids: readonly string[], at: number) => number;
 }
 
 export type StoreCallName = keyof StoreCalls;
@@ -117,6 +122,7 @@ export class BatchApplier {
     const groups = new SqliteProcessGroupLedger(db);
     const profiles = new AgentProfileStore(db);
     const records = new LifecycleRecordLog(db);
+    const comments = new ReviewCommentStore(db);
     this.#calls = {
       "sessions.create": (session) => {
         sessions.create(session);
@@ -132,6 +138,10 @@ export class BatchApplier {
       "processGroups.forget": (pgid) => groups.forget(pgid),
       "agentProfiles.put": (profile) => profiles.put(profile),
       "lifecycleRecords.pruneBefore": (before) => records.pruneBefore(before),
+      "reviewComments.add": (comment) => comments.add(comment),
+      "reviewComments.edit": (id, body) => comments.edit(id, body),
+      "reviewComments.delete": (id) => comments.delete(id),
+      "reviewComments.markSent": (ids, at) => comments.markSent(ids, at),
     };
   }
 

@@ -594,6 +594,32 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
         expect(third).toBeGreaterThan(second);
       });
 
+      it("keeps a session's review comments: added, edited while unsent, marked sent once (then kept as sent), deleted, gone with the session", async () => {
+        const lease = await newSession("a");
+        await newSession("b");
+        const comment = { sessionId: "a", path: "src/a.ts", line: 12, side: "new" as const, body: "why?", createdAt: T0 };
+        await store.addReviewComment({ ...comment, id: "c1" });
+        await store.addReviewComment({ ...comment, id: "c2", line: 3, side: "old", createdAt: T0 + 1 });
+        await store.addReviewComment({ ...comment, id: "c3", sessionId: "b" });
+        await expect(store.addReviewComment({ ...comment, id: "c4", sessionId: "nope" })).rejects.toBeInstanceOf(StoreNotFoundError);
+        await expect(store.addReviewComment({ ...comment, id: "c5", line: 0 })).rejects.toBeInstanceOf(StoreInputError);
+        await expect(store.addReviewComment({ ...comment, id: "c6", side: "left" as "new" })).rejects.toBeInstanceOf(StoreInputError);
+        expect(await store.editReviewComment("c1", "why this?")).toBe(true);
+        expect(await store.markReviewCommentsSent(["c1", "c3"], T0 + 5)).toBe(2);
+        expect(await store.markReviewCommentsSent(["c1"], T0 + 9)).toBe(0);
+        expect(await store.editReviewComment("c1", "changed after sending")).toBe(false);
+        expect(await store.editReviewComment("missing", "x")).toBe(false);
+        expect(await store.listReviewComments("a")).toEqual([
+          { ...comment, id: "c1", body: "why this?", sentAt: T0 + 5 },
+          { ...comment, id: "c2", line: 3, side: "old", createdAt: T0 + 1, sentAt: null },
+        ]);
+        expect(await store.deleteReviewComment("c2")).toBe(true);
+        expect(await store.deleteReviewComment("c2")).toBe(false);
+        await store.deleteSession(lease);
+        expect(await store.listReviewComments("a")).toEqual([]);
+        expect((await store.listReviewComments("b")).map((kept) => kept.id)).toEqual(["c3"]);
+      });
+
       it("keeps each host's process groups, and agents' initialize answers", async () => {
         const group = { pgid: 4242, kind: "agent" as const, label: "demo", startTicks: 7, bootId: "boot", startedAt: T0 };
         await store.recordGroup("host-a", group);

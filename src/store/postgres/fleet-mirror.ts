@@ -59,7 +59,7 @@ export async function buildMirror(
 
 /**
  * A session as the mirror stores it, copied from the shared store in runs of units: its row, its journal (at most
- * {@link EVENTS_PER_BATCH} events a run) and its questions, each with its state. Written as the one writer's ops, so
+ * {@link EVENTS_PER_BATCH} events a run) its review comments, and its questions, each with its state. Written as the one writer's ops, so
  * a new mirror (before the host starts) and an adopting host's running writer store it alike.
  */
 export async function* sessionCopy(backend: StoreBackend, session: Session): AsyncGenerator<WriteOp[][]> {
@@ -81,6 +81,12 @@ export async function* sessionCopy(backend: StoreBackend, session: Session): Asy
     }
   }
   if (events.length > 0) yield events;
+  const comments = await backend.listReviewComments(session.id);
+  if (comments.length > 0)
+    yield comments.map(({ sentAt, ...comment }) => [
+      callOp("reviewComments.add", [comment]),
+      ...(sentAt === null ? [] : [callOp("reviewComments.markSent", [[comment.id], sentAt])]),
+    ]);
   const questions = await backend.listQuestions(session.id);
   if (questions.length === 0) return;
   yield questions.map((question) => [

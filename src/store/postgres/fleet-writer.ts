@@ -2,6 +2,7 @@ import type { GroupRecord } from "../../processes/ledger.js";
 import type { AgentProfile } from "../agent-profiles.js";
 import { JournalWriter, type BatchOutcome, type BatchWriter, type WriterListeners } from "../journal-writer.js";
 import type { QuestionOutcome } from "../questions.js";
+import type { NewReviewComment } from "../review-comments.js";
 import type { NewSession, Session } from "../sessions.js";
 import { StoreNotFoundError, StoreWriteError } from "../errors.js";
 import { StaleEpochError, type Lease, type SessionChanges, type StoreBackend, type UnitOutcome, type WriteUnit } from "../store-backend.js";
@@ -348,6 +349,14 @@ export class FleetWriter implements BatchWriter {
         return this.backend.putAgentProfile(this.hostId, args[0] as AgentProfile).then(() => null);
       case "lifecycleRecords.pruneBefore":
         return this.backend.pruneRecordsBefore(this.hostId, Number(args[0]));
+      case "reviewComments.add":
+        return this.backend.addReviewComment(args[0] as NewReviewComment).then(() => null);
+      case "reviewComments.edit":
+        return this.backend.editReviewComment(String(args[0]), String(args[1]));
+      case "reviewComments.delete":
+        return this.backend.deleteReviewComment(String(args[0]));
+      case "reviewComments.markSent":
+        return this.backend.markReviewCommentsSent(args[0] as string[], Number(args[1]));
       default:
         throw new Error(`unsupported store call ${name}`);
     }

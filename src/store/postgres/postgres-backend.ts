@@ -6,6 +6,7 @@ import { toEvent, type EventRow, type JournalEvent, type ReadOptions, type Repla
 import { decodeJson, encodeJson, requireCount, requireNullableText, requireOneOf, requireText, requireTimestamp } from "../input.js";
 import type { LifecycleRecord } from "../lifecycle-records.js";
 import type { Question } from "../questions.js";
+import { checkedComment, type NewReviewComment, type ReviewComment } from "../review-comments.js";
 import { checkedNewSession, type NewSession, type Session } from "../sessions.js";
 import {
   givenSeqs,
@@ -42,6 +43,7 @@ const DEFAULT_PAGE_SIZE = 1_000;
 const SESSION_COLUMNS = `id, agent, cwd, workspace, title, agent_session_id AS "agentSessionId", agent_request AS "agentRequest",
   agent_state AS "agentState", created_at AS "createdAt", updated_at AS "updatedAt"`;
 const QUESTION_COLUMNS = `id, session_id AS "sessionId", kind, request, asked_at AS "askedAt", state, answer, reason, resolved_at AS "resolvedAt"`;
+const COMMENT_COLUMNS = `id, session_id AS "sessionId", path, line, side, body, created_at AS "createdAt", sent_at AS "sentAt"`;
 const HOST_COLUMNS = `id, url, incarnation, (extract(epoch FROM registered_at) * 1000)::int8 AS "registeredAt",
   (extract(epoch FROM heartbeat_at) * 1000)::int8 AS "heartbeatAt"`;
 const processKinds: readonly ProcessKind[] = ["agent", "terminal", "service"];
@@ -451,6 +453,55 @@ export class PostgresBackend implements StoreBackend {
         questionOf({ id, sessionId, kind, request, askedAt, state, answer, reason, resolvedAt }),
       )
       .sort((a, b) => a.askedAt - b.askedAt || (a.id < b.id ? -1 : 1));
+  }
+
+  // Review comments.
+
+  async addReviewComment(comment: NewReviewComment): Promise<void> {
+    const op = "reviewComments.add";
+    const { id, sessionId, path, line, side, body, createdAt } = checkedComment(op, comment);
+    // Selecting from sessions turns an unknown session into "no row inserted" instead of a bare FK failure.
+    const rows = await this.guard(
+      op,
+      () => this.sql`
+        INSERT INTO review_comments (id, session_id, path, line, side, body, created_at)
+        SELECT ${id}, id, ${path}, ${line}, ${side}, ${body}, ${createdAt} FROM sessions WHERE id = ${sessionId}
+        RETURNING id`,
+    );
+    if (rows.length === 0) throw new StoreNotFoundError(op, "session", sessionId);
+  }
+
+  async listReviewComments(sessionId: string): Promise<ReviewComment[]> {
+    const rows = await this.sql<ReviewComment[]>`
+      SELECT ${this.sql.unsafe(COMMENT_COLUMNS)} FROM review_comments WHERE session_id = ${sessionId} ORDER BY created_at, id`;
+    return rows.map((row) => ({ ...row }));
+  }
+
+  async editReviewComment(id: string, body: string): Promise<boolean> {
+    const op = "reviewComments.edit";
+    const text = requireText(op, "body", body);
+    const rows = await this.guard(
+      op,
+      () => this.sql`UPDATE review_comments SET body = ${text} WHERE id = ${requireText(op, "id", id)} AND sent_at IS NULL RETURNING id`,
+    );
+    return rows.length === 1;
+  }
+
+  async deleteReviewComment(id: string): Promise<boolean> {
+    const op = "reviewComments.delete";
+    const rows = await this.guard(op, () => this.sql`DELETE FROM review_comments WHERE id = ${requireText(op, "id", id)} RETURNING id`);
+    return rows.length === 1;
+  }
+
+  async markReviewCommentsSent(ids: readonly string[], at: number): Promise<number> {
+    const op = "reviewComments.markSent";
+    const sentAt = requireTimestamp(op, "at", at);
+    const wanted = ids.map((id) => requireText(op, "id", id));
+    const rows = await this.guard(
+      op,
+      () => this.sql`UPDATE review_comments SET sent_at = ${sentAt} WHERE id = ANY(${wanted}::text[]) AND sent_at IS NULL RETURNING id`,
+    );
+    return rows.length;
   }
 
   // Lifecycle records.

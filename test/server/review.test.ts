@@ -1,0 +1,211 @@
+import { renameSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { SessionView } from "../../src/host/views.js";
+import type { ReviewComment } from "../../src/store/review-comments.js";
+import { gitIn, initRepository, writeIn } from "../changes/git-repo.js";
+import { cleanUp, startFixture, tempDir, waitUntil, type BerthFixture } from "./server-harness.js";
+
+afterEach(cleanUp);
+
+const send = (method: string, value: unknown) => ({ method, headers: { "content-type": "application/json" }, body: JSON.stringify(value) });
+
+async function json<T>(response: Promise<Response>): Promise<{ status: number; body: T }> {
+  const res = await response;
+  return { status: res.status, body: (res.status === 204 ? null : await res.json()) as T };
+}
+
+async function sessionIn(fixture: BerthFixture, cwd: string): Promise<SessionView> {
+  const created = await json<SessionView>(fixture.api("/api/sessions", send("POST", { cwd })));
+  expect(created.status).toBe(201);
+  return created.body;
+}
+
+/** A repository with one commit, then every kind of change a session's agent makes. */
+function changedRepository(): string {
+  const dir = tempDir("berth-review-repo-");
+  initRepository(dir, {
+    "a.txt": "one\ntwo\nthree\n",
+    "gone.txt": "bye\n",
+    "old-name.txt": "a\nb\nc\nd\ne\nf\n",
+    "same.txt": "untouched\n",
+    ".gitignore": "ignored/\n",
+  });
+  writeIn(dir, "a.txt", "one\n2\nthree\nfour\n");
+  unlinkSync(join(dir, "gone.txt"));
+  // Moved without git: found as a rename all the same.
+  renameSync(join(dir, "old-name.txt"), join(dir, "new-name.txt"));
+  writeIn(dir, "src/new.ts", "export const x = 1;\n");
+  writeIn(dir, "ignored/build.log", "not a change\n");
+  writeIn(dir, "logo.bin", Buffer.from([0x89, 0x50, 0x00, 0x01, 0x02, 0x00]));
+  return dir;
+}
+
+describe("a session's changes", () => {
+  it("lists what changed against HEAD (modified, deleted, renamed, untracked, binary; ignored left out) and each file's texts and patch", async () => {
+    const fixture = await startFixture();
+    const dir = changedRepository();
+    const head = gitIn(dir, "rev-parse", "HEAD").trim();
+    const session = await sessionIn(fixture, dir);
+    const changes = await json(fixture.api(`/api/sessions/${session.id}/changes`));
+    expect(changes).toEqual({
+      status: 200,
+      body: {
+        base: head,
+        head,
+        files: [
+          { path: "a.txt", status: "modified", added: 2, removed: 1, binary: false },
+          { path: "gone.txt", status: "deleted", added: 0, removed: 1, binary: false },
+          { path: "logo.bin", status: "added", added: 0, removed: 0, binary: true },
+          { path: "new-name.txt", oldPath: "old-name.txt", status: "renamed", added: 0, removed: 0, binary: false },
+          { path: "src/new.ts", status: "added", added: 1, removed: 0, binary: false },
+        ],
+        totals: { files: 5, added: 3, removed: 2 },
+      },
+    });
+    // The repository's own index is left as it was: nothing staged behind the user's back.
+    expect(gitIn(dir, "diff", "--cached", "--name-only")).toBe("");
+
+    const file = (path: string) =>
+      json<Record<string, unknown>>(fixture.api(`/api/sessions/${session.id}/changes/file?path=${encodeURIComponent(path)}`));
+    expect(await file("a.txt")).toEqual({
+      status: 200,
+      body: {
+        path: "a.txt",
+        status: "modified",
+        binary: false,
+        oldText: "one\ntwo\nthree\n",
+        newText: "one\n2\nthree\nfour\n",
+        patch: expect.stringContaining("@@ -1,3 +1,4 @@\n one\n-two\n+2\n three\n+four\n"),
+      },
+    });
+    expect((await file("src/new.ts")).body).toMatchObject({ status: "added", oldText: null, newText: "export const x = 1;\n" });
+    expect((await file("gone.txt")).body).toMatchObject({ status: "deleted", oldText: "bye\n", newText: null });
+    expect((await file("new-name.txt")).body).toMatchObject({
+      oldPath: "old-name.txt",
+      status: "renamed",
+      patch: expect.stringContaining("rename from old-name.txt\nrename to new-name.txt"),
+    });
+    expect((await file("logo.bin")).body).toMatchObject({
+      binary: true,
+      oldText: null,
+      newText: null,
+      patch: expect.stringContaining("Binary files"),
+    });
+
+    for (const [path, code, message] of [
+      ["../outside.txt", "invalid_path", /leaves the repository/],
+      ["src/../../x", "invalid_path", /leaves the repository/],
+      ["/etc/passwd", "invalid_path", /absolute path "\/etc\/passwd"/],
+      ["same.txt", "path_not_in_changes", /"same.txt" is not among the session's changed files/],
+      ["ignored/build.log", "path_not_in_changes", /not among/],
+    ] as const) {
+      const refused = await file(path);
+      expect(refused.status, path).toBe(400);
+      expect(refused.body).toMatchObject({ error: code, message: expect.stringMatching(message) });
+    }
+    expect((await json(fixture.api(`/api/sessions/${session.id}/changes/file`))).status).toBe(400);
+  });
+
+  it("cuts a large file's texts at the limit, saying so, and answers a directory outside git with 409 naming it", async () => {
+    const fixture = await startFixture();
+    const dir = tempDir("berth-review-big-");
+    initRepository(dir, { "big.txt": "" });
+    const line = `${"x".repeat(99)}\n`;
+    writeIn(dir, "big.txt", line.repeat(3_000));
+    const session = await sessionIn(fixture, dir);
+    const big = await json<{ newText: string; cut: Record<string, number> }>(fixture.api(`/api/sessions/${session.id}/changes/file?path=big.txt`));
+    expect(big.body.cut).toEqual({ limitBytes: 262_144, newBytes: 300_000, patchBytes: expect.any(Number) });
+    expect(big.body.newText.length).toBe(2_621 * 100);
+    expect(big.body.newText.endsWith("\n")).toBe(true);
+
+    const plain = tempDir("berth-review-plain-");
+    const outside = await sessionIn(fixture, plain);
+    expect(await json(fixture.api(`/api/sessions/${outside.id}/changes`))).toEqual({
+      status: 409,
+      body: { error: "not_a_git_repository", message: `the session's directory ${plain} is not in a git repository, so it has no changes to show` },
+    });
+    expect((await json(fixture.api("/api/sessions/nope/changes"))).status).toBe(404);
+  });
+});
+
+describe("review comments", () => {
+  it("are added, edited and deleted, refused with the reason, kept over a restart, and sent as one prompt, then marked sent", async () => {
+    const dir = changedRepository();
+    let fixture = await startFixture({ workDir: dir });
+    const session = await sessionIn(fixture, dir);
+    const comments = `/api/sessions/${session.id}/comments`;
+    const add = (value: unknown) => json<ReviewComment & { error?: string; message?: string }>(fixture.api(comments, send("POST", value)));
+
+    const first = await add({ path: "a.txt", line: 2, side: "new", body: "why 2 and not two?" });
+    expect(first).toEqual({
+      status: 201,
+      body: {
+        id: expect.any(String),
+        sessionId: session.id,
+        path: "a.txt",
+        line: 2,
+        side: "new",
+        body: "why 2 and not two?",
+        createdAt: expect.any(Number),
+        sentAt: null,
+      },
+    });
+    const second = await add({ path: "gone.txt", line: 1, side: "old", body: "keep this file" });
+    const third = await add({ path: "src/new.ts", line: 1, side: "new", body: "to be deleted" });
+    for (const [value, status, code, message] of [
+      [{ path: "same.txt", line: 1, side: "new", body: "x" }, 400, "path_not_in_changes", /"same.txt" is not among/],
+      [{ path: "../a.txt", line: 1, side: "new", body: "x" }, 400, "invalid_path", /leaves the repository/],
+      [{ path: "a.txt", line: 0, side: "new", body: "x" }, 400, "invalid_body", /line: line numbers start at 1/],
+      [{ path: "a.txt", line: 1, side: "left", body: "x" }, 400, "invalid_body", /side: expected "new"/],
+      [{ path: "a.txt", line: 1, side: "new", body: "  " }, 400, "invalid_body", /body: expected a non-empty comment/],
+      [{ path: "a.txt", line: 1, side: "new", body: "x".repeat(8_193) }, 400, "invalid_body", /at most 8192 bytes/],
+    ] as const) {
+      const refused = await add(value);
+      expect(refused.status, JSON.stringify(value).slice(0, 80)).toBe(status);
+      expect(refused.body).toMatchObject({ error: code, message: expect.stringMatching(message) });
+    }
+    const edited = await json<ReviewComment>(fixture.api(`${comments}/${second.body.id}`, send("PATCH", { body: "keep this file, please" })));
+    expect(edited).toMatchObject({ status: 200, body: { id: second.body.id, body: "keep this file, please", sentAt: null } });
+    expect((await json(fixture.api(`${comments}/${third.body.id}`, { method: "DELETE" }))).status).toBe(204);
+    expect(await json(fixture.api(`${comments}/${third.body.id}`, { method: "DELETE" }))).toMatchObject({
+      status: 404,
+      body: { error: "comment_not_found" },
+    });
+
+    // A restart keeps them.
+    await fixture.stop();
+    fixture = await startFixture({ dataDir: fixture.dataDir, workDir: dir });
+    const kept = await json<{ comments: ReviewComment[] }>(fixture.api(comments));
+    expect(kept.body.comments.map((comment) => [comment.path, comment.body, comment.sentAt])).toEqual([
+      ["a.txt", "why 2 and not two?", null],
+      ["gone.txt", "keep this file, please", null],
+    ]);
+
+    const sent = await json<{ comments: ReviewComment[]; prompt: string }>(fixture.api(`${comments}/send`, send("POST", {})));
+    expect(sent.status).toBe(202);
+    expect(sent.body.prompt).toBe(
+      "Review comments on your changes:\n\na.txt:2 — why 2 and not two?\n    2 | 2\n\ngone.txt:1 (old) — keep this file, please\n    1 | bye\n",
+    );
+    expect(sent.body.comments.every((comment) => comment.sentAt !== null)).toBe(true);
+    // One turn, its prompt journaled as any other's; the demo agent echoes what it received.
+    const journal = () => fixture.berth.host.events(session.id);
+    await waitUntil(() => journal().some((event) => event.kind === "turn_ended"), "the review's turn ended");
+    const turns = journal().filter((event) => event.kind === "turn_started");
+    expect(turns.map((event) => event.payload)).toEqual([{ prompt: [{ type: "text", text: sent.body.prompt }] }]);
+    const echoed = journal()
+      .map((event) => event.payload as { update?: { sessionUpdate: string; content?: { text?: string } } })
+      .filter((payload) => payload.update?.sessionUpdate === "agent_message_chunk")
+      .map((payload) => payload.update!.content!.text)
+      .join("");
+    expect(echoed).toBe(sent.body.prompt);
+
+    expect(await json(fixture.api(`${comments}/${second.body.id}`, send("PATCH", { body: "too late" })))).toMatchObject({
+      status: 409,
+      body: { error: "comment_sent" },
+    });
+    expect(await json(fixture.api(`${comments}/send`, send("POST", {})))).toMatchObject({ status: 409, body: { error: "no_unsent_comments" } });
+    const after = await json<{ comments: ReviewComment[] }>(fixture.api(comments));
+    expect(after.body.comments.map((comment) => comment.sentAt)).toEqual([expect.any(Number), expect.any(Number)]);
+  });
+});
