@@ -1,3 +1,4 @@
+import { isAbsolute } from "node:path";
 import { isStoreSetting, STORE_FORM } from "./store-url.js";
 import { z } from "zod";
 import { lifecycleDefaults } from "../lifecycle/defaults.js";
@@ -108,6 +109,19 @@ export const configSchema = z
     rememberLogins: z.enum(["memory", "file"], { error: 'expected "memory" or "file"' }).default("memory"),
     notify: z.strictObject({ webhook: webhookSchema.optional() }).default({}),
     dataDir: nonEmpty.optional(),
+    /** Sessions in git worktrees of their own (docs/worktrees.md). */
+    worktrees: z
+      .strictObject({
+        /** Where worktrees are made; default `<dataDir>/worktrees`. */
+        root: nonEmpty.refine(isAbsolute, "expected an absolute path").optional(),
+        /** A shell command run in each new worktree before its agent starts; default the repository's `.berth/setup`. */
+        setup: nonEmpty.optional(),
+        /** A shell command that must pass before a worktree lands; default the repository's `.berth/check`. */
+        check: nonEmpty.optional(),
+        /** How a landed branch joins its base: always a merge commit, or only a fast-forward. */
+        merge: z.enum(["merge", "ff-only"], { error: 'expected "merge" or "ff-only"' }).default("merge"),
+      })
+      .prefault({}),
     /** Where sessions are kept: "sqlite" (a file in the data directory) or a PostgreSQL URL shared by a fleet of hosts (docs/fleet.md). */
     store: z.string({ error: STORE_FORM }).refine(isStoreSetting, STORE_FORM).default("sqlite"),
     /** This host in a fleet (`store` a PostgreSQL URL); ignored on SQLite. */

@@ -24,6 +24,8 @@ export function dataPaths(dataDir: string) {
     logins: join(dataDir, "logins.json"),
     terminalOutput: join(dataDir, "terminal-output"),
     agentState: join(dataDir, "agent-state"),
+    /** Sessions' git worktrees, unless `worktrees.root` puts them elsewhere. */
+    worktrees: join(dataDir, "worktrees"),
     hostFile: join(dataDir, "host.json"),
     /** The exclusive lock that makes the directory one host's (see server/host-lock.ts). */
     lock: join(dataDir, "host.lock"),

@@ -19,9 +19,11 @@ import { LoginsClosedError, NoTerminalLoginError } from "../logins/login-command
 import { LoginBusyError } from "../logins/login-runner.js";
 import { ChangesError } from "../changes/changes-error.js";
 import { ReviewError } from "./review-desk.js";
+import { WorktreeError } from "../worktrees/worktree-errors.js";
+import { GitError } from "../worktrees/git.js";
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
-export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError };
+export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError, WorktreeError };
 
 /** The host is stopping or stopped: it admits no new work. */
 export class HostStoppedError extends Error {
@@ -39,6 +41,8 @@ export interface ClassifiedError {
   /** A machine code such as `session_not_found`. */
   readonly code: string;
   readonly message: string;
+  /** What else the client needs to act on it: a failed check's `output`, a conflict's `files`. */
+  readonly details?: Readonly<Record<string, unknown>>;
 }
 
 const questionCodes: Readonly<Record<QuestionError["code"], readonly [ErrorClass, string]>> = {
@@ -83,6 +87,9 @@ export function classifyError(error: unknown): ClassifiedError {
   // A pasted address that does not match the login's redirect_uri; or the agent's callback did not answer.
   if (error instanceof LoginCallbackError) return as(error.code === "callback_refused" ? "bad_input" : "unavailable", error.code);
   if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");
+  if (error instanceof WorktreeError) return { ...as(error.badInput ? "bad_input" : "conflict", error.code), details: error.details };
+  // git refused what Berth asked of the repository (its message says why): not Berth's bug, but not the request's either.
+  if (error instanceof GitError) return as("conflict", "git_failed");
   if (error instanceof InvalidTitleError) return as("bad_input", "invalid_title");
   // A session outside git has no changes to show (409: the session is fine, its directory is not a repository).
   if (error instanceof ReviewError) return as(error.code === "comment_not_found" ? "not_found" : "conflict", error.code);

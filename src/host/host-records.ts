@@ -14,7 +14,7 @@ type HostOnlyRecord =
       readonly kind: "child_released";
       readonly sessionId: string;
       readonly pid: number;
-      readonly why: "grace" | "evicted" | "deleted" | "shutdown" | "unresponsive" | "lost";
+      readonly why: "grace" | "evicted" | "deleted" | "shutdown" | "unresponsive" | "lost" | "worktree_closed";
     }
   | { readonly kind: "child_exited"; readonly sessionId: string; readonly pid: number; readonly exit: string }
   | { readonly kind: "acquisition_failed"; readonly sessionId: string; readonly error: string }

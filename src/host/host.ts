@@ -33,6 +33,8 @@ import { silentLogger, type Logger } from "./logger.js";
 import type { NewSessionParams } from "./session-catalog.js";
 import type { SessionListener } from "./session-bus.js";
 import { deleteSession } from "./session-deletion.js";
+import { createWorktreeSession, discardSession, landSession } from "./session-worktrees.js";
+import type { WorktreeRequest } from "../worktrees/worktree-creation.js";
 import { forwardToAgent, notifyAgent } from "./session-requests.js";
 import { locationOf } from "./session-location.js";
 import { normalTitle, personTitled, titleUpdate } from "./session-titles.js";
@@ -151,10 +153,29 @@ export class Host {
 
   // ── sessions ──────────────────────────────────────────────────────────
 
-  /** Stores a new session; settles once it is stored, or fails after `writeTimeout` if the store cannot write. */
-  async createSession(params: NewSessionParams): Promise<SessionView> {
+  /**
+   * Stores a new session; settles once it is stored, or fails after `writeTimeout` if the store cannot write. With
+   * `worktree`, in a git worktree of its own, made and set up first (docs/worktrees.md); with `title`, named so.
+   */
+  async createSession(params: NewSessionParams & { readonly worktree?: WorktreeRequest; readonly title?: string }): Promise<SessionView> {
     this.assertRunning();
-    return this.parts.views.session(await this.parts.catalog.create(params))!;
+    const { worktree, title, ...plain } = params;
+    const id = worktree ? await createWorktreeSession(this.parts, plain, worktree, title) : await this.parts.catalog.create(plain);
+    return title === undefined ? this.parts.views.session(id)! : this.renameSession(id, title);
+  }
+
+  /** Merges the session's worktree into its base and removes it (docs/worktrees.md, "Land"); the record as stored. */
+  async landSession(sessionId: string, message?: string): Promise<SessionView> {
+    this.assertRunning();
+    await landSession(this.parts, sessionId, message);
+    return this.parts.views.session(sessionId)!;
+  }
+
+  /** Removes the session's worktree and its branch, whatever they held (docs/worktrees.md, "Discard"). */
+  async discardSession(sessionId: string): Promise<SessionView> {
+    this.assertRunning();
+    await discardSession(this.parts, sessionId);
+    return this.parts.views.session(sessionId)!;
   }
 
   /**

@@ -30,6 +30,7 @@ export interface SessionFields {
   readonly agentState?: object;
   readonly agentSessionId?: string;
   readonly agentRequest?: object;
+  readonly worktree?: object;
 }
 
 /**
@@ -167,6 +168,7 @@ export class Journal {
     if (fields.agentState !== undefined) ops.push(callOp("sessions.setAgentState", [sessionId, fields.agentState]));
     if (fields.agentSessionId !== undefined) ops.push(callOp("sessions.setAgentSessionId", [sessionId, fields.agentSessionId]));
     if (fields.agentRequest !== undefined) ops.push(callOp("sessions.setAgentRequest", [sessionId, fields.agentRequest]));
+    if (fields.worktree !== undefined) ops.push(callOp("sessions.setWorktree", [sessionId, fields.worktree]));
     if (ops.length === 0) return;
     const told = fields.agentState === undefined ? undefined : () => this.agentStates.emit(sessionId);
     this.sessionWrite(sessionId, fields as QueuedSessionChange, ops, told);

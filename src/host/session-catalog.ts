@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
 import { InvalidLocationError, locationKey } from "../lifecycle/location-key.js";
 import type { Session } from "../store/sessions.js";
+import type { WorktreeRecord } from "../worktrees/worktree-record.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
 import type { Clock } from "../lifecycle/clock.js";
 import type { Store } from "../store/store.js";
@@ -40,19 +41,19 @@ export class SessionCatalog {
    * Stores a new session; settles with its id once it is stored, or fails after `writeTimeout` if
    * the store cannot write. Its agent is started by its first holder, not here.
    */
-  async create(params: NewSessionParams): Promise<string> {
-    const { journal, registry, clock } = this.deps;
-    const agent = params.agent ?? registry.defaultAgent;
-    registry.resolve(agent);
+  async create(params: NewSessionParams, inWorktree?: { readonly id: string; readonly worktree: WorktreeRecord }): Promise<string> {
+    const { journal, clock } = this.deps;
+    const agent = this.agentOf(params);
     const key = locationKey(params.cwd, params.workspace);
     assertDirectory(key.directory);
-    const id = randomUUID();
+    const id = inWorktree?.id ?? randomUUID();
     const row = {
       id,
       agent,
       cwd: key.directory,
       workspace: key.workspace ?? null,
       agentRequest: params.agentRequest ?? null,
+      worktree: inWorktree?.worktree ?? null,
       createdAt: clock.now(),
     };
     try {
@@ -63,6 +64,13 @@ export class SessionCatalog {
       throw error;
     }
     return id;
+  }
+
+  /** The agent the new session would get; throws `UnknownAgentError` naming one not configured. */
+  agentOf(params: Pick<NewSessionParams, "agent">): string {
+    const agent = params.agent ?? this.deps.registry.defaultAgent;
+    this.deps.registry.resolve(agent);
+    return agent;
   }
 
   /**

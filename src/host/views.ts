@@ -1,5 +1,6 @@
 import type { SessionChildState } from "../lifecycle/session-holds.js";
 import type { MessagePreview } from "../store/events.js";
+import type { WorktreeRecord } from "../worktrees/worktree-record.js";
 
 // The types of the host's API, for the protocol edges (which import nothing below the host).
 export type { Clock, Timer } from "../lifecycle/clock.js";
@@ -15,6 +16,8 @@ export type { AgentRequest, ReopenRequest } from "./agent-request.js";
 export type { AgentSessionState } from "./agent-session-state.js";
 export type { RelayedRequest, RelayOutcome } from "./relayed-request.js";
 export type { SessionEvent } from "./session-bus.js";
+export type { WorktreeRequest } from "../worktrees/worktree-creation.js";
+export type { WorktreeRecord } from "../worktrees/worktree-record.js";
 
 /** A session as operators and clients see it. */
 export interface SessionView {
@@ -26,6 +29,8 @@ export interface SessionView {
   readonly agent: string;
   readonly cwd: string;
   readonly workspace: string | null;
+  /** Its git worktree (docs/worktrees.md); null for a session in a plain directory. */
+  readonly worktree: WorktreeRecord | null;
   readonly title: string | null;
   readonly state: SessionChildState;
   readonly pid: number | null;

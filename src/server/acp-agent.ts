@@ -17,7 +17,8 @@ import { authMethodsForClient, terminalLoginSupportOf } from "../protocol/termin
 import type { ClusterSecret } from "./cluster-secret.js";
 import { ConnectionRouting, PLACEMENT_META } from "./connection-routing.js";
 import type { Host } from "../host/host.js";
-import type { AgentRequest, ReopenRequest } from "../host/views.js";
+import type { AgentRequest, ReopenRequest, WorktreeRequest } from "../host/views.js";
+import { worktreeAsked, worktreeField } from "./worktree-field.js";
 import type { Logger } from "../host/logger.js";
 import { berthVersion } from "../version.js";
 import { ConnectionSessions } from "./connection-sessions.js";
@@ -48,6 +49,8 @@ export interface AcpAgentOptions {
 /** `_meta` keys of `session/new` that pick the agent and the workspace; Berth's own, not passed on. */
 const AGENT_META = "berth/agent";
 const WORKSPACE_META = "berth/workspace";
+/** A git worktree of its own for the new session (docs/worktrees.md). */
+const WORKTREE_META = "berth/worktree";
 /** What Berth adds to the agent's `initialize` `_meta`. */
 const HOST_META = "berth/host";
 /** Forking would put two conversations in one agent process; Berth runs one process per session. */
@@ -140,9 +143,18 @@ export function createAcpAgent({
         return (answer ?? {}) as LogoutResponse;
       })
       .onRequest(methods.agent.session.new, async ({ params, client, signal }) => {
-        const { [AGENT_META]: agentMeta, [WORKSPACE_META]: workspaceMeta, [PLACEMENT_META]: hostMeta, ...meta } = params._meta ?? {};
+        const {
+          [AGENT_META]: agentMeta,
+          [WORKSPACE_META]: workspaceMeta,
+          [PLACEMENT_META]: hostMeta,
+          [WORKTREE_META]: worktreeMeta,
+          ...meta
+        } = params._meta ?? {};
         const namedAgent = optionalMeta(AGENT_META, agentMeta);
-        const elsewhere = await routing.createElsewhere(optionalMeta(PLACEMENT_META, hostMeta), namedAgent ?? agentId, params, signal);
+        const worktree = worktreeMetaOf(worktreeMeta);
+        // A worktree's repository is the directory a fleet places the session by.
+        const directory = worktree.worktree?.repository ?? params.cwd;
+        const elsewhere = await routing.createElsewhere(optionalMeta(PLACEMENT_META, hostMeta), namedAgent ?? agentId, params, signal, directory);
         if (elsewhere) return elsewhere;
         const sessionAgent = namedAgent ?? connectionAgent;
         const workspace = optionalMeta(WORKSPACE_META, workspaceMeta);
@@ -152,7 +164,7 @@ export function createAcpAgent({
           initializeMeta,
           newSession: Object.keys(meta).length > 0 ? { ...newSession, _meta: meta } : newSession,
         };
-        const view = await translatedAsync(log, () => host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest }));
+        const view = await translatedAsync(log, () => host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest, ...worktree }));
         try {
           await sessions.hold(view.id, client, capabilities, { replay: false });
         } catch (error) {
@@ -309,6 +321,17 @@ function optionalMeta(key: string, value: unknown): string | undefined {
   return value;
 }
 
+function worktreeMetaOf(value: unknown): { worktree?: WorktreeRequest } {
+  if (value === undefined || value === null) return {};
+  const parsed = worktreeField.safeParse(value);
+  if (!parsed.success)
+    throw RequestError.invalidParams(
+      { key: WORKTREE_META },
+      `_meta["${WORKTREE_META}"]: ${parsed.error.issues.map((issue) => `${issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""}${issue.message}`).join("; ")}`,
+    );
+  return worktreeAsked(parsed.data);
+}
+
 /**
  * Host errors as JSON-RPC errors, with their message and machine code; the agent's own errors unchanged.
  * An internal error is logged: the client sees only its message, the operator needs the stack.
@@ -319,9 +342,9 @@ function toRequestError(error: unknown, log: Logger): RequestError {
   if (error instanceof AcquisitionFailedError && (error.cause instanceof RequestError || error.cause instanceof SessionNotFoundError))
     return toRequestError(error.cause, log);
   if (error instanceof SessionNotFoundError) return RequestError.sessionNotFound(error.sessionId);
-  const { class: errorClass, code, message } = classifyError(error);
-  if (errorClass === "bad_input") return RequestError.invalidParams({ code }, message);
-  if (errorClass === "conflict") return RequestError.invalidRequest({ code }, message);
+  const { class: errorClass, code, message, details } = classifyError(error);
+  if (errorClass === "bad_input") return RequestError.invalidParams({ ...details, code }, message);
+  if (errorClass === "conflict") return RequestError.invalidRequest({ ...details, code }, message);
   log.error({ err: error, code }, "ACP request failed");
   return RequestError.internalError({ code }, message);
 }

@@ -92,8 +92,10 @@ export class ConnectionRouting {
     agent: string | undefined,
     params: NewSessionRequest,
     signal: AbortSignal,
+    /** The directory the session needs: its cwd, or the repository of the worktree it asks for. */
+    directory: string = params.cwd,
   ): Promise<NewSessionResponse | undefined> {
-    const target = named === undefined ? await this.hostWithDirectory(params.cwd, agent) : this.placement(named);
+    const target = named === undefined ? await this.hostWithDirectory(directory, agent) : this.placement(named);
     if (!target) return undefined;
     const answer = (await this.relay!.request(target, methods.agent.session.new, params, signal)) as NewSessionResponse;
     this.known.set(answer.sessionId, target);

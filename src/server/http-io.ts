@@ -11,6 +11,8 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** More fields of the answer beside `error` and `message`. */
+    readonly details: Readonly<Record<string, unknown>> = {},
   ) {
     super(message);
   }
@@ -30,7 +32,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 export function sendError(res: ServerResponse, error: HttpError): void {
   // A refused body may still be arriving: do not keep reading it on this connection.
   const headers: Record<string, string> = error.status === 413 ? { Connection: "close" } : {};
-  sendJson(res, error.status, { error: error.code, message: error.message }, headers);
+  sendJson(res, error.status, { ...error.details, error: error.code, message: error.message }, headers);
 }
 
 /** A missing or wrong token: the status and nothing else, so a stranger learns nothing. */

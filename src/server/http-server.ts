@@ -329,7 +329,7 @@ function clientWentAway(req: IncomingMessage, error: unknown): boolean {
 
 function fromHostError(error: unknown): HttpError {
   const classified = classifyError(error);
-  return new HttpError(statusOf[classified.class], classified.code, classified.message);
+  return new HttpError(statusOf[classified.class], classified.code, classified.message, classified.details);
 }
 
 function requestUrl(req: IncomingMessage): URL {

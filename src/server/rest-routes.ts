@@ -4,6 +4,7 @@ import type { Host } from "../host/host.js";
 import type { LocationView, QuestionAnswer } from "../host/views.js";
 import { berthVersion } from "../version.js";
 import { mergedEvents } from "./chunk-merging.js";
+import { worktreeAsked, worktreeField } from "./worktree-field.js";
 import { streamInstall } from "./install-stream.js";
 import { HttpError, readJsonBody } from "./http-io.js";
 import type { BerthMetrics } from "./metrics.js";
@@ -31,6 +32,12 @@ const newSessionBody = z.strictObject({
   cwd: z.string({ error: "expected an absolute directory path" }),
   agent: z.string({ error: "expected an agent id" }).min(1, "expected an agent id").optional(),
   workspace: z.string({ error: "expected a workspace id or null" }).min(1, "expected a non-empty workspace id").nullable().optional(),
+  title: z.string({ error: "expected a title" }).optional(),
+  worktree: worktreeField.optional(),
+});
+
+const landBody = z.strictObject({
+  message: z.string({ error: "expected a commit message" }).min(1, "expected a non-empty commit message").optional(),
 });
 
 const installBody = z.strictObject({
@@ -157,7 +164,35 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "POST",
       path: "/api/sessions",
-      handle: async ({ req }) => json(await host.createSession(parse(newSessionBody, await readJsonBody(req))), 201),
+      handle: async ({ req }) => {
+        const { worktree, ...body } = parse(newSessionBody, await readJsonBody(req));
+        return json(await host.createSession({ ...body, ...worktreeAsked(worktree) }), 201);
+      },
+    },
+    {
+      method: "POST",
+      path: "/api/sessions/:id/land",
+      peers: "relay",
+      handle: async ({ req, url, params }) => {
+        // An empty body is no message: the session's title is.
+        const text = req.headers["content-length"] === "0" ? {} : await readJsonBody(req);
+        const { message } = parse(landBody, text);
+        requireSession(host, params.id!);
+        const owner = peers.ownerFor(params.id!, req);
+        if (owner) return peers.relay(owner, req, url, message === undefined ? {} : { message });
+        return json(await host.landSession(params.id!, message));
+      },
+    },
+    {
+      method: "POST",
+      path: "/api/sessions/:id/discard",
+      peers: "relay",
+      handle: async ({ req, url, params }) => {
+        requireSession(host, params.id!);
+        const owner = peers.ownerFor(params.id!, req);
+        if (owner) return peers.relay(owner, req, url);
+        return json(await host.discardSession(params.id!));
+      },
     },
     { method: "GET", path: "/api/sessions/:id", handle: ({ params }) => json(requireSession(host, params.id!)) },
     {

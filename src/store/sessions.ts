@@ -18,6 +18,8 @@ export interface Session {
   agentRequest: Json | null;
   /** The session's state as the agent last reported it (modes, models, config options, commands). */
   agentState: Json | null;
+  /** The git worktree the session works in (src/worktrees/), as JSON; null for a plain directory. */
+  worktree: Json | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -30,6 +32,7 @@ export interface NewSession {
   title?: string | null;
   agentSessionId?: string | null;
   agentRequest?: object | null;
+  worktree?: object | null;
   createdAt: number;
 }
 
@@ -45,17 +48,19 @@ export interface QueuedSessionChange {
   readonly agentSessionId?: string | null;
   readonly agentRequest?: Json | null;
   readonly agentState?: Json | null;
+  readonly worktree?: Json | null;
   /** Never backwards. */
   readonly updatedAt?: number;
 }
 
-interface SessionRow extends Omit<Session, "agentRequest" | "agentState"> {
+interface SessionRow extends Omit<Session, "agentRequest" | "agentState" | "worktree"> {
   agentRequest: string | null;
   agentState: string | null;
+  worktree: string | null;
 }
 
 const COLUMNS = `id, agent, cwd, workspace, title, agent_session_id AS agentSessionId,
-  agent_request AS agentRequest, agent_state AS agentState, created_at AS createdAt, updated_at AS updatedAt`;
+  agent_request AS agentRequest, agent_state AS agentState, worktree, created_at AS createdAt, updated_at AS updatedAt`;
 const NEWEST_FIRST = "ORDER BY updated_at DESC, created_at DESC, id";
 
 export class SessionStore {
@@ -67,14 +72,15 @@ export class SessionStore {
   readonly #setAgentSessionId;
   readonly #setAgentState;
   readonly #setAgentRequest;
+  readonly #setWorktree;
   readonly #touch;
   readonly #delete;
   readonly #queued = new Map<string, { change: QueuedSessionChange; writes: number }>();
 
   constructor(db: SqliteDatabase) {
     this.#insert = db.prepare<Session>(
-      `INSERT INTO sessions (id, agent, cwd, workspace, title, agent_session_id, agent_request, created_at, updated_at)
-       VALUES (@id, @agent, @cwd, @workspace, @title, @agentSessionId, @agentRequest, @createdAt, @updatedAt)`,
+      `INSERT INTO sessions (id, agent, cwd, workspace, title, agent_session_id, agent_request, worktree, created_at, updated_at)
+       VALUES (@id, @agent, @cwd, @workspace, @title, @agentSessionId, @agentRequest, @worktree, @createdAt, @updatedAt)`,
     );
     this.#get = db.prepare<[string], SessionRow>(`SELECT ${COLUMNS} FROM sessions WHERE id = ?`);
     this.#listAll = db.prepare<[], SessionRow>(`SELECT ${COLUMNS} FROM sessions ${NEWEST_FIRST}`);
@@ -84,6 +90,7 @@ export class SessionStore {
     // Never backwards: a late, out-of-order touch must not make a session look older than it is.
     this.#setAgentRequest = db.prepare<[string | null, string]>("UPDATE sessions SET agent_request = ? WHERE id = ?");
     this.#setAgentState = db.prepare<[string | null, string]>("UPDATE sessions SET agent_state = ? WHERE id = ?");
+    this.#setWorktree = db.prepare<[string | null, string]>("UPDATE sessions SET worktree = ? WHERE id = ?");
     this.#touch = db.prepare<[number, string]>("UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ?");
     this.#delete = db.prepare<[string]>("DELETE FROM sessions WHERE id = ?");
   }
@@ -94,9 +101,10 @@ export class SessionStore {
       ...checkedNewSession(op, session),
       agentRequest: (session.agentRequest ?? null) as Json | null,
       agentState: null,
+      worktree: (session.worktree ?? null) as Json | null,
       updatedAt: session.createdAt,
     };
-    guardWrite(op, () => this.#insert.run({ ...row, agentRequest: jsonText(row.agentRequest), agentState: null }));
+    guardWrite(op, () => this.#insert.run({ ...row, agentRequest: jsonText(row.agentRequest), agentState: null, worktree: jsonText(row.worktree) }));
     return row;
   }
 
@@ -134,6 +142,10 @@ export class SessionStore {
 
   setAgentState(id: string, state: object | null): void {
     this.#update("sessions.setAgentState", id, () => this.#setAgentState.run(jsonText(state), id).changes);
+  }
+
+  setWorktree(id: string, worktree: object | null): void {
+    this.#update("sessions.setWorktree", id, () => this.#setWorktree.run(jsonText(worktree), id).changes);
   }
 
   setTitle(id: string, title: string | null): void {
@@ -186,6 +198,7 @@ function sessionOf(row: SessionRow): Session {
     ...row,
     agentRequest: row.agentRequest === null ? null : (JSON.parse(row.agentRequest) as Json),
     agentState: row.agentState === null ? null : (JSON.parse(row.agentState) as Json),
+    worktree: row.worktree === null ? null : (JSON.parse(row.worktree) as Json),
   };
 }
 

@@ -145,6 +145,7 @@ export class SqliteBackend implements StoreBackend {
     this.store.transaction(() => {
       if (changes.agentRequest !== undefined) sessions.setAgentRequest(id, changes.agentRequest);
       if (changes.agentState !== undefined) sessions.setAgentState(id, changes.agentState);
+      if (changes.worktree !== undefined) sessions.setWorktree(id, changes.worktree);
       if (changes.title !== undefined) sessions.setTitle(id, changes.title);
       if (changes.agentSessionId !== undefined) sessions.setAgentSessionId(id, changes.agentSessionId);
       if (changes.touchedAt !== undefined) sessions.touch(id, changes.touchedAt);

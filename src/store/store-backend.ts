@@ -159,6 +159,7 @@ export interface HostInfo {
 export interface SessionChanges {
   readonly agentRequest?: object | null;
   readonly agentState?: object | null;
+  readonly worktree?: object | null;
   readonly title?: string | null;
   readonly agentSessionId?: string | null;
   /** Moves `updatedAt`, never backwards. */

@@ -39,6 +39,7 @@ export interface StoreCalls {
   "sessions.setTitle": (id: string, title: string | null) => void;
   "sessions.setAgentSessionId": (id: string, agentSessionId: string | null) => void;
   "sessions.setAgentRequest": (id: string, request: object | null) => void;
+  "sessions.setWorktree": (id: string, worktree: object | null) => void;
   "questions.resolve": (id: string, state: QuestionOutcome, answerOrReason: unknown, at: number) => boolean;
   "processGroups.record": (group: GroupRecord) => void;
   "processGroups.forget": (pgid: number) => void;
@@ -132,6 +133,7 @@ export class BatchApplier {
       "sessions.setTitle": (id, title) => sessions.setTitle(id, title),
       "sessions.setAgentSessionId": (id, agentSessionId) => sessions.setAgentSessionId(id, agentSessionId),
       "sessions.setAgentRequest": (id, request) => sessions.setAgentRequest(id, request),
+      "sessions.setWorktree": (id, worktree) => sessions.setWorktree(id, worktree),
       "questions.resolve": (id, state, answerOrReason, at) =>
         state === "answered" ? questions.resolve(id, "answered", answerOrReason, at) : questions.resolve(id, state, answerOrReason as string, at),
       "processGroups.record": (group) => groups.record(group),

@@ -66,7 +66,7 @@ export async function* sessionCopy(backend: StoreBackend, session: Session): Asy
   const { agentState, title, updatedAt, ...created } = session;
   yield [
     [
-      callOp("sessions.create", [{ ...created, agentRequest: created.agentRequest as object | null }]),
+      callOp("sessions.create", [{ ...created, agentRequest: created.agentRequest as object | null, worktree: created.worktree as object | null }]),
       ...(agentState === null ? [] : [callOp("sessions.setAgentState", [session.id, agentState as object])]),
       ...(title === null ? [] : [callOp("sessions.setTitle", [session.id, title])]),
       ["t", session.id, updatedAt, null, null, null] as const,

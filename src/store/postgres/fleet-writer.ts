@@ -34,6 +34,7 @@ const SESSION_FIELDS: Partial<Record<StoreCallName, keyof SessionChanges>> = {
   "sessions.setAgentState": "agentState",
   "sessions.setAgentSessionId": "agentSessionId",
   "sessions.setAgentRequest": "agentRequest",
+  "sessions.setWorktree": "worktree",
 };
 
 /**

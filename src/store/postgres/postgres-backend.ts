@@ -41,16 +41,17 @@ const MAX_PAYLOAD_BYTES = 7_900;
 const DEFAULT_HOST_TTL_MS = 30_000;
 const DEFAULT_PAGE_SIZE = 1_000;
 const SESSION_COLUMNS = `id, agent, cwd, workspace, title, agent_session_id AS "agentSessionId", agent_request AS "agentRequest",
-  agent_state AS "agentState", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  agent_state AS "agentState", worktree, created_at AS "createdAt", updated_at AS "updatedAt"`;
 const QUESTION_COLUMNS = `id, session_id AS "sessionId", kind, request, asked_at AS "askedAt", state, answer, reason, resolved_at AS "resolvedAt"`;
 const COMMENT_COLUMNS = `id, session_id AS "sessionId", path, line, side, body, created_at AS "createdAt", sent_at AS "sentAt"`;
 const HOST_COLUMNS = `id, url, incarnation, (extract(epoch FROM registered_at) * 1000)::int8 AS "registeredAt",
   (extract(epoch FROM heartbeat_at) * 1000)::int8 AS "heartbeatAt"`;
 const processKinds: readonly ProcessKind[] = ["agent", "terminal", "service"];
 
-interface SessionRow extends Omit<Session, "agentRequest" | "agentState"> {
+interface SessionRow extends Omit<Session, "agentRequest" | "agentState" | "worktree"> {
   agentRequest: string | null;
   agentState: string | null;
+  worktree: string | null;
 }
 interface QuestionRow extends Omit<Question, "request" | "answer"> {
   request: string;
@@ -199,13 +200,14 @@ export class PostgresBackend implements StoreBackend {
     const row = {
       ...checkedNewSession(op, session),
       agentRequest: jsonText(op, "agentRequest", session.agentRequest),
+      worktree: jsonText(op, "worktree", session.worktree),
       host: requireText(op, "hostId", hostId),
     };
     const rows = await this.guard(
       op,
       () => this.sql`
-        INSERT INTO sessions (id, agent, cwd, workspace, title, agent_session_id, agent_request, created_at, updated_at, owner_host, epoch)
-        SELECT ${row.id}, ${row.agent}, ${row.cwd}, ${row.workspace}, ${row.title}, ${row.agentSessionId}, ${row.agentRequest},
+        INSERT INTO sessions (id, agent, cwd, workspace, title, agent_session_id, agent_request, worktree, created_at, updated_at, owner_host, epoch)
+        SELECT ${row.id}, ${row.agent}, ${row.cwd}, ${row.workspace}, ${row.title}, ${row.agentSessionId}, ${row.agentRequest}, ${row.worktree},
           ${row.createdAt}::int8, ${row.createdAt}::int8, ${row.host}, 1
         WHERE ${this.currentIncarnation(row.host)}
         RETURNING pg_notify(${CHANNEL}, json_build_object('type', 'session', 'sessionId', id)::text)`,
@@ -250,6 +252,7 @@ export class PostgresBackend implements StoreBackend {
     const has = (key: keyof SessionChanges) => key in changes && changes[key] !== undefined;
     const agentRequest = jsonText(op, "agentRequest", changes.agentRequest);
     const agentState = jsonText(op, "agentState", changes.agentState);
+    const worktree = jsonText(op, "worktree", changes.worktree);
     const title = requireNullableText(op, "title", changes.title);
     const agentSessionId = requireNullableText(op, "agentSessionId", changes.agentSessionId);
     const touchedAt = changes.touchedAt === undefined ? null : requireTimestamp(op, "touchedAt", changes.touchedAt);
@@ -259,6 +262,7 @@ export class PostgresBackend implements StoreBackend {
         UPDATE sessions SET
           agent_request = CASE WHEN ${has("agentRequest")} THEN ${agentRequest}::text ELSE agent_request END,
           agent_state = CASE WHEN ${has("agentState")} THEN ${agentState}::text ELSE agent_state END,
+          worktree = CASE WHEN ${has("worktree")} THEN ${worktree}::text ELSE worktree END,
           title = CASE WHEN ${has("title")} THEN ${title}::text ELSE title END,
           agent_session_id = CASE WHEN ${has("agentSessionId")} THEN ${agentSessionId}::text ELSE agent_session_id END,
           updated_at = greatest(updated_at, ${touchedAt}::int8)
@@ -867,6 +871,7 @@ function sessionOf(row: SessionRow): Session {
     ...row,
     agentRequest: row.agentRequest === null ? null : decodeJson(row.agentRequest),
     agentState: row.agentState === null ? null : decodeJson(row.agentState),
+    worktree: row.worktree === null ? null : decodeJson(row.worktree),
   };
 }
 

@@ -1,0 +1,81 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import { git, tryGit } from "./git.js";
+import { defaultBranch, worktreePath } from "./naming.js";
+import { WorktreeError } from "./worktree-errors.js";
+import type { WorktreeRecord } from "./worktree-record.js";
+
+/** What a client asks for (`_meta["berth/worktree"]`, `POST /api/sessions` `worktree`); every field optional. */
+export interface WorktreeRequest {
+  /** An absolute path in a git checkout; default the session's cwd. */
+  readonly repository?: string;
+  /** A branch; default the checkout's current branch. */
+  readonly base?: string;
+  /** Default `berth/<slug of the title>`, else `berth/<short id>`. */
+  readonly branch?: string;
+}
+
+export interface WorktreePlace {
+  /** The session's cwd as asked: the repository unless the request names one. */
+  readonly cwd: string;
+  /** The folder the worktree is made under. */
+  readonly root: string;
+  readonly sessionId: string;
+  readonly title?: string;
+  readonly now: number;
+}
+
+/**
+ * Runs `git worktree add -b <branch> <path> <base>` for a new session, after checking each part of the request (each
+ * refusal names it; nothing is made then). The record says `active`.
+ */
+export async function createWorktree(request: WorktreeRequest, place: WorktreePlace): Promise<WorktreeRecord> {
+  const asked = request.repository ?? place.cwd;
+  if (!isAbsolute(asked)) throw new WorktreeError("invalid_worktree", `worktree.repository must be an absolute path, got ${JSON.stringify(asked)}`);
+  const repository = await topLevel(asked);
+  const base = request.base ?? (await currentBranch(repository));
+  const baseCommit = await branchCommit(repository, base);
+  if (baseCommit === undefined)
+    throw new WorktreeError("unknown_base", `the repository ${repository} has no branch "${base}" to start the worktree from`);
+  const branch = request.branch ?? defaultBranch(place.title, place.sessionId);
+  if ((await tryGit(repository, ["check-ref-format", "--branch", branch])).exitCode !== 0)
+    throw new WorktreeError("invalid_worktree", `"${branch}" is not a valid branch name`);
+  if ((await branchCommit(repository, branch)) !== undefined)
+    throw new WorktreeError("branch_exists", `the repository ${repository} has a branch "${branch}" already: name another (branch)`);
+  const path = worktreePath(place.root, repository, place.sessionId);
+  if (existsSync(path)) throw new WorktreeError("path_exists", `the worktree's directory ${path} exists already`);
+  mkdirSync(place.root, { recursive: true });
+  await git(repository, ["worktree", "add", "--quiet", "-b", branch, path, baseCommit]);
+  return { repository, path, branch, base, baseCommit, state: "active", createdAt: place.now };
+}
+
+/** Removes the worktree's directory and its branch (`git worktree remove --force`, `git branch -D`). */
+export async function removeWorktree(record: WorktreeRecord): Promise<void> {
+  // A directory removed by hand leaves git's entry for it: pruned instead.
+  if (existsSync(record.path)) await git(record.repository, ["worktree", "remove", "--force", record.path]);
+  else await git(record.repository, ["worktree", "prune"]);
+  if ((await branchCommit(record.repository, record.branch)) !== undefined) await git(record.repository, ["branch", "-D", record.branch]);
+}
+
+/** The main checkout's top directory, which landing merges into; refused if `path` is in no git checkout. */
+async function topLevel(path: string): Promise<string> {
+  if (!existsSync(path)) throw new WorktreeError("not_a_git_repository", `${path} does not exist`);
+  const common = await tryGit(path, ["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+  if (common.exitCode !== 0) throw new WorktreeError("not_a_git_repository", `${path} is not in a git repository`);
+  // The main checkout even when `path` is in one of its worktrees: the one whose .git is the common directory.
+  const main = await tryGit(path, ["-C", `${common.stdout.trim()}/..`, "rev-parse", "--show-toplevel"]);
+  if (main.exitCode !== 0) throw new WorktreeError("not_a_git_repository", `${path} is in a bare repository: worktrees need a checkout`);
+  return main.stdout.trim();
+}
+
+async function currentBranch(repository: string): Promise<string> {
+  const result = await tryGit(repository, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
+  if (result.exitCode !== 0) throw new WorktreeError("unknown_base", `the checkout ${repository} is on no branch (a detached HEAD): name a base`);
+  return result.stdout.trim();
+}
+
+/** The commit of branch `name`; undefined if there is no such branch. */
+export async function branchCommit(repository: string, name: string): Promise<string | undefined> {
+  const result = await tryGit(repository, ["rev-parse", "--verify", "--quiet", `refs/heads/${name}^{commit}`]);
+  return result.exitCode === 0 ? result.stdout.trim() : undefined;
+}

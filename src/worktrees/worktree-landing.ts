@@ -1,0 +1,102 @@
+import { git, tryGit } from "./git.js";
+import { runProjectStep, type StepOutcome } from "./project-command.js";
+import { branchCommit } from "./worktree-creation.js";
+import { WorktreeError } from "./worktree-errors.js";
+import type { WorktreeRecord } from "./worktree-record.js";
+
+/** How landing joins the branch to its base: a merge commit always, or only a fast-forward. */
+export type MergeStyle = "merge" | "ff-only";
+
+export interface LandingOptions {
+  /** The commit message for what the worktree holds uncommitted. */
+  readonly message: string;
+  /** The configured check command (`worktrees.check`), else the repository's `.berth/check` if any. */
+  readonly check: string | undefined;
+  readonly merge: MergeStyle;
+  /** Told the check's outcome before anything is merged (the host journals it). */
+  readonly checked: (outcome: StepOutcome) => void;
+}
+
+/**
+ * Lands an active worktree: the check runs (a failure refuses, nothing merged), everything in the worktree is
+ * committed, the main checkout is checked (on the base branch, no uncommitted changes to tracked files) and a merge
+ * that would conflict is refused before the main checkout is touched; then the branch is merged there. The record
+ * says `landed`, with the base's new commit; the caller removes the worktree and its branch (`removeWorktree`) once
+ * nothing runs in it.
+ */
+export async function landWorktree(record: WorktreeRecord, options: LandingOptions): Promise<WorktreeRecord> {
+  const { repository, path, branch, base } = record;
+  const checked = await runProjectStep("check", path, options.check);
+  if (checked) {
+    options.checked(checked);
+    if (checked.exitCode !== 0)
+      throw new WorktreeError("check_failed", `the check (${checked.command}) failed with exit code ${checked.exitCode}: nothing was merged`, {
+        output: checked.output,
+      });
+  }
+  await git(path, ["add", "-A"]);
+  if ((await tryGit(path, ["diff", "--cached", "--quiet"])).exitCode !== 0) await git(path, ["commit", "--quiet", "-m", options.message]);
+  await assertMainCheckoutReady(repository, base);
+  const branchHead = (await branchCommit(repository, branch))!;
+  await assertMergeable(record, branchHead, options.merge);
+  const mergeArgs =
+    options.merge === "ff-only"
+      ? ["merge", "--quiet", "--ff-only", branch]
+      : ["merge", "--quiet", "--no-ff", "-m", `Merge branch '${branch}'`, branch];
+  const merged = await tryGit(repository, mergeArgs);
+  if (merged.exitCode !== 0) {
+    // Nothing half-merged stays in the main checkout (an untracked file in the way, a race with a commit there).
+    await tryGit(repository, ["merge", "--abort"]);
+    throw new WorktreeError(
+      "merge_conflict",
+      `merging ${branch} into ${base} failed, nothing was merged: ${(merged.stderr || merged.stdout).trim()}`,
+    );
+  }
+  const landedCommit = (await git(repository, ["rev-parse", "HEAD"])).trim();
+  return { ...record, state: "landed", landedCommit };
+}
+
+/** The main checkout is touched only by the merge: on the base, with no uncommitted changes to tracked files. */
+async function assertMainCheckoutReady(repository: string, base: string): Promise<void> {
+  const head = await tryGit(repository, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
+  const current = head.exitCode === 0 ? head.stdout.trim() : "a detached HEAD";
+  if (current !== base)
+    throw new WorktreeError(
+      "main_checkout_elsewhere",
+      `the main checkout ${repository} is on ${current}, not on ${base}, the branch to land into: run git -C ${repository} switch ${base}, then land again`,
+    );
+  const changed = (await git(repository, ["status", "--porcelain", "--untracked-files=no"])).trim();
+  if (changed !== "")
+    throw new WorktreeError(
+      "main_checkout_dirty",
+      `the main checkout ${repository} has uncommitted changes to tracked files (${changedFiles(changed).join(", ")}): commit or stash them, then land again`,
+      { files: changedFiles(changed) },
+    );
+}
+
+/** A merge that would conflict (or not fast-forward) is refused from the trees alone (`git merge-tree`), before any checkout is touched. */
+async function assertMergeable(record: WorktreeRecord, branchHead: string, style: MergeStyle): Promise<void> {
+  const { repository, branch, base } = record;
+  if (style === "ff-only") {
+    if ((await tryGit(repository, ["merge-base", "--is-ancestor", base, branchHead])).exitCode !== 0)
+      throw new WorktreeError(
+        "not_fast_forward",
+        `${base} has moved on since ${branch} was made: a fast-forward is not possible (worktrees.merge is "ff-only")`,
+      );
+    return;
+  }
+  const trial = await tryGit(repository, ["merge-tree", "--write-tree", "--name-only", "--no-messages", base, branchHead]);
+  if (trial.exitCode === 0) return;
+  if (trial.exitCode !== 1) throw new Error(`git merge-tree failed: ${trial.stderr.trim()}`);
+  // The first line is the merged tree; the conflicting files follow.
+  const files = [...new Set(trial.stdout.trim().split("\n").slice(1).filter(Boolean))];
+  throw new WorktreeError(
+    "merge_conflict",
+    `${branch} conflicts with ${base} in ${files.join(", ")}: nothing was merged. Rebase ${branch} onto ${base} in the worktree (the session's agent can), then land again`,
+    { files },
+  );
+}
+
+function changedFiles(porcelain: string): string[] {
+  return porcelain.split("\n").map((line) => line.slice(3));
+}
