@@ -1,6 +1,6 @@
 // The Changes view's pure parts: status marks and totals, comments placed under their diff rows, a refused land read.
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../web/src/api/rest.js";
+import { ApiError } from "../../web/src/api/api-error.js";
 import type { ReviewComment } from "../../web/src/api/types.js";
 import { lineDiff } from "../../web/src/content/line-diff.js";
 import { anchorOf, placeComments } from "../../web/src/review/comment-anchors.js";
@@ -8,7 +8,7 @@ import { baseWords, countsText, statusLetter, statusWords, totalsText } from "..
 import { landRefusal, resolvePrompt } from "../../web/src/review/land-outcome.js";
 
 function comment(line: number, side: ReviewComment["side"], createdAt: number, body = `on ${side} ${line}`): ReviewComment {
-  return { id: `c${createdAt}`, path: "a.txt", line, side, body, createdAt, sentAt: null };
+  return { id: `c${createdAt}`, sessionId: "s", path: "a.txt", line, side, body, createdAt, sentAt: null };
 }
 
 describe("the words of a change", () => {

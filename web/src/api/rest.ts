@@ -1,4 +1,5 @@
 import { authHeaders } from "../auth/token.js";
+import { ApiError } from "./api-error.js";
 import type {
   AgentLogin,
   AgentLogins,
@@ -19,19 +20,7 @@ import type {
   TerminalOutputResult,
 } from "./types.js";
 
-/** A refused REST call, with the server's machine code and human message. */
-export class ApiError extends Error {
-  override readonly name = "ApiError";
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    /** The refusal's whole JSON body: some carry more than their words (a failed check's output, conflicting files). */
-    readonly body: Readonly<Record<string, unknown>> = {},
-  ) {
-    super(message);
-  }
-}
+export { ApiError };
 
 export function isUnauthorized(error: unknown): boolean {
   return error instanceof ApiError && error.status === 401;

@@ -53,26 +53,6 @@ export type DeviceLogin = DeviceLoginView & { readonly current: boolean };
 export type { ChangedFile, ChangeSet as SessionChanges, ChangeStatus } from "../../../src/changes/change-set.js";
 export type { ChangedFileView } from "../../../src/changes/changed-file.js";
 
-/** A review comment on a line of a session's changes; `sentAt` once it went to the agent. */
-export interface ReviewComment {
-  readonly id: string;
-  readonly path: string;
-  readonly line: number;
-  readonly side: "new" | "old";
-  readonly body: string;
-  readonly createdAt: number;
-  readonly sentAt: number | null;
-}
-
-export type NewReviewComment = Pick<ReviewComment, "path" | "line" | "side" | "body">;
-
-/** A session's own git worktree (the session view's `worktree`), null for a session in a plain directory. */
-export interface SessionWorktree {
-  readonly repository: string;
-  readonly path: string;
-  readonly branch: string;
-  readonly base: string;
-  readonly baseCommit: string;
-  readonly state: "active" | "landed" | "discarded";
-  readonly landedCommit?: string;
-}
+export type { ReviewComment } from "../../../src/store/review-comments.js";
+export type { NewComment as NewReviewComment } from "../../../src/host/review-desk.js";
+export type { WorktreeRecord as SessionWorktree } from "../../../src/worktrees/worktree-record.js";

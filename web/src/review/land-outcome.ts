@@ -1,4 +1,4 @@
-import { ApiError } from "../api/rest.js";
+import { ApiError } from "../api/api-error.js";
 import { errorWords } from "../util/error-words.js";
 
 /** Why a land did not happen, as the Land dialog shows it. */

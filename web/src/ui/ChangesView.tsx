@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import type { SessionView, SessionWorktree } from "../api/types.js";
+import type { SessionView } from "../api/types.js";
 import { baseWords, totalsText } from "../review/change-words.js";
 import { type OpenFile, useChangedFile } from "../review/changed-file.js";
 import { type SessionReview, useSessionReview } from "../review/session-review.js";
@@ -53,7 +53,7 @@ export function ChangesView({
   const title = session?.title ?? `Untitled session ${shortId(sessionId)}`;
   const comments = review.comments ?? [];
   const unsent = comments.filter((comment) => comment.sentAt === null).length;
-  const worktree = worktreeOf(session);
+  const worktree = session?.worktree ?? null;
 
   const send = (): void => {
     setSending({ name: "sending" });
@@ -224,9 +224,4 @@ function SendStatus({ sending, sessionId }: { sending: Sending; sessionId: strin
       </p>
     );
   return <p class="meta">Click or tap a line to comment on it.</p>;
-}
-
-/** The session's worktree, once the session view carries it. */
-function worktreeOf(session: SessionView | undefined): SessionWorktree | null {
-  return (session as { worktree?: SessionWorktree | null } | undefined)?.worktree ?? null;
 }
