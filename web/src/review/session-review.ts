@@ -1,15 +1,7 @@
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiError } from "../api/rest.js";
-import type { NewReviewComment, ReviewComment, SessionChanges } from "../api/types.js";
-import { errorWords } from "../util/error-words.js";
-
-/** A session's changes as the view knows them. */
-export type ChangesState =
-  | { readonly name: "loading" }
-  | { readonly name: "loaded"; readonly changes: SessionChanges }
-  /** The session's directory is not in a git repository: there is nothing to compare with. */
-  | { readonly name: "not-a-repository"; readonly message: string }
-  | { readonly name: "failed"; readonly message: string };
+import { useCallback, useEffect, useState } from "preact/hooks";
+import { api } from "../api/rest.js";
+import type { NewReviewComment, ReviewComment } from "../api/types.js";
+import { type ChangesState, type ChangesSubscription, useSessionChanges } from "./session-changes.js";
 
 export interface SessionReview {
   readonly changes: ChangesState;
@@ -25,58 +17,20 @@ export interface SessionReview {
 }
 
 /**
- * A session's changes and review comments, read on opening and again whenever `subscribe` says the session's
- * files changed (the event stream); comments made here are applied from the host's answers.
+ * A session's changes and review comments: comments are read on opening and with each change told (another page may
+ * have commented meanwhile), and applied from the host's answers to what this page does.
  */
-export function useSessionReview(sessionId: string, subscribe: (changed: (sessionId: string | null) => void) => () => void): SessionReview {
-  const [changes, setChanges] = useState<ChangesState>({ name: "loading" });
+export function useSessionReview(sessionId: string, subscribe: ChangesSubscription, enabled: boolean): SessionReview {
+  const { changes, revision } = useSessionChanges(sessionId, subscribe, enabled);
   const [comments, setComments] = useState<readonly ReviewComment[] | null>(null);
-  const [revision, setRevision] = useState(0);
-  // One read at a time; a change told meanwhile reads again after it, so the last change is never missed.
-  const reading = useRef<"idle" | "reading" | "read-again">("idle");
-
-  const readChanges = useCallback((): void => {
-    if (reading.current !== "idle") {
-      reading.current = "read-again";
-      return;
-    }
-    reading.current = "reading";
-    api
-      .changes(sessionId)
-      .then(
-        (value) => setChanges({ name: "loaded", changes: value }),
-        (error: unknown) =>
-          setChanges(
-            error instanceof ApiError && error.code === "not_a_git_repository"
-              ? { name: "not-a-repository", message: errorWords(error) }
-              : { name: "failed", message: errorWords(error) },
-          ),
-      )
-      .finally(() => {
-        const again = reading.current === "read-again";
-        reading.current = "idle";
-        if (again) readChanges();
-      });
-    setRevision((n) => n + 1);
-  }, [sessionId]);
 
   const readComments = useCallback(async (): Promise<void> => {
     setComments(await api.comments(sessionId));
   }, [sessionId]);
 
   useEffect(() => {
-    setChanges({ name: "loading" });
-    setComments(null);
-    readChanges();
-    readComments().catch(() => setComments([]));
-    // null: the stream opened again, anything may have changed meanwhile.
-    return subscribe((changed) => {
-      if (changed === null || changed === sessionId) {
-        readChanges();
-        readComments().catch(() => undefined);
-      }
-    });
-  }, [sessionId, subscribe, readChanges, readComments]);
+    readComments().catch(() => setComments((known) => known ?? []));
+  }, [readComments, revision]);
 
   return {
     changes,

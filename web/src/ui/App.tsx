@@ -287,6 +287,7 @@ export function App({
               onDelete={(session) => setDialog({ name: "delete", session })}
               onRename={renameSession}
               onReconnect={() => chat.sessionId && show(chatModule.ChatSession.open({ mode: "load", sessionId: chat.sessionId }))}
+              subscribeChanges={overview.onChanges}
             />
           ) : null}
           {route.name === "terminal-login" ? (

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import type { SessionView } from "../api/types.js";
 import { baseWords, totalsText } from "../review/change-words.js";
 import { type OpenFile, useChangedFile } from "../review/changed-file.js";
+import type { ChangesSubscription } from "../review/session-changes.js";
 import { type SessionReview, useSessionReview } from "../review/session-review.js";
 import { errorWords } from "../util/error-words.js";
 import { shortId } from "../util/format.js";
@@ -40,20 +41,22 @@ export function ChangesView({
   /** As the overview knows it (its title, its running turn, its worktree). */
   session: SessionView | undefined;
   /** Tells of changes to a session's files (null: anything may have changed). */
-  subscribe: (changed: (sessionId: string | null) => void) => () => void;
+  subscribe: ChangesSubscription;
   onLand: (message: string) => Promise<void>;
   onDiscard: () => Promise<void>;
   /** Sends the agent a prompt, as the conversation's message box does. */
   onAskAgent: (text: string) => Promise<void>;
 }) {
-  const review = useSessionReview(sessionId, subscribe);
-  const open = useChangedFile(sessionId, path, review.revision);
+  const worktree = session?.worktree ?? null;
+  // A landed or discarded worktree is gone: its changes are in the base now, or nowhere.
+  const closed = worktree !== null && worktree.state !== "active";
+  const review = useSessionReview(sessionId, subscribe, !closed);
+  const open = useChangedFile(sessionId, closed ? null : path, review.revision);
   const [sending, setSending] = useState<Sending>({ name: "idle" });
   const [dialog, setDialog] = useState<Dialog>("none");
   const title = session?.title ?? `Untitled session ${shortId(sessionId)}`;
   const comments = review.comments ?? [];
   const unsent = comments.filter((comment) => comment.sentAt === null).length;
-  const worktree = session?.worktree ?? null;
 
   const send = (): void => {
     setSending({ name: "sending" });
@@ -83,15 +86,25 @@ export function ChangesView({
         </div>
         {worktree ? <WorktreeBar worktree={worktree} onLand={() => setDialog("land")} onDiscard={() => setDialog("discard")} /> : null}
       </header>
-      <ChangesBody sessionId={sessionId} path={path} review={review} open={open} cwd={session?.cwd} />
-      <footer class="send-bar">
-        <SendStatus sending={sending} sessionId={sessionId} />
-        {unsent === 0 ? null : (
-          <button type="button" class="primary" disabled={sending.name === "sending"} onClick={send}>
-            {sending.name === "sending" ? "Sending…" : `Send ${unsent} ${unsent === 1 ? "comment" : "comments"} to the agent`}
-          </button>
-        )}
-      </footer>
+      {closed ? (
+        <p class="empty">
+          {worktree.state === "landed"
+            ? `These changes are in ${worktree.base} now; the worktree was removed. The check's output is in the conversation.`
+            : "These changes were thrown away with their worktree and branch."}
+        </p>
+      ) : (
+        <ChangesBody sessionId={sessionId} path={path} review={review} open={open} cwd={session?.cwd} />
+      )}
+      {closed ? null : (
+        <footer class="send-bar">
+          <SendStatus sending={sending} sessionId={sessionId} />
+          {unsent === 0 ? null : (
+            <button type="button" class="primary" disabled={sending.name === "sending"} onClick={send}>
+              {sending.name === "sending" ? "Sending…" : `Send ${unsent} ${unsent === 1 ? "comment" : "comments"} to the agent`}
+            </button>
+          )}
+        </footer>
+      )}
       {dialog === "land" && worktree ? (
         <LandDialog
           branch={worktree.branch}

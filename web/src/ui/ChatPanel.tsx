@@ -5,7 +5,9 @@ import { useObservable } from "../live/observable.js";
 import type { LinkState } from "../live/overview.js";
 import { lostSince } from "../live/reconnection.js";
 import { formatClock, formatDuration, locationName, shortId } from "../util/format.js";
+import type { ChangesSubscription } from "../review/session-changes.js";
 import { AgentControls } from "./AgentControls.js";
+import { ChangesLink } from "./ChangesLink.js";
 import { Countdown, Elapsed } from "./Countdown.js";
 import { EditableTitle } from "./EditableTitle.js";
 import { Outbox } from "./Outbox.js";
@@ -24,6 +26,7 @@ export function ChatPanel({
   onDelete,
   onRename,
   onReconnect,
+  subscribeChanges,
 }: {
   chat: ChatSession;
   session: SessionView | undefined;
@@ -35,6 +38,8 @@ export function ChatPanel({
   onDelete: (session: SessionView) => void;
   onRename: (sessionId: string, title: string | null) => Promise<void>;
   onReconnect: () => void;
+  /** Tells of changes to a session's files: the header's Changes link keeps its totals current. */
+  subscribeChanges: ChangesSubscription;
 }) {
   const { link, sessionId, loading, outbox, turnRunning, reconnection } = useObservable(chat.state);
   const answer = useCallback<AnswerQuestion>((questionId, value) => chat.answer(questionId, value), [chat]);
@@ -82,6 +87,7 @@ export function ChatPanel({
           ) : null}
         </div>
         <div class="actions">
+          {sessionId ? <ChangesLink sessionId={sessionId} subscribe={subscribeChanges} /> : null}
           <button
             type="button"
             class="details-toggle"
