@@ -340,6 +340,7 @@ export class AgentChildren {
       readTextFile: (params) => fileCall(() => located.files.readTextFile(params)),
       writeTextFile: async (params) => {
         await fileCall(() => located.files.writeTextFile(params));
+        this.deps.journal.tellWorkDone(sessionId);
         return {};
       },
       createTerminal: async (params) => ({

@@ -520,6 +520,11 @@ export class Host {
   }
 
   /** A piece of an agent's message is committed, so its session's `preview` may have changed: told per chunk, for the listener to coalesce. */
+  /** Told a session's id when its agent may have changed files (a tool call finished, a file written, a turn ended). */
+  onWorkDone(listener: (sessionId: string) => void): () => void {
+    return this.parts.journal.onWorkDone(listener);
+  }
+
   onAgentMessage(listener: (sessionId: string) => void): () => void {
     return this.parts.journal.onAgentMessage(listener);
   }

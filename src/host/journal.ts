@@ -59,6 +59,7 @@ export class Journal {
   private readonly writes: WriteQueue;
   private readonly agentStates: Listeners<string>;
   private readonly agentMessages: Listeners<string>;
+  private readonly workDone: Listeners<string>;
 
   constructor(
     private readonly store: Store,
@@ -75,6 +76,7 @@ export class Journal {
     this.writes = new WriteQueue(writerFor, log, writeTimeoutMs, backlogLimitBytes);
     this.agentStates = new Listeners<string>((error) => log.error({ err: error }, "agent state listener failed"));
     this.agentMessages = new Listeners<string>((error) => log.error({ err: error }, "agent message listener failed"));
+    this.workDone = new Listeners<string>((error) => log.error({ err: error }, "work done listener failed"));
   }
 
   /** Told the session's id once a new agent state of it (mode, model, options, commands) is committed. */
@@ -85,6 +87,19 @@ export class Journal {
   /** Told the session's id once a piece of an agent's message (what a session's `preview` shows) is committed. */
   onAgentMessage(listener: (sessionId: string) => void): () => void {
     return this.agentMessages.add(listener);
+  }
+
+  /**
+   * Told the session's id when its agent may have changed files: a tool call of it completed or failed (committed), a
+   * file written through `fs/write_text_file`, a turn ended. What a session's changes are read again on (docs/review.md).
+   */
+  onWorkDone(listener: (sessionId: string) => void): () => void {
+    return this.workDone.add(listener);
+  }
+
+  /** The session's agent may have changed files (see {@link onWorkDone}). */
+  tellWorkDone(sessionId: string): void {
+    this.workDone.emit(sessionId);
   }
 
   /**
@@ -124,6 +139,7 @@ export class Journal {
       then: (seq) => {
         this.bus.publish(sessionId, { type: "update", seq, notification });
         if (update.sessionUpdate === "agent_message_chunk") this.agentMessages.emit(sessionId);
+        if (toolCallFinished(update)) this.workDone.emit(sessionId);
       },
     });
   }
@@ -237,3 +253,11 @@ export class Journal {
 }
 
 const NO_EVENTS = { sessionId: null, events: 0 } as const;
+
+/** A tool call that ended (its edits, if any, are on disk): reported finished at once, or updated to finished. */
+function toolCallFinished(update: SessionUpdate): boolean {
+  return (
+    (update.sessionUpdate === "tool_call" || update.sessionUpdate === "tool_call_update") &&
+    (update.status === "completed" || update.status === "failed")
+  );
+}

@@ -91,7 +91,10 @@ export class Turns {
           "turn_ended",
           { stopReason, error },
           {
-            then: (seq) => bus.publish(sessionId, { type: "turn_ended", seq, stopReason, error }),
+            then: (seq) => {
+              bus.publish(sessionId, { type: "turn_ended", seq, stopReason, error });
+              journal.tellWorkDone(sessionId);
+            },
             refused: (why) => (unstored = why),
           },
         );

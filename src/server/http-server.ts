@@ -21,6 +21,8 @@ import { PeerLiveFeeds } from "./peer-live-feeds.js";
 import { PeerRest } from "./peer-rest.js";
 import { restRoutes } from "./rest-routes.js";
 import { reviewRoutes } from "./review-routes.js";
+import { ChangeStreams } from "./change-streams.js";
+import { readChanges } from "../changes/change-set.js";
 import type { BoundListener } from "./listener.js";
 import { Router } from "./router.js";
 import { OperatorEvents, type OperatorEventsOptions } from "./sse.js";
@@ -89,9 +91,10 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const peers = new PeerRest(host, access.cluster);
   const ownSessions = new OwnSessionEvents(host, options.events?.coalesceMs);
   const loginSockets = new LoginTerminalSockets(host.logins, log);
+  const changeStreams = new ChangeStreams({ read: (cwd) => readChanges(cwd), onWorkDone: (listener) => host.onWorkDone(listener) });
   const routes = [
     ...restRoutes({ host, events, ownSessions, metrics, tickets, peers }),
-    ...reviewRoutes(host, peers),
+    ...reviewRoutes(host, peers, changeStreams),
     ...loginRoutes(access),
     ...agentLoginRoutes(host),
     ...terminalLoginRoutes(host.logins),
@@ -110,6 +113,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     tickets.revokeAll();
     events.endStreams();
     ownSessions.endStreams();
+    changeStreams.endStreams();
     acp.disconnectAll("the access token was rotated");
     loginSockets.disconnectAll("the access token was rotated");
   });
@@ -184,8 +188,8 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       const crossSite = crossSiteRefusal(req);
       if (crossSite) throw crossSite;
       if (peerRefused(req)) return refuseUnauthorized(req, res);
-      // A ticket stands in for the token only where a browser cannot send a header: the event stream.
-      const ticketed = req.method === "GET" && url.pathname === "/api/events" && tickets.redeem(url.searchParams.get("ticket"));
+      // A ticket stands in for the token only where a browser cannot send a header: the event streams.
+      const ticketed = req.method === "GET" && isEventStream(url.pathname) && tickets.redeem(url.searchParams.get("ticket"));
       const grant = ticketed ? undefined : access.grant(req);
       if (!ticketed && !grant) return refuseUnauthorized(req, res);
       // The cluster secret lets a peer relay its clients' requests for this host's sessions, and nothing more.
@@ -269,6 +273,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     feeds?.close();
     events.close();
     ownSessions.close();
+    changeStreams.close();
     loginSockets.close();
     await acp.close(reason);
     metrics.close();
@@ -360,4 +365,9 @@ function peerRouteRefusal(purpose: PeerPurpose, opens: PeerPurpose | undefined, 
   if (opens === undefined)
     return new HttpError(403, "not_relayed", `a peer host relays only ACP and a session's REST routes, and reads only ${peerReads}, not ${what}`);
   return new HttpError(403, "not_relayed", `a peer host's proof for "${purpose}" does not open ${what}, which needs one for "${opens}"`);
+}
+
+/** The routes an EventSource opens (with a ticket: it cannot send the token in a header). */
+function isEventStream(pathname: string): boolean {
+  return pathname === "/api/events" || /^\/api\/sessions\/[^/]+\/changes\/events$/.test(pathname);
 }

@@ -4,6 +4,7 @@ import { readChanges } from "../changes/change-set.js";
 import { checkedPath, readChangedFile } from "../changes/changed-file.js";
 import { ChangesError } from "../changes/changes-error.js";
 import { MAX_COMMENT_BYTES } from "../host/review-desk.js";
+import type { ChangeStreams } from "./change-streams.js";
 import { HttpError, readJsonBody } from "./http-io.js";
 import type { PeerRest } from "./peer-rest.js";
 import { parse } from "./rest-routes.js";
@@ -24,7 +25,7 @@ const newCommentBody = z.strictObject({
 const editCommentBody = z.strictObject({ body: commentText });
 
 /** A session's changes and the review comments on them (docs/review.md); relayed to the owner host in a fleet, which has the directory. */
-export function reviewRoutes(host: Host, peers: PeerRest): Route[] {
+export function reviewRoutes(host: Host, peers: PeerRest, changeStreams: ChangeStreams): Route[] {
   const sessionCwd = (id: string): string => {
     const session = host.getSession(id);
     if (!session) throw new HttpError(404, "session_not_found", `no session "${id}"`);
@@ -53,6 +54,23 @@ export function reviewRoutes(host: Host, peers: PeerRest): Route[] {
         const path = url.searchParams.get("path");
         if (path === null) throw new HttpError(400, "invalid_query", "path is required: a file of the changes, relative to the repository");
         return json(await readChangedFile(cwd, path));
+      },
+    },
+    {
+      method: "GET",
+      path: "/api/sessions/:id/changes/events",
+      // The stream is the owner's, which has the directory and sees its agent work: a client connects there (docs/review.md).
+      handle: async ({ req, res, params }) => {
+        const cwd = sessionCwd(params.id!);
+        const owner = peers.ownerFor(params.id!, req);
+        if (owner)
+          throw new HttpError(
+            409,
+            "owned_by_other_host",
+            `session "${params.id}" runs on host "${owner.id}" (${owner.url}): follow its changes there`,
+          );
+        changeStreams.attach(params.id!, cwd, await readChanges(cwd), res);
+        return undefined;
       },
     },
     {

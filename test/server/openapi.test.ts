@@ -6,6 +6,9 @@ import { agentLoginRoutes } from "../../src/server/agent-login-routes.js";
 import type { Host } from "../../src/host/host.js";
 import { loginRoutes } from "../../src/server/login-routes.js";
 import { restRoutes, type RestDeps } from "../../src/server/rest-routes.js";
+import { reviewRoutes } from "../../src/server/review-routes.js";
+import type { PeerRest } from "../../src/server/peer-rest.js";
+import type { ChangeStreams } from "../../src/server/change-streams.js";
 import type { LoginRunner } from "../../src/host/views.js";
 import { terminalLoginRoutes } from "../../src/server/terminal-login-routes.js";
 
@@ -25,6 +28,7 @@ describe("docs/openapi.json", () => {
   // The handlers are never called: only the route table is read.
   const routes = [
     ...restRoutes({} as RestDeps),
+    ...reviewRoutes({} as Host, {} as PeerRest, {} as ChangeStreams),
     ...loginRoutes({} as Access),
     ...agentLoginRoutes({} as Host),
     ...terminalLoginRoutes({} as LoginRunner),
@@ -66,15 +70,17 @@ describe("docs/openapi.json", () => {
       "POST /api/agents/{id}/logins",
       "POST /api/agents/{id}/logins/{loginId}/callback",
       "POST /api/agents/installs",
+      "POST /api/sessions/{id}/comments",
+      "PATCH /api/sessions/{id}/comments/{commentId}",
     ]);
     expect(withBody.filter(({ operation }) => !("415" in operation.responses)).map((o) => o.name)).toEqual([]);
   });
 
   it("documents 502 and 504 (the owner host unreachable) on every route relayed to another host of a fleet, and on no other", () => {
-    const relayed = restRoutes({} as RestDeps)
+    const relayed = [...restRoutes({} as RestDeps), ...reviewRoutes({} as Host, {} as PeerRest, {} as ChangeStreams)]
       .filter((route) => route.peers === "relay")
       .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`);
-    expect(relayed).toHaveLength(6);
+    expect(relayed).toHaveLength(13);
     const withOwnerErrors = operations.filter(({ operation }) => "502" in operation.responses && "504" in operation.responses).map((o) => o.name);
     expect(withOwnerErrors.sort()).toEqual(relayed.sort());
   });
@@ -83,7 +89,7 @@ describe("docs/openapi.json", () => {
     expect(openapi.security).toEqual([{ bearer: [] }]);
     expect(Object.values(openapi.components.securitySchemes).filter((scheme) => scheme.in === "cookie" || scheme.name === "token")).toEqual([]);
     const ticketed = operations.filter(({ operation }) => operation.security?.some((requirement) => "ticket" in requirement)).map((o) => o.name);
-    expect(ticketed).toEqual(["GET /api/events", "GET /acp"]);
+    expect(ticketed).toEqual(["GET /api/events", "GET /acp", "GET /api/sessions/{id}/changes/events"]);
   });
 
   it("documents every field of an auth method as the host answers it, with its type", () => {

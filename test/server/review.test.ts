@@ -129,6 +129,77 @@ describe("a session's changes", () => {
   });
 });
 
+/** The `changes` events of a Server-Sent Events response, read as they arrive. */
+class ChangeEventReader {
+  readonly events: { event: string; data: Record<string, unknown> }[] = [];
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private readonly decoder = new TextDecoder();
+  private text = "";
+
+  constructor(res: Response) {
+    this.reader = res.body!.getReader();
+  }
+
+  /** Reads until `enough` holds of the events so far; fails, showing them, if it does not within 10 s. */
+  async until(enough: (events: ChangeEventReader["events"]) => boolean): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!enough(this.events)) {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`not within 10 s; events so far: ${JSON.stringify(this.events)}`)),
+          Math.max(0, deadline - Date.now()),
+        );
+      });
+      try {
+        const { value, done } = await Promise.race([this.reader.read(), timedOut]);
+        if (done) throw new Error("the event stream ended");
+        this.text += this.decoder.decode(value, { stream: true });
+      } finally {
+        clearTimeout(timer);
+      }
+      const frames = this.text.split("\n\n");
+      this.text = frames.pop()!;
+      for (const frame of frames) {
+        const event = /^event: (.*)$/m.exec(frame)?.[1];
+        const data = /^data: (.*)$/m.exec(frame)?.[1];
+        if (event && data) this.events.push({ event, data: JSON.parse(data) as Record<string, unknown> });
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    return this.reader.cancel();
+  }
+}
+
+const changedPaths = (event: { data: Record<string, unknown> }) => (event.data.files as { path: string }[]).map((file) => file.path);
+
+describe("a session's changes, live", () => {
+  it("streams the changes when a client attaches and again after the agent writes a file (an EventSource's ticket works too)", async () => {
+    const fixture = await startFixture();
+    const dir = tempDir("berth-review-live-");
+    initRepository(dir, { "README.md": "# project\n" });
+    const session = await sessionIn(fixture, dir);
+    const { ticket } = (await json<{ ticket: string }>(fixture.api("/api/tickets", { method: "POST" }))).body;
+    // No token header: the ticket alone opens it, as a browser's EventSource would.
+    const res = await fetch(`${fixture.url}/api/sessions/${session.id}/changes/events?ticket=${ticket}`);
+    expect(res.status).toBe(200);
+    const stream = new ChangeEventReader(res);
+    await stream.until((events) => events.length === 1);
+    expect(stream.events[0]).toMatchObject({ event: "changes", data: { files: [], totals: { files: 0, added: 0, removed: 0 } } });
+
+    const turn = fixture.berth.host.prompt(session.id, [{ type: "text", text: `/write ${dir}/todo.md ship it` }]);
+    await stream.until((events) => events.some((event) => event.event === "changes" && changedPaths(event).includes("todo.md")));
+    expect(stream.events.at(-1)!.data).toMatchObject({ files: [{ path: "todo.md", status: "added", added: 1, removed: 0, binary: false }] });
+    await turn;
+    await stream.close();
+
+    const plain = await sessionIn(fixture, tempDir("berth-review-live-plain-"));
+    expect((await json(fixture.api(`/api/sessions/${plain.id}/changes/events`))).body).toMatchObject({ error: "not_a_git_repository" });
+  });
+});
+
 describe("review comments", () => {
   it("are added, edited and deleted, refused with the reason, kept over a restart, and sent as one prompt, then marked sent", async () => {
     const dir = changedRepository();
