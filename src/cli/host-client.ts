@@ -76,9 +76,13 @@ export async function callHost<T>(flags: HostFlags, path: string, init: { method
     );
   }
   if (response.status === 204) return undefined as T;
-  const body = (await response.json().catch(() => ({}))) as { message?: string; error?: string };
+  const body = (await response.json().catch(() => ({}))) as { message?: string; error?: string; output?: unknown };
   if (response.status === 401) throw new HostClientError(`the host at ${url} refused the token`);
-  if (!response.ok) throw new HostClientError(body.message ?? `${init.method ?? "GET"} ${path} failed with HTTP ${response.status}`);
+  if (!response.ok) {
+    const message = body.message ?? `${init.method ?? "GET"} ${path} failed with HTTP ${response.status}`;
+    // What a failed setup or check printed, after the reason.
+    throw new HostClientError(typeof body.output === "string" && body.output !== "" ? `${message}\n${body.output.trimEnd()}` : message);
+  }
   return body as T;
 }
 

@@ -23,7 +23,7 @@ import { WorktreeError } from "../worktrees/worktree-errors.js";
 import { GitError } from "../worktrees/git.js";
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
-export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError, WorktreeError };
+export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError };
 
 /** The host is stopping or stopped: it admits no new work. */
 export class HostStoppedError extends Error {

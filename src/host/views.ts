@@ -17,7 +17,6 @@ export type { AgentSessionState } from "./agent-session-state.js";
 export type { RelayedRequest, RelayOutcome } from "./relayed-request.js";
 export type { SessionEvent } from "./session-bus.js";
 export type { WorktreeRequest } from "../worktrees/worktree-creation.js";
-export type { WorktreeRecord } from "../worktrees/worktree-record.js";
 
 /** A session as operators and clients see it. */
 export interface SessionView {

@@ -2,14 +2,19 @@ import { basename, join } from "node:path";
 
 const MAX_SLUG = 40;
 
-/** `Fix the login page!` → `fix-the-login-page`: lower-case letters and digits joined by dashes, at most 40; empty if none. */
-export function slug(text: string): string {
-  return text
+/** `Fix the login page!` → `fix-the-login-page`: lower-case letters and digits joined by dashes, at most 40 (whole words); empty if none. */
+function slug(text: string): string {
+  const words = text
     .normalize("NFKD")
+    // The accents NFKD split off their letters: é is e.
+    .replace(/\p{M}/gu, "")
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
-    .slice(0, MAX_SLUG)
     .replace(/^-+|-+$/g, "");
+  if (words.length <= MAX_SLUG) return words;
+  // Cut after the last whole word that fits; a first word longer than that is cut itself.
+  const cut = words.slice(0, MAX_SLUG + 1).replace(/-[^-]*$/, "");
+  return cut.length <= MAX_SLUG ? cut : words.slice(0, MAX_SLUG);
 }
 
 /** The branch a worktree session gets unless it names one: `berth/<slug of the title>`, else `berth/<short id>`. */

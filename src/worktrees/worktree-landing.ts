@@ -5,7 +5,7 @@ import { WorktreeError } from "./worktree-errors.js";
 import type { WorktreeRecord } from "./worktree-record.js";
 
 /** How landing joins the branch to its base: a merge commit always, or only a fast-forward. */
-export type MergeStyle = "merge" | "ff-only";
+type MergeStyle = "merge" | "ff-only";
 
 export interface LandingOptions {
   /** The commit message for what the worktree holds uncommitted. */

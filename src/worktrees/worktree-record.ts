@@ -1,5 +1,5 @@
 /** Where a worktree session is in its life: working, its branch merged into its base, or thrown away. */
-export type WorktreeState = "active" | "landed" | "discarded";
+type WorktreeState = "active" | "landed" | "discarded";
 
 /** A session's git worktree, as stored on the session (`sessions.worktree`) and shown in its view. */
 export interface WorktreeRecord {

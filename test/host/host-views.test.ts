@@ -16,6 +16,7 @@ const session: Session = {
   agentSessionId: null,
   agentRequest: null,
   agentState: null,
+  worktree: null,
   createdAt: 900,
   updatedAt: 1_000,
 };

@@ -23,6 +23,7 @@ function peerAt(cwd: string, ownerOnline = false): PeerSession {
       agentSessionId: null,
       agentRequest: null,
       agentState: null,
+      worktree: null,
       createdAt: 1,
       updatedAt: 1,
     },

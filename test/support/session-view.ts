@@ -9,6 +9,7 @@ export function sessionView(id: string, host: string, fields: Partial<SessionVie
     agent: "demo",
     cwd: "/work",
     workspace: null,
+    worktree: null,
     title: null,
     state: "live",
     pid: 4242,

@@ -180,7 +180,7 @@ describe("sessions in git worktrees of their own", () => {
     });
     await expect(client.newSession(repository, { "berth/worktree": "yes" })).rejects.toMatchObject({ code: -32602 });
     // Only the plain session was made: no worktree, no branch.
-    expect((await (await berth.api("/api/sessions")).json()).sessions).toHaveLength(1);
+    expect(((await (await berth.api("/api/sessions")).json()) as { sessions: SessionView[] }).sessions).toHaveLength(1);
     expect(branches(repository)).toEqual(["main", "taken"]);
     expect(gitIn(repository, "worktree", "list").split("\n")).toHaveLength(1);
   });
@@ -193,7 +193,7 @@ describe("sessions in git worktrees of their own", () => {
     const refused = await createSession(berth, { cwd: repository, worktree: true });
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({ error: "setup_failed", output: "preparing\nno go\n" });
-    expect((await (await berth.api("/api/sessions")).json()).sessions).toEqual([]);
+    expect(((await (await berth.api("/api/sessions")).json()) as { sessions: SessionView[] }).sessions).toEqual([]);
     expect(branches(repository)).toEqual(["main"]);
     expect(gitIn(repository, "worktree", "list").split("\n")).toHaveLength(1);
 
