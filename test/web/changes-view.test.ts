@@ -77,10 +77,10 @@ describe("the Changes view", () => {
     expect(await diff.locator(".diff-line.add .code").allTextContents()).toEqual(["+2", "+four"]);
 
     // The agent writes another file and changes this one: the list and the open diff follow without a reload.
-    await agentWrites(id, dir, "docs/new.md", "# New\n");
+    await agentWrites(id, dir, "new.md", "# New\n");
     await agentWrites(id, dir, "notes.txt", "one\n2\nthree\nfour\nfive\n");
-    await fileLink(page, "docs/new.md").waitFor();
-    expect(await fileLink(page, "docs/new.md").textContent()).toContain("added");
+    await fileLink(page, "new.md").waitFor();
+    expect(await fileLink(page, "new.md").textContent()).toContain("added");
     await diff.locator(".diff-line.add", { hasText: "five" }).waitFor();
     await page.getByText("2 files changed, +4 −1").waitFor();
     expect(opened!.errors).toEqual([]);
@@ -109,10 +109,10 @@ describe("the Changes view", () => {
     const dir = repository({ "notes.txt": "one\ntwo\nthree\n" });
     const { id } = await suite.server.berth.host.createSession({ cwd: dir });
     await agentWrites(id, dir, "notes.txt", "one\n2\nthree\nfour\n");
-    const page = await openChanges(id);
+    opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/sessions/${id}`);
+    const { page } = opened;
 
     // From the conversation's header: the Changes link with its totals.
-    await page.goto(`${suite.server.url}/#/sessions/${id}`);
     const link = page.locator(".chat-head").getByRole("link", { name: /Changes/ });
     expect(await link.textContent()).toBe("Changes +2 −1");
     await link.click();

@@ -9,8 +9,6 @@ export interface EventStreamHandlers {
   readonly sessionDeleted: (sessionId: string) => void;
   /** A session's agent state (mode, model, options, commands) changed. */
   readonly agentState: (sessionId: string) => void;
-  /** The files in a session's directory changed (the agent edited one, or its worktree landed). */
-  readonly changes: (sessionId: string) => void;
   /** Lost, refused (e.g. 401) or never opened: the caller finds out why and opens a new one. */
   readonly closed: () => void;
 }
@@ -31,7 +29,6 @@ export function openEventStream(handlers: EventStreamHandlers): () => void {
       on<SessionView>("session", handlers.session);
       on<{ id: string }>("session_deleted", ({ id }) => handlers.sessionDeleted(id));
       on<{ id: string }>("agent_state", ({ id }) => handlers.agentState(id));
-      on<{ id: string }>("changes", ({ id }) => handlers.changes(id));
       // The ticket opened one connection: the browser's own retry would present it again and be refused.
       opened.addEventListener("error", () => {
         opened.close();

@@ -75,7 +75,6 @@ export class LiveOverview {
   /** The stream is reopened with the chat's backoff, not at a fixed pace: a host that is down is not asked every 2 s. */
   private reconnection: Reconnection = connected;
   private readonly agentStateListeners = new Set<(sessionId: string | null) => void>();
-  private readonly changesListeners = new Set<(sessionId: string | null) => void>();
 
   /**
    * Told when a session's agent state (mode, model, options) changed, so a chat only reading it shows
@@ -85,12 +84,6 @@ export class LiveOverview {
     this.agentStateListeners.add(listener);
     return () => this.agentStateListeners.delete(listener);
   }
-
-  /** Told when the files of a session's directory changed; null when the stream (re)opened. A stable function, for effects. */
-  readonly onChanges = (listener: (sessionId: string | null) => void): (() => void) => {
-    this.changesListeners.add(listener);
-    return () => this.changesListeners.delete(listener);
-  };
 
   start(): () => void {
     this.open();
@@ -144,15 +137,11 @@ export class LiveOverview {
         this.patch({ link: { name: "live" } });
         void this.resync();
         this.agentStateChanged(null);
-        for (const listener of this.changesListeners) listener(null);
       },
       record: (record) => this.record(record),
       session: (session) => this.sessionUpdated(session),
       sessionDeleted: (sessionId) => this.sessionDeleted(sessionId),
       agentState: (sessionId) => this.agentStateChanged(sessionId),
-      changes: (sessionId) => {
-        for (const listener of this.changesListeners) listener(sessionId);
-      },
       closed: () => void this.streamRefused(),
     });
   }

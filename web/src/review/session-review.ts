@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { api } from "../api/rest.js";
 import type { NewReviewComment, ReviewComment } from "../api/types.js";
-import { type ChangesState, type ChangesSubscription, useSessionChanges } from "./session-changes.js";
+import { type ChangesState, useSessionChanges } from "./session-changes.js";
 
 export interface SessionReview {
   readonly changes: ChangesState;
@@ -17,11 +17,11 @@ export interface SessionReview {
 }
 
 /**
- * A session's changes and review comments: comments are read on opening and with each change told (another page may
- * have commented meanwhile), and applied from the host's answers to what this page does.
+ * A session's changes and review comments: comments are read on opening and with each change streamed (another page
+ * may have commented meanwhile), and applied from the host's answers to what this page does.
  */
-export function useSessionReview(sessionId: string, subscribe: ChangesSubscription, enabled: boolean): SessionReview {
-  const { changes, revision } = useSessionChanges(sessionId, subscribe, enabled);
+export function useSessionReview(sessionId: string, enabled: boolean): SessionReview {
+  const { changes, revision } = useSessionChanges(sessionId, enabled);
   const [comments, setComments] = useState<readonly ReviewComment[] | null>(null);
 
   const readComments = useCallback(async (): Promise<void> => {

@@ -231,7 +231,6 @@ export function App({
             sessionId={route.sessionId}
             path={route.path}
             session={state.sessions.find((s) => s.id === route.sessionId)}
-            subscribe={overview.onChanges}
             onLand={async (message) => overview.sessionChanged(await guarded(() => api.land(route.sessionId, message)))}
             onDiscard={async () => overview.sessionChanged(await guarded(() => api.discard(route.sessionId)))}
             onAskAgent={(text) => askAgent(route.sessionId, text)}
@@ -287,7 +286,6 @@ export function App({
               onDelete={(session) => setDialog({ name: "delete", session })}
               onRename={renameSession}
               onReconnect={() => chat.sessionId && show(chatModule.ChatSession.open({ mode: "load", sessionId: chat.sessionId }))}
-              subscribeChanges={overview.onChanges}
             />
           ) : null}
           {route.name === "terminal-login" ? (

@@ -1,10 +1,10 @@
 import { countsText } from "../review/change-words.js";
-import { type ChangesSubscription, useSessionChanges } from "../review/session-changes.js";
+import { useSessionChanges } from "../review/session-changes.js";
 import { changesHref } from "./route.js";
 
 /** The conversation's way to its session's changes, with their +/− totals; nothing while there are none (or no git). */
-export function ChangesLink({ sessionId, subscribe }: { sessionId: string; subscribe: ChangesSubscription }) {
-  const { changes } = useSessionChanges(sessionId, subscribe);
+export function ChangesLink({ sessionId }: { sessionId: string }) {
+  const { changes } = useSessionChanges(sessionId);
   if (changes.name !== "loaded" || changes.changes.totals.files === 0) return null;
   const { totals } = changes.changes;
   return (

@@ -2,7 +2,6 @@ import { useState } from "preact/hooks";
 import type { SessionView } from "../api/types.js";
 import { baseWords, totalsText } from "../review/change-words.js";
 import { type OpenFile, useChangedFile } from "../review/changed-file.js";
-import type { ChangesSubscription } from "../review/session-changes.js";
 import { type SessionReview, useSessionReview } from "../review/session-review.js";
 import { errorWords } from "../util/error-words.js";
 import { shortId } from "../util/format.js";
@@ -30,7 +29,6 @@ export function ChangesView({
   sessionId,
   path,
   session,
-  subscribe,
   onLand,
   onDiscard,
   onAskAgent,
@@ -40,8 +38,6 @@ export function ChangesView({
   path: string | null;
   /** As the overview knows it (its title, its running turn, its worktree). */
   session: SessionView | undefined;
-  /** Tells of changes to a session's files (null: anything may have changed). */
-  subscribe: ChangesSubscription;
   onLand: (message: string) => Promise<void>;
   onDiscard: () => Promise<void>;
   /** Sends the agent a prompt, as the conversation's message box does. */
@@ -50,7 +46,7 @@ export function ChangesView({
   const worktree = session?.worktree ?? null;
   // A landed or discarded worktree is gone: its changes are in the base now, or nowhere.
   const closed = worktree !== null && worktree.state !== "active";
-  const review = useSessionReview(sessionId, subscribe, !closed);
+  const review = useSessionReview(sessionId, !closed);
   const open = useChangedFile(sessionId, closed ? null : path, review.revision);
   const [sending, setSending] = useState<Sending>({ name: "idle" });
   const [dialog, setDialog] = useState<Dialog>("none");

@@ -5,7 +5,6 @@ import { useObservable } from "../live/observable.js";
 import type { LinkState } from "../live/overview.js";
 import { lostSince } from "../live/reconnection.js";
 import { formatClock, formatDuration, locationName, shortId } from "../util/format.js";
-import type { ChangesSubscription } from "../review/session-changes.js";
 import { AgentControls } from "./AgentControls.js";
 import { ChangesLink } from "./ChangesLink.js";
 import { Countdown, Elapsed } from "./Countdown.js";
@@ -26,7 +25,6 @@ export function ChatPanel({
   onDelete,
   onRename,
   onReconnect,
-  subscribeChanges,
 }: {
   chat: ChatSession;
   session: SessionView | undefined;
@@ -38,8 +36,6 @@ export function ChatPanel({
   onDelete: (session: SessionView) => void;
   onRename: (sessionId: string, title: string | null) => Promise<void>;
   onReconnect: () => void;
-  /** Tells of changes to a session's files: the header's Changes link keeps its totals current. */
-  subscribeChanges: ChangesSubscription;
 }) {
   const { link, sessionId, loading, outbox, turnRunning, reconnection } = useObservable(chat.state);
   const answer = useCallback<AnswerQuestion>((questionId, value) => chat.answer(questionId, value), [chat]);
@@ -87,7 +83,7 @@ export function ChatPanel({
           ) : null}
         </div>
         <div class="actions">
-          {sessionId ? <ChangesLink sessionId={sessionId} subscribe={subscribeChanges} /> : null}
+          {sessionId ? <ChangesLink sessionId={sessionId} /> : null}
           <button
             type="button"
             class="details-toggle"
