@@ -5,7 +5,7 @@ import { withWorkingIndex } from "./working-index.js";
 export type ChangeStatus = "added" | "modified" | "deleted" | "renamed";
 
 /** One file of a session's changes; paths are relative to the repository's top. */
-export interface ChangedFile {
+interface ChangedFile {
   readonly path: string;
   /** Where a renamed file was. */
   readonly oldPath?: string;
@@ -52,6 +52,15 @@ async function resolveBase(root: string, baseRef: string): Promise<{ base: strin
 async function commitOf(root: string, ref: string): Promise<string | undefined> {
   const out = await git(root, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { allowExitCodes: [1] });
   return out.toString("utf8").trim() || undefined;
+}
+
+/**
+ * The base of a session in a worktree of its own: where its branch left the commit it started from
+ * (`git merge-base`), so commits made on the branch count as its changes and later commits of the
+ * base branch do not. A plain directory's base is `HEAD`.
+ */
+export async function mergeBase(cwd: string, branch: string, baseCommit: string): Promise<string> {
+  return (await git(cwd, ["merge-base", branch, baseCommit])).toString("utf8").trim();
 }
 
 /**

@@ -5,12 +5,12 @@ import { git } from "./git.js";
 import { withWorkingIndex } from "./working-index.js";
 
 /** Each text and the patch are cut past this many bytes (at a line's end): a page renders it, a megabyte would freeze it. */
-export const TEXT_LIMIT_BYTES = 256 * 1024;
+const TEXT_LIMIT_BYTES = 256 * 1024;
 /** A file past this is not read at all: its text is empty and `cut` says how big it is. */
 const READ_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /** The full size in bytes of each part that was cut to {@link TEXT_LIMIT_BYTES}. */
-export interface CutParts {
+interface CutParts {
   readonly limitBytes: number;
   readonly oldBytes?: number;
   readonly newBytes?: number;
@@ -44,6 +44,18 @@ export function checkedPath(path: string): string {
   if (normal === ".." || normal.startsWith("../") || path.split(/[\\/]/).includes(".."))
     throw new ChangesError("invalid_path", `path ${JSON.stringify(path)} leaves the repository ("..")`);
   return normal;
+}
+
+/**
+ * A comment's `path` as the changes name it: checked as {@link checkedPath}, and among the changed
+ * files (for a line of the base's text, a renamed file's old path counts too). Refused by name.
+ */
+export async function commentablePath(cwd: string, path: string, side: "new" | "old", baseRef = "HEAD"): Promise<string> {
+  const wanted = checkedPath(path);
+  const { files } = await readChangesAt(await repositoryRoot(cwd), baseRef);
+  if (!files.some((file) => file.path === wanted || (side === "old" && file.oldPath === wanted)))
+    throw new ChangesError("path_not_in_changes", `path ${JSON.stringify(path)} is not among the session's changed files`);
+  return wanted;
 }
 
 /** One file of the changes of `cwd` against `baseRef`: both texts and the patch, each cut to the limit. */

@@ -43,6 +43,8 @@ import { restoreAfterRestart } from "./startup.js";
 import { ReviewDesk, type NewComment } from "./review-desk.js";
 import { sendReviewComments } from "./review-sending.js";
 import type { ReviewComment } from "../store/review-comments.js";
+import { readChanges, type ChangeSet } from "../changes/change-set.js";
+import { commentablePath, readChangedFile, type ChangedFileView } from "../changes/changed-file.js";
 import { LoginRunner } from "../logins/login-runner.js";
 import type { LoginCommandResolver } from "../logins/login-command.js";
 import type { StoreHealthView } from "./store-health.js";
@@ -69,6 +71,9 @@ export interface HostOptions {
  * This class is the API the protocol edges use; the parts it delegates to are wired in
  * `host-composition.ts`.
  */
+/** The base every session's changes are read against, until sessions carry their worktree record. */
+const SESSION_BASE = "HEAD";
+
 export class Host {
   readonly config: Config;
   readonly dataDir: string;
@@ -285,16 +290,31 @@ export class Host {
     return this.parts.turns.prompt(sessionId, prompt, extra);
   }
 
+  /**
+   * What the session changed in its git directory against its base (docs/review.md): `HEAD` for a
+   * plain directory (a session in a worktree of its own: `mergeBase(cwd, branch, baseCommit)`).
+   */
+  changes(sessionId: string): Promise<ChangeSet> {
+    return readChanges(this.parts.catalog.require(sessionId).cwd, SESSION_BASE);
+  }
+
+  /** One file of the session's changes: both texts and the patch, cut at the limit; a path not among them is refused. */
+  changedFile(sessionId: string, path: string): Promise<ChangedFileView> {
+    return readChangedFile(this.parts.catalog.require(sessionId).cwd, path, SESSION_BASE);
+  }
+
   /** The session's review comments, oldest first, sent or not (docs/review.md). */
   reviewComments(sessionId: string): ReviewComment[] {
     this.parts.catalog.require(sessionId);
     return this.review.list(sessionId);
   }
 
-  addReviewComment(sessionId: string, comment: NewComment): Promise<ReviewComment> {
+  /** A comment is on the changes: a file the agent did not change (or a mistyped path) is refused by name. */
+  async addReviewComment(sessionId: string, comment: NewComment): Promise<ReviewComment> {
     this.assertRunning();
-    this.parts.catalog.require(sessionId);
-    return this.review.add(sessionId, comment);
+    const { cwd } = this.parts.catalog.require(sessionId);
+    const path = await commentablePath(cwd, comment.path, comment.side, SESSION_BASE);
+    return this.review.add(sessionId, { ...comment, path });
   }
 
   /** Refused for a comment already sent: the agent was told it as it was. */
@@ -319,6 +339,11 @@ export class Host {
       log: this.parts.log,
       turnActive: (id: string) => this.parts.executions.isActive(id),
       subscribe: (id: string, listener: SessionListener) => this.subscribe(id, listener),
+      promptAt: (id: string, seq: number) => {
+        const [started] = this.events(id, { after: seq - 1, limit: 1 });
+        const { prompt } = (started?.payload ?? {}) as { prompt?: { type: string; text?: string }[] };
+        return prompt?.[0]?.type === "text" ? prompt[0].text : undefined;
+      },
       prompt: (id: string, prompt: ContentBlock[]) => this.prompt(id, prompt),
     };
     return sendReviewComments(deps, sessionId, session.cwd);

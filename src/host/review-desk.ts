@@ -4,9 +4,6 @@ import type { ReviewComment, CommentSide } from "../store/review-comments.js";
 import type { Store } from "../store/store.js";
 import type { Journal } from "./journal.js";
 
-/** The longest comment body taken: a paragraph or two, not a file pasted in. */
-export const MAX_COMMENT_BYTES = 8 * 1024;
-
 export type ReviewRefusal = "comment_not_found" | "comment_sent" | "no_unsent_comments";
 
 /** A comment that is not the session's, was already sent, or a send with nothing to send. */
@@ -40,19 +37,23 @@ export class ReviewDesk {
 
   async add(sessionId: string, comment: NewComment): Promise<ReviewComment> {
     const id = randomUUID();
-    await this.deps.journal.call("reviewComments.add", [{ id, sessionId, ...comment, createdAt: this.deps.clock.now() }], sessionId);
+    const { journal } = this.deps;
+    const added = journal.call("reviewComments.add", [{ id, sessionId, ...comment, createdAt: this.deps.clock.now() }], sessionId);
+    await journal.within(added, "the review comment", "it stays queued and is added once the store writes again");
     return this.require(sessionId, id);
   }
 
   async edit(sessionId: string, commentId: string, body: string): Promise<ReviewComment> {
     this.unsent(sessionId, commentId);
-    await this.deps.journal.call("reviewComments.edit", [commentId, body], sessionId);
+    const { journal } = this.deps;
+    await journal.within(journal.call("reviewComments.edit", [commentId, body], sessionId), "the comment's new text", "it stays queued");
     return this.require(sessionId, commentId);
   }
 
   async delete(sessionId: string, commentId: string): Promise<void> {
     this.require(sessionId, commentId);
-    await this.deps.journal.call("reviewComments.delete", [commentId], sessionId);
+    const { journal } = this.deps;
+    await journal.within(journal.call("reviewComments.delete", [commentId], sessionId), "the comment's deletion", "it stays queued");
   }
 
   /** The comments not sent yet, oldest first; refused when there is none. */
@@ -64,7 +65,13 @@ export class ReviewDesk {
 
   async markSent(sessionId: string, comments: readonly ReviewComment[]): Promise<ReviewComment[]> {
     const ids = comments.map((comment) => comment.id);
-    await this.deps.journal.call("reviewComments.markSent", [ids, this.deps.clock.now()], sessionId);
+    const { journal } = this.deps;
+    // The prompt went already: marking them sent stays queued rather than fail the send.
+    await journal.within(
+      journal.call("reviewComments.markSent", [ids, this.deps.clock.now()], sessionId),
+      "marking the comments sent",
+      "it stays queued",
+    );
     return ids.map((id) => this.require(sessionId, id));
   }
 

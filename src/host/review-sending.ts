@@ -11,6 +11,8 @@ export interface ReviewSendDeps {
   readonly log: Logger;
   readonly turnActive: (sessionId: string) => boolean;
   readonly subscribe: (sessionId: string, listener: SessionListener) => () => void;
+  /** The text prompt the journal's `turn_started` at `seq` carries (another client's turn may start first). */
+  readonly promptAt: (sessionId: string, seq: number) => string | undefined;
   /** The host's own prompt path: the turn is journaled and every client of the session sees it. */
   readonly prompt: (sessionId: string, prompt: ContentBlock[]) => Promise<PromptResponse>;
 }
@@ -31,7 +33,7 @@ export async function sendReviewComments(
   let unsubscribe = () => {};
   const started = new Promise<void>((resolve, reject) => {
     unsubscribe = deps.subscribe(sessionId, (event) => {
-      if (event.type === "turn_started") resolve();
+      if (event.type === "turn_started" && deps.promptAt(sessionId, event.seq) === prompt) resolve();
     });
     const turn = deps.prompt(sessionId, [{ type: "text", text: prompt }]);
     // Failing before it started (the agent would not start, another turn won the race) refuses the send; later is the turn's own end.

@@ -139,3 +139,8 @@ export interface LocationView {
  * accepted), `unknown` (neither: it may need none, or keep its own login).
  */
 export type AgentLoginStatus = "logged-in" | "needs-login" | "unknown";
+
+// A session's changes and review comments (docs/review.md), as the edges show them.
+export type { ChangeSet } from "../changes/change-set.js";
+export type { ChangedFileView } from "../changes/changed-file.js";
+export type { ReviewComment } from "../store/review-comments.js";

@@ -1,13 +1,12 @@
 import type { ServerResponse } from "node:http";
-import type { ChangeSet } from "../changes/change-set.js";
+import type { ChangeSet } from "../host/views.js";
 import { EventStreams, sseFrame } from "./event-streams.js";
 
 /** Work reported within this of the last is read once (an agent's burst of edits is one read of git, not twenty). */
-export const CHANGES_DEBOUNCE_MS = 250;
+const CHANGES_DEBOUNCE_MS = 250;
 
 interface Watched {
   readonly streams: EventStreams;
-  readonly cwd: string;
   /** What the streams were last told, to tell them only of a change. */
   last: string;
   timer: NodeJS.Timeout | undefined;
@@ -16,7 +15,7 @@ interface Watched {
 }
 
 export interface ChangeStreamsDeps {
-  readonly read: (cwd: string) => Promise<ChangeSet>;
+  readonly read: (sessionId: string) => Promise<ChangeSet>;
   /** Told the session's id when its agent may have changed files; returns the way to stop. */
   readonly onWorkDone: (listener: (sessionId: string) => void) => () => void;
   readonly keepAliveMs?: number;
@@ -37,10 +36,10 @@ export class ChangeStreams {
   }
 
   /** Starts the stream with the changes as they are now (read before: a directory outside git is refused, not streamed). */
-  attach(sessionId: string, cwd: string, first: ChangeSet, res: ServerResponse): void {
+  attach(sessionId: string, first: ChangeSet, res: ServerResponse): void {
     let watched = this.watched.get(sessionId);
     if (!watched) {
-      watched = { streams: new EventStreams(this.deps.keepAliveMs ?? 15_000, 0), cwd, last: JSON.stringify(first), timer: undefined, state: "idle" };
+      watched = { streams: new EventStreams(this.deps.keepAliveMs ?? 15_000, 0), last: JSON.stringify(first), timer: undefined, state: "idle" };
       this.watched.set(sessionId, watched);
     }
     watched.streams.attach(res, sseFrame("changes", first));
@@ -80,7 +79,7 @@ export class ChangeStreams {
   private async read(sessionId: string, watched: Watched): Promise<void> {
     watched.state = "reading";
     try {
-      const changes = await this.deps.read(watched.cwd);
+      const changes = await this.deps.read(sessionId);
       const text = JSON.stringify(changes);
       if (text !== watched.last) {
         watched.last = text;

@@ -22,7 +22,6 @@ import { PeerRest } from "./peer-rest.js";
 import { restRoutes } from "./rest-routes.js";
 import { reviewRoutes } from "./review-routes.js";
 import { ChangeStreams } from "./change-streams.js";
-import { readChanges } from "../changes/change-set.js";
 import type { BoundListener } from "./listener.js";
 import { Router } from "./router.js";
 import { OperatorEvents, type OperatorEventsOptions } from "./sse.js";
@@ -91,7 +90,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const peers = new PeerRest(host, access.cluster);
   const ownSessions = new OwnSessionEvents(host, options.events?.coalesceMs);
   const loginSockets = new LoginTerminalSockets(host.logins, log);
-  const changeStreams = new ChangeStreams({ read: (cwd) => readChanges(cwd), onWorkDone: (listener) => host.onWorkDone(listener) });
+  const changeStreams = new ChangeStreams({ read: (sessionId) => host.changes(sessionId), onWorkDone: (listener) => host.onWorkDone(listener) });
   const routes = [
     ...restRoutes({ host, events, ownSessions, metrics, tickets, peers }),
     ...reviewRoutes(host, peers, changeStreams),

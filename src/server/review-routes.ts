@@ -1,14 +1,13 @@
 import { z } from "zod";
 import type { Host } from "../host/host.js";
-import { readChanges } from "../changes/change-set.js";
-import { checkedPath, readChangedFile } from "../changes/changed-file.js";
-import { ChangesError } from "../changes/changes-error.js";
-import { MAX_COMMENT_BYTES } from "../host/review-desk.js";
 import type { ChangeStreams } from "./change-streams.js";
 import { HttpError, readJsonBody } from "./http-io.js";
 import type { PeerRest } from "./peer-rest.js";
 import { parse } from "./rest-routes.js";
 import { empty, json, type Route } from "./router.js";
+
+/** The longest comment body taken: a paragraph or two, not a file pasted in. */
+const MAX_COMMENT_BYTES = 8 * 1024;
 
 const commentText = z
   .string({ error: "expected the comment's text" })
@@ -26,10 +25,8 @@ const editCommentBody = z.strictObject({ body: commentText });
 
 /** A session's changes and the review comments on them (docs/review.md); relayed to the owner host in a fleet, which has the directory. */
 export function reviewRoutes(host: Host, peers: PeerRest, changeStreams: ChangeStreams): Route[] {
-  const sessionCwd = (id: string): string => {
-    const session = host.getSession(id);
-    if (!session) throw new HttpError(404, "session_not_found", `no session "${id}"`);
-    return session.cwd;
+  const requireSession = (id: string): void => {
+    if (!host.getSession(id)) throw new HttpError(404, "session_not_found", `no session "${id}"`);
   };
   return [
     {
@@ -37,10 +34,10 @@ export function reviewRoutes(host: Host, peers: PeerRest, changeStreams: ChangeS
       path: "/api/sessions/:id/changes",
       peers: "relay",
       handle: async ({ req, url, params }) => {
-        const cwd = sessionCwd(params.id!);
+        requireSession(params.id!);
         const owner = peers.ownerFor(params.id!, req);
         if (owner) return peers.relay(owner, req, url);
-        return json(await readChanges(cwd));
+        return json(await host.changes(params.id!));
       },
     },
     {
@@ -48,12 +45,12 @@ export function reviewRoutes(host: Host, peers: PeerRest, changeStreams: ChangeS
       path: "/api/sessions/:id/changes/file",
       peers: "relay",
       handle: async ({ req, url, params }) => {
-        const cwd = sessionCwd(params.id!);
+        requireSession(params.id!);
         const owner = peers.ownerFor(params.id!, req);
         if (owner) return peers.relay(owner, req, url);
         const path = url.searchParams.get("path");
         if (path === null) throw new HttpError(400, "invalid_query", "path is required: a file of the changes, relative to the repository");
-        return json(await readChangedFile(cwd, path));
+        return json(await host.changedFile(params.id!, path));
       },
     },
     {
@@ -61,7 +58,7 @@ export function reviewRoutes(host: Host, peers: PeerRest, changeStreams: ChangeS
       path: "/api/sessions/:id/changes/events",
       // The stream is the owner's, which has the directory and sees its agent work: a client connects there (docs/review.md).
       handle: async ({ req, res, params }) => {
-        const cwd = sessionCwd(params.id!);
+        requireSession(params.id!);
         const owner = peers.ownerFor(params.id!, req);
         if (owner)
           throw new HttpError(
@@ -69,7 +66,7 @@ export function reviewRoutes(host: Host, peers: PeerRest, changeStreams: ChangeS
             "owned_by_other_host",
             `session "${params.id}" runs on host "${owner.id}" (${owner.url}): follow its changes there`,
           );
-        changeStreams.attach(params.id!, cwd, await readChanges(cwd), res);
+        changeStreams.attach(params.id!, await host.changes(params.id!), res);
         return undefined;
       },
     },
@@ -78,7 +75,7 @@ export function reviewRoutes(host: Host, peers: PeerRest, changeStreams: ChangeS
       path: "/api/sessions/:id/comments",
       peers: "relay",
       handle: ({ req, url, params }) => {
-        sessionCwd(params.id!);
+        requireSession(params.id!);
         const owner = peers.ownerFor(params.id!, req);
         if (owner) return peers.relay(owner, req, url);
         return json({ comments: host.reviewComments(params.id!) });
@@ -90,15 +87,10 @@ export function reviewRoutes(host: Host, peers: PeerRest, changeStreams: ChangeS
       peers: "relay",
       handle: async ({ req, url, params }) => {
         const comment = parse(newCommentBody, await readJsonBody(req));
-        const cwd = sessionCwd(params.id!);
+        requireSession(params.id!);
         const owner = peers.ownerFor(params.id!, req);
         if (owner) return peers.relay(owner, req, url, comment);
-        const path = checkedPath(comment.path);
-        // A comment is on the changes: a file the agent did not change (or a mistyped path) is refused by name.
-        const { files } = await readChanges(cwd);
-        if (!files.some((file) => file.path === path || (comment.side === "old" && file.oldPath === path)))
-          throw new ChangesError("path_not_in_changes", `path ${JSON.stringify(comment.path)} is not among the session's changed files`);
-        return json(await host.addReviewComment(params.id!, { ...comment, path }), 201);
+        return json(await host.addReviewComment(params.id!, comment), 201);
       },
     },
     {
@@ -107,7 +99,7 @@ export function reviewRoutes(host: Host, peers: PeerRest, changeStreams: ChangeS
       peers: "relay",
       handle: async ({ req, url, params }) => {
         const { body } = parse(editCommentBody, await readJsonBody(req));
-        sessionCwd(params.id!);
+        requireSession(params.id!);
         const owner = peers.ownerFor(params.id!, req);
         if (owner) return peers.relay(owner, req, url, { body });
         return json(await host.editReviewComment(params.id!, params.commentId!, body));
@@ -118,7 +110,7 @@ export function reviewRoutes(host: Host, peers: PeerRest, changeStreams: ChangeS
       path: "/api/sessions/:id/comments/:commentId",
       peers: "relay",
       handle: async ({ req, url, params }) => {
-        sessionCwd(params.id!);
+        requireSession(params.id!);
         const owner = peers.ownerFor(params.id!, req);
         if (owner) return peers.relay(owner, req, url);
         await host.deleteReviewComment(params.id!, params.commentId!);
@@ -130,7 +122,7 @@ export function reviewRoutes(host: Host, peers: PeerRest, changeStreams: ChangeS
       path: "/api/sessions/:id/comments/send",
       peers: "relay",
       handle: async ({ req, url, params }) => {
-        sessionCwd(params.id!);
+        requireSession(params.id!);
         const owner = peers.ownerFor(params.id!, req);
         if (owner) return peers.relay(owner, req, url, {});
         return json(await host.sendReviewComments(params.id!), 202);

@@ -4,7 +4,7 @@ import { requireCount, requireOneOf, requireText, requireTimestamp } from "./inp
 import { guardWrite } from "./write-guard.js";
 
 /** Which side of a file's diff a comment's line number counts in: the changed file (`new`) or the base's (`old`). */
-export const commentSides = ["new", "old"] as const;
+const commentSides = ["new", "old"] as const;
 export type CommentSide = (typeof commentSides)[number];
 
 /** A person's comment on one line of a session's changes, kept until sent to its agent and after. */

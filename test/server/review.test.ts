@@ -253,6 +253,14 @@ describe("review comments", () => {
       ["gone.txt", "keep this file, please", null],
     ]);
 
+    // While another turn runs nothing is sent, and nothing is marked.
+    const sleeping = fixture.berth.host.prompt(session.id, [{ type: "text", text: "/sleep 1h" }]);
+    await waitUntil(() => fixture.berth.host.getSession(session.id)?.turnActive === true, "the sleeping turn runs");
+    expect(await json(fixture.api(`${comments}/send`, send("POST", {})))).toMatchObject({ status: 409, body: { error: "turn_in_flight" } });
+    await fixture.berth.host.cancel(session.id);
+    await sleeping;
+    expect((await json<{ comments: ReviewComment[] }>(fixture.api(comments))).body.comments.map((comment) => comment.sentAt)).toEqual([null, null]);
+
     const sent = await json<{ comments: ReviewComment[]; prompt: string }>(fixture.api(`${comments}/send`, send("POST", {})));
     expect(sent.status).toBe(202);
     expect(sent.body.prompt).toBe(
@@ -261,10 +269,14 @@ describe("review comments", () => {
     expect(sent.body.comments.every((comment) => comment.sentAt !== null)).toBe(true);
     // One turn, its prompt journaled as any other's; the demo agent echoes what it received.
     const journal = () => fixture.berth.host.events(session.id);
-    await waitUntil(() => journal().some((event) => event.kind === "turn_ended"), "the review's turn ended");
+    await waitUntil(() => journal().filter((event) => event.kind === "turn_ended").length === 2, "the review's turn ended");
     const turns = journal().filter((event) => event.kind === "turn_started");
-    expect(turns.map((event) => event.payload)).toEqual([{ prompt: [{ type: "text", text: sent.body.prompt }] }]);
+    expect(turns.map((event) => event.payload)).toEqual([
+      { prompt: [{ type: "text", text: "/sleep 1h" }] },
+      { prompt: [{ type: "text", text: sent.body.prompt }] },
+    ]);
     const echoed = journal()
+      .filter((event) => event.seq > turns[1]!.seq)
       .map((event) => event.payload as { update?: { sessionUpdate: string; content?: { text?: string } } })
       .filter((payload) => payload.update?.sessionUpdate === "agent_message_chunk")
       .map((payload) => payload.update!.content!.text)

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
-import type { ChangeSet } from "../../changes/change-set.js";
-import type { ChangedFileView } from "../../changes/changed-file.js";
+import type { ChangeSet, ChangedFileView } from "../../host/views.js";
 import { formatTable } from "../format-table.js";
 import { callHost, runClientCommand, withHostFlags, type HostFlags } from "../host-client.js";
 

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { ReviewComment } from "../../store/review-comments.js";
+import type { ReviewComment } from "../../host/views.js";
 import { UsageError } from "../exit-codes.js";
 import { callHost, runClientCommand, withHostFlags, type HostFlags } from "../host-client.js";
 import { commentPlace } from "./comments.js";
