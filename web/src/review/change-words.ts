@@ -1,4 +1,6 @@
-import type { ChangedFile, ChangeStatus, SessionChanges } from "../api/types.js";
+import type { ChangedFile, SessionChanges } from "../api/types.js";
+
+type ChangeStatus = ChangedFile["status"];
 
 type ChangeTotals = SessionChanges["totals"];
 
