@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { gitIn, initRepository } from "../changes/git-repo.js";
 import { dashboardSuite, desktop, openPage, phone, screenshot, type OpenedPage } from "./dashboard-harness.js";
 import { tooSmallToTap } from "./tap-targets.js";
+import { audit } from "./axe-audit.js";
 
 const POLL = { timeout: 20_000, interval: 50 };
 /** What a finger taps in the Changes view: its buttons (a diff line's among them), fields, files and ways back. */
@@ -241,6 +242,32 @@ describe("the Changes view", () => {
 
     await page.getByRole("link", { name: "← All files" }).tap();
     await fileLink(page, "src/app.ts").waitFor();
+    expect(opened!.errors).toEqual([]);
+  });
+
+  // axe needs its script tag let past the page's CSP: the browser context allows it.
+  it.each([
+    ["light", { ...desktop, colorScheme: "light", bypassCSP: true }],
+    ["dark", { ...desktop, colorScheme: "dark", bypassCSP: true }],
+    ["phone dark", { ...phone, colorScheme: "dark", bypassCSP: true }],
+  ] as const)("finds no serious or critical axe violation in the view, its comments and the Land dialog, %s", async (scheme, options) => {
+    const dir = repository({ "notes.txt": "one\ntwo\n" });
+    const session = await suite.server.berth.host.createSession({ cwd: dir, worktree: {}, title: `Axe ${scheme}` });
+    await agentWrites(session.id, session.cwd, "notes.txt", "one\n2\n");
+    await agentWrites(session.id, session.cwd, "failing.txt", "oops\n");
+    await suite.server.berth.host.addReviewComment(session.id, { path: "notes.txt", line: 2, side: "new", body: "Two in words" });
+    const page = await openChanges(session.id, options, "/notes.txt");
+    await page.getByRole("article", { name: "Comment on notes.txt:2" }).waitFor();
+    await page.getByRole("button", { name: "Comment on notes.txt:1" }).click();
+    await page.getByRole("textbox", { name: "Comment on notes.txt:1" }).waitFor();
+    const findings = await audit(page, "Changes view with a comment and a comment box");
+
+    await page.getByRole("button", { name: "Land…" }).click();
+    const dialog = page.getByRole("dialog", { name: /^Land / });
+    await dialog.getByRole("button", { name: "Land", exact: true }).click();
+    await dialog.locator(".check-output").waitFor();
+    findings.push(...(await audit(page, "Land dialog with a failed check")));
+    expect(findings.map((f) => `${f.view}: ${f.id} (${f.impact}) at ${f.targets.join(", ")}`)).toEqual([]);
     expect(opened!.errors).toEqual([]);
   });
 });

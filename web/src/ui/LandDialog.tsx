@@ -118,7 +118,10 @@ function Refusal({ refusal, onAskAgent }: { refusal: LandRefusal; onAskAgent: (f
       return (
         <div class="land-refusal" role="alert">
           <p class="error">The check failed, so nothing was landed. Its output:</p>
-          <pre class="output check-output">{refusal.output === "" ? "(the check printed nothing)" : refusal.output}</pre>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a long output scrolls, and a keyboard scrolls it only with the focus in it */}
+          <pre class="output check-output" tabIndex={0}>
+            {refusal.output === "" ? "(the check printed nothing)" : refusal.output}
+          </pre>
         </div>
       );
     case "conflict":
