@@ -5,7 +5,7 @@ import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
-import { gitIn, initRepository } from "../changes/git-repo.js";
+import { gitIn, initRepository, writeIn } from "../changes/git-repo.js";
 import { dashboardSuite, desktop, openPage, phone, screenshot, type OpenedPage } from "./dashboard-harness.js";
 import { tooSmallToTap } from "./tap-targets.js";
 import { audit } from "./axe-audit.js";
@@ -31,6 +31,12 @@ function repository(files: Record<string, string>): string {
   const dir = mkdtempSync(join(suite.server.workDir, "repo-"));
   initRepository(dir, files);
   return dir;
+}
+
+/** Commits a change of `path` on the repository's checked-out branch (the base moving on). */
+function commitOnBase(dir: string, path: string, content: string): void {
+  writeIn(dir, path, content);
+  gitIn(dir, "commit", "--quiet", "-am", `base changes ${path}`);
 }
 
 /** Has the demo agent write `content` to `path` (relative to `dir`) through the host, as a turn of the session. */
@@ -196,6 +202,32 @@ describe("the Changes view", () => {
     await dialog.getByRole("button", { name: "Close" }).click();
     await page.getByText("not landed yet").waitFor();
     expect(gitIn(dir, "log", "--format=%s", "main").trim()).toBe("base");
+    expect(opened!.errors).toEqual([]);
+  });
+
+  it("names a conflict's files, and asks the agent to resolve it through the conversation's message box", async () => {
+    const dir = repository({ "notes.txt": "one\n" });
+    const session = await suite.server.berth.host.createSession({ cwd: dir, worktree: {}, title: "Change the first line" });
+    await agentWrites(session.id, session.cwd, "notes.txt", "uno\n");
+    // Meanwhile the base moved on the same line.
+    commitOnBase(dir, "notes.txt", "eins\n");
+    const page = await openChanges(session.id);
+    await fileLink(page, "notes.txt").waitFor();
+
+    await page.getByRole("button", { name: "Land…" }).click();
+    const dialog = page.getByRole("dialog", { name: /^Land / });
+    await dialog.getByRole("button", { name: "Land", exact: true }).click();
+    await dialog.getByText("The branch does not merge cleanly, so nothing was landed. This file conflicts:").waitFor();
+    expect(await dialog.locator(".conflict-files li").allTextContents()).toEqual(["notes.txt"]);
+    await dialog.getByRole("button", { name: "Ask the agent to resolve it" }).click();
+
+    // The conversation opens with the prompt sent from its message box: one turn naming the file.
+    const conversation = page.getByRole("log", { name: "Conversation" });
+    await conversation.getByText("These files conflict: notes.txt.").first().waitFor();
+    await expect
+      .poll(async () => (await promptsOf(session.id)).filter((prompt) => prompt.includes("These files conflict: notes.txt.")), POLL)
+      .toHaveLength(1);
+    expect(gitIn(dir, "log", "--format=%s", "main")).not.toContain("Change the first line");
     expect(opened!.errors).toEqual([]);
   });
 
