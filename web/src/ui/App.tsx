@@ -88,7 +88,7 @@ export function App({
   useEffect(() => () => void openRef.current?.close(), []);
   useEffect(() => overview.onAgentState((sessionId) => openRef.current?.agentStateChanged(sessionId)), [overview]);
   useEffect(() => {
-    if (route.name === "session" && state.deleted.includes(route.sessionId)) navigate(OVERVIEW);
+    if ((route.name === "session" || route.name === "changes") && state.deleted.includes(route.sessionId)) navigate(OVERVIEW);
   }, [route, state.deleted]);
   // Before the frame is painted: a session's address never shows a frame of the overview alone first.
   useLayoutEffect(() => {

@@ -71,7 +71,7 @@ export function ChangesView({
             <a href={sessionHref(sessionId)} class="conversation-link">
               ← Conversation
             </a>
-            {session?.turnActive ? <span class="badge info"> the agent is working</span> : null}
+            {session?.turnActive ? <span class="badge info">the agent is working</span> : null}
             {review.changes.name === "loaded" ? (
               <>
                 {" · "}

@@ -1,6 +1,6 @@
 import { type ComponentChildren, Fragment } from "preact";
 import { useMemo, useState } from "preact/hooks";
-import { type DiffLine, lineDiff } from "../content/line-diff.js";
+import { type DiffLine, type LineDiff, lineDiff } from "../content/line-diff.js";
 
 /** Lines shown before "show all": a rewritten file must not make one huge row. */
 const SHOWN_LINES = 400;
@@ -11,11 +11,14 @@ export interface DiffReview {
   readonly pickLabel: (row: DiffLine) => string | null;
   readonly pick: (row: DiffLine) => void;
   readonly below: (row: DiffLine) => ComponentChildren;
+  /** The diff of `oldText` and `newText`, as the review made it to place its comments (made once, not twice). */
+  readonly diff: LineDiff;
 }
 
 /** A file change as a coloured line diff, with the file's name and what changed. */
 export function DiffView({ path, oldText, newText, review }: { path: string; oldText: string | null; newText: string; review?: DiffReview }) {
-  const diff = useMemo(() => lineDiff(oldText, newText), [oldText, newText]);
+  const made = review?.diff;
+  const diff = useMemo(() => made ?? lineDiff(oldText, newText), [made, oldText, newText]);
   const [all, setAll] = useState(false);
   const lines = all ? diff.lines : diff.lines.slice(0, SHOWN_LINES);
   return (

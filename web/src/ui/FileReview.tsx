@@ -25,8 +25,8 @@ export function FileReview({
 }) {
   const [composing, setComposing] = useState<LineAnchor | null>(null);
   const newText = file.newText ?? "";
-  const rows = useMemo(() => lineDiff(file.oldText, newText).lines, [file.oldText, newText]);
-  const placed = useMemo(() => placeComments(rows, comments), [rows, comments]);
+  const diff = useMemo(() => lineDiff(file.oldText, newText), [file.oldText, newText]);
+  const placed = useMemo(() => placeComments(diff.lines, comments), [diff, comments]);
   const card = (comment: ReviewComment) => (
     <CommentCard
       key={comment.id}
@@ -49,6 +49,7 @@ export function FileReview({
         oldText={file.oldText}
         newText={newText}
         review={{
+          diff,
           pickLabel: (row) => {
             const anchor = anchorOf(row);
             return anchor ? `Comment on ${anchorWords(file.path, anchor)}` : null;
