@@ -82,10 +82,10 @@ export async function readChangedFile(cwd: string, path: string, baseRef = "HEAD
     // Both sides from git's objects, the new one from the working index: a symlink shows its target's name, never the file it points to.
     const oldText = file.binary || file.status === "added" ? null : await readSide(`${base}:${oldPath}`, "oldBytes");
     const newText = file.binary || file.status === "deleted" ? null : await readSide(`:${file.path}`, "newBytes");
-    const patchOut = await git(root, ["diff", ...DIFF_OPTIONS, "--src-prefix=a/", "--dst-prefix=b/", base, "--", ...new Set([oldPath, file.path])], {
-      env,
-    });
-    const patch = cutText(patchOut);
+    // A side too big to read has no patch either (git would hold all of it in memory): `cut` names its size.
+    const unread = (cut.oldBytes ?? 0) > READ_LIMIT_BYTES || (cut.newBytes ?? 0) > READ_LIMIT_BYTES;
+    const diffArgs = ["diff", ...DIFF_OPTIONS, "--src-prefix=a/", "--dst-prefix=b/", base, "--", ...new Set([oldPath, file.path])];
+    const patch = unread ? { text: "" } : cutText(await git(root, diffArgs, { env }));
     if (patch.cutFrom !== undefined) cut.patchBytes = patch.cutFrom;
     return {
       path: file.path,

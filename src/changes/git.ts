@@ -42,7 +42,9 @@ export function git(cwd: string, args: readonly string[], options: GitOptions = 
       clearTimeout(timer);
       const code = error ? (typeof error.code === "number" ? error.code : null) : 0;
       if (code !== null && (code === 0 || options.allowExitCodes?.includes(code))) return resolve(stdout);
-      reject(new GitError(args, code, stderr.toString("utf8") || (error?.message ?? "")));
+      // Not even started: said in words, not as a spawn error code.
+      const missing = error?.code === "ENOENT" ? "git is not installed on this host (Berth runs it to show a session's changes)" : undefined;
+      reject(new GitError(args, code, missing ?? (stderr.toString("utf8") || (error?.message ?? ""))));
     });
     const timer = setTimeout(() => {
       // The negative pid is the group: git and anything it started.

@@ -18,6 +18,7 @@ import { AcquisitionFailedError, HoldsClosedError, StaleHoldError } from "../lif
 import { LoginsClosedError, NoTerminalLoginError } from "../logins/login-command.js";
 import { LoginBusyError } from "../logins/login-runner.js";
 import { ChangesError } from "../changes/changes-error.js";
+import { GitError } from "../changes/git.js";
 import { ReviewError } from "./review-desk.js";
 import { WorktreeError } from "../worktrees/worktree-errors.js";
 import { GitError } from "../worktrees/git.js";
@@ -93,6 +94,8 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof InvalidTitleError) return as("bad_input", "invalid_title");
   // A session outside git has no changes to show (409: the session is fine, its directory is not a repository).
   if (error instanceof ReviewError) return as(error.code === "comment_not_found" ? "not_found" : "conflict", error.code);
+  // Git failed or is missing on this host: the message is git's own (or says it is missing); the host carries on.
+  if (error instanceof GitError) return as("unavailable", "git_failed");
   if (error instanceof ChangesError) return as(error.code === "not_a_git_repository" ? "conflict" : "bad_input", error.code);
   if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");
   if (error instanceof NoTerminalLoginError) return as("not_found", "no_terminal_login");

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { mergeBase, readChanges } from "../../src/changes/change-set.js";
 import { checkedPath, readChangedFile } from "../../src/changes/changed-file.js";
 import { ChangesError } from "../../src/changes/changes-error.js";
+import { git, GitError } from "../../src/changes/git.js";
 import { gitIn, initRepository, writeIn } from "./git-repo.js";
 
 const dirs: string[] = [];
@@ -66,6 +67,20 @@ describe("readChanges", () => {
     symlinkSync(secret, join(repo, "link"));
     const file = await readChangedFile(repo, "link");
     expect(file).toMatchObject({ status: "added", newText: secret });
+  });
+
+  it("a file over 16 MiB is not read: no text, no patch, its size in cut", async () => {
+    const repo = tempDir();
+    initRepository(repo, { "huge.log": "" });
+    writeIn(repo, "huge.log", `${"y".repeat(1023)}\n`.repeat(17 * 1024));
+    const file = await readChangedFile(repo, "huge.log");
+    expect(file).toMatchObject({ oldText: "", newText: "", patch: "", cut: { limitBytes: 262_144, newBytes: 17 * 1024 * 1024 } });
+  });
+
+  it("says git is not installed when it cannot be found", async () => {
+    const failed = git(tempDir(), ["status"], { env: { PATH: tempDir() } });
+    await expect(failed).rejects.toBeInstanceOf(GitError);
+    await expect(failed).rejects.toThrow("git is not installed on this host (Berth runs it to show a session's changes)");
   });
 
   it("a directory outside git is refused naming it", async () => {
