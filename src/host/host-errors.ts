@@ -21,7 +21,7 @@ import { ChangesError } from "../changes/changes-error.js";
 import { GitError } from "../changes/git.js";
 import { ReviewError } from "./review-desk.js";
 import { WorktreeError } from "../worktrees/worktree-errors.js";
-import { GitError } from "../worktrees/git.js";
+import { GitError as WorktreeGitError } from "../worktrees/git.js";
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
 export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError };
@@ -90,7 +90,7 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");
   if (error instanceof WorktreeError) return { ...as(error.badInput ? "bad_input" : "conflict", error.code), details: error.details };
   // git refused what Berth asked of the repository (its message says why): not Berth's bug, but not the request's either.
-  if (error instanceof GitError) return as("conflict", "git_failed");
+  if (error instanceof WorktreeGitError) return as("conflict", "git_failed");
   if (error instanceof InvalidTitleError) return as("bad_input", "invalid_title");
   // A session outside git has no changes to show (409: the session is fine, its directory is not a repository).
   if (error instanceof ReviewError) return as(error.code === "comment_not_found" ? "not_found" : "conflict", error.code);
