@@ -183,6 +183,9 @@ describe("the Changes view", () => {
     await page.getByText("These changes are in main now").waitFor();
     expect(await page.getByRole("button", { name: "Land…" }).count()).toBe(0);
     expect(gitIn(dir, "log", "--format=%s", "main")).toContain("Notes: a second line");
+    // The conversation's header says it too, and reads nothing of a directory that is gone.
+    await page.getByRole("link", { name: "← Conversation" }).click();
+    await page.locator(".chat-head").getByRole("link", { name: "Changes (landed)" }).waitFor();
     expect(opened!.errors).toEqual([]);
   });
 

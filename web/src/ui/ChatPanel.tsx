@@ -83,7 +83,7 @@ export function ChatPanel({
           ) : null}
         </div>
         <div class="actions">
-          {sessionId ? <ChangesLink sessionId={sessionId} /> : null}
+          {sessionId ? <ChangesLink sessionId={sessionId} session={session} /> : null}
           <button
             type="button"
             class="details-toggle"
