@@ -43,7 +43,7 @@ export async function repositoryRoot(cwd: string): Promise<string> {
 }
 
 /** The commit `baseRef` names, or the empty tree when it is HEAD of a repository with no commit yet. */
-async function resolveBase(root: string, baseRef: string): Promise<{ base: string; head?: string }> {
+export async function resolveBase(root: string, baseRef: string): Promise<{ base: string; head?: string }> {
   const head = await commitOf(root, "HEAD");
   const base = baseRef === "HEAD" ? head : await commitOf(root, baseRef);
   return { base: base ?? EMPTY_TREE, ...(head ? { head } : {}) };
@@ -84,7 +84,8 @@ export async function readChangesAt(root: string, baseRef: string): Promise<Chan
   return { base, ...(head ? { head } : {}), files, totals };
 }
 
-async function diffFiles(root: string, base: string, env: Record<string, string>): Promise<ChangedFile[]> {
+/** The changed files, with `env` naming a working index ({@link withWorkingIndex}). */
+export async function diffFiles(root: string, base: string, env: Record<string, string>): Promise<ChangedFile[]> {
   const [names, counts] = await Promise.all([
     git(root, ["diff", ...DIFF_OPTIONS, "-z", "--name-status", base], { env }),
     git(root, ["diff", ...DIFF_OPTIONS, "-z", "--numstat", base], { env }),

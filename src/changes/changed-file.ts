@@ -1,5 +1,5 @@
 import { isAbsolute, posix } from "node:path";
-import { DIFF_OPTIONS, readChangesAt, repositoryRoot, type ChangeStatus } from "./change-set.js";
+import { DIFF_OPTIONS, diffFiles, readChangesAt, repositoryRoot, resolveBase, type ChangeStatus } from "./change-set.js";
 import { ChangesError } from "./changes-error.js";
 import { git } from "./git.js";
 import { withWorkingIndex } from "./working-index.js";
@@ -62,12 +62,12 @@ export async function commentablePath(cwd: string, path: string, side: "new" | "
 export async function readChangedFile(cwd: string, path: string, baseRef = "HEAD"): Promise<ChangedFileView> {
   const wanted = checkedPath(path);
   const root = await repositoryRoot(cwd);
-  const changes = await readChangesAt(root, baseRef);
-  const file = changes.files.find((candidate) => candidate.path === wanted);
-  if (!file) throw new ChangesError("path_not_in_changes", `path ${JSON.stringify(path)} is not among the session's changed files`);
-  const { base } = changes;
-  const oldPath = file.oldPath ?? file.path;
+  const { base } = await resolveBase(root, baseRef);
+  // One working index for the list and the file's reads: the file is read as the list found it.
   return withWorkingIndex(root, async (env) => {
+    const file = (await diffFiles(root, base, env)).find((candidate) => candidate.path === wanted);
+    if (!file) throw new ChangesError("path_not_in_changes", `path ${JSON.stringify(path)} is not among the session's changed files`);
+    const oldPath = file.oldPath ?? file.path;
     const cut: { -readonly [K in keyof CutParts]: CutParts[K] } = { limitBytes: TEXT_LIMIT_BYTES };
     const readSide = async (object: string, side: "oldBytes" | "newBytes"): Promise<string> => {
       const size = Number((await git(root, ["cat-file", "-s", object], { env })).toString("utf8"));

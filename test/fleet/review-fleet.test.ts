@@ -37,6 +37,12 @@ describe("changes and review comments in a fleet", () => {
     await eventually(async () => (await getJson(b.url, b.token, `/api/sessions/${id}`)).status === 200, "B lists A's session");
 
     expect((await call(b, "GET", `/api/sessions/${id}/changes`)).body).toMatchObject({ files: [{ path: "a.txt", status: "modified", added: 1 }] });
+    // The live stream is the owner's own: another host names it rather than relay a stream.
+    const stream = await call(b, "GET", `/api/sessions/${id}/changes/events`);
+    expect(stream).toMatchObject({
+      status: 409,
+      body: { error: "owned_by_other_host", message: expect.stringContaining(`runs on host "host-a" (${a.url})`) },
+    });
     expect(await call(b, "POST", `/api/sessions/${id}/comments`, { path: "a.txt", line: 2, side: "new", body: "why two?" })).toMatchObject({
       status: 201,
       body: { sessionId: id, path: "a.txt", sentAt: null },

@@ -193,10 +193,13 @@ describe("a session's changes, live", () => {
     await stream.until((events) => events.some((event) => event.event === "changes" && changedPaths(event).includes("todo.md")));
     expect(stream.events.at(-1)!.data).toMatchObject({ files: [{ path: "todo.md", status: "added", added: 1, removed: 0, binary: false }] });
     await turn;
-    await stream.close();
 
     const plain = await sessionIn(fixture, tempDir("berth-review-live-plain-"));
     expect((await json(fixture.api(`/api/sessions/${plain.id}/changes/events`))).body).toMatchObject({ error: "not_a_git_repository" });
+    // A rotated token ends what the old one opened, this stream too.
+    const rotated = await fixture.api("/api/token/rotate", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(rotated.status).toBe(200);
+    await expect(stream.until(() => false)).rejects.toThrow("the event stream ended");
   });
 });
 
