@@ -1,29 +1,14 @@
 import type { Locator, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { dashboardSuite, desktop, openPage, phone, screenshot } from "./dashboard-harness.js";
+import { TAP, tooSmallToTap } from "./tap-targets.js";
 
 const POLL = { timeout: 20_000, interval: 50 };
-/** A finger's width: the smallest tap target a phone should offer. */
-const TAP = 44;
 
 const suite = dashboardSuite({ releaseGrace: "60s" });
 
 const conversation = (page: Page) => page.getByRole("log", { name: "Conversation" });
 const height = async (locator: Locator) => (await locator.boundingBox())?.height ?? 0;
-
-/** Every control shown on the page that a finger taps and that is smaller than a finger, named with its size. */
-async function tooSmallToTap(page: Page): Promise<Array<{ what: string; width: number; height: number }>> {
-  const targets = page.locator("button, select, input:not([type='checkbox']), label.check, a.button");
-  const sizes: Array<{ what: string; width: number; height: number }> = [];
-  for (const target of await targets.all()) {
-    if (!(await target.isVisible())) continue;
-    const box = await target.boundingBox();
-    if (!box) continue;
-    const what = (await target.getAttribute("aria-label")) ?? ((await target.textContent()) ?? "").trim();
-    if (box.width < TAP || box.height < TAP) sizes.push({ what, width: Math.round(box.width), height: Math.round(box.height) });
-  }
-  return sizes;
-}
 
 const overflow = (page: Page) => page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth");
 

@@ -1,31 +1,26 @@
 import { authHeaders } from "../auth/token.js";
+import { ApiError } from "./api-error.js";
 import type {
   AgentLogin,
   AgentLogins,
   AgentSessionState,
   AgentsList,
   CatalogueView,
+  ChangedFileView,
   DeviceLogin,
   LocationView,
+  NewReviewComment,
   QuestionAnswer,
   QuestionView,
   ReadEvent,
+  ReviewComment,
+  SessionChanges,
   SessionView,
   StampedRecord,
   TerminalOutputResult,
 } from "./types.js";
 
-/** A refused REST call, with the server's machine code and human message. */
-export class ApiError extends Error {
-  override readonly name = "ApiError";
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { ApiError };
 
 export function isUnauthorized(error: unknown): boolean {
   return error instanceof ApiError && error.status === 401;
@@ -44,6 +39,7 @@ async function request<T>(method: "GET" | "POST" | "PATCH" | "DELETE", path: str
       response.status,
       typeof error.error === "string" ? error.error : `http_${response.status}`,
       typeof error.message === "string" ? error.message : `${method} ${path} failed with HTTP ${response.status}`,
+      error as Record<string, unknown>,
     );
   }
   return data as T;
@@ -81,5 +77,17 @@ export const api = {
   /** The address the browser ended on, for the agent's callback on the host. */
   deliverLoginCallback: (agentId: string, loginId: string, address: string) =>
     request<AgentLogin>("POST", `api/agents/${id(agentId)}/logins/${id(loginId)}/callback`, { address }),
+  /** What the session changed against its base; refused (`not_a_git_repository`) for a directory git does not know. */
+  changes: (sessionId: string) => request<SessionChanges>("GET", `api/sessions/${id(sessionId)}/changes`),
+  changedFile: (sessionId: string, path: string) => request<ChangedFileView>("GET", `api/sessions/${id(sessionId)}/changes/file?path=${id(path)}`),
+  comments: (sessionId: string) => request<{ comments: ReviewComment[] }>("GET", `api/sessions/${id(sessionId)}/comments`).then((r) => r.comments),
+  addComment: (sessionId: string, comment: NewReviewComment) => request<ReviewComment>("POST", `api/sessions/${id(sessionId)}/comments`, comment),
+  editComment: (sessionId: string, commentId: string, body: string) =>
+    request<ReviewComment>("PATCH", `api/sessions/${id(sessionId)}/comments/${id(commentId)}`, { body }),
+  deleteComment: (sessionId: string, commentId: string) => request<void>("DELETE", `api/sessions/${id(sessionId)}/comments/${id(commentId)}`),
+  /** Every unsent comment to the agent, as one prompt; they are then marked sent. */
+  sendComments: (sessionId: string) => request<{ comments: ReviewComment[] }>("POST", `api/sessions/${id(sessionId)}/comments/send`, {}),
+  land: (sessionId: string, message: string) => request<SessionView>("POST", `api/sessions/${id(sessionId)}/land`, { message }),
+  discard: (sessionId: string) => request<SessionView>("POST", `api/sessions/${id(sessionId)}/discard`, {}),
   records: (limit: number) => request<{ records: StampedRecord[] }>("GET", `api/records?limit=${limit}`).then((r) => r.records),
 };

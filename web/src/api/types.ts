@@ -1,4 +1,5 @@
 // The server's own types are the source of truth; only types cross into the bundle.
+import type { SessionView } from "../../../src/host/views.js";
 export type { SessionView, QuestionView, LocationView, AgentSessionState, TerminalOutputResult } from "../../../src/host/views.js";
 export type { StampedRecord, HostRecord } from "../../../src/host/host-records.js";
 export type { ReadEvent } from "../../../src/server/chunk-merging.js";
@@ -49,3 +50,10 @@ export type QuestionAnswer =
 
 /** A remembered device, as `GET /api/logins` lists it; `current` is the device asking. */
 export type DeviceLogin = DeviceLoginView & { readonly current: boolean };
+
+export type { ChangeSet as SessionChanges, ChangedFileView, ReviewComment } from "../../../src/host/views.js";
+export type { NewComment as NewReviewComment } from "../../../src/host/review-desk.js";
+import type { ChangeSet } from "../../../src/host/views.js";
+
+export type ChangedFile = ChangeSet["files"][number];
+export type SessionWorktree = NonNullable<SessionView["worktree"]>;

@@ -2,7 +2,7 @@ import { structuredPatch } from "diff";
 
 type DiffLineKind = "add" | "del" | "context" | "hunk";
 
-interface DiffLine {
+export interface DiffLine {
   readonly kind: DiffLineKind;
   readonly text: string;
   /** Line numbers in the old and new file (null where the line is not in that file). */

@@ -10,6 +10,7 @@ import { shortId } from "../util/format.js";
 import { AgentsPage } from "./AgentsPage.js";
 import { AttentionStrip } from "./AttentionStrip.js";
 import { AuthRequired } from "./AuthRequired.js";
+import { ChangesView } from "./ChangesView.js";
 import { loadChat, useChatModule } from "./chat-loader.js";
 import { ConfirmDialog } from "./ConfirmDialog.js";
 import { FeedPanel } from "./FeedPanel.js";
@@ -60,6 +61,8 @@ export function App({
   const steppedTo = useRef<string | null>(null);
   // A session was started from the New session dialog: its chat's message box takes the focus once the dialog closed.
   const startedFromDialog = useRef(false);
+  // A message for a session's agent from another view (the Changes view's "ask the agent"): sent once its chat is open.
+  const sendOnOpen = useRef<{ readonly sessionId: string; readonly text: string } | null>(null);
 
   /** At most one chat is open; opening another (or none) closes it, releasing the page's hold. */
   const show = (next: ChatSession | null): void => {
@@ -85,13 +88,19 @@ export function App({
   useEffect(() => () => void openRef.current?.close(), []);
   useEffect(() => overview.onAgentState((sessionId) => openRef.current?.agentStateChanged(sessionId)), [overview]);
   useEffect(() => {
-    if (route.name === "session" && state.deleted.includes(route.sessionId)) navigate(OVERVIEW);
+    if ((route.name === "session" || route.name === "changes") && state.deleted.includes(route.sessionId)) navigate(OVERVIEW);
   }, [route, state.deleted]);
   // Before the frame is painted: a session's address never shows a frame of the overview alone first.
   useLayoutEffect(() => {
     if (routed === null) show(null);
     else if (chatModule && openRef.current?.sessionId !== routed) show(chatModule.ChatSession.open({ mode: "load", sessionId: routed }));
   }, [routed, chatModule]);
+
+  useEffect(() => {
+    if (chat === null || sendOnOpen.current?.sessionId !== chat.sessionId) return;
+    chat.send(sendOnOpen.current.text);
+    sendOnOpen.current = null;
+  }, [chat]);
 
   const chatSession = chat?.sessionId ? state.sessions.find((s) => s.id === chat.sessionId) : undefined;
   const shownSessions = state.sessions.filter((session) => matchesFilter(session, filter));
@@ -176,6 +185,12 @@ export function App({
     overview.sessionDeleted(session.id);
   };
 
+  /** Sends through the conversation's message box, as if typed there: its chat opens with the message going out. */
+  const askAgent = async (sessionId: string, text: string): Promise<void> => {
+    sendOnOpen.current = { sessionId, text };
+    navigate(sessionHref(sessionId));
+  };
+
   const answerQuestion = async (questionId: string, answer: QuestionAnswer): Promise<void> => {
     try {
       await guarded(() => api.answerQuestion(questionId, answer));
@@ -209,7 +224,19 @@ export function App({
         )}
       </TopBar>
       {offerRemember ? <RememberPrompt /> : null}
-      {route.name === "agents" ? (
+      {route.name === "changes" ? (
+        <main class="layout">
+          <ChangesView
+            key={route.sessionId}
+            sessionId={route.sessionId}
+            path={route.path}
+            session={state.sessions.find((s) => s.id === route.sessionId)}
+            onLand={async (message) => overview.sessionChanged(await guarded(() => api.land(route.sessionId, message)))}
+            onDiscard={async () => overview.sessionChanged(await guarded(() => api.discard(route.sessionId)))}
+            onAskAgent={(text) => askAgent(route.sessionId, text)}
+          />
+        </main>
+      ) : route.name === "agents" ? (
         <main class="layout">
           <AgentsPage onAgentsChanged={() => overview.agentsChanged()} />
         </main>

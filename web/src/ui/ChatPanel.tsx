@@ -6,6 +6,7 @@ import type { LinkState } from "../live/overview.js";
 import { lostSince } from "../live/reconnection.js";
 import { formatClock, formatDuration, locationName, shortId } from "../util/format.js";
 import { AgentControls } from "./AgentControls.js";
+import { ChangesLink } from "./ChangesLink.js";
 import { Countdown, Elapsed } from "./Countdown.js";
 import { EditableTitle } from "./EditableTitle.js";
 import { Outbox } from "./Outbox.js";
@@ -82,6 +83,7 @@ export function ChatPanel({
           ) : null}
         </div>
         <div class="actions">
+          {sessionId ? <ChangesLink sessionId={sessionId} session={session} /> : null}
           <button
             type="button"
             class="details-toggle"

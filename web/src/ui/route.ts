@@ -2,16 +2,19 @@ import { useEffect, useState } from "preact/hooks";
 
 /**
  * What the page shows, from the address's hash: `#/` the overview, `#/sessions/<id>` a chat, `#/agents` the agents,
- * `#/agents/<id>/login/<methodId>` a login, `#/agents/<id>/login/<methodId>/terminal` a terminal login's screen.
+ * `#/agents/<id>/login/<methodId>` a login, `#/agents/<id>/login/<methodId>/terminal` a terminal login's screen,
+ * `#/sessions/<id>/changes` a session's changes, `#/sessions/<id>/changes/<path>` one changed file.
  */
 export type Route =
   | { readonly name: "overview" }
   | { readonly name: "agents" }
   | { readonly name: "session"; readonly sessionId: string }
+  | { readonly name: "changes"; readonly sessionId: string; readonly path: string | null }
   | { readonly name: "agent-login"; readonly agentId: string; readonly methodId: string }
   | { readonly name: "terminal-login"; readonly agentId: string; readonly methodId: string };
 
 const sessionPattern = /^#\/sessions\/([^/]+)$/;
+const changesPattern = /^#\/sessions\/([^/]+)\/changes(?:\/([^/]+))?$/;
 const agentLoginPattern = /^#\/agents\/([^/]+)\/login\/([^/]+)(\/terminal)?$/;
 
 export const AGENTS_HREF = "#/agents";
@@ -20,6 +23,9 @@ function parse(hash: string): Route {
   if (hash === AGENTS_HREF) return { name: "agents" };
   const session = sessionPattern.exec(hash);
   if (session) return { name: "session", sessionId: decodeURIComponent(session[1]!) };
+  const changes = changesPattern.exec(hash);
+  if (changes)
+    return { name: "changes", sessionId: decodeURIComponent(changes[1]!), path: changes[2] === undefined ? null : decodeURIComponent(changes[2]) };
   const login = agentLoginPattern.exec(hash);
   if (login)
     return { name: login[3] ? "terminal-login" : "agent-login", agentId: decodeURIComponent(login[1]!), methodId: decodeURIComponent(login[2]!) };
@@ -36,6 +42,12 @@ export function terminalLoginHref(agentId: string, methodId: string): string {
 
 export function sessionHref(sessionId: string): string {
   return `#/sessions/${encodeURIComponent(sessionId)}`;
+}
+
+/** A session's changes, or one changed file (its path as one segment: slashes encoded). */
+export function changesHref(sessionId: string, path: string | null = null): string {
+  const changes = `${sessionHref(sessionId)}/changes`;
+  return path === null ? changes : `${changes}/${encodeURIComponent(path)}`;
 }
 
 export function navigate(href: string): void {
