@@ -223,6 +223,12 @@ describe("berth agents with no host running: installs into the data directory", 
       code: 1,
       stderr: 'berth agents remove: agent "fixture" is not installed (installed: none)\n',
     });
+    // Names an object has of its own are not installed agents.
+    for (const id of ["toString", "constructor", "__proto__"])
+      expect(await berth(dataDir, "agents", "remove", id)).toMatchObject({
+        code: 1,
+        stderr: `berth agents remove: agent "${id}" is not installed (installed: none)\n`,
+      });
     expect(await berth(dataDir, "agents", "add", "fixture", "--from", "pip")).toMatchObject({
       code: 2,
       stderr: 'berth agents add: --from: expected npx, binary or uvx, got "pip"\n',
@@ -352,6 +358,8 @@ describe("berth agents with a host running: installs through its REST API, used 
     expect((await rest("/api/agents")).body).toMatchObject({ agents: ["demo"] });
     expect(existsSync(join(dataDir, "agents", "fixture"))).toBe(false);
     expect(await rest("/api/agents/fixture", { method: "DELETE" })).toMatchObject({ status: 404, body: { error: "agent_not_installed" } });
+    for (const id of ["toString", "constructor", "__proto__"])
+      expect(await rest(`/api/agents/${id}`, { method: "DELETE" })).toMatchObject({ status: 404, body: { error: "agent_not_installed" } });
   });
 
   it("POST /api/agents/installs refuses what it cannot install, and streams a failed install's reason", async () => {
