@@ -555,11 +555,10 @@ export class Host {
    * clients), and closes the journal and the store. Every step runs; if some failed (each is
    * logged), it rejects with `ShutdownIncompleteError` naming them once all have run.
    */
-  async shutdown(options: ShutdownOptions = {}): Promise<void> {
+  async shutdown(options: Omit<ShutdownOptions, "stopLogins"> = {}): Promise<void> {
     await this.parts.installs.close();
     try {
-      await this.logins.close();
-      await shutDown(this.parts, options);
+      await shutDown(this.parts, { ...options, stopLogins: () => this.logins.close() });
     } finally {
       await this.fleet?.close();
     }
