@@ -42,7 +42,6 @@ import { LoginRunner } from "../logins/login-runner.js";
 import type { LoginCommandResolver } from "../logins/login-command.js";
 import type { StoreHealthView } from "./store-health.js";
 import type { HeartbeatHealthView } from "./heartbeat-health.js";
-import type { TerminalLogin } from "../protocol/terminal-logins.js";
 import type { AgentLoginStatus, FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
 
 export { OrderlySteps } from "./orderly-steps.js";
@@ -368,15 +367,6 @@ export class Host {
   /** `logged-in` (Berth replays a login), `needs-login` (its last session/new or prompt wanted one), else `unknown`. */
   agentLoginState(agentId: string): AgentLoginStatus {
     return this.parts.outside.loginState(agentId);
-  }
-
-  /**
-   * The agent's own command, arguments and environment for its terminal login `methodId` (a method of type terminal,
-   * or one naming a command in `_meta["terminal-auth"]`), to run on this host; undefined for any other method.
-   */
-  terminalLogin(agentId: string, methodId: string): Promise<TerminalLogin | undefined> {
-    this.assertRunning();
-    return this.parts.outside.terminalLogin(agentId, methodId);
   }
 
   /** A request for an agent outside any session (an extension method). */
