@@ -127,15 +127,35 @@ export async function installAgent(request: InstallRequest): Promise<InstalledAg
   return agent;
 }
 
-/** Removes an installed agent: its entry in the list first, then its directories. */
-export function removeAgent(dataDir: string, id: string): InstalledAgent {
+/**
+ * When a removed agent's directory goes: `now` with no host running (no child can run from it); `at next start`
+ * under a running host, whose sessions keep their running agent until it stops (the start removes it, see
+ * {@link removeUnlistedAgents}).
+ */
+export type RemovedFiles = "now" | "at next start";
+
+/** Removes an installed agent: its entry in the list first, then (`now`) its directories. */
+export function removeAgent(dataDir: string, id: string, files: RemovedFiles): InstalledAgent {
   const installed = readInstalledAgents(dataDir);
   const agent = installed[id];
   if (!agent) throw new InstallError(`agent "${id}" is not installed (installed: ${Object.keys(installed).join(", ") || "none"})`, "not_installed");
   const { [id]: _removed, ...rest } = installed;
   writeInstalledAgents(dataDir, rest);
-  rmSync(join(installPaths(dataDir).agents, id), { recursive: true, force: true });
+  if (files === "now") rmSync(join(installPaths(dataDir).agents, id), { recursive: true, force: true });
   return agent;
+}
+
+/**
+ * Removes the directories of agents the list no longer names (removed while a session ran them): for a host's start,
+ * before any child runs. Returns their ids. A damaged list is an {@link InstalledListError}, and nothing is removed.
+ */
+export function removeUnlistedAgents(dataDir: string): string[] {
+  const installed = readInstalledAgents(dataDir);
+  const { agents } = installPaths(dataDir);
+  if (!existsSync(agents)) return [];
+  const unlisted = readdirSync(agents).filter((id) => !Object.hasOwn(installed, id));
+  for (const id of unlisted) rmSync(join(agents, id), { recursive: true, force: true });
+  return unlisted;
 }
 
 function removeVersionsExcept(dataDir: string, id: string, keep: readonly string[]): void {

@@ -91,10 +91,10 @@ export class AgentInstalls {
     return () => job.followers.delete(follower);
   }
 
-  /** Removes an installed agent; sessions whose agent runs keep their process until it stops. */
+  /** Removes an installed agent; sessions whose agent runs keep their process, and its files, until the next start. */
   remove(agentId: string): void {
     this.assertIdle(agentId);
-    removeAgent(this.dataDir, agentId);
+    removeAgent(this.dataDir, agentId, "at next start");
     this.installed();
     this.log.info({ agent: agentId }, "agent removed");
   }

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import type { AuthenticateRequest, ContentBlock, InitializeResponse, LogoutRequest, PromptRequest, PromptResponse } from "@agentclientprotocol/sdk";
 import type { AgentChild } from "../agents/agent-child.js";
+import { removeUnlistedAgents } from "../agents/agent-install.js";
 import type { Config } from "../config/config-schema.js";
 import { dataPaths } from "../config/paths.js";
 import { isPostgresUrl } from "../config/store-url.js";
@@ -135,6 +136,13 @@ export class Host {
       store.close();
       await fleet?.close();
       throw error;
+    }
+    // A removed agent's files stayed for the sessions running it; no child of the previous run is left now.
+    try {
+      const removed = removeUnlistedAgents(options.dataDir);
+      if (removed.length > 0) log.info({ agents: removed }, "removed agents' files deleted");
+    } catch (error) {
+      log.warn({ err: error }, "removed agents' files not deleted");
     }
     parts.retention.start();
     parts.housekeeping.start();

@@ -62,7 +62,7 @@ export function register(program: Command): void {
       runClientCommand("agents remove", async () => {
         const { dataDir } = localSetup(flags);
         if (hostUrl(flags, dataDir)) await callHost(flags, `/api/agents/${encodeURIComponent(id)}`, { method: "DELETE" });
-        else await refusedAsFailure(() => removeAgent(dataDir, id));
+        else await refusedAsFailure(() => removeAgent(dataDir, id, "now"));
         process.stdout.write(`removed ${id}\n`);
       }),
   );
