@@ -352,9 +352,9 @@ export class Host {
   }
 
   /** An `authenticate` for a page or the CLI: answered once the agent opened an address or the login ended. */
-  startAgentLogin(agentId: string, request: AuthenticateRequest): Promise<AgentLoginView> {
+  startAgentLogin(agentId: string, request: AuthenticateRequest, signal?: AbortSignal): Promise<AgentLoginView> {
     this.assertRunning();
-    return this.parts.agentLogins.start(agentId, request);
+    return this.parts.agentLogins.start(agentId, request, signal);
   }
 
   /** The address the person's browser ended on, handed to the agent's callback on this host's loopback. */
