@@ -60,7 +60,7 @@ export interface InstallRequest {
  * How long one step of an install (a download; npm, tar, unzip or uv) may take before it is stopped and the install
  * fails: a stalled one would otherwise hold the agent (every later install or removal of it refused) until a restart.
  */
-export const INSTALL_STEP_LIMIT_MS = 10 * 60_000;
+const INSTALL_STEP_LIMIT_MS = 10 * 60_000;
 
 /** What an install would do, or an {@link InstallError} (a {@link CatalogueError} for an unknown id) saying why it cannot. */
 export function checkInstall(request: Omit<InstallRequest, "progress" | "signal">): {
