@@ -15,6 +15,7 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createInterface } from "node:readline";
+import { formatDuration } from "../config/durations.js";
 import { makePrivate } from "../config/paths.js";
 import { findExecutable } from "../processes/find-executable.js";
 import { describeExit, spawnGroup } from "../processes/index.js";
@@ -51,7 +52,15 @@ export interface InstallRequest {
   readonly progress: (line: string) => void;
   /** Aborting stops the running step's process group; the install then fails and leaves nothing. */
   readonly signal?: AbortSignal;
+  /** How long one step may take (default {@link INSTALL_STEP_LIMIT_MS}). */
+  readonly stepLimitMs?: number;
 }
+
+/**
+ * How long one step of an install (a download; npm, tar, unzip or uv) may take before it is stopped and the install
+ * fails: a stalled one would otherwise hold the agent (every later install or removal of it refused) until a restart.
+ */
+const INSTALL_STEP_LIMIT_MS = 10 * 60_000;
 
 /** What an install would do, or an {@link InstallError} (a {@link CatalogueError} for an unknown id) saying why it cannot. */
 export function checkInstall(request: Omit<InstallRequest, "progress" | "signal">): {
@@ -127,15 +136,35 @@ export async function installAgent(request: InstallRequest): Promise<InstalledAg
   return agent;
 }
 
-/** Removes an installed agent: its entry in the list first, then its directories. */
-export function removeAgent(dataDir: string, id: string): InstalledAgent {
+/**
+ * When a removed agent's directory goes: `now` with no host running (no child can run from it); `at next start`
+ * under a running host, whose sessions keep their running agent until it stops (the start removes it, see
+ * {@link removeUnlistedAgents}).
+ */
+export type RemovedFiles = "now" | "at next start";
+
+/** Removes an installed agent: its entry in the list first, then (`now`) its directories. */
+export function removeAgent(dataDir: string, id: string, files: RemovedFiles): InstalledAgent {
   const installed = readInstalledAgents(dataDir);
   const agent = installed[id];
   if (!agent) throw new InstallError(`agent "${id}" is not installed (installed: ${Object.keys(installed).join(", ") || "none"})`, "not_installed");
   const { [id]: _removed, ...rest } = installed;
   writeInstalledAgents(dataDir, rest);
-  rmSync(join(installPaths(dataDir).agents, id), { recursive: true, force: true });
+  if (files === "now") rmSync(join(installPaths(dataDir).agents, id), { recursive: true, force: true });
   return agent;
+}
+
+/**
+ * Removes the directories of agents the list no longer names (removed while a session ran them): for a host's start,
+ * before any child runs. Returns their ids. A damaged list is an {@link InstalledListError}, and nothing is removed.
+ */
+export function removeUnlistedAgents(dataDir: string): string[] {
+  const installed = readInstalledAgents(dataDir);
+  const { agents } = installPaths(dataDir);
+  if (!existsSync(agents)) return [];
+  const unlisted = readdirSync(agents).filter((id) => !Object.hasOwn(installed, id));
+  for (const id of unlisted) rmSync(join(agents, id), { recursive: true, force: true });
+  return unlisted;
 }
 
 function removeVersionsExcept(dataDir: string, id: string, keep: readonly string[]): void {
@@ -253,7 +282,7 @@ async function buildBinary({ entry, catalogue, staging, target, request }: Build
   mkdirSync(download, { mode: 0o700 });
   const archive = join(download, archiveName);
   request.progress(`downloading ${location}`);
-  await copyTo(location, archive, request.signal);
+  await step(`downloading ${location}`, request, (signal) => copyTo(location, archive, signal));
   const digest = await sha256Of(archive);
   if (binary.sha256 !== undefined && digest !== binary.sha256.toLowerCase())
     throw new InstallError(`the sha256 of ${location} is ${digest}, the registry says ${binary.sha256.toLowerCase()}: refused`);
@@ -268,7 +297,7 @@ async function buildBinary({ entry, catalogue, staging, target, request }: Build
   return { command: join(target, relative(staging, command)), args: binary.args, env: binary.env };
 }
 
-async function copyTo(location: string, path: string, signal: AbortSignal | undefined): Promise<void> {
+async function copyTo(location: string, path: string, signal: AbortSignal): Promise<void> {
   if (!/^https?:\/\//i.test(location)) {
     await pipeline(createReadStream(location), createWriteStream(path, { mode: 0o600 }), { signal });
     return;
@@ -312,14 +341,23 @@ async function buildUv({ entry, target, staging, request }: BuildContext): Promi
 async function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv, request: InstallRequest): Promise<void> {
   const label = basename(command);
   request.progress(`$ ${label} ${args.join(" ")}`);
+  await step(label, request, (signal) => runStopping({ command, args, cwd, env, label }, request.progress, signal));
+}
+
+async function runStopping(
+  spec: { command: string; args: readonly string[]; cwd: string; env: NodeJS.ProcessEnv; label: string },
+  progress: (line: string) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const { command, args, cwd, env, label } = spec;
   const group = await spawnGroup({ command, args, cwd, env, kind: "install", label });
   const stop = () => void group.stop();
-  request.signal?.addEventListener("abort", stop, { once: true });
+  signal.addEventListener("abort", stop, { once: true });
   const last: string[] = [];
   const read = (stream: NodeJS.ReadableStream | null) =>
     stream &&
     createInterface({ input: stream }).on("line", (line) => {
-      request.progress(line);
+      progress(line);
       last.push(line);
       if (last.length > 5) last.shift();
     });
@@ -328,10 +366,22 @@ async function run(command: string, args: readonly string[], cwd: string, env: N
   try {
     const status = await group.exited;
     await group.outputDrained();
-    if (request.signal?.aborted) throw new InstallError(`${label} was stopped: the install was cancelled`);
+    if (signal.aborted) throw new InstallError(`${label} was stopped: the install was cancelled`);
     if (status.exitCode !== 0) throw new InstallError(`${label} failed (${describeExit(status)})${last.length ? `: ${last.join(" / ")}` : ""}`);
   } finally {
-    request.signal?.removeEventListener("abort", stop);
+    signal.removeEventListener("abort", stop);
     await group.stop();
+  }
+}
+
+/** Runs one step under the install's signal and the step's time limit; a step over the limit fails naming it. */
+async function step<T>(what: string, request: InstallRequest, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const limitMs = request.stepLimitMs ?? INSTALL_STEP_LIMIT_MS;
+  const overTime = AbortSignal.timeout(limitMs);
+  try {
+    return await work(request.signal ? AbortSignal.any([request.signal, overTime]) : overTime);
+  } catch (error) {
+    if (overTime.aborted && !request.signal?.aborted) throw new InstallError(`${what} took longer than ${formatDuration(limitMs)}: stopped`);
+    throw error;
   }
 }

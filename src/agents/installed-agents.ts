@@ -35,14 +35,17 @@ export class InstalledListError extends Error {
   override readonly name = "InstalledListError";
 }
 
-/** The agents installed in a data directory; none when the file is missing. A damaged file is an {@link InstalledListError}. */
+/**
+ * The agents installed in a data directory; none when the file is missing. A damaged file is an {@link InstalledListError}.
+ * The record has no prototype: an id such as `toString` or `__proto__` is simply not installed.
+ */
 export function readInstalledAgents(dataDir: string): Record<string, InstalledAgent> {
   const path = installPaths(dataDir).list;
   let body: string;
   try {
     body = readFileSync(path, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return ownRecord({});
     throw error;
   }
   let input: unknown;
@@ -56,7 +59,11 @@ export function readInstalledAgents(dataDir: string): Record<string, InstalledAg
     const issue = parsed.error.issues[0]!;
     throw new InstalledListError(`${path} is damaged (${issue.path.join(".")}: ${issue.message}); remove it and install the agents again`);
   }
-  return parsed.data.agents;
+  return ownRecord(parsed.data.agents);
+}
+
+function ownRecord(agents: Record<string, InstalledAgent>): Record<string, InstalledAgent> {
+  return Object.assign(Object.create(null) as Record<string, InstalledAgent>, agents);
 }
 
 /** Replaces the list in one rename: a reader sees the old list or the new one, never half of either. */

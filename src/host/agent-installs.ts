@@ -70,13 +70,12 @@ export class AgentInstalls {
     this.forgetOldJobs();
     this.log.info({ agent: request.id, install: job.id }, "agent install started");
     const running = installAgent({ ...install, progress: (line) => this.tell(job, { kind: "progress", line }), signal: this.aborts.signal })
-      .then(
-        (agent) => this.finish(job, agent),
-        (error: unknown) => {
-          this.log.warn({ agent: job.agent, install: job.id, reason: (error as Error).message }, "agent install failed");
-          this.tell(job, { kind: "failed", reason: (error as Error).message });
-        },
-      )
+      .then((agent) => this.finish(job, agent))
+      // A throw while taking the new agent in (re-reading the list) ends the install too, never leaving it running.
+      .catch((error: unknown) => {
+        this.log.warn({ agent: job.agent, install: job.id, reason: (error as Error).message }, "agent install failed");
+        this.tell(job, { kind: "failed", reason: (error as Error).message });
+      })
       .finally(() => this.running.delete(running));
     this.running.add(running);
     return { id: job.id };
@@ -92,10 +91,10 @@ export class AgentInstalls {
     return () => job.followers.delete(follower);
   }
 
-  /** Removes an installed agent; sessions whose agent runs keep their process until it stops. */
+  /** Removes an installed agent; sessions whose agent runs keep their process, and its files, until the next start. */
   remove(agentId: string): void {
     this.assertIdle(agentId);
-    removeAgent(this.dataDir, agentId);
+    removeAgent(this.dataDir, agentId, "at next start");
     this.installed();
     this.log.info({ agent: agentId }, "agent removed");
   }

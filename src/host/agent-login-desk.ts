@@ -89,10 +89,12 @@ export class AgentLoginDesk {
 
   /**
    * An `authenticate` started for a page or the CLI: answered once the agent opened an address (to be
-   * opened on the person's device) or the login ended, whichever is first. It runs on without its
-   * asker, until it ends or {@link LOGIN_TIMEOUT_MS}.
+   * opened on the person's device) or the login ended, whichever is first, or with the login as it is
+   * once `signal` aborts (the client left). It runs on without its asker, until it ends or
+   * {@link LOGIN_TIMEOUT_MS}, listed meanwhile. A login of the agent by the same method that has not ended
+   * is answered again rather than another started.
    */
-  async start(agentId: string, request: AuthenticateRequest): Promise<AgentLoginView> {
+  async start(agentId: string, request: AuthenticateRequest, signal?: AbortSignal): Promise<AgentLoginView> {
     const { authMethods } = await this.deps.outside.profile(agentId);
     const methods = authMethodsOf(authMethods);
     const method = methods.find((m) => m.id === request.methodId);
@@ -113,8 +115,8 @@ export class AgentLoginDesk {
       if (error instanceof RequestError) throw new AgentLoginError("invalid_login", error.message);
       throw error;
     }
-    const id = this.run(agentId, request, { signal: AbortSignal.timeout(LOGIN_TIMEOUT_MS) }).id;
-    await this.changed(id, (view) => view.state !== "starting");
+    const id = this.running(agentId, request.methodId)?.view.id ?? this.run(agentId, request, { signal: AbortSignal.timeout(LOGIN_TIMEOUT_MS) }).id;
+    await this.changed(id, (view) => view.state !== "starting", signal);
     return this.require(agentId, id).view;
   }
 
@@ -173,20 +175,28 @@ export class AgentLoginDesk {
     return { id, done };
   }
 
+  private running(agentId: string, methodId: string): Entry | undefined {
+    return [...this.entries.values()].find(
+      ({ view }) => view.agent === agentId && view.methodId === methodId && view.state !== "logged_in" && view.state !== "failed",
+    );
+  }
+
   private wake(): void {
     for (const waiter of [...this.waiters]) waiter();
   }
 
-  /** Resolves once the login's view meets `condition`. */
-  private changed(id: string, condition: (view: AgentLoginView) => boolean): Promise<void> {
+  /** Resolves once the login's view meets `condition`, or `signal` aborted. */
+  private changed(id: string, condition: (view: AgentLoginView) => boolean, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const check = () => {
         const view = this.entries.get(id)?.view;
-        if (view && !condition(view)) return;
+        if (view && !condition(view) && !signal?.aborted) return;
         this.waiters.delete(check);
+        signal?.removeEventListener("abort", check);
         resolve();
       };
       this.waiters.add(check);
+      signal?.addEventListener("abort", check, { once: true });
       check();
     });
   }

@@ -97,13 +97,10 @@ export class AgentsOutsideSessions {
     return this.deps.states.of(agentId);
   }
 
-  /** The agent's own command for its terminal login `methodId` (run on the host); undefined if it has no such method. */
-  async terminalLogin(agentId: string, methodId: string): Promise<TerminalLogin | undefined> {
-    const launch = this.deps.registry.resolve(agentId);
-    return terminalLoginOf(launch, (await this.profile(agentId)).authMethods, methodId);
-  }
-
-  /** {@link terminalLogin}, or a {@link NoTerminalLoginError} naming the terminal logins the agent offers. */
+  /**
+   * The agent's own command for its terminal login `methodId` (run on the host), or a {@link NoTerminalLoginError}
+   * naming the terminal logins the agent offers.
+   */
   async terminalLoginCommand(agentId: string, methodId: string): Promise<TerminalLogin> {
     const launch = this.deps.registry.resolve(agentId);
     const methods = (await this.profile(agentId)).authMethods ?? [];

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import type { AuthenticateRequest, ContentBlock, InitializeResponse, LogoutRequest, PromptRequest, PromptResponse } from "@agentclientprotocol/sdk";
 import type { AgentChild } from "../agents/agent-child.js";
+import { removeUnlistedAgents } from "../agents/agent-install.js";
 import type { Config } from "../config/config-schema.js";
 import { dataPaths } from "../config/paths.js";
 import { isPostgresUrl } from "../config/store-url.js";
@@ -49,7 +50,6 @@ import { LoginRunner } from "../logins/login-runner.js";
 import type { LoginCommandResolver } from "../logins/login-command.js";
 import type { StoreHealthView } from "./store-health.js";
 import type { HeartbeatHealthView } from "./heartbeat-health.js";
-import type { TerminalLogin } from "../protocol/terminal-logins.js";
 import type { AgentLoginStatus, FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
 
 export { OrderlySteps } from "./orderly-steps.js";
@@ -148,6 +148,13 @@ export class Host {
       store.close();
       await fleet?.close();
       throw error;
+    }
+    // A removed agent's files stayed for the sessions running it; no child of the previous run is left now.
+    try {
+      const removed = removeUnlistedAgents(options.dataDir);
+      if (removed.length > 0) log.info({ agents: removed }, "removed agents' files deleted");
+    } catch (error) {
+      log.warn({ err: error }, "removed agents' files not deleted");
     }
     parts.retention.start();
     parts.housekeeping.start();
@@ -435,9 +442,9 @@ export class Host {
   }
 
   /** An `authenticate` for a page or the CLI: answered once the agent opened an address or the login ended. */
-  startAgentLogin(agentId: string, request: AuthenticateRequest): Promise<AgentLoginView> {
+  startAgentLogin(agentId: string, request: AuthenticateRequest, signal?: AbortSignal): Promise<AgentLoginView> {
     this.assertRunning();
-    return this.parts.agentLogins.start(agentId, request);
+    return this.parts.agentLogins.start(agentId, request, signal);
   }
 
   /** The address the person's browser ended on, handed to the agent's callback on this host's loopback. */
@@ -458,15 +465,6 @@ export class Host {
   /** `logged-in` (Berth replays a login), `needs-login` (its last session/new or prompt wanted one), else `unknown`. */
   agentLoginState(agentId: string): AgentLoginStatus {
     return this.parts.outside.loginState(agentId);
-  }
-
-  /**
-   * The agent's own command, arguments and environment for its terminal login `methodId` (a method of type terminal,
-   * or one naming a command in `_meta["terminal-auth"]`), to run on this host; undefined for any other method.
-   */
-  terminalLogin(agentId: string, methodId: string): Promise<TerminalLogin | undefined> {
-    this.assertRunning();
-    return this.parts.outside.terminalLogin(agentId, methodId);
   }
 
   /** A request for an agent outside any session (an extension method). */
@@ -650,11 +648,10 @@ export class Host {
    * clients), and closes the journal and the store. Every step runs; if some failed (each is
    * logged), it rejects with `ShutdownIncompleteError` naming them once all have run.
    */
-  async shutdown(options: ShutdownOptions = {}): Promise<void> {
+  async shutdown(options: Omit<ShutdownOptions, "stopLogins"> = {}): Promise<void> {
     await this.parts.installs.close();
     try {
-      await this.logins.close();
-      await shutDown(this.parts, options);
+      await shutDown(this.parts, { ...options, stopLogins: () => this.logins.close() });
     } finally {
       await this.fleet?.close();
     }

@@ -4,6 +4,8 @@ import type { HostParts } from "./host-composition.js";
 import { OrderlySteps } from "./orderly-steps.js";
 
 export interface ShutdownOptions {
+  /** Stops the agents' terminal logins: a step like the others, so a failure is logged and the rest still runs. */
+  readonly stopLogins?: () => Promise<void>;
   /**
    * Runs once every turn has ended and every child is stopped, before the journal and the store close: the server
    * answers its clients and closes their connections here, so no request of theirs reaches a closed store.
@@ -35,6 +37,7 @@ export async function shutDown(parts: HostParts, options: ShutdownOptions = {}):
     retention.stop();
     housekeeping.stop();
   });
+  if (options.stopLogins) await steps.run("stop logins", options.stopLogins);
   await steps.run("interrupt turns", () => interruptTurns(parts));
   await steps.run("close holds", () => {
     holds.close();

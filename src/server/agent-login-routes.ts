@@ -25,9 +25,12 @@ export function agentLoginRoutes(host: Host): Route[] {
     {
       method: "POST",
       path: "/api/agents/:id/logins",
-      handle: async ({ req, params }) => {
+      handle: async ({ req, res, params }) => {
         const { methodId, env } = parse(startBody, await readJsonBody(req));
-        return json(await host.startAgentLogin(params.id!, { methodId, ...(env ? { _meta: { [LOGIN_ENV_META]: env } } : {}) }), 201);
+        // The client gave up: the wait for an address stops with it (the login itself runs on, listed).
+        const gone = new AbortController();
+        res.once("close", () => gone.abort());
+        return json(await host.startAgentLogin(params.id!, { methodId, ...(env ? { _meta: { [LOGIN_ENV_META]: env } } : {}) }, gone.signal), 201);
       },
     },
     {

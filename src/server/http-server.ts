@@ -89,7 +89,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
   const tickets = new Tickets(options.tickets);
   const peers = new PeerRest(host, access.cluster);
   const ownSessions = new OwnSessionEvents(host, options.events?.coalesceMs);
-  const loginSockets = new LoginTerminalSockets(host.logins, log);
+  const loginSockets = new LoginTerminalSockets(host.logins, clientBuffers, log);
   const changeStreams = new ChangeStreams({ read: (sessionId) => host.changes(sessionId), onWorkDone: (listener) => host.onWorkDone(listener) });
   const routes = [
     ...restRoutes({ host, events, ownSessions, metrics, tickets, peers }),

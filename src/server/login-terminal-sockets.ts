@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import type { Logger } from "../host/logger.js";
 import type { LoginAttachment, LoginRunner, WindowSize } from "../host/views.js";
+import type { ClientBufferBudget } from "./client-buffer-budget.js";
 import { HttpError } from "./http-io.js";
 import { decodeSegment } from "./router.js";
 import { keepAlive } from "./socket-keepalive.js";
@@ -23,6 +24,8 @@ export function loginTerminalPath(pathname: string): { readonly agentId: string;
  * Clients' WebSockets on agents' terminal logins, upgraded once the HTTP server let them in. Output goes out as binary
  * frames (the screen so far first); binary frames in are keys, text frames in are JSON: `{"type":"input","data"}` or
  * `{"type":"resize","cols","rows"}`. The last frame out is `{"type":"exit","exitCode","signal"}`, then close 1000.
+ * Each client's queue counts in the host's client buffer budget: one with more than its share unread is cut (the login
+ * runs on, and a client that comes back is sent its screen).
  */
 export class LoginTerminalSockets {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE_BYTES, clientTracking: false });
@@ -30,6 +33,7 @@ export class LoginTerminalSockets {
 
   constructor(
     private readonly runner: LoginRunner,
+    private readonly budget: ClientBufferBudget,
     private readonly log: Logger,
   ) {}
 
@@ -62,15 +66,28 @@ export class LoginTerminalSockets {
   private serve(ws: WebSocket, attachment: LoginAttachment): void {
     const { agentId, methodId } = attachment;
     this.sockets.add(ws);
+    const leave = this.budget.join(ws);
     ws.once("close", () => {
       this.sockets.delete(ws);
+      leave();
       attachment.detach();
     });
     keepAlive(ws, () => this.log.warn({ agentId, methodId }, "login terminal client disconnected: it answered no ping"));
-    if (attachment.screen.length > 0) ws.send(attachment.screen);
-    attachment.onOutput((chunk) => ws.send(chunk));
+    const send = (data: Buffer | string) => {
+      if (ws.readyState !== ws.OPEN) return;
+      // A client that stopped reading must not pile the login's output up in the host's memory.
+      if (ws.bufferedAmount > this.budget.shareBytes) {
+        this.budget.reached();
+        this.log.warn({ agentId, methodId, buffered: ws.bufferedAmount }, "login terminal client disconnected: too far behind its output");
+        ws.terminate();
+        return;
+      }
+      ws.send(data);
+    };
+    if (attachment.screen.length > 0) send(attachment.screen);
+    attachment.onOutput(send);
     void attachment.exited.then(({ exitCode, signal }) => {
-      ws.send(JSON.stringify({ type: "exit", exitCode, signal }));
+      send(JSON.stringify({ type: "exit", exitCode, signal }));
       ws.close(1000, "the login ended");
     });
     ws.on("message", (data: RawData, isBinary: boolean) => {

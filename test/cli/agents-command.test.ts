@@ -205,6 +205,50 @@ describe("berth agents with no host running: installs into the data directory", 
     }
   });
 
+  it("a removal under a running host keeps the agent's files for its running session; the next start removes them", async () => {
+    const dataDir = freshDataDir();
+    expect((await berth(dataDir, "agents", "add", "fixture", "--from", "binary")).code).toBe(0);
+    const serve = () =>
+      new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--config", config], { XDG_CONFIG_HOME: join(dataDir, "xdg") });
+    const stop = async (process: BerthProcess) => {
+      process.signal("SIGTERM");
+      await process.exited;
+      process.killGroup();
+    };
+    const host = serve();
+    const { url, token } = await host.startupLine();
+    const bridge = spawn(process.execPath, [cliMain, "connect", "--data-dir", dataDir, "--config", config, "--agent", "fixture"], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    const exited = new Promise((resolve) => bridge.once("exit", resolve));
+    try {
+      const connection = client({ name: "test-editor" }).connect(
+        ndJsonStream(Writable.toWeb(bridge.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(bridge.stdout!) as ReadableStream<Uint8Array>),
+      );
+      await connection.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+      const { sessionId } = await connection.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
+      const prompt = () => connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello" }] });
+      expect((await prompt()).stopReason).toBe("end_turn");
+      const removed = await fetch(`${url}/api/agents/fixture`, { method: "DELETE", headers: { authorization: `Bearer ${token}` } });
+      expect(removed.status).toBe(204);
+      expect(installedList(dataDir)).toEqual({});
+      expect(existsSync(join(dataDir, "agents", "fixture", "1.0.0", "bin", "fixture-agent"))).toBe(true);
+      expect((await prompt()).stopReason).toBe("end_turn");
+    } finally {
+      bridge.stdin!.end();
+      await exited;
+      await stop(host);
+    }
+    const next = serve();
+    try {
+      await next.startupLine();
+      expect(existsSync(join(dataDir, "agents", "fixture"))).toBe(false);
+      await expect.poll(() => next.logLines()).toContainEqual(expect.objectContaining({ msg: "removed agents' files deleted", agents: ["fixture"] }));
+    } finally {
+      await stop(next);
+    }
+  });
+
   it("names what is wrong: an unknown id, an unknown version, a registry that cannot be read, uv missing", async () => {
     const dataDir = freshDataDir();
     expect(await berth(dataDir, "agents", "add", "nope")).toMatchObject({
@@ -223,6 +267,12 @@ describe("berth agents with no host running: installs into the data directory", 
       code: 1,
       stderr: 'berth agents remove: agent "fixture" is not installed (installed: none)\n',
     });
+    // Names an object has of its own are not installed agents.
+    for (const id of ["toString", "constructor", "__proto__"])
+      expect(await berth(dataDir, "agents", "remove", id)).toMatchObject({
+        code: 1,
+        stderr: `berth agents remove: agent "${id}" is not installed (installed: none)\n`,
+      });
     expect(await berth(dataDir, "agents", "add", "fixture", "--from", "pip")).toMatchObject({
       code: 2,
       stderr: 'berth agents add: --from: expected npx, binary or uvx, got "pip"\n',
@@ -350,8 +400,9 @@ describe("berth agents with a host running: installs through its REST API, used 
     });
     expect(await berth(dataDir, "agents", "remove", "fixture")).toEqual({ code: 0, stdout: "removed fixture\n", stderr: "" });
     expect((await rest("/api/agents")).body).toMatchObject({ agents: ["demo"] });
-    expect(existsSync(join(dataDir, "agents", "fixture"))).toBe(false);
     expect(await rest("/api/agents/fixture", { method: "DELETE" })).toMatchObject({ status: 404, body: { error: "agent_not_installed" } });
+    for (const id of ["toString", "constructor", "__proto__"])
+      expect(await rest(`/api/agents/${id}`, { method: "DELETE" })).toMatchObject({ status: 404, body: { error: "agent_not_installed" } });
   });
 
   it("POST /api/agents/installs refuses what it cannot install, and streams a failed install's reason", async () => {

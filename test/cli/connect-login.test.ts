@@ -42,10 +42,19 @@ describe("berth connect with a terminal login's arguments (what an editor runs f
 
   it("names the agent's terminal logins and their args when none matches, and exits 2", async () => {
     const berth = await start();
-    const login = berthInTerminal(berth, "connect", "--agent", "oauth", "--cli");
+    const login = berthInTerminal(berth, "connect", "--agent", "oauth", "later");
     expect(await login.exited).toBe(2);
     expect(login.screen()).toContain(
-      'berth connect: agent "oauth" has no terminal login with the arguments --cli; its terminal logins: console (--login)',
+      'berth connect: agent "oauth" has no terminal login with the arguments later; its terminal logins: console (--login)',
+    );
+  });
+
+  it("a mistyped option that is no terminal login's arguments is an unknown option, exit 2", async () => {
+    const berth = await start();
+    const login = berthInTerminal(berth, "connect", "--agnet", "oauth");
+    expect(await login.exited).toBe(2);
+    expect(login.screen()).toContain(
+      'berth connect: unknown option --agnet (nor are "--agnet oauth" the arguments of a terminal login of agent "oauth": its terminal logins: console (--login))',
     );
   });
 });

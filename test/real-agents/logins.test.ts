@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { methods, type AuthMethod, type ClientCapabilities } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { berthWords } from "../../src/config/invocation.js";
+import { NoTerminalLoginError } from "../../src/logins/login-command.js";
+import { descendantsOf } from "../support/process-table.js";
 import { AcpTestClient, cleanUp, startFixture, waitUntil, type BerthFixture } from "../server/server-harness.js";
 import {
   DirectAgent,
@@ -28,6 +30,15 @@ afterEach(async () => {
   await cleanUp();
   for (const env of environments.splice(0)) env.cleanup();
 });
+
+/** A process's `/proc` file, empty once it is gone. */
+function procFile(pid: number, name: "cmdline" | "environ"): string {
+  try {
+    return readFileSync(`/proc/${pid}/${name}`, "utf8");
+  } catch {
+    return "";
+  }
+}
 
 async function prepare(name: "claude" | "opencode" | "codex"): Promise<RealAgentEnvironment> {
   const env = await prepareRealAgent(name);
@@ -100,16 +111,29 @@ for (const name of ["claude", "opencode"] as const) {
     );
 
     it(
-      "keeps the agent's own command on the host side (terminalLogin)",
+      "runs the agent's own command on the host side for its terminal login",
       async () => {
         const env = await prepare(name);
         const fixture = await startFixture({ config: { agents: { [name]: env.entry } }, workDir: env.cwd });
         const [method] = await directAuthMethods(env, declarations["a Zed-like client"]!);
         const own = method!._meta!["terminal-auth"] as { command: string; args: string[]; label: string };
-        const login = await fixture.berth.host.terminalLogin(name, method!.id);
-        // Claude names the node and script it runs as; opencode its own command.
-        expect(login).toEqual({ command: own.command, args: own.args, env: env.entry.env, label: own.label });
-        expect(await fixture.berth.host.terminalLogin(name, "no-such-method")).toBeUndefined();
+        const { logins } = fixture.berth.host;
+        const size = { cols: 80, rows: 24 };
+        const attachment = await logins.attach(name, method!.id, size);
+        try {
+          // Claude names the node and script it runs as; opencode its own command. The pseudo-terminal's wrapper
+          // becomes that command, with the agent's configured environment.
+          const [login] = logins.list();
+          const expected = [own.command, ...own.args].join("\0");
+          const ownCommand = () => descendantsOf(login!.pid).find((pid) => procFile(pid, "cmdline").replace(/\0$/, "") === expected);
+          await waitUntil(() => ownCommand() !== undefined, "the login runs the agent's own command", SLOW_STARTS_MS);
+          const environment = procFile(ownCommand()!, "environ").split("\0");
+          for (const [key, value] of Object.entries(env.entry.env ?? {})) expect(environment).toContain(`${key}=${value}`);
+        } finally {
+          attachment.detach();
+          await logins.stop(name);
+        }
+        await expect(logins.attach(name, "no-such-method", size)).rejects.toThrow(NoTerminalLoginError);
       },
       SLOW_STARTS_MS,
     );

@@ -14,7 +14,7 @@ interface LoginView {
 
 afterEach(cleanUp);
 
-function start(opener: "browser" | "xdg-open" = "browser"): Promise<BerthFixture> {
+function start(opener: "browser" | "xdg-open" | "none" = "browser"): Promise<BerthFixture> {
   return startFixture({
     config: {
       agents: { oauth: { command: process.execPath, args: [oauthAgent, "--opener", opener] } },
@@ -95,6 +95,25 @@ describe("agent login with an OAuth callback on the host", () => {
     expect(listed.logins[0]!.state).toBe("address_captured");
     const delivered = await post(berth, `/api/agents/oauth/logins/${login.id}/callback`, { address: good.href });
     expect(delivered.body.state).toBe("logged_in");
+  });
+
+  it("a start's wait for the address ends when its client leaves (the login runs on, listed); a second start of the method answers the same login", async () => {
+    // The agent never opens an address nor ends: each start waits on the login until its client leaves.
+    const berth = await start("none");
+    const { host } = berth.berth;
+    const logins = async () => (await host.agentLogins("oauth")).logins;
+    const left = new AbortController();
+    const first = host.startAgentLogin("oauth", { methodId: "provider" }, left.signal);
+    await expect.poll(logins).toEqual([expect.objectContaining({ state: "starting" })]);
+    left.abort();
+    const view = await first;
+    expect(view).toMatchObject({ state: "starting", methodId: "provider" });
+
+    const again = new AbortController();
+    const second = host.startAgentLogin("oauth", { methodId: "provider" }, again.signal);
+    again.abort();
+    expect((await second).id).toBe(view.id);
+    expect(await logins()).toEqual([expect.objectContaining({ id: view.id, state: "starting" })]);
   });
 
   it("reports a login the agent refused, with its reason", async () => {

@@ -41,6 +41,25 @@ describe("the login terminal WebSocket", () => {
     expect(client.messages).toEqual([{ type: "exit", exitCode: 0, signal: null }]);
   });
 
+  it("cuts a client that stopped reading once its share of the client buffer budget is queued; the login runs on", async () => {
+    const berth = await startFixture({
+      config: { server: { clientBufferBudget: "64KiB", clientHighWater: "64KiB" } },
+      // A login whose screen never stops filling.
+      loginCommands: async () => ({ command: "yes", args: ["a login that prints without end"], env: {} }),
+    });
+    const client = terminalClient(berth, "/api/agents/demo/logins/flood/terminal");
+    // The client reads nothing more: what the host sends it queues up in the kernel, then in the host.
+    client.ws.once("open", () => (client.ws as unknown as { _socket: { pause(): void } })._socket.pause());
+    const { logins } = berth.berth.host;
+    await waitUntil(() => logins.list()[0]?.clients === 1, "the client is attached");
+    await waitUntil(() => logins.list()[0]?.clients === 0, "the client is cut", 30_000);
+    expect(logins.list()).toEqual([expect.objectContaining({ agentId: "demo", methodId: "flood" })]);
+    // Cut for what it had queued (counted in the budget), not by the keepalive for the pongs it no longer read.
+    const metrics = await (await berth.api("/metrics")).text();
+    expect(Number(/^berth_client_queued_bytes_peak (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(64 * 1024);
+    client.ws.terminate();
+  });
+
   it("answers a text frame it cannot use with an error frame and carries on", async () => {
     const berth = await startFixture({ loginCommands: fixtureLogins });
     const client = terminalClient(berth, demo);

@@ -52,7 +52,10 @@ describe("the dashboard's Agents page", () => {
     await page.getByRole("listitem", { name: "Registry agent broken", exact: true }).getByRole("button", { name: "Install broken" }).click();
     const alert = page.getByRole("alert");
     await alert.waitFor({ timeout: 60_000 });
-    expect(await alert.textContent()).toContain(`is ${fixture.sha256}, the registry says ${"0".repeat(64)}: refused`);
+    // In a person's words, as every error of the dashboard: a sentence.
+    expect(await alert.textContent()).toContain(
+      `The sha256 of ${join(fixture.root, "registry", "fixture-agent.tar.gz")} is ${fixture.sha256}, the registry says ${"0".repeat(64)}: refused`,
+    );
     await page.getByText("Installing broken: failed").waitFor();
     expect(existsSync(join(berth.host.dataDir, "agents", "broken"))).toBe(false);
 

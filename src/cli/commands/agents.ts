@@ -1,3 +1,4 @@
+import { SseReader } from "../../protocol/sse-events.js";
 import type { Command } from "commander";
 import {
   type AgentDetails,
@@ -62,7 +63,7 @@ export function register(program: Command): void {
       runClientCommand("agents remove", async () => {
         const { dataDir } = localSetup(flags);
         if (hostUrl(flags, dataDir)) await callHost(flags, `/api/agents/${encodeURIComponent(id)}`, { method: "DELETE" });
-        else await refusedAsFailure(() => removeAgent(dataDir, id));
+        else await refusedAsFailure(() => removeAgent(dataDir, id, "now"));
         process.stdout.write(`removed ${id}\n`);
       }),
   );
@@ -131,17 +132,9 @@ async function followInstall(flags: HostFlags, installId: string): Promise<void>
     headers: { authorization: `Bearer ${token}` },
   });
   if (!response.ok || !response.body) throw new HostClientError(`following install ${installId} failed with HTTP ${response.status}`);
-  let buffered = "";
+  const reader = new SseReader();
   for await (const chunk of response.body.pipeThrough(new TextDecoderStream())) {
-    buffered += chunk;
-    let end = buffered.indexOf("\n\n");
-    while (end !== -1) {
-      const frame = buffered.slice(0, end);
-      buffered = buffered.slice(end + 2);
-      end = buffered.indexOf("\n\n");
-      const event = /^event: (.*)$/m.exec(frame)?.[1];
-      const data = /^data: (.*)$/m.exec(frame)?.[1];
-      if (event === undefined || data === undefined) continue;
+    for (const { event, data } of reader.push(chunk)) {
       const body = JSON.parse(data) as { line?: string; reason?: string; version?: string };
       if (event === "progress") process.stdout.write(`${body.line}\n`);
       if (event === "failed") throw new HostClientError(body.reason ?? "the install failed");

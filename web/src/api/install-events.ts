@@ -1,3 +1,4 @@
+import { SseReader } from "../../../src/protocol/sse-events.js";
 import { authHeaders } from "../auth/token.js";
 import { ApiError } from "./rest.js";
 import type { InstallEvent } from "./types.js";
@@ -11,17 +12,11 @@ export async function followInstall(installId: string, onEvent: (event: InstallE
   if (!response.ok || !response.body)
     throw new ApiError(response.status, `http_${response.status}`, `following the install failed with HTTP ${response.status}`);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffered = "";
+  const events = new SseReader();
   for (;;) {
     const { value, done } = await reader.read();
     if (done) throw new Error("Berth ended the install's events before its end (did it stop?)");
-    buffered += value;
-    for (let end = buffered.indexOf("\n\n"); end !== -1; end = buffered.indexOf("\n\n")) {
-      const frame = buffered.slice(0, end);
-      buffered = buffered.slice(end + 2);
-      const kind = /^event: (.*)$/m.exec(frame)?.[1];
-      const data = /^data: (.*)$/m.exec(frame)?.[1];
-      if (kind === undefined || data === undefined) continue;
+    for (const { event: kind, data } of events.push(value)) {
       const event = { kind, ...(JSON.parse(data) as object) } as InstallEvent;
       onEvent(event);
       if (event.kind !== "progress") {

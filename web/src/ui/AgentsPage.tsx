@@ -1,3 +1,4 @@
+import { errorWords, personWords } from "../util/error-words.js";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { followInstall } from "../api/install-events.js";
 import { api } from "../api/rest.js";
@@ -20,10 +21,6 @@ type Work =
 const originWords: Record<AgentDetails["origin"], string> = { bundled: "bundled", config: "configuration", installed: "installed" };
 const loginWords: Record<AgentDetails["login"], string> = { "logged-in": "Logged in", "needs-login": "Needs login", unknown: "Login unknown" };
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /**
  * `#/agents`: the agents this host has (origin, version, login state, their auth methods with a *Log in* each),
  * the agent registry's entries with *Install* and *Upgrade*, *Remove* for installed ones, and the running
@@ -38,11 +35,11 @@ export function AgentsPage({ onAgentsChanged }: { onAgentsChanged: () => void })
   const reload = (): void => {
     api.agents().then(
       (list) => setAgents({ name: "loaded", value: list.details }),
-      (error: unknown) => setAgents({ name: "failed", message: messageOf(error) }),
+      (error: unknown) => setAgents({ name: "failed", message: errorWords(error) }),
     );
     api.catalogue().then(
       (value) => setCatalogue({ name: "loaded", value }),
-      (error: unknown) => setCatalogue({ name: "failed", message: messageOf(error) }),
+      (error: unknown) => setCatalogue({ name: "failed", message: errorWords(error) }),
     );
   };
   useEffect(() => {
@@ -71,11 +68,11 @@ export function AgentsPage({ onAgentsChanged }: { onAgentsChanged: () => void })
         },
         aborts.current.signal,
       );
-      if (end.kind === "failed") setWork({ name: "failed", agentId, what, lines, reason: end.reason });
+      if (end.kind === "failed") setWork({ name: "failed", agentId, what, lines, reason: personWords(end.reason) });
       else setWork({ name: "done", agentId, what, lines });
     } catch (error) {
       if (aborts.current.signal.aborted) return;
-      setWork({ name: "failed", agentId, what, lines, reason: messageOf(error) });
+      setWork({ name: "failed", agentId, what, lines, reason: errorWords(error) });
     }
     finished();
   };
@@ -87,7 +84,7 @@ export function AgentsPage({ onAgentsChanged }: { onAgentsChanged: () => void })
       await api.removeAgent(agentId);
       setWork({ name: "done", agentId, what, lines: [] });
     } catch (error) {
-      setWork({ name: "failed", agentId, what, lines: [], reason: messageOf(error) });
+      setWork({ name: "failed", agentId, what, lines: [], reason: errorWords(error) });
     }
     finished();
   };
@@ -206,7 +203,7 @@ function AuthMethods({ agentId }: { agentId: string }) {
   useEffect(() => {
     api.agentLogins(agentId).then(
       (value) => setMethods({ name: "loaded", value: value.methods }),
-      (error: unknown) => setMethods({ name: "failed", message: messageOf(error) }),
+      (error: unknown) => setMethods({ name: "failed", message: errorWords(error) }),
     );
   }, [agentId]);
   if (methods.name === "loading") return <p class="muted">Asking the agent how it logs in…</p>;

@@ -1,3 +1,4 @@
+import { errorWords } from "../util/error-words.js";
 import { useState } from "preact/hooks";
 import { rememberThisDevice } from "../auth/remember-device.js";
 
@@ -20,7 +21,7 @@ export function RememberPrompt() {
     setOffer({ name: "saving" });
     rememberThisDevice().then(
       () => setOffer({ name: "remembered" }),
-      (error: unknown) => setOffer({ name: "failed", message: error instanceof Error ? error.message : String(error) }),
+      (error: unknown) => setOffer({ name: "failed", message: errorWords(error) }),
     );
   };
   const dismiss = (): void => setOffer({ name: "dismissed" });

@@ -26,16 +26,40 @@ function focusRow(questionId: string): boolean {
   return true;
 }
 
-/** Focuses the row once it is in the page; gives up after a while: the question may be answered elsewhere meanwhile. */
+/** The one wait for a question's row to focus, if any: a newer wait replaces it. */
+let waiting: (() => void) | undefined;
+
+/**
+ * Focuses the row once it is in the page. The wait ends there, or with a newer one, the person's next key or pointer
+ * press (they are doing something else: typing in the composer, say), another route, or after a while (the question
+ * may be answered elsewhere meanwhile).
+ */
 function whenRendered(questionId: string): void {
+  waiting?.();
+  const route = window.location.hash;
   const observer = new MutationObserver(() => {
     if (focusRow(questionId)) stop();
   });
   const timer = window.setTimeout(() => stop(), GIVE_UP_MS);
+  const routeChanged = (): void => {
+    if (window.location.hash !== route) stop();
+  };
+  // From the next task on: the key or tap that asked for the question is still being dispatched.
+  const listening = window.setTimeout(() => {
+    document.addEventListener("keydown", stop, true);
+    document.addEventListener("pointerdown", stop, true);
+  });
   const stop = (): void => {
     observer.disconnect();
     window.clearTimeout(timer);
+    window.clearTimeout(listening);
+    document.removeEventListener("keydown", stop, true);
+    document.removeEventListener("pointerdown", stop, true);
+    window.removeEventListener("hashchange", routeChanged);
+    if (waiting === stop) waiting = undefined;
   };
+  waiting = stop;
+  window.addEventListener("hashchange", routeChanged);
   observer.observe(document.body, { childList: true, subtree: true });
 }
 
