@@ -1,4 +1,6 @@
 import { InstallError, type InstallRefusal } from "../agents/agent-install.js";
+import { InvalidSandboxError } from "../sandbox/policy.js";
+import { SandboxUnavailableError } from "../sandbox/availability.js";
 import { UnknownAgentError } from "../agents/agent-registry.js";
 import { CatalogueError } from "../agents/catalogue.js";
 import { InstalledListError } from "../agents/installed-agents.js";
@@ -81,6 +83,8 @@ export function classifyError(error: unknown): ClassifiedError {
   // A pasted address that does not match the login's redirect_uri; or the agent's callback did not answer.
   if (error instanceof LoginCallbackError) return as(error.code === "callback_refused" ? "bad_input" : "unavailable", error.code);
   if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");
+  if (error instanceof InvalidSandboxError) return as("bad_input", "invalid_sandbox");
+  if (error instanceof SandboxUnavailableError) return as("bad_input", "sandbox_unavailable");
   if (error instanceof InvalidTitleError) return as("bad_input", "invalid_title");
   if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");
   if (error instanceof NoTerminalLoginError) return as("not_found", "no_terminal_login");

@@ -1,3 +1,4 @@
+import type { SandboxView } from "../sandbox/sandboxes.js";
 import type { SessionChildState } from "../lifecycle/session-holds.js";
 import type { MessagePreview } from "../store/events.js";
 
@@ -37,6 +38,8 @@ export interface SessionView {
   readonly releaseAt: number | null;
   /** The end of the conversation for a list: the last agent message's last words, else the last prompt; null before any. */
   readonly preview: MessagePreview | null;
+  /** Its sandbox (docs/sandbox.md): what its agent and terminals may write and cannot see; null when it has none. */
+  readonly sandbox: SandboxView | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

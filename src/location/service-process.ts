@@ -1,3 +1,4 @@
+import type { SandboxPlan } from "../sandbox/bwrap-args.js";
 import type { ServiceConfig } from "../config/config-schema.js";
 import type { ProcessGroupLedger } from "../processes/ledger.js";
 import { describeExit, spawnGroup, type ExitStatus, type SpawnedGroup } from "../processes/spawn-group.js";
@@ -31,6 +32,8 @@ export interface ServiceProcessOptions {
   readonly log: ServiceLog;
   /** This run starts only once the previous run of the service has gone (its group stopped). */
   readonly after?: Promise<unknown>;
+  /** The location's sandbox for its services, if its sessions have one (asked when this run starts). */
+  readonly sandbox?: () => SandboxPlan | undefined;
 }
 
 /** One run of one configured service: its process group, its port, its output tail. */
@@ -143,6 +146,7 @@ export class ServiceProcess {
       label: `service ${name}`,
       ledger: this.options.ledger,
       stop: this.options.stop,
+      sandbox: this.options.sandbox?.(),
     }).catch((error: Error) => this.cannotStart(error));
     this.group = group;
     const { child } = group;

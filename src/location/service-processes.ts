@@ -1,3 +1,4 @@
+import type { SandboxPlan } from "../sandbox/bwrap-args.js";
 import type { McpServerHttp } from "@agentclientprotocol/sdk";
 import type { ServiceConfig } from "../config/config-schema.js";
 import type { ProcessGroupLedger } from "../processes/ledger.js";
@@ -15,6 +16,8 @@ export interface ServiceProcessesOptions {
   readonly log?: ServiceLog;
   /** How long a service may take to leave after SIGTERM before its group is killed (default 3 s). */
   readonly stopTimeoutMs?: number;
+  /** The sandbox each service starts in, if any (asked at each start). */
+  readonly sandbox?: () => SandboxPlan | undefined;
 }
 
 /** ACP's HTTP MCP server entry, as passed to agents in `session/new` and `session/load`. */
@@ -114,6 +117,7 @@ export class ServiceProcesses {
       stop: this.options.stopTimeoutMs === undefined ? undefined : { graceMs: this.options.stopTimeoutMs },
       log: this.options.log ?? (() => undefined),
       after: previous?.stop(),
+      sandbox: this.options.sandbox,
     });
     this.processes.set(name, run);
     return run;

@@ -48,6 +48,8 @@ export interface AcpAgentOptions {
 /** `_meta` keys of `session/new` that pick the agent and the workspace; Berth's own, not passed on. */
 const AGENT_META = "berth/agent";
 const WORKSPACE_META = "berth/workspace";
+/** The session's sandbox: `{ mode, network? }` (docs/sandbox.md). */
+const SANDBOX_META = "berth/sandbox";
 /** What Berth adds to the agent's `initialize` `_meta`. */
 const HOST_META = "berth/host";
 /** Forking would put two conversations in one agent process; Berth runs one process per session. */
@@ -140,7 +142,13 @@ export function createAcpAgent({
         return (answer ?? {}) as LogoutResponse;
       })
       .onRequest(methods.agent.session.new, async ({ params, client, signal }) => {
-        const { [AGENT_META]: agentMeta, [WORKSPACE_META]: workspaceMeta, [PLACEMENT_META]: hostMeta, ...meta } = params._meta ?? {};
+        const {
+          [AGENT_META]: agentMeta,
+          [WORKSPACE_META]: workspaceMeta,
+          [PLACEMENT_META]: hostMeta,
+          [SANDBOX_META]: sandbox,
+          ...meta
+        } = params._meta ?? {};
         const namedAgent = optionalMeta(AGENT_META, agentMeta);
         const elsewhere = await routing.createElsewhere(optionalMeta(PLACEMENT_META, hostMeta), namedAgent ?? agentId, params, signal);
         if (elsewhere) return elsewhere;
@@ -152,7 +160,9 @@ export function createAcpAgent({
           initializeMeta,
           newSession: Object.keys(meta).length > 0 ? { ...newSession, _meta: meta } : newSession,
         };
-        const view = await translatedAsync(log, () => host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest }));
+        const view = await translatedAsync(log, () =>
+          host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest, sandbox, sandboxWhere: `_meta["${SANDBOX_META}"]` }),
+        );
         try {
           await sessions.hold(view.id, client, capabilities, { replay: false });
         } catch (error) {

@@ -31,6 +31,8 @@ const newSessionBody = z.strictObject({
   cwd: z.string({ error: "expected an absolute directory path" }),
   agent: z.string({ error: "expected an agent id" }).min(1, "expected an agent id").optional(),
   workspace: z.string({ error: "expected a workspace id or null" }).min(1, "expected a non-empty workspace id").nullable().optional(),
+  /** Checked by the host, which names what is wrong (docs/sandbox.md). */
+  sandbox: z.unknown().optional(),
 });
 
 const installBody = z.strictObject({
