@@ -33,7 +33,7 @@ function tableKey(agentId: string, command: string): string | undefined {
   return undefined;
 }
 
-/** The directories (and files) the agent writes its own state to, which a sandbox leaves writable. */
+/** The directories (and `.json` files) the agent writes its own state to, which a sandbox leaves writable. */
 export function agentStateDirs(agentId: string, command: string, places: StatePlaces): string[] {
   const key = tableKey(agentId, command);
   return [...(key ? AGENT_STATE[key]!(places) : []), ...COMMON(places)];

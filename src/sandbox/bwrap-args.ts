@@ -27,7 +27,10 @@ export interface SandboxPlan {
 export function bwrapArgs(plan: Omit<SandboxPlan, "bwrap">, cwd: string): string[] {
   const args = ["--die-with-parent", "--unshare-pid", ...(plan.network === "off" ? ["--unshare-net"] : [])];
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
-  for (const mount of ordered(plan.mounts)) args.push(...mountArgs(mount));
+  const mounts = ordered(plan.mounts);
+  for (const mount of mounts) args.push(...mountArgs(mount));
+  // Last: a hidden directory's tmpfs takes no writes either, once what lies inside it is mounted.
+  for (const mount of mounts) if (mount.kind === "hidden" && !mount.file) args.push("--remount-ro", mount.path);
   args.push("--chdir", cwd);
   return args;
 }

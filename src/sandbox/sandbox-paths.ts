@@ -1,4 +1,4 @@
-import { realpathSync, statSync } from "node:fs";
+import { mkdirSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { agentStateDirs } from "./agent-state-dirs.js";
 import type { SandboxMount } from "./bwrap-args.js";
@@ -26,6 +26,8 @@ export interface SandboxPaths {
   readonly writable: readonly string[];
   readonly hidden: readonly string[];
   readonly readOnly: readonly string[];
+  /** The agent's own state directories: made before it starts if missing, or it could not make them itself. */
+  readonly stateDirs: readonly string[];
 }
 
 /** Secrets in a home that no agent needs: keys, cloud credentials. */
@@ -36,13 +38,18 @@ export function sandboxPaths(directory: string, places: SandboxPlaces, agent?: {
   const state = agent ? agentStateDirs(agent.id, agent.command, places) : [];
   return {
     writable: [directory, ...state, ...places.binds],
+    stateDirs: state.filter((path) => !path.endsWith(".json")),
     hidden: [...HOME_SECRETS.map((name) => join(places.home, name)), places.dataDir, places.configDir, ...places.hide],
     readOnly: [places.installedAgentsDir],
   };
 }
 
-/** The mounts of the paths that exist here, by their real paths (bwrap mounts onto real paths only). */
+/**
+ * The mounts of the paths that exist here, by their real paths (bwrap mounts onto real paths only); the agent's
+ * missing state directories are made first (0700, as the agent would).
+ */
 export function existingMounts(paths: SandboxPaths): SandboxMount[] {
+  for (const dir of paths.stateDirs) mkdirSync(dir, { recursive: true, mode: 0o700 });
   const mounts: SandboxMount[] = [];
   const add = (kind: SandboxMount["kind"], path: string) => {
     const found = existing(path);
