@@ -146,6 +146,23 @@ describe("workspace-write sandbox", () => {
     expect(existsSync(join(home, "service-was-here"))).toBe(false);
   });
 
+  it("services started for an unsandboxed session start again in a sandbox once a sandboxed session at the location starts", async () => {
+    const workDir = freshDir("work");
+    const { host } = await startHost({
+      dataDir: freshDir("data"),
+      config: { services: { web: { command: process.execPath, args: [nsService], port: "auto", mcp: { type: "http", path: "/mcp" } } } },
+    });
+    const serviceView = () => JSON.parse(readFileSync(join(workDir, "service-view.json"), "utf8")) as { pidNamespace: string };
+    const plain = await host.createSession({ cwd: workDir });
+    await host.hold(plain.id, "client").child;
+    expect(serviceView().pidNamespace).toBe(ownPidNamespace());
+    rmSync(join(home, "service-was-here"), { force: true });
+
+    const boxed = await host.createSession({ cwd: workDir, sandbox: sandboxed });
+    await host.hold(boxed.id, "client").child;
+    expect(serviceView().pidNamespace).not.toBe(ownPidNamespace());
+  });
+
   it("release stops the whole tree, an orphan of the agent included; deleting the session stops a setsid daemon of its terminal", async () => {
     const clock = new VirtualClock();
     const { host } = await startHost({ dataDir: freshDir("data"), clock });
