@@ -75,6 +75,7 @@ export interface HostParts {
   readonly ledger: ProcessGroupLedger;
   readonly housekeeping: Housekeeping;
   readonly registry: AgentRegistry;
+  readonly sandboxes: Sandboxes;
   readonly installs: AgentInstalls;
   readonly catalog: SessionCatalog;
   readonly transient: TransientChildren;
@@ -340,6 +341,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     ledger,
     housekeeping,
     registry,
+    sandboxes,
     installs,
     catalog,
     transient,

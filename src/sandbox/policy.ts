@@ -65,8 +65,8 @@ export function sessionPolicy(configured: SandboxPolicy, asked: SandboxRequest |
   if (!asked) return configured;
   if (asked.mode === "off" && configured.mode !== "off")
     throw new InvalidSandboxError(`${where}.mode: "off" is refused: this host's configuration sandboxes this agent (mode "${configured.mode}")`);
-  if (asked.network === "on" && configured.network === "off" && configured.mode !== "off")
-    throw new InvalidSandboxError(`${where}.network: "on" is refused: this host's configuration gives this agent no network`);
+  if (asked.mode !== "off" && asked.network === "on" && configured.network === "off")
+    throw new InvalidSandboxError(`${where}.network: "on" is refused: this host's configuration gives sandboxes of this agent no network`);
   const mode = asked.mode;
   const network = mode === "off" ? "on" : (asked.network ?? configured.network);
   return { mode, network };

@@ -46,10 +46,10 @@ export function sandboxPaths(directory: string, places: SandboxPlaces, agent?: {
 
 /**
  * The mounts of the paths that exist here, by their real paths (bwrap mounts onto real paths only); the agent's
- * missing state directories are made first (0700, as the agent would).
+ * missing state directories are made first (0700, as the agent would), where the user may.
  */
 export function existingMounts(paths: SandboxPaths): SandboxMount[] {
-  for (const dir of paths.stateDirs) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  for (const dir of paths.stateDirs) makeDirectory(dir);
   const mounts: SandboxMount[] = [];
   const add = (kind: SandboxMount["kind"], path: string) => {
     const found = existing(path);
@@ -67,5 +67,13 @@ function existing(path: string): { path: string; file: boolean } | undefined {
     return { path: real, file: !statSync(real).isDirectory() };
   } catch {
     return undefined;
+  }
+}
+
+function makeDirectory(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch {
+    // A home the user cannot write (nobody's /nonexistent): the agent finds it read-only, as it would have.
   }
 }

@@ -81,6 +81,8 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
         return json({ status, version: berthVersion, store, ...(heartbeats ? { heartbeats } : {}) });
       },
     },
+    // Whether sessions may have a sandbox here (docs/sandbox.md): probed once, then from memory.
+    { method: "GET", path: "/api/sandbox", handle: () => json(host.sandboxAvailability()) },
     // One connection of EventSource or a browser's WebSocket, which cannot send the token in a header.
     { method: "POST", path: "/api/tickets", handle: () => json(tickets.issue(), 201) },
     {

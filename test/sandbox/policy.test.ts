@@ -33,6 +33,10 @@ describe("sandbox policy", () => {
     expect(sessionPolicy(closed, { mode: "workspace-write" }, "sandbox")).toEqual(closed);
     expect(() => sessionPolicy(closed, { mode: "off" }, "sandbox")).toThrow(/sandbox\.mode: "off" is refused/);
     expect(() => sessionPolicy(closed, { mode: "workspace-write", network: "on" }, "sandbox")).toThrow(/sandbox\.network: "on" is refused/);
+    // A configured network "off" without a mode is every sandbox's: a client asking for one gets no network.
+    const offline = { mode: "off", network: "off" } as const;
+    expect(sessionPolicy(offline, { mode: "workspace-write" }, "sandbox")).toEqual({ mode: "workspace-write", network: "off" });
+    expect(() => sessionPolicy(offline, { mode: "workspace-write", network: "on" }, "sandbox")).toThrow(/sandbox\.network: "on" is refused/);
   });
 
   it("a stored policy is read back; anything else is none (a session older than sandboxes)", () => {

@@ -169,6 +169,7 @@ describe("workspace-write sandbox", () => {
     const session = await host.createSession({ cwd: freshDir("work"), sandbox: sandboxed });
     const ticket = host.hold(session.id, "client");
     const { pid } = await ticket.child;
+    expect(runsInOwnNamespace(pid)).toBe(true);
     await host.prompt(session.id, text("/spawn-orphan"));
     const tree = descendantsOf(pid);
     expect(tree.some((child) => readFileSync(`/proc/${child}/cmdline`, "utf8").startsWith("sleep\0"))).toBe(true);
