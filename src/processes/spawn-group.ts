@@ -32,7 +32,8 @@ export interface SpawnGroupOptions {
   readonly stop?: StopOptions;
   /**
    * Runs the command inside this bubblewrap sandbox (docs/sandbox.md). bwrap leads the group; the command and all it
-   * starts live in bwrap's PID namespace, which ends with bwrap, so the group's stop takes `setsid` daemons too.
+   * starts live in bwrap's PID namespace, whose init is in the group: the stop's kill ends the namespace, and with it
+   * every `setsid` daemon in it.
    */
   readonly sandbox?: SandboxPlan;
 }

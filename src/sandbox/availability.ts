@@ -35,11 +35,10 @@ function probe(bwrap: string): SandboxAvailability {
     const what = found.code === "EACCES" ? "is not executable" : "was not found";
     return { state: "unavailable", reason: `bubblewrap (${JSON.stringify(bwrap)}) ${what}`, fix: INSTALL_FIX };
   }
-  const run = spawnSync(
-    found.path,
-    ["--die-with-parent", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"],
-    { stdio: ["ignore", "ignore", "pipe"], timeout: PROBE_TIMEOUT_MS },
-  );
+  const run = spawnSync(found.path, ["--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"], {
+    stdio: ["ignore", "ignore", "pipe"],
+    timeout: PROBE_TIMEOUT_MS,
+  });
   if (run.status === 0) return { state: "available", bwrap: found.path };
   const said = run.stderr?.toString().trim() || run.error?.message || `exit code ${String(run.status)}`;
   return { state: "unavailable", reason: `${found.path} cannot create a sandbox here (${said})`, fix: USERNS_FIX };

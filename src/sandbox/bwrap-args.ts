@@ -21,11 +21,14 @@ export interface SandboxPlan {
 /**
  * bwrap's arguments before `--` and the command: `/` read-only, fresh `/dev`, `/proc` and `/tmp`, then the mounts,
  * a parent before what lies inside it (so `~/.ssh` hidden stays hidden in a writable home, and the session's worktree
- * stays writable in the hidden data directory). Its own PID namespace, whose end (`--die-with-parent`: when Berth's
- * stop ends bwrap) takes every process in it, `setsid` daemons included.
+ * stays writable in the hidden data directory). Its own PID namespace: when the namespace's init (bwrap's inner
+ * process, in Berth's process group) is killed, the kernel kills everything in it, `setsid` daemons included. Not
+ * `--die-with-parent`: the polite signal of a stop would end the outer bwrap and, through it, kill the namespace at
+ * once, before the command could finish cleanly; without it the command gets the signal and its grace, and the kill
+ * that follows takes the namespace's init and so the rest.
  */
 export function bwrapArgs(plan: Omit<SandboxPlan, "bwrap">, cwd: string): string[] {
-  const args = ["--die-with-parent", "--unshare-pid", ...(plan.network === "off" ? ["--unshare-net"] : [])];
+  const args = ["--unshare-pid", ...(plan.network === "off" ? ["--unshare-net"] : [])];
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
   const mounts = ordered(plan.mounts);
   for (const mount of mounts) args.push(...mountArgs(mount));

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /** `off`: the agent runs as the user, as without Berth. `workspace-write`: read-only everywhere but its own places. */
-export type SandboxMode = "off" | "workspace-write";
+type SandboxMode = "off" | "workspace-write";
 /** `off`: a network namespace of its own, with nothing but its own loopback. */
 export type SandboxNetwork = "on" | "off";
 
@@ -11,13 +11,13 @@ export interface SandboxPolicy {
   readonly network: SandboxNetwork;
 }
 
-export const NO_SANDBOX: SandboxPolicy = { mode: "off", network: "on" };
+const NO_SANDBOX: SandboxPolicy = { mode: "off", network: "on" };
 
 const MODE_FORM = 'expected "off" or "workspace-write"';
 const NETWORK_FORM = 'expected "on" or "off"';
 
 /** A policy as a client or the configuration writes it: `network` may be left out (then: on). */
-export const sandboxRequestSchema = z.strictObject(
+const sandboxRequestSchema = z.strictObject(
   {
     mode: z.enum(["off", "workspace-write"], { error: MODE_FORM }),
     network: z.enum(["on", "off"], { error: NETWORK_FORM }).optional(),

@@ -7,13 +7,13 @@ import { configuredPolicy, parseSandboxRequest, sessionPolicy, type SandboxPolic
 import { existingMounts, sandboxPaths, type SandboxPlaces } from "./sandbox-paths.js";
 
 /** The configuration's `sandbox`, and an agent entry's. */
-export interface SandboxConfig extends Partial<SandboxRequest> {
+interface SandboxConfig extends Partial<SandboxRequest> {
   readonly binds: readonly string[];
   readonly hide: readonly string[];
   /** The bubblewrap binary: a name looked up on PATH, or a path. */
   readonly bwrap: string;
 }
-export interface AgentSandboxConfig extends Partial<SandboxRequest> {
+interface AgentSandboxConfig extends Partial<SandboxRequest> {
   readonly binds: readonly string[];
 }
 

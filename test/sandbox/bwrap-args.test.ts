@@ -8,23 +8,9 @@ function mountsOf(args: readonly string[]): string[] {
 }
 
 describe("bwrapArgs", () => {
-  it("keeps / read-only with fresh /dev, /proc and /tmp, its own PID namespace that ends with Berth's stop, and the cwd", () => {
+  it("keeps / read-only with fresh /dev, /proc and /tmp, its own PID namespace, and the cwd (no --die-with-parent: a stop's polite signal must not end it)", () => {
     const args = bwrapArgs({ network: "on", mounts: [] }, "/w/app");
-    expect(args).toEqual([
-      "--die-with-parent",
-      "--unshare-pid",
-      "--ro-bind",
-      "/",
-      "/",
-      "--dev",
-      "/dev",
-      "--proc",
-      "/proc",
-      "--tmpfs",
-      "/tmp",
-      "--chdir",
-      "/w/app",
-    ]);
+    expect(args).toEqual(["--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--chdir", "/w/app"]);
   });
 
   it("network off: a network namespace of its own", () => {

@@ -1,5 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:net";
+import { createInterface } from "node:readline";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +11,7 @@ import { closeAllHosts, collect, startHost, text, waitUntil, waitUntilGone } fro
 import { descendantsOf } from "../support/process-table.js";
 
 const nsService = fileURLToPath(new URL("./fixtures/ns-service.mjs", import.meta.url));
+const sandboxedHost = fileURLToPath(new URL("./fixtures/sandboxed-host.mjs", import.meta.url));
 const sandboxed = { mode: "workspace-write" } as const;
 
 // Outside /tmp (every sandbox has a private /tmp): what is hidden must be hidden, not merely elsewhere.
@@ -187,6 +190,46 @@ describe("workspace-write sandbox", () => {
     expect(await waitUntilGone([daemon])).toEqual([]);
   });
 
+  it("a stop is polite first: a sandboxed command gets the signal and its grace, then its namespace goes", async () => {
+    const workDir = freshDir("work");
+    const { host } = await startHost({ dataDir: freshDir("data"), config: { stopTimeout: "5s" } });
+    const session = await host.createSession({ cwd: workDir, sandbox: sandboxed });
+    const log = join(workDir, "stop.log");
+    const script = `trap 'echo term >> ${log}; sleep 0.3; echo clean >> ${log}; exit 0' TERM; echo started >> ${log}; while :; do sleep 0.05; done`;
+    void host.prompt(session.id, text(`/run ${script}`)).catch(() => undefined);
+    await waitUntil(() => existsSync(log), "the command runs");
+    await host.deleteSession(session.id);
+    // The signal may come more than once (the turn's cancel, the release); what matters is that the trap finished.
+    expect(readFileSync(log, "utf8")).toMatch(/^started\n(term\n)+clean\n$/);
+  });
+
+  it("a host killed outright: the next host on its data directory reaps a sandboxed terminal's setsid daemon", async () => {
+    const dataDir = freshDir("data");
+    const marker = `3600.${process.pid}${++count}`;
+    const dead = spawn(process.execPath, [sandboxedHost, dataDir, freshDir("work"), marker], {
+      stdio: ["ignore", "pipe", "inherit"],
+      detached: true,
+    });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: dead.stdout! }).once("line", resolve);
+        dead.once("exit", (code) => reject(new Error(`host process exited early (${code})`)));
+      });
+      const { agentPid } = JSON.parse(line) as { agentPid: number };
+      const daemons = () => allProcesses().filter((p) => readCmdline(p) === `sleep\0${marker}\0`);
+      expect(daemons()).toHaveLength(1);
+      expect(readlinkSync(`/proc/${daemons()[0]!}/ns/pid`)).not.toBe(ownPidNamespace());
+      process.kill(dead.pid!, "SIGKILL");
+      expect(await waitUntilGone([dead.pid!, agentPid])).toEqual([]);
+      expect(daemons()).toHaveLength(1);
+
+      await startHost({ dataDir });
+      expect(await waitUntilGone(daemons())).toEqual([]);
+    } finally {
+      killGroupOf(dead.pid!);
+    }
+  });
+
   it("a restart keeps the session's policy: its next agent is sandboxed again", async () => {
     const fixture = await startHost({ dataDir: freshDir("data") });
     const workDir = freshDir("work");
@@ -223,4 +266,12 @@ function allProcesses(): number[] {
   return readdirSync("/proc")
     .filter((entry) => /^\d+$/.test(entry))
     .map(Number);
+}
+
+function killGroupOf(pgid: number): void {
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    // Gone already.
+  }
 }

@@ -9,7 +9,6 @@ import { BerthProcess, cliMain } from "../server/serve-process.js";
 
 afterEach(cleanUp);
 
-const sandboxed = { mode: "workspace-write", network: "off" } as const;
 const post = (body: unknown): RequestInit => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
 describe("sandboxes through the server", () => {
@@ -59,7 +58,9 @@ const asRoot = process.getuid?.() === 0 && spawnSync("runuser", ["--help"]).stat
 describe.skipIf(!asRoot)("a host run as nobody", () => {
   it("sandboxes its sessions: writes land in the session's directory alone, berth status says sandboxes are available", async () => {
     const root = realpathSync(mkdtempSync("/var/tmp/berth-nobody-"));
-    const [home, dataDir, workDir] = ["home", "data", "work"].map((name) => join(root, name));
+    const home = join(root, "home");
+    const dataDir = join(root, "data");
+    const workDir = join(root, "work");
     for (const dir of [home, dataDir, workDir]) mkdirSync(dir);
     for (const dir of [root, home, dataDir, workDir]) chownSync(dir, nobody(), nobody());
     // runuser sets nobody's own HOME (/nonexistent): env sets the test's, then execs node (the pid stays the host's).
