@@ -1,4 +1,7 @@
 import type { SandboxView } from "../sandbox/sandboxes.js";
+
+/** `GET /api/sandbox`: whether sessions may have a sandbox here. */
+export type { SandboxAvailability } from "../sandbox/availability.js";
 import type { SessionChildState } from "../lifecycle/session-holds.js";
 import type { MessagePreview } from "../store/events.js";
 

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
-import type { LocationView, SessionView } from "../../host/views.js";
-import type { SandboxAvailability } from "../../sandbox/availability.js";
+import type { LocationView, SandboxAvailability, SessionView } from "../../host/views.js";
 import { formatTable, relativeTime } from "../format-table.js";
 import { callHost, runClientCommand, withHostFlags, type HostFlags } from "../host-client.js";
 import { sessionRows } from "./sessions.js";
