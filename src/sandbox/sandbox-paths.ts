@@ -1,6 +1,7 @@
 import { mkdirSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { agentStateDirs } from "./agent-state-dirs.js";
+import { gitDirsOf } from "./git-dirs.js";
 import type { SandboxMount } from "./bwrap-args.js";
 
 /** Where the things a sandbox keeps writable, hides or shows again lie on this host. */
@@ -37,7 +38,7 @@ const HOME_SECRETS = [".ssh", ".aws", join(".config", "gcloud"), ".gnupg", ".azu
 export function sandboxPaths(directory: string, places: SandboxPlaces, agent?: { readonly id: string; readonly command: string }): SandboxPaths {
   const state = agent ? agentStateDirs(agent.id, agent.command, places) : [];
   return {
-    writable: [directory, ...state, ...places.binds],
+    writable: [directory, ...gitDirsOf(directory), ...state, ...places.binds],
     stateDirs: state.filter((path) => !path.endsWith(".json")),
     hidden: [...HOME_SECRETS.map((name) => join(places.home, name)), places.dataDir, places.configDir, ...places.hide],
     readOnly: [places.installedAgentsDir],

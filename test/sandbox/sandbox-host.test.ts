@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { createInterface } from "node:readline";
 import { join } from "node:path";
@@ -100,6 +100,21 @@ describe("workspace-write sandbox", () => {
     // The data directory (the database, the token, other sessions' worktrees) shows the agent's own state alone.
     expect(existsSync(join(dataDir, "berth.sqlite"))).toBe(true);
     expect(await run(host, session.id, `ls -A ${dataDir}`)).toMatchObject({ exitCode: 0, output: "agent-state\n" });
+  });
+
+  it("a session in a git worktree commits: the repository's git directories are writable, its other files not", async () => {
+    const repo = freshDir("repo");
+    const git = (cwd: string, ...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd, encoding: "utf8" });
+    git(repo, "init", "-q");
+    git(repo, "commit", "-q", "--allow-empty", "-m", "first");
+    const worktree = join(root, `worktree-${++count}`);
+    git(repo, "worktree", "add", "-q", worktree);
+    const { host } = await startHost({ dataDir: freshDir("data") });
+    const session = await host.createSession({ cwd: worktree, sandbox: sandboxed });
+    expect(await run(host, session.id, "git -c user.name=t -c user.email=t@t commit -q --allow-empty -m sandboxed")).toMatchObject({ exitCode: 0 });
+    expect(git(worktree, "log", "--format=%s", "-1")).toBe("sandboxed\n");
+    expect((await run(host, session.id, `echo x > ${join(repo, "planted.txt")}`)).exitCode).not.toBe(0);
   });
 
   it("a session without a sandbox runs as before", async () => {
