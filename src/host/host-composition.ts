@@ -100,7 +100,15 @@ export interface FleetMembership {
 }
 
 /** Builds the parts of a host on an open store and wires them together; nothing starts running yet. */
-export function composeHost(config: Config, dataDir: string, store: Store, clock: Clock, log: Logger, fleet: FleetMembership | undefined): HostParts {
+export function composeHost(
+  config: Config,
+  dataDir: string,
+  store: Store,
+  clock: Clock,
+  log: Logger,
+  fleet: FleetMembership | undefined,
+  configFile?: string,
+): HostParts {
   const peers = fleet?.peers ?? noPeers;
   const hostId = fleet?.hostId ?? null;
   const status: { state: HostState } = { state: "running" };
@@ -158,6 +166,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     dataDir,
     agentStateDir: paths.agentState,
     installedAgentsDir: installPaths(dataDir).agents,
+    configFile,
   });
   // An install or removal made here changes the agents at once: the next child of each starts from the list.
   const installs = new AgentInstalls(config, dataDir, () => registry.setInstalled(installed()), log);

@@ -57,6 +57,8 @@ export interface HostOptions {
   readonly logger?: Logger;
   /** What runs an agent's terminal login (tests give fixtures); by default the agent's own, from its auth methods. */
   readonly loginCommands?: LoginCommandResolver;
+  /** The configuration file Berth read, if any: hidden from sandboxes (it may hold the cluster secret). */
+  readonly configFile?: string;
 }
 
 /**
@@ -119,6 +121,7 @@ export class Host {
       options.clock ?? systemClock,
       logger,
       fleet && { hostId: fleet.host.id, writerFor: (listeners) => fleet.writerFor(listeners), peers: fleet.directory },
+      options.configFile,
     );
     const { journal, ledger, clock, records, log } = parts;
     try {

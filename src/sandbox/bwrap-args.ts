@@ -2,7 +2,8 @@ import type { SandboxNetwork } from "./policy.js";
 
 /**
  * One mount over the read-only view of `/`: `writable` binds the path as it is, `read-only` binds it back read-only
- * (inside a hidden one), `hidden` lays an empty tmpfs over a directory or the empty `/dev/null` over a file.
+ * (inside a hidden one), `hidden` lays an empty read-only tmpfs over a directory, or the sandbox's own
+ * `/dev/null` over a file (its `/dev` is `nodev`: opening it is refused).
  */
 export interface SandboxMount {
   readonly kind: "writable" | "read-only" | "hidden";

@@ -23,6 +23,8 @@ export interface SandboxesOptions {
   readonly dataDir: string;
   readonly agentStateDir: string;
   readonly installedAgentsDir: string;
+  /** The configuration file Berth read, if any. */
+  readonly configFile?: string;
   /** For tests: the user's home (default: the process's). */
   readonly home?: string;
 }
@@ -117,7 +119,7 @@ export class Sandboxes {
       installedAgentsDir,
       configDir: dirname(defaultConfigPath()),
       binds: [...config.binds, ...agentBinds].map(expand),
-      hide: config.hide.map(expand),
+      hide: [...config.hide.map(expand), ...(this.options.configFile ? [this.options.configFile] : [])],
     };
   }
 }

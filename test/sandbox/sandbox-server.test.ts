@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
@@ -65,7 +65,11 @@ describe.skipIf(!asRoot)("a host run as nobody", () => {
     for (const dir of [root, home, dataDir, workDir]) chownSync(dir, nobody(), nobody());
     // runuser sets nobody's own HOME (/nonexistent): env sets the test's, then execs node (the pid stays the host's).
     const asNobody = ["runuser", "-u", "nobody", "--", "env", `HOME=${home}`, `XDG_CONFIG_HOME=${home}`];
-    const server = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir], {}, asNobody);
+    // Its configuration file, even inside the session's directory, is hidden from the sandbox: it may hold secrets.
+    const configFile = join(workDir, "berth.json");
+    writeFileSync(configFile, JSON.stringify({ releaseGrace: "15s" }));
+    chownSync(configFile, nobody(), nobody());
+    const server = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--config", configFile], {}, asNobody);
     try {
       const { token, acpUrl, url } = await server.startupLine();
       const client = await AcpTestClient.connect(acpUrl, { token });
@@ -73,6 +77,8 @@ describe.skipIf(!asRoot)("a host run as nobody", () => {
       await client.prompt(id, `/run echo in > ${join(workDir, "inside.txt")}; echo out > ${join(home, "outside.txt")}`);
       expect(readFileSync(join(workDir, "inside.txt"), "utf8")).toBe("in\n");
       expect(existsSync(join(home, "outside.txt"))).toBe(false);
+      await client.prompt(id, `/run cat ${configFile} > ${join(workDir, "config-copy.txt")}`);
+      expect(readFileSync(join(workDir, "config-copy.txt"), "utf8")).toBe("");
       await client.close();
 
       const status = spawnSync(process.execPath, [cliMain, "status", "--url", url, "--token", token], { encoding: "utf8", timeout: 20_000 });
