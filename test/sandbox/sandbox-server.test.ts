@@ -52,10 +52,15 @@ describe("sandboxes through the server", () => {
   });
 });
 
-/** Whether this test can run a host as another user: as root, with `runuser`. */
-const asRoot = process.getuid?.() === 0 && spawnSync("runuser", ["--help"]).status === 0;
+/**
+ * Whether this test can run a host as another user: as root, with `runuser`, where `nobody` can run this node and read
+ * the built CLI (a checkout under a private home cannot be read by others).
+ */
+const asNobody =
+  process.getuid?.() === 0 &&
+  spawnSync("runuser", ["-u", "nobody", "--", process.execPath, "-e", `require("fs").accessSync(${JSON.stringify(cliMain)})`]).status === 0;
 
-describe.skipIf(!asRoot)("a host run as nobody", () => {
+describe.skipIf(!asNobody)("a host run as nobody", () => {
   it("sandboxes its sessions: writes land in the session's directory alone, berth status says sandboxes are available", async () => {
     const root = realpathSync(mkdtempSync("/var/tmp/berth-nobody-"));
     const home = join(root, "home");
@@ -64,12 +69,12 @@ describe.skipIf(!asRoot)("a host run as nobody", () => {
     for (const dir of [home, dataDir, workDir]) mkdirSync(dir);
     for (const dir of [root, home, dataDir, workDir]) chownSync(dir, nobody(), nobody());
     // runuser sets nobody's own HOME (/nonexistent): env sets the test's, then execs node (the pid stays the host's).
-    const asNobody = ["runuser", "-u", "nobody", "--", "env", `HOME=${home}`, `XDG_CONFIG_HOME=${home}`];
+    const wrapper = ["runuser", "-u", "nobody", "--", "env", `HOME=${home}`, `XDG_CONFIG_HOME=${home}`];
     // Its configuration file, even inside the session's directory, is hidden from the sandbox: it may hold secrets.
     const configFile = join(workDir, "berth.json");
     writeFileSync(configFile, JSON.stringify({ releaseGrace: "15s" }));
     chownSync(configFile, nobody(), nobody());
-    const server = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--config", configFile], {}, asNobody);
+    const server = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--config", configFile], {}, wrapper);
     try {
       const { token, acpUrl, url } = await server.startupLine();
       const client = await AcpTestClient.connect(acpUrl, { token });
