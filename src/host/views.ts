@@ -1,3 +1,7 @@
+import type { SandboxView } from "../sandbox/sandboxes.js";
+
+/** `GET /api/sandbox`: whether sessions may have a sandbox here. */
+export type { SandboxAvailability } from "../sandbox/availability.js";
 import type { SessionChildState } from "../lifecycle/session-holds.js";
 import type { MessagePreview } from "../store/events.js";
 import type { WorktreeRecord } from "../worktrees/worktree-record.js";
@@ -41,6 +45,8 @@ export interface SessionView {
   readonly releaseAt: number | null;
   /** The end of the conversation for a list: the last agent message's last words, else the last prompt; null before any. */
   readonly preview: MessagePreview | null;
+  /** Its sandbox (docs/sandbox.md): what its agent and terminals may write and cannot see; null when it has none. */
+  readonly sandbox: SandboxView | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

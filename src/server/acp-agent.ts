@@ -51,6 +51,8 @@ const AGENT_META = "berth/agent";
 const WORKSPACE_META = "berth/workspace";
 /** A git worktree of its own for the new session (docs/worktrees.md). */
 const WORKTREE_META = "berth/worktree";
+/** The session's sandbox: `{ mode, network? }` (docs/sandbox.md). */
+const SANDBOX_META = "berth/sandbox";
 /** What Berth adds to the agent's `initialize` `_meta`. */
 const HOST_META = "berth/host";
 /** Forking would put two conversations in one agent process; Berth runs one process per session. */
@@ -148,6 +150,7 @@ export function createAcpAgent({
           [WORKSPACE_META]: workspaceMeta,
           [PLACEMENT_META]: hostMeta,
           [WORKTREE_META]: worktreeMeta,
+          [SANDBOX_META]: sandbox,
           ...meta
         } = params._meta ?? {};
         const namedAgent = optionalMeta(AGENT_META, agentMeta);
@@ -164,7 +167,9 @@ export function createAcpAgent({
           initializeMeta,
           newSession: Object.keys(meta).length > 0 ? { ...newSession, _meta: meta } : newSession,
         };
-        const view = await translatedAsync(log, () => host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest, ...worktree }));
+        const view = await translatedAsync(log, () =>
+          host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest, sandbox, sandboxWhere: `_meta["${SANDBOX_META}"]`, ...worktree }),
+        );
         try {
           await sessions.hold(view.id, client, capabilities, { replay: false });
         } catch (error) {

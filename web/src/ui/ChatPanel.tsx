@@ -62,7 +62,7 @@ export function ChatPanel({
           {session ? (
             <p id="chat-details" class={asOf === null ? "meta" : "meta stale"}>
               {session.agent} · <span class="path">{locationName(session.cwd, session.workspace)}</span> · <SessionStateBadge state={session.state} />{" "}
-              ·{" "}
+              {session.sandbox ? <SandboxChip sandbox={session.sandbox} /> : null}·{" "}
               <span class="term" title={words.holders.term}>
                 open in {session.holders} {session.holders === 1 ? "client" : "clients"}
               </span>
@@ -125,6 +125,19 @@ export function ChatPanel({
         onSend={(text) => chat.send(text)}
       />
     </section>
+  );
+}
+
+/** "Sandboxed", with what the agent may write and cannot see in its title (docs/sandbox.md). */
+function SandboxChip({ sandbox }: { sandbox: NonNullable<SessionView["sandbox"]> }) {
+  const details = `Writes only in: ${sandbox.writable.join(", ")}. Hidden: ${sandbox.hidden.join(", ")}.`;
+  return (
+    <>
+      ·{" "}
+      <span class="badge info" title={details}>
+        Sandboxed{sandbox.network === "off" ? ", no network" : ""}
+      </span>{" "}
+    </>
   );
 }
 

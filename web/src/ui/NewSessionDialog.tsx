@@ -7,6 +7,8 @@ export interface NewSessionParams {
   readonly agent: string;
   readonly cwd: string;
   readonly workspace: string | null;
+  /** `workspace-write`: the session asks for a sandbox; `configured`: it takes the host's (docs/sandbox.md). */
+  readonly sandbox: "configured" | "workspace-write";
 }
 
 type Starting = { readonly name: "editing" } | { readonly name: "starting" } | { readonly name: "failed"; readonly message: string };
@@ -28,6 +30,7 @@ export function NewSessionDialog({
   const agent = chosenAgent || (agents?.default ?? "");
   const [cwd, setCwd] = useState(() => window.localStorage.getItem(LAST_DIRECTORY_KEY) ?? "");
   const [workspace, setWorkspace] = useState("");
+  const [sandbox, setSandbox] = useState<NewSessionParams["sandbox"]>("configured");
   const [state, setState] = useState<Starting>({ name: "editing" });
 
   const submit = (event: Event): void => {
@@ -39,7 +42,7 @@ export function NewSessionDialog({
     }
     setState({ name: "starting" });
     window.localStorage.setItem(LAST_DIRECTORY_KEY, directory);
-    onStart({ agent, cwd: directory, workspace: workspace.trim() || null }).then(onClose, (error: unknown) =>
+    onStart({ agent, cwd: directory, workspace: workspace.trim() || null, sandbox }).then(onClose, (error: unknown) =>
       setState({ name: "failed", message: errorWords(error) }),
     );
   };
@@ -85,6 +88,19 @@ export function NewSessionDialog({
             onInput={(e) => setWorkspace(e.currentTarget.value)}
           />
           <small id="new-workspace-hint">Sessions in one directory and workspace share its services.</small>
+        </div>
+        <div class="field">
+          <label class="check">
+            <input
+              id="new-sandbox"
+              type="checkbox"
+              aria-describedby="new-sandbox-hint"
+              checked={sandbox === "workspace-write"}
+              onChange={(e) => setSandbox(e.currentTarget.checked ? "workspace-write" : "configured")}
+            />{" "}
+            Sandbox
+          </label>
+          <small id="new-sandbox-hint">The agent and its commands write only in this directory and cannot see your keys.</small>
         </div>
         {state.name === "failed" ? (
           <p class="error" role="alert">
