@@ -159,6 +159,7 @@ export class HostViews {
       pendingQuestions: store.questions.listPending(session.id).length,
       releaseAt: holds.releaseAt(session.id) ?? null,
       preview: store.events.lastWords(session.id),
+      lastTurn: execution === undefined ? store.events.lastOutcome(session.id) : null,
       createdAt: session.createdAt,
       updatedAt: session.updatedAt,
     };
@@ -174,6 +175,7 @@ const STORE_ONLY: Omit<LiveSessionState, "id"> = {
   turnStartedAt: null,
   releaseAt: null,
   preview: null,
+  lastTurn: null,
 };
 
 /**
@@ -181,7 +183,7 @@ const STORE_ONLY: Omit<LiveSessionState, "id"> = {
  * streamed of its agent, holders and turn (`live`), if anything.
  */
 function peerView({ session, owner, ownerOnline, pendingQuestions }: PeerSession, live: LiveSessionState | undefined): SessionView {
-  const { state, pid, holders, turnActive, turnStartedAt, releaseAt, preview } = live ?? STORE_ONLY;
+  const { state, pid, holders, turnActive, turnStartedAt, releaseAt, preview, lastTurn } = live ?? STORE_ONLY;
   return {
     id: session.id,
     host: owner?.id ?? null,
@@ -198,6 +200,7 @@ function peerView({ session, owner, ownerOnline, pendingQuestions }: PeerSession
     pendingQuestions: pendingQuestions.length,
     releaseAt,
     preview,
+    lastTurn,
     createdAt: session.createdAt,
     updatedAt: session.updatedAt,
   };

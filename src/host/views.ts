@@ -1,5 +1,5 @@
 import type { SessionChildState } from "../lifecycle/session-holds.js";
-import type { MessagePreview } from "../store/events.js";
+import type { MessagePreview, TurnOutcome } from "../store/events.js";
 
 // The types of the host's API, for the protocol edges (which import nothing below the host).
 export type { Clock, Timer } from "../lifecycle/clock.js";
@@ -37,6 +37,8 @@ export interface SessionView {
   readonly releaseAt: number | null;
   /** The end of the conversation for a list: the last agent message's last words, else the last prompt; null before any. */
   readonly preview: MessagePreview | null;
+  /** How its last turn ended (or that its agent process exited after it); null before any turn and while one runs. */
+  readonly lastTurn: TurnOutcome | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -46,7 +48,7 @@ export interface SessionView {
  * and last words. In a fleet with a cluster secret each host follows its online peers' own sessions' states
  * (docs/fleet.md, "One view").
  */
-export type LiveSessionState = Pick<SessionView, "id" | "state" | "pid" | "holders" | "turnActive" | "turnStartedAt" | "releaseAt" | "preview">;
+export type LiveSessionState = Pick<SessionView, "id" | "state" | "pid" | "holders" | "turnActive" | "turnStartedAt" | "releaseAt" | "preview" | "lastTurn">;
 
 /** Where the edge following a peer's stream puts what that peer says of its own sessions' live states. */
 export interface PeerLiveSink {

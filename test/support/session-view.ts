@@ -18,6 +18,7 @@ export function sessionView(id: string, host: string, fields: Partial<SessionVie
     pendingQuestions: 0,
     releaseAt: null,
     preview: { role: "agent", text: "Sleeping for 10m", at: 1_001 },
+    lastTurn: null,
     createdAt: 900,
     updatedAt: 1_001,
     ...fields,
