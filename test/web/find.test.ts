@@ -76,7 +76,12 @@ describe("finding sessions: the pure parts", () => {
     expect(matchesFilter(session({}), { ...noFilter, folder: "/w" })).toBe(true);
     expect(matchesFilter(session({}), { ...noFilter, folder: "/w/sub" })).toBe(false);
     expect(matchesFilter(session({}), { ...noFilter, agent: "helper" })).toBe(false);
-    expect(matchesFilter(session({}), { ...noFilter, state: "childless" })).toBe(false);
+    // What the agent is doing: a session with neither a turn nor a question nor a last turn is idle.
+    expect(matchesFilter(session({ turnActive: false, lastTurn: null }), { ...noFilter, activity: "idle" })).toBe(true);
+    expect(matchesFilter(session({ turnActive: true, lastTurn: null }), { ...noFilter, activity: "idle" })).toBe(false);
+    expect(matchesFilter(session({ turnActive: false, lastTurn: { outcome: "exited", reason: "signal SIGKILL", at: 1 } }), { ...noFilter, activity: "failed" })).toBe(
+      true,
+    );
     expect(matchesFilter(session({}), { ...noFilter, waiting: true })).toBe(false);
     expect(matchesFilter(session({ pendingQuestions: 2 }), { ...noFilter, waiting: true })).toBe(true);
     expect(isFiltering(noFilter)).toBe(false);

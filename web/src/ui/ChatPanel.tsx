@@ -12,7 +12,8 @@ import { Outbox } from "./Outbox.js";
 import { PromptBox } from "./PromptBox.js";
 import type { AnswerQuestion } from "./answering.js";
 import { words } from "./plain-words.js";
-import { SessionStateBadge } from "./StateBadge.js";
+import { SESSIONS_HREF } from "./route.js";
+import { ActivityChip, SessionStateBadge } from "./StateBadge.js";
 import { TranscriptView } from "./TranscriptView.js";
 /** One open session: its transcript (replayed, then live), its questions, a prompt box and controls. */
 export function ChatPanel({
@@ -51,6 +52,10 @@ export function ChatPanel({
     <section class="chat panel" aria-labelledby="chat-title">
       <header class={`chat-head details-${details}`}>
         <div class="chat-title">
+          {/* A phone shows the list or a conversation: this leads back to the list. */}
+          <a class="back-link" href={SESSIONS_HREF}>
+            ‹ Sessions
+          </a>
           {session ? (
             <EditableTitle title={session.title} shown={title} level={2} headingId="chat-title" onRename={(next) => onRename(session.id, next)}>
               {title}
@@ -58,13 +63,24 @@ export function ChatPanel({
           ) : (
             <h2 id="chat-title">{title}</h2>
           )}
+          {session ? <ActivityChip session={session} /> : null}
           {session ? (
             <p id="chat-details" class={asOf === null ? "meta" : "meta stale"}>
               {session.agent} · <span class="path">{locationName(session.cwd, session.workspace)}</span> · <SessionStateBadge state={session.state} />{" "}
               ·{" "}
+              <span class="pid">pid {session.pid ?? "—"}</span> ·{" "}
               <span class="term" title={words.holders.term}>
                 open in {session.holders} {session.holders === 1 ? "client" : "clients"}
               </span>
+              {session.releaseAt !== null && session.holders === 0 ? (
+                <>
+                  {" "}
+                  ·{" "}
+                  <span class="term" title={words.release.term}>
+                    the agent process stops <Countdown at={session.releaseAt} expired="any moment" />
+                  </span>
+                </>
+              ) : null}
               {session.turnActive && session.turnStartedAt !== null ? (
                 <>
                   {" "}

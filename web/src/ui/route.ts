@@ -1,11 +1,14 @@
 import { useEffect, useState } from "preact/hooks";
 
 /**
- * What the page shows, from the address's hash: `#/` the overview, `#/sessions/<id>` a chat, `#/agents` the agents,
+ * What the page shows, from the address's hash: `#/` (or none) opens the last conversation (`root`), `#/sessions` the
+ * list with no conversation open, `#/sessions/<id>` a chat, `#/host` the host's processes and records, `#/agents` the agents,
  * `#/agents/<id>/login/<methodId>` a login, `#/agents/<id>/login/<methodId>/terminal` a terminal login's screen.
  */
 export type Route =
-  | { readonly name: "overview" }
+  | { readonly name: "root" }
+  | { readonly name: "sessions" }
+  | { readonly name: "host" }
   | { readonly name: "agents" }
   | { readonly name: "session"; readonly sessionId: string }
   | { readonly name: "agent-login"; readonly agentId: string; readonly methodId: string }
@@ -15,15 +18,19 @@ const sessionPattern = /^#\/sessions\/([^/]+)$/;
 const agentLoginPattern = /^#\/agents\/([^/]+)\/login\/([^/]+)(\/terminal)?$/;
 
 export const AGENTS_HREF = "#/agents";
+export const SESSIONS_HREF = "#/sessions";
+export const HOST_HREF = "#/host";
 
 function parse(hash: string): Route {
   if (hash === AGENTS_HREF) return { name: "agents" };
+  if (hash === SESSIONS_HREF) return { name: "sessions" };
+  if (hash === HOST_HREF) return { name: "host" };
   const session = sessionPattern.exec(hash);
   if (session) return { name: "session", sessionId: decodeURIComponent(session[1]!) };
   const login = agentLoginPattern.exec(hash);
   if (login)
     return { name: login[3] ? "terminal-login" : "agent-login", agentId: decodeURIComponent(login[1]!), methodId: decodeURIComponent(login[2]!) };
-  return { name: "overview" };
+  return { name: "root" };
 }
 
 export function agentLoginHref(agentId: string, methodId: string): string {
@@ -40,6 +47,11 @@ export function sessionHref(sessionId: string): string {
 
 export function navigate(href: string): void {
   window.location.hash = href;
+}
+
+/** Goes to `href` in place of the address: Back does not return to an address that only led there. */
+export function redirect(href: string): void {
+  window.location.replace(href);
 }
 
 /** The route the address names now (a render may not have caught up with it yet). */
