@@ -148,8 +148,10 @@ describe("with sessions", () => {
     const box = (await chat.boundingBox())!;
     // The whole width but the page's margins.
     expect(box.width).toBeGreaterThanOrEqual(phone.viewport!.width - 24);
-    const back = page.getByRole("link", { name: "‹ Sessions" });
+    const back = page.getByRole("link", { name: "Back to the sessions" });
     expect((await back.boundingBox())!.height).toBeGreaterThanOrEqual(44);
+    // The header stays short (the phone's rule: at most 120 px) with the way back in it.
+    expect((await page.locator(".chat-head").boundingBox())!.height).toBeLessThanOrEqual(120);
     await screenshot(page, "chat-first-phone-chat");
     await back.tap();
     await expect.poll(() => hashOf(page), POLL).toBe("#/sessions");

@@ -62,8 +62,8 @@ describe("the dashboard on a phone (390 × 844)", () => {
     await details.tap();
     await mode.waitFor({ state: "hidden" });
 
-    // The overview: its controls (the "Waiting for me" checkbox's label among them) are as easy to tap, with no keyboard hint.
-    await page.getByRole("button", { name: "Close" }).tap();
+    // The list: its controls (the "Waiting for me" checkbox's label among them) are as easy to tap, with no keyboard hint.
+    await page.getByRole("link", { name: "Back to the sessions" }).tap();
     const search = page.getByLabel("Search session titles");
     await search.waitFor();
     expect(await search.getAttribute("placeholder")).toBe("Search titles");

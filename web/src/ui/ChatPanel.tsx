@@ -53,8 +53,8 @@ export function ChatPanel({
       <header class={`chat-head details-${details}`}>
         <div class="chat-title">
           {/* A phone shows the list or a conversation: this leads back to the list. */}
-          <a class="back-link" href={SESSIONS_HREF}>
-            ‹ Sessions
+          <a class="back-link" href={SESSIONS_HREF} aria-label="Back to the sessions" title="Back to the sessions">
+            <span aria-hidden="true">‹</span>
           </a>
           {session ? (
             <EditableTitle title={session.title} shown={title} level={2} headingId="chat-title" onRename={(next) => onRename(session.id, next)}>

@@ -1,7 +1,7 @@
 import type { SessionView } from "../api/types.js";
 import { shortId } from "../util/format.js";
 import { Ago } from "./Countdown.js";
-import { sessionHref } from "./route.js";
+import { HOST_HREF, sessionHref } from "./route.js";
 import { SessionFilters } from "./SessionFilters.js";
 import { isFiltering, type SessionFilter } from "./session-filter.js";
 import { ActivityChip } from "./StateBadge.js";
@@ -38,6 +38,9 @@ export function SessionList({
           ))}
         </ul>
       )}
+      <a class="host-link" href={HOST_HREF}>
+        Host: agent processes, locations, lifecycle
+      </a>
     </nav>
   );
 }

@@ -37,7 +37,7 @@ export function TopBar({
           <span class="dot" aria-hidden="true" />
           {linkText[link.name]}
         </p>
-        <a class="button" href={HOST_HREF} title="This host: agent processes, locations, lifecycle records">
+        <a class="button host-button" href={HOST_HREF} title="This host: agent processes, locations, lifecycle records">
           Host
         </a>
         <a class="button" href={AGENTS_HREF}>
