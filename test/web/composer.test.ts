@@ -67,7 +67,7 @@ describe("the composer, in a real browser", () => {
   it("has the focus once Start session opened the chat, and when a chat is opened from its card", async () => {
     main = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}`);
     const { page } = main;
-    await page.getByRole("button", { name: "New session" }).click();
+    await page.getByRole("banner").getByRole("button", { name: "New session" }).click();
     const dialog = page.getByRole("dialog", { name: "New session" });
     await dialog.getByLabel("Directory").fill(suite.server.workDir);
     await dialog.getByRole("button", { name: "Start session" }).click();

@@ -122,7 +122,7 @@ describe("errors in a person's words", () => {
   it("a session in a missing directory is refused naming the directory, without the protocol's wrapping", async () => {
     const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}`, phone);
     const { page } = opened;
-    await page.getByRole("button", { name: "New session" }).tap();
+    await page.getByRole("banner").getByRole("button", { name: "New session" }).tap();
     const dialog = page.getByRole("dialog", { name: "New session" });
     const missing = `${suite.server.workDir}/no-such-directory`;
     await dialog.getByLabel("Directory").fill(missing);

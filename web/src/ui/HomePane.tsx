@@ -33,7 +33,7 @@ export function HomePane({
   }
   return (
     <div class="home-pane">
-      <QuestionsPanel questions={questions} sessions={sessions} openSessionId={null} onAnswer={onAnswer} />
+      <QuestionsPanel questions={questions} sessions={sessions} onAnswer={onAnswer} />
       <p class="muted home-hint">Open a conversation from the list, or start a new one.</p>
     </div>
   );

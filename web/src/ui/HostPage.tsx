@@ -31,7 +31,7 @@ export function HostPage({
     <div class="host-page">
       <div class="column">
         <ProcessesPanel sessions={sessions} records={records} />
-        <QuestionsPanel questions={questions} sessions={sessions} openSessionId={null} onAnswer={onAnswer} />
+        <QuestionsPanel questions={questions} sessions={sessions} onAnswer={onAnswer} />
       </div>
       <div class="column">
         <LocationsPanel locations={locations} records={records} />

@@ -49,7 +49,7 @@ function SessionRow({ session, open }: { session: SessionView; open: boolean }) 
   const title = session.title ?? `Untitled session ${shortId(session.id)}`;
   return (
     <li class={`session-row${open ? " current" : ""}`} data-session-id={session.id}>
-      <a href={sessionHref(session.id)} aria-current={open ? "page" : undefined} title={session.preview?.text}>
+      <a href={sessionHref(session.id)} aria-current={open ? "page" : undefined} title={lastWords(session)}>
         <span class="session-title">{title}</span>
         <ActivityChip session={session} />
         <span class="session-when">
@@ -58,6 +58,11 @@ function SessionRow({ session, open }: { session: SessionView; open: boolean }) 
       </a>
     </li>
   );
+}
+
+/** The end of the conversation, and who said it, for the line's tooltip. */
+function lastWords({ preview, agent }: SessionView): string | undefined {
+  return preview ? `${preview.role === "agent" ? agent : "You"}: ${preview.text}` : undefined;
 }
 
 /** When something last happened in the session: its last words, its last turn's end, else its last change. */
