@@ -381,7 +381,8 @@ describe("looks", () => {
 
   for (const scheme of ["light", "dark"] as const) {
     it(`desktop, ${scheme}`, async () => {
-      const opened = await openPage(launched.browser, server.url, `/?token=${server.token}`, { ...desktop, colorScheme: scheme });
+      // On the list: the root address would open the last session, whose address the new one's is waited for after.
+      const opened = await openPage(launched.browser, server.url, `/?token=${server.token}#/sessions`, { ...desktop, colorScheme: scheme });
       await busyDashboard(opened.page);
       await opened.page.evaluate("document.activeElement.blur()");
       await screenshot(opened.page, `desktop-${scheme}-chat`);
