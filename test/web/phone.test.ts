@@ -120,7 +120,7 @@ describe("the dashboard on a phone (390 × 844)", () => {
 
 describe("errors in a person's words", () => {
   it("a session in a missing directory is refused naming the directory, without the protocol's wrapping", async () => {
-    const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}`, phone);
+    const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/sessions`, phone);
     const { page } = opened;
     await page.getByRole("banner").getByRole("button", { name: "New session" }).tap();
     const dialog = page.getByRole("dialog", { name: "New session" });
