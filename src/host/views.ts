@@ -48,7 +48,10 @@ export interface SessionView {
  * and last words. In a fleet with a cluster secret each host follows its online peers' own sessions' states
  * (docs/fleet.md, "One view").
  */
-export type LiveSessionState = Pick<SessionView, "id" | "state" | "pid" | "holders" | "turnActive" | "turnStartedAt" | "releaseAt" | "preview" | "lastTurn">;
+export type LiveSessionState = Pick<
+  SessionView,
+  "id" | "state" | "pid" | "holders" | "turnActive" | "turnStartedAt" | "releaseAt" | "preview" | "lastTurn"
+>;
 
 /** Where the edge following a peer's stream puts what that peer says of its own sessions' live states. */
 export interface PeerLiveSink {

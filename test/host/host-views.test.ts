@@ -32,7 +32,16 @@ const live: LiveSessionState = {
   lastTurn: null,
 };
 
-const storeView = { state: "childless", pid: null, holders: 0, turnActive: false, turnStartedAt: null, releaseAt: null, preview: null, lastTurn: null };
+const storeView = {
+  state: "childless",
+  pid: null,
+  holders: 0,
+  turnActive: false,
+  turnStartedAt: null,
+  releaseAt: null,
+  preview: null,
+  lastTurn: null,
+};
 const liveView = { state: "live", pid: 4242, holders: 1, turnActive: true, turnStartedAt: 950, releaseAt: null, preview: live.preview };
 
 /** The fleet as the directory shows it: session s1, owned by whichever host and as online as the test says. */

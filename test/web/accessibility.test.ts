@@ -109,7 +109,11 @@ describe("accessibility (axe-core)", () => {
 
       page = await open("#/host");
       await page.locator(`tr[data-session-id="${question}"] .pid`).waitFor();
-      await page.getByRole("list", { name: /lifecycle/i }).locator("li").first().waitFor();
+      await page
+        .getByRole("list", { name: /lifecycle/i })
+        .locator("li")
+        .first()
+        .waitFor();
       findings.push(...(await audit(page, "Host page")));
       await page.close();
 

@@ -91,7 +91,9 @@ describe("telling the person in a real browser", () => {
       ]);
 
     // Session changes reach the page coalesced (within 100 ms): the turn's end is named by the title once it is there.
-    await expect.poll(() => page.locator(`li.session-row[data-session-id="${session.id}"] .session-title`).textContent(), POLL).toBe("/ask Deploy to production?");
+    await expect
+      .poll(() => page.locator(`li.session-row[data-session-id="${session.id}"] .session-title`).textContent(), POLL)
+      .toBe("/ask Deploy to production?");
     await host.answerQuestion(host.pendingQuestions()[0]!.id, { optionId: "allow" });
     await turn;
     await expect.poll(() => page.title(), POLL).toBe("(1) 1 turn ended — Berth");

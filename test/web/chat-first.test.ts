@@ -17,7 +17,8 @@ async function open(path = "/", options = desktop): Promise<Page> {
 
 afterEach(async ({ task }) => {
   for (const page of opened.splice(0)) {
-    if (task.result?.state === "fail" && !page.page.isClosed()) await screenshot(page.page, `failed-chat-first-${task.name.replace(/\W+/g, "-").slice(0, 50)}`);
+    if (task.result?.state === "fail" && !page.page.isClosed())
+      await screenshot(page.page, `failed-chat-first-${task.name.replace(/\W+/g, "-").slice(0, 50)}`);
     expect(page.errors).toEqual([]);
     await page.close();
   }
@@ -77,7 +78,15 @@ describe("with sessions", () => {
       crashed: "failed",
     };
     for (const [name, chip] of Object.entries(expected)) {
-      await expect.poll(() => row(page, ids[name as keyof typeof ids]).locator(".chip").textContent(), POLL).toBe(chip);
+      await expect
+        .poll(
+          () =>
+            row(page, ids[name as keyof typeof ids])
+              .locator(".chip")
+              .textContent(),
+          POLL,
+        )
+        .toBe(chip);
     }
     // The failure's reason is on the chip, on hover.
     expect(await row(page, ids.failed).locator(".chip").getAttribute("title")).toContain("the disk is full");

@@ -104,7 +104,11 @@ describe("a message's code, tasks and output", () => {
     expect(marks.filter((mark) => !/^(div\.md|li\.task|input\.task-box|span\.who)#$/.test(mark))).toEqual([]);
 
     // The session's line shows the end of the reply (on hover) as plain words, without Markdown's marks or the HTML.
-    const preview = () => page.getByRole("navigation", { name: /Sessions/ }).locator("li.session-row a").getAttribute("title");
+    const preview = () =>
+      page
+        .getByRole("navigation", { name: /Sessions/ })
+        .locator("li.session-row a")
+        .getAttribute("title");
     await expect.poll(preview, POLL).toContain("posing as a task");
     expect(await preview()).toMatch(/read the code write the fix plain item\s+posing as a task$/);
   });

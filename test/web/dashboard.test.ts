@@ -196,7 +196,10 @@ describe("the dashboard in a real browser against a real Berth", () => {
     await transcript(page).locator(".message.agent", { hasText: "You chose: deny" }).waitFor();
     await expect.poll(() => row(page, sessionId).locator(".chip").textContent(), POLL).toBe("idle");
     await onAnotherPage("#/sessions", async (other) => {
-      await other.getByRole("region", { name: /Questions/ }).getByText("Nothing is waiting for you.").waitFor();
+      await other
+        .getByRole("region", { name: /Questions/ })
+        .getByText("Nothing is waiting for you.")
+        .waitFor();
     });
   });
 

@@ -79,9 +79,12 @@ describe("finding sessions: the pure parts", () => {
     // What the agent is doing: a session with neither a turn nor a question nor a last turn is idle.
     expect(matchesFilter(session({ turnActive: false, lastTurn: null }), { ...noFilter, activity: "idle" })).toBe(true);
     expect(matchesFilter(session({ turnActive: true, lastTurn: null }), { ...noFilter, activity: "idle" })).toBe(false);
-    expect(matchesFilter(session({ turnActive: false, lastTurn: { outcome: "exited", reason: "signal SIGKILL", at: 1 } }), { ...noFilter, activity: "failed" })).toBe(
-      true,
-    );
+    expect(
+      matchesFilter(session({ turnActive: false, lastTurn: { outcome: "exited", reason: "signal SIGKILL", at: 1 } }), {
+        ...noFilter,
+        activity: "failed",
+      }),
+    ).toBe(true);
     expect(matchesFilter(session({}), { ...noFilter, waiting: true })).toBe(false);
     expect(matchesFilter(session({ pendingQuestions: 2 }), { ...noFilter, waiting: true })).toBe(true);
     expect(isFiltering(noFilter)).toBe(false);

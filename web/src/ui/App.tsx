@@ -233,7 +233,13 @@ export function App({
         </main>
       ) : (
         <main class={(chat && chatModule) || route.name === "terminal-login" ? "layout chat-first with-chat" : "layout chat-first"}>
-          <SessionList sessions={state.sessions} shown={shownSessions} filter={filter} onFilter={chooseFilter} openSessionId={chat?.sessionId ?? null} />
+          <SessionList
+            sessions={state.sessions}
+            shown={shownSessions}
+            filter={filter}
+            onFilter={chooseFilter}
+            openSessionId={chat?.sessionId ?? null}
+          />
           <div class="pane">
             {chatUnloadable ? (
               // A page older than the running Berth asks for code that is no longer there: only a reload helps then.

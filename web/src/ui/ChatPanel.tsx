@@ -53,8 +53,9 @@ export function ChatPanel({
       <header class={`chat-head details-${details}`}>
         <div class="chat-title">
           {/* A phone shows the list or a conversation: this leads back to the list. */}
-          <a class="back-link" href={SESSIONS_HREF} aria-label="Back to the sessions" title="Back to the sessions">
+          <a class="back-link" href={SESSIONS_HREF} title="Back to the sessions">
             <span aria-hidden="true">‹</span>
+            <span class="visually-hidden">Back to the sessions</span>
           </a>
           {session ? (
             <EditableTitle title={session.title} shown={title} level={2} headingId="chat-title" onRename={(next) => onRename(session.id, next)}>
@@ -67,8 +68,7 @@ export function ChatPanel({
           {session ? (
             <p id="chat-details" class={asOf === null ? "meta" : "meta stale"}>
               {session.agent} · <span class="path">{locationName(session.cwd, session.workspace)}</span> · <SessionStateBadge state={session.state} />{" "}
-              ·{" "}
-              <span class="pid">pid {session.pid ?? "—"}</span> ·{" "}
+              · <span class="pid">pid {session.pid ?? "—"}</span> ·{" "}
               <span class="term" title={words.holders.term}>
                 open in {session.holders} {session.holders === 1 ? "client" : "clients"}
               </span>

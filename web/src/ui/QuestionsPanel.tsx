@@ -26,12 +26,7 @@ export function QuestionsPanel({
         ) : (
           <ul class="cards">
             {questions.map((question) => (
-              <QuestionCard
-                key={question.id}
-                question={question}
-                session={sessions.find((s) => s.id === question.sessionId)}
-                onAnswer={onAnswer}
-              />
+              <QuestionCard key={question.id} question={question} session={sessions.find((s) => s.id === question.sessionId)} onAnswer={onAnswer} />
             ))}
           </ul>
         )}
@@ -40,15 +35,7 @@ export function QuestionsPanel({
   );
 }
 
-function QuestionCard({
-  question,
-  session,
-  onAnswer,
-}: {
-  question: QuestionView;
-  session: SessionView | undefined;
-  onAnswer: AnswerQuestion;
-}) {
+function QuestionCard({ question, session, onAnswer }: { question: QuestionView; session: SessionView | undefined; onAnswer: AnswerQuestion }) {
   const { busy, failure, answer } = useAnswering(question.id, onAnswer);
   const headingId = `question-${question.id}`;
   return (

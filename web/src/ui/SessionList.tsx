@@ -49,7 +49,7 @@ function SessionRow({ session, open }: { session: SessionView; open: boolean }) 
   const title = session.title ?? `Untitled session ${shortId(session.id)}`;
   return (
     <li class={`session-row${open ? " current" : ""}`} data-session-id={session.id}>
-      <a href={sessionHref(session.id)} aria-current={open ? "page" : undefined} title={lastWords(session)}>
+      <a class="session-link" href={sessionHref(session.id)} aria-current={open ? "page" : undefined} title={lastWords(session)}>
         <span class="session-title">{title}</span>
         <ActivityChip session={session} />
         <span class="session-when">
