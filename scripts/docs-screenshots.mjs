@@ -106,7 +106,11 @@ try {
       await page.goto(`${berth.server.url}/#/host`);
       await page.locator(`tr[data-session-id="${conversation.id}"] .pid`).waitFor();
       await page.locator("li.location").first().waitFor();
-      await page.getByRole("list", { name: /lifecycle/i }).locator("li").first().waitFor();
+      await page
+        .getByRole("list", { name: /lifecycle/i })
+        .locator("li")
+        .first()
+        .waitFor();
       await shot("host");
 
       // The list, no conversation open: on a phone, its own screen.
