@@ -330,8 +330,8 @@ function isShown(element: HTMLElement): boolean {
 
 /**
  * Focuses the question where it is answered: in the open chat's conversation when it is that session's,
- * else its card in the Questions panel when that is on screen; otherwise (a phone showing another
- * session's chat) opens its session, whose chat asks it.
+ * else its card in the Questions panel when that is on screen; otherwise (another session's chat open)
+ * opens its session, whose chat asks it.
  */
 function jumpToQuestion(question: QuestionView | undefined, openSessionId: string | null): boolean {
   if (!question) return false;

@@ -28,7 +28,7 @@ export function ChatPanel({
 }: {
   chat: ChatSession;
   session: SessionView | undefined;
-  /** The overview's event stream, which keeps `session` current. */
+  /** The page's event stream (the list's), which keeps `session` current. */
   overviewLink: LinkState;
   /** The message box takes the focus as the chat opens (not while the person steps through sessions with j and k). */
   focusPrompt: boolean;
@@ -46,7 +46,7 @@ export function ChatPanel({
   // A phone shows the header's details (the meta line, the agent's controls) on request; a wide screen always.
   const [details, setDetails] = useState<"collapsed" | "expanded">("collapsed");
   const title = session?.title ?? (sessionId ? `Untitled session ${shortId(sessionId)}` : "New session");
-  // The overview tells of turns and answers elsewhere: the transcript reads what they added.
+  // The event stream tells of turns and answers elsewhere: the transcript reads what they added.
   useEffect(() => chat.observe(session), [chat, session?.turnActive, session?.updatedAt, session?.pendingQuestions]);
   return (
     <section class="chat panel" aria-labelledby="chat-title">
