@@ -98,6 +98,9 @@ describe.skipIf(!opencode.available())(
       expect(requests.slice(0, 2).some((r) => JSON.stringify(r.raw).includes(commentBody))).toBe(false);
       expect(toolCalls(client, sessionId).map((c) => c.status)).toEqual(["completed", "completed"]);
       expect(readFileSync(join(worktree, file), "utf8")).toBe(edited);
+      // Both by opencode's own file tools, not a shell command.
+      const kinds = client.notifications.flatMap(({ update }) => (update.sessionUpdate === "tool_call" ? [update.kind] : []));
+      expect(kinds).toEqual(["edit", "edit"]);
 
       // 4. The changes show the second edit; landing, behind the passing check, merges it.
       const after = await w.api<ChangedFileView>(`/api/sessions/${sessionId}/changes/file?path=${file}`);
@@ -108,7 +111,7 @@ describe.skipIf(!opencode.available())(
       });
       const landedCommit = gitIn(repository, "rev-parse", "main");
       expect(landed.worktree).toMatchObject({ state: "landed", landedCommit });
-      expect(gitIn(repository, "show", `main:${file}`) + "\n").toBe(edited);
+      expect(gitIn(repository, "show", `main:${file}`)).toBe(edited.trimEnd());
       expect(readFileSync(join(repository, file), "utf8")).toBe(edited);
       expect(gitIn(repository, "log", "--format=%s", "main").split("\n")).toEqual([
         "Merge branch 'greeting'",
