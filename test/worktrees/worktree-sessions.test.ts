@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SessionView } from "../../src/host/views.js";
 import { methods } from "@agentclientprotocol/sdk";
 import { cleanUp, startFixture, tempDir, waitUntil, waitUntilGone, type BerthFixture } from "../server/server-harness.js";
-import { commitFile, gitIn, initRepository } from "./git-repository.js";
+import { commitFile, gitIn, initRepository } from "../git/git-repository.js";
 
 afterEach(cleanUp);
 
