@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { git, GitError } from "../../src/git/git.js";
+import { classifyError } from "../../src/host/host-errors.js";
 import { isRunning, readProcStat } from "../../src/processes/proc-stat.js";
 import { gitIn, initRepository } from "./git-repository.js";
 
@@ -52,5 +53,12 @@ describe("git", () => {
     await expect(failed).rejects.toThrow("git is not installed on this host (Berth runs it for sessions' changes and worktrees)");
     const gone = join(tempDir(), "gone");
     await expect(git(gone, ["status"])).rejects.toMatchObject({ failure: "refused", stderr: `the directory ${gone} does not exist` });
+  });
+
+  it("reaches clients as git_failed: a refusal is the repository's (409), git missing or stopped the host's (503)", async () => {
+    const refused = await git(tempDir(), ["rev-parse", "HEAD"]).catch((error: unknown) => error);
+    expect(classifyError(refused)).toMatchObject({ class: "conflict", code: "git_failed" });
+    const missing = await git(tempDir(), ["status"], { env: { PATH: tempDir() } }).catch((error: unknown) => error);
+    expect(classifyError(missing)).toMatchObject({ class: "unavailable", code: "git_failed" });
   });
 });
