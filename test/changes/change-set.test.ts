@@ -1,22 +1,12 @@
-import { symlinkSync, rmSync } from "node:fs";
-import { mkdtempSync, realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { mergeBase, readChanges } from "../../src/changes/change-set.js";
 import { checkedPath, readChangedFile } from "../../src/changes/changed-file.js";
 import { ChangesError } from "../../src/changes/changes-error.js";
-import { gitIn, initRepository, writeIn } from "../git/git-repository.js";
+import { gitIn, initRepository, removeTempDirs, tempDir, writeIn } from "../git/git-repository.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-function tempDir(): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), "berth-changes-")));
-  dirs.push(dir);
-  return dir;
-}
+afterEach(removeTempDirs);
 
 describe("readChanges", () => {
   it("against a worktree's merge-base: the branch's commits and uncommitted files count, the base branch's later commits do not", async () => {

@@ -1,6 +1,21 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+
+const made: string[] = [];
+
+/** A new temporary directory (its real path: git reports real paths); gone at {@link removeTempDirs}. */
+export function tempDir(prefix = "berth-git-"): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  made.push(dir);
+  return dir;
+}
+
+/** Removes every directory {@link tempDir} made (each test file's `afterEach`). */
+export function removeTempDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
 
 /** git in `dir`, as a test runs it, with the test's own identity (set in the test repository only, never globally); its output, trimmed. */
 export function gitIn(dir: string, ...args: string[]): string {

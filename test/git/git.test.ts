@@ -1,21 +1,12 @@
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { git, GitError } from "../../src/git/git.js";
 import { classifyError } from "../../src/host/host-errors.js";
 import { isRunning, readProcStat } from "../../src/processes/proc-stat.js";
-import { gitIn, initRepository } from "./git-repository.js";
+import { gitIn, initRepository, removeTempDirs, tempDir } from "./git-repository.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-function tempDir(): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), "berth-git-")));
-  dirs.push(dir);
-  return dir;
-}
+afterEach(removeTempDirs);
 
 describe("git", () => {
   it("runs in a process group of its own, never the host's", async () => {
