@@ -15,8 +15,6 @@ export type GitFailure = "refused" | "stopped" | "not_installed";
 export interface GitOptions {
   /** Set for this git only (never the host's own environment), e.g. `GIT_INDEX_FILE`. */
   readonly env?: Readonly<Record<string, string>>;
-  /** Exit codes that are an answer, not a failure (a `git diff --no-index` with differences exits 1). */
-  readonly allowExitCodes?: readonly number[];
   /** Default 30 s; commands that run the repository's hooks or write a whole tree pass more. */
   readonly timeoutMs?: number;
 }
@@ -46,8 +44,7 @@ export interface GitResult {
 /** Runs git in `cwd`; its standard output as bytes (file contents may be any), else a {@link GitError}. */
 export async function gitBytes(cwd: string, args: readonly string[], options: GitOptions = {}): Promise<Buffer> {
   const result = await run(cwd, args, options);
-  if (result.exitCode !== 0 && !options.allowExitCodes?.includes(result.exitCode))
-    throw new GitError(args, "refused", result.exitCode, result.stderr.toString("utf8") || result.stdout.toString("utf8"));
+  if (result.exitCode !== 0) throw new GitError(args, "refused", result.exitCode, result.stderr.toString("utf8") || result.stdout.toString("utf8"));
   return result.stdout;
 }
 
@@ -56,7 +53,10 @@ export async function git(cwd: string, args: readonly string[], options: GitOpti
   return (await gitBytes(cwd, args, options)).toString("utf8");
 }
 
-/** Runs git in `cwd`; its result whatever its exit code. Stopped or missing git is still a {@link GitError}. */
+/**
+ * Runs git in `cwd`; its result whatever its exit code, for commands whose exit code is an answer
+ * (`merge-base --is-ancestor`). A git stopped or missing is still a {@link GitError}.
+ */
 export async function tryGit(cwd: string, args: readonly string[], options: GitOptions = {}): Promise<GitResult> {
   const result = await run(cwd, args, options);
   return { exitCode: result.exitCode, stdout: result.stdout.toString("utf8"), stderr: result.stderr.toString("utf8") };
