@@ -5,7 +5,7 @@ import type { ChangeSet } from "../../src/changes/change-set.js";
 import type { ChangedFileView } from "../../src/changes/changed-file.js";
 import type { SessionView } from "../../src/host/views.js";
 import type { ReviewComment } from "../../src/store/review-comments.js";
-import { gitIn, initRepository } from "../worktrees/git-repository.js";
+import { gitIn, initRepository } from "../git/git-repository.js";
 import { opencode } from "./whole-turns/agents/opencode.js";
 import { toolCalls, useDataDir, useWorld } from "./whole-turns/scenarios.js";
 
@@ -117,7 +117,7 @@ describe.skipIf(!opencode.available())(
         "Merge branch 'greeting'",
         "A reviewed greeting",
         "a check before landing",
-        "first",
+        "base",
       ]);
       // The landing's commit holds the agent's file and nothing else of the worktree.
       expect(gitIn(repository, "diff", "--name-only", baseCommit, "main")).toBe(file);
