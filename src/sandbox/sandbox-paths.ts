@@ -1,5 +1,6 @@
 import { mkdirSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { agentStateDirs } from "./agent-state-dirs.js";
 import { gitDirsOf } from "./git-dirs.js";
 import type { SandboxMount } from "./bwrap-args.js";
@@ -31,6 +32,14 @@ export interface SandboxPaths {
   readonly stateDirs: readonly string[];
 }
 
+/**
+ * Berth's own installation (the bundled demo agent, its node_modules) when it lies under /tmp, shown again read-only:
+ * the sandbox's private `/tmp` would hide it. Elsewhere it is readable as the rest of `/`, and writable where a session's
+ * directory holds it.
+ */
+const BERTH_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const HIDDEN_BERTH = BERTH_ROOT.startsWith("/tmp/") ? [BERTH_ROOT] : [];
+
 /** Secrets in a home that no agent needs: keys, cloud credentials. */
 const HOME_SECRETS = [".ssh", ".aws", join(".config", "gcloud"), ".gnupg", ".azure", ".kube", ".docker", ".netrc"];
 
@@ -41,7 +50,7 @@ export function sandboxPaths(directory: string, places: SandboxPlaces, agent?: {
     writable: [directory, ...gitDirsOf(directory), ...state, ...places.binds],
     stateDirs: state.filter((path) => !path.endsWith(".json")),
     hidden: [...HOME_SECRETS.map((name) => join(places.home, name)), places.dataDir, places.configDir, ...places.hide],
-    readOnly: [places.installedAgentsDir],
+    readOnly: [places.installedAgentsDir, ...HIDDEN_BERTH],
   };
 }
 
