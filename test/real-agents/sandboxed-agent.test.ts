@@ -4,7 +4,6 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { AcpTestClient, cleanUp, startFixture } from "../server/server-harness.js";
 import { scriptedTurns } from "../support/model-endpoint/script.js";
 import { startModelEndpoint, type ModelEndpoint } from "../support/model-endpoint/server.js";
-import type { AgentUnderTest } from "./whole-turns/agent-under-test.js";
 import { claude } from "./whole-turns/agents/claude.js";
 import { opencode } from "./whole-turns/agents/opencode.js";
 
