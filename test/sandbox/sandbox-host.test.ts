@@ -136,6 +136,22 @@ describe("workspace-write sandbox", () => {
     expect(readFileSync(join(session.cwd, "built.txt"), "utf8")).toBe("built\n");
   });
 
+  it("the repository's own .berth/setup runs in the new session's sandbox: one writing to the home fails the creation", async () => {
+    const repository = initRepository(freshDir("repo"));
+    mkdirSync(join(repository, ".berth"));
+    const planted = join(home, "planted-by-setup");
+    writeFileSync(join(repository, ".berth", "setup"), `#!/bin/sh\necho planted > ${planted}\n`, { mode: 0o755 });
+    gitIn(repository, "add", "-A");
+    gitIn(repository, "commit", "--quiet", "-m", "the setup");
+    const { host } = await startHost({ dataDir: freshDir("data") });
+    await expect(host.createSession({ cwd: repository, worktree: {}, sandbox: sandboxed })).rejects.toMatchObject({
+      code: "setup_failed",
+      details: { output: expect.stringContaining("Read-only file system") },
+    });
+    expect(existsSync(planted)).toBe(false);
+    expect(host.listSessions()).toEqual([]);
+  });
+
   it("a session without a sandbox runs as before", async () => {
     const { host } = await startHost({ dataDir: freshDir("data") });
     const session = await host.createSession({ cwd: freshDir("work") });
