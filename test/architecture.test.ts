@@ -61,9 +61,13 @@ describe("architecture: the direction of the arrows", () => {
   });
 
   it("the parts below the host never import the host or the edges", () => {
-    for (const layer of ["processes", "store", "location", "agents", "config", "logins", "changes", "worktrees", "sandbox"]) {
+    for (const layer of ["processes", "store", "location", "agents", "config", "logins", "git", "changes", "worktrees", "sandbox"]) {
       expect(crossing(layer, (i) => !["host", "server", "cli"].includes(layerOf(i.target)))).toEqual([]);
     }
+  });
+
+  it("git, the one runner of git that changes and worktrees share, imports only the process runner below it", () => {
+    expect(crossing("git", (i) => layerOf(i.target) === "processes")).toEqual([]);
   });
 
   it("the host never imports a protocol edge", () => {

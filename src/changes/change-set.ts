@@ -1,5 +1,6 @@
 import { ChangesError } from "./changes-error.js";
-import { git, GitError } from "./git.js";
+import { git } from "../git/git.js";
+import { commitOf, topLevelOf } from "../git/repository.js";
 import { withWorkingIndex } from "./working-index.js";
 
 export type ChangeStatus = "added" | "modified" | "deleted" | "renamed";
@@ -33,13 +34,10 @@ export const DIFF_OPTIONS = ["--cached", "-M", "--no-ext-diff", "--no-textconv",
 
 /** The repository's top directory, or a refusal naming `cwd` when it is in none. */
 export async function repositoryRoot(cwd: string): Promise<string> {
-  try {
-    return (await git(cwd, ["rev-parse", "--show-toplevel"])).toString("utf8").trim();
-  } catch (error) {
-    if (error instanceof GitError)
-      throw new ChangesError("not_a_git_repository", `the session's directory ${cwd} is not in a git repository, so it has no changes to show`);
-    throw error;
-  }
+  const root = await topLevelOf(cwd);
+  if (root === undefined)
+    throw new ChangesError("not_a_git_repository", `the session's directory ${cwd} is not in a git repository, so it has no changes to show`);
+  return root;
 }
 
 /** The commit `baseRef` names, or the empty tree when it is HEAD of a repository with no commit yet. */
@@ -49,18 +47,13 @@ export async function resolveBase(root: string, baseRef: string): Promise<{ base
   return { base: base ?? EMPTY_TREE, ...(head ? { head } : {}) };
 }
 
-async function commitOf(root: string, ref: string): Promise<string | undefined> {
-  const out = await git(root, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { allowExitCodes: [1] });
-  return out.toString("utf8").trim() || undefined;
-}
-
 /**
  * The base of a session in a worktree of its own: where its branch left the commit it started from
  * (`git merge-base`), so commits made on the branch count as its changes and later commits of the
  * base branch do not. A plain directory's base is `HEAD`.
  */
 export async function mergeBase(cwd: string, branch: string, baseCommit: string): Promise<string> {
-  return (await git(cwd, ["merge-base", branch, baseCommit])).toString("utf8").trim();
+  return (await git(cwd, ["merge-base", branch, baseCommit])).trim();
 }
 
 /**
@@ -90,8 +83,8 @@ export async function diffFiles(root: string, base: string, env: Record<string, 
     git(root, ["diff", ...DIFF_OPTIONS, "-z", "--name-status", base], { env }),
     git(root, ["diff", ...DIFF_OPTIONS, "-z", "--numstat", base], { env }),
   ]);
-  const lineCounts = parseNumstat(counts.toString("utf8"));
-  return parseNameStatus(names.toString("utf8")).map(({ path, oldPath, status }) => {
+  const lineCounts = parseNumstat(counts);
+  return parseNameStatus(names).map(({ path, oldPath, status }) => {
     const count = lineCounts.get(path);
     const binary = count === "binary";
     return {

@@ -1,7 +1,7 @@
 import { isAbsolute, posix } from "node:path";
 import { DIFF_OPTIONS, diffFiles, readChangesAt, repositoryRoot, resolveBase, type ChangeStatus } from "./change-set.js";
 import { ChangesError } from "./changes-error.js";
-import { git } from "./git.js";
+import { git, gitBytes } from "../git/git.js";
 import { withWorkingIndex } from "./working-index.js";
 
 /** Each text and the patch are cut past this many bytes (at a line's end): a page renders it, a megabyte would freeze it. */
@@ -70,12 +70,12 @@ export async function readChangedFile(cwd: string, path: string, baseRef = "HEAD
     const oldPath = file.oldPath ?? file.path;
     const cut: { -readonly [K in keyof CutParts]: CutParts[K] } = { limitBytes: TEXT_LIMIT_BYTES };
     const readSide = async (object: string, side: "oldBytes" | "newBytes"): Promise<string> => {
-      const size = Number((await git(root, ["cat-file", "-s", object], { env })).toString("utf8"));
+      const size = Number(await git(root, ["cat-file", "-s", object], { env }));
       if (size > READ_LIMIT_BYTES) {
         cut[side] = size;
         return "";
       }
-      const { text, cutFrom } = cutText(await git(root, ["cat-file", "blob", object], { env }));
+      const { text, cutFrom } = cutText(await gitBytes(root, ["cat-file", "blob", object], { env }));
       if (cutFrom !== undefined) cut[side] = cutFrom;
       return text;
     };
@@ -85,7 +85,7 @@ export async function readChangedFile(cwd: string, path: string, baseRef = "HEAD
     // A side too big to read has no patch either (git would hold all of it in memory): `cut` names its size.
     const unread = (cut.oldBytes ?? 0) > READ_LIMIT_BYTES || (cut.newBytes ?? 0) > READ_LIMIT_BYTES;
     const diffArgs = ["diff", ...DIFF_OPTIONS, "--src-prefix=a/", "--dst-prefix=b/", base, "--", ...new Set([oldPath, file.path])];
-    const patch = unread ? { text: "" } : cutText(await git(root, diffArgs, { env }));
+    const patch = unread ? { text: "" } : cutText(await gitBytes(root, diffArgs, { env }));
     if (patch.cutFrom !== undefined) cut.patchBytes = patch.cutFrom;
     return {
       path: file.path,

@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
-import { git } from "./git.js";
+import { git } from "../git/git.js";
 
 /**
  * Runs `use` with a throwaway index that holds the working tree as it is (tracked edits, deletions
@@ -13,7 +13,7 @@ export async function withWorkingIndex<T>(root: string, use: (env: Record<string
   const dir = mkdtempSync(join(tmpdir(), "berth-changes-"));
   try {
     const env = { GIT_INDEX_FILE: join(dir, "index") };
-    const indexPath = (await git(root, ["rev-parse", "--git-path", "index"])).toString("utf8").trim();
+    const indexPath = (await git(root, ["rev-parse", "--git-path", "index"])).trim();
     const own = isAbsolute(indexPath) ? indexPath : join(root, indexPath);
     if (existsSync(own)) copyFileSync(own, env.GIT_INDEX_FILE);
     await git(root, ["add", "--all", "--", "."], { env });

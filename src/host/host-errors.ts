@@ -20,10 +20,9 @@ import { AcquisitionFailedError, HoldsClosedError, StaleHoldError } from "../lif
 import { LoginsClosedError, NoTerminalLoginError } from "../logins/login-command.js";
 import { LoginBusyError } from "../logins/login-runner.js";
 import { ChangesError } from "../changes/changes-error.js";
-import { GitError } from "../changes/git.js";
+import { GitError } from "../git/git.js";
 import { ReviewError } from "./review-desk.js";
 import { WorktreeError } from "../worktrees/worktree-errors.js";
-import { GitError as WorktreeGitError } from "../worktrees/git.js";
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
 export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError };
@@ -91,15 +90,14 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof LoginCallbackError) return as(error.code === "callback_refused" ? "bad_input" : "unavailable", error.code);
   if (error instanceof InvalidLocationError) return as("bad_input", "invalid_location");
   if (error instanceof WorktreeError) return { ...as(error.badInput ? "bad_input" : "conflict", error.code), details: error.details };
-  // git refused what Berth asked of the repository (its message says why): not Berth's bug, but not the request's either.
-  if (error instanceof WorktreeGitError) return as("conflict", "git_failed");
   if (error instanceof InvalidSandboxError) return as("bad_input", "invalid_sandbox");
   if (error instanceof SandboxUnavailableError) return as("bad_input", "sandbox_unavailable");
   if (error instanceof InvalidTitleError) return as("bad_input", "invalid_title");
   // A session outside git has no changes to show (409: the session is fine, its directory is not a repository).
   if (error instanceof ReviewError) return as(error.code === "comment_not_found" ? "not_found" : "conflict", error.code);
-  // Git failed or is missing on this host: the message is git's own (or says it is missing); the host carries on.
-  if (error instanceof GitError) return as("unavailable", "git_failed");
+  // git refused what was asked of the repository (its message says why): the repository's state, not Berth's bug nor
+  // the request's (409). git missing on this host, or stopped past its time: the host's, and a retry may do (503).
+  if (error instanceof GitError) return as(error.failure === "refused" ? "conflict" : "unavailable", "git_failed");
   if (error instanceof ChangesError) return as(error.code === "not_a_git_repository" ? "conflict" : "bad_input", error.code);
   if (error instanceof TurnAlreadyRunningError) return as("conflict", "turn_in_flight");
   if (error instanceof NoTerminalLoginError) return as("not_found", "no_terminal_login");

@@ -167,6 +167,7 @@ export class HostViews {
       releaseAt: holds.releaseAt(session.id) ?? null,
       preview: store.events.lastWords(session.id),
       sandbox: sandboxViewOf(this.deps.sandboxes, this.deps.registry, session),
+      lastTurn: execution === undefined ? store.events.lastOutcome(session.id) : null,
       createdAt: session.createdAt,
       updatedAt: session.updatedAt,
     };
@@ -182,6 +183,7 @@ const STORE_ONLY: Omit<LiveSessionState, "id"> = {
   turnStartedAt: null,
   releaseAt: null,
   preview: null,
+  lastTurn: null,
 };
 
 /**
@@ -189,7 +191,7 @@ const STORE_ONLY: Omit<LiveSessionState, "id"> = {
  * streamed of its agent, holders and turn (`live`), if anything.
  */
 function peerView({ session, owner, ownerOnline, pendingQuestions }: PeerSession, live: LiveSessionState | undefined): Omit<SessionView, "sandbox"> {
-  const { state, pid, holders, turnActive, turnStartedAt, releaseAt, preview } = live ?? STORE_ONLY;
+  const { state, pid, holders, turnActive, turnStartedAt, releaseAt, preview, lastTurn } = live ?? STORE_ONLY;
   return {
     id: session.id,
     host: owner?.id ?? null,
@@ -207,6 +209,7 @@ function peerView({ session, owner, ownerOnline, pendingQuestions }: PeerSession
     pendingQuestions: pendingQuestions.length,
     releaseAt,
     preview,
+    lastTurn,
     createdAt: session.createdAt,
     updatedAt: session.updatedAt,
   };

@@ -47,6 +47,7 @@ import { sendReviewComments } from "./review-sending.js";
 import type { ReviewComment } from "../store/review-comments.js";
 import { readChanges, type ChangeSet } from "../changes/change-set.js";
 import { commentablePath, readChangedFile, type ChangedFileView } from "../changes/changed-file.js";
+import { changesBase } from "./session-changes-base.js";
 import { LoginRunner } from "../logins/login-runner.js";
 import type { LoginCommandResolver } from "../logins/login-command.js";
 import type { StoreHealthView } from "./store-health.js";
@@ -74,8 +75,6 @@ export interface HostOptions {
  * This class is the API the protocol edges use; the parts it delegates to are wired in
  * `host-composition.ts`.
  */
-/** The base every session's changes are read against, until sessions carry their worktree record. */
-const SESSION_BASE = "HEAD";
 
 export class Host {
   readonly config: Config;
@@ -307,13 +306,15 @@ export class Host {
    * What the session changed in its git directory against its base (docs/review.md): `HEAD` for a
    * plain directory (a session in a worktree of its own: `mergeBase(cwd, branch, baseCommit)`).
    */
-  changes(sessionId: string): Promise<ChangeSet> {
-    return readChanges(this.parts.catalog.require(sessionId).cwd, SESSION_BASE);
+  async changes(sessionId: string): Promise<ChangeSet> {
+    const { cwd, base } = await changesBase(this.parts.catalog, sessionId);
+    return readChanges(cwd, base);
   }
 
   /** One file of the session's changes: both texts and the patch, cut at the limit; a path not among them is refused. */
-  changedFile(sessionId: string, path: string): Promise<ChangedFileView> {
-    return readChangedFile(this.parts.catalog.require(sessionId).cwd, path, SESSION_BASE);
+  async changedFile(sessionId: string, path: string): Promise<ChangedFileView> {
+    const { cwd, base } = await changesBase(this.parts.catalog, sessionId);
+    return readChangedFile(cwd, path, base);
   }
 
   /** The session's review comments, oldest first, sent or not (docs/review.md). */
@@ -325,8 +326,8 @@ export class Host {
   /** A comment is on the changes: a file the agent did not change (or a mistyped path) is refused by name. */
   async addReviewComment(sessionId: string, comment: NewComment): Promise<ReviewComment> {
     this.assertRunning();
-    const { cwd } = this.parts.catalog.require(sessionId);
-    const path = await commentablePath(cwd, comment.path, comment.side, SESSION_BASE);
+    const { cwd, base } = await changesBase(this.parts.catalog, sessionId);
+    const path = await commentablePath(cwd, comment.path, comment.side, base);
     return this.review.add(sessionId, { ...comment, path });
   }
 

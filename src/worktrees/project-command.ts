@@ -1,8 +1,11 @@
 import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
 import { formatDuration } from "../config/durations.js";
+import { runCommand, type CommandResult } from "../processes/run-command.js";
 import { sandboxedCommand, type SandboxPlan } from "../sandbox/bwrap-args.js";
-import { runCommand, type CommandResult } from "./run-command.js";
+
+/** A step's output is kept to this much: enough to read why a check failed, never the host's memory. */
+const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 
 /** A project's own step for its worktrees: `setup` before the agent starts, `check` before landing. */
 export type ProjectStep = "setup" | "check";
@@ -38,20 +41,27 @@ export async function runProjectStep(
         ? repositoryScript(file, worktree, sandbox)
         : undefined;
   if (chosen === undefined) return undefined;
-  const result = await runCommand(chosen.command, chosen.args, worktree, { timeoutMs });
+  const result = await runCommand(chosen.command, chosen.args, worktree, { timeoutMs, maxOutputBytes: MAX_OUTPUT_BYTES });
   return {
     command: configured ?? `.berth/${step}`,
     exitCode: result.exitCode,
     failure: failureOf(result, timeoutMs),
-    output: result.stdout + result.stderr,
+    output: result.stdout.toString("utf8") + result.stderr.toString("utf8"),
   };
 }
 
 /** Why a step failed, in words; undefined if it passed. */
 function failureOf(result: CommandResult, timeoutMs: number): string | undefined {
-  if (result.stopped) return `did not end within ${formatDuration(timeoutMs)} (worktrees.timeout) and was stopped`;
-  if (result.exitCode === null) return "was ended by a signal";
-  return result.exitCode === 0 ? undefined : `failed with exit code ${result.exitCode}`;
+  switch (result.end) {
+    case "timed_out":
+      return `did not end within ${formatDuration(timeoutMs)} (worktrees.timeout) and was stopped`;
+    case "output_over_limit":
+      return "printed more than 4 MiB and was stopped";
+    case "signalled":
+      return "was ended by a signal";
+    case "exited":
+      return result.exitCode === 0 ? undefined : `failed with exit code ${result.exitCode}`;
+  }
 }
 
 function repositoryScript(file: string, worktree: string, sandbox: SandboxPlan | undefined): { command: string; args: string[] } {

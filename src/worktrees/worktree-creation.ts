@@ -1,9 +1,13 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import { git, tryGit } from "./git.js";
+import { git, tryGit } from "../git/git.js";
+import { commitOf, topLevelOf } from "../git/repository.js";
 import { defaultBranch, worktreePath } from "./naming.js";
 import { WorktreeError } from "./worktree-errors.js";
 import type { WorktreeRecord } from "./worktree-record.js";
+
+/** git that checks out or removes a whole tree, or runs the repository's hooks (a commit's, a checkout's), may take this long. */
+export const WORKTREE_GIT_TIMEOUT_MS = 10 * 60_000;
 
 /** What a client asks for (`_meta["berth/worktree"]`, `POST /api/sessions` `worktree`); every field optional. */
 export interface WorktreeRequest {
@@ -46,14 +50,14 @@ export async function createWorktree(request: WorktreeRequest, place: WorktreePl
   const path = worktreePath(place.root, repository, place.sessionId);
   if (existsSync(path)) throw new WorktreeError("path_exists", `the worktree's directory ${path} exists already`);
   mkdirSync(place.root, { recursive: true });
-  await git(repository, ["worktree", "add", "--quiet", "-b", branch, path, baseCommit]);
+  await git(repository, ["worktree", "add", "--quiet", "-b", branch, path, baseCommit], { timeoutMs: WORKTREE_GIT_TIMEOUT_MS });
   return { repository, path, branch, base, baseCommit, state: "active", createdAt: place.now };
 }
 
 /** Removes the worktree's directory and its branch (`git worktree remove --force`, `git branch -D`). */
 export async function removeWorktree(record: WorktreeRecord): Promise<void> {
   // A directory removed by hand leaves git's entry for it: pruned instead.
-  if (existsSync(record.path)) await git(record.repository, ["worktree", "remove", "--force", record.path]);
+  if (existsSync(record.path)) await git(record.repository, ["worktree", "remove", "--force", record.path], { timeoutMs: WORKTREE_GIT_TIMEOUT_MS });
   else await git(record.repository, ["worktree", "prune"]);
   if ((await branchCommit(record.repository, record.branch)) !== undefined) await git(record.repository, ["branch", "-D", record.branch]);
 }
@@ -64,9 +68,9 @@ async function topLevel(path: string): Promise<string> {
   const common = await tryGit(path, ["rev-parse", "--path-format=absolute", "--git-common-dir"]);
   if (common.exitCode !== 0) throw new WorktreeError("not_a_git_repository", `${path} is not in a git repository`);
   // The main checkout even when `path` is in one of its worktrees: the one whose .git is the common directory.
-  const main = await tryGit(path, ["-C", `${common.stdout.trim()}/..`, "rev-parse", "--show-toplevel"]);
-  if (main.exitCode !== 0) throw new WorktreeError("not_a_git_repository", `${path} is in a bare repository: worktrees need a checkout`);
-  return main.stdout.trim();
+  const main = await topLevelOf(`${common.stdout.trim()}/..`);
+  if (main === undefined) throw new WorktreeError("not_a_git_repository", `${path} is in a bare repository: worktrees need a checkout`);
+  return main;
 }
 
 async function currentBranch(repository: string): Promise<string> {
@@ -76,7 +80,6 @@ async function currentBranch(repository: string): Promise<string> {
 }
 
 /** The commit of branch `name`; undefined if there is no such branch. */
-export async function branchCommit(repository: string, name: string): Promise<string | undefined> {
-  const result = await tryGit(repository, ["rev-parse", "--verify", "--quiet", `refs/heads/${name}^{commit}`]);
-  return result.exitCode === 0 ? result.stdout.trim() : undefined;
+export function branchCommit(repository: string, name: string): Promise<string | undefined> {
+  return commitOf(repository, `refs/heads/${name}`);
 }

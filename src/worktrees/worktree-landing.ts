@@ -1,7 +1,7 @@
+import { git, GitError, tryGit } from "../git/git.js";
 import type { SandboxPlan } from "../sandbox/bwrap-args.js";
-import { git, tryGit } from "./git.js";
 import { runProjectStep, type StepOutcome } from "./project-command.js";
-import { branchCommit } from "./worktree-creation.js";
+import { branchCommit, WORKTREE_GIT_TIMEOUT_MS } from "./worktree-creation.js";
 import { WorktreeError } from "./worktree-errors.js";
 import type { WorktreeRecord } from "./worktree-record.js";
 
@@ -37,8 +37,9 @@ export async function landWorktree(record: WorktreeRecord, options: LandingOptio
     if (checked.failure)
       throw new WorktreeError("check_failed", `the check (${checked.command}) ${checked.failure}: nothing was merged`, { output: checked.output });
   }
-  await git(path, ["add", "-A"]);
-  if ((await tryGit(path, ["diff", "--cached", "--quiet"])).exitCode !== 0) await git(path, ["commit", "--quiet", "-m", options.message]);
+  const long = { timeoutMs: WORKTREE_GIT_TIMEOUT_MS };
+  await git(path, ["add", "-A"], long);
+  if ((await tryGit(path, ["diff", "--cached", "--quiet"])).exitCode !== 0) await git(path, ["commit", "--quiet", "-m", options.message], long);
   await assertMainCheckoutReady(repository, base);
   const branchHead = (await branchCommit(repository, branch))!;
   await assertMergeable(record, branchHead, options.merge);
@@ -46,7 +47,7 @@ export async function landWorktree(record: WorktreeRecord, options: LandingOptio
     options.merge === "ff-only"
       ? ["merge", "--quiet", "--ff-only", branch]
       : ["merge", "--quiet", "--no-ff", "-m", `Merge branch '${branch}'`, branch];
-  const merged = await tryGit(repository, mergeArgs);
+  const merged = await tryGit(repository, mergeArgs, long);
   if (merged.exitCode !== 0) {
     // Nothing half-merged stays in the main checkout (an untracked file in the way, a race with a commit there).
     await tryGit(repository, ["merge", "--abort"]);
@@ -88,9 +89,10 @@ async function assertMergeable(record: WorktreeRecord, branchHead: string, style
       );
     return;
   }
-  const trial = await tryGit(repository, ["merge-tree", "--write-tree", "--name-only", "--no-messages", base, branchHead]);
+  const trialArgs = ["merge-tree", "--write-tree", "--name-only", "--no-messages", base, branchHead];
+  const trial = await tryGit(repository, trialArgs);
   if (trial.exitCode === 0) return;
-  if (trial.exitCode !== 1) throw new Error(`git merge-tree failed: ${trial.stderr.trim()}`);
+  if (trial.exitCode !== 1) throw new GitError(trialArgs, "refused", trial.exitCode, trial.stderr);
   // The first line is the merged tree; the conflicting files follow.
   const files = [...new Set(trial.stdout.trim().split("\n").slice(1).filter(Boolean))];
   throw new WorktreeError(

@@ -1,29 +1,18 @@
-import { symlinkSync, rmSync } from "node:fs";
-import { mkdtempSync, realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { mergeBase, readChanges } from "../../src/changes/change-set.js";
 import { checkedPath, readChangedFile } from "../../src/changes/changed-file.js";
 import { ChangesError } from "../../src/changes/changes-error.js";
-import { git, GitError } from "../../src/changes/git.js";
-import { gitIn, initRepository, writeIn } from "./git-repo.js";
+import { gitIn, initRepository, removeTempDirs, tempDir, writeIn } from "../git/git-repository.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-function tempDir(): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), "berth-changes-")));
-  dirs.push(dir);
-  return dir;
-}
+afterEach(removeTempDirs);
 
 describe("readChanges", () => {
   it("against a worktree's merge-base: the branch's commits and uncommitted files count, the base branch's later commits do not", async () => {
     const repo = tempDir();
     initRepository(repo, { "shared.txt": "base\n" });
-    const baseCommit = gitIn(repo, "rev-parse", "HEAD").trim();
+    const baseCommit = gitIn(repo, "rev-parse", "HEAD");
     const worktree = join(tempDir(), "wt");
     gitIn(repo, "worktree", "add", "--quiet", "-b", "feature", worktree, baseCommit);
     writeIn(worktree, "feature.txt", "committed on the branch\n");
@@ -75,12 +64,6 @@ describe("readChanges", () => {
     writeIn(repo, "huge.log", `${"y".repeat(1023)}\n`.repeat(17 * 1024));
     const file = await readChangedFile(repo, "huge.log");
     expect(file).toMatchObject({ oldText: "", newText: "", patch: "", cut: { limitBytes: 262_144, newBytes: 17 * 1024 * 1024 } });
-  });
-
-  it("says git is not installed when it cannot be found", async () => {
-    const failed = git(tempDir(), ["status"], { env: { PATH: tempDir() } });
-    await expect(failed).rejects.toBeInstanceOf(GitError);
-    await expect(failed).rejects.toThrow("git is not installed on this host (Berth runs it to show a session's changes)");
   });
 
   it("a directory outside git is refused naming it", async () => {

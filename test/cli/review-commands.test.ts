@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliMain, serveOnTempDir } from "../server/serve-process.js";
-import { initRepository, writeIn } from "../changes/git-repo.js";
+import { initRepository, writeIn } from "../git/git-repository.js";
 
 const run = promisify(execFile);
 let serve: Awaited<ReturnType<typeof serveOnTempDir>>;

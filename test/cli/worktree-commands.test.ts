@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliMain, serveOnTempDir } from "../server/serve-process.js";
-import { commitFile, gitIn, initRepository } from "../worktrees/git-repository.js";
+import { commitFile, gitIn, initRepository } from "../git/git-repository.js";
 
 let serve: Awaited<ReturnType<typeof serveOnTempDir>>;
 const dirs: string[] = [];

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
 import { waitUntil } from "../support/process-table.js";
-import { initRepository } from "../worktrees/git-repository.js";
+import { initRepository } from "../git/git-repository.js";
 import { AcpClient, FleetTestBed, getJson } from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();

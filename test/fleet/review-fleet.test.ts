@@ -4,7 +4,7 @@
 // again after a restart; sent through B, they reach A's agent as one prompt.
 import { afterEach, describe, expect, it } from "vitest";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
-import { initRepository, writeIn } from "../changes/git-repo.js";
+import { initRepository, writeIn } from "../git/git-repository.js";
 import { eventually, FleetTestBed, getJson, messageText, stopHost } from "./fleet-harness.js";
 import type { JournalEvent } from "../../src/store/events.js";
 

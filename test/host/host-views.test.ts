@@ -32,9 +32,19 @@ const live: LiveSessionState = {
   turnStartedAt: 950,
   releaseAt: null,
   preview: { role: "agent", text: "Sleeping for 10m", at: 990 },
+  lastTurn: null,
 };
 
-const storeView = { state: "childless", pid: null, holders: 0, turnActive: false, turnStartedAt: null, releaseAt: null, preview: null };
+const storeView = {
+  state: "childless",
+  pid: null,
+  holders: 0,
+  turnActive: false,
+  turnStartedAt: null,
+  releaseAt: null,
+  preview: null,
+  lastTurn: null,
+};
 const liveView = { state: "live", pid: 4242, holders: 1, turnActive: true, turnStartedAt: 950, releaseAt: null, preview: live.preview };
 
 /** The fleet as the directory shows it: session s1, owned by whichever host and as online as the test says. */

@@ -9,7 +9,7 @@ import type { Host } from "../../src/host/host.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
 import { closeAllHosts, collect, startHost, text, waitUntil, waitUntilGone } from "../host/host-harness.js";
 import { descendantsOf } from "../support/process-table.js";
-import { gitIn, initRepository } from "../worktrees/git-repository.js";
+import { gitIn, initRepository } from "../git/git-repository.js";
 
 const nsService = fileURLToPath(new URL("./fixtures/ns-service.mjs", import.meta.url));
 const sandboxedHost = fileURLToPath(new URL("./fixtures/sandboxed-host.mjs", import.meta.url));

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { initRepository, writeIn } from "../changes/git-repo.js";
+import { initRepository, writeIn } from "../git/git-repository.js";
 import { cleanUp, startFixture, tempDir, waitUntil } from "./server-harness.js";
 
 afterEach(cleanUp);

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionView } from "../../src/host/views.js";
 import type { ReviewComment } from "../../src/store/review-comments.js";
-import { gitIn, initRepository, writeIn } from "../changes/git-repo.js";
+import { gitIn, initRepository, writeIn } from "../git/git-repository.js";
 import { cleanUp, startFixture, tempDir, waitUntil, type BerthFixture } from "./server-harness.js";
 
 afterEach(cleanUp);
@@ -45,7 +45,7 @@ describe("a session's changes", () => {
   it("lists what changed against HEAD (modified, deleted, renamed, untracked, binary; ignored left out) and each file's texts and patch", async () => {
     const fixture = await startFixture();
     const dir = changedRepository();
-    const head = gitIn(dir, "rev-parse", "HEAD").trim();
+    const head = gitIn(dir, "rev-parse", "HEAD");
     const session = await sessionIn(fixture, dir);
     const changes = await json(fixture.api(`/api/sessions/${session.id}/changes`));
     expect(changes).toEqual({

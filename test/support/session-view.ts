@@ -20,6 +20,7 @@ export function sessionView(id: string, host: string, fields: Partial<SessionVie
     releaseAt: null,
     preview: { role: "agent", text: "Sleeping for 10m", at: 1_001 },
     sandbox: null,
+    lastTurn: null,
     createdAt: 900,
     updatedAt: 1_001,
     ...fields,

@@ -5,7 +5,7 @@ import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
-import { gitIn, initRepository, writeIn } from "../changes/git-repo.js";
+import { gitIn, initRepository, writeIn } from "../git/git-repository.js";
 import { dashboardSuite, desktop, openPage, phone, screenshot, type OpenedPage } from "./dashboard-harness.js";
 import { tooSmallToTap } from "./tap-targets.js";
 import { audit } from "./axe-audit.js";

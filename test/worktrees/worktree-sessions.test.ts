@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SessionView } from "../../src/host/views.js";
 import { methods } from "@agentclientprotocol/sdk";
 import { cleanUp, startFixture, tempDir, waitUntil, waitUntilGone, type BerthFixture } from "../server/server-harness.js";
-import { commitFile, gitIn, initRepository } from "./git-repository.js";
+import { commitFile, gitIn, initRepository } from "../git/git-repository.js";
 
 afterEach(cleanUp);
 
@@ -202,6 +202,40 @@ describe("sessions in git worktrees of their own", () => {
     expect(((await (await berth.api("/api/sessions")).json()) as { sessions: SessionView[] }).sessions).toHaveLength(1);
     expect(branches(repository)).toEqual(["main", "taken"]);
     expect(gitIn(repository, "worktree", "list").split("\n")).toHaveLength(1);
+  });
+
+  it("a worktree session's changes are against its base: its own commits count, the base's later commits do not; landed, refused naming the commit", async () => {
+    const repository = initRepository(tempDir("berth-wt-repo-"));
+    const berth = await startFixture({ config: { worktrees: { root: tempDir("berth-wt-root-") } } });
+    const session = await created(berth, { cwd: repository, worktree: true, title: "Notes" });
+    const client = await berth.connect();
+    await client.load(session.id, session.cwd);
+    expect((await client.prompt(session.id, `/write ${session.cwd}/notes.txt written by the agent`)).stopReason).toBe("end_turn");
+    // Committed in the worktree (as the agent may), and the main checkout moves on meanwhile.
+    gitIn(session.cwd, "add", "notes.txt");
+    gitIn(session.cwd, "commit", "--quiet", "-m", "Notes");
+    commitFile(repository, "later.txt", "on main after the worktree was made\n");
+
+    const changes = await berth.api(`/api/sessions/${session.id}/changes`);
+    expect(changes.status, await changes.clone().text()).toBe(200);
+    expect(await changes.json()).toMatchObject({
+      base: session.worktree!.baseCommit,
+      files: [{ path: "notes.txt", status: "added", added: 1, removed: 0 }],
+    });
+    const file = await berth.api(`/api/sessions/${session.id}/changes/file?path=notes.txt`);
+    expect(await file.json()).toMatchObject({ path: "notes.txt", oldText: null, newText: "written by the agent" });
+    const comment = await post(berth, `/api/sessions/${session.id}/comments`, { path: "notes.txt", line: 1, side: "new", body: "say more" });
+    expect(comment.status, await comment.clone().text()).toBe(201);
+    const notOurs = await post(berth, `/api/sessions/${session.id}/comments`, { path: "later.txt", line: 1, side: "new", body: "not the session's" });
+    expect(await notOurs.json()).toMatchObject({ error: "path_not_in_changes" });
+
+    const landed = (await (await post(berth, `/api/sessions/${session.id}/land`)).json()) as SessionView;
+    const after = await berth.api(`/api/sessions/${session.id}/changes`);
+    expect(after.status).toBe(409);
+    expect(await after.json()).toMatchObject({
+      error: "worktree_closed",
+      message: `session "${session.id}"'s worktree was landed into main at commit ${landed.worktree!.landedCommit} of ${repository}, and its directory removed: its changes are in main now`,
+    });
   });
 
   it("a failing setup fails the creation with its output and leaves nothing; a passing one is journaled before the agent starts", async () => {

@@ -1,0 +1,78 @@
+import { spawn } from "node:child_process";
+
+/**
+ * How a command ended: it exited (`exitCode` says how), a signal ended it, it outlived its time, or it printed more
+ * than its output bound; in the last two its whole process group was killed.
+ */
+type CommandEnd = "exited" | "signalled" | "timed_out" | "output_over_limit";
+
+/** What a command printed (as bytes: a file's contents may be any) and how it ended. */
+export interface CommandResult {
+  readonly end: CommandEnd;
+  /** Its exit code when it exited, else null. */
+  readonly exitCode: number | null;
+  readonly stdout: Buffer;
+  readonly stderr: Buffer;
+}
+
+export interface CommandOptions {
+  /** The child's whole environment (default the host's). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Past this its group is killed and it ends `timed_out`; default no limit. */
+  readonly timeoutMs?: number;
+  /** Standard output and error together past this many bytes: its group is killed and it ends `output_over_limit`. */
+  readonly maxOutputBytes: number;
+}
+
+/** The command could not be started at all (`code` is the system's, `ENOENT` for a missing program or directory). */
+export class CommandStartError extends Error {
+  override readonly name = "CommandStartError";
+  constructor(
+    readonly command: string,
+    readonly cwd: string,
+    readonly code: string | undefined,
+    reason: string,
+  ) {
+    super(`cannot run ${command} in ${cwd}: ${reason}`);
+  }
+}
+
+/**
+ * Runs `command` (no shell) in `cwd` as the leader of its own process group, as the host's other children (rule P1),
+ * and settles once it exited and its output ended, whatever its exit code. Past `timeoutMs` or `maxOutputBytes` the
+ * whole group is killed: whatever it started goes with it. Rejects only with a {@link CommandStartError}.
+ */
+export function runCommand(command: string, args: readonly string[], cwd: string, options: CommandOptions): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const output = { stdout: [] as Buffer[], stderr: [] as Buffer[], bytes: 0 };
+    let cut: CommandEnd | undefined;
+    const stop = (why: CommandEnd) => {
+      cut ??= why;
+      try {
+        // The negative pid is the group: the command and anything it started.
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // The group is gone already.
+      }
+    };
+    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => stop("timed_out"), options.timeoutMs);
+    for (const stream of ["stdout", "stderr"] as const) {
+      child[stream].on("data", (chunk: Buffer) => {
+        output.bytes += chunk.length;
+        if (output.bytes > options.maxOutputBytes) stop("output_over_limit");
+        else output[stream].push(chunk);
+      });
+    }
+    child.once("error", (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      reject(new CommandStartError(command, cwd, error.code, error.message));
+    });
+    // `close`: exited and its output ended (a child that outlived it and holds the pipes is killed with the group).
+    child.once("close", (exitCode) => {
+      clearTimeout(timer);
+      const end = cut ?? (exitCode === null ? "signalled" : "exited");
+      resolve({ end, exitCode: end === "exited" ? exitCode : null, stdout: Buffer.concat(output.stdout), stderr: Buffer.concat(output.stderr) });
+    });
+  });
+}

@@ -1,0 +1,33 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { isRunning, readProcStat } from "../../src/processes/proc-stat.js";
+import { CommandStartError, runCommand } from "../../src/processes/run-command.js";
+import { removeTempDirs, tempDir } from "../git/git-repository.js";
+
+afterEach(removeTempDirs);
+
+describe("runCommand", () => {
+  it("gives back what the command printed, as bytes, and its exit code whatever it is", async () => {
+    const result = await runCommand("/bin/sh", ["-c", "printf 'out\\377'; echo err >&2; exit 3"], tempDir(), { maxOutputBytes: 1024 });
+    expect(result).toEqual({ end: "exited", exitCode: 3, stdout: Buffer.from("out\xff", "latin1"), stderr: Buffer.from("err\n") });
+  });
+
+  it("past its output bound stops the whole group, a child it left behind too", async () => {
+    // The shell starts a sleeper in its group, writes down its pid, then prints without end.
+    const dir = tempDir();
+    const result = await runCommand("/bin/sh", ["-c", "sleep 600 & echo $! > sleeper.pid; exec yes"], dir, { maxOutputBytes: 1024 * 1024 });
+    expect(result.end).toBe("output_over_limit");
+    expect(result.exitCode).toBeNull();
+    expect(result.stdout.length).toBeLessThanOrEqual(1024 * 1024);
+    const sleeper = Number(readFileSync(join(dir, "sleeper.pid"), "utf8"));
+    await vi.waitFor(() => expect(isRunning(readProcStat(sleeper))).toBe(false));
+  });
+
+  it("a command that cannot start is a CommandStartError naming it and the directory", async () => {
+    const dir = tempDir();
+    const failed = runCommand("berth-no-such-command", [], dir, { maxOutputBytes: 1024 });
+    await expect(failed).rejects.toBeInstanceOf(CommandStartError);
+    await expect(failed).rejects.toMatchObject({ code: "ENOENT", message: expect.stringContaining(`cannot run berth-no-such-command in ${dir}`) });
+  });
+});
