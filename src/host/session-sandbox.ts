@@ -18,6 +18,14 @@ export function agentSandboxPlan(sandboxes: Sandboxes, session: Stored, command:
   return sandboxes.agentPlan(sandboxPolicyOf(sandboxes, session), { directory: session.cwd, agentId: session.agent, command });
 }
 
+/**
+ * The plan the repository's own scripts of the session (`.berth/setup`, `.berth/check`) run in: its agent's, since the
+ * agent may have written them. Undefined when unsandboxed; throws, never runs them unsandboxed, without bubblewrap.
+ */
+export function projectScriptPlan(sandboxes: Sandboxes, registry: AgentRegistry, session: Stored): SandboxPlan | undefined {
+  return sandboxes.agentPlan(sandboxPolicyOf(sandboxes, session), subjectOf(registry, session));
+}
+
 /** The session view's `sandbox`. */
 export function sandboxViewOf(sandboxes: Sandboxes, registry: AgentRegistry, session: Stored): SandboxView | null {
   return sandboxes.view(sandboxPolicyOf(sandboxes, session), subjectOf(registry, session));

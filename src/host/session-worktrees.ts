@@ -12,10 +12,24 @@ import type { HostParts } from "./host-composition.js";
 import type { NewSessionParams } from "./session-catalog.js";
 import { deleteSession, stopSessionAgent } from "./session-deletion.js";
 import { locationOf } from "./session-location.js";
+import { projectScriptPlan } from "./session-sandbox.js";
 
 type WorktreeParts = Pick<
   HostParts,
-  "config" | "dataDir" | "catalog" | "clock" | "journal" | "store" | "executions" | "desk" | "holds" | "children" | "records" | "sessionChanges"
+  | "config"
+  | "dataDir"
+  | "registry"
+  | "sandboxes"
+  | "catalog"
+  | "clock"
+  | "journal"
+  | "store"
+  | "executions"
+  | "desk"
+  | "holds"
+  | "children"
+  | "records"
+  | "sessionChanges"
 >;
 
 /**
@@ -40,8 +54,7 @@ export async function createWorktreeSession(
     await removeWorktree(worktree);
     throw error;
   }
-  const { setup: command, timeout } = parts.config.worktrees;
-  const setup = await runProjectStep("setup", worktree.path, command, timeout).catch(async (error: unknown) => {
+  const setup = await runSetup(parts, id, worktree.path).catch(async (error: unknown) => {
     await forget(parts, id, worktree);
     throw error;
   });
@@ -57,6 +70,12 @@ export async function createWorktreeSession(
   return id;
 }
 
+/** The project's setup in the new worktree: the repository's own script in the session's sandbox, when it has one. */
+async function runSetup(parts: WorktreeParts, sessionId: string, path: string): Promise<StepOutcome | undefined> {
+  const { setup, timeout } = parts.config.worktrees;
+  return runProjectStep("setup", path, setup, timeout, projectScriptPlan(parts.sandboxes, parts.registry, parts.catalog.require(sessionId)));
+}
+
 /**
  * Lands the session's worktree (docs/worktrees.md, "Land"): refused while a turn runs; the check, the commit and the
  * merge are `landWorktree`'s. Once merged, the session's agent is stopped before the worktree is removed.
@@ -69,6 +88,7 @@ export function landSession(parts: WorktreeParts, sessionId: string, message: st
       timeoutMs: parts.config.worktrees.timeout,
       merge: parts.config.worktrees.merge,
       checked: (outcome) => journalStep(parts, session, "check", outcome),
+      sandbox: projectScriptPlan(parts.sandboxes, parts.registry, session),
       // Landed or refused, the check is in the journal by the time the answer is read.
     }).finally(() => parts.journal.committed());
     await stopAgent(parts, sessionId);

@@ -1,4 +1,5 @@
 import { git, GitError, tryGit } from "../git/git.js";
+import type { SandboxPlan } from "../sandbox/bwrap-args.js";
 import { runProjectStep, type StepOutcome } from "./project-command.js";
 import { branchCommit, WORKTREE_GIT_TIMEOUT_MS } from "./worktree-creation.js";
 import { WorktreeError } from "./worktree-errors.js";
@@ -17,6 +18,8 @@ export interface LandingOptions {
   readonly merge: MergeStyle;
   /** Told the check's outcome before anything is merged (the host journals it). */
   readonly checked: (outcome: StepOutcome) => void;
+  /** The session's sandbox, which the repository's `.berth/check` runs in (the agent may have written it). */
+  readonly sandbox: SandboxPlan | undefined;
 }
 
 /**
@@ -28,7 +31,7 @@ export interface LandingOptions {
  */
 export async function landWorktree(record: WorktreeRecord, options: LandingOptions): Promise<WorktreeRecord> {
   const { repository, path, branch, base } = record;
-  const checked = await runProjectStep("check", path, options.check, options.timeoutMs);
+  const checked = await runProjectStep("check", path, options.check, options.timeoutMs, options.sandbox);
   if (checked) {
     options.checked(checked);
     if (checked.failure)

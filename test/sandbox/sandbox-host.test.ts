@@ -9,6 +9,7 @@ import type { Host } from "../../src/host/host.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
 import { closeAllHosts, collect, startHost, text, waitUntil, waitUntilGone } from "../host/host-harness.js";
 import { descendantsOf } from "../support/process-table.js";
+import { gitIn, initRepository } from "../git/git-repository.js";
 
 const nsService = fileURLToPath(new URL("./fixtures/ns-service.mjs", import.meta.url));
 const sandboxedHost = fileURLToPath(new URL("./fixtures/sandboxed-host.mjs", import.meta.url));
@@ -115,6 +116,40 @@ describe("workspace-write sandbox", () => {
     expect(await run(host, session.id, "git -c user.name=t -c user.email=t@t commit -q --allow-empty -m sandboxed")).toMatchObject({ exitCode: 0 });
     expect(git(worktree, "log", "--format=%s", "-1")).toBe("sandboxed\n");
     expect((await run(host, session.id, `echo x > ${join(repo, "planted.txt")}`)).exitCode).not.toBe(0);
+  });
+
+  it("the repository's own .berth/check runs in the session's sandbox: it writes in the worktree, not in the home", async () => {
+    const repository = initRepository(freshDir("repo"));
+    mkdirSync(join(repository, ".berth"));
+    const planted = join(home, "planted-by-check");
+    writeFileSync(join(repository, ".berth", "check"), `#!/bin/sh\necho built > built.txt\necho planted > ${planted}\n`, { mode: 0o755 });
+    gitIn(repository, "add", "-A");
+    gitIn(repository, "commit", "--quiet", "-m", "the check");
+    const { host } = await startHost({ dataDir: freshDir("data") });
+    const session = await host.createSession({ cwd: repository, worktree: {}, sandbox: sandboxed });
+    const refused = await host.landSession(session.id).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toMatchObject({ code: "check_failed", details: { output: expect.stringContaining("Read-only file system") } });
+    expect(existsSync(planted)).toBe(false);
+    expect(readFileSync(join(session.cwd, "built.txt"), "utf8")).toBe("built\n");
+  });
+
+  it("the repository's own .berth/setup runs in the new session's sandbox: one writing to the home fails the creation", async () => {
+    const repository = initRepository(freshDir("repo"));
+    mkdirSync(join(repository, ".berth"));
+    const planted = join(home, "planted-by-setup");
+    writeFileSync(join(repository, ".berth", "setup"), `#!/bin/sh\necho planted > ${planted}\n`, { mode: 0o755 });
+    gitIn(repository, "add", "-A");
+    gitIn(repository, "commit", "--quiet", "-m", "the setup");
+    const { host } = await startHost({ dataDir: freshDir("data") });
+    await expect(host.createSession({ cwd: repository, worktree: {}, sandbox: sandboxed })).rejects.toMatchObject({
+      code: "setup_failed",
+      details: { output: expect.stringContaining("Read-only file system") },
+    });
+    expect(existsSync(planted)).toBe(false);
+    expect(host.listSessions()).toEqual([]);
   });
 
   it("a session without a sandbox runs as before", async () => {

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
 import type { SessionView } from "../api/types.js";
 import type { ChatLink, ChatSession } from "../chat/chat-session.js";
 import { useObservable } from "../live/observable.js";
@@ -47,6 +47,9 @@ export function ChatPanel({
   // A phone shows the header's details (the meta line, the agent's controls) on request; a wide screen always.
   const [details, setDetails] = useState<"collapsed" | "expanded">("collapsed");
   const title = session?.title ?? (sessionId ? `Untitled session ${shortId(sessionId)}` : "New session");
+  // One array while the paths stay the same: each refresh of the session view would otherwise render every row again.
+  const writableKey = session?.sandbox ? JSON.stringify(session.sandbox.writable) : null;
+  const writable = useMemo<readonly string[] | null>(() => (writableKey === null ? null : (JSON.parse(writableKey) as string[])), [writableKey]);
   // The event stream tells of turns and answers elsewhere: the transcript reads what they added.
   useEffect(() => chat.observe(session), [chat, session?.turnActive, session?.updatedAt, session?.pendingQuestions]);
   return (
@@ -132,7 +135,13 @@ export function ChatPanel({
         </div>
       </header>
       <LinkStatus link={link} loading={loading} chat={chat} canReconnect={sessionId !== null} onReconnect={onReconnect} />
-      <TranscriptView transcript={chat.transcript} empty={loading ? "" : emptyText(session?.agent)} sent={outbox.length} onAnswer={answer} />
+      <TranscriptView
+        transcript={chat.transcript}
+        empty={loading ? "" : emptyText(session?.agent)}
+        sent={outbox.length}
+        onAnswer={answer}
+        writable={writable}
+      />
       <Outbox outbox={outbox} turnRunning={turnRunning} chat={chat} />
       <PromptBox
         enabled={link.name !== "failed" && link.name !== "closed"}

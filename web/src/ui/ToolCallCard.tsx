@@ -2,15 +2,28 @@ import type { ToolCallContent } from "@agentclientprotocol/sdk";
 import type { TerminalOutputResult } from "../api/types.js";
 import type { ToolCallView } from "../chat/transcript.js";
 import { blockText } from "../chat/transcript.js";
+import { sandboxRefusalWords } from "../chat/sandbox-refusal.js";
 import { markdownHtml } from "../content/markdown.js";
 import { DiffView } from "./DiffView.js";
 
 const statusTones: Record<string, string> = { pending: "muted", in_progress: "info", completed: "ok", failed: "danger" };
 
-/** A tool call: what it is, how it went, and its output, diffs and terminals. */
-export function ToolCallCard({ call, outputs }: { call: ToolCallView; outputs: ReadonlyMap<string, TerminalOutputResult> }) {
+/**
+ * A tool call: what it is, how it went, and its output, diffs and terminals. In a sandboxed session (`writable`: what
+ * its sandbox lets it write) a write refused outside those places is explained under it.
+ */
+export function ToolCallCard({
+  call,
+  outputs,
+  writable,
+}: {
+  call: ToolCallView;
+  outputs: ReadonlyMap<string, TerminalOutputResult>;
+  writable: readonly string[] | null;
+}) {
   const exit = exitOf(call.rawOutput);
   const running = call.status === "in_progress" || call.status === "pending";
+  const refusal = writable ? sandboxRefusalWords(outputText(call, outputs), writable) : undefined;
   return (
     <article class={`tool status-${call.status}`} aria-label={`Tool call: ${call.title}`}>
       <header>
@@ -22,6 +35,7 @@ export function ToolCallCard({ call, outputs }: { call: ToolCallView; outputs: R
       {call.content.map((content, i) => (
         <ToolContent key={i} content={content} running={running} output={content.type === "terminal" ? outputs.get(content.terminalId) : undefined} />
       ))}
+      {refusal ? <p class="sandbox-refusal">{refusal}</p> : null}
     </article>
   );
 }
@@ -59,6 +73,16 @@ function ToolContent({ content, running, output }: { content: ToolCallContent; r
         </p>
       );
   }
+}
+
+/** What a call printed that may tell of a refused write: a failed call's text, and its terminals' output. */
+function outputText(call: ToolCallView, outputs: ReadonlyMap<string, TerminalOutputResult>): string {
+  return call.content
+    .map((content) => {
+      if (content.type === "terminal") return outputs.get(content.terminalId)?.output ?? "";
+      return content.type === "content" && call.status === "failed" ? blockText(content.content) : "";
+    })
+    .join("\n");
 }
 
 function exitOf(rawOutput: unknown): string | null {

@@ -7,13 +7,24 @@ import { blockHtml, tailHtml } from "./rendered-markdown.js";
 import { ToolCallCard } from "./ToolCallCard.js";
 
 /** One row of the transcript: a message's block (or its growing tail), a tool call, a plan, a question, a turn's end. */
-export function TranscriptEntryView({ uid, row, onAnswer }: { uid: number; row: TranscriptRow; onAnswer: AnswerQuestion }) {
+export function TranscriptEntryView({
+  uid,
+  row,
+  onAnswer,
+  writable,
+}: {
+  uid: number;
+  row: TranscriptRow;
+  onAnswer: AnswerQuestion;
+  /** What the session's sandbox lets it write; null when it has none. */
+  writable: readonly string[] | null;
+}) {
   const entry = row.entry;
   switch (entry.kind) {
     case "message":
       return <MessageRow uid={uid} row={row} entry={entry} />;
     case "tool":
-      return <ToolCallCard call={entry.call} outputs={entry.outputs} />;
+      return <ToolCallCard call={entry.call} outputs={entry.outputs} writable={writable} />;
     case "plan":
       return (
         <div class="plan">

@@ -23,11 +23,14 @@ export function TranscriptView({
   empty,
   sent,
   onAnswer,
+  writable,
 }: {
   transcript: Transcript;
   empty: string;
   sent: number;
   onAnswer: AnswerQuestion;
+  /** What the session's sandbox lets it write (its tool calls explain a write refused elsewhere); null without one. */
+  writable: readonly string[] | null;
 }) {
   const scroller = useRef<HTMLDivElement>(null);
   const renderNextFrame = useFrameRender();
@@ -119,6 +122,7 @@ export function TranscriptView({
                       version={row.part >= 0 && row.entry.kind === "message" ? 0 : row.entry.version}
                       highlight={highlight}
                       onAnswer={onAnswer}
+                      writable={writable}
                     />
                   </div>
                 );
@@ -145,24 +149,27 @@ interface RowProps {
   highlight: number;
   /** Stable for the view's life: not compared. */
   onAnswer: AnswerQuestion;
+  /** Kept as one array while its paths stay the same (ChatPanel), so compared by identity. */
+  writable: readonly string[] | null;
 }
 
 /** A row renders again only when what it shows changed: the hot path of a long reply touches one row per frame. */
 class RowView extends Component<RowProps> {
   override shouldComponentUpdate(next: RowProps): boolean {
-    const { row, version, highlight } = this.props;
+    const { row, version, highlight, writable } = this.props;
     return (
       next.row.entry !== row.entry ||
       next.row.part !== row.part ||
       next.row.first !== row.first ||
       next.row.last !== row.last ||
       next.version !== version ||
-      next.highlight !== highlight
+      next.highlight !== highlight ||
+      next.writable !== writable
     );
   }
 
-  override render({ uid, row, onAnswer }: RowProps) {
-    return <TranscriptEntryView uid={uid} row={row} onAnswer={onAnswer} />;
+  override render({ uid, row, onAnswer, writable }: RowProps) {
+    return <TranscriptEntryView uid={uid} row={row} onAnswer={onAnswer} writable={writable} />;
   }
 }
 
