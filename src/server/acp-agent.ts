@@ -51,6 +51,8 @@ const AGENT_META = "berth/agent";
 const WORKSPACE_META = "berth/workspace";
 /** A git worktree of its own for the new session (docs/worktrees.md). */
 const WORKTREE_META = "berth/worktree";
+/** The new session's title, as `POST /api/sessions` `title` (a worktree's branch is named after it). */
+const TITLE_META = "berth/title";
 /** What Berth adds to the agent's `initialize` `_meta`. */
 const HOST_META = "berth/host";
 /** Forking would put two conversations in one agent process; Berth runs one process per session. */
@@ -148,6 +150,7 @@ export function createAcpAgent({
           [WORKSPACE_META]: workspaceMeta,
           [PLACEMENT_META]: hostMeta,
           [WORKTREE_META]: worktreeMeta,
+          [TITLE_META]: titleMeta,
           ...meta
         } = params._meta ?? {};
         const namedAgent = optionalMeta(AGENT_META, agentMeta);
@@ -158,13 +161,16 @@ export function createAcpAgent({
         if (elsewhere) return elsewhere;
         const sessionAgent = namedAgent ?? connectionAgent;
         const workspace = optionalMeta(WORKSPACE_META, workspaceMeta);
+        const title = optionalMeta(TITLE_META, titleMeta);
         const { cwd, _meta: _ignored, ...newSession } = params;
         const agentRequest: AgentRequest = {
           clientInfo,
           initializeMeta,
           newSession: Object.keys(meta).length > 0 ? { ...newSession, _meta: meta } : newSession,
         };
-        const view = await translatedAsync(log, () => host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest, ...worktree }));
+        const view = await translatedAsync(log, () =>
+          host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest, ...worktree, ...(title ? { title } : {}) }),
+        );
         try {
           await sessions.hold(view.id, client, capabilities, { replay: false });
         } catch (error) {

@@ -58,7 +58,16 @@ export interface ChatState {
 /** How the chat opens its session: an existing one (read from its journal), or a new one. */
 export type ChatOpening =
   | { readonly mode: "load"; readonly sessionId: string }
-  | { readonly mode: "new"; readonly agent: string; readonly cwd: string; readonly workspace: string | null };
+  | {
+      readonly mode: "new";
+      readonly agent: string;
+      readonly cwd: string;
+      readonly workspace: string | null;
+      /** Names the session, and so the branch of its worktree. */
+      readonly title: string | null;
+      /** A git worktree of its own, from `cwd`'s repository (docs/worktrees.md); null: `cwd` itself. */
+      readonly worktree: { readonly base?: string; readonly branch?: string } | null;
+    };
 
 /** Journal events read per REST request (the most Berth serves); consecutive chunks come merged, so far fewer to apply. */
 const PAGE = 10_000;
@@ -422,8 +431,10 @@ export class ChatSession {
   private async create(opening: Extract<ChatOpening, { mode: "new" }>): Promise<string> {
     try {
       const connection = await this.connect();
-      const meta: Record<string, string> = { "berth/agent": opening.agent };
+      const meta: Record<string, unknown> = { "berth/agent": opening.agent };
       if (opening.workspace !== null) meta["berth/workspace"] = opening.workspace;
+      if (opening.title !== null) meta["berth/title"] = opening.title;
+      if (opening.worktree !== null) meta["berth/worktree"] = opening.worktree;
       const answer = await connection.agent.request("session/new", { cwd: opening.cwd, mcpServers: [], _meta: meta });
       const sessionId = answer.sessionId;
       this.controls.set(controlsOfAnswer(answer));
