@@ -60,6 +60,8 @@ try {
       const context = await browser.newContext({ ...options, colorScheme: scheme });
       const page = await context.newPage();
       await page.goto(`${berth.server.url}/?token=${berth.token}#/agents/claude/login/claude-login/terminal`);
+      // The offer to remember this device, shown on the link's visit, is not what these pictures are about.
+      await page.getByRole("region", { name: "Remember this device" }).getByRole("button", { name: "Not now" }).click();
       const panel = page.getByRole("region", { name: "Log in to claude" });
       await panel.getByRole("status").filter({ hasText: "Running on the host" }).waitFor({ timeout: 30_000 });
       // Its words are apart by cursor moves, not spaces, in the terminal's rows.

@@ -2,8 +2,8 @@
 // Chromium: `npm run build && node scripts/docs-screenshots.mjs`. The PNGs are committed; run this
 // again when the dashboard's look changes. Each view at desktop (1366×900) and phone (390×844) width,
 // in the light and the dark scheme: a long conversation (Markdown, a diff, a tool call's output, the
-// agent's mode and model pickers), the session search and filters, and the settings with a remembered
-// device.
+// agent's mode and model pickers), the session list (each session's state), the search and filters,
+// the Host page (agent processes, locations, lifecycle) and the settings with a remembered device.
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,6 +57,13 @@ try {
     await host.prompt(id, [{ type: "text", text: other.prompt }]);
     host.renameSession(id, other.title);
   }
+  // What the list's chips say: a turn working, one that failed (the conversation's is idle).
+  const working = await host.createSession({ cwd: docsDir });
+  host.renameSession(working.id, "Run the integration suite");
+  void host.prompt(working.id, [{ type: "text", text: "/sleep 30m" }]);
+  const failed = await host.createSession({ cwd: appDir });
+  await host.prompt(failed.id, [{ type: "text", text: "/fail -32000 the disk is full" }]).catch(() => undefined);
+  host.renameSession(failed.id, "Migrate the orders table");
   const prompt = (text) => host.prompt(conversation.id, [{ type: "text", text }]);
   for (let i = 1; i <= 6; i++) await prompt(`Step ${i} of the checkout refactor: ${"move the cart logic into its own module ".repeat(3)}`);
   await prompt(markdown);
@@ -83,6 +90,8 @@ try {
       // The offer to remember this device, shown on the link's visit, is not what these pictures are about.
       await page.getByRole("region", { name: "Remember this device" }).getByRole("button", { name: "Not now" }).click();
       await page.getByRole("button", { name: "Resume" }).click();
+      // A phone folds the header's details (the pickers among them): unfolded, as the picture shows them.
+      if (width === "phone") await page.getByRole("button", { name: "Details" }).click();
       await page.getByText("open in 1 client").waitFor();
       await page.getByRole("group", { name: "The agent's settings for this session" }).waitFor();
       await page
@@ -93,12 +102,28 @@ try {
       await page.locator(".hljs-keyword").first().waitFor();
       await shot("conversation");
 
-      // The overview, searched and filtered.
-      await page.goto(`${berth.server.url}/#/`);
+      // The Host page: each session's agent process, the conversation's location, the lifecycle records.
+      await page.goto(`${berth.server.url}/#/host`);
+      await page.locator(`tr[data-session-id="${conversation.id}"] .pid`).waitFor();
+      await page.locator("li.location").first().waitFor();
+      await page
+        .getByRole("list", { name: /lifecycle/i })
+        .locator("li")
+        .first()
+        .waitFor();
+      await shot("host");
+
+      // The list, no conversation open: on a phone, its own screen.
+      await page.goto(`${berth.server.url}/#/sessions`);
+      await page.locator("li.session-row .chip", { hasText: "working" }).waitFor();
+      await page.locator("li.session-row .chip", { hasText: "failed" }).waitFor();
+      await shot("list");
+
+      // The list searched and filtered.
       await page.getByRole("searchbox", { name: "Search session titles" }).fill("login");
       await page.getByLabel("Folder").selectOption(appDir);
-      // The two login sessions in the app's folder, the other two filtered out.
-      await page.waitForFunction(() => document.querySelectorAll("li.session").length === 2);
+      // The two login sessions in the app's folder, the others filtered out.
+      await page.waitForFunction(() => document.querySelectorAll("li.session-row").length === 2);
       await page.getByRole("searchbox", { name: "Search session titles" }).scrollIntoViewIfNeeded();
       await shot("find");
 

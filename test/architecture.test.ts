@@ -61,7 +61,7 @@ describe("architecture: the direction of the arrows", () => {
   });
 
   it("the parts below the host never import the host or the edges", () => {
-    for (const layer of ["processes", "store", "location", "agents", "config", "logins", "changes", "worktrees"]) {
+    for (const layer of ["processes", "store", "location", "agents", "config", "logins", "changes", "worktrees", "sandbox"]) {
       expect(crossing(layer, (i) => !["host", "server", "cli"].includes(layerOf(i.target)))).toEqual([]);
     }
   });

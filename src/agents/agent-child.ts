@@ -25,6 +25,7 @@ import { Listeners } from "../lifecycle/listeners.js";
 import { TerminalOutput } from "../location/terminal-output.js";
 import { describeExit, spawnGroup, type ExitStatus, type ProcessGroupLedger, type SpawnedGroup } from "../processes/index.js";
 import type { AgentClientHandlers } from "./agent-client-handlers.js";
+import type { SandboxPlan } from "../sandbox/bwrap-args.js";
 import { divertSessionUpdates } from "./session-update-fast-path.js";
 import { berthVersion } from "../version.js";
 import { terminalLoginCapabilities } from "../protocol/terminal-logins.js";
@@ -52,6 +53,8 @@ export interface AgentChildOptions {
   readonly initializeMeta?: Record<string, unknown> | null;
   /** Replayed right after `initialize`, so a child started later is as logged in as the first. */
   readonly authenticate?: AuthenticateRequest;
+  /** The session's sandbox, if it has one. */
+  readonly sandbox?: SandboxPlan;
 }
 
 /**
@@ -152,6 +155,7 @@ export class AgentChild {
       label: `agent ${options.agentId} for session ${options.sessionId}`,
       ledger: options.ledger,
       stop: { graceMs: options.stopTimeoutMs },
+      sandbox: options.sandbox,
     }).catch((error: unknown) => {
       throw new AgentStartError(`cannot start agent "${options.agentId}": ${error instanceof Error ? error.message : String(error)}`);
     });

@@ -52,10 +52,19 @@ export const MIN_SECRET_LENGTH = 16;
 const nonEmpty = z.string({ error: "expected a non-empty string" }).min(1, "expected a non-empty string");
 const env = z.record(z.string(), z.string({ error: "expected a string value" })).default({});
 
+/** A path a sandbox leaves writable or hides: absolute, or under the home (`~/`). */
+const sandboxPath = z
+  .string({ error: "expected a path" })
+  .refine((path) => path.startsWith("/") || path === "~" || path.startsWith("~/"), 'expected an absolute path or one under the home ("~/...")');
+const sandboxMode = z.enum(["off", "workspace-write"], { error: 'expected "off" or "workspace-write"' }).optional();
+const sandboxNetwork = z.enum(["on", "off"], { error: 'expected "on" or "off"' }).optional();
+
 const agentSchema = z.strictObject({
   command: nonEmpty,
   args: z.array(z.string({ error: "expected a string" })).default([]),
   env,
+  /** This agent's sandbox (docs/sandbox.md): over the host's `sandbox`; `binds` add writable paths for it alone. */
+  sandbox: z.strictObject({ mode: sandboxMode, network: sandboxNetwork, binds: z.array(sandboxPath).default([]) }).optional(),
 });
 
 const serviceSchema = z.strictObject({
@@ -79,6 +88,19 @@ export const configSchema = z
      */
     agentRegistry: nonEmpty.optional(),
     services: z.record(z.string(), serviceSchema).default({}),
+    /** Every agent's sandbox unless its entry or its session says otherwise (docs/sandbox.md). */
+    sandbox: z
+      .strictObject({
+        mode: sandboxMode,
+        network: sandboxNetwork,
+        /** More writable paths, for every sandboxed session. */
+        binds: z.array(sandboxPath).default([]),
+        /** More hidden paths. */
+        hide: z.array(sandboxPath).default([]),
+        /** The bubblewrap binary: a name looked up on PATH, or a path. */
+        bwrap: nonEmpty.default("bwrap"),
+      })
+      .prefault({}),
     releaseGrace: duration.prefault(`${lifecycleDefaults.releaseGraceMs}ms`),
     idleTtl: duration.prefault(`${lifecycleDefaults.idleTtlMs}ms`),
     maxActiveHold: duration.prefault(`${lifecycleDefaults.maxActiveHoldMs}ms`),

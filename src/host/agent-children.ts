@@ -8,7 +8,10 @@ import { FileAccessError } from "../location/file-access.js";
 import type { LocationServices } from "../location/location-services.js";
 import { elicitationResponse, permissionResponse } from "../agents/question-responses.js";
 import { describeExit, type ProcessGroupLedger } from "../processes/index.js";
+import type { SandboxPlan } from "../sandbox/bwrap-args.js";
+import type { Sandboxes } from "../sandbox/sandboxes.js";
 import type { Session } from "../store/sessions.js";
+import { agentSandboxPlan } from "./session-sandbox.js";
 import type { Store } from "../store/store.js";
 import type { AgentLoginStates } from "./agent-login-states.js";
 import { withLoginEnv, type AgentLogins } from "./agent-logins.js";
@@ -26,6 +29,7 @@ import type { QuestionDesk } from "./question-desk.js";
 export interface AgentChildrenDeps {
   readonly store: Store;
   readonly registry: AgentRegistry;
+  readonly sandboxes: Sandboxes;
   readonly journal: Journal;
   readonly desk: QuestionDesk;
   readonly clock: Clock;
@@ -168,12 +172,16 @@ export class AgentChildren {
     await located.services.ensureStarted();
     const request = agentRequestOf(session.agentRequest);
     const login = this.deps.logins.get(session.agent);
+    const command = withLoginEnv(registry.resolve(session.agent), login);
+    // Throws when the session's sandbox cannot run here: never started without it.
+    const sandbox = agentSandboxPlan(this.deps.sandboxes, session, command.command);
     const child = await AgentChild.start({
       agentId: session.agent,
       sessionId,
-      command: withLoginEnv(registry.resolve(session.agent), login),
+      command,
       cwd: key.directory,
-      handlers: this.handlersFor(sessionId, key, located),
+      sandbox,
+      handlers: this.handlersFor(sessionId, key, located, sandbox),
       initializeTimeoutMs: this.deps.initializeTimeoutMs,
       stopTimeoutMs: this.deps.stopTimeoutMs,
       ledger: this.deps.ledger,
@@ -309,7 +317,7 @@ export class AgentChildren {
     return { ...params, sessionId };
   }
 
-  private handlersFor(sessionId: string, key: LocationKey, located: LocationServices): AgentClientHandlers {
+  private handlersFor(sessionId: string, key: LocationKey, located: LocationServices, sandbox: SandboxPlan | undefined): AgentClientHandlers {
     const { journal, desk } = this.deps;
     return {
       sessionUpdate: (notification, line) => {
@@ -344,7 +352,7 @@ export class AgentChildren {
         return {};
       },
       createTerminal: async (params) => ({
-        terminalId: await located.terminals.create({ ...params, sessionId }),
+        terminalId: await located.terminals.create({ ...params, sessionId, sandbox }),
       }),
       terminalOutput: async (params) => located.terminals.output(params.terminalId, sessionId),
       waitForTerminalExit: (params) => located.terminals.waitForExit(params.terminalId, sessionId),

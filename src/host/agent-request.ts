@@ -1,4 +1,5 @@
 import type { Implementation, McpServer, NewSessionRequest } from "@agentclientprotocol/sdk";
+import type { SandboxPolicy } from "../sandbox/policy.js";
 import type { Json } from "../store/index.js";
 
 /** What a client's `session/load` or `session/resume` asks of the agent, besides the session. */
@@ -20,6 +21,8 @@ export interface AgentRequest {
   readonly newSession?: Omit<NewSessionRequest, "cwd">;
   /** The latest `session/load`/`session/resume`: a child that reopens the session gets its MCP servers and `_meta`. */
   readonly reopen?: ReopenRequest;
+  /** The session's sandbox, decided at its creation (docs/sandbox.md): every child of it starts in the same one. */
+  readonly sandbox?: SandboxPolicy;
 }
 
 export function agentRequestOf(stored: Json | null): AgentRequest {

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { AgentChild } from "../agents/agent-child.js";
 import { AgentRegistry } from "../agents/agent-registry.js";
-import { InstalledListError, readInstalledAgents } from "../agents/installed-agents.js";
+import { InstalledListError, installPaths, readInstalledAgents } from "../agents/installed-agents.js";
 import { AgentInstalls } from "./agent-installs.js";
 import type { Config } from "../config/config-schema.js";
 import { dataPaths } from "../config/paths.js";
@@ -39,6 +39,9 @@ import { SessionBus } from "./session-bus.js";
 import { SessionCatalog } from "./session-catalog.js";
 import { locationOfSession, sessionsAt } from "./session-location.js";
 import { TransientChildren } from "./transient-child.js";
+import { sandboxPolicyOf } from "./session-sandbox.js";
+import { Sandboxes } from "../sandbox/sandboxes.js";
+import { strictestPolicy } from "../sandbox/policy.js";
 import { Turns } from "./turns.js";
 
 /** The host's own states: `running` → `stopping` (it admits no new work) → `stopped` (its store is closed). */
@@ -72,6 +75,7 @@ export interface HostParts {
   readonly ledger: ProcessGroupLedger;
   readonly housekeeping: Housekeeping;
   readonly registry: AgentRegistry;
+  readonly sandboxes: Sandboxes;
   readonly installs: AgentInstalls;
   readonly catalog: SessionCatalog;
   readonly transient: TransientChildren;
@@ -96,7 +100,15 @@ export interface FleetMembership {
 }
 
 /** Builds the parts of a host on an open store and wires them together; nothing starts running yet. */
-export function composeHost(config: Config, dataDir: string, store: Store, clock: Clock, log: Logger, fleet: FleetMembership | undefined): HostParts {
+export function composeHost(
+  config: Config,
+  dataDir: string,
+  store: Store,
+  clock: Clock,
+  log: Logger,
+  fleet: FleetMembership | undefined,
+  configFile?: string,
+): HostParts {
   const peers = fleet?.peers ?? noPeers;
   const hostId = fleet?.hostId ?? null;
   const status: { state: HostState } = { state: "running" };
@@ -148,6 +160,14 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     }
   };
   const registry = new AgentRegistry(config.agents, config.defaultAgent, paths.agentState, installed());
+  const sandboxes = new Sandboxes({
+    config: config.sandbox,
+    agents: config.agents,
+    dataDir,
+    agentStateDir: paths.agentState,
+    installedAgentsDir: installPaths(dataDir).agents,
+    configFile,
+  });
   // An install or removal made here changes the agents at once: the next child of each starts from the list.
   const installs = new AgentInstalls(config, dataDir, () => registry.setInstalled(installed()), log);
   const logins = new AgentLogins(config.rememberLogins === "file" ? join(dataDir, "agent-logins.json") : undefined, (error) =>
@@ -197,6 +217,9 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
         stopTimeoutMs: config.stopTimeout,
         ledger,
         log: (line, fields) => log.info({ ...fields, directory: key.directory, workspace: key.workspace }, line),
+        // Sandboxed as soon as one of the location's sessions is: the services serve them all.
+        sandbox: () =>
+          sandboxes.servicePlan(strictestPolicy(sessionsAt(store, key).map((session) => sandboxPolicyOf(sandboxes, session))), key.directory),
       }),
     close: (key, located, reason) => closeLocation({ store, holds, children, noticeAgentStopped: notice }, key, located, reason),
   });
@@ -230,6 +253,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
   const children = new AgentChildren({
     store,
     registry,
+    sandboxes,
     journal,
     desk,
     clock,
@@ -305,8 +329,8 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
   });
   // A peer's live state of its session changed: the views read it again (the event stream's `session`), as for its own.
   const live = new PeerLiveViews((sessionId) => sessionChanges.emit(sessionId));
-  const views = new HostViews({ store, lost, hostId, peers, live, journal, holds, executions, retention, cache });
-  const catalog = new SessionCatalog({ store, lost, peers, adopt: config.fleet.adopt, journal, registry, clock });
+  const views = new HostViews({ store, lost, hostId, peers, live, journal, holds, executions, retention, cache, sandboxes, registry });
+  const catalog = new SessionCatalog({ store, lost, peers, adopt: config.fleet.adopt, journal, registry, clock, sandboxes });
   return {
     config,
     dataDir,
@@ -326,6 +350,7 @@ export function composeHost(config: Config, dataDir: string, store: Store, clock
     ledger,
     housekeeping,
     registry,
+    sandboxes,
     installs,
     catalog,
     transient,

@@ -1,4 +1,6 @@
 import { InstallError, type InstallRefusal } from "../agents/agent-install.js";
+import { InvalidSandboxError } from "../sandbox/policy.js";
+import { SandboxUnavailableError } from "../sandbox/availability.js";
 import { UnknownAgentError } from "../agents/agent-registry.js";
 import { CatalogueError } from "../agents/catalogue.js";
 import { InstalledListError } from "../agents/installed-agents.js";
@@ -91,6 +93,8 @@ export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof WorktreeError) return { ...as(error.badInput ? "bad_input" : "conflict", error.code), details: error.details };
   // git refused what Berth asked of the repository (its message says why): not Berth's bug, but not the request's either.
   if (error instanceof WorktreeGitError) return as("conflict", "git_failed");
+  if (error instanceof InvalidSandboxError) return as("bad_input", "invalid_sandbox");
+  if (error instanceof SandboxUnavailableError) return as("bad_input", "sandbox_unavailable");
   if (error instanceof InvalidTitleError) return as("bad_input", "invalid_title");
   // A session outside git has no changes to show (409: the session is fine, its directory is not a repository).
   if (error instanceof ReviewError) return as(error.code === "comment_not_found" ? "not_found" : "conflict", error.code);

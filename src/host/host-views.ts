@@ -9,6 +9,9 @@ import type { TerminalOutputResult } from "../location/terminal.js";
 import type { Session } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
 import { clientHolders } from "./holders.js";
+import type { AgentRegistry } from "../agents/agent-registry.js";
+import type { Sandboxes } from "../sandbox/sandboxes.js";
+import { sandboxViewOf } from "./session-sandbox.js";
 import type { PeerSession, Peers } from "./fleet-directory.js";
 import type { Journal } from "./journal.js";
 import type { PeerLiveViews } from "./peer-live-views.js";
@@ -31,6 +34,8 @@ export interface HostViewsDeps {
   readonly executions: Executions;
   readonly retention: LocationRetention<LocationServices>;
   readonly cache: LocationServicesCache<LocationServices>;
+  readonly sandboxes: Sandboxes;
+  readonly registry: AgentRegistry;
 }
 
 /** Sessions, locations and terminal output as operators and clients see them: read from the store and the kernel, never booting anything. */
@@ -137,7 +142,7 @@ export class HostViews {
   /** Another host's session: its owner's live state while that owner is online and streams one, else the store's alone. */
   private peerView(peer: PeerSession): SessionView {
     const live = peer.owner && peer.ownerOnline ? this.deps.live.state(peer.owner.id, peer.session.id) : undefined;
-    return peerView(peer, live);
+    return { ...peerView(peer, live), sandbox: sandboxViewOf(this.deps.sandboxes, this.deps.registry, peer.session) };
   }
 
   private viewOf(session: Session): SessionView {
@@ -161,6 +166,8 @@ export class HostViews {
       pendingQuestions: store.questions.listPending(session.id).length,
       releaseAt: holds.releaseAt(session.id) ?? null,
       preview: store.events.lastWords(session.id),
+      sandbox: sandboxViewOf(this.deps.sandboxes, this.deps.registry, session),
+      lastTurn: execution === undefined ? store.events.lastOutcome(session.id) : null,
       createdAt: session.createdAt,
       updatedAt: session.updatedAt,
     };
@@ -176,14 +183,15 @@ const STORE_ONLY: Omit<LiveSessionState, "id"> = {
   turnStartedAt: null,
   releaseAt: null,
   preview: null,
+  lastTurn: null,
 };
 
 /**
  * Another host's session: what the shared store says of it (owner, title, questions, times), and what its owner
  * streamed of its agent, holders and turn (`live`), if anything.
  */
-function peerView({ session, owner, ownerOnline, pendingQuestions }: PeerSession, live: LiveSessionState | undefined): SessionView {
-  const { state, pid, holders, turnActive, turnStartedAt, releaseAt, preview } = live ?? STORE_ONLY;
+function peerView({ session, owner, ownerOnline, pendingQuestions }: PeerSession, live: LiveSessionState | undefined): Omit<SessionView, "sandbox"> {
+  const { state, pid, holders, turnActive, turnStartedAt, releaseAt, preview, lastTurn } = live ?? STORE_ONLY;
   return {
     id: session.id,
     host: owner?.id ?? null,
@@ -201,6 +209,7 @@ function peerView({ session, owner, ownerOnline, pendingQuestions }: PeerSession
     pendingQuestions: pendingQuestions.length,
     releaseAt,
     preview,
+    lastTurn,
     createdAt: session.createdAt,
     updatedAt: session.updatedAt,
   };

@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import type { SandboxAvailability } from "../sandbox/availability.js";
 import type { AuthenticateRequest, ContentBlock, InitializeResponse, LogoutRequest, PromptRequest, PromptResponse } from "@agentclientprotocol/sdk";
 import type { AgentChild } from "../agents/agent-child.js";
 import { removeUnlistedAgents } from "../agents/agent-install.js";
@@ -64,6 +65,8 @@ export interface HostOptions {
   readonly logger?: Logger;
   /** What runs an agent's terminal login (tests give fixtures); by default the agent's own, from its auth methods. */
   readonly loginCommands?: LoginCommandResolver;
+  /** The configuration file Berth read, if any: hidden from sandboxes (it may hold the cluster secret). */
+  readonly configFile?: string;
 }
 
 /**
@@ -131,6 +134,7 @@ export class Host {
       options.clock ?? systemClock,
       logger,
       fleet && { hostId: fleet.host.id, writerFor: (listeners) => fleet.writerFor(listeners), peers: fleet.directory },
+      options.configFile,
     );
     const { journal, ledger, clock, records, log } = parts;
     try {
@@ -161,6 +165,8 @@ export class Host {
     parts.housekeeping.start();
     fleet?.start(parts);
     log.info({ dataDir: options.dataDir, store: fleet ? "postgres" : "sqlite", sessions: store.sessions.list().length }, "host started");
+    // Probed once, now: an operator sees at start whether sessions may ask for a sandbox (docs/sandbox.md).
+    log.info({ sandbox: parts.sandboxes.availability() }, "sandboxes");
     return new Host(parts, fleet, options.loginCommands);
   }
 
@@ -520,6 +526,11 @@ export class Host {
       return Promise.reject(peer ? refusalFor(peer, this.config.fleet.adopt) : new OwnedByOtherHostError(other.sessionId, null));
     }
     return this.parts.desk.answer(questionId, answer);
+  }
+
+  /** Whether sessions may have a sandbox here: bwrap's path, or why not and the fix (`GET /api/sandbox`, `berth status`). */
+  sandboxAvailability(): SandboxAvailability {
+    return this.parts.sandboxes.availability();
   }
 
   /** Whether the store writes (else since when and why), and how many writes wait: for `/healthz` and metrics. */

@@ -59,6 +59,8 @@ function sameState(a: LiveSessionState | undefined, b: LiveSessionState): boolea
     a.releaseAt === b.releaseAt &&
     a.preview?.role === b.preview?.role &&
     a.preview?.text === b.preview?.text &&
-    a.preview?.at === b.preview?.at
+    a.preview?.at === b.preview?.at &&
+    a.lastTurn?.outcome === b.lastTurn?.outcome &&
+    a.lastTurn?.at === b.lastTurn?.at
   );
 }

@@ -10,6 +10,7 @@ import { SessionNotFoundError } from "./agent-children.js";
 import { agentRequestOf, type AgentRequest, type ReopenRequest } from "./agent-request.js";
 import type { Journal } from "./journal.js";
 import type { Peers } from "./fleet-directory.js";
+import type { Sandboxes } from "../sandbox/sandboxes.js";
 import { refusalFor, type OwnedByOtherHostError } from "./owned-elsewhere.js";
 
 export interface NewSessionParams {
@@ -18,6 +19,10 @@ export interface NewSessionParams {
   readonly workspace?: string | null;
   /** What the creating client asked of the agent, passed on to every child of the session. */
   readonly agentRequest?: AgentRequest;
+  /** The sandbox the client asked for (checked here); none: the configured one. */
+  readonly sandbox?: unknown;
+  /** Where the request came from, for errors: `_meta["berth/sandbox"]` or `sandbox`. */
+  readonly sandboxWhere?: string;
 }
 
 export interface SessionCatalogDeps {
@@ -31,6 +36,7 @@ export interface SessionCatalogDeps {
   readonly journal: Journal;
   readonly registry: AgentRegistry;
   readonly clock: Clock;
+  readonly sandboxes: Sandboxes;
 }
 
 /** Stored sessions: created at a checked location with a known agent, found, reopened elsewhere only by mistake. */
@@ -46,13 +52,15 @@ export class SessionCatalog {
     const agent = this.agentOf(params);
     const key = locationKey(params.cwd, params.workspace);
     assertDirectory(key.directory);
+    // Decided once and stored with the session: a restart, or a change of configuration, never unsandboxes it.
+    const sandbox = this.deps.sandboxes.policyForNewSession(agent, params.sandbox, params.sandboxWhere ?? "sandbox");
     const id = inWorktree?.id ?? randomUUID();
     const row = {
       id,
       agent,
       cwd: key.directory,
       workspace: key.workspace ?? null,
-      agentRequest: params.agentRequest ?? null,
+      agentRequest: { ...params.agentRequest, sandbox },
       worktree: inWorktree?.worktree ?? null,
       createdAt: clock.now(),
     };

@@ -1,5 +1,9 @@
+import type { SandboxView } from "../sandbox/sandboxes.js";
+
+/** `GET /api/sandbox`: whether sessions may have a sandbox here. */
+export type { SandboxAvailability } from "../sandbox/availability.js";
 import type { SessionChildState } from "../lifecycle/session-holds.js";
-import type { MessagePreview } from "../store/events.js";
+import type { MessagePreview, TurnOutcome } from "../store/events.js";
 import type { WorktreeRecord } from "../worktrees/worktree-record.js";
 
 // The types of the host's API, for the protocol edges (which import nothing below the host).
@@ -41,6 +45,10 @@ export interface SessionView {
   readonly releaseAt: number | null;
   /** The end of the conversation for a list: the last agent message's last words, else the last prompt; null before any. */
   readonly preview: MessagePreview | null;
+  /** Its sandbox (docs/sandbox.md): what its agent and terminals may write and cannot see; null when it has none. */
+  readonly sandbox: SandboxView | null;
+  /** How its last turn ended (or that its agent process exited after it); null before any turn and while one runs. */
+  readonly lastTurn: TurnOutcome | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -50,7 +58,10 @@ export interface SessionView {
  * and last words. In a fleet with a cluster secret each host follows its online peers' own sessions' states
  * (docs/fleet.md, "One view").
  */
-export type LiveSessionState = Pick<SessionView, "id" | "state" | "pid" | "holders" | "turnActive" | "turnStartedAt" | "releaseAt" | "preview">;
+export type LiveSessionState = Pick<
+  SessionView,
+  "id" | "state" | "pid" | "holders" | "turnActive" | "turnStartedAt" | "releaseAt" | "preview" | "lastTurn"
+>;
 
 /** Where the edge following a peer's stream puts what that peer says of its own sessions' live states. */
 export interface PeerLiveSink {

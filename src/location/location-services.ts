@@ -1,3 +1,4 @@
+import type { SandboxPlan } from "../sandbox/bwrap-args.js";
 import type { ServiceConfig } from "../config/config-schema.js";
 import type { LocationKey } from "../lifecycle/location-key.js";
 import type { ProcessGroupLedger } from "../processes/index.js";
@@ -23,6 +24,8 @@ export interface LocationServicesDeps {
   readonly stopTimeoutMs: number;
   readonly ledger: ProcessGroupLedger;
   readonly log: (line: string, fields: Record<string, unknown>) => void;
+  /** The sandbox of the location's services: one per service process, asked at each start (docs/sandbox.md). */
+  readonly sandbox?: () => SandboxPlan | undefined;
 }
 
 export async function bootLocationServices(key: LocationKey, deps: LocationServicesDeps): Promise<LocationServices> {
@@ -32,6 +35,7 @@ export async function bootLocationServices(key: LocationKey, deps: LocationServi
     ledger: deps.ledger,
     log: deps.log,
     stopTimeoutMs: deps.stopTimeoutMs,
+    sandbox: deps.sandbox,
   });
   const located: LocationServices = {
     key,

@@ -1,3 +1,4 @@
+import type { SandboxPlan } from "../sandbox/bwrap-args.js";
 import type { ServiceConfig } from "../config/config-schema.js";
 import type { ProcessGroupLedger } from "../processes/ledger.js";
 import { describeExit, spawnGroup, type ExitStatus, type SpawnedGroup } from "../processes/spawn-group.js";
@@ -31,6 +32,8 @@ export interface ServiceProcessOptions {
   readonly log: ServiceLog;
   /** This run starts only once the previous run of the service has gone (its group stopped). */
   readonly after?: Promise<unknown>;
+  /** The sandbox this run starts in, if the location's sessions have one. */
+  readonly sandbox?: SandboxPlan;
 }
 
 /** One run of one configured service: its process group, its port, its output tail. */
@@ -70,6 +73,11 @@ export class ServiceProcess {
 
   get port(): number | undefined {
     return this.allocatedPort;
+  }
+
+  /** Whether this run starts in a sandbox. */
+  get sandboxed(): boolean {
+    return this.options.sandbox !== undefined;
   }
 
   /** Stops the whole process group, calling off a start under way; once, awaited by every caller. */
@@ -143,6 +151,7 @@ export class ServiceProcess {
       label: `service ${name}`,
       ledger: this.options.ledger,
       stop: this.options.stop,
+      sandbox: this.options.sandbox,
     }).catch((error: Error) => this.cannotStart(error));
     this.group = group;
     const { child } = group;

@@ -1,3 +1,4 @@
+import type { SandboxPlan } from "../sandbox/bwrap-args.js";
 import type { McpServerHttp } from "@agentclientprotocol/sdk";
 import type { ServiceConfig } from "../config/config-schema.js";
 import type { ProcessGroupLedger } from "../processes/ledger.js";
@@ -15,6 +16,8 @@ export interface ServiceProcessesOptions {
   readonly log?: ServiceLog;
   /** How long a service may take to leave after SIGTERM before its group is killed (default 3 s). */
   readonly stopTimeoutMs?: number;
+  /** The sandbox each service starts in, if any (asked at each start; throws when it cannot run here). */
+  readonly sandbox?: () => SandboxPlan | undefined;
 }
 
 /** ACP's HTTP MCP server entry, as passed to agents in `session/new` and `session/load`. */
@@ -102,10 +105,15 @@ export class ServiceProcesses {
     }
   }
 
-  /** The service's running run, or a new one that starts once the previous run's group is gone. */
+  /**
+   * The service's running run, or a new one that starts once the previous run's group is gone. A run without a sandbox
+   * is replaced by a sandboxed one once a session of the location has a sandbox: never left serving it unsandboxed.
+   */
   private runOf(name: string, config: ServiceConfig): ServiceProcess {
     const previous = this.processes.get(name);
-    if (previous && (previous.state === "starting" || previous.state === "ready")) return previous;
+    const sandbox = this.options.sandbox?.();
+    const running = previous && (previous.state === "starting" || previous.state === "ready");
+    if (running && (previous.sandboxed || sandbox === undefined)) return previous;
     const run = new ServiceProcess({
       name,
       config,
@@ -114,6 +122,7 @@ export class ServiceProcesses {
       stop: this.options.stopTimeoutMs === undefined ? undefined : { graceMs: this.options.stopTimeoutMs },
       log: this.options.log ?? (() => undefined),
       after: previous?.stop(),
+      sandbox,
     });
     this.processes.set(name, run);
     return run;

@@ -2,6 +2,7 @@ import type { TerminalExitStatus } from "@agentclientprotocol/sdk";
 import type { ProcessGroupLedger } from "../processes/ledger.js";
 import { spawnGroup, type ExitStatus, type SpawnedGroup } from "../processes/spawn-group.js";
 import type { StopOptions } from "../processes/stop-group.js";
+import type { SandboxPlan } from "../sandbox/bwrap-args.js";
 import { OutputFile } from "./terminal-output-files.js";
 import { TerminalOutput, type OutputSnapshot } from "./terminal-output.js";
 
@@ -17,6 +18,8 @@ export interface TerminalSpec {
   readonly outputFile: string;
   readonly ledger?: ProcessGroupLedger;
   readonly stop?: StopOptions;
+  /** The asking session's sandbox, if it has one. */
+  readonly sandbox?: SandboxPlan;
 }
 
 export interface TerminalOutputResult extends OutputSnapshot {
@@ -42,6 +45,7 @@ export class Terminal {
       kind: "terminal",
       ledger: spec.ledger,
       stop: spec.stop,
+      sandbox: spec.sandbox,
     });
     return new Terminal(spec, group);
   }

@@ -5,6 +5,7 @@ import { isAbsolute } from "node:path";
 import type { ProcessGroupLedger } from "../processes/ledger.js";
 import type { ExitStatus } from "../processes/spawn-group.js";
 import type { StopOptions } from "../processes/stop-group.js";
+import type { SandboxPlan } from "../sandbox/bwrap-args.js";
 import { outputFilePath } from "./terminal-output-files.js";
 import { assertByteLimit } from "./terminal-output.js";
 import { Terminal, type TerminalOutputResult, type TerminalSpec } from "./terminal.js";
@@ -34,6 +35,8 @@ export interface CreateTerminalParams {
   /** Absolute; defaults to the location's directory. */
   readonly cwd?: string | null;
   readonly outputByteLimit?: number | null;
+  /** The asking session's sandbox: the command runs in one like its agent's. */
+  readonly sandbox?: SandboxPlan;
 }
 
 /**
@@ -160,6 +163,7 @@ export class Terminals {
       outputFile: outputFilePath(this.options.outputDir, id),
       ledger: this.options.ledger,
       stop: this.options.stop,
+      sandbox: params.sandbox,
     };
   }
 

@@ -9,6 +9,7 @@ import { markedEnvironment } from "./marker.js";
 import { readBootId, readProcStat } from "./proc-stat.js";
 import { scopeOf, type ProcessScope, type TreeTag } from "./scope.js";
 import { stopTree, type StopOptions, type StopOutcome } from "./stop-group.js";
+import { sandboxedCommand, type SandboxPlan } from "../sandbox/bwrap-args.js";
 
 export interface SpawnGroupOptions {
   readonly command: string;
@@ -29,6 +30,12 @@ export interface SpawnGroupOptions {
   readonly ledger?: ProcessGroupLedger;
   /** How {@link SpawnedGroup.stop} stops the group. */
   readonly stop?: StopOptions;
+  /**
+   * Runs the command inside this bubblewrap sandbox (docs/sandbox.md). bwrap leads the group; the command and all it
+   * starts live in bwrap's PID namespace, whose init is in the group: the stop's kill ends the namespace, and with it
+   * every `setsid` daemon in it.
+   */
+  readonly sandbox?: SandboxPlan;
 }
 
 /** How the group leader ended: an exit code, or the signal that ended it. */
@@ -77,10 +84,12 @@ export async function spawnGroup(options: SpawnGroupOptions): Promise<SpawnedGro
   const scope = scopeOf(options.ledger);
   const fresh = scope.newTree();
   const env = markedEnvironment(options.env, fresh.marker);
-  const { launch, tag } = scope.launch(fresh, { command: options.command, args, env });
-  if (tag.cgroup) {
-    // Through the launcher a missing command would only be an exit code: named here instead, as spawn would.
-    const found = findExecutable(options.command, options.cwd ?? process.cwd(), env.PATH);
+  const cwd = options.cwd ?? process.cwd();
+  const started = options.sandbox ? sandboxedCommand(options.sandbox, options.command, args, cwd) : { command: options.command, args };
+  const { launch, tag } = scope.launch(fresh, { command: started.command, args: started.args, env });
+  if (tag.cgroup || options.sandbox) {
+    // Through a launcher (or bwrap) a missing command would only be an exit code: named here instead, as spawn would.
+    const found = findExecutable(options.command, cwd, env.PATH);
     if ("code" in found) {
       scope.discard(tag);
       throw cannotStart(options.command, Object.assign(new Error(found.code), { code: found.code }));

@@ -51,6 +51,8 @@ const AGENT_META = "berth/agent";
 const WORKSPACE_META = "berth/workspace";
 /** A git worktree of its own for the new session (docs/worktrees.md). */
 const WORKTREE_META = "berth/worktree";
+/** The session's sandbox: `{ mode, network? }` (docs/sandbox.md). */
+const SANDBOX_META = "berth/sandbox";
 /** The new session's title, as `POST /api/sessions` `title` (a worktree's branch is named after it). */
 const TITLE_META = "berth/title";
 /** What Berth adds to the agent's `initialize` `_meta`. */
@@ -150,6 +152,7 @@ export function createAcpAgent({
           [WORKSPACE_META]: workspaceMeta,
           [PLACEMENT_META]: hostMeta,
           [WORKTREE_META]: worktreeMeta,
+          [SANDBOX_META]: sandbox,
           [TITLE_META]: titleMeta,
           ...meta
         } = params._meta ?? {};
@@ -169,7 +172,16 @@ export function createAcpAgent({
           newSession: Object.keys(meta).length > 0 ? { ...newSession, _meta: meta } : newSession,
         };
         const view = await translatedAsync(log, () =>
-          host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest, ...worktree, ...(title ? { title } : {}) }),
+          host.createSession({
+            cwd,
+            agent: sessionAgent,
+            workspace,
+            agentRequest,
+            sandbox,
+            sandboxWhere: `_meta["${SANDBOX_META}"]`,
+            ...worktree,
+            ...(title ? { title } : {}),
+          }),
         );
         try {
           await sessions.hold(view.id, client, capabilities, { replay: false });

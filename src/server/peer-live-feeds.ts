@@ -42,6 +42,11 @@ const liveState = z.object({
   turnStartedAt: z.number().nullable(),
   releaseAt: z.number().nullable(),
   preview: z.object({ role: z.enum(["user", "agent"]), text: z.string(), at: z.number() }).nullable(),
+  // Optional: a peer of an earlier version sends none.
+  lastTurn: z
+    .object({ outcome: z.enum(["completed", "cancelled", "failed", "exited"]), reason: z.string().nullable(), at: z.number() })
+    .nullable()
+    .default(null),
 });
 // Each session is read on its own: one this host cannot read (a peer of another version) is shown as the store knows it.
 const snapshot = z.object({ sessions: z.array(z.unknown()) });
@@ -248,8 +253,8 @@ class PeerFeed {
   }
 }
 
-function stateOf({ id, state, pid, holders, turnActive, turnStartedAt, releaseAt, preview }: z.infer<typeof liveState>): LiveSessionState {
-  return { id, state, pid, holders, turnActive, turnStartedAt, releaseAt, preview };
+function stateOf({ id, state, pid, holders, turnActive, turnStartedAt, releaseAt, preview, lastTurn }: z.infer<typeof liveState>): LiveSessionState {
+  return { id, state, pid, holders, turnActive, turnStartedAt, releaseAt, preview, lastTurn };
 }
 
 function delay(ms: number, signal: AbortSignal): Promise<void> {

@@ -34,6 +34,8 @@ const newSessionBody = z.strictObject({
   workspace: z.string({ error: "expected a workspace id or null" }).min(1, "expected a non-empty workspace id").nullable().optional(),
   title: z.string({ error: "expected a title" }).optional(),
   worktree: worktreeField.optional(),
+  /** Checked by the host, which names what is wrong (docs/sandbox.md). */
+  sandbox: z.unknown().optional(),
 });
 
 const landBody = z.strictObject({
@@ -86,6 +88,8 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
         return json({ status, version: berthVersion, store, ...(heartbeats ? { heartbeats } : {}) });
       },
     },
+    // Whether sessions may have a sandbox here (docs/sandbox.md): probed once, then from memory.
+    { method: "GET", path: "/api/sandbox", handle: () => json(host.sandboxAvailability()) },
     // One connection of EventSource or a browser's WebSocket, which cannot send the token in a header.
     { method: "POST", path: "/api/tickets", handle: () => json(tickets.issue(), 201) },
     {

@@ -31,6 +31,8 @@ export interface BerthOptions {
   readonly tickets?: ServerOptions["tickets"];
   /** What runs an agent's terminal login (the host's `loginCommands`). */
   readonly loginCommands?: HostOptions["loginCommands"];
+  /** The configuration file read, hidden from sandboxes. */
+  readonly configPath?: string;
 }
 
 export interface RunningBerth {
@@ -98,6 +100,7 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
       dataDir: paths.dataDir,
       logger: options.log,
       loginCommands: options.loginCommands,
+      configFile: options.configPath,
     });
   } catch (error) {
     listener.close();

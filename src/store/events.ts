@@ -49,6 +49,27 @@ export interface MessagePreview {
   readonly at: number;
 }
 
+/**
+ * How the session's last turn ended, or that its agent process died after it: the newest of its `turn_started`,
+ * `turn_ended` and `agent_exited` events. `completed` is a normal end (any stop reason but `cancelled`), `cancelled`
+ * a turn cancelled or interrupted, `failed` a turn that ended in an error (the host stopping during it too),
+ * `exited` the agent process exiting unexpectedly. Null before any turn, and while one runs.
+ */
+export interface TurnOutcome {
+  readonly outcome: "completed" | "cancelled" | "failed" | "exited";
+  /** The error or the exit, in the journal's words; null for `completed` and `cancelled`. */
+  readonly reason: string | null;
+  readonly at: number;
+}
+
+interface OutcomeRow {
+  kind: string;
+  stopReason: string | null;
+  error: string | null;
+  exit: string | null;
+  at: number;
+}
+
 interface PreviewRow {
   kind: string;
   updateKind: string | null;
@@ -74,6 +95,7 @@ export class EventJournal {
   readonly #lastSeq;
   readonly #tail;
   readonly #inTurn;
+  readonly #lastOutcome;
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
@@ -110,6 +132,11 @@ export class EventJournal {
            ORDER BY seq DESC LIMIT 1) = 'turn_started' ORDER BY id`,
       )
       .pluck();
+    this.#lastOutcome = db.prepare<[string], OutcomeRow>(
+      `SELECT kind, json_extract(payload, '$.stopReason') AS stopReason, json_extract(payload, '$.error') AS error,
+         json_extract(payload, '$.exit') AS exit, at
+       FROM events WHERE session_id = ? AND kind IN ('turn_started', 'turn_ended', 'agent_exited') ORDER BY seq DESC LIMIT 1`,
+    );
     this.#lastSeq = db
       .prepare<[string], number>("SELECT (SELECT coalesce(max(seq), 0) FROM events WHERE session_id = sessions.id) FROM sessions WHERE id = ?")
       .pluck();
@@ -202,6 +229,16 @@ export class EventJournal {
     }
     const text = pieces.reverse().join("");
     return text.trim() === "" ? null : { role: "agent", text: lastCharacters(text), at };
+  }
+
+  /** How the session's last turn ended (see `TurnOutcome`); null before any turn and inside one. */
+  lastOutcome(sessionId: string): TurnOutcome | null {
+    const row = this.#lastOutcome.get(sessionId);
+    if (row === undefined || row.kind === "turn_started") return null;
+    if (row.kind === "agent_exited") return { outcome: "exited", reason: row.exit === null ? null : String(row.exit), at: row.at };
+    if (row.error !== null) return { outcome: "failed", reason: String(row.error), at: row.at };
+    if (row.stopReason === "cancelled") return { outcome: "cancelled", reason: null, at: row.at };
+    return { outcome: "completed", reason: null, at: row.at };
   }
 
   /** The sessions whose journal ends inside a turn: a `turn_started` with no `turn_ended` after it. */

@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import type { PeerSession, Peers } from "../../src/host/fleet-directory.js";
 import { HostViews, type HostViewsDeps } from "../../src/host/host-views.js";
 import { PeerLiveViews } from "../../src/host/peer-live-views.js";
+import { AgentRegistry } from "../../src/agents/agent-registry.js";
+import { Sandboxes } from "../../src/sandbox/sandboxes.js";
 import type { LiveSessionState } from "../../src/host/views.js";
 import type { Session } from "../../src/store/sessions.js";
 
@@ -30,9 +32,19 @@ const live: LiveSessionState = {
   turnStartedAt: 950,
   releaseAt: null,
   preview: { role: "agent", text: "Sleeping for 10m", at: 990 },
+  lastTurn: null,
 };
 
-const storeView = { state: "childless", pid: null, holders: 0, turnActive: false, turnStartedAt: null, releaseAt: null, preview: null };
+const storeView = {
+  state: "childless",
+  pid: null,
+  holders: 0,
+  turnActive: false,
+  turnStartedAt: null,
+  releaseAt: null,
+  preview: null,
+  lastTurn: null,
+};
 const liveView = { state: "live", pid: 4242, holders: 1, turnActive: true, turnStartedAt: 950, releaseAt: null, preview: live.preview };
 
 /** The fleet as the directory shows it: session s1, owned by whichever host and as online as the test says. */
@@ -54,7 +66,15 @@ class FakeFleet implements Peers {
 /** This host (`host-b`) owns no session: only what peerView reads is real, the rest is never reached. */
 function viewsOf(peers: Peers, liveViews: PeerLiveViews): HostViews {
   const store = { sessions: { get: () => undefined, list: () => [] } };
-  return new HostViews({ store, lost: new Set(), hostId: "host-b", peers, live: liveViews } as unknown as HostViewsDeps);
+  const sandboxes = new Sandboxes({
+    config: { binds: [], hide: [], bwrap: "bwrap" },
+    agents: {},
+    dataDir: "/d",
+    agentStateDir: "/d/agent-state",
+    installedAgentsDir: "/d/agents",
+  });
+  const registry = new AgentRegistry({}, "demo", "/d/agent-state");
+  return new HostViews({ store, lost: new Set(), hostId: "host-b", peers, live: liveViews, sandboxes, registry } as unknown as HostViewsDeps);
 }
 
 describe("HostViews of a peer's session", () => {

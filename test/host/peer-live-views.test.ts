@@ -18,6 +18,7 @@ const state = (id: string, turnActive: boolean, holders: number): LiveSessionSta
   turnStartedAt: turnActive ? 1_000 : null,
   releaseAt: null,
   preview: holders > 1 ? { role: "agent", text: `said ${holders}`, at: 2_000 } : null,
+  lastTurn: null,
 });
 
 const anyState = fc

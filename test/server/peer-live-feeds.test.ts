@@ -122,6 +122,7 @@ describe("following the peers' own sessions", () => {
       turnStartedAt: null,
       releaseAt: null,
       preview: { role: "agent", text: "Sleeping for 10m", at: 1_001 },
+      lastTurn: null,
     });
     // What host A shows of host C's sessions is never taken for A's.
     expect(fleet.peerLive.state("host-a", "c1")).toBeUndefined();

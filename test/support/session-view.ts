@@ -19,6 +19,8 @@ export function sessionView(id: string, host: string, fields: Partial<SessionVie
     pendingQuestions: 0,
     releaseAt: null,
     preview: { role: "agent", text: "Sleeping for 10m", at: 1_001 },
+    sandbox: null,
+    lastTurn: null,
     createdAt: 900,
     updatedAt: 1_001,
     ...fields,

@@ -61,7 +61,8 @@ describe("access across tabs", () => {
     const { server, launched } = suite;
     const context = await launched.browser.newContext({ ...phone, colorScheme: "dark" });
     try {
-      const page = await newTab(context, `${server.url}/?token=${server.berth.token}`);
+      // The list: the root address would open the newest session's conversation, the list hidden on a phone.
+      const page = await newTab(context, `${server.url}/?token=${server.berth.token}#/sessions`);
       const offer = page.getByRole("region", { name: "Remember this device" });
       await offer.waitFor();
       await screenshot(page, "remember-offer-phone-dark");

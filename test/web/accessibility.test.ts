@@ -33,6 +33,25 @@ describe("accessibility (axe-core)", () => {
     return sessions;
   }
 
+  // First, while the host has no session: the root address's welcome.
+  it.each(layouts)("finds no serious or critical violation on the welcome (no sessions yet), %s", async (name, options) => {
+    const context = await suite.launched.browser.newContext(options);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    try {
+      await page.goto(`${suite.server.url}/?token=${suite.server.token}`);
+      await page.getByRole("region", { name: "Start your first session" }).waitFor();
+      expect((await audit(page, "welcome")).map((f) => `${f.view}: ${f.id} (${f.impact}) at ${f.targets.join(", ")}`)).toEqual([]);
+      expect(errors).toEqual([]);
+    } catch (error) {
+      await screenshot(page, `accessibility-failed-welcome-${name.replace(/\W+/g, "-")}`);
+      throw error;
+    } finally {
+      await context.close();
+    }
+  });
+
   it.each(layouts)("finds no serious or critical violation on any view, %s", { timeout: 120_000 }, async (name, options) => {
     const { chat, question } = await prepareSessions();
     const context = await suite.launched.browser.newContext(options);
@@ -45,12 +64,13 @@ describe("accessibility (axe-core)", () => {
       await page.goto(`${suite.server.url}/?token=${suite.server.token}${hash}`);
       return page;
     };
-    let page = await open();
+    let page = await open("#/sessions");
     try {
       await page.getByRole("heading", { name: "Sessions" }).waitFor();
       await page.getByRole("status").filter({ hasText: "Live" }).waitFor();
       await page.locator(".card[data-question-id]").first().waitFor();
-      findings.push(...(await audit(page, "overview, with the offer to remember this device and a question waiting")));
+      await page.locator("li.session-row .chip", { hasText: "waiting for you" }).waitFor();
+      findings.push(...(await audit(page, "the list, with the offer to remember this device and a question waiting")));
 
       for (const [button, title] of [
         ["Settings", "Settings"],
@@ -66,6 +86,16 @@ describe("accessibility (axe-core)", () => {
         await page.keyboard.press("Escape");
         await dialog.waitFor({ state: "detached" });
       }
+      await page.close();
+
+      page = await open("#/host");
+      await page.locator(`tr[data-session-id="${question}"] .pid`).waitFor();
+      await page
+        .getByRole("list", { name: /lifecycle/i })
+        .locator("li")
+        .first()
+        .waitFor();
+      findings.push(...(await audit(page, "Host page")));
       await page.close();
 
       page = await open(`#/sessions/${chat}`);

@@ -136,9 +136,9 @@ describe("the agent's controls: the pure parts", () => {
 
 describe("the agent's controls in the chat's header, in a real browser", () => {
   it("shows the demo agent's mode, model and verbosity for a new session, and changes each over ACP", async () => {
-    main = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}`);
+    main = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/sessions`);
     const { page } = main;
-    await page.getByRole("button", { name: "New session" }).click();
+    await page.getByRole("banner").getByRole("button", { name: "New session" }).click();
     const dialog = page.getByRole("dialog", { name: "New session" });
     await dialog.getByLabel("Directory").fill(suite.server.workDir);
     await dialog.getByRole("button", { name: "Start session" }).click();

@@ -91,7 +91,9 @@ describe("telling the person in a real browser", () => {
       ]);
 
     // Session changes reach the page coalesced (within 100 ms): the turn's end is named by the title once it is there.
-    await expect.poll(() => page.locator(`[data-session-id="${session.id}"] h3`).textContent(), POLL).toBe("/ask Deploy to production?");
+    await expect
+      .poll(() => page.locator(`li.session-row[data-session-id="${session.id}"] .session-title`).textContent(), POLL)
+      .toBe("/ask Deploy to production?");
     await host.answerQuestion(host.pendingQuestions()[0]!.id, { optionId: "allow" });
     await turn;
     await expect.poll(() => page.title(), POLL).toBe("(1) 1 turn ended — Berth");
@@ -113,6 +115,8 @@ describe("telling the person in a real browser", () => {
     // While the person looks at the page, a finished turn raises nothing.
     const before = (await shown(page)).length;
     await cdp.send("Emulation.setFocusEmulationEnabled", { enabled: true });
+    // The Host page's lifecycle feed shows when the page has seen the turn end.
+    await page.getByRole("link", { name: "Host", exact: true }).click();
     await host.prompt(session.id, [{ type: "text", text: "watched" }]);
     await expect
       .poll(

@@ -103,10 +103,14 @@ describe("a message's code, tasks and output", () => {
       );
     expect(marks.filter((mark) => !/^(div\.md|li\.task|input\.task-box|span\.who)#$/.test(mark))).toEqual([]);
 
-    // The session's card shows the end of the reply as plain words, without Markdown's marks or the HTML.
-    const preview = page.getByRole("region", { name: /Sessions/ }).locator(".preview");
-    await expect.poll(() => preview.textContent(), POLL).toContain("posing as a task");
-    expect(await preview.textContent()).toMatch(/read the code write the fix plain item\s+posing as a task$/);
+    // The session's line shows the end of the reply (on hover) as plain words, without Markdown's marks or the HTML.
+    const preview = () =>
+      page
+        .getByRole("navigation", { name: /Sessions/ })
+        .locator("li.session-row a")
+        .getAttribute("title");
+    await expect.poll(preview, POLL).toContain("posing as a task");
+    expect(await preview()).toMatch(/read the code write the fix plain item\s+posing as a task$/);
   });
 
   it("a command's long line scrolls sideways instead of wrapping", async () => {
@@ -125,7 +129,7 @@ describe("a message's code, tasks and output", () => {
 });
 
 describe("a permission asked", () => {
-  it("shows once, in the conversation; the Questions list points to it and is answered there", async () => {
+  it("shows once, in the conversation, where w finds it and it is answered", async () => {
     const { page } = main;
     await send(page, "/ask Deploy to production?");
     const row = transcript(page).getByRole("group", { name: "The agent asks for permission" });
@@ -143,15 +147,16 @@ describe("a permission asked", () => {
     await page.keyboard.press("w");
     await expect.poll(focused, POLL).toBe(true);
     await page.evaluate("document.activeElement.blur()");
-
-    const card = page.getByRole("region", { name: /Questions/ }).getByRole("listitem");
-    await card.getByRole("button", { name: "Answer it in the conversation" }).click();
-    await expect.poll(focused, POLL).toBe(true);
+    // No Questions panel beside the conversation, no strip pointing to it: the list's line says it waits.
+    expect(await page.getByRole("region", { name: /Questions/ }).count()).toBe(0);
+    expect(await page.getByRole("complementary", { name: "Waiting for you" }).count()).toBe(0);
+    const chip = page.locator("li.session-row .chip");
+    await expect.poll(() => chip.textContent(), POLL).toBe("waiting for you");
     await screenshot(page, "chat-messages-permission");
 
     await row.getByRole("button", { name: "Allow", exact: true }).click();
     await transcript(page).locator(".message.agent", { hasText: "You chose: allow" }).waitFor();
-    await expect.poll(() => card.count(), POLL).toBe(0);
+    await expect.poll(() => chip.textContent(), POLL).toBe("idle");
     await transcript(page).locator(".question-row.resolved", { hasText: "Deploy to production?" }).waitFor();
   });
 });

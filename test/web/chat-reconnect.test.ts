@@ -90,9 +90,9 @@ function watchRequests(page: Page): { readonly paths: string[]; readonly sockets
 
 describe("a chat whose Berth goes away", () => {
   it("backs off while Berth is down, shows the header as last known with Cancel disabled, and recovers once it is back", async () => {
-    main = await openPage(launched.browser, host.url, `/?token=${host.token}`);
+    main = await openPage(launched.browser, host.url, `/?token=${host.token}#/sessions`);
     const { page } = main;
-    await page.getByRole("button", { name: "New session" }).click();
+    await page.getByRole("banner").getByRole("button", { name: "New session" }).click();
     const dialog = page.getByRole("dialog", { name: "New session" });
     await dialog.getByLabel("Directory").fill(host.workDir);
     await dialog.getByRole("button", { name: "Start session" }).click();

@@ -64,10 +64,10 @@ describe("the agent's commands, as the prompt offers them", () => {
 });
 
 describe("the composer, in a real browser", () => {
-  it("has the focus once Start session opened the chat, and when a chat is opened from its card", async () => {
-    main = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}`);
+  it("has the focus once Start session opened the chat, and when a chat is opened from the list", async () => {
+    main = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/sessions`);
     const { page } = main;
-    await page.getByRole("button", { name: "New session" }).click();
+    await page.getByRole("banner").getByRole("button", { name: "New session" }).click();
     const dialog = page.getByRole("dialog", { name: "New session" });
     await dialog.getByLabel("Directory").fill(suite.server.workDir);
     await dialog.getByRole("button", { name: "Start session" }).click();
@@ -77,9 +77,9 @@ describe("the composer, in a real browser", () => {
     await expect.poll(() => focusedId(page), { ...POLL, message: "focus after Start session" }).toBe("prompt-text");
 
     await page.getByRole("button", { name: "Close", exact: true }).click();
-    await page.locator(`li.session[data-session-id="${sessionId}"]`).getByRole("link", { name: /^Open/ }).click();
+    await page.locator(`li.session-row[data-session-id="${sessionId}"]`).getByRole("link").click();
     await page.getByRole("button", { name: "Resume" }).waitFor();
-    await expect.poll(() => focusedId(page), { ...POLL, message: "focus after opening from the card" }).toBe("prompt-text");
+    await expect.poll(() => focusedId(page), { ...POLL, message: "focus after opening from the list" }).toBe("prompt-text");
   });
 
   it("sends with Enter and starts a new line with Shift+Enter", async () => {

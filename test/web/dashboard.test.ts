@@ -45,12 +45,29 @@ afterEach(async ({ task }) => {
   }
 });
 
-function card(page: Page, id: string) {
-  return page.locator(`li.session[data-session-id="${id}"]`);
+/** The session's line in the list. */
+function row(page: Page, id: string) {
+  return page.locator(`li.session-row[data-session-id="${id}"]`);
 }
 
-function fact(page: Page, id: string, name: string) {
-  return card(page, id).locator(`dt:text-is("${name}") + dd`);
+/** The open chat's details: its agent process, pid, clients, running turn. */
+const details = (page: Page) => page.locator("#chat-details");
+const clients = (page: Page) => details(page).locator(".term", { hasText: /^open in/ });
+
+/** The session's agent process on the Host page. */
+function processCell(page: Page, id: string, cell: string) {
+  return page.locator(`tr[data-session-id="${id}"] ${cell}`);
+}
+
+/** A page of its own on `path` (the main page keeps its chat open), closed after `look`. */
+async function onAnotherPage(path: string, look: (page: Page) => Promise<void>): Promise<void> {
+  const other = await openPage(launched.browser, server.url, `/?token=${server.token}${path}`, desktop);
+  try {
+    await look(other.page);
+    expect(other.errors).toEqual([]);
+  } finally {
+    await other.close();
+  }
 }
 
 async function send(page: Page, text: string): Promise<void> {
@@ -66,7 +83,8 @@ describe("the dashboard in a real browser against a real Berth", () => {
     main = await openPage(launched.browser, server.url, `/?token=${server.token}`);
     const { page } = main;
     await page.getByRole("heading", { name: "Sessions" }).waitFor();
-    expect(page.url()).toBe(`${server.url}/`);
+    // With no session yet, the root address leads to the (empty) list.
+    await expect.poll(() => page.url(), POLL).toBe(`${server.url}/#/sessions`);
     expect(await page.evaluate("sessionStorage.getItem('berth.token')")).toBe(server.token);
     await expect.poll(() => page.getByRole("status").filter({ hasText: "Live" }).count(), POLL).toBe(1);
     expect(await page.content()).not.toContain(server.token);
@@ -75,7 +93,7 @@ describe("the dashboard in a real browser against a real Berth", () => {
 
   it("starts a demo session in a directory and opens its chat", async () => {
     const { page } = main;
-    await page.getByRole("button", { name: "New session" }).click();
+    await page.getByRole("banner").getByRole("button", { name: "New session" }).click();
     const dialog = page.getByRole("dialog", { name: "New session" });
     await dialog.getByLabel("Agent").selectOption("demo");
     await dialog.getByLabel("Directory").fill("relative/dir");
@@ -88,11 +106,13 @@ describe("the dashboard in a real browser against a real Berth", () => {
     sessionId = decodeURIComponent(new URL(page.url()).hash.slice("#/sessions/".length));
     expect(server.berth.host.getSession(sessionId)).toMatchObject({ agent: "demo", cwd: server.workDir });
 
-    await expect.poll(() => fact(page, sessionId, "Clients").textContent(), POLL).toBe("1");
-    await expect.poll(() => card(page, sessionId).locator(".badge").textContent(), POLL).toBe("running");
-    expect(await card(page, sessionId).locator(".badge").getAttribute("title")).toMatch(/^live: /);
-    expect(await card(page, sessionId).locator("dt:text-is('Clients')").getAttribute("title")).toMatch(/^holders: /);
-    expect(await fact(page, sessionId, "PID").textContent()).toBe(String(server.berth.host.getSession(sessionId)!.pid));
+    // The chat's details say where its agent process is; the list says what the agent is doing.
+    await expect.poll(() => clients(page).textContent(), POLL).toBe("open in 1 client");
+    await expect.poll(() => details(page).locator(".badge").textContent(), POLL).toBe("running");
+    expect(await details(page).locator(".badge").getAttribute("title")).toMatch(/^live: /);
+    expect(await clients(page).getAttribute("title")).toMatch(/^holders: /);
+    expect(await details(page).locator(".pid").textContent()).toBe(`pid ${server.berth.host.getSession(sessionId)!.pid}`);
+    await expect.poll(() => row(page, sessionId).locator(".chip").textContent(), POLL).toBe("idle");
   });
 
   it("a New session dialog opened before the agents are listed takes the default agent once they are", async () => {
@@ -102,7 +122,7 @@ describe("the dashboard in a real browser against a real Berth", () => {
     const held: Array<() => Promise<void>> = [];
     await page.route(/\/api\/agents$/, (route) => void held.push(() => route.continue()));
     await page.reload();
-    await page.getByRole("button", { name: "New session" }).click();
+    await page.getByRole("banner").getByRole("button", { name: "New session" }).click();
     const dialog = page.getByRole("dialog", { name: "New session" });
     await dialog.getByLabel("Directory").fill(server.workDir);
     await expect.poll(() => held.length, POLL).toBeGreaterThan(0);
@@ -123,7 +143,9 @@ describe("the dashboard in a real browser against a real Berth", () => {
     await transcript(page).locator(".message.agent", { hasText: "Hello from the browser" }).waitFor();
     // The prompt became the session's title, shown live.
     await expect.poll(() => page.locator("#chat-title").textContent(), POLL).toBe("Hello from the browser");
-    await expect.poll(() => page.getByRole("list", { name: /lifecycle/i }).textContent(), POLL).toContain("turn ended");
+    await onAnotherPage("#/host", async (host) => {
+      await expect.poll(() => host.getByRole("list", { name: /lifecycle/i }).textContent(), POLL).toContain("turn ended");
+    });
   });
 
   it("Shift+Enter makes a new line instead of sending", async () => {
@@ -147,28 +169,23 @@ describe("the dashboard in a real browser against a real Berth", () => {
   it("answers /ask from another page's Questions panel (REST); the chat's copy is withdrawn", async () => {
     const { page } = main;
     await send(page, "/ask Deploy to production?");
-    // In the chat, the question waits in the conversation; the Questions card of the open session points there.
+    // In the chat, the question waits in the conversation (only there: no strip points to it); its line says so.
     const ask = transcript(page).getByRole("group").filter({ hasText: "Deploy to production?" });
     await ask.waitFor();
-    const panel = page.getByRole("region", { name: /Questions/ });
-    await panel.getByRole("listitem").getByRole("button", { name: "Answer it in the conversation" }).waitFor();
+    await expect.poll(() => row(page, sessionId).locator(".chip").textContent(), POLL).toBe("waiting for you");
+    expect(await page.getByRole("complementary", { name: "Waiting for you" }).count()).toBe(0);
     await screenshot(page, "desktop-light-question");
 
-    // The overview of another page, with no chat open, answers it with its own buttons.
-    const overview = await openPage(launched.browser, server.url, `/?token=${server.token}`, desktop);
-    try {
-      const question = overview.page
-        .getByRole("region", { name: /Questions/ })
-        .getByRole("listitem")
-        .filter({ hasText: "Deploy to production?" });
+    // Another page, with no chat open, answers it from its Questions panel with its own buttons.
+    await onAnotherPage("#/sessions", async (other) => {
+      const panel = other.getByRole("region", { name: /Questions/ });
+      const question = panel.getByRole("listitem").filter({ hasText: "Deploy to production?" });
       await question.getByRole("button", { name: "Allow" }).click();
       await transcript(page).locator(".message.agent", { hasText: "You chose: allow" }).waitFor();
       await ask.waitFor({ state: "detached" });
       await expect.poll(() => panel.getByRole("listitem").count(), POLL).toBe(0);
-      expect(overview.errors).toEqual([]);
-    } finally {
-      await overview.close();
-    }
+    });
+    await expect.poll(() => row(page, sessionId).locator(".chip").textContent(), POLL).toBe("idle");
   });
 
   it("answers /ask in the chat (ACP)", async () => {
@@ -177,16 +194,13 @@ describe("the dashboard in a real browser against a real Berth", () => {
     const ask = transcript(page).getByRole("group").filter({ hasText: "Drop the database?" });
     await ask.getByRole("button", { name: "Deny" }).click();
     await transcript(page).locator(".message.agent", { hasText: "You chose: deny" }).waitFor();
-    await expect
-      .poll(
-        () =>
-          page
-            .getByRole("region", { name: /Questions/ })
-            .getByRole("listitem")
-            .count(),
-        POLL,
-      )
-      .toBe(0);
+    await expect.poll(() => row(page, sessionId).locator(".chip").textContent(), POLL).toBe("idle");
+    await onAnotherPage("#/sessions", async (other) => {
+      await other
+        .getByRole("region", { name: /Questions/ })
+        .getByText("Nothing is waiting for you.")
+        .waitFor();
+    });
   });
 
   it("answers an /elicit form", async () => {
@@ -199,19 +213,15 @@ describe("the dashboard in a real browser against a real Berth", () => {
 
     // The same kind of form, answered from the Questions panel of a page with no chat open, over REST.
     await send(page, "/elicit Favourite colour?");
-    const overview = await openPage(launched.browser, server.url, `/?token=${server.token}`, desktop);
-    try {
-      const question = overview.page
+    await onAnotherPage("#/sessions", async (other) => {
+      const question = other
         .getByRole("region", { name: /Questions/ })
         .getByRole("listitem")
         .filter({ hasText: "Favourite colour?" });
       await question.getByLabel("Answer").fill("blue");
       await question.getByRole("button", { name: "Submit" }).click();
       await transcript(page).locator(".message.agent", { hasText: 'Elicitation action: accept, content: {"answer":"blue"}' }).waitFor();
-      expect(overview.errors).toEqual([]);
-    } finally {
-      await overview.close();
-    }
+    });
   });
 
   it("cancels a running turn", async () => {
@@ -219,18 +229,20 @@ describe("the dashboard in a real browser against a real Berth", () => {
     await send(page, "/sleep 1h");
     const cancel = page.getByRole("button", { name: "Cancel turn" });
     await expect.poll(() => cancel.isEnabled(), POLL).toBe(true);
-    await expect.poll(() => fact(page, sessionId, "Turn").textContent(), POLL).toMatch(/running for \d+s/);
+    await expect.poll(() => details(page).textContent(), POLL).toMatch(/turn running \d+s/);
+    await expect.poll(() => row(page, sessionId).locator(".chip").textContent(), POLL).toBe("working");
     await cancel.click();
     await transcript(page).locator(".stop", { hasText: "Turn ended: cancelled" }).waitFor();
-    await expect.poll(() => fact(page, sessionId, "Turn").textContent(), POLL).toBe("idle");
+    await expect.poll(() => details(page).textContent(), POLL).not.toContain("turn running");
+    await expect.poll(() => row(page, sessionId).locator(".chip").textContent(), POLL).toBe("stopped");
   });
 
   it("replays the transcript when the session is opened again", async () => {
     const { page } = main;
     await page.getByRole("button", { name: "Close" }).click();
-    await page.waitForURL(`${server.url}/#/`);
+    await page.waitForURL(`${server.url}/#/sessions`);
     await expect.poll(() => page.locator(".chat").count(), POLL).toBe(0);
-    await card(page, sessionId).getByRole("link", { name: /^Open/ }).click();
+    await row(page, sessionId).getByRole("link").click();
     // The transcript is virtualized: rows far from the viewport are not in the page until scrolled to.
     await scrollTo(transcript(page).locator(".message.user", { hasText: "Hello from the browser" }));
     await scrollTo(transcript(page).getByRole("article", { name: "Tool call: echo shell-says-hi" }));
@@ -241,22 +253,25 @@ describe("the dashboard in a real browser against a real Berth", () => {
   it("shows the holder count drop when another client disconnects, and the release countdown start", async () => {
     const { page } = main;
     await page.getByRole("button", { name: "Close" }).click();
-    await expect.poll(() => fact(page, sessionId, "Clients").textContent(), POLL).toBe("0");
+    // The Host page, from the top bar, shows each session's agent process.
+    await page.getByRole("link", { name: "Host", exact: true }).click();
+    await expect.poll(() => processCell(page, sessionId, ".holders").textContent(), POLL).toBe("0");
 
     const other = await connectAcpClient(server);
     const { cwd } = server.berth.host.getSession(sessionId)!;
     await other.agent.request(methods.agent.session.resume, { sessionId, cwd, mcpServers: [] });
-    await expect.poll(() => fact(page, sessionId, "Clients").textContent(), POLL).toBe("1");
-    expect(await fact(page, sessionId, "Stops").count()).toBe(0);
+    await expect.poll(() => processCell(page, sessionId, ".holders").textContent(), POLL).toBe("1");
+    expect(await processCell(page, sessionId, ".release").count()).toBe(0);
 
     other.close();
-    await expect.poll(() => fact(page, sessionId, "Clients").textContent(), POLL).toBe("0");
-    const release = fact(page, sessionId, "Stops");
-    await expect.poll(() => release.textContent(), POLL).toMatch(/the agent process stops in \d+s/);
+    await expect.poll(() => processCell(page, sessionId, ".holders").textContent(), POLL).toBe("0");
+    const release = processCell(page, sessionId, ".release");
+    await expect.poll(() => release.textContent(), POLL).toMatch(/stops in \d+s/);
+    expect(await release.getAttribute("title")).toMatch(/^release grace: /);
     // It counts down locally.
     const first = Number(/in (\d+)s/.exec((await release.textContent())!)![1]);
     await expect.poll(async () => Number(/in (\d+)s/.exec((await release.textContent()) ?? "")?.[1]), POLL).toBeLessThan(first);
-    await screenshot(page, "desktop-light-overview");
+    await screenshot(page, "desktop-light-host");
   });
 
   it("shows locations with why they are kept, their deadlines and services", async () => {
@@ -274,21 +289,20 @@ describe("the dashboard in a real browser against a real Berth", () => {
 
   it("deletes a session after a confirmation", async () => {
     const { page } = main;
-    await card(page, sessionId)
-      .getByRole("button", { name: /^Delete/ })
-      .click();
+    await page.getByRole("link", { name: "Berth" }).click();
+    // From its open chat: the chat closes with it.
+    await row(page, sessionId).getByRole("link").click();
+    await transcript(page).locator(".message").first().waitFor();
     const dialog = page.getByRole("dialog", { name: "Delete this session?" });
+    await page.locator(".chat").getByRole("button", { name: "Delete" }).click();
     await dialog.getByRole("button", { name: "Keep it" }).click();
     await dialog.waitFor({ state: "detached" });
     expect(server.berth.host.getSession(sessionId)).toBeDefined();
 
-    // From its open chat this time: the chat closes with it.
-    await card(page, sessionId).getByRole("link", { name: /^Open/ }).click();
-    await transcript(page).locator(".message").first().waitFor();
     await page.locator(".chat").getByRole("button", { name: "Delete" }).click();
     await dialog.getByRole("button", { name: "Delete session" }).click();
-    await card(page, sessionId).waitFor({ state: "detached" });
-    await page.waitForURL(`${server.url}/#/`);
+    await row(page, sessionId).waitFor({ state: "detached" });
+    await page.waitForURL(`${server.url}/#/sessions`);
     await page.locator(".chat").waitFor({ state: "detached" });
     expect(server.berth.host.getSession(sessionId)).toBeUndefined();
     expect(main.errors).toEqual([]);
@@ -322,7 +336,7 @@ describe("eviction history", () => {
   it("shows a location that went idle being evicted, in the feed and the history", async () => {
     const quick = await startDashboardServer({ idleTtl: "1s", sweepInterval: "200ms", releaseGrace: "200ms" });
     try {
-      const opened = await openPage(launched.browser, quick.url, `/?token=${quick.token}`);
+      const opened = await openPage(launched.browser, quick.url, `/?token=${quick.token}#/host`);
       const { page } = opened;
       await page.getByRole("heading", { name: "Locations" }).waitFor();
       const session = await quick.berth.host.createSession({ cwd: quick.workDir });
@@ -355,7 +369,7 @@ describe("eviction history", () => {
 describe("looks", () => {
   /** A session with some history, a pending question and a chat open: what a person typically sees. */
   async function busyDashboard(page: Page): Promise<void> {
-    await page.getByRole("button", { name: "New session" }).click();
+    await page.getByRole("banner").getByRole("button", { name: "New session" }).click();
     const dialog = page.getByRole("dialog", { name: "New session" });
     await dialog.getByLabel("Directory").fill(server.workDir);
     await dialog.getByRole("button", { name: "Start session" }).click();
@@ -370,7 +384,8 @@ describe("looks", () => {
 
   for (const scheme of ["light", "dark"] as const) {
     it(`desktop, ${scheme}`, async () => {
-      const opened = await openPage(launched.browser, server.url, `/?token=${server.token}`, { ...desktop, colorScheme: scheme });
+      // On the list: the root address would open the last session, whose address the new one's is waited for after.
+      const opened = await openPage(launched.browser, server.url, `/?token=${server.token}#/sessions`, { ...desktop, colorScheme: scheme });
       await busyDashboard(opened.page);
       await opened.page.evaluate("document.activeElement.blur()");
       await screenshot(opened.page, `desktop-${scheme}-chat`);
@@ -380,18 +395,18 @@ describe("looks", () => {
     });
 
     it(`phone width (390 px), ${scheme}: nothing overflows sideways`, async () => {
-      const opened = await openPage(launched.browser, server.url, `/?token=${server.token}`, { ...phone, colorScheme: scheme });
+      const opened = await openPage(launched.browser, server.url, `/?token=${server.token}#/sessions`, { ...phone, colorScheme: scheme });
       const { page } = opened;
       await page.getByRole("heading", { name: "Sessions" }).waitFor();
-      await page.locator("li.session").first().waitFor();
+      await page.locator("li.session-row").first().waitFor();
       const overflow = () => page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth");
       expect(await overflow()).toBe(0);
-      await screenshot(page, `phone-${scheme}-overview`);
-      await page.locator("li.session").first().getByRole("link", { name: /^Open/ }).click();
+      await screenshot(page, `phone-${scheme}-list`);
+      await page.locator("li.session-row").first().getByRole("link").click();
       await transcript(page).locator(".message").first().waitFor();
       expect(await overflow()).toBe(0);
       // On a phone the chat takes the whole page.
-      expect(await page.getByRole("region", { name: /Sessions/ }).isVisible()).toBe(false);
+      expect(await page.getByRole("navigation", { name: /Sessions/ }).isVisible()).toBe(false);
       await screenshot(page, `phone-${scheme}-chat`);
       expect(opened.errors).toEqual([]);
       await opened.close();

@@ -50,9 +50,9 @@ async function waitFor(condition: () => boolean): Promise<void> {
   await expect.poll(condition, POLL).toBe(true);
 }
 
-const cards = (page: Page) => page.locator("li.session");
+const cards = (page: Page) => page.locator("li.session-row");
 const shownIds = (page: Page) => cards(page).evaluateAll((items) => items.map((item) => item.getAttribute("data-session-id")));
-const card = (page: Page, id: string) => page.locator(`li.session[data-session-id="${id}"]`);
+const card = (page: Page, id: string) => page.locator(`li.session-row[data-session-id="${id}"]`);
 const hashOf = (page: Page) => decodeURIComponent(new URL(page.url()).hash);
 
 describe("finding sessions: the pure parts", () => {
@@ -76,7 +76,15 @@ describe("finding sessions: the pure parts", () => {
     expect(matchesFilter(session({}), { ...noFilter, folder: "/w" })).toBe(true);
     expect(matchesFilter(session({}), { ...noFilter, folder: "/w/sub" })).toBe(false);
     expect(matchesFilter(session({}), { ...noFilter, agent: "helper" })).toBe(false);
-    expect(matchesFilter(session({}), { ...noFilter, state: "childless" })).toBe(false);
+    // What the agent is doing: a session with neither a turn nor a question nor a last turn is idle.
+    expect(matchesFilter(session({ turnActive: false, lastTurn: null }), { ...noFilter, activity: "idle" })).toBe(true);
+    expect(matchesFilter(session({ turnActive: true, lastTurn: null }), { ...noFilter, activity: "idle" })).toBe(false);
+    expect(
+      matchesFilter(session({ turnActive: false, lastTurn: { outcome: "exited", reason: "signal SIGKILL", at: 1 } }), {
+        ...noFilter,
+        activity: "failed",
+      }),
+    ).toBe(true);
     expect(matchesFilter(session({}), { ...noFilter, waiting: true })).toBe(false);
     expect(matchesFilter(session({ pendingQuestions: 2 }), { ...noFilter, waiting: true })).toBe(true);
     expect(isFiltering(noFilter)).toBe(false);
@@ -107,20 +115,20 @@ describe("finding sessions: the pure parts", () => {
 });
 
 describe("finding sessions in a real browser", () => {
-  it("shows each card's created time and the conversation's last words", async () => {
-    main = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}`);
+  it("shows each line's last activity, and the conversation's last words on hover", async () => {
+    main = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/sessions`);
     const { page } = main;
     await expect.poll(() => cards(page).count(), POLL).toBe(3);
     const login = card(page, ids.login);
-    expect(await login.locator("dt:text-is('Created') + dd time").getAttribute("datetime")).toBe(
-      new Date(suite.server.berth.host.getSession(ids.login)!.createdAt).toISOString(),
-    );
-    expect(await login.locator(".preview").textContent()).toBe("demo: Fix the login bug");
+    const view = suite.server.berth.host.getSession(ids.login)!;
+    const lastActivity = Math.max(view.preview!.at, view.lastTurn!.at, view.updatedAt);
+    expect(await login.locator(".session-when time").getAttribute("datetime")).toBe(new Date(lastActivity).toISOString());
+    expect(await login.getByRole("link").getAttribute("title")).toBe("demo: Fix the login bug");
     // The session whose agent waits on a question: the agent said nothing yet, so the prompt is last.
-    expect(await card(page, ids.asking).locator(".preview").textContent()).toBe("You: /ask Deploy the login page?");
+    expect(await card(page, ids.asking).getByRole("link").getAttribute("title")).toBe("You: /ask Deploy the login page?");
   });
 
-  it("searches titles and filters by folder, agent, agent process and waiting question", async () => {
+  it("searches titles and filters by folder, agent, what the agent is doing and waiting question", async () => {
     const { page } = main;
     const search = page.getByRole("searchbox", { name: "Search session titles" });
     await search.fill("LOGIN");
@@ -143,13 +151,11 @@ describe("finding sessions in a real browser", () => {
     await page.getByLabel("Waiting for me").check();
     await expect.poll(() => shownIds(page), POLL).toEqual([ids.asking]);
     await page.getByLabel("Waiting for me").uncheck();
-    // The asking session's agent runs (its turn waits); the others' may have been released or not: filter by what the host says.
-    await page.getByLabel("Agent process").selectOption({ label: "running" });
-    const running = suite.server.berth.host
-      .listSessions()
-      .filter((s) => s.state === "live")
-      .map((s) => s.id);
-    await expect.poll(async () => (await shownIds(page)).sort(), POLL).toEqual(running.sort());
+    // What the agent is doing: the asking session's waits for you, the others' are idle.
+    await page.getByLabel("State").selectOption({ label: "waiting for you" });
+    await expect.poll(() => shownIds(page), POLL).toEqual([ids.asking]);
+    await page.getByLabel("State").selectOption({ label: "idle" });
+    await expect.poll(async () => (await shownIds(page)).sort(), POLL).toEqual([ids.login, ids.docs].sort());
     await page.getByRole("button", { name: "Clear" }).click();
 
     // The filter survives a reload of the tab.
@@ -161,15 +167,16 @@ describe("finding sessions in a real browser", () => {
     await expect.poll(() => cards(page).count(), POLL).toBe(3);
   });
 
-  it("renames a session from its card: stored, shown, and Escape gives up an edit", async () => {
+  it("renames a session from its chat's header: stored, shown in the list, and Escape gives up an edit", async () => {
     const { page } = main;
-    const login = card(page, ids.login);
+    await card(page, ids.login).getByRole("link").click();
+    const login = page.locator(".chat-head");
     await login.getByRole("button", { name: "Rename Fix the login bug" }).click();
     const input = login.getByLabel("Session title");
     expect(await input.inputValue()).toBe("Fix the login bug");
     await input.fill("Login: the real fix");
     await input.press("Enter");
-    await expect.poll(() => login.locator("h3").textContent(), POLL).toBe("Login: the real fix");
+    await expect.poll(() => login.locator("h2").textContent(), POLL).toBe("Login: the real fix");
     expect(suite.server.berth.host.getSession(ids.login)?.title).toBe("Login: the real fix");
     // Focus goes back to the Rename button.
     await expect.poll(() => page.evaluate("document.activeElement?.getAttribute('aria-label')"), POLL).toBe("Rename Login: the real fix");
@@ -184,12 +191,14 @@ describe("finding sessions in a real browser", () => {
     await login.getByRole("button", { name: "Rename Login: the real fix" }).click();
     await login.getByLabel("Session title").fill("   ");
     await login.getByRole("button", { name: "Save" }).click();
-    await expect.poll(() => login.locator("h3").textContent(), POLL).toBe(`Untitled session ${ids.login.slice(0, 8)}`);
+    await expect.poll(() => login.locator("h2").textContent(), POLL).toBe(`Untitled session ${ids.login.slice(0, 8)}`);
     expect(suite.server.berth.host.getSession(ids.login)?.title).toBeNull();
     await login.getByRole("button", { name: /^Rename Untitled session/ }).click();
     await login.getByLabel("Session title").fill("Login: the real fix");
     await login.getByLabel("Session title").press("Enter");
-    await expect.poll(() => login.locator("h3").textContent(), POLL).toBe("Login: the real fix");
+    await expect.poll(() => login.locator("h2").textContent(), POLL).toBe("Login: the real fix");
+    await expect.poll(() => card(page, ids.login).locator(".session-title").textContent(), POLL).toBe("Login: the real fix");
+    await page.getByRole("button", { name: "Close" }).click();
   });
 
   it("lists the shortcuts with ?, focuses the search with /, steps through sessions with j and k, jumps to the question with w", async () => {
@@ -254,13 +263,13 @@ describe("finding sessions in a real browser", () => {
     await header.getByLabel("Session title").fill("Docs, renamed in the chat");
     await header.getByLabel("Session title").press("Enter");
     await expect.poll(() => page.locator("#chat-title").textContent(), POLL).toBe("Docs, renamed in the chat");
-    await expect.poll(() => card(page, ids.docs).locator("h3").textContent(), POLL).toBe("Docs, renamed in the chat");
+    await expect.poll(() => card(page, ids.docs).locator(".session-title").textContent(), POLL).toBe("Docs, renamed in the chat");
     await main.close();
   });
 
   it("fits a phone: the search and filters wrap without sideways scrolling", async () => {
     for (const colorScheme of ["light", "dark"] as const) {
-      const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}`, { ...phone, colorScheme });
+      const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/sessions`, { ...phone, colorScheme });
       await expect.poll(() => cards(opened.page).count(), POLL).toBe(3);
       expect(await opened.page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
       await screenshot(opened.page, `find-phone-${colorScheme}`);

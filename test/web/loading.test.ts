@@ -28,7 +28,10 @@ function scriptsLoaded(page: Page): Set<string> {
   return loaded;
 }
 
-/** Records, at every animation frame from the page's start, whether the page shows the overview without the chat. */
+/** The session's line in the list. */
+const sessionLink = (page: Page, sessionId: string) => page.locator(`li.session-row[data-session-id="${sessionId}"] a`);
+
+/** Records, at every animation frame from the page's start, whether the page shows the list without the chat. */
 const OVERVIEW_ALONE = `
   window.__framesWithoutChat = 0;
   window.__framesWithChat = 0;
@@ -42,22 +45,22 @@ const OVERVIEW_ALONE = `
 `;
 
 describe("the dashboard's first load", () => {
-  it("evaluates only what a page needs: the overview neither the chat nor the ACP SDK, a session read the chat only, holding it the SDK", async () => {
+  it("evaluates only what a page needs: the list neither the chat nor the ACP SDK, a session read the chat only, holding it the SDK", async () => {
     const { berth, url, token, workDir } = suite.server;
     const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
 
     let loaded = new Set<string>();
-    opened = await openPage(suite.launched.browser, url, `/?token=${token}`, desktop, async (page) => {
+    opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions`, desktop, async (page) => {
       loaded = scriptsLoaded(page);
     });
     const { page } = opened;
-    await page.getByRole("link", { name: `Open Untitled session ${sessionId.slice(0, 8)}` }).waitFor();
+    await sessionLink(page, sessionId).waitFor();
     expect(loaded.size).toBeGreaterThan(0);
     expect([...loaded]).not.toContain("ChatPanel");
     expect([...loaded]).not.toContain("acp-link");
 
     // Opening the session reads its journal: the chat's chunk, still not the SDK.
-    await page.getByRole("link", { name: `Open Untitled session ${sessionId.slice(0, 8)}` }).click();
+    await sessionLink(page, sessionId).click();
     await page.getByRole("button", { name: "Resume" }).waitFor();
     expect([...loaded]).toContain("ChatPanel");
     expect([...loaded]).not.toContain("acp-link");
@@ -76,11 +79,11 @@ describe("the dashboard's first load", () => {
     const { berth, url, token, workDir } = suite.server;
     const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
     let tries = 0;
-    opened = await openPage(suite.launched.browser, url, `/?token=${token}`, desktop, async (page) => {
+    opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions`, desktop, async (page) => {
       await page.route(/\/assets\/ChatPanel-[\w-]+\.js(\?.*)?$/, (route) => (tries++ === 0 ? route.abort() : route.continue()));
     });
     const { page } = opened;
-    await page.getByRole("link", { name: `Open Untitled session ${sessionId.slice(0, 8)}` }).click();
+    await sessionLink(page, sessionId).click();
     await page.getByRole("button", { name: "Resume" }).waitFor({ timeout: POLL.timeout });
     expect(tries).toBeGreaterThanOrEqual(2);
     expect(opened.errors).toEqual([]);
@@ -90,11 +93,11 @@ describe("the dashboard's first load", () => {
     const { berth, url, token, workDir } = suite.server;
     const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
     let stale = true;
-    opened = await openPage(suite.launched.browser, url, `/?token=${token}`, desktop, async (page) => {
+    opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions`, desktop, async (page) => {
       await page.route(/\/assets\/ChatPanel-[\w-]+\.js$/, (route) => (stale ? route.fulfill({ status: 404, body: "" }) : route.continue()));
     });
     const { page } = opened;
-    await page.getByRole("link", { name: `Open Untitled session ${sessionId.slice(0, 8)}` }).click();
+    await sessionLink(page, sessionId).click();
     const notice = page.getByRole("alert").filter({ hasText: "The chat could not be loaded" });
     await notice.waitFor({ timeout: POLL.timeout });
     stale = false;
@@ -107,7 +110,7 @@ describe("the dashboard's first load", () => {
     ["desktop", desktop],
     ["phone", phone],
   ] as const) {
-    it(`opens a session's address on the chat, never a frame of the overview alone in its place (${width})`, async () => {
+    it(`opens a session's address on the chat, never a frame of the list alone in its place (${width})`, async () => {
       const { berth, url, token, workDir } = suite.server;
       const sessionId = (await berth.host.createSession({ cwd: workDir })).id;
       opened = await openPage(suite.launched.browser, url, `/?token=${token}#/sessions/${sessionId}`, options, async (page) => {

@@ -47,8 +47,8 @@ describe("the dashboard on a phone (390 × 844)", () => {
     await details.tap();
     await mode.waitFor({ state: "hidden" });
 
-    // The overview: its controls (the "Waiting for me" checkbox's label among them) are as easy to tap, with no keyboard hint.
-    await page.getByRole("button", { name: "Close" }).tap();
+    // The list: its controls (the "Waiting for me" checkbox's label among them) are as easy to tap, with no keyboard hint.
+    await page.getByRole("link", { name: "Back to the sessions" }).tap();
     const search = page.getByLabel("Search session titles");
     await search.waitFor();
     expect(await search.getAttribute("placeholder")).toBe("Search titles");
@@ -105,9 +105,9 @@ describe("the dashboard on a phone (390 × 844)", () => {
 
 describe("errors in a person's words", () => {
   it("a session in a missing directory is refused naming the directory, without the protocol's wrapping", async () => {
-    const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}`, phone);
+    const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/sessions`, phone);
     const { page } = opened;
-    await page.getByRole("button", { name: "New session" }).tap();
+    await page.getByRole("banner").getByRole("button", { name: "New session" }).tap();
     const dialog = page.getByRole("dialog", { name: "New session" });
     const missing = `${suite.server.workDir}/no-such-directory`;
     await dialog.getByLabel("Directory").fill(missing);

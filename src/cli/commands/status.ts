@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { LocationView, SessionView } from "../../host/views.js";
+import type { LocationView, SandboxAvailability, SessionView } from "../../host/views.js";
 import { formatTable, relativeTime } from "../format-table.js";
 import { callHost, runClientCommand, withHostFlags, type HostFlags } from "../host-client.js";
 import { sessionRows } from "./sessions.js";
@@ -20,22 +20,28 @@ function locationRows(locations: readonly LocationView[], now: number): string {
   );
 }
 
+/** One line: whether sessions may ask for a sandbox here, else why not and the fix. */
+function sandboxLine(sandbox: SandboxAvailability): string {
+  return sandbox.state === "available" ? `Sandboxes: available (${sandbox.bwrap})` : `Sandboxes: unavailable: ${sandbox.reason}; ${sandbox.fix}`;
+}
+
 export function register(program: Command): void {
   withHostFlags(program.command("status").description("show the running host: locations, sessions, holders, deadlines"))
     .option("--json", "print JSON")
     .action((flags: HostFlags & { json?: boolean }) =>
       runClientCommand("status", async () => {
-        const [{ locations }, { sessions }] = await Promise.all([
+        const [{ locations }, { sessions }, sandbox] = await Promise.all([
           callHost<{ locations: LocationView[] }>(flags, "/api/locations"),
           callHost<{ sessions: SessionView[] }>(flags, "/api/sessions"),
+          callHost<SandboxAvailability>(flags, "/api/sandbox"),
         ]);
         if (flags.json) {
-          process.stdout.write(`${JSON.stringify({ locations, sessions }, null, 2)}\n`);
+          process.stdout.write(`${JSON.stringify({ locations, sessions, sandbox }, null, 2)}\n`);
           return;
         }
         const now = Date.now();
         process.stdout.write(
-          `Locations (${locations.length} cached)\n${locationRows(locations, now)}\n\nSessions (${sessions.length})\n${sessionRows(sessions)}\n`,
+          `Locations (${locations.length} cached)\n${locationRows(locations, now)}\n\nSessions (${sessions.length})\n${sessionRows(sessions)}\n\n${sandboxLine(sandbox)}\n`,
         );
       }),
     );

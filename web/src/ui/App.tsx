@@ -13,19 +13,19 @@ import { AuthRequired } from "./AuthRequired.js";
 import { ChangesView } from "./ChangesView.js";
 import { loadChat, useChatModule } from "./chat-loader.js";
 import { ConfirmDialog } from "./ConfirmDialog.js";
-import { FeedPanel } from "./FeedPanel.js";
-import { LocationsPanel } from "./LocationsPanel.js";
+import { HomePane } from "./HomePane.js";
+import { HostPage } from "./HostPage.js";
+import { rememberConversation, rootTarget } from "./last-conversation.js";
 import { LoginPanel } from "./LoginPanel.js";
 import { LoginRoute } from "./LoginRoute.js";
 import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
 import { openAtQuestion, showInConversation } from "./question-focus.js";
-import { QuestionsPanel } from "./QuestionsPanel.js";
 import { RememberPrompt } from "./RememberPrompt.js";
-import { AGENTS_HREF, currentRoute, navigate, sessionHref, useRoute } from "./route.js";
+import { AGENTS_HREF, currentRoute, navigate, redirect, SESSIONS_HREF, sessionHref, useRoute } from "./route.js";
 import { neighbour, shortcutOf, type ShortcutAction } from "./shortcuts.js";
 import { HelpDialog } from "./HelpDialog.js";
 import { matchesFilter, noFilter, type SessionFilter } from "./session-filter.js";
-import { SessionsPanel } from "./SessionsPanel.js";
+import { SessionList } from "./SessionList.js";
 import { SettingsDialog } from "./SettingsDialog.js";
 import { TopBar } from "./TopBar.js";
 
@@ -37,7 +37,6 @@ type Dialog =
   | { readonly name: "delete"; readonly session: SessionView }
   | { readonly name: "cancel-turn"; readonly chat: ChatSession; readonly title: string };
 
-const OVERVIEW = "#/";
 const FILTER_KEY = "berth.sessionFilter";
 
 export function App({
@@ -88,9 +87,17 @@ export function App({
   useEffect(() => () => void openRef.current?.close(), []);
   useEffect(() => overview.onAgentState((sessionId) => openRef.current?.agentStateChanged(sessionId)), [overview]);
   useEffect(() => {
-    if ((route.name === "session" || route.name === "changes") && state.deleted.includes(route.sessionId)) navigate(OVERVIEW);
+    if ((route.name === "session" || route.name === "changes") && state.deleted.includes(route.sessionId)) navigate(SESSIONS_HREF);
   }, [route, state.deleted]);
-  // Before the frame is painted: a session's address never shows a frame of the overview alone first.
+  // The sessions are known once the first read of them is in (the agents come with them).
+  const loaded = state.agents !== null;
+  useEffect(() => {
+    if (route.name === "root" && loaded) redirect(rootTarget(state.sessions));
+  }, [route, loaded, state.sessions]);
+  useEffect(() => {
+    if (routed !== null && state.sessions.some((session) => session.id === routed)) rememberConversation(routed);
+  }, [routed, state.sessions]);
+  // Before the frame is painted: a session's address never shows a frame of the list alone first.
   useLayoutEffect(() => {
     if (routed === null) show(null);
     else if (chatModule && openRef.current?.sessionId !== routed) show(chatModule.ChatSession.open({ mode: "load", sessionId: routed }));
@@ -219,7 +226,8 @@ export function App({
         onSettings={() => setDialog({ name: "settings" })}
         onHelp={() => setDialog({ name: "help" })}
       >
-        {route.name === "overview" ? null : (
+        {/* Where the Questions panel is on screen, it lists them; elsewhere the strip points to the first. */}
+        {route.name === "sessions" || route.name === "host" ? null : (
           <AttentionStrip questions={state.questions} sessions={state.sessions} openSessionId={chat && chatModule ? chat.sessionId : null} />
         )}
       </TopBar>
@@ -240,62 +248,64 @@ export function App({
         <main class="layout">
           <AgentsPage onAgentsChanged={() => overview.agentsChanged()} />
         </main>
+      ) : route.name === "host" ? (
+        <main class="layout">
+          <HostPage
+            sessions={state.sessions}
+            locations={state.locations}
+            questions={state.questions}
+            records={state.records}
+            onAnswer={answerQuestion}
+          />
+        </main>
       ) : (
-        <main class={(chat && chatModule) || route.name === "terminal-login" ? "layout with-chat" : "layout"}>
-          <div class="overview">
-            <div class="column">
-              <QuestionsPanel
-                questions={state.questions}
-                sessions={state.sessions}
-                openSessionId={chat && chatModule ? chat.sessionId : null}
-                onAnswer={answerQuestion}
-              />
-              <SessionsPanel
-                sessions={state.sessions}
-                shown={shownSessions}
-                filter={filter}
-                onFilter={chooseFilter}
-                records={state.records}
-                openSessionId={chat?.sessionId ?? null}
+        <main class={(chat && chatModule) || route.name === "terminal-login" ? "layout chat-first with-chat" : "layout chat-first"}>
+          <SessionList
+            sessions={state.sessions}
+            shown={shownSessions}
+            filter={filter}
+            onFilter={chooseFilter}
+            openSessionId={chat?.sessionId ?? null}
+          />
+          <div class="pane">
+            {chatUnloadable ? (
+              // A page older than the running Berth asks for code that is no longer there: only a reload helps then.
+              <div class="error-box chat-unloadable" role="alert">
+                <p>The chat could not be loaded: Berth is out of reach, or it was upgraded since this page was opened. Trying again…</p>
+                <button type="button" onClick={() => window.location.reload()}>
+                  Reload the page
+                </button>
+              </div>
+            ) : null}
+            {chat && chatModule ? (
+              <chatModule.ChatPanel
+                key={chat.sessionId ?? "new"}
+                chat={chat}
+                session={chatSession}
+                overviewLink={state.link}
+                focusPrompt={steppedTo.current !== chat.sessionId}
+                onClose={() => navigate(SESSIONS_HREF)}
                 onDelete={(session) => setDialog({ name: "delete", session })}
                 onRename={renameSession}
+                onReconnect={() => chat.sessionId && show(chatModule.ChatSession.open({ mode: "load", sessionId: chat.sessionId }))}
               />
-            </div>
-            <div class="column">
-              <LocationsPanel locations={state.locations} records={state.records} />
-              <FeedPanel records={state.records} sessions={state.sessions} />
-            </div>
+            ) : route.name === "terminal-login" ? (
+              <LoginPanel
+                key={`${route.agentId}/${route.methodId}`}
+                agentId={route.agentId}
+                methodId={route.methodId}
+                onClose={() => navigate(AGENTS_HREF)}
+              />
+            ) : routed === null ? (
+              <HomePane
+                loaded={loaded}
+                sessions={state.sessions}
+                questions={state.questions}
+                onNewSession={() => setDialog({ name: "new-session" })}
+                onAnswer={answerQuestion}
+              />
+            ) : null}
           </div>
-          {chatUnloadable ? (
-            // A page older than the running Berth asks for code that is no longer there: only a reload helps then.
-            <div class="error-box chat-unloadable" role="alert">
-              <p>The chat could not be loaded: Berth is out of reach, or it was upgraded since this page was opened. Trying again…</p>
-              <button type="button" onClick={() => window.location.reload()}>
-                Reload the page
-              </button>
-            </div>
-          ) : null}
-          {chat && chatModule ? (
-            <chatModule.ChatPanel
-              key={chat.sessionId ?? "new"}
-              chat={chat}
-              session={chatSession}
-              overviewLink={state.link}
-              focusPrompt={steppedTo.current !== chat.sessionId}
-              onClose={() => navigate(OVERVIEW)}
-              onDelete={(session) => setDialog({ name: "delete", session })}
-              onRename={renameSession}
-              onReconnect={() => chat.sessionId && show(chatModule.ChatSession.open({ mode: "load", sessionId: chat.sessionId }))}
-            />
-          ) : null}
-          {route.name === "terminal-login" ? (
-            <LoginPanel
-              key={`${route.agentId}/${route.methodId}`}
-              agentId={route.agentId}
-              methodId={route.methodId}
-              onClose={() => navigate(AGENTS_HREF)}
-            />
-          ) : null}
         </main>
       )}
       {dialog.name === "new-session" ? (
@@ -340,15 +350,15 @@ function isTyping(target: EventTarget | null): boolean {
   return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
 }
 
-/** Whether an element is laid out (a phone hides the overview while a chat is open). */
+/** Whether an element is laid out (a phone hides the list while a chat is open). */
 function isShown(element: HTMLElement): boolean {
   return element.getClientRects().length > 0;
 }
 
 /**
  * Focuses the question where it is answered: in the open chat's conversation when it is that session's,
- * else its card in the Questions panel when that is on screen; otherwise (a phone showing another
- * session's chat) opens its session, whose chat asks it.
+ * else its card in the Questions panel when that is on screen; otherwise (another session's chat open)
+ * opens its session, whose chat asks it.
  */
 function jumpToQuestion(question: QuestionView | undefined, openSessionId: string | null): boolean {
   if (!question) return false;

@@ -3,8 +3,8 @@ import { questionSummary, sessionTitle } from "../notify/question-words.js";
 import { openAtQuestion } from "./question-focus.js";
 
 /**
- * A question waiting in another session, in its words, under the top bar of every view but the overview
- * (whose Questions panel lists them): one tap opens its session's chat at the question.
+ * A question waiting in another session, in its words, under the top bar of every view but those with the
+ * Questions panel (the list with no conversation open, the Host page): one tap opens its session's chat at the question.
  */
 export function AttentionStrip({
   questions,

@@ -13,7 +13,8 @@ import { Outbox } from "./Outbox.js";
 import { PromptBox } from "./PromptBox.js";
 import type { AnswerQuestion } from "./answering.js";
 import { words } from "./plain-words.js";
-import { SessionStateBadge } from "./StateBadge.js";
+import { SESSIONS_HREF } from "./route.js";
+import { ActivityChip, SessionStateBadge } from "./StateBadge.js";
 import { TranscriptView } from "./TranscriptView.js";
 /** One open session: its transcript (replayed, then live), its questions, a prompt box and controls. */
 export function ChatPanel({
@@ -28,7 +29,7 @@ export function ChatPanel({
 }: {
   chat: ChatSession;
   session: SessionView | undefined;
-  /** The overview's event stream, which keeps `session` current. */
+  /** The page's event stream (the list's), which keeps `session` current. */
   overviewLink: LinkState;
   /** The message box takes the focus as the chat opens (not while the person steps through sessions with j and k). */
   focusPrompt: boolean;
@@ -46,12 +47,17 @@ export function ChatPanel({
   // A phone shows the header's details (the meta line, the agent's controls) on request; a wide screen always.
   const [details, setDetails] = useState<"collapsed" | "expanded">("collapsed");
   const title = session?.title ?? (sessionId ? `Untitled session ${shortId(sessionId)}` : "New session");
-  // The overview tells of turns and answers elsewhere: the transcript reads what they added.
+  // The event stream tells of turns and answers elsewhere: the transcript reads what they added.
   useEffect(() => chat.observe(session), [chat, session?.turnActive, session?.updatedAt, session?.pendingQuestions]);
   return (
     <section class="chat panel" aria-labelledby="chat-title">
       <header class={`chat-head details-${details}`}>
         <div class="chat-title">
+          {/* A phone shows the list or a conversation: this leads back to the list. */}
+          <a class="back-link" href={SESSIONS_HREF} title="Back to the sessions">
+            <span aria-hidden="true">‹</span>
+            <span class="visually-hidden">Back to the sessions</span>
+          </a>
           {session ? (
             <EditableTitle title={session.title} shown={title} level={2} headingId="chat-title" onRename={(next) => onRename(session.id, next)}>
               {title}
@@ -59,13 +65,23 @@ export function ChatPanel({
           ) : (
             <h2 id="chat-title">{title}</h2>
           )}
+          {session ? <ActivityChip session={session} /> : null}
           {session ? (
             <p id="chat-details" class={asOf === null ? "meta" : "meta stale"}>
               {session.agent} · <span class="path">{locationName(session.cwd, session.workspace)}</span> · <SessionStateBadge state={session.state} />{" "}
-              ·{" "}
+              {session.sandbox ? <SandboxChip sandbox={session.sandbox} /> : null}· <span class="pid">pid {session.pid ?? "—"}</span> ·{" "}
               <span class="term" title={words.holders.term}>
                 open in {session.holders} {session.holders === 1 ? "client" : "clients"}
               </span>
+              {session.releaseAt !== null && session.holders === 0 ? (
+                <>
+                  {" "}
+                  ·{" "}
+                  <span class="term" title={words.release.term}>
+                    the agent process stops <Countdown at={session.releaseAt} expired="any moment" />
+                  </span>
+                </>
+              ) : null}
               {session.turnActive && session.turnStartedAt !== null ? (
                 <>
                   {" "}
@@ -125,6 +141,19 @@ export function ChatPanel({
         onSend={(text) => chat.send(text)}
       />
     </section>
+  );
+}
+
+/** "Sandboxed", with what the agent may write and cannot see in its title (docs/sandbox.md). */
+function SandboxChip({ sandbox }: { sandbox: NonNullable<SessionView["sandbox"]> }) {
+  const details = `Writes only in: ${sandbox.writable.join(", ")}. Hidden: ${sandbox.hidden.join(", ")}.`;
+  return (
+    <>
+      ·{" "}
+      <span class="badge info" title={details}>
+        Sandboxed{sandbox.network === "off" ? ", no network" : ""}
+      </span>{" "}
+    </>
   );
 }
 

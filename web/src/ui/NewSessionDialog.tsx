@@ -8,6 +8,8 @@ export interface NewSessionParams {
   readonly agent: string;
   readonly cwd: string;
   readonly workspace: string | null;
+  /** `workspace-write`: the session asks for a sandbox; `configured`: it takes the host's (docs/sandbox.md). */
+  readonly sandbox: "configured" | "workspace-write";
   readonly title: string | null;
   /** A git worktree of its own from the directory's repository; null: the directory itself. */
   readonly worktree: { readonly base?: string; readonly branch?: string } | null;
@@ -35,6 +37,7 @@ export function NewSessionDialog({
   const agent = chosenAgent || (agents?.default ?? "");
   const [cwd, setCwd] = useState(() => window.localStorage.getItem(LAST_DIRECTORY_KEY) ?? "");
   const [workspace, setWorkspace] = useState("");
+  const [sandbox, setSandbox] = useState<NewSessionParams["sandbox"]>("configured");
   const [title, setTitle] = useState("");
   const [place, setPlace] = useState<Place>("directory");
   const [base, setBase] = useState("");
@@ -52,8 +55,9 @@ export function NewSessionDialog({
     window.localStorage.setItem(LAST_DIRECTORY_KEY, directory);
     const worktree =
       place === "worktree" ? { ...(base.trim() ? { base: base.trim() } : {}), ...(branch.trim() ? { branch: branch.trim() } : {}) } : null;
-    onStart({ agent, cwd: directory, workspace: workspace.trim() || null, title: title.trim() || null, worktree }).then(onClose, (error: unknown) =>
-      setState({ name: "failed", message: errorWords(error) }),
+    onStart({ agent, cwd: directory, workspace: workspace.trim() || null, sandbox, title: title.trim() || null, worktree }).then(
+      onClose,
+      (error: unknown) => setState({ name: "failed", message: errorWords(error) }),
     );
   };
 
@@ -120,6 +124,19 @@ export function NewSessionDialog({
             onInput={(e) => setWorkspace(e.currentTarget.value)}
           />
           <small id="new-workspace-hint">Sessions in one directory and workspace share its services.</small>
+        </div>
+        <div class="field">
+          <label class="check">
+            <input
+              id="new-sandbox"
+              type="checkbox"
+              aria-describedby="new-sandbox-hint"
+              checked={sandbox === "workspace-write"}
+              onChange={(e) => setSandbox(e.currentTarget.checked ? "workspace-write" : "configured")}
+            />{" "}
+            Sandbox
+          </label>
+          <small id="new-sandbox-hint">The agent and its commands write only in this directory and cannot see your keys.</small>
         </div>
         {state.name === "failed" ? (
           <p class="error" role="alert">

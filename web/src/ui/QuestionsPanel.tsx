@@ -3,22 +3,16 @@ import { locationName, shortId } from "../util/format.js";
 import { type AnswerQuestion, useAnswering } from "./answering.js";
 import { Ago } from "./Countdown.js";
 import { QuestionBody } from "./QuestionBody.js";
-import { showInConversation } from "./question-focus.js";
 import { sessionHref } from "./route.js";
 
-/**
- * Questions waiting for a person, answerable here over REST; a question of the session open in the
- * chat is answered in its conversation, where it was asked, and its card points there.
- */
+/** Questions waiting for a person, answerable here over REST (shown where no conversation is open: the list's pane, the Host page). */
 export function QuestionsPanel({
   questions,
   sessions,
-  openSessionId,
   onAnswer,
 }: {
   questions: readonly QuestionView[];
   sessions: readonly SessionView[];
-  openSessionId: string | null;
   onAnswer: AnswerQuestion;
 }) {
   return (
@@ -32,13 +26,7 @@ export function QuestionsPanel({
         ) : (
           <ul class="cards">
             {questions.map((question) => (
-              <QuestionCard
-                key={question.id}
-                question={question}
-                session={sessions.find((s) => s.id === question.sessionId)}
-                inConversation={question.sessionId === openSessionId}
-                onAnswer={onAnswer}
-              />
+              <QuestionCard key={question.id} question={question} session={sessions.find((s) => s.id === question.sessionId)} onAnswer={onAnswer} />
             ))}
           </ul>
         )}
@@ -47,17 +35,7 @@ export function QuestionsPanel({
   );
 }
 
-function QuestionCard({
-  question,
-  session,
-  inConversation,
-  onAnswer,
-}: {
-  question: QuestionView;
-  session: SessionView | undefined;
-  inConversation: boolean;
-  onAnswer: AnswerQuestion;
-}) {
+function QuestionCard({ question, session, onAnswer }: { question: QuestionView; session: SessionView | undefined; onAnswer: AnswerQuestion }) {
   const { busy, failure, answer } = useAnswering(question.id, onAnswer);
   const headingId = `question-${question.id}`;
   return (
@@ -77,15 +55,7 @@ function QuestionCard({
           </>
         ) : null}
       </p>
-      {inConversation ? (
-        <p class="in-conversation">
-          <button type="button" class="quiet" onClick={() => showInConversation(question.id)}>
-            Answer it in the conversation
-          </button>
-        </p>
-      ) : (
-        <QuestionBody kind={question.kind} request={question.request} idPrefix={headingId} busy={busy} onAnswer={answer} />
-      )}
+      <QuestionBody kind={question.kind} request={question.request} idPrefix={headingId} busy={busy} onAnswer={answer} />
       {failure === null ? null : (
         <p class="error" role="alert">
           {failure}

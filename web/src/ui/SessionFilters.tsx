@@ -1,9 +1,9 @@
 import type { SessionView } from "../api/types.js";
-import { stateWords } from "./plain-words.js";
+import { activities, activityWords } from "./activity.js";
 import { filterChoices, isFiltering, noFilter, type SessionFilter } from "./session-filter.js";
 import { touchOrNarrow, useMediaQuery } from "./use-media-query.js";
 
-/** Search by title and narrow by folder, agent, state and "waiting for me". */
+/** Search by title and narrow by folder, agent, what the agent is doing and "waiting for me". */
 export function SessionFilters({
   sessions,
   shown,
@@ -17,7 +17,6 @@ export function SessionFilters({
 }) {
   const { folders, agents } = filterChoices(sessions);
   const set = (change: Partial<SessionFilter>): void => onChange({ ...filter, ...change });
-  const states = Object.keys(stateWords) as Array<keyof typeof stateWords>;
   const keyboardHints = !useMediaQuery(touchOrNarrow);
   return (
     <>
@@ -48,14 +47,14 @@ export function SessionFilters({
           ))}
         </select>
         <select
-          aria-label="Agent process"
-          value={filter.state}
-          onChange={(event) => set({ state: event.currentTarget.value as SessionFilter["state"] })}
+          aria-label="State"
+          value={filter.activity}
+          onChange={(event) => set({ activity: event.currentTarget.value as SessionFilter["activity"] })}
         >
-          <option value="">Any agent process</option>
-          {states.map((state) => (
-            <option key={state} value={state}>
-              {stateWords[state].plain}
+          <option value="">Any state</option>
+          {activities.map((activity) => (
+            <option key={activity} value={activity}>
+              {activityWords[activity].plain}
             </option>
           ))}
         </select>

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from "preact";
 import type { LinkState } from "../live/overview.js";
-import { AGENTS_HREF } from "./route.js";
+import { AGENTS_HREF, HOST_HREF } from "./route.js";
 
 const linkText: Record<LinkState["name"], string> = {
   connecting: "Connecting…",
@@ -37,6 +37,9 @@ export function TopBar({
           <span class="dot" aria-hidden="true" />
           {linkText[link.name]}
         </p>
+        <a class="button host-button" href={HOST_HREF} title="This host: agent processes, locations, lifecycle records">
+          Host
+        </a>
         <a class="button" href={AGENTS_HREF}>
           Agents
         </a>

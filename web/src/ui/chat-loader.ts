@@ -5,7 +5,7 @@ import type { ChatPanel } from "./ChatPanel.js";
 
 /**
  * The chat (a session's transcript, its Markdown, the virtualized list) is a chunk of its own:
- * the overview does not evaluate it on its first load. It loads when a session is opened, and a
+ * the list does not evaluate it on its first load. It loads when a session is opened, and a
  * page opened on a session's address waits for it before its first render (see main.tsx).
  */
 export interface ChatModule {

@@ -1,12 +1,15 @@
 import { useEffect, useState } from "preact/hooks";
 
 /**
- * What the page shows, from the address's hash: `#/` the overview, `#/sessions/<id>` a chat, `#/agents` the agents,
+ * What the page shows, from the address's hash: `#/` (or none) opens the last conversation (`root`), `#/sessions` the
+ * list with no conversation open, `#/sessions/<id>` a chat, `#/host` the host's processes and records, `#/agents` the agents,
  * `#/agents/<id>/login/<methodId>` a login, `#/agents/<id>/login/<methodId>/terminal` a terminal login's screen,
  * `#/sessions/<id>/changes` a session's changes, `#/sessions/<id>/changes/<path>` one changed file.
  */
 export type Route =
-  | { readonly name: "overview" }
+  | { readonly name: "root" }
+  | { readonly name: "sessions" }
+  | { readonly name: "host" }
   | { readonly name: "agents" }
   | { readonly name: "session"; readonly sessionId: string }
   | { readonly name: "changes"; readonly sessionId: string; readonly path: string | null }
@@ -18,9 +21,13 @@ const changesPattern = /^#\/sessions\/([^/]+)\/changes(?:\/([^/]+))?$/;
 const agentLoginPattern = /^#\/agents\/([^/]+)\/login\/([^/]+)(\/terminal)?$/;
 
 export const AGENTS_HREF = "#/agents";
+export const SESSIONS_HREF = "#/sessions";
+export const HOST_HREF = "#/host";
 
 function parse(hash: string): Route {
   if (hash === AGENTS_HREF) return { name: "agents" };
+  if (hash === SESSIONS_HREF) return { name: "sessions" };
+  if (hash === HOST_HREF) return { name: "host" };
   const session = sessionPattern.exec(hash);
   if (session) return { name: "session", sessionId: decodeURIComponent(session[1]!) };
   const changes = changesPattern.exec(hash);
@@ -29,7 +36,7 @@ function parse(hash: string): Route {
   const login = agentLoginPattern.exec(hash);
   if (login)
     return { name: login[3] ? "terminal-login" : "agent-login", agentId: decodeURIComponent(login[1]!), methodId: decodeURIComponent(login[2]!) };
-  return { name: "overview" };
+  return { name: "root" };
 }
 
 export function agentLoginHref(agentId: string, methodId: string): string {
@@ -52,6 +59,11 @@ export function changesHref(sessionId: string, path: string | null = null): stri
 
 export function navigate(href: string): void {
   window.location.hash = href;
+}
+
+/** Goes to `href` in place of the address: Back does not return to an address that only led there. */
+export function redirect(href: string): void {
+  window.location.replace(href);
 }
 
 /** The route the address names now (a render may not have caught up with it yet). */

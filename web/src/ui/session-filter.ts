@@ -1,4 +1,5 @@
 import type { SessionView } from "../api/types.js";
+import { type Activity, activityOf } from "./activity.js";
 
 /** What the person narrows the session list to; an empty field does not narrow. */
 export interface SessionFilter {
@@ -7,21 +8,22 @@ export interface SessionFilter {
   /** A session directory, exactly. */
   readonly folder: string;
   readonly agent: string;
-  readonly state: "" | SessionView["state"];
+  /** What its agent is doing (working, waiting for you, idle, stopped, failed). */
+  readonly activity: "" | Activity;
   /** Only sessions with a question waiting. */
   readonly waiting: boolean;
 }
 
-export const noFilter: SessionFilter = { text: "", folder: "", agent: "", state: "", waiting: false };
+export const noFilter: SessionFilter = { text: "", folder: "", agent: "", activity: "", waiting: false };
 
 export function isFiltering(filter: SessionFilter): boolean {
-  return filter.text.trim() !== "" || filter.folder !== "" || filter.agent !== "" || filter.state !== "" || filter.waiting;
+  return filter.text.trim() !== "" || filter.folder !== "" || filter.agent !== "" || filter.activity !== "" || filter.waiting;
 }
 
 export function matchesFilter(session: SessionView, filter: SessionFilter): boolean {
   if (filter.folder !== "" && session.cwd !== filter.folder) return false;
   if (filter.agent !== "" && session.agent !== filter.agent) return false;
-  if (filter.state !== "" && session.state !== filter.state) return false;
+  if (filter.activity !== "" && activityOf(session) !== filter.activity) return false;
   if (filter.waiting && session.pendingQuestions === 0) return false;
   const words = folded(filter.text).split(/\s+/).filter(Boolean);
   if (words.length === 0) return true;

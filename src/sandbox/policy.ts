@@ -1,0 +1,86 @@
+import { z } from "zod";
+
+/** `off`: the agent runs as the user, as without Berth. `workspace-write`: read-only everywhere but its own places. */
+type SandboxMode = "off" | "workspace-write";
+/** `off`: a network namespace of its own, with nothing but its own loopback. */
+export type SandboxNetwork = "on" | "off";
+
+/** What a session asked, stored with it so that every child of it, after a restart too, runs the same way. */
+export interface SandboxPolicy {
+  readonly mode: SandboxMode;
+  readonly network: SandboxNetwork;
+}
+
+const NO_SANDBOX: SandboxPolicy = { mode: "off", network: "on" };
+
+const MODE_FORM = 'expected "off" or "workspace-write"';
+const NETWORK_FORM = 'expected "on" or "off"';
+
+/** A policy as a client or the configuration writes it: `network` may be left out (then: on). */
+const sandboxRequestSchema = z.strictObject(
+  {
+    mode: z.enum(["off", "workspace-write"], { error: MODE_FORM }),
+    network: z.enum(["on", "off"], { error: NETWORK_FORM }).optional(),
+  },
+  { error: 'expected { "mode": "off" | "workspace-write", "network"?: "on" | "off" }' },
+);
+
+export type SandboxRequest = z.infer<typeof sandboxRequestSchema>;
+
+/** A request that names something Berth does not know; the message says what and where. */
+export class InvalidSandboxError extends Error {
+  override readonly name = "InvalidSandboxError";
+}
+
+/** Validates a client's request (`_meta["berth/sandbox"]`, the REST body's `sandbox`), naming where it came from. */
+export function parseSandboxRequest(value: unknown, where: string): SandboxRequest {
+  const parsed = sandboxRequestSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const at = issue.path.length > 0 ? `${where}.${issue.path.join(".")}` : where;
+  throw new InvalidSandboxError(`${at}: ${issue.message}, got ${JSON.stringify(pick(value, issue.path))}`);
+}
+
+function pick(value: unknown, path: readonly PropertyKey[]): unknown {
+  let current = value;
+  for (const key of path) current = typeof current === "object" && current !== null ? (current as Record<PropertyKey, unknown>)[key] : undefined;
+  return current;
+}
+
+/**
+ * The policy the host's administrator set for an agent: its configuration entry's `sandbox`, else the host's; a
+ * `network` left out falls through to the next layer, and to "on" at the end.
+ */
+export function configuredPolicy(agentEntry: Partial<SandboxRequest> | undefined, host: Partial<SandboxRequest> | undefined): SandboxPolicy {
+  const mode = agentEntry?.mode ?? host?.mode ?? "off";
+  const network = agentEntry?.network ?? host?.network ?? "on";
+  return { mode, network };
+}
+
+/**
+ * A session's policy: the configured one, made stricter by what its client asked, never looser — the administrator's
+ * sandbox is a floor, so a client asking for less is refused, not obeyed.
+ */
+export function sessionPolicy(configured: SandboxPolicy, asked: SandboxRequest | undefined, where: string): SandboxPolicy {
+  if (!asked) return configured;
+  if (asked.mode === "off" && configured.mode !== "off")
+    throw new InvalidSandboxError(`${where}.mode: "off" is refused: this host's configuration sandboxes this agent (mode "${configured.mode}")`);
+  if (asked.mode !== "off" && asked.network === "on" && configured.network === "off")
+    throw new InvalidSandboxError(`${where}.network: "on" is refused: this host's configuration gives sandboxes of this agent no network`);
+  const mode = asked.mode;
+  const network = mode === "off" ? "on" : (asked.network ?? configured.network);
+  return { mode, network };
+}
+
+/** A stored policy (the session's `agentRequest.sandbox`), or undefined when the session predates sandboxes. */
+export function storedPolicy(value: unknown): SandboxPolicy | undefined {
+  const parsed = sandboxRequestSchema.safeParse(value);
+  return parsed.success ? { mode: parsed.data.mode, network: parsed.data.network ?? "on" } : undefined;
+}
+
+/** The policy of what serves several sessions at once (a location's services): sandboxed if any of them is. */
+export function strictestPolicy(policies: readonly SandboxPolicy[]): SandboxPolicy {
+  const sandboxed = policies.some((policy) => policy.mode !== "off");
+  if (!sandboxed) return NO_SANDBOX;
+  return { mode: "workspace-write", network: policies.some((policy) => policy.mode !== "off" && policy.network === "off") ? "off" : "on" };
+}
