@@ -1,7 +1,8 @@
 // Sessions in git worktrees from the dashboard, against a real Berth and real git repositories in temporary
-// directories: the New session dialog's "In a new worktree", its branch shown as the title makes it.
-import { mkdtempSync } from "node:fs";
-import { join } from "node:path";
+// directories: the New session dialog's "In a new worktree", its branch shown as the title makes it; the list grouped by
+// repository, with ready to review, landed, discarded and the base's commits since.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import { gitIn, initRepository } from "../changes/git-repo.js";
@@ -30,9 +31,17 @@ function repository(): string {
 async function newSessionDialog(options = desktop): Promise<Page> {
   opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}`, options);
   const { page } = opened;
-  await page.getByRole("button", { name: "New session" }).click();
+  await page.getByRole("banner").getByRole("button", { name: "New session" }).click();
   await page.getByRole("dialog", { name: "New session" }).getByLabel("Agent").selectOption("demo");
   return page;
+}
+
+/** Starts the session the dialog describes: its id, from the conversation the page goes to (the page may have opened on another). */
+async function startFrom(page: Page): Promise<string> {
+  const before = page.url();
+  await page.getByRole("dialog", { name: "New session" }).getByRole("button", { name: "Start session" }).click();
+  await page.waitForURL((url) => url.href !== before && url.hash.startsWith("#/sessions/"));
+  return decodeURIComponent(new URL(page.url()).hash.slice("#/sessions/".length));
 }
 
 describe("a new session in a new worktree, from the dashboard", () => {
@@ -48,9 +57,7 @@ describe("a new session in a new worktree, from the dashboard", () => {
     expect(await audit(page, "New session dialog with the worktree fields")).toEqual([]);
 
     await dialog.getByLabel("Directory").fill(dir);
-    await dialog.getByRole("button", { name: "Start session" }).click();
-    await page.waitForURL(/#\/sessions\//);
-    const sessionId = decodeURIComponent(new URL(page.url()).hash.slice("#/sessions/".length));
+    const sessionId = await startFrom(page);
     const session = suite.server.berth.host.getSession(sessionId)!;
     expect(session.worktree).toMatchObject({ repository: dir, branch: "berth/add-a-greeting-cafe", base: "main", state: "active" });
     expect(session.cwd).toBe(session.worktree!.path);
@@ -74,9 +81,45 @@ describe("a new session in a new worktree, from the dashboard", () => {
     await dialog.getByLabel("Directory").fill(dir);
     await dialog.getByLabel("Base branch (optional)").fill("release");
     await dialog.getByLabel("New branch (optional)").fill("try-it");
-    await dialog.getByRole("button", { name: "Start session" }).click();
-    await page.waitForURL(/#\/sessions\//);
-    const sessionId = decodeURIComponent(new URL(page.url()).hash.slice("#/sessions/".length));
+    const sessionId = await startFrom(page);
     expect(suite.server.berth.host.getSession(sessionId)!.worktree).toMatchObject({ repository: dir, branch: "try-it", base: "release" });
+  });
+});
+
+describe("the session list, grouped by repository", () => {
+  it("puts two repositories' sessions in two groups; a worktree session's chip says ready to review, then landed or discarded; a moved base shows behind", async () => {
+    const first = repository();
+    const second = repository();
+    const host = suite.server.berth.host;
+    const greeting = await host.createSession({ cwd: first, worktree: {}, title: "Add a greeting" });
+    const dropped = await host.createSession({ cwd: first, worktree: {}, title: "Try a thing" });
+    const plain = await host.createSession({ cwd: second });
+    opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/sessions`);
+    const { page } = opened;
+    const group = (dir: string) => page.getByRole("list", { name: `Sessions in ${basename(dir)}` });
+    const row = (sessionId: string) => page.locator(`li.session-row[data-session-id="${sessionId}"]`);
+
+    await group(first).locator(`li.session-row[data-session-id="${greeting.id}"]`).waitFor();
+    await group(first).locator(`li.session-row[data-session-id="${dropped.id}"]`).waitFor();
+    await group(second).locator(`li.session-row[data-session-id="${plain.id}"]`).waitFor();
+    expect(await page.getByRole("heading", { name: basename(first) }).getAttribute("title")).toBe(first);
+    expect(await row(greeting.id).locator(".chip").textContent()).toBe("idle");
+
+    const { stopReason } = await host.prompt(greeting.id, [{ type: "text", text: `/write ${join(greeting.cwd, "greeting.txt")} Hello` }]);
+    expect(stopReason).toBe("end_turn");
+    await row(greeting.id).locator(".chip", { hasText: "ready to review" }).waitFor({ timeout: 20_000 });
+
+    writeFileSync(join(first, "base.txt"), "the base moved\n");
+    gitIn(first, "add", "-A");
+    gitIn(first, "commit", "--quiet", "-m", "the base moves on");
+    const divergence = row(greeting.id).getByLabel("0 commits ahead of main, 1 behind");
+    await divergence.waitFor({ timeout: 20_000 });
+    expect(await divergence.textContent()).toBe("↑0 ↓1");
+
+    await host.landSession(greeting.id, "Add a greeting");
+    await row(greeting.id).locator(".chip", { hasText: "landed" }).waitFor({ timeout: 20_000 });
+    await host.discardSession(dropped.id);
+    await row(dropped.id).locator(".chip", { hasText: "discarded" }).waitFor({ timeout: 20_000 });
+    expect(await row(plain.id).locator(".chip").textContent()).toBe("idle");
   });
 });
