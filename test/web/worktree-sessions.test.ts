@@ -112,9 +112,9 @@ describe("the session list, grouped by repository", () => {
     writeFileSync(join(first, "base.txt"), "the base moved\n");
     gitIn(first, "add", "-A");
     gitIn(first, "commit", "--quiet", "-m", "the base moves on");
-    const divergence = row(greeting.id).getByLabel("0 commits ahead of main, 1 behind");
-    await divergence.waitFor({ timeout: 20_000 });
-    expect(await divergence.textContent()).toBe("↑0 ↓1");
+    const divergence = row(greeting.id).locator(".session-divergence");
+    await divergence.getByText("0 commits ahead of main, 1 behind").waitFor({ timeout: 20_000 });
+    expect(await divergence.locator("[aria-hidden=true]").textContent()).toBe("↑0 ↓1");
 
     await host.landSession(greeting.id, "Add a greeting");
     await row(greeting.id).locator(".chip", { hasText: "landed" }).waitFor({ timeout: 20_000 });

@@ -88,8 +88,11 @@ function Divergence({ base, status }: { base: string | undefined; status: Worktr
   if (!status || status.behind === 0) return <span class="session-divergence" />;
   const words = `${status.ahead} ${status.ahead === 1 ? "commit" : "commits"} ahead of ${base}, ${status.behind} behind`;
   return (
-    <span class="session-divergence" title={words} aria-label={words}>
-      ↑{status.ahead} ↓{status.behind}
+    <span class="session-divergence" title={words}>
+      <span aria-hidden="true">
+        ↑{status.ahead} ↓{status.behind}
+      </span>
+      <span class="visually-hidden">{words}</span>
     </span>
   );
 }
