@@ -24,6 +24,11 @@ export function groupByRepository(sessions: readonly SessionView[]): SessionGrou
   return [...groups].map(([path, members]) => ({ path, name: folderName(path), sessions: members }));
 }
 
+/** The sessions as the list shows them, group after group: the order j and k step through. */
+export function inListOrder(sessions: readonly SessionView[]): SessionView[] {
+  return groupByRepository(sessions).flatMap((group) => group.sessions);
+}
+
 function folderName(path: string): string {
   return path.replace(/\/+$/, "").split("/").pop() || path;
 }
