@@ -1,7 +1,8 @@
 // Takes the Changes view's screenshots in docs/screenshots/ from a real Berth (the demo agent) and a real git
 // repository in Debian's Chromium: `npm run build && node scripts/docs-changes-screenshots.mjs`. A session in a
 // worktree of its own changed two files; one of its lines has a comment, another a comment box open. At desktop
-// (1366×900) and phone (390×844) width, in the light and the dark scheme.
+// (1366×900) and phone (390×844) width, in the light and the dark scheme. Then the session list grouped by repository:
+// that session ready to review, another of the same repository whose base moved on, a plain session of another folder.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -104,6 +105,23 @@ try {
       await context.close();
     }
   }
+
+  const blog = join(workDir, "blog");
+  mkdirSync(blog);
+  await host.createSession({ cwd: blog, title: "Draft the launch post" });
+  await host.createSession({ cwd: repo, worktree: {}, title: "Fix the cart total" });
+  writeFileSync(join(repo, "README.md"), "# Shop\n\nPrices in cents.\n");
+  git("commit", "--quiet", "-am", "README: prices in cents");
+  const context = await browser.newContext({ ...widths.desktop, colorScheme: "light" });
+  const page = await context.newPage();
+  await page.goto(`${berth.server.url}/?token=${berth.token}#/sessions`);
+  await page.getByRole("region", { name: "Remember this device" }).getByRole("button", { name: "Not now" }).click();
+  await page.locator(".chip", { hasText: "ready to review" }).waitFor();
+  await page.getByText("0 commits ahead of main, 1 behind").first().waitFor();
+  const file = join(outDir, "worktree-list-desktop-light.png");
+  writeFileSync(file, await page.screenshot({ scale: "css" }));
+  console.log(file);
+  await context.close();
 } finally {
   await browser?.close();
   await berth?.stop();

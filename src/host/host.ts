@@ -37,6 +37,7 @@ import type { SessionListener } from "./session-bus.js";
 import { deleteSession } from "./session-deletion.js";
 import { createWorktreeSession, discardSession, landSession } from "./session-worktrees.js";
 import type { WorktreeRequest } from "../worktrees/worktree-creation.js";
+import { worktreeStatus, type WorktreeStatusView } from "./worktree-status.js";
 import { forwardToAgent, notifyAgent } from "./session-requests.js";
 import { locationOf } from "./session-location.js";
 import { normalTitle, personTitled, titleUpdate } from "./session-titles.js";
@@ -193,6 +194,12 @@ export class Host {
     this.assertRunning();
     await discardSession(this.parts, sessionId);
     return this.parts.views.session(sessionId)!;
+  }
+
+  /** An active worktree session's ahead/behind against its base and whether it is ready to review (docs/worktrees.md). */
+  worktreeStatus(sessionId: string): Promise<WorktreeStatusView> {
+    this.parts.catalog.require(sessionId);
+    return worktreeStatus(this.parts.views.session(sessionId)!);
   }
 
   /**

@@ -53,6 +53,8 @@ const WORKSPACE_META = "berth/workspace";
 const WORKTREE_META = "berth/worktree";
 /** The session's sandbox: `{ mode, network? }` (docs/sandbox.md). */
 const SANDBOX_META = "berth/sandbox";
+/** The new session's title, as `POST /api/sessions` `title` (a worktree's branch is named after it). */
+const TITLE_META = "berth/title";
 /** What Berth adds to the agent's `initialize` `_meta`. */
 const HOST_META = "berth/host";
 /** Forking would put two conversations in one agent process; Berth runs one process per session. */
@@ -151,6 +153,7 @@ export function createAcpAgent({
           [PLACEMENT_META]: hostMeta,
           [WORKTREE_META]: worktreeMeta,
           [SANDBOX_META]: sandbox,
+          [TITLE_META]: titleMeta,
           ...meta
         } = params._meta ?? {};
         const namedAgent = optionalMeta(AGENT_META, agentMeta);
@@ -161,6 +164,7 @@ export function createAcpAgent({
         if (elsewhere) return elsewhere;
         const sessionAgent = namedAgent ?? connectionAgent;
         const workspace = optionalMeta(WORKSPACE_META, workspaceMeta);
+        const title = optionalMeta(TITLE_META, titleMeta);
         const { cwd, _meta: _ignored, ...newSession } = params;
         const agentRequest: AgentRequest = {
           clientInfo,
@@ -168,7 +172,16 @@ export function createAcpAgent({
           newSession: Object.keys(meta).length > 0 ? { ...newSession, _meta: meta } : newSession,
         };
         const view = await translatedAsync(log, () =>
-          host.createSession({ cwd, agent: sessionAgent, workspace, agentRequest, sandbox, sandboxWhere: `_meta["${SANDBOX_META}"]`, ...worktree }),
+          host.createSession({
+            cwd,
+            agent: sessionAgent,
+            workspace,
+            agentRequest,
+            sandbox,
+            sandboxWhere: `_meta["${SANDBOX_META}"]`,
+            ...worktree,
+            ...(title ? { title } : {}),
+          }),
         );
         try {
           await sessions.hold(view.id, client, capabilities, { replay: false });

@@ -197,6 +197,17 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
         return json(await host.discardSession(params.id!));
       },
     },
+    {
+      method: "GET",
+      path: "/api/sessions/:id/worktree",
+      peers: "relay",
+      handle: async ({ req, url, params }) => {
+        requireSession(host, params.id!);
+        const owner = peers.ownerFor(params.id!, req);
+        if (owner) return peers.relay(owner, req, url);
+        return json(await host.worktreeStatus(params.id!));
+      },
+    },
     { method: "GET", path: "/api/sessions/:id", handle: ({ params }) => json(requireSession(host, params.id!)) },
     {
       method: "GET",

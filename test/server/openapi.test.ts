@@ -81,7 +81,7 @@ describe("docs/openapi.json", () => {
     const relayed = [...restRoutes({} as RestDeps), ...reviewRoutes({} as Host, {} as PeerRest, {} as ChangeStreams)]
       .filter((route) => route.peers === "relay")
       .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`);
-    expect(relayed).toHaveLength(15);
+    expect(relayed).toHaveLength(16);
     const withOwnerErrors = operations.filter(({ operation }) => "502" in operation.responses && "504" in operation.responses).map((o) => o.name);
     expect(withOwnerErrors.sort()).toEqual(relayed.sort());
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { defaultBranch, worktreePath } from "../../src/worktrees/naming.js";
+import { defaultBranch } from "../../src/worktrees/branch-naming.js";
+import { worktreePath } from "../../src/worktrees/naming.js";
 import { worktreeRecordOf } from "../../src/worktrees/worktree-record.js";
 
 const id = "0123abcd-89ef-4000-8000-000000000000";

@@ -297,3 +297,16 @@ describe("sessions in git worktrees of their own", () => {
     expect(existsSync(busy.cwd)).toBe(false);
   });
 });
+
+describe('ACP session/new\'s _meta["berth/title"]', () => {
+  it("names the session and so its worktree's branch; a title that is no string is refused by name", async () => {
+    const repository = initRepository(tempDir("berth-wt-repo-"));
+    const berth = await startFixture({ config: { worktrees: { root: tempDir("berth-wt-root-") } } });
+    const client = await berth.connect();
+    const id = await client.newSession(repository, { "berth/worktree": true, "berth/title": "Name the branch" });
+    const view = (await (await berth.api(`/api/sessions/${id}`)).json()) as SessionView;
+    expect(view.title).toBe("Name the branch");
+    expect(view.worktree).toMatchObject({ branch: "berth/name-the-branch", state: "active" });
+    await expect(client.newSession(repository, { "berth/title": 5 })).rejects.toThrow(/berth\/title/);
+  });
+});

@@ -45,6 +45,7 @@ describe("docs/worktrees.md", () => {
     });
     expect(stdout).toMatch(/^[0-9a-f-]{36}\nworktree \S+\/data\/berth\/worktrees\/demo-[0-9a-f]{8} \(branch berth\/add-a-greeting from main\)\n/);
     expect(stdout).toContain('{"branch":"try-another-way","base":"main","state":"active"}\n');
+    expect(stdout).toContain('{"ahead":0,"behind":0,"uncommitted":0,"readyToReview":false}\n');
     expect(stdout).toMatch(/^landed berth\/add-a-greeting into main at [0-9a-f]{40} in \S+\/work\/demo$/m);
     expect(stdout).toContain("Merge branch 'berth/add-a-greeting'\nAdd a greeting\nfirst\n");
     expect(stdout).toMatch(/discarded\n0\n$/);

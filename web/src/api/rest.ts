@@ -18,6 +18,7 @@ import type {
   SessionView,
   StampedRecord,
   TerminalOutputResult,
+  WorktreeStatusView,
 } from "./types.js";
 
 export { ApiError };
@@ -88,6 +89,7 @@ export const api = {
   /** Every unsent comment to the agent, as one prompt; they are then marked sent. */
   sendComments: (sessionId: string) => request<{ comments: ReviewComment[] }>("POST", `api/sessions/${id(sessionId)}/comments/send`, {}),
   land: (sessionId: string, message: string) => request<SessionView>("POST", `api/sessions/${id(sessionId)}/land`, { message }),
+  worktreeStatus: (sessionId: string) => request<WorktreeStatusView>("GET", `api/sessions/${id(sessionId)}/worktree`),
   discard: (sessionId: string) => request<SessionView>("POST", `api/sessions/${id(sessionId)}/discard`, {}),
   records: (limit: number) => request<{ records: StampedRecord[] }>("GET", `api/records?limit=${limit}`).then((r) => r.records),
 };

@@ -3,6 +3,7 @@ import type { SessionView } from "../../../src/host/views.js";
 export type { SessionView, QuestionView, LocationView, AgentSessionState, TerminalOutputResult } from "../../../src/host/views.js";
 export type { StampedRecord, HostRecord } from "../../../src/host/host-records.js";
 export type { ReadEvent } from "../../../src/server/chunk-merging.js";
+export type { WorktreeStatusView } from "../../../src/host/worktree-status.js";
 import type { DeviceLoginView } from "../../../src/server/device-logins.js";
 
 export type { AgentDetails, CatalogueView } from "../../../src/host/agent-catalogue.js";

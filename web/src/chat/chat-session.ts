@@ -64,6 +64,10 @@ export type ChatOpening =
       readonly cwd: string;
       readonly workspace: string | null;
       readonly sandbox: "configured" | "workspace-write";
+      /** Names the session, and so the branch of its worktree. */
+      readonly title: string | null;
+      /** A git worktree of its own, from `cwd`'s repository (docs/worktrees.md); null: `cwd` itself. */
+      readonly worktree: { readonly base?: string; readonly branch?: string } | null;
     };
 
 /** Journal events read per REST request (the most Berth serves); consecutive chunks come merged, so far fewer to apply. */
@@ -431,6 +435,8 @@ export class ChatSession {
       const meta: Record<string, unknown> = { "berth/agent": opening.agent };
       if (opening.workspace !== null) meta["berth/workspace"] = opening.workspace;
       if (opening.sandbox !== "configured") meta["berth/sandbox"] = { mode: opening.sandbox };
+      if (opening.title !== null) meta["berth/title"] = opening.title;
+      if (opening.worktree !== null) meta["berth/worktree"] = opening.worktree;
       const answer = await connection.agent.request("session/new", { cwd: opening.cwd, mcpServers: [], _meta: meta });
       const sessionId = answer.sessionId;
       this.controls.set(controlsOfAnswer(answer));

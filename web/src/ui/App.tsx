@@ -18,6 +18,7 @@ import { HostPage } from "./HostPage.js";
 import { rememberConversation, rootTarget } from "./last-conversation.js";
 import { LoginPanel } from "./LoginPanel.js";
 import { LoginRoute } from "./LoginRoute.js";
+import { inListOrder } from "./session-groups.js";
 import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
 import { openAtQuestion, showInConversation } from "./question-focus.js";
 import { RememberPrompt } from "./RememberPrompt.js";
@@ -136,7 +137,7 @@ export function App({
       case "previous-session": {
         const here = currentRoute();
         const next = neighbour(
-          shownSessions.map((session) => session.id),
+          inListOrder(shownSessions).map((session) => session.id),
           // The address, not the chat nor the last render: a key right after the last one moves on from where it went.
           here.name === "session" ? here.sessionId : null,
           action === "next-session" ? 1 : -1,

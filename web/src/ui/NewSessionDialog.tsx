@@ -1,3 +1,4 @@
+import { titleBranch } from "../../../src/worktrees/branch-naming.js";
 import { errorWords } from "../util/error-words.js";
 import { useState } from "preact/hooks";
 import type { AgentsList } from "../api/types.js";
@@ -9,13 +10,19 @@ export interface NewSessionParams {
   readonly workspace: string | null;
   /** `workspace-write`: the session asks for a sandbox; `configured`: it takes the host's (docs/sandbox.md). */
   readonly sandbox: "configured" | "workspace-write";
+  readonly title: string | null;
+  /** A git worktree of its own from the directory's repository; null: the directory itself. */
+  readonly worktree: { readonly base?: string; readonly branch?: string } | null;
 }
+
+/** Where the session works: the directory as it is, or a new git worktree of its repository. */
+type Place = "directory" | "worktree";
 
 type Starting = { readonly name: "editing" } | { readonly name: "starting" } | { readonly name: "failed"; readonly message: string };
 
 const LAST_DIRECTORY_KEY = "berth.lastDirectory";
 
-/** Starts a session: an agent and the absolute directory it works in (plus an optional workspace). */
+/** Starts a session: an agent and the absolute directory it works in, or a new worktree of its repository (plus an optional title and workspace). */
 export function NewSessionDialog({
   agents,
   onStart,
@@ -31,6 +38,10 @@ export function NewSessionDialog({
   const [cwd, setCwd] = useState(() => window.localStorage.getItem(LAST_DIRECTORY_KEY) ?? "");
   const [workspace, setWorkspace] = useState("");
   const [sandbox, setSandbox] = useState<NewSessionParams["sandbox"]>("configured");
+  const [title, setTitle] = useState("");
+  const [place, setPlace] = useState<Place>("directory");
+  const [base, setBase] = useState("");
+  const [branch, setBranch] = useState("");
   const [state, setState] = useState<Starting>({ name: "editing" });
 
   const submit = (event: Event): void => {
@@ -42,8 +53,11 @@ export function NewSessionDialog({
     }
     setState({ name: "starting" });
     window.localStorage.setItem(LAST_DIRECTORY_KEY, directory);
-    onStart({ agent, cwd: directory, workspace: workspace.trim() || null, sandbox }).then(onClose, (error: unknown) =>
-      setState({ name: "failed", message: errorWords(error) }),
+    const worktree =
+      place === "worktree" ? { ...(base.trim() ? { base: base.trim() } : {}), ...(branch.trim() ? { branch: branch.trim() } : {}) } : null;
+    onStart({ agent, cwd: directory, workspace: workspace.trim() || null, sandbox, title: title.trim() || null, worktree }).then(
+      onClose,
+      (error: unknown) => setState({ name: "failed", message: errorWords(error) }),
     );
   };
 
@@ -62,6 +76,10 @@ export function NewSessionDialog({
           </select>
         </div>
         <div class="field">
+          <label for="new-title">Title (optional)</label>
+          <input id="new-title" type="text" autocomplete="off" value={title} onInput={(e) => setTitle(e.currentTarget.value)} />
+        </div>
+        <div class="field">
           <label for="new-cwd">Directory</label>
           <input
             id="new-cwd"
@@ -74,8 +92,26 @@ export function NewSessionDialog({
             value={cwd}
             onInput={(e) => setCwd(e.currentTarget.value)}
           />
-          <small id="new-cwd-hint">An absolute path on the machine Berth runs on.</small>
+          <small id="new-cwd-hint">
+            {place === "worktree"
+              ? "An absolute path in a git checkout on the machine Berth runs on."
+              : "An absolute path on the machine Berth runs on."}
+          </small>
         </div>
+        <div class="field check">
+          <input
+            id="new-worktree"
+            type="checkbox"
+            aria-describedby="new-worktree-hint"
+            checked={place === "worktree"}
+            onChange={(e) => setPlace(e.currentTarget.checked ? "worktree" : "directory")}
+          />
+          <label for="new-worktree">In a new worktree</label>
+          <small id="new-worktree-hint">
+            The agent works on a branch of its own in a copy of the repository; you land or discard it after review.
+          </small>
+        </div>
+        {place === "worktree" ? <WorktreeFields title={title} base={base} branch={branch} onBase={setBase} onBranch={setBranch} /> : null}
         <div class="field">
           <label for="new-workspace">Workspace (optional)</label>
           <input
@@ -117,5 +153,54 @@ export function NewSessionDialog({
         </div>
       </form>
     </Modal>
+  );
+}
+
+/** The base and branch of a new worktree, both optional: the branch's default is shown as the title will make it. */
+function WorktreeFields({
+  title,
+  base,
+  branch,
+  onBase,
+  onBranch,
+}: {
+  title: string;
+  base: string;
+  branch: string;
+  onBase: (base: string) => void;
+  onBranch: (branch: string) => void;
+}) {
+  const fromTitle = titleBranch(title);
+  const defaultBranch = fromTitle ?? "berth/ and the session's short id";
+  return (
+    <>
+      <div class="field">
+        <label for="new-base">Base branch (optional)</label>
+        <input
+          id="new-base"
+          type="text"
+          spellcheck={false}
+          autocomplete="off"
+          aria-describedby="new-base-hint"
+          value={base}
+          onInput={(e) => onBase(e.currentTarget.value)}
+        />
+        <small id="new-base-hint">Default: the branch the checkout is on. Landing merges into it.</small>
+      </div>
+      <div class="field">
+        <label for="new-branch">New branch (optional)</label>
+        <input
+          id="new-branch"
+          type="text"
+          spellcheck={false}
+          autocomplete="off"
+          aria-describedby="new-branch-hint"
+          placeholder={fromTitle ?? undefined}
+          value={branch}
+          onInput={(e) => onBranch(e.currentTarget.value)}
+        />
+        <small id="new-branch-hint">Default: {defaultBranch}.</small>
+      </div>
+    </>
   );
 }

@@ -1,4 +1,4 @@
-import type { SessionView } from "../api/types.js";
+import type { SessionView, WorktreeStatusView } from "../api/types.js";
 import { type Activity, activityOf, activityWords } from "./activity.js";
 import { stateWords } from "./plain-words.js";
 
@@ -37,4 +37,33 @@ export function ActivityChip({ session }: { session: SessionView }) {
       {words.plain}
     </span>
   );
+}
+
+/**
+ * A worktree session's chip: landed or discarded once closed; ready to review while its agent is idle with changes
+ * to look at (`status.readyToReview`); else what its agent is doing, as any session's.
+ */
+export function SessionChip({ session, status }: { session: SessionView; status: WorktreeStatusView | null }) {
+  const state = session.worktree?.state;
+  if (state === "landed" || state === "discarded")
+    return (
+      <span
+        class={`badge chip ${state === "landed" ? "ok" : "muted"}`}
+        data-activity={state}
+        title={`its branch was ${state} (worktree.state: ${state})`}
+      >
+        {state}
+      </span>
+    );
+  if (status?.readyToReview && activityOf(session) === "idle")
+    return (
+      <span
+        class="badge chip ok"
+        data-activity="ready-to-review"
+        title="its agent is done for now and left changes to look at (readyToReview: ahead or uncommitted, no turn, no question)"
+      >
+        ready to review
+      </span>
+    );
+  return <ActivityChip session={session} />;
 }
