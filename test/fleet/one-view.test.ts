@@ -241,11 +241,13 @@ describe("one view of a fleet", () => {
         "host B streams A's running turn",
       );
 
-      // B's dashboard shows it running on A, with A's agent's pid.
-      const card = opened.page.locator(`li.session[data-session-id="${sessionId}"]`);
+      // B's dashboard (its Host page's agent processes) shows it running on A, with A's agent's pid.
+      await opened.page.getByRole("link", { name: "Host", exact: true }).click();
+      const card = opened.page.getByRole("region", { name: /Agent processes/ }).locator(`tr[data-session-id="${sessionId}"]`);
       await card.locator(".running", { hasText: "running for" }).waitFor();
-      expect(await card.locator("dd.mono").textContent()).toBe(String(agentPid));
-      expect(await card.locator("dd.holders").textContent()).toBe("1");
+      expect(await card.locator(".process-agent").textContent()).toContain("host-a");
+      expect(await card.locator(".pid").textContent()).toBe(String(agentPid));
+      expect(await card.locator(".holders").textContent()).toBe("1");
 
       // The turn ends on A (cancelled by its client): B's stream tells it.
       const streamedBefore = stream.events<LiveView>("session").length;

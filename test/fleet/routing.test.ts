@@ -403,19 +403,13 @@ describe("routing between the hosts of a fleet", () => {
     try {
       const opened = await openPage(launched.browser, b.url, `/?token=${b.token}`);
       const { page } = opened;
-      const card = page.locator(`li.session[data-session-id="${sessionId}"]`);
-      await card.getByRole("link", { name: /^Open/ }).click();
+      await page.locator(`li.session-row[data-session-id="${sessionId}"]`).getByRole("link").click();
       const viewOnA = async () => (await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body;
       const box = page.getByLabel("Message to the agent");
       await box.fill("/ask Ship it from B?");
       await box.press("Enter");
-      // Asked on A: in B's Questions panel (B's REST), which points to the conversation; answered there, relayed to A.
-      await page
-        .getByRole("region", { name: /Questions/ })
-        .getByRole("listitem")
-        .filter({ hasText: "Ship it from B?" })
-        .getByRole("button", { name: "Answer it in the conversation" })
-        .click();
+      // Asked on A: B's session list (B's view) says it waits for you, the question waits in the conversation; answered there, relayed to A.
+      await page.locator(`li.session-row[data-session-id="${sessionId}"] .chip`, { hasText: "waiting for you" }).waitFor();
       const question = page.getByRole("log", { name: "Conversation" }).getByRole("group").filter({ hasText: "Ship it from B?" });
       await question.getByRole("button", { name: "Allow" }).click();
       await page.getByRole("log", { name: "Conversation" }).locator(".message.agent", { hasText: "You chose: allow" }).waitFor();
