@@ -24,7 +24,7 @@ describe("the dashboard's Agents page", () => {
     opened = await openPage(suite.launched.browser, url, `/?token=${token}`, desktop);
     const { page } = opened;
     await page.getByRole("link", { name: "Agents" }).click();
-    expect(new URL(page.url()).hash).toBe("#/agents");
+    await expect.poll(() => new URL(page.url()).hash, POLL).toBe("#/agents");
 
     const demo = page.getByRole("listitem", { name: "Agent demo", exact: true });
     await demo.getByText("bundled").waitFor();
@@ -32,7 +32,7 @@ describe("the dashboard's Agents page", () => {
     // The demo agent's own initialize answer lists two auth methods: one Log in each, which opens its login view.
     await demo.getByRole("button", { name: "Log in to demo with Demo token" }).waitFor();
     await demo.getByRole("button", { name: "Log in to demo with Demo environment token" }).click();
-    expect(new URL(page.url()).hash).toBe("#/agents/demo/login/demo-env");
+    await expect.poll(() => new URL(page.url()).hash, POLL).toBe("#/agents/demo/login/demo-env");
     // The login view is a dialog of its own; closing it goes back to the agents.
     await page.getByRole("dialog").waitFor();
     await page.keyboard.press("Escape");

@@ -92,8 +92,9 @@ export function App({
   }, [route, state.deleted]);
   // The sessions are known once the first read of them is in (the agents come with them).
   const loaded = state.agents !== null;
+  // The address, not `route`: a click may have left the root before this render caught up, and must not be undone.
   useEffect(() => {
-    if (route.name === "root" && loaded) redirect(rootTarget(state.sessions));
+    if (route.name === "root" && loaded && currentRoute().name === "root") redirect(rootTarget(state.sessions));
   }, [route, loaded, state.sessions]);
   useEffect(() => {
     if (routed !== null && state.sessions.some((session) => session.id === routed)) rememberConversation(routed);
