@@ -58,13 +58,15 @@ const sandboxPath = z
   .refine((path) => path.startsWith("/") || path === "~" || path.startsWith("~/"), 'expected an absolute path or one under the home ("~/...")');
 const sandboxMode = z.enum(["off", "workspace-write"], { error: 'expected "off" or "workspace-write"' }).optional();
 const sandboxNetwork = z.enum(["on", "off"], { error: 'expected "on" or "off"' }).optional();
+/** An agent entry's sandbox, and a location's: over the host's `sandbox`; `binds` add writable paths for them alone. */
+const sandboxLayer = z.strictObject({ mode: sandboxMode, network: sandboxNetwork, binds: z.array(sandboxPath).default([]) });
 
 const agentSchema = z.strictObject({
   command: nonEmpty,
   args: z.array(z.string({ error: "expected a string" })).default([]),
   env,
   /** This agent's sandbox (docs/sandbox.md): over the host's `sandbox`; `binds` add writable paths for it alone. */
-  sandbox: z.strictObject({ mode: sandboxMode, network: sandboxNetwork, binds: z.array(sandboxPath).default([]) }).optional(),
+  sandbox: sandboxLayer.optional(),
 });
 
 const serviceSchema = z.strictObject({
@@ -99,6 +101,11 @@ export const configSchema = z
         hide: z.array(sandboxPath).default([]),
         /** The bubblewrap binary: a name looked up on PATH, or a path. */
         bwrap: nonEmpty.default("bwrap"),
+        /**
+         * Directory → the sandbox of sessions there (the session's directory, a worktree session's repository): over
+         * the host's; the longest that holds the session wins; with an agent entry's, the stricter of the two.
+         */
+        locations: z.record(sandboxPath, sandboxLayer).default({}),
       })
       .prefault({}),
     releaseGrace: duration.prefault(`${lifecycleDefaults.releaseGraceMs}ms`),

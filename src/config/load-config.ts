@@ -12,7 +12,9 @@ function describeIssues(source: string, error: z.ZodError): string {
     const message =
       issue.code === "unrecognized_keys"
         ? `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}`
-        : issue.message;
+        : issue.code === "invalid_key"
+          ? `bad key: ${issue.issues[0]?.message ?? issue.message}`
+          : issue.message;
     return `  ${path}: ${message}`;
   });
   return `invalid configuration in ${source}:\n${lines.join("\n")}`;

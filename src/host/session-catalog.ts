@@ -53,7 +53,8 @@ export class SessionCatalog {
     const key = locationKey(params.cwd, params.workspace);
     assertDirectory(key.directory);
     // Decided once and stored with the session: a restart, or a change of configuration, never unsandboxes it.
-    const sandbox = this.deps.sandboxes.policyForNewSession(agent, params.sandbox, params.sandboxWhere ?? "sandbox");
+    const location = inWorktree?.worktree.repository ?? key.directory;
+    const sandbox = this.deps.sandboxes.policyForNewSession(agent, location, params.sandbox, params.sandboxWhere ?? "sandbox");
     const id = inWorktree?.id ?? randomUUID();
     const row = {
       id,

@@ -4,18 +4,24 @@ import type { SandboxPolicy } from "../sandbox/policy.js";
 import { storedPolicy } from "../sandbox/policy.js";
 import type { Sandboxes, SandboxSubject, SandboxView } from "../sandbox/sandboxes.js";
 import type { Session } from "../store/sessions.js";
+import { worktreeRecordOf } from "../worktrees/worktree-record.js";
 import { agentRequestOf } from "./agent-request.js";
 
-type Stored = Pick<Session, "agent" | "cwd" | "agentRequest">;
+type Stored = Pick<Session, "agent" | "cwd" | "agentRequest" | "worktree">;
 
 /** A stored session's sandbox: the policy kept with it, else (older than sandboxes) its agent's configured one. */
 export function sandboxPolicyOf(sandboxes: Sandboxes, session: Stored): SandboxPolicy {
-  return sandboxes.policyOf(session.agent, storedPolicy(agentRequestOf(session.agentRequest).sandbox));
+  return sandboxes.policyOf(session.agent, sandboxLocationOf(session), storedPolicy(agentRequestOf(session.agentRequest).sandbox));
 }
 
 /** The plan the session's agent child starts with; throws when the policy asks for a sandbox this machine cannot run. */
 export function agentSandboxPlan(sandboxes: Sandboxes, session: Stored, command: string): SandboxPlan | undefined {
-  return sandboxes.agentPlan(sandboxPolicyOf(sandboxes, session), { directory: session.cwd, agentId: session.agent, command });
+  return sandboxes.agentPlan(sandboxPolicyOf(sandboxes, session), {
+    directory: session.cwd,
+    location: sandboxLocationOf(session),
+    agentId: session.agent,
+    command,
+  });
 }
 
 /**
@@ -38,5 +44,13 @@ function subjectOf(registry: AgentRegistry, session: Stored): SandboxSubject {
   } catch {
     // An agent removed since: its id alone picks its state directories.
   }
-  return { directory: session.cwd, agentId: session.agent, command };
+  return { directory: session.cwd, location: sandboxLocationOf(session), agentId: session.agent, command };
+}
+
+/**
+ * Where `sandbox.locations` looks for the session: the repository a worktree session was made from (its worktree lies
+ * in Berth's data directory, in no configured location), else its directory.
+ */
+function sandboxLocationOf(session: Pick<Session, "cwd" | "worktree">): string {
+  return worktreeRecordOf(session.worktree)?.repository ?? session.cwd;
 }

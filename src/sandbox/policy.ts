@@ -47,29 +47,52 @@ function pick(value: unknown, path: readonly PropertyKey[]): unknown {
   return current;
 }
 
+/** A layer of the configuration's sandbox: the host's, an agent entry's, a location's; what it leaves out falls through. */
+type SandboxLayer = Partial<SandboxRequest> | undefined;
+
+/** What the configuration decides for a session, and where it decided it (for a refusal's words). */
+export interface ConfiguredPolicy extends SandboxPolicy {
+  /** The `sandbox.locations` key the session's directory lies in, if any. */
+  readonly location?: string;
+}
+
 /**
- * The policy the host's administrator set for an agent: its configuration entry's `sandbox`, else the host's; a
- * `network` left out falls through to the next layer, and to "on" at the end.
+ * The policy the host's administrator set for a session: the agent's entry over the host's, and, when the session's
+ * directory lies in a configured location, that location's over the host's; where both apply the stricter wins
+ * (sandboxed if either is, no network if either says so). A `network` left out falls through, and to "on" at the end.
  */
-export function configuredPolicy(agentEntry: Partial<SandboxRequest> | undefined, host: Partial<SandboxRequest> | undefined): SandboxPolicy {
-  const mode = agentEntry?.mode ?? host?.mode ?? "off";
-  const network = agentEntry?.network ?? host?.network ?? "on";
-  return { mode, network };
+export function configuredPolicy(
+  agentEntry: SandboxLayer,
+  host: SandboxLayer,
+  location?: { readonly key: string; readonly layer: SandboxLayer },
+): ConfiguredPolicy {
+  const agent = over(agentEntry, host);
+  if (!location) return agent;
+  const place = over(location.layer, host);
+  return {
+    mode: agent.mode !== "off" ? agent.mode : place.mode,
+    network: agent.network === "off" || place.network === "off" ? "off" : "on",
+    location: location.key,
+  };
+}
+
+function over(layer: SandboxLayer, host: SandboxLayer): SandboxPolicy {
+  return { mode: layer?.mode ?? host?.mode ?? "off", network: layer?.network ?? host?.network ?? "on" };
 }
 
 /**
  * A session's policy: the configured one, made stricter by what its client asked, never looser — the administrator's
  * sandbox is a floor, so a client asking for less is refused, not obeyed.
  */
-export function sessionPolicy(configured: SandboxPolicy, asked: SandboxRequest | undefined, where: string): SandboxPolicy {
-  if (!asked) return configured;
-  if (asked.mode === "off" && configured.mode !== "off")
-    throw new InvalidSandboxError(`${where}.mode: "off" is refused: this host's configuration sandboxes this agent (mode "${configured.mode}")`);
-  if (asked.mode !== "off" && asked.network === "on" && configured.network === "off")
-    throw new InvalidSandboxError(`${where}.network: "on" is refused: this host's configuration gives sandboxes of this agent no network`);
-  const mode = asked.mode;
-  const network = mode === "off" ? "on" : (asked.network ?? configured.network);
-  return { mode, network };
+export function sessionPolicy(configured: ConfiguredPolicy, asked: SandboxRequest | undefined, where: string): SandboxPolicy {
+  const { mode, network } = configured;
+  if (!asked) return { mode, network };
+  const here = configured.location === undefined ? "" : ` in ${configured.location} (sandbox.locations)`;
+  if (asked.mode === "off" && mode !== "off")
+    throw new InvalidSandboxError(`${where}.mode: "off" is refused: this host's configuration sandboxes this agent${here} (mode "${mode}")`);
+  if (asked.mode !== "off" && asked.network === "on" && network === "off")
+    throw new InvalidSandboxError(`${where}.network: "on" is refused: this host's configuration gives sandboxes of this agent${here} no network`);
+  return { mode: asked.mode, network: asked.mode === "off" ? "on" : (asked.network ?? network) };
 }
 
 /** A stored policy (the session's `agentRequest.sandbox`), or undefined when the session predates sandboxes. */

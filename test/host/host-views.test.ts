@@ -67,7 +67,7 @@ class FakeFleet implements Peers {
 function viewsOf(peers: Peers, liveViews: PeerLiveViews): HostViews {
   const store = { sessions: { get: () => undefined, list: () => [] } };
   const sandboxes = new Sandboxes({
-    config: { binds: [], hide: [], bwrap: "bwrap" },
+    config: { binds: [], hide: [], bwrap: "bwrap", locations: {} },
     agents: {},
     dataDir: "/d",
     agentStateDir: "/d/agent-state",

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionView } from "../../src/host/views.js";
+import { initRepository } from "../git/git-repository.js";
 import { AcpTestClient, cleanUp, startFixture } from "../server/server-harness.js";
 import { BerthProcess, cliMain } from "../server/serve-process.js";
 
@@ -49,6 +50,61 @@ describe("sandboxes through the server", () => {
       .newSession(fixture.workDir, { "berth/sandbox": { mode: "workspace-write", network: "on" } })
       .catch((caught: unknown) => caught);
     expect(loosened).toMatchObject({ code: -32602, message: expect.stringMatching(/_meta\["berth\/sandbox"\]\.network: "on" is refused/) });
+  });
+
+  it("a session in a configured location gets its sandbox unasked, its binds writable, a worktree of its repository too; off is refused there", async () => {
+    // Outside /tmp (every sandbox has a private /tmp): a write outside must be refused, not kept in a private copy.
+    const root = realpathSync(mkdtempSync("/var/tmp/berth-sandbox-location-"));
+    try {
+      const clientX = join(root, "client-x");
+      const app = join(clientX, "app");
+      const cache = join(root, "cache");
+      const elsewhere = join(root, "elsewhere");
+      const repo = join(clientX, "repo");
+      for (const dir of [app, cache, elsewhere, repo]) mkdirSync(dir, { recursive: true });
+      const location = { mode: "workspace-write" as const, network: "off" as const, binds: [cache] };
+      const fixture = await startFixture({ config: { sandbox: { locations: { [clientX]: location } } }, workDir: app });
+
+      const created = await fixture.api("/api/sessions", post({ cwd: app }));
+      expect(created.status).toBe(201);
+      expect(((await created.json()) as SessionView).sandbox).toMatchObject({
+        mode: "workspace-write",
+        network: "off",
+        writable: expect.arrayContaining([app, cache]),
+      });
+      const outside = (await (await fixture.api("/api/sessions", post({ cwd: elsewhere }))).json()) as SessionView;
+      expect(outside.sandbox).toBeNull();
+      const refused = await fixture.api("/api/sessions", post({ cwd: app, sandbox: { mode: "off" } }));
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({
+        error: "invalid_sandbox",
+        message: `sandbox.mode: "off" is refused: this host's configuration sandboxes this agent in ${clientX} (sandbox.locations) (mode "workspace-write")`,
+      });
+      // A worktree lies in Berth's data directory, outside the location: its repository's location decides.
+      const repository = initRepository(repo);
+      const inWorktree = (await (await fixture.api("/api/sessions", post({ cwd: repository, worktree: {} }))).json()) as SessionView;
+      expect(inWorktree.cwd.startsWith(clientX)).toBe(false);
+      expect(inWorktree.sandbox).toMatchObject({ mode: "workspace-write", writable: expect.arrayContaining([inWorktree.cwd, cache]) });
+
+      const client = await fixture.connect();
+      const id = await client.newSession(app);
+      await client.prompt(
+        id,
+        `/run echo in > ${join(app, "inside.txt")}; echo bound > ${join(cache, "bound.txt")}; echo out > ${join(elsewhere, "outside.txt")}`,
+      );
+      expect(readFileSync(join(app, "inside.txt"), "utf8")).toBe("in\n");
+      expect(readFileSync(join(cache, "bound.txt"), "utf8")).toBe("bound\n");
+      expect(existsSync(join(elsewhere, "outside.txt"))).toBe(false);
+      const loosened = await client.newSession(app, { "berth/sandbox": { mode: "off" } }).catch((caught: unknown) => caught);
+      expect(loosened).toMatchObject({
+        code: -32602,
+        message: expect.stringMatching(/_meta\["berth\/sandbox"\]\.mode: "off" is refused: .* in .*client-x \(sandbox\.locations\)/),
+      });
+      await client.close();
+      await fixture.stop();
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 

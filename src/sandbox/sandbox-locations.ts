@@ -1,0 +1,35 @@
+import { realpathSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+/** `~` and `~/…` under `home`; any other path as written. */
+export function expandHome(path: string, home: string): string {
+  if (path === "~") return home;
+  return path.startsWith("~/") ? join(home, path.slice(2)) : path;
+}
+
+/**
+ * The configured location (`sandbox.locations`) a session's directory lies in: the longest whose directory is it or
+ * holds it, compared by real paths (a symlinked `~/work` still matches); undefined when none does.
+ */
+export function matchingLocation<Layer>(
+  locations: Readonly<Record<string, Layer>>,
+  directory: string,
+  home: string,
+): { readonly key: string; readonly layer: Layer } | undefined {
+  const place = realOrResolved(directory);
+  let best: { key: string; layer: Layer; length: number } | undefined;
+  for (const [key, layer] of Object.entries(locations)) {
+    const root = realOrResolved(expandHome(key, home));
+    const holds = root === "/" || place === root || place.startsWith(`${root}/`);
+    if (holds && (best === undefined || root.length > best.length)) best = { key, layer, length: root.length };
+  }
+  return best && { key: best.key, layer: best.layer };
+}
+
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
