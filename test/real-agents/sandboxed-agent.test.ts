@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { AcpTestClient, cleanUp, startFixture } from "../server/server-harness.js";
+import { descendantsOf } from "../support/process-table.js";
 import { scriptedTurns } from "../support/model-endpoint/script.js";
 import { startModelEndpoint, type ModelEndpoint } from "../support/model-endpoint/server.js";
 import { claude } from "./whole-turns/agents/claude.js";
@@ -66,3 +67,60 @@ for (const agent of [opencode, claude]) {
     }, 240_000);
   });
 }
+
+/** The PID namespace a process runs in (`pid:[4026532…]`); undefined once it is gone. */
+function pidNamespaceOf(pid: number | "self"): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return undefined;
+  }
+}
+
+describe.skipIf(!claude.available())("Claude Code's own sandbox nested in Berth's", () => {
+  it("its Bash runs in a namespace of its own inside Berth's: the session's directory written, a path only Berth allows refused, the home refused", async () => {
+    const home = join(root, "claude-nested", "home");
+    const cwd = join(root, "claude-nested", "work");
+    // Writable in Berth's sandbox (a bind), not in Claude's: a write there refused shows Claude's sandbox ran.
+    const bound = join(root, "claude-nested", "bound");
+    for (const dir of [home, bound]) mkdirSync(dir, { recursive: true });
+    process.env.HOME = home;
+    const nested = join(cwd, "nested.txt");
+    const boundFile = join(bound, "bound.txt");
+    const planted = join(home, "planted.txt");
+    const command = `readlink /proc/self/ns/pid; echo nested > ${nested}; echo bound > ${boundFile}; echo planted > ${planted}`;
+    endpoint = await startModelEndpoint(scriptedTurns([{ text: "Running it.", toolCalls: [claude.shellTool(command)] }, { text: "All done." }]));
+    const entry = await claude.prepare({ home, cwd, endpointUrl: endpoint.url, askPermission: false });
+    const settingsFile = join(entry.env.CLAUDE_CONFIG_DIR!, "settings.json");
+    const settings = JSON.parse(readFileSync(settingsFile, "utf8")) as object;
+    // failIfUnavailable: a sandbox Claude cannot start ends the agent, rather than running its commands unsandboxed.
+    writeFileSync(settingsFile, JSON.stringify({ ...settings, sandbox: { enabled: true, failIfUnavailable: true } }), { mode: 0o600 });
+    const binds = [entry.env.CLAUDE_CODE_TMPDIR!, bound];
+    const fixture = await startFixture({ config: { agents: { claude: { ...entry, sandbox: { binds } } } }, workDir: cwd });
+    const pids: number[] = [];
+    fixture.berth.host.onRecord(({ record }) => {
+      if (record.kind === "child_acquired") pids.push(record.pid);
+    });
+    const client = await AcpTestClient.connect(fixture.acpUrl, { token: fixture.token, agent: "claude" });
+    const sessionId = await client.newSession(cwd, { "berth/sandbox": { mode: "workspace-write" } });
+
+    const result = await client.prompt(sessionId, "run the command");
+
+    expect(result.stopReason).toBe("end_turn");
+    // Berth's sandbox: the PID namespace of the agent (bwrap, Berth's child, runs in the host's).
+    const berths = new Set(descendantsOf(pids[0]!).map(pidNamespaceOf));
+    berths.delete(pidNamespaceOf("self"));
+    expect(berths.size).toBe(1);
+    const requests = endpoint.requests.filter((request) => request.hasTools);
+    expect(requests).toHaveLength(2);
+    const output = requests[1]!.toolResults.at(-1)?.output ?? "";
+    const commandNamespace = /pid:\[\d+\]/.exec(output)?.[0];
+    expect(commandNamespace, output).toBeDefined();
+    expect([pidNamespaceOf("self"), ...berths]).not.toContain(commandNamespace);
+    expect(readFileSync(nested, "utf8")).toBe("nested\n");
+    expect(existsSync(boundFile)).toBe(false);
+    expect(existsSync(planted)).toBe(false);
+    expect(output).toContain("Read-only file system");
+    expect(endpoint.errors).toEqual([]);
+  }, 240_000);
+});
