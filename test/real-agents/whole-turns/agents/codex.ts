@@ -11,7 +11,7 @@ import type { AgentUnderTest } from "../agent-under-test.js";
  * from WebSockets" message in the transcript) and needs `authenticate`. Its tools as the model
  * names them: `exec_command {cmd}` (a function) and `apply_patch` (a freeform tool whose input is
  * the patch text). It asks over ACP before commands with `approval_policy = "untrusted"`, never
- * with `"never"`; its sandbox needs bubblewrap (absent here), hence `danger-full-access`.
+ * with `"never"`; `danger-full-access`: its own sandbox (bubblewrap) off, as the scenarios expect (sandboxed-agent.test.ts turns it on).
  */
 export const codex: AgentUnderTest = {
   id: "codex",
