@@ -26,7 +26,7 @@ describe("a sandbox from the dashboard", () => {
   it("the New session dialog's Sandbox asks for one; the conversation's details show Sandboxed with what it may write", async () => {
     opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}`);
     const { page } = opened;
-    await page.getByRole("button", { name: "New session" }).click();
+    await page.getByRole("banner").getByRole("button", { name: "New session" }).click();
     const dialog = page.getByRole("dialog", { name: "New session" });
     await dialog.getByLabel("Directory").fill(suite.server.workDir);
     await dialog.getByRole("checkbox", { name: "Sandbox" }).check();
@@ -40,7 +40,7 @@ describe("a sandbox from the dashboard", () => {
     await expect.poll(() => chip.getAttribute("title"), POLL).toContain(`Writes only in: ${suite.server.workDir}`);
 
     // Without the box ticked, the session takes the host's configuration: none here.
-    await page.getByRole("button", { name: "New session" }).click();
+    await page.getByRole("banner").getByRole("button", { name: "New session" }).click();
     await dialog.getByLabel("Directory").fill(suite.server.workDir);
     await dialog.getByRole("button", { name: "Start session" }).click();
     await page.waitForURL((url) => !url.hash.endsWith(encodeURIComponent(sessionId)) && url.hash.startsWith("#/sessions/"));
