@@ -9,7 +9,7 @@ import { agentRequestOf } from "./agent-request.js";
 
 type Stored = Pick<Session, "agent" | "cwd" | "agentRequest" | "worktree">;
 
-/** A stored session's sandbox: the policy kept with it, else (older than sandboxes) its agent's configured one. */
+/** A stored session's sandbox: the policy kept with it, else (older than sandboxes) the configured one (agent, location). */
 export function sandboxPolicyOf(sandboxes: Sandboxes, session: Stored): SandboxPolicy {
   return sandboxes.policyOf(session.agent, sandboxLocationOf(session), storedPolicy(agentRequestOf(session.agentRequest).sandbox));
 }

@@ -74,7 +74,7 @@ export class Sandboxes {
     return policy;
   }
 
-  /** A session's policy: the one stored with it, else (a session older than sandboxes) its agent's configured one. */
+  /** A session's policy: the one stored with it, else (a session older than sandboxes) the configured one there. */
   policyOf(agentId: string, location: string, stored: SandboxPolicy | undefined): SandboxPolicy {
     return stored ?? this.configured(agentId, location);
   }
