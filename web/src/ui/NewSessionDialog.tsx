@@ -2,18 +2,8 @@ import { titleBranch } from "../../../src/worktrees/branch-naming.js";
 import { errorWords } from "../util/error-words.js";
 import { useState } from "preact/hooks";
 import type { AgentsList } from "../api/types.js";
+import type { NewSessionParams } from "../chat/chat-session.js";
 import { Modal } from "./Modal.js";
-
-export interface NewSessionParams {
-  readonly agent: string;
-  readonly cwd: string;
-  readonly workspace: string | null;
-  /** `workspace-write`: the session asks for a sandbox; `configured`: it takes the host's (docs/sandbox.md). */
-  readonly sandbox: "configured" | "workspace-write";
-  readonly title: string | null;
-  /** A git worktree of its own from the directory's repository; null: the directory itself. */
-  readonly worktree: { readonly base?: string; readonly branch?: string } | null;
-}
 
 /** Where the session works: the directory as it is, or a new git worktree of its repository. */
 type Place = "directory" | "worktree";
