@@ -8,6 +8,7 @@ import type { AgentsOutsideSessions, Asker } from "./agents-outside-sessions.js"
 import { BrowserCapture } from "./browser-capture.js";
 import { callbackTarget, deliverCallback } from "./login-callback.js";
 import type { Logger } from "./logger.js";
+import { CodedError } from "../protocol/coded-error.js";
 
 /**
  * Where a login is: its agent starting, the address it opened captured (the person opens it on their
@@ -29,14 +30,8 @@ export interface AgentLoginView {
 }
 
 /** A login that is not there, or not where the asked step can happen. */
-export class AgentLoginError extends Error {
+export class AgentLoginError extends CodedError<"agent_login_not_found" | "login_not_waiting" | "invalid_login"> {
   override readonly name = "AgentLoginError";
-  constructor(
-    readonly code: "agent_login_not_found" | "login_not_waiting" | "invalid_login",
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** A login nobody finishes is given up (its agent stopped) after this long. */

@@ -1,16 +1,11 @@
 import { lookup } from "node:dns";
 import { request } from "node:http";
 import { isIP, type LookupFunction } from "node:net";
+import { CodedError } from "../protocol/coded-error.js";
 
 /** Why a pasted address is not delivered, or its delivery failed. */
-export class LoginCallbackError extends Error {
+export class LoginCallbackError extends CodedError<"callback_refused" | "callback_unreachable"> {
   override readonly name = "LoginCallbackError";
-  constructor(
-    readonly code: "callback_refused" | "callback_unreachable",
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);

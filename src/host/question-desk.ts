@@ -12,17 +12,12 @@ import type { Journal } from "./journal.js";
 import { callOp } from "../store/write-batch.js";
 import type { SessionBus } from "./session-bus.js";
 import type { QuestionView } from "./views.js";
+import { CodedError } from "../protocol/coded-error.js";
 
 export type QuestionErrorCode = "not_found" | "already_resolved" | "invalid_answer";
 
-export class QuestionError extends Error {
+export class QuestionError extends CodedError<QuestionErrorCode> {
   override readonly name = "QuestionError";
-  constructor(
-    readonly code: QuestionErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 export interface QuestionDeskDeps {

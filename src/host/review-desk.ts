@@ -3,18 +3,13 @@ import type { Clock } from "../lifecycle/clock.js";
 import type { ReviewComment, CommentSide } from "../store/review-comments.js";
 import type { Store } from "../store/store.js";
 import type { Journal } from "./journal.js";
+import { CodedError } from "../protocol/coded-error.js";
 
 export type ReviewRefusal = "comment_not_found" | "comment_sent" | "no_unsent_comments";
 
 /** A comment that is not the session's, was already sent, or a send with nothing to send. */
-export class ReviewError extends Error {
+export class ReviewError extends CodedError<ReviewRefusal> {
   override readonly name = "ReviewError";
-  constructor(
-    readonly code: ReviewRefusal,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 export interface NewComment {

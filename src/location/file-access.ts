@@ -1,3 +1,4 @@
+import { CodedError } from "../protocol/coded-error.js";
 import type { ReadTextFileRequest, ReadTextFileResponse, WriteTextFileRequest } from "@agentclientprotocol/sdk";
 import { constants, realpathSync, statSync, type BigIntStats } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
@@ -19,15 +20,8 @@ export type FileAccessErrorCode =
   | "io_error";
 
 /** A refused or failed `fs/*` request; `code` says which rule or failure, the message names the path. */
-export class FileAccessError extends Error {
-  constructor(
-    readonly code: FileAccessErrorCode,
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-    this.name = "FileAccessError";
-  }
+export class FileAccessError extends CodedError<FileAccessErrorCode> {
+  override readonly name = "FileAccessError";
 }
 
 export interface FileAccessOptions {

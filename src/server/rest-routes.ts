@@ -10,6 +10,7 @@ import { HttpError, readJsonBody, sentBody } from "./http-io.js";
 import type { BerthMetrics } from "./metrics.js";
 import type { PeerRest } from "./peer-rest.js";
 import { empty, json, type Route } from "./router.js";
+import { requireSession, sessionRoute } from "./session-route.js";
 import { OWN_SESSIONS_PATH, type OwnSessionEvents } from "./own-session-events.js";
 import type { OperatorEvents } from "./sse.js";
 import type { Tickets } from "./tickets.js";
@@ -173,64 +174,39 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
         return json(await host.createSession({ ...body, ...worktreeAsked(worktree) }), 201);
       },
     },
-    {
+    sessionRoute(host, peers, {
       method: "POST",
       path: "/api/sessions/:id/land",
-      peers: "relay",
-      handle: async ({ req, url, params }) => {
-        // No body, no message: the session's title is.
+      // No body, no message: the session's title is.
+      body: async (req) => {
         const { message } = parse(landBody, sentBody(req) ? await readJsonBody(req) : {});
-        requireSession(host, params.id!);
-        const owner = peers.ownerFor(params.id!, req);
-        if (owner) return peers.relay(owner, req, url, message === undefined ? {} : { message });
-        return json(await host.landSession(params.id!, message));
+        return message === undefined ? {} : { message };
       },
-    },
-    {
+      answer: async ({ id, body }) => json(await host.landSession(id, body.message)),
+    }),
+    sessionRoute(host, peers, {
       method: "POST",
       path: "/api/sessions/:id/discard",
-      peers: "relay",
-      handle: async ({ req, url, params }) => {
-        requireSession(host, params.id!);
-        const owner = peers.ownerFor(params.id!, req);
-        if (owner) return peers.relay(owner, req, url);
-        return json(await host.discardSession(params.id!));
-      },
-    },
-    {
+      answer: async ({ id }) => json(await host.discardSession(id)),
+    }),
+    sessionRoute(host, peers, {
       method: "GET",
       path: "/api/sessions/:id/worktree",
-      peers: "relay",
-      handle: async ({ req, url, params }) => {
-        requireSession(host, params.id!);
-        const owner = peers.ownerFor(params.id!, req);
-        if (owner) return peers.relay(owner, req, url);
-        return json(await host.worktreeStatus(params.id!));
-      },
-    },
+      answer: async ({ id }) => json(await host.worktreeStatus(id)),
+    }),
     { method: "GET", path: "/api/sessions/:id", handle: ({ params }) => json(requireSession(host, params.id!)) },
-    {
+    sessionRoute(host, peers, {
       method: "GET",
       path: "/api/sessions/:id/agent-state",
-      peers: "relay",
       // Read-only and from the store: a page reading a session shows its agent's choices without starting it (L9).
-      handle: ({ req, url, params }) => {
-        requireSession(host, params.id!);
-        const owner = peers.ownerFor(params.id!, req);
-        if (owner) return peers.relay(owner, req, url);
-        return json(host.agentState(params.id!));
-      },
-    },
-    {
+      answer: ({ id }) => json(host.agentState(id)),
+    }),
+    sessionRoute(host, peers, {
       method: "GET",
       path: "/api/sessions/:id/terminals/:terminalId",
-      peers: "relay",
       // Read-only: a running command's output for a page that reads the session without holding it (L9).
-      handle: ({ req, url, params }) => {
-        const { id, terminalId } = params as { id: string; terminalId: string };
-        requireSession(host, id);
-        const owner = peers.ownerFor(id, req);
-        if (owner) return peers.relay(owner, req, url);
+      answer: ({ id, params }) => {
+        const terminalId = params.terminalId!;
         const output = host.terminalOutput(id, terminalId);
         if (!output)
           throw new HttpError(
@@ -240,7 +216,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
           );
         return json(output);
       },
-    },
+    }),
     {
       method: "GET",
       path: "/api/sessions/:id/events",
@@ -259,18 +235,12 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
         return json({ events: merge === null ? page : mergedEvents(page), more });
       },
     },
-    {
+    sessionRoute(host, peers, {
       method: "PATCH",
       path: "/api/sessions/:id",
-      peers: "relay",
-      handle: async ({ req, url, params }) => {
-        const { title } = parse(renameBody, await readJsonBody(req));
-        requireSession(host, params.id!);
-        const owner = peers.ownerFor(params.id!, req);
-        if (owner) return peers.relay(owner, req, url, { title });
-        return json(host.renameSession(params.id!, title));
-      },
-    },
+      body: async (req) => parse(renameBody, await readJsonBody(req)),
+      answer: ({ id, body }) => json(host.renameSession(id, body.title)),
+    }),
     {
       method: "DELETE",
       path: "/api/sessions/:id",
@@ -338,12 +308,6 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
       handle: async () => ({ kind: "text", status: 200, contentType: metrics.contentType, text: await metrics.render() }),
     },
   ];
-}
-
-function requireSession(host: Host, id: string) {
-  const session = host.getSession(id);
-  if (!session) throw new HttpError(404, "session_not_found", `no session "${id}"`);
-  return session;
 }
 
 /** `limit`: a page of at least one (an empty page could never be read on from) and at most `max`. */

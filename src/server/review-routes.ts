@@ -5,6 +5,7 @@ import { HttpError, readJsonBody } from "./http-io.js";
 import type { PeerRest } from "./peer-rest.js";
 import { parse } from "./rest-routes.js";
 import { empty, json, type Route } from "./router.js";
+import { requireSession, sessionRoute } from "./session-route.js";
 
 /** The longest comment body taken: a paragraph or two, not a file pasted in. */
 const MAX_COMMENT_BYTES = 8 * 1024;
@@ -25,40 +26,27 @@ const editCommentBody = z.strictObject({ body: commentText });
 
 /** A session's changes and the review comments on them (docs/review.md); relayed to the owner host in a fleet, which has the directory. */
 export function reviewRoutes(host: Host, peers: PeerRest, changeStreams: ChangeStreams): Route[] {
-  const requireSession = (id: string): void => {
-    if (!host.getSession(id)) throw new HttpError(404, "session_not_found", `no session "${id}"`);
-  };
   return [
-    {
+    sessionRoute(host, peers, {
       method: "GET",
       path: "/api/sessions/:id/changes",
-      peers: "relay",
-      handle: async ({ req, url, params }) => {
-        requireSession(params.id!);
-        const owner = peers.ownerFor(params.id!, req);
-        if (owner) return peers.relay(owner, req, url);
-        return json(await host.changes(params.id!));
-      },
-    },
-    {
+      answer: async ({ id }) => json(await host.changes(id)),
+    }),
+    sessionRoute(host, peers, {
       method: "GET",
       path: "/api/sessions/:id/changes/file",
-      peers: "relay",
-      handle: async ({ req, url, params }) => {
-        requireSession(params.id!);
-        const owner = peers.ownerFor(params.id!, req);
-        if (owner) return peers.relay(owner, req, url);
+      answer: async ({ id, url }) => {
         const path = url.searchParams.get("path");
         if (path === null) throw new HttpError(400, "invalid_query", "path is required: a file of the changes, relative to the repository");
-        return json(await host.changedFile(params.id!, path));
+        return json(await host.changedFile(id, path));
       },
-    },
+    }),
     {
       method: "GET",
       path: "/api/sessions/:id/changes/events",
       // The stream is the owner's, which has the directory and sees its agent work: a client connects there (docs/review.md).
       handle: async ({ req, res, params }) => {
-        requireSession(params.id!);
+        requireSession(host, params.id!);
         const owner = peers.ownerFor(params.id!, req);
         if (owner)
           throw new HttpError(
@@ -70,63 +58,37 @@ export function reviewRoutes(host: Host, peers: PeerRest, changeStreams: ChangeS
         return undefined;
       },
     },
-    {
+    sessionRoute(host, peers, {
       method: "GET",
       path: "/api/sessions/:id/comments",
-      peers: "relay",
-      handle: ({ req, url, params }) => {
-        requireSession(params.id!);
-        const owner = peers.ownerFor(params.id!, req);
-        if (owner) return peers.relay(owner, req, url);
-        return json({ comments: host.reviewComments(params.id!) });
-      },
-    },
-    {
+      answer: ({ id }) => json({ comments: host.reviewComments(id) }),
+    }),
+    sessionRoute(host, peers, {
       method: "POST",
       path: "/api/sessions/:id/comments",
-      peers: "relay",
-      handle: async ({ req, url, params }) => {
-        const comment = parse(newCommentBody, await readJsonBody(req));
-        requireSession(params.id!);
-        const owner = peers.ownerFor(params.id!, req);
-        if (owner) return peers.relay(owner, req, url, comment);
-        return json(await host.addReviewComment(params.id!, comment), 201);
-      },
-    },
-    {
+      body: async (req) => parse(newCommentBody, await readJsonBody(req)),
+      answer: async ({ id, body }) => json(await host.addReviewComment(id, body), 201),
+    }),
+    sessionRoute(host, peers, {
       method: "PATCH",
       path: "/api/sessions/:id/comments/:commentId",
-      peers: "relay",
-      handle: async ({ req, url, params }) => {
-        const { body } = parse(editCommentBody, await readJsonBody(req));
-        requireSession(params.id!);
-        const owner = peers.ownerFor(params.id!, req);
-        if (owner) return peers.relay(owner, req, url, { body });
-        return json(await host.editReviewComment(params.id!, params.commentId!, body));
-      },
-    },
-    {
+      body: async (req) => parse(editCommentBody, await readJsonBody(req)),
+      answer: async ({ id, params, body }) => json(await host.editReviewComment(id, params.commentId!, body.body)),
+    }),
+    sessionRoute(host, peers, {
       method: "DELETE",
       path: "/api/sessions/:id/comments/:commentId",
-      peers: "relay",
-      handle: async ({ req, url, params }) => {
-        requireSession(params.id!);
-        const owner = peers.ownerFor(params.id!, req);
-        if (owner) return peers.relay(owner, req, url);
-        await host.deleteReviewComment(params.id!, params.commentId!);
+      answer: async ({ id, params }) => {
+        await host.deleteReviewComment(id, params.commentId!);
         return empty(204);
       },
-    },
-    {
+    }),
+    sessionRoute(host, peers, {
       method: "POST",
       path: "/api/sessions/:id/comments/send",
-      peers: "relay",
-      handle: async ({ req, url, params }) => {
-        requireSession(params.id!);
-        const owner = peers.ownerFor(params.id!, req);
-        if (owner) return peers.relay(owner, req, url, {});
-        return json(await host.sendReviewComments(params.id!), 202);
-      },
-    },
+      // No body to read; an empty JSON one to the owner.
+      body: async () => ({}),
+      answer: async ({ id }) => json(await host.sendReviewComments(id), 202),
+    }),
   ];
 }

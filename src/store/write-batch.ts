@@ -1,3 +1,4 @@
+import { CodedError } from "../protocol/coded-error.js";
 import type { GroupRecord } from "../processes/ledger.js";
 import { AgentProfileStore, type AgentProfile } from "./agent-profiles.js";
 import type { SqliteDatabase } from "./database.js";
@@ -60,17 +61,10 @@ class UnitRefusedError extends Error {
 /**
  * SQLite could not write at all, for now: another connection holds the write lock, the disk is
  * full, the file or its directory is read-only, an I/O error. Nothing of the batch was stored;
- * the same batch can be applied again later.
+ * the same batch can be applied again later. `code` is the SQLite code, e.g. `SQLITE_BUSY`, `SQLITE_FULL`.
  */
-export class StoreBlockedError extends Error {
+export class StoreBlockedError extends CodedError<string> {
   override readonly name = "StoreBlockedError";
-  constructor(
-    /** The SQLite code, e.g. `SQLITE_BUSY`, `SQLITE_FULL`. */
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** Codes that say "not now" about the database as a whole, never "not this row". */

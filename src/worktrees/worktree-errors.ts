@@ -1,3 +1,5 @@
+import { CodedError } from "../protocol/coded-error.js";
+
 /** Why a worktree could not be made, landed or discarded; each names what was wrong and how to go on. */
 export type WorktreeRefusal =
   // The request itself is wrong (400 / -32602).
@@ -26,15 +28,15 @@ const BAD_INPUT: ReadonlySet<WorktreeRefusal> = new Set([
   "setup_failed",
 ]);
 
-export class WorktreeError extends Error {
+export class WorktreeError extends CodedError<WorktreeRefusal> {
   override readonly name = "WorktreeError";
   constructor(
-    readonly code: WorktreeRefusal,
+    code: WorktreeRefusal,
     message: string,
     /** What a setup or check command printed; the conflicting files of a merge. */
     readonly details: { readonly output?: string; readonly files?: readonly string[] } = {},
   ) {
-    super(message);
+    super(code, message);
   }
 
   /** The request was wrong (else the repository or session was not ready for it). */

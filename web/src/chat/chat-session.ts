@@ -55,20 +55,21 @@ export interface ChatState {
   readonly reconnection: Reconnection;
 }
 
+/** What a new session starts with (the New session dialog's fields). */
+export interface NewSessionParams {
+  readonly agent: string;
+  readonly cwd: string;
+  readonly workspace: string | null;
+  /** `workspace-write`: the session asks for a sandbox; `configured`: it takes the host's (docs/sandbox.md). */
+  readonly sandbox: "configured" | "workspace-write";
+  /** Names the session, and so the branch of its worktree. */
+  readonly title: string | null;
+  /** A git worktree of its own, from `cwd`'s repository (docs/worktrees.md); null: `cwd` itself. */
+  readonly worktree: { readonly base?: string; readonly branch?: string } | null;
+}
+
 /** How the chat opens its session: an existing one (read from its journal), or a new one. */
-export type ChatOpening =
-  | { readonly mode: "load"; readonly sessionId: string }
-  | {
-      readonly mode: "new";
-      readonly agent: string;
-      readonly cwd: string;
-      readonly workspace: string | null;
-      readonly sandbox: "configured" | "workspace-write";
-      /** Names the session, and so the branch of its worktree. */
-      readonly title: string | null;
-      /** A git worktree of its own, from `cwd`'s repository (docs/worktrees.md); null: `cwd` itself. */
-      readonly worktree: { readonly base?: string; readonly branch?: string } | null;
-    };
+export type ChatOpening = { readonly mode: "load"; readonly sessionId: string } | ({ readonly mode: "new" } & NewSessionParams);
 
 /** Journal events read per REST request (the most Berth serves); consecutive chunks come merged, so far fewer to apply. */
 const PAGE = 10_000;

@@ -1,5 +1,5 @@
-import { ticketUrl } from "../auth/token.js";
 import type { SessionChanges } from "../api/types.js";
+import { openTicketedStream } from "./ticketed-stream.js";
 
 export interface ChangeStreamHandlers {
   /** The session's changes: as they are on attaching, then each time they differ after its agent worked. */
@@ -12,29 +12,11 @@ export interface ChangeStreamHandlers {
 
 /** `GET /api/sessions/:id/changes/events` (Server-Sent Events): a session's changes, live. */
 export function openChangeStream(sessionId: string, handlers: ChangeStreamHandlers): () => void {
-  let source: EventSource | undefined;
-  let stopped = false;
-  ticketUrl(`api/sessions/${encodeURIComponent(sessionId)}/changes/events`).then(
-    (url) => {
-      if (stopped) return;
-      const opened = new EventSource(url);
-      source = opened;
-      opened.addEventListener("changes", (event) => handlers.changes(JSON.parse((event as MessageEvent<string>).data) as SessionChanges));
-      opened.addEventListener("changes_error", (event) =>
-        handlers.unreadable((JSON.parse((event as MessageEvent<string>).data) as { message: string }).message),
-      );
-      // The ticket opened one connection: the browser's own retry would present it again and be refused.
-      opened.addEventListener("error", () => {
-        opened.close();
-        handlers.closed();
-      });
+  return openTicketedStream(`api/sessions/${encodeURIComponent(sessionId)}/changes/events`, {
+    closed: handlers.closed,
+    listen: (on) => {
+      on<SessionChanges>("changes", handlers.changes);
+      on<{ message: string }>("changes_error", ({ message }) => handlers.unreadable(message));
     },
-    () => {
-      if (!stopped) handlers.closed();
-    },
-  );
-  return () => {
-    stopped = true;
-    source?.close();
-  };
+  });
 }

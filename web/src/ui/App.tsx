@@ -1,7 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api/rest.js";
 import type { QuestionAnswer, QuestionView, SessionView } from "../api/types.js";
-import type { ChatSession } from "../chat/chat-session.js";
+import type { ChatSession, NewSessionParams } from "../chat/chat-session.js";
 import { useObservable } from "../live/observable.js";
 import type { LiveOverview } from "../live/overview.js";
 import type { DesktopNotifications } from "../notify/desktop-notifications.js";
@@ -19,7 +19,7 @@ import { rememberConversation, rootTarget } from "./last-conversation.js";
 import { LoginPanel } from "./LoginPanel.js";
 import { LoginRoute } from "./LoginRoute.js";
 import { inListOrder } from "./session-groups.js";
-import { NewSessionDialog, type NewSessionParams } from "./NewSessionDialog.js";
+import { NewSessionDialog } from "./NewSessionDialog.js";
 import { openAtQuestion, showInConversation } from "./question-focus.js";
 import { RememberPrompt } from "./RememberPrompt.js";
 import { AGENTS_HREF, currentRoute, navigate, redirect, SESSIONS_HREF, sessionHref, useRoute } from "./route.js";

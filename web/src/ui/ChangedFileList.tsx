@@ -21,7 +21,7 @@ export function ChangedFileList({
         return (
           <li key={file.path}>
             <a
-              class={`changed-file status-${file.status}`}
+              class={`changed-file row-link status-${file.status}`}
               href={changesHref(sessionId, file.path)}
               aria-current={file.path === openPath ? "page" : undefined}
             >

@@ -63,8 +63,8 @@ export function ChangesView({
   };
 
   return (
-    <section class={path === null ? "changes panel showing-list" : "changes panel showing-file"} aria-labelledby="changes-title">
-      <header class="changes-head">
+    <section class={path === null ? "changes sheet panel showing-list" : "changes sheet panel showing-file"} aria-labelledby="changes-title">
+      <header class="changes-head sheet-head">
         <div class="chat-title">
           <h2 id="changes-title">Changes: {title}</h2>
           <p class="meta">

@@ -53,8 +53,8 @@ export function ChatPanel({
   // The event stream tells of turns and answers elsewhere: the transcript reads what they added.
   useEffect(() => chat.observe(session), [chat, session?.turnActive, session?.updatedAt, session?.pendingQuestions]);
   return (
-    <section class="chat panel" aria-labelledby="chat-title">
-      <header class={`chat-head details-${details}`}>
+    <section class="chat sheet panel" aria-labelledby="chat-title">
+      <header class={`chat-head sheet-head details-${details}`}>
         <div class="chat-title">
           {/* A phone shows the list or a conversation: this leads back to the list. */}
           <a class="back-link" href={SESSIONS_HREF} title="Back to the sessions">

@@ -42,8 +42,8 @@ export function LoginPanel({ agentId, methodId, onClose }: { agentId: string; me
   }, [agentId, methodId]);
   const over = state.name === "ended" || state.name === "failed";
   return (
-    <section class="chat panel login-panel" aria-labelledby="login-title">
-      <header class="chat-head">
+    <section class="chat sheet panel login-panel" aria-labelledby="login-title">
+      <header class="chat-head sheet-head">
         <div class="chat-title">
           <h2 id="login-title">Log in to {agentId}</h2>
           <p class="meta">

@@ -2,18 +2,8 @@ import { titleBranch } from "../../../src/worktrees/branch-naming.js";
 import { errorWords } from "../util/error-words.js";
 import { useState } from "preact/hooks";
 import type { AgentsList } from "../api/types.js";
+import type { NewSessionParams } from "../chat/chat-session.js";
 import { Modal } from "./Modal.js";
-
-export interface NewSessionParams {
-  readonly agent: string;
-  readonly cwd: string;
-  readonly workspace: string | null;
-  /** `workspace-write`: the session asks for a sandbox; `configured`: it takes the host's (docs/sandbox.md). */
-  readonly sandbox: "configured" | "workspace-write";
-  readonly title: string | null;
-  /** A git worktree of its own from the directory's repository; null: the directory itself. */
-  readonly worktree: { readonly base?: string; readonly branch?: string } | null;
-}
 
 /** Where the session works: the directory as it is, or a new git worktree of its repository. */
 type Place = "directory" | "worktree";
@@ -75,29 +65,20 @@ export function NewSessionDialog({
             ))}
           </select>
         </div>
-        <div class="field">
-          <label for="new-title">Title (optional)</label>
-          <input id="new-title" type="text" autocomplete="off" value={title} onInput={(e) => setTitle(e.currentTarget.value)} />
-        </div>
-        <div class="field">
-          <label for="new-cwd">Directory</label>
-          <input
-            id="new-cwd"
-            type="text"
-            required
-            spellcheck={false}
-            autocomplete="off"
-            placeholder="/home/you/project"
-            aria-describedby="new-cwd-hint"
-            value={cwd}
-            onInput={(e) => setCwd(e.currentTarget.value)}
-          />
-          <small id="new-cwd-hint">
-            {place === "worktree"
+        <TextField id="new-title" label="Title (optional)" words value={title} onInput={setTitle} />
+        <TextField
+          id="new-cwd"
+          label="Directory"
+          required
+          placeholder="/home/you/project"
+          hint={
+            place === "worktree"
               ? "An absolute path in a git checkout on the machine Berth runs on."
-              : "An absolute path on the machine Berth runs on."}
-          </small>
-        </div>
+              : "An absolute path on the machine Berth runs on."
+          }
+          value={cwd}
+          onInput={setCwd}
+        />
         <div class="field check">
           <input
             id="new-worktree"
@@ -112,19 +93,13 @@ export function NewSessionDialog({
           </small>
         </div>
         {place === "worktree" ? <WorktreeFields title={title} base={base} branch={branch} onBase={setBase} onBranch={setBranch} /> : null}
-        <div class="field">
-          <label for="new-workspace">Workspace (optional)</label>
-          <input
-            id="new-workspace"
-            type="text"
-            spellcheck={false}
-            autocomplete="off"
-            aria-describedby="new-workspace-hint"
-            value={workspace}
-            onInput={(e) => setWorkspace(e.currentTarget.value)}
-          />
-          <small id="new-workspace-hint">Sessions in one directory and workspace share its services.</small>
-        </div>
+        <TextField
+          id="new-workspace"
+          label="Workspace (optional)"
+          hint="Sessions in one directory and workspace share its services."
+          value={workspace}
+          onInput={setWorkspace}
+        />
         <div class="field">
           <label class="check">
             <input
@@ -174,33 +149,61 @@ function WorktreeFields({
   const defaultBranch = fromTitle ?? "berth/ and the session's short id";
   return (
     <>
-      <div class="field">
-        <label for="new-base">Base branch (optional)</label>
-        <input
-          id="new-base"
-          type="text"
-          spellcheck={false}
-          autocomplete="off"
-          aria-describedby="new-base-hint"
-          value={base}
-          onInput={(e) => onBase(e.currentTarget.value)}
-        />
-        <small id="new-base-hint">Default: the branch the checkout is on. Landing merges into it.</small>
-      </div>
-      <div class="field">
-        <label for="new-branch">New branch (optional)</label>
-        <input
-          id="new-branch"
-          type="text"
-          spellcheck={false}
-          autocomplete="off"
-          aria-describedby="new-branch-hint"
-          placeholder={fromTitle ?? undefined}
-          value={branch}
-          onInput={(e) => onBranch(e.currentTarget.value)}
-        />
-        <small id="new-branch-hint">Default: {defaultBranch}.</small>
-      </div>
+      <TextField
+        id="new-base"
+        label="Base branch (optional)"
+        hint="Default: the branch the checkout is on. Landing merges into it."
+        value={base}
+        onInput={onBase}
+      />
+      <TextField
+        id="new-branch"
+        label="New branch (optional)"
+        placeholder={fromTitle ?? undefined}
+        hint={`Default: ${defaultBranch}.`}
+        value={branch}
+        onInput={onBranch}
+      />
     </>
+  );
+}
+
+/** A labelled text field with its hint under it; a path or a name, so not spell-checked unless it takes `words`. */
+function TextField({
+  id,
+  label,
+  hint,
+  words = false,
+  required = false,
+  placeholder,
+  value,
+  onInput,
+}: {
+  id: string;
+  label: string;
+  hint?: string;
+  words?: boolean;
+  required?: boolean;
+  placeholder?: string | undefined;
+  value: string;
+  onInput: (value: string) => void;
+}) {
+  const hintId = hint === undefined ? undefined : `${id}-hint`;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        type="text"
+        required={required}
+        spellcheck={words ? undefined : false}
+        autocomplete="off"
+        placeholder={placeholder}
+        aria-describedby={hintId}
+        value={value}
+        onInput={(e) => onInput(e.currentTarget.value)}
+      />
+      {hint === undefined ? null : <small id={hintId}>{hint}</small>}
+    </div>
   );
 }

@@ -61,7 +61,7 @@ function SessionRow({ session, open }: { session: SessionView; open: boolean }) 
   const status = useWorktreeStatus(session);
   return (
     <li class={`session-row${open ? " current" : ""}`} data-session-id={session.id}>
-      <a class="session-link" href={sessionHref(session.id)} aria-current={open ? "page" : undefined} title={lastWords(session)}>
+      <a class="session-link row-link" href={sessionHref(session.id)} aria-current={open ? "page" : undefined} title={lastWords(session)}>
         <span class="session-title">{title}</span>
         <Divergence base={session.worktree?.base} status={status} />
         <SessionChip session={session} status={status} />
