@@ -20,6 +20,8 @@ import { RAW_TERMINALS_META, TerminalMirror } from "./terminal-mirror.js";
 export interface SessionFeedOptions {
   readonly host: Host;
   readonly sessionId: string;
+  /** The client as a holder of the session: updates that follow its own requests are not sent back to it. */
+  readonly holderId: string;
   readonly client: AgentContext;
   readonly capabilities: ClientCapabilities;
   readonly log: Logger;
@@ -228,6 +230,9 @@ export class SessionFeed {
   private deliver(event: SessionEvent): void {
     switch (event.type) {
       case "update": {
+        // Berth's announcement of what this client's own request changed: the agent told it nothing, nor does Berth.
+        if (event.except === this.options.holderId)
+          return this.send({ after: event.seq - 1, seqs: { from: event.seq, to: event.seq }, run: () => undefined });
         if (this.seqs && this.merge(event.seq, event.notification)) return;
         const { update, _meta } = event.notification;
         return this.send({
