@@ -27,18 +27,17 @@ export interface BridgeOptions {
 export async function bridgeStdio(options: BridgeOptions): Promise<void> {
   const url = new URL(options.url);
   if (options.agent !== undefined) url.searchParams.set("agent", options.agent);
-  const local = ndJsonStream(
-    Writable.toWeb(options.output as Writable) as WritableStream<Uint8Array>,
-    Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>,
-  );
-  // A host that is absent or refuses ends the bridge with one line, which the editor's `initialize` gets too.
+  // Opened before stdio is touched: a host that is absent or refuses ends the bridge with one line, which the editor's
+  // `initialize` gets too.
   const socket = await openAcpSocket(url.href, options.token).catch(async (error: unknown) => {
     // A person at a terminal sends no `initialize`: the line on stderr is for them.
     const editor = !(options.input as NodeJS.ReadStream).isTTY;
-    if (editor && error instanceof HostClientError) await refuseFirstRequest(local, error.message, { url: `${url.origin}${url.pathname}` });
+    if (editor && error instanceof HostClientError)
+      await refuseFirstRequest(stdioStream(options), error.message, { url: `${url.origin}${url.pathname}` });
     throw error;
   });
   const remote = createWebSocketStream(url.href, { WebSocket: alreadyOpen(socket) });
+  const local = stdioStream(options);
   const logins = new LoginEnv(options.env ?? process.env);
   const through = (map: (message: AnyMessage) => AnyMessage) =>
     new TransformStream<AnyMessage, AnyMessage>({ transform: (message, out) => out.enqueue(map(message)) });
@@ -50,6 +49,14 @@ export async function bridgeStdio(options: BridgeOptions): Promise<void> {
     void remote.writable.abort().catch(() => undefined);
     void local.writable.abort().catch(() => undefined);
   });
+}
+
+/** The editor's side: ndjson on the bridge's stdio. */
+function stdioStream({ input, output }: Pick<BridgeOptions, "input" | "output">) {
+  return ndJsonStream(
+    Writable.toWeb(output as Writable) as WritableStream<Uint8Array>,
+    Readable.toWeb(input as Readable) as ReadableStream<Uint8Array>,
+  );
 }
 
 /** The SDK's stream builds its own socket; a constructor may hand back one that already exists. */
