@@ -20,6 +20,7 @@ import {
   type ResumeSessionRequest,
   type ResumeSessionResponse,
   type SessionNotification,
+  type SessionUpdate,
 } from "@agentclientprotocol/sdk";
 import { Listeners } from "../lifecycle/listeners.js";
 import { TerminalOutput } from "../location/terminal-output.js";
@@ -106,6 +107,7 @@ export class AgentChild {
   /** While `session/load` runs, the agent replays history: those updates are not new events. */
   private replaying = false;
   private readonly exitListeners = new Listeners<ExitStatus>();
+  private readonly updateListeners = new Listeners<SessionUpdate>();
 
   private constructor(
     private readonly options: AgentChildOptions,
@@ -141,7 +143,14 @@ export class AgentChild {
 
   /** An update from the agent's stdout, in order; history replayed by `session/load` is dropped. */
   private received(notification: SessionNotification, line?: string): void {
-    if (!this.replaying) this.options.handlers.sessionUpdate(notification, line);
+    if (this.replaying) return;
+    this.options.handlers.sessionUpdate(notification, line);
+    this.updateListeners.emit(notification.update);
+  }
+
+  /** Told each new update the agent sends (not history a `session/load` replays), in order, until the returned call. */
+  onUpdate(listener: (update: SessionUpdate) => void): () => void {
+    return this.updateListeners.add(listener);
   }
 
   static async start(options: AgentChildOptions): Promise<AgentChild> {

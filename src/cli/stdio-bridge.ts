@@ -3,6 +3,8 @@ import { ndJsonStream, type AnyMessage } from "@agentclientprotocol/sdk";
 import { createWebSocketStream, type WebSocketConstructor } from "@agentclientprotocol/sdk/experimental/ws-client";
 import type { WebSocket } from "ws";
 import { openAcpSocket } from "./acp-socket.js";
+import { refuseFirstRequest } from "./first-request-refusal.js";
+import { HostClientError } from "./host-client.js";
 import { LoginEnv } from "./login-env.js";
 
 export interface BridgeOptions {
@@ -25,13 +27,17 @@ export interface BridgeOptions {
 export async function bridgeStdio(options: BridgeOptions): Promise<void> {
   const url = new URL(options.url);
   if (options.agent !== undefined) url.searchParams.set("agent", options.agent);
-  // Opened before stdio is touched: a host that is absent or refuses ends the bridge with one line.
-  const socket = await openAcpSocket(url.href, options.token);
+  // Opened before stdio is touched: a host that is absent or refuses ends the bridge with one line, which the editor's
+  // `initialize` gets too.
+  const socket = await openAcpSocket(url.href, options.token).catch(async (error: unknown) => {
+    // A person at a terminal sends no `initialize`: the line on stderr is for them.
+    const editor = !(options.input as NodeJS.ReadStream).isTTY;
+    if (editor && error instanceof HostClientError)
+      await refuseFirstRequest(stdioStream(options), error.message, { url: `${url.origin}${url.pathname}` });
+    throw error;
+  });
   const remote = createWebSocketStream(url.href, { WebSocket: alreadyOpen(socket) });
-  const local = ndJsonStream(
-    Writable.toWeb(options.output as Writable) as WritableStream<Uint8Array>,
-    Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>,
-  );
+  const local = stdioStream(options);
   const logins = new LoginEnv(options.env ?? process.env);
   const through = (map: (message: AnyMessage) => AnyMessage) =>
     new TransformStream<AnyMessage, AnyMessage>({ transform: (message, out) => out.enqueue(map(message)) });
@@ -43,6 +49,14 @@ export async function bridgeStdio(options: BridgeOptions): Promise<void> {
     void remote.writable.abort().catch(() => undefined);
     void local.writable.abort().catch(() => undefined);
   });
+}
+
+/** The editor's side: ndjson on the bridge's stdio. */
+function stdioStream({ input, output }: Pick<BridgeOptions, "input" | "output">) {
+  return ndJsonStream(
+    Writable.toWeb(output as Writable) as WritableStream<Uint8Array>,
+    Readable.toWeb(input as Readable) as ReadableStream<Uint8Array>,
+  );
 }
 
 /** The SDK's stream builds its own socket; a constructor may hand back one that already exists. */

@@ -83,6 +83,24 @@ export function withRequest(state: AgentSessionState, method: string, params: un
   }
 }
 
+/**
+ * The update that tells a session's clients what a successful request changed, as most agents send it themselves
+ * (opencode does not); undefined for a request that changes nothing ACP has an update for (`set_model`).
+ */
+export function announcementOf(method: string, params: unknown, result: unknown): StateUpdate | undefined {
+  if (!isObject(params)) return undefined;
+  switch (method) {
+    case "session/set_mode":
+      return typeof params.modeId === "string" ? { sessionUpdate: "current_mode_update", currentModeId: params.modeId } : undefined;
+    case "session/set_config_option":
+      return isObject(result) && Array.isArray(result.configOptions)
+        ? ({ sessionUpdate: "config_option_update", configOptions: result.configOptions } as unknown as StateUpdate)
+        : undefined;
+    default:
+      return undefined;
+  }
+}
+
 /** What a session answer's state fields should say: the stored state, as a new child brought it back. */
 export function answerFields(state: AgentSessionState): Record<string, Json> {
   const fields: Record<string, Json> = {};

@@ -38,7 +38,7 @@ import { deleteSession } from "./session-deletion.js";
 import { createWorktreeSession, discardSession, landSession } from "./session-worktrees.js";
 import type { WorktreeRequest } from "../worktrees/worktree-creation.js";
 import { worktreeStatus, type WorktreeStatusView } from "./worktree-status.js";
-import { forwardToAgent, notifyAgent } from "./session-requests.js";
+import { forwardToAgent, notifyAgent, type ForwardOptions } from "./session-requests.js";
 import { locationOf } from "./session-location.js";
 import { normalTitle, personTitled, titleUpdate } from "./session-titles.js";
 import { shutDown, type ShutdownOptions } from "./shutdown.js";
@@ -373,12 +373,13 @@ export class Host {
   /**
    * A request for the session's agent that Berth does not handle itself (a mode, a model, a config
    * option, an extension method): the session is held while it runs, so a released child comes
-   * back; the answer and any error come back unchanged, and what it changed is kept.
+   * back; the answer and any error come back unchanged, and what it changed is kept. A mode or option
+   * the agent changed without announcing it is announced to the session's other holders.
    */
-  forward(sessionId: string, method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
+  forward(sessionId: string, method: string, params: unknown, options: ForwardOptions = {}): Promise<unknown> {
     this.assertRunning();
     this.parts.catalog.require(sessionId);
-    return forwardToAgent(this.parts, sessionId, method, params, signal);
+    return forwardToAgent(this.parts, sessionId, method, params, options);
   }
 
   /** A notification for an agent outside any session: to its running child among `nearSessions`, else dropped. */

@@ -133,11 +133,30 @@ export class Journal {
 
   /** An update from the agent, with the notification's own `_meta` if it had one; `line`: the agent's message as it came. */
   update(sessionId: string, key: LocationKey, update: SessionUpdate, meta?: Record<string, unknown> | null, line?: string): void {
+    this.journalUpdate(sessionId, key, update, meta, line);
+  }
+
+  /**
+   * An update Berth makes up for what the agent did not announce (a mode a client set): journaled like the agent's, so
+   * a replay tells it; not sent live to `except`, the holder whose own request it follows.
+   */
+  announce(sessionId: string, key: LocationKey, update: SessionUpdate, except?: string): void {
+    this.journalUpdate(sessionId, key, update, undefined, undefined, except);
+  }
+
+  private journalUpdate(
+    sessionId: string,
+    key: LocationKey,
+    update: SessionUpdate,
+    meta?: Record<string, unknown> | null,
+    line?: string,
+    except?: string,
+  ): void {
     const notification = meta ? { sessionId, update, _meta: meta } : { sessionId, update };
     this.append(sessionId, key, "update", meta ? { update, _meta: meta } : { update }, {
       ...(line === undefined ? {} : { text: line }),
       then: (seq) => {
-        this.bus.publish(sessionId, { type: "update", seq, notification });
+        this.bus.publish(sessionId, { type: "update", seq, notification, ...(except === undefined ? {} : { except }) });
         if (update.sessionUpdate === "agent_message_chunk") this.agentMessages.emit(sessionId);
         if (toolCallFinished(update)) this.workDone.emit(sessionId);
       },

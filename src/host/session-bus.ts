@@ -4,7 +4,8 @@ import type { QuestionView } from "./views.js";
 
 /** What a session's subscribers (the server's clients) receive, live and in order. */
 export type SessionEvent =
-  | { readonly type: "update"; readonly seq: number; readonly notification: SessionNotification }
+  /** `except`: the holder not to send it to live (it follows that holder's own request: see `Journal.announce`). */
+  | { readonly type: "update"; readonly seq: number; readonly notification: SessionNotification; readonly except?: string }
   | { readonly type: "question_asked"; readonly question: QuestionView }
   | { readonly type: "question_resolved"; readonly questionId: string; readonly state: "answered" | "cancelled" }
   | { readonly type: "turn_started"; readonly seq: number }

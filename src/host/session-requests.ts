@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { stateOf, withRequest } from "./agent-session-state.js";
+import { announcementOf, stateOf, withRequest } from "./agent-session-state.js";
+import { locationOf } from "./session-location.js";
 import type { HostParts } from "./host-composition.js";
 
 type RequestParts = Pick<HostParts, "holds" | "store" | "journal">;
@@ -7,27 +8,40 @@ type RequestParts = Pick<HostParts, "holds" | "store" | "journal">;
 /**
  * A request for the session's agent that Berth does not handle itself (a mode, a model, a config
  * option, an extension method): the session is held while it runs, so a released child comes
- * back; the answer and any error come back unchanged, and what it changed is kept.
+ * back; the answer and any error come back unchanged, and what it changed is kept (and announced, see below).
  */
 export async function forwardToAgent(
   parts: RequestParts,
   sessionId: string,
   method: string,
   params: unknown,
-  signal?: AbortSignal,
+  { signal, requester }: ForwardOptions = {},
 ): Promise<unknown> {
   const { holds, store, journal } = parts;
   const ticket = holds.hold(sessionId, `request:${randomUUID()}`);
   try {
     const child = await ticket.child;
-    const result = await child.request(method, params, signal);
+    // The agent's updates come in order before its answer: those it sent for this request are heard by then.
+    const heard = new Set<string>();
+    const stopHearing = child.onUpdate((update) => heard.add(update.sessionUpdate));
+    const result = await child.request(method, params, signal).finally(stopHearing);
     const session = store.sessions.get(sessionId);
-    const next = session && withRequest(stateOf(session.agentState), method, params, result);
+    if (!session) return result;
+    const next = withRequest(stateOf(session.agentState), method, params, result);
     if (next) journal.setSession(sessionId, { agentState: next });
+    // An agent that announces nothing (opencode) leaves the session's other clients showing the old mode: Berth tells them.
+    const announcement = announcementOf(method, params, result);
+    if (announcement && !heard.has(announcement.sessionUpdate)) journal.announce(sessionId, locationOf(session), announcement, requester);
     return result;
   } finally {
     ticket.release();
   }
+}
+
+export interface ForwardOptions {
+  readonly signal?: AbortSignal;
+  /** The holder whose request it is: the update Berth announces for it is not sent back to it, which the agent told nothing. */
+  readonly requester?: string;
 }
 
 /** A notification for the session's agent (an extension): passed on if it has a child, else dropped (false). */

@@ -277,7 +277,7 @@ export function createAcpAgent({
         const elsewhere = routing.request(sessionId, method, params, signal);
         if (elsewhere) return elsewhere;
         requireFeed(sessionId);
-        return translatedAsync(log, () => host.forward(sessionId, method, params, signal));
+        return translatedAsync(log, () => host.forward(sessionId, method, params, { signal, requester: sessions.holderId }));
       })
       .onNotification("*", ({ method, params }) => {
         const sessionId = sessionIdOf(params);

@@ -17,7 +17,8 @@ interface OpenSession {
  */
 export class ConnectionSessions {
   private readonly open = new Map<string, OpenSession>();
-  private readonly holderId: string;
+  /** This connection as a holder of its sessions. */
+  readonly holderId: string;
 
   constructor(
     private readonly host: Host,
@@ -48,6 +49,7 @@ export class ConnectionSessions {
       feed = new SessionFeed({
         host,
         sessionId,
+        holderId: this.holderId,
         client,
         capabilities,
         log: this.log,

@@ -20,6 +20,8 @@ import { RAW_TERMINALS_META, TerminalMirror } from "./terminal-mirror.js";
 export interface SessionFeedOptions {
   readonly host: Host;
   readonly sessionId: string;
+  /** The client as a holder of the session: updates that follow its own requests are not sent back to it. */
+  readonly holderId: string;
   readonly client: AgentContext;
   readonly capabilities: ClientCapabilities;
   readonly log: Logger;
@@ -118,6 +120,8 @@ export class SessionFeed {
   /** Chunks being merged for a seq-reading client: sent once the event loop turns, or before anything else. */
   private readonly merger = new ChunkMerger();
   private flushScheduled = false;
+  /** The commands this client was last told of (as JSON): the same list again is not sent. */
+  private commandsSent: string | undefined;
 
   constructor(private readonly options: SessionFeedOptions) {
     this.unsubscribe = options.host.subscribe(options.sessionId, (event) => this.received(event));
@@ -135,12 +139,18 @@ export class SessionFeed {
   async start({ replay }: { replay: boolean }): Promise<void> {
     if (replay) {
       let sinceYield = 0;
+      let commands: HistoryEntry | undefined;
       for (const event of this.options.host.replay(this.options.sessionId)) {
         if (this.state.name === "closed") return;
         this.sentUpTo = event.seq;
         this.replayedUpTo = event.seq;
         // A slow client is waited for (its socket drains) rather than cut for falling behind.
         for (const entry of historyOf(event)) {
+          // Every process the session had announced its commands: the client is told the latest, once, after the history.
+          if (entry.update.sessionUpdate === "available_commands_update") {
+            commands = entry;
+            continue;
+          }
           await this.room();
           this.notify(entry.update, entry.meta);
         }
@@ -151,6 +161,10 @@ export class SessionFeed {
         }
       }
       if (this.state.name !== "replaying") return;
+      if (commands) {
+        await this.room();
+        this.notify(commands.update, commands.meta);
+      }
       // What the bus brought during the replay and the replay did not read.
       this.state = { name: "catching_up", done: () => undefined };
       await this.catchUp();
@@ -216,6 +230,9 @@ export class SessionFeed {
   private deliver(event: SessionEvent): void {
     switch (event.type) {
       case "update": {
+        // Berth's announcement of what this client's own request changed: the agent told it nothing, nor does Berth.
+        if (event.except === this.options.holderId)
+          return this.send({ after: event.seq - 1, seqs: { from: event.seq, to: event.seq }, run: () => undefined });
         if (this.seqs && this.merge(event.seq, event.notification)) return;
         const { update, _meta } = event.notification;
         return this.send({
@@ -333,6 +350,12 @@ export class SessionFeed {
   }
 
   private notify(update: SessionUpdate, meta?: Record<string, unknown> | null): void {
+    // A reopened session's new process announces the commands the client was just told (from the journal, or on resume).
+    if (update.sessionUpdate === "available_commands_update") {
+      const commands = JSON.stringify(update.availableCommands);
+      if (commands === this.commandsSent) return;
+      this.commandsSent = commands;
+    }
     const { sessionId } = this.options;
     const shown = this.mirror ? this.mirror.rewrite(update) : update;
     void this.options.notify(methods.client.session.update, meta ? { sessionId, update: shown, _meta: meta } : { sessionId, update: shown });
@@ -510,8 +533,13 @@ interface JournaledUpdate {
   readonly _meta?: Record<string, unknown> | null;
 }
 
+interface HistoryEntry {
+  readonly update: SessionUpdate;
+  readonly meta?: Record<string, unknown>;
+}
+
 /** How a journal event appears in a replayed transcript: prompts as user messages, updates as they were. */
-function historyOf(event: JournalEvent): Array<{ update: SessionUpdate; meta?: Record<string, unknown> }> {
+function historyOf(event: JournalEvent): HistoryEntry[] {
   const payload = event.payload as Record<string, unknown> | null;
   if (event.kind === "update") {
     const { update, _meta } = payload as { update: SessionUpdate; _meta?: Record<string, unknown> };

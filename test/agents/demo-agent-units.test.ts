@@ -99,11 +99,13 @@ describe("parseDemoAgentOptions", () => {
     expect(parseDemoAgentOptions(["--state-dir", "/from/flag"], env)).toEqual({
       stateDir: "/from/flag",
       loadSessions: true,
+      announceSettings: true,
       requireAuth: false,
     });
-    expect(parseDemoAgentOptions(["--no-load"], env)).toEqual({
+    expect(parseDemoAgentOptions(["--no-load", "--silent-settings"], env)).toEqual({
       stateDir: "/from/env",
       loadSessions: false,
+      announceSettings: false,
       requireAuth: false,
     });
     expect(parseDemoAgentOptions([], {}).stateDir).toBe(defaultStateDir);

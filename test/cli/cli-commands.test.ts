@@ -18,9 +18,10 @@ let base: { url: string; token: string };
 
 async function berth(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [cliMain, ...args, "--data-dir", dataDir], {
-      env: { ...process.env, XDG_CONFIG_HOME: dataDir },
-    });
+    const running = run(process.execPath, [cliMain, ...args, "--data-dir", dataDir], { env: { ...process.env, XDG_CONFIG_HOME: dataDir } });
+    // Nothing piped in, as from a person's shell: `berth connect` has no editor's `initialize` to answer.
+    running.child.stdin?.end();
+    const { stdout, stderr } = await running;
     return { stdout, stderr, code: 0 };
   } catch (error) {
     const failed = error as { stdout: string; stderr: string; code: number };
@@ -48,17 +49,19 @@ async function restUntil<T>(path: string, accept: (value: T) => boolean, what: s
 }
 
 /** An editor that launched `berth connect` as its agent command, speaking ACP on the bridge's stdio. */
-function editorThroughBridge(agent?: string) {
-  const bridge = spawn(process.execPath, [cliMain, "connect", "--data-dir", dataDir, ...(agent ? ["--agent", agent] : [])], {
+function editorThroughBridge(...args: string[]) {
+  const bridge = spawn(process.execPath, [cliMain, "connect", "--data-dir", dataDir, ...args], {
     env: { ...process.env, XDG_CONFIG_HOME: dataDir },
-    stdio: ["pipe", "pipe", "inherit"],
+    stdio: ["pipe", "pipe", "pipe"],
   });
+  let stderr = "";
+  bridge.stderr!.on("data", (chunk: Buffer) => void (stderr += chunk.toString("utf8")));
   const updates: SessionNotification[] = [];
   const connection = client({ name: "test-editor" })
     .onNotification(methods.client.session.update, ({ params }) => void updates.push(params))
     .connect(ndJsonStream(Writable.toWeb(bridge.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(bridge.stdout!) as ReadableStream<Uint8Array>));
   const exited = new Promise<number | null>((resolve) => bridge.once("exit", resolve));
-  return { bridge, agent: connection.agent, updates, exited, close: () => bridge.stdin!.end() };
+  return { bridge, agent: connection.agent, updates, exited, stderr: () => stderr, close: () => bridge.stdin!.end() };
 }
 
 beforeAll(async () => {
@@ -107,7 +110,7 @@ describe("berth client commands against a running `berth serve`", () => {
   });
 
   it("berth connect --agent binds the connection to the agent; an unknown one is refused in one line naming the configured agents", async () => {
-    const editor = editorThroughBridge("demo");
+    const editor = editorThroughBridge("--agent", "demo");
     await editor.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
     const { sessionId } = await editor.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
     expect(await rest<{ agent: string }>(`/api/sessions/${sessionId}`)).toMatchObject({ agent: "demo" });
@@ -121,7 +124,7 @@ describe("berth client commands against a running `berth serve`", () => {
     });
   });
 
-  it("berth connect without a host answering, or with a token the host refuses, says so in one line and exits 1", async () => {
+  it("berth connect without a host answering, or with a token the host refuses, says so in one line and exits 1; an editor gets it as its initialize answer", async () => {
     const closedPort = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, "127.0.0.1", () => {
         const { port } = probe.address() as AddressInfo;
@@ -133,6 +136,19 @@ describe("berth client commands against a running `berth serve`", () => {
       stdout: "",
       stderr: `berth connect: no Berth host answers at ws://127.0.0.1:${closedPort}/acp (start one with "node dist/cli/main.js serve")\n`,
     });
+    // An editor shows what its `initialize` gets, not the bridge's stderr.
+    const editor = editorThroughBridge("--url", `http://127.0.0.1:${closedPort}`, "--token", "any");
+    const refused = await editor.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toMatchObject({
+      code: -32603,
+      message: `no Berth host answers at ws://127.0.0.1:${closedPort}/acp (start one with "node dist/cli/main.js serve")`,
+      data: { url: `ws://127.0.0.1:${closedPort}/acp` },
+    });
+    expect(await editor.exited).toBe(1);
+    expect(editor.stderr()).toBe(`berth connect: ${(refused as Error).message}\n`);
     expect(await berth("connect", "--token", "wrong")).toEqual({
       code: 1,
       stdout: "",

@@ -8,7 +8,7 @@ import WebSocket from "ws";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StampedRecord } from "../../src/host/host-records.js";
-import { cleanUp, startFixture, tempDir, waitUntil, waitUntilGone, type BerthFixture } from "./server-harness.js";
+import { cleanUp, startFixture, tempDir, waitUntil, waitUntilGone, type AcpTestClient, type BerthFixture } from "./server-harness.js";
 
 afterEach(cleanUp);
 
@@ -228,6 +228,80 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     });
     await client.prompt(sessionId, "/mode");
     await client.waitForText(sessionId, "code");
+  });
+
+  it("a client that loads or resumes a session is told the agent's commands once, the latest, however many processes the session had", async () => {
+    const fixture = await startFixture({ config: { releaseGrace: "50ms" } });
+    const creator = await fixture.connect();
+    const sessionId = await creator.newSession(fixture.workDir);
+    await creator.prompt(sessionId, "hello");
+    await creator.close();
+    await childGone(fixture, sessionId);
+    const told = async (client: AcpTestClient) => {
+      // The agent announces its commands before it reads the next request: a turn's answer comes after them.
+      await client.prompt(sessionId, "/mode");
+      return client.notifications.filter((n) => n.sessionId === sessionId && n.update.sessionUpdate === "available_commands_update");
+    };
+    const latest = () => ({
+      sessionUpdate: "available_commands_update",
+      availableCommands: fixture.berth.host.agentState(sessionId).availableCommands,
+    });
+
+    // A second process, which announces its commands again: the journal now holds two announcements.
+    const coldLoader = await fixture.connect();
+    await coldLoader.load(sessionId, fixture.workDir);
+    expect((await told(coldLoader)).map((n) => n.update)).toEqual([latest()]);
+    const warmLoader = await fixture.connect();
+    await warmLoader.load(sessionId, fixture.workDir);
+    expect((await told(warmLoader)).map((n) => n.update)).toEqual([latest()]);
+    const warmResumer = await fixture.connect();
+    await warmResumer.agent.request(methods.agent.session.resume, { sessionId, cwd: fixture.workDir, mcpServers: [] });
+    expect((await told(warmResumer)).map((n) => n.update)).toEqual([latest()]);
+    await Promise.all([coldLoader.close(), warmLoader.close(), warmResumer.close()]);
+    await childGone(fixture, sessionId);
+
+    // A third process, which announces them as Berth tells the resuming client what the last one did.
+    const coldResumer = await fixture.connect();
+    await coldResumer.agent.request(methods.agent.session.resume, { sessionId, cwd: fixture.workDir, mcpServers: [] });
+    expect((await told(coldResumer)).map((n) => n.update)).toEqual([latest()]);
+  });
+
+  it("a mode or option one client sets reaches the session's other clients: announced by Berth when the agent did not, once when it did", async () => {
+    const silent = { command: process.execPath, args: [demoAgentMain, "--state-dir", tempDir("berth-silent-agent-"), "--silent-settings"] };
+    const fixture = await startFixture({ config: { agents: { silent } } });
+    const updatesOf = (client: AcpTestClient, sessionId: string, kind: string) =>
+      client.notifications.filter((n) => n.sessionId === sessionId && n.update.sessionUpdate === kind).map((n) => n.update);
+    // A turn's answer follows every update journaled before it: what a client was sent by then is all it gets.
+    const settled = async (sessionId: string, ...clients: AcpTestClient[]) => {
+      for (const client of clients) await client.prompt(sessionId, "/mode");
+    };
+
+    for (const agent of ["silent", "demo"]) {
+      const setter = await fixture.connect({ agent });
+      const sessionId = await setter.newSession(fixture.workDir);
+      const other = await fixture.connect({ agent });
+      await other.load(sessionId, fixture.workDir);
+      await setter.agent.request(methods.agent.session.setMode, { sessionId, modeId: "code" });
+      const { configOptions } = await setter.agent.request(methods.agent.session.setConfigOption, {
+        sessionId,
+        configId: "verbosity",
+        value: "terse",
+      });
+      await settled(sessionId, setter, other);
+
+      const mode = { sessionUpdate: "current_mode_update", currentModeId: "code" };
+      const options = { sessionUpdate: "config_option_update", configOptions };
+      expect(updatesOf(other, sessionId, "current_mode_update")).toEqual([mode]);
+      expect(updatesOf(other, sessionId, "config_option_update")).toEqual([options]);
+      // The client that asked gets what the agent sent it, as directly: from opencode (silent) nothing.
+      expect(updatesOf(setter, sessionId, "current_mode_update")).toEqual(agent === "silent" ? [] : [mode]);
+      expect(updatesOf(setter, sessionId, "config_option_update")).toEqual(agent === "silent" ? [] : [options]);
+      // Journaled like the agent's own: a later load replays it.
+      const later = await fixture.connect({ agent });
+      await later.load(sessionId, fixture.workDir);
+      expect(updatesOf(later, sessionId, "current_mode_update")).toEqual([mode]);
+      expect(updatesOf(later, sessionId, "config_option_update")).toEqual([options]);
+    }
   });
 
   it("a new child reopens the session with the MCP servers of the client that reopened it last; another directory is refused", async () => {

@@ -57,9 +57,9 @@ function recorded(file: string): Recorded[] {
 }
 
 /** The demo agent as a test agent: it requires `authenticate` and records every message it gets. */
-function recordingAgentArgs(dir: string): { args: string[]; record: string } {
+function recordingAgentArgs(dir: string, flags: string[]): { args: string[]; record: string } {
   const record = join(dir, "wire.ndjson");
-  return { args: [demoAgentMain, "--state-dir", join(dir, "state"), "--require-auth", "--record", record], record };
+  return { args: [demoAgentMain, "--state-dir", join(dir, "state"), "--require-auth", "--record", record, ...flags], record };
 }
 
 interface Run {
@@ -70,9 +70,10 @@ interface Run {
   readonly cwd: string;
 }
 
-async function direct(): Promise<Run> {
+/** `flags`: the demo agent's own, to make it behave as some real agent does. */
+async function direct(flags: string[] = []): Promise<Run> {
   const dir = tempDir("berth-differential-direct-");
-  const { args, record } = recordingAgentArgs(dir);
+  const { args, record } = recordingAgentArgs(dir, flags);
   const client = await runClientScript(stdioProcess(process.execPath, args), dir);
   const lines = recorded(record).filter((line) => line.direction === "in");
   return { client, agentReceived: lines.map((line) => withoutEnvelope(line.message)), sessionIds: sessionIdsOf(client), cwd: dir };
@@ -80,9 +81,9 @@ async function direct(): Promise<Run> {
 
 type BerthTransport = "websocket" | "http" | "berth connect";
 
-async function throughBerth(transport: BerthTransport): Promise<Run & { fixture: BerthFixture }> {
+async function throughBerth(transport: BerthTransport, flags: string[] = []): Promise<Run & { fixture: BerthFixture }> {
   const dir = tempDir("berth-differential-berth-");
-  const { args, record } = recordingAgentArgs(dir);
+  const { args, record } = recordingAgentArgs(dir, flags);
   const fixture = await startFixture({ workDir: dir, config: { agents: { recording: { command: process.execPath, args } } } });
   const url = new URL(`${fixture.acpUrl}?agent=recording`);
   const headers = { authorization: `Bearer ${fixture.token}` };
@@ -190,14 +191,26 @@ describe("differential: the same client script directly and through Berth", () =
 
   for (const transport of ["websocket", "http", "berth connect"] as const) {
     it(`over ${transport}: the client receives what it would from the agent, and the agent what it would from the client`, async () => {
-      const run = await throughBerth(transport);
-      const agentIds = [...agentSessionIdsOf(reference.agentReceived), ...agentSessionIdsOf(run.agentReceived)];
-      const clientSide = (r: Run) => normalized(withoutBerthAdditions(r.client), r, agentIds);
-      expect(clientSide(run)).toEqual(clientSide(reference));
-      const agentSide = (r: Run) => normalized(afterLogin(r.agentReceived), r, agentIds);
-      expect(agentSide(run)).toEqual(agentSide(reference));
-      // The initialize the session's agent got carries the client's own name and `_meta`.
-      expect(normalized(run.agentReceived[0], run, agentIds)).toEqual(normalized(reference.agentReceived[0], reference, agentIds));
+      expectSame(await throughBerth(transport), reference);
     });
   }
+
+  // Berth tells a session's other clients the mode such an agent did not announce; not the client that set it.
+  it("with an agent that announces no mode or option it sets (as opencode): the client that set them is told nothing either", async () => {
+    const silentReference = await direct(["--silent-settings"]);
+    const kinds = silentReference.client.updates.map((u) => (u as { update: { sessionUpdate: string } }).update.sessionUpdate);
+    expect(kinds).not.toContain("current_mode_update");
+    expect(kinds).not.toContain("config_option_update");
+    expectSame(await throughBerth("websocket", ["--silent-settings"]), silentReference);
+  });
 });
+
+function expectSame(run: Run, reference: Run): void {
+  const agentIds = [...agentSessionIdsOf(reference.agentReceived), ...agentSessionIdsOf(run.agentReceived)];
+  const clientSide = (r: Run) => normalized(withoutBerthAdditions(r.client), r, agentIds);
+  expect(clientSide(run)).toEqual(clientSide(reference));
+  const agentSide = (r: Run) => normalized(afterLogin(r.agentReceived), r, agentIds);
+  expect(agentSide(run)).toEqual(agentSide(reference));
+  // The initialize the session's agent got carries the client's own name and `_meta`.
+  expect(normalized(run.agentReceived[0], run, agentIds)).toEqual(normalized(reference.agentReceived[0], reference, agentIds));
+}

@@ -38,6 +38,8 @@ export interface DemoAgentOptions {
   stateDir: string;
   /** Advertise and serve `session/load` and `session/resume` (off for `--no-load`). */
   loadSessions: boolean;
+  /** Announce a changed mode or option with an update, as most agents do (off for `--silent-settings`, as opencode). */
+  announceSettings: boolean;
   /** Refuse `session/new`, `session/load` and `session/resume` until `authenticate` succeeded. */
   requireAuth: boolean;
   /** The agent's environment, where `authenticate` may find the token (see `tokenEnvNames`); none by default. */
@@ -81,20 +83,22 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
     .onRequest(methods.agent.session.setMode, async ({ params, client }) => {
       const session = sessions.get(params.sessionId);
       sessions.changeSettings(session, withMode(sessions.settingsOf(session), params.modeId));
-      await client.notify(methods.client.session.update, {
-        sessionId: session.id,
-        update: { sessionUpdate: "current_mode_update", currentModeId: params.modeId },
-      });
+      if (options.announceSettings)
+        await client.notify(methods.client.session.update, {
+          sessionId: session.id,
+          update: { sessionUpdate: "current_mode_update", currentModeId: params.modeId },
+        });
       return {};
     })
     .onRequest(methods.agent.session.setConfigOption, async ({ params, client }) => {
       const session = sessions.get(params.sessionId);
       sessions.changeSettings(session, withConfigValue(sessions.settingsOf(session), params.configId, params.value));
       const configOptions = configOptionsOf(sessions.settingsOf(session));
-      await client.notify(methods.client.session.update, {
-        sessionId: session.id,
-        update: { sessionUpdate: "config_option_update", configOptions },
-      });
+      if (options.announceSettings)
+        await client.notify(methods.client.session.update, {
+          sessionId: session.id,
+          update: { sessionUpdate: "config_option_update", configOptions },
+        });
       return { configOptions };
     })
     .onRequest(setModelMethod, setModelParams, ({ params }) => {

@@ -10,9 +10,10 @@ const recordEnv = "BERTH_DEMO_RECORD";
 /** Shared across runs, so a restarted agent can still load its sessions. */
 export const defaultStateDir = join(tmpdir(), "berth-demo-agent");
 
-export const demoAgentUsage = `usage: berth-demo-agent [--state-dir DIR] [--no-load] [--require-auth] [--record FILE]
+export const demoAgentUsage = `usage: berth-demo-agent [--state-dir DIR] [--no-load] [--silent-settings] [--require-auth] [--record FILE]
   --state-dir DIR   where conversations are kept (default $${stateDirEnv}, then ${defaultStateDir})
   --no-load         neither advertise nor serve session/load and session/resume
+  --silent-settings session/set_mode and session/set_config_option send no update (as opencode)
   --require-auth    session/new, load and resume fail with -32000 until authenticate
                     succeeds with method "demo-token" (or $${requireAuthEnv}=1)
   --record FILE     append every JSON-RPC message received and sent to FILE as NDJSON
@@ -33,6 +34,7 @@ export function parseDemoAgentOptions(argv: string[], env: NodeJS.ProcessEnv): D
     options: {
       "state-dir": { type: "string" },
       "no-load": { type: "boolean" },
+      "silent-settings": { type: "boolean" },
       "require-auth": { type: "boolean" },
       record: { type: "string" },
     },
@@ -50,6 +52,7 @@ export function parseDemoAgentOptions(argv: string[], env: NodeJS.ProcessEnv): D
   return {
     stateDir: resolve(stateDir),
     loadSessions: !values["no-load"],
+    announceSettings: !values["silent-settings"],
     requireAuth: values["require-auth"] ?? flag(requireAuthEnv, env[requireAuthEnv]),
     ...(recordFile === undefined ? {} : { recordFile: resolve(recordFile) }),
   };

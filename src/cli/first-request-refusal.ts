@@ -1,0 +1,27 @@
+import type { AnyMessage } from "@agentclientprotocol/sdk";
+
+/** JSON-RPC's "Internal error": the bridge itself could not do what it is for. */
+const INTERNAL_ERROR = -32603;
+
+/**
+ * An editor that launched `berth connect` as its agent shows what its `initialize` gets, not the bridge's stderr:
+ * the first message it sends, if a request, is answered with `message` as a JSON-RPC error. Then stdin is let go,
+ * so the bridge can exit.
+ */
+export async function refuseFirstRequest(
+  local: { readonly readable: ReadableStream<AnyMessage>; readonly writable: WritableStream<AnyMessage> },
+  message: string,
+  data: Record<string, unknown>,
+): Promise<void> {
+  const reader = local.readable.getReader();
+  try {
+    const first = await reader.read();
+    if (first.done || !("method" in first.value) || !("id" in first.value)) return;
+    const writer = local.writable.getWriter();
+    // Settles once the line is written: the process may then end.
+    await writer.write({ jsonrpc: "2.0", id: first.value.id, error: { code: INTERNAL_ERROR, message, data } });
+    writer.releaseLock();
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
