@@ -15,6 +15,7 @@ import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
 import type { QuestionDesk } from "./question-desk.js";
 import type { SessionBus } from "./session-bus.js";
+import { TurnOrder } from "./turn-order.js";
 
 export class TurnFailedError extends Error {
   override readonly name = "TurnFailedError";
@@ -48,6 +49,7 @@ export interface TurnsDeps {
 export class Turns {
   /** Deadlines for interrupted turns to settle; cancelled at shutdown, which stops every child itself. */
   private readonly settleDeadlines = new Set<Timer>();
+  private readonly order = new TurnOrder();
 
   constructor(private readonly deps: TurnsDeps) {}
 
@@ -57,7 +59,17 @@ export class Turns {
     this.settleDeadlines.clear();
   }
 
-  async prompt(sessionId: string, prompt: ContentBlock[], extra: Omit<PromptRequest, "sessionId" | "prompt">): Promise<PromptResponse> {
+  /**
+   * Runs one prompt as a turn. A prompt sent while the session's turn runs goes to the agent at once (it queues it, or
+   * cancels the first: its business) and joins that turn; its own turn starts in the journal when the one before it
+   * ended (see {@link TurnOrder}). `origin` names who prompted, in the `turn_started` event it publishes.
+   */
+  async prompt(
+    sessionId: string,
+    prompt: ContentBlock[],
+    extra: Omit<PromptRequest, "sessionId" | "prompt">,
+    origin?: string,
+  ): Promise<PromptResponse> {
     const { store, holds, executions, journal, bus, clock, record } = this.deps;
     const session = store.sessions.get(sessionId);
     if (!session) throw new SessionNotFoundError(sessionId);
@@ -67,18 +79,36 @@ export class Turns {
     try {
       const child = await ticket.child;
       const turn = executions.begin(sessionId, key, (reason) => this.interrupted(sessionId, key, child, reason));
+      const place = this.order.enter(sessionId);
       let response: PromptResponse | undefined;
       let stopReason: StopReason | null = null;
       let error: string | null = null;
       let failure: unknown;
       /** Why the store refused the turn's end (and so may lack its output), if it did. */
       let unstored: string | null = null;
-      try {
-        journal.append(sessionId, key, "turn_started", { prompt }, { then: (seq) => bus.publish(sessionId, { type: "turn_started", seq }) });
+      const startTurn = () => {
+        journal.append(sessionId, key, "turn_started", { prompt }, { then: (seq) => bus.publish(sessionId, { type: "turn_started", seq, origin }) });
         journal.touchSession(sessionId, clock.now());
-        if (session.title === null) journal.titleSession(sessionId, titleOf(prompt));
+        if (session.title === null && place.previous === undefined) journal.titleSession(sessionId, titleOf(prompt));
         record({ kind: "turn_started", sessionId });
-        response = await this.deps.loginStates.observe(child.agentId, child.prompt({ ...extra, prompt }));
+      };
+      const send = () => this.deps.loginStates.observe(child.agentId, child.prompt({ ...extra, prompt }));
+      try {
+        if (place.previous === undefined) {
+          startTurn();
+          response = await send();
+        } else {
+          // Sent now, as directly; journaled once the turn before it ended (its answer may come first: it waits).
+          const answer = send().then(
+            (value) => ({ value }),
+            (rejected: unknown) => ({ rejected }),
+          );
+          await place.previous;
+          startTurn();
+          const answered = await answer;
+          if ("rejected" in answered) throw answered.rejected;
+          response = answered.value;
+        }
         stopReason = response.stopReason;
       } catch (caught) {
         failure = caught;
@@ -98,6 +128,7 @@ export class Turns {
             refused: (why) => (unstored = why),
           },
         );
+        place.leave();
         turn.settle(error === null ? "completed" : "failed");
         record({ kind: "turn_ended", sessionId, stopReason, error });
       }
