@@ -136,7 +136,7 @@ describe("ACP endpoint: refusals and bad input", () => {
       jsonrpc: "2.0",
       id: 3,
       method: "session/prompt",
-      params: { sessionId, prompt: [{ type: "text", text: "/sleep 1h --ignore-cancel" }] },
+      params: { sessionId, prompt: [{ type: "text", text: "/sleep --ignore-cancel 1h" }] },
     });
     await waitUntil(() => fixture.berth.host.getSession(sessionId)!.turnActive, "the first turn runs");
     // The demo agent refuses a prompt during a turn by default: its own error, as it sent it.
@@ -151,6 +151,14 @@ describe("ACP endpoint: refusals and bad input", () => {
     });
     // The agent ignores the cancel: it is stopped after interruptTimeout, and the turn ends.
     expect(await raw.response(3)).toMatchObject({ error: { code: -32603 } });
+    // The refused prompt was answered at once, and journaled in its place: after the turn before it.
+    const turns = () =>
+      fixture.berth.host
+        .events(sessionId)
+        .filter((event) => event.kind === "turn_started" || event.kind === "turn_ended")
+        .map((event) => `${event.kind} ${JSON.stringify((event.payload as { prompt?: Array<{ text: string }> }).prompt?.[0]?.text ?? null)}`);
+    await waitUntil(() => turns().length === 4, "both turns journaled");
+    expect(turns()).toEqual(['turn_started "/sleep --ignore-cancel 1h"', "turn_ended null", 'turn_started "me too"', "turn_ended null"]);
     await raw.close();
   });
 
