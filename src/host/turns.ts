@@ -82,29 +82,30 @@ export class Turns {
       const place = this.order.enter(sessionId);
       const journaled: JournaledTurn = { sessionId, key, prompt, origin, titled: session.title !== null || place.previous !== undefined };
       const send = () => this.deps.loginStates.observe(child.agentId, child.prompt({ ...extra, prompt }));
-      let outcome: TurnOutcome;
-      if (place.previous === undefined) {
-        outcome = await this.journaled(journaled, send);
-        place.leave();
-      } else {
-        // Sent now, as directly; journaled once the turn before it ended.
-        const answer = outcomeOf(send());
-        const turnCame = await Promise.race([place.previous.then(() => true), answer.then(() => false)]);
-        if (turnCame) {
-          outcome = await this.journaled(journaled, () => answer.then(answerOf));
-          place.leave();
+      let outcome: TurnOutcome | undefined;
+      try {
+        if (place.previous === undefined) {
+          outcome = await this.journaled(journaled, send).finally(() => place.leave());
         } else {
-          // Answered before its turn came (an agent that refused it): the client is not kept waiting for the turn
-          // before it; the journal has it in its place.
-          const late = await answer;
-          outcome = late;
-          void place.previous
-            .then(() => this.journaled(journaled, () => Promise.resolve(late).then(answerOf)))
-            .catch((error: unknown) => this.deps.onError(error, sessionId))
-            .finally(() => place.leave());
+          // Sent now, as directly; journaled once the turn before it ended.
+          const answer = outcomeOf(send());
+          const turnCame = await Promise.race([place.previous.then(() => true), answer.then(() => false)]);
+          if (turnCame) outcome = await this.journaled(journaled, () => answer.then(answerOf)).finally(() => place.leave());
+          else {
+            // Answered before its turn came (an agent that refused it): the client is not kept waiting for the turn
+            // before it; the journal has it in its place.
+            const late = await answer;
+            outcome = late;
+            void place.previous
+              .then(() => this.journaled(journaled, () => Promise.resolve(late).then(answerOf)))
+              .catch((error: unknown) => this.deps.onError(error, sessionId))
+              .finally(() => place.leave());
+          }
         }
+      } finally {
+        // Whatever failed (the agent, a full disk), the prompt settles: nothing may stay active forever.
+        turn.settle(outcome === undefined || "rejected" in outcome ? "failed" : "completed");
       }
-      turn.settle("rejected" in outcome ? "failed" : "completed");
       this.deps.journal.touchSession(sessionId, this.deps.clock.now());
       // The answer follows the turn's events: clients see every update before the prompt's response, which waits for a
       // store that cannot write yet (they are tried until stored).
