@@ -220,15 +220,21 @@ export class AgentChildren {
     const services = child.supportsHttpMcp ? located.services.mcpServers() : [];
     const agentSessionId = session.agentSessionId;
     let answer: unknown;
+    /** Why the agent could not reopen a conversation that has turns, if it could not. */
+    let forgotten: string | undefined;
     if (agentSessionId && (child.canLoad || child.canResume)) {
       const reopen = reopenRequest(request);
       const params = { sessionId: agentSessionId, cwd, mcpServers: mergedMcpServers(reopen.mcpServers, services), ...reopenFields(reopen) };
       try {
         answer = child.canLoad ? await child.loadSession(params) : await child.resumeSession(params);
       } catch (error) {
-        // Nothing was said yet (agents keep no conversation before its first prompt): start it afresh.
-        if (await this.hasTurns(session.id)) throw reloadRefused(error);
-        this.deps.log.info({ sessionId: session.id, err: error }, "agent could not reopen a session without turns; created it again");
+        // Nothing was said yet (agents keep no conversation before its first prompt): start it afresh, silently.
+        if (await this.hasTurns(session.id)) {
+          // Gemini cannot reload a conversation its ended process did not finish: the journal keeps the history, the
+          // agent starts afresh, and the user is told it will not remember (once the new conversation exists).
+          forgotten = reasonOf(error);
+          this.deps.log.warn({ sessionId: session.id, err: error }, "agent could not reopen a session; started a fresh conversation");
+        } else this.deps.log.info({ sessionId: session.id, err: error }, "agent could not reopen a session without turns; created it again");
       }
     } else if (agentSessionId) {
       this.deps.journal.notice(session.id, key, "Berth: this agent can neither load nor resume sessions; it starts a fresh conversation.", {
@@ -242,6 +248,13 @@ export class AgentChildren {
       );
       this.deps.journal.setSession(session.id, { agentSessionId: response.sessionId });
       answer = response;
+      if (forgotten !== undefined)
+        this.deps.journal.notice(
+          session.id,
+          key,
+          `Berth: the agent could not reopen this session (${forgotten}); it starts a fresh conversation and does not remember what was said above.`,
+          { kind: "conversation_restarted", reason: forgotten },
+        );
     }
     let fresh = withAnswer({}, answer);
     for (const step of restoreSteps(stateOf(session.agentState), fresh, session.id)) {
@@ -368,10 +381,9 @@ export class AgentChildren {
   }
 }
 
-/** The agent could not reopen a conversation that has turns: its reason, with its code and data. */
-function reloadRefused(error: unknown): Error {
-  if (error instanceof RequestError) return new RequestError(error.code, `the agent could not reopen this session: ${error.message}`, error.data);
-  return new Error(`the agent could not reopen this session: ${error instanceof Error ? error.message : String(error)}`);
+/** Why the agent could not reopen a conversation, as its error says. */
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** File access refusals reach the agent as invalid params, naming the path and why. */

@@ -303,10 +303,18 @@ export class Host {
     return holdAndTell(this.parts.holds, sessionId, holderId, () => this.parts.sessionChanges.emit(sessionId));
   }
 
-  /** Runs a turn; `extra` (`_meta`, ...) goes to the agent as the client sent it, and its whole answer comes back. */
-  prompt(sessionId: string, prompt: ContentBlock[], extra: Omit<PromptRequest, "sessionId" | "prompt"> = {}): Promise<PromptResponse> {
+  /**
+   * Runs a turn, or joins the running one (the agent gets the prompt at once); `extra` (`_meta`, ...) goes to the agent
+   * as the client sent it, and its whole answer comes back. `origin` names the prompter in its `turn_started` event.
+   */
+  prompt(
+    sessionId: string,
+    prompt: ContentBlock[],
+    extra: Omit<PromptRequest, "sessionId" | "prompt"> = {},
+    origin?: string,
+  ): Promise<PromptResponse> {
     this.assertRunning();
-    return this.parts.turns.prompt(sessionId, prompt, extra);
+    return this.parts.turns.prompt(sessionId, prompt, extra, origin);
   }
 
   /**

@@ -8,7 +8,8 @@ export type SessionEvent =
   | { readonly type: "update"; readonly seq: number; readonly notification: SessionNotification; readonly except?: string }
   | { readonly type: "question_asked"; readonly question: QuestionView }
   | { readonly type: "question_resolved"; readonly questionId: string; readonly state: "answered" | "cancelled" }
-  | { readonly type: "turn_started"; readonly seq: number }
+  /** `origin`: who prompted, as the prompt named itself (a connection's own prompts are not echoed back to it). */
+  | { readonly type: "turn_started"; readonly seq: number; readonly origin: string | undefined }
   | { readonly type: "turn_ended"; readonly seq: number; readonly stopReason: string | null; readonly error: string | null }
   /** The agent asks something Berth does not answer (an extension method): a client may claim it. */
   | { readonly type: "agent_request"; readonly request: RelayedRequest }

@@ -15,6 +15,7 @@ import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
 import type { QuestionDesk } from "./question-desk.js";
 import type { SessionBus } from "./session-bus.js";
+import { TurnOrder } from "./turn-order.js";
 
 export class TurnFailedError extends Error {
   override readonly name = "TurnFailedError";
@@ -48,6 +49,7 @@ export interface TurnsDeps {
 export class Turns {
   /** Deadlines for interrupted turns to settle; cancelled at shutdown, which stops every child itself. */
   private readonly settleDeadlines = new Set<Timer>();
+  private readonly order = new TurnOrder();
 
   constructor(private readonly deps: TurnsDeps) {}
 
@@ -57,8 +59,18 @@ export class Turns {
     this.settleDeadlines.clear();
   }
 
-  async prompt(sessionId: string, prompt: ContentBlock[], extra: Omit<PromptRequest, "sessionId" | "prompt">): Promise<PromptResponse> {
-    const { store, holds, executions, journal, bus, clock, record } = this.deps;
+  /**
+   * Runs one prompt as a turn. A prompt sent while the session's turn runs goes to the agent at once (it queues it, or
+   * cancels the first: its business) and joins that turn; its own turn starts in the journal when the one before it
+   * ended (see {@link TurnOrder}). `origin` names who prompted, in the `turn_started` event it publishes.
+   */
+  async prompt(
+    sessionId: string,
+    prompt: ContentBlock[],
+    extra: Omit<PromptRequest, "sessionId" | "prompt">,
+    origin?: string,
+  ): Promise<PromptResponse> {
+    const { store, holds, executions } = this.deps;
     const session = store.sessions.get(sessionId);
     if (!session) throw new SessionNotFoundError(sessionId);
     const key = locationOf(session);
@@ -67,53 +79,88 @@ export class Turns {
     try {
       const child = await ticket.child;
       const turn = executions.begin(sessionId, key, (reason) => this.interrupted(sessionId, key, child, reason));
-      let response: PromptResponse | undefined;
-      let stopReason: StopReason | null = null;
-      let error: string | null = null;
-      let failure: unknown;
-      /** Why the store refused the turn's end (and so may lack its output), if it did. */
-      let unstored: string | null = null;
+      const place = this.order.enter(sessionId);
+      const journaled: JournaledTurn = { sessionId, key, prompt, origin, titled: session.title !== null || place.previous !== undefined };
+      const send = () => this.deps.loginStates.observe(child.agentId, child.prompt({ ...extra, prompt }));
+      let outcome: TurnOutcome | undefined;
       try {
-        journal.append(sessionId, key, "turn_started", { prompt }, { then: (seq) => bus.publish(sessionId, { type: "turn_started", seq }) });
-        journal.touchSession(sessionId, clock.now());
-        if (session.title === null) journal.titleSession(sessionId, titleOf(prompt));
-        record({ kind: "turn_started", sessionId });
-        response = await this.deps.loginStates.observe(child.agentId, child.prompt({ ...extra, prompt }));
-        stopReason = response.stopReason;
-      } catch (caught) {
-        failure = caught;
-        error = caught instanceof Error ? caught.message : String(caught);
+        if (place.previous === undefined) {
+          outcome = await this.journaled(journaled, send).finally(() => place.leave());
+        } else {
+          // Sent now, as directly; journaled once the turn before it ended.
+          const answer = outcomeOf(send());
+          const turnCame = await Promise.race([place.previous.then(() => true), answer.then(() => false)]);
+          if (turnCame) outcome = await this.journaled(journaled, () => answer.then(answerOf)).finally(() => place.leave());
+          else {
+            // Answered before its turn came (an agent that refused it): the client is not kept waiting for the turn
+            // before it; the journal has it in its place.
+            const late = await answer;
+            outcome = late;
+            void place.previous
+              .then(() => this.journaled(journaled, () => Promise.resolve(late).then(answerOf)))
+              .catch((error: unknown) => this.deps.onError(error, sessionId))
+              .finally(() => place.leave());
+          }
+        }
       } finally {
-        // Whatever failed above (the agent, a full disk), the turn settles: nothing may stay active forever.
-        journal.append(
-          sessionId,
-          key,
-          "turn_ended",
-          { stopReason, error },
-          {
-            then: (seq) => {
-              bus.publish(sessionId, { type: "turn_ended", seq, stopReason, error });
-              journal.tellWorkDone(sessionId);
-            },
-            refused: (why) => (unstored = why),
-          },
-        );
-        turn.settle(error === null ? "completed" : "failed");
-        record({ kind: "turn_ended", sessionId, stopReason, error });
+        // Whatever failed (the agent, a full disk), the prompt settles: nothing may stay active forever.
+        turn.settle(outcome === undefined || "rejected" in outcome ? "failed" : "completed");
       }
-      journal.touchSession(sessionId, clock.now());
+      this.deps.journal.touchSession(sessionId, this.deps.clock.now());
       // The answer follows the turn's events: clients see every update before the prompt's response, which waits for a
       // store that cannot write yet (they are tried until stored).
-      await new Promise<void>((resolve) => journal.afterCommit(resolve));
+      await new Promise<void>((resolve) => this.deps.journal.afterCommit(resolve));
       // The agent's own refusal reaches the client as the agent sent it (code, message, data).
-      if (failure instanceof RequestError) throw failure;
+      if ("rejected" in outcome) {
+        if (outcome.rejected instanceof RequestError) throw outcome.rejected;
+        if (outcome.unstored === undefined) throw new TurnFailedError(`the turn failed: ${messageOf(outcome.rejected)}`);
+      }
       // Never a stop reason for a turn the journal lacks: the client learns it was not stored.
-      if (unstored !== null) throw new TurnNotStoredError(`the turn ended but was not stored: ${unstored}`);
-      if (error !== null) throw new TurnFailedError(`the turn failed: ${error}`);
-      return response!;
+      if (outcome.unstored !== undefined) throw new TurnNotStoredError(`the turn ended but was not stored: ${outcome.unstored}`);
+      return (outcome as { value: PromptResponse }).value;
     } finally {
       ticket.release();
     }
+  }
+
+  /** Journals a turn around `run` (the agent's answer): its start, then its end whatever failed, and settles nothing. */
+  private async journaled(turn: JournaledTurn, run: () => Promise<PromptResponse>): Promise<TurnOutcome> {
+    const { journal, bus, clock, record } = this.deps;
+    const { sessionId, key, prompt, origin } = turn;
+    let outcome: TurnOutcome;
+    try {
+      journal.append(sessionId, key, "turn_started", { prompt }, { then: (seq) => bus.publish(sessionId, { type: "turn_started", seq, origin }) });
+      journal.touchSession(sessionId, clock.now());
+      if (!turn.titled) journal.titleSession(sessionId, titleOf(prompt));
+      record({ kind: "turn_started", sessionId });
+      outcome = { value: await run() };
+    } catch (caught) {
+      outcome = { rejected: caught };
+    }
+    // Whatever failed above (the agent, a full disk), the turn ends: nothing may stay active forever.
+    const stopReason: StopReason | null = "value" in outcome ? outcome.value.stopReason : null;
+    const error = "rejected" in outcome ? messageOf(outcome.rejected) : null;
+    let unstored: string | undefined;
+    journal.append(
+      sessionId,
+      key,
+      "turn_ended",
+      { stopReason, error },
+      {
+        then: (seq) => {
+          bus.publish(sessionId, { type: "turn_ended", seq, stopReason, error });
+          journal.tellWorkDone(sessionId);
+        },
+        refused: (why) => (unstored = why),
+      },
+    );
+    record({ kind: "turn_ended", sessionId, stopReason, error });
+    return {
+      ...outcome,
+      get unstored() {
+        return unstored;
+      },
+    };
   }
 
   /** `session/cancel` from a client: interrupts the running turn; false if none runs. */
@@ -151,6 +198,35 @@ function noticeFor(reason: InterruptReason, maxActiveHoldMs: number): string | u
   }
   if (reason === "shutdown") return "Berth interrupted this turn (reason: shutdown): the host is shutting down.";
   return undefined;
+}
+
+/** A prompt's turn as the journal records it. */
+interface JournaledTurn {
+  readonly sessionId: string;
+  readonly key: LocationKey;
+  readonly prompt: ContentBlock[];
+  readonly origin: string | undefined;
+  /** The session has a title already, or an earlier prompt gives it one. */
+  readonly titled: boolean;
+}
+
+/** How the agent answered a prompt, and why the store refused its turn's end if it did (known once committed). */
+type TurnOutcome = ({ readonly value: PromptResponse } | { readonly rejected: unknown }) & { readonly unstored?: string | undefined };
+
+function outcomeOf(answer: Promise<PromptResponse>): Promise<TurnOutcome> {
+  return answer.then(
+    (value) => ({ value }),
+    (rejected: unknown) => ({ rejected }),
+  );
+}
+
+function answerOf(outcome: TurnOutcome): PromptResponse {
+  if ("rejected" in outcome) throw outcome.rejected;
+  return outcome.value;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function titleOf(prompt: ContentBlock[]): string {

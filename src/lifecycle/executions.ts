@@ -29,10 +29,13 @@ export interface ActiveExecution {
   readonly state: ExecutionState;
 }
 
-/** Given to whoever runs the turn; only this handle can settle it. */
+/** Given to whoever runs one prompt of the turn; only the handles of its prompts can settle it. */
 export interface TurnHandle {
   readonly sessionId: string;
-  /** Records how the turn ended; an interrupted turn settles as `interrupted` whatever is passed. */
+  /**
+   * Records that this prompt was answered. The turn settles with its last prompt, as `outcome` (an interrupted turn
+   * as `interrupted` whatever is passed); the settlement is returned then, else undefined.
+   */
   settle(outcome?: Exclude<TurnOutcome, "interrupted">): Settlement | undefined;
 }
 
@@ -40,12 +43,17 @@ interface Execution extends ActiveExecution {
   state: ExecutionState;
   readonly onInterrupt: (reason: InterruptReason) => void;
   readonly settlement: Deferred<Settlement>;
+  /** Prompts sent and not yet answered: the turn stays active until the last one is. */
+  unanswered: number;
 }
 
 export class TurnAlreadyRunningError extends Error {
   override readonly name = "TurnAlreadyRunningError";
-  constructor(readonly sessionId: string) {
-    super(`session ${sessionId} already has a turn in flight`);
+  constructor(
+    readonly sessionId: string,
+    why = "already has a turn in flight",
+  ) {
+    super(`session ${sessionId} ${why}`);
   }
 }
 
@@ -62,11 +70,16 @@ export class Executions {
   ) {}
 
   /**
-   * Admits a turn. `onInterrupt` is how the runner is asked to stop (e.g. ACP `session/cancel`);
-   * the turn is still active until its handle settles it.
+   * Admits a prompt. The first one begins the session's turn, and its `onInterrupt` is how the runner is asked to stop
+   * (e.g. ACP `session/cancel`); one sent while that turn runs joins it (agents queue such prompts, or cancel the
+   * first): the turn stays active until the last prompt's handle settles it, and one interruption stops them all.
+   * A prompt while the turn is being interrupted is refused: the agent has not answered the cancel yet.
    */
   begin(sessionId: string, location: LocationKey, onInterrupt: (reason: InterruptReason) => void): TurnHandle {
-    if (this.bySession.has(sessionId)) throw new TurnAlreadyRunningError(sessionId);
+    const running = this.bySession.get(sessionId);
+    if (running?.state.name === "interrupting")
+      throw new TurnAlreadyRunningError(sessionId, "is cancelling its turn in flight: send the prompt once the cancelled turn has ended");
+    if (running) return this.join(running);
     const execution: Execution = {
       sessionId,
       location,
@@ -74,13 +87,28 @@ export class Executions {
       state: { name: "running" },
       onInterrupt,
       settlement: deferred<Settlement>(),
+      unanswered: 0,
     };
     this.bySession.set(sessionId, execution);
     let atLocation = this.byLocation.get(location.id);
     if (!atLocation) this.byLocation.set(location.id, (atLocation = new Set()));
     atLocation.add(execution);
     this.beganListeners.emit(execution);
-    return { sessionId, settle: (outcome = "completed") => this.settle(execution, outcome) };
+    return this.join(execution);
+  }
+
+  /** One more prompt of the turn; its handle settles it once, however often it is called. */
+  private join(execution: Execution): TurnHandle {
+    execution.unanswered++;
+    let answered = false;
+    return {
+      sessionId: execution.sessionId,
+      settle: (outcome = "completed") => {
+        if (answered) return undefined;
+        answered = true;
+        return --execution.unanswered === 0 ? this.settle(execution, outcome) : undefined;
+      },
+    };
   }
 
   isActive(sessionId: string): boolean {

@@ -239,7 +239,7 @@ export function createAcpAgent({
         }
         const feed = requireFeed(params.sessionId);
         const { sessionId, prompt, ...extra } = params;
-        const answer = translatedAsync(log, () => feed.ownPrompt(() => host.prompt(sessionId, prompt, extra)));
+        const answer = translatedAsync(log, () => feed.ownPrompt((origin) => host.prompt(sessionId, prompt, extra, origin)));
         promptStarted?.(answer);
         return answer;
       })

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import {
   methods,
   type AgentContext,
@@ -96,8 +97,8 @@ export class SessionFeed {
   /** Sends are chained: the SDK does not promise to keep the order of concurrent notifications. */
   private outbox: Promise<void> = Promise.resolve();
   private readonly unsubscribe: () => void;
-  /** Turns this connection itself is prompting: their prompts are not echoed back to it. */
-  private ownPrompts = 0;
+  /** The origins of the prompts this connection itself sent and awaits: their prompts are not echoed back to it. */
+  private readonly ownPrompts = new Set<string>();
   /** The last seq of the journal this client was sent, live or read from the journal (or passed over: not an update). */
   private sentUpTo = 0;
   /** The last seq the `session/load` replay sent as history. */
@@ -174,13 +175,17 @@ export class SessionFeed {
     for (const question of this.options.host.pendingQuestions(this.options.sessionId)) this.ask(question);
   }
 
-  /** Runs this connection's prompt; it answers only after the turn's updates were sent, as ACP clients expect. */
-  async ownPrompt<T>(run: () => Promise<T>): Promise<T> {
-    this.ownPrompts++;
+  /**
+   * Runs this connection's prompt, named by the origin `run` is given; it answers only after the turn's updates were
+   * sent, as ACP clients expect.
+   */
+  async ownPrompt<T>(run: (origin: string) => Promise<T>): Promise<T> {
+    const origin = randomUUID();
+    this.ownPrompts.add(origin);
     try {
-      return await run();
+      return await run(origin);
     } finally {
-      this.ownPrompts--;
+      this.ownPrompts.delete(origin);
       await this.outbox;
       await this.live();
     }
@@ -246,7 +251,8 @@ export class SessionFeed {
       case "agent_notification":
         return this.enqueue(() => void this.options.notify(event.method, event.params));
       case "turn_started":
-        if (this.ownPrompts === 0 && !this.seqs) this.send({ after: event.seq - 1, shows: event.seq, run: () => this.showPrompt(event.seq) });
+        if (!(event.origin !== undefined && this.ownPrompts.has(event.origin)) && !this.seqs)
+          this.send({ after: event.seq - 1, shows: event.seq, run: () => this.showPrompt(event.seq) });
         return;
       case "question_asked":
         return this.ask(event.question);

@@ -101,12 +101,14 @@ describe("parseDemoAgentOptions", () => {
       loadSessions: true,
       announceSettings: true,
       requireAuth: false,
+      busyPrompt: "refuse",
     });
     expect(parseDemoAgentOptions(["--no-load", "--silent-settings"], env)).toEqual({
       stateDir: "/from/env",
       loadSessions: false,
       announceSettings: false,
       requireAuth: false,
+      busyPrompt: "refuse",
     });
     expect(parseDemoAgentOptions([], {}).stateDir).toBe(defaultStateDir);
   });
@@ -124,6 +126,14 @@ describe("parseDemoAgentOptions", () => {
     expect(parseDemoAgentOptions([], {})).not.toHaveProperty("recordFile");
     expect(() => parseDemoAgentOptions([], { BERTH_DEMO_REQUIRE_AUTH: "yes" })).toThrow(/BERTH_DEMO_REQUIRE_AUTH/);
     expect(() => parseDemoAgentOptions(["--record", ""], {})).toThrow(/must not be empty/);
+  });
+
+  it("reads --busy-prompt or BERTH_DEMO_BUSY_PROMPT, refusing what it does not know", () => {
+    expect(parseDemoAgentOptions(["--busy-prompt", "queue"], { BERTH_DEMO_BUSY_PROMPT: "cancel" }).busyPrompt).toBe("queue");
+    expect(parseDemoAgentOptions([], { BERTH_DEMO_BUSY_PROMPT: "cancel" }).busyPrompt).toBe("cancel");
+    expect(() => parseDemoAgentOptions(["--busy-prompt", "later"], {})).toThrow(
+      '--busy-prompt (or BERTH_DEMO_BUSY_PROMPT) must be one of refuse, queue, cancel, got "later"',
+    );
   });
 
   it("rejects unknown options and stray arguments, naming them", () => {

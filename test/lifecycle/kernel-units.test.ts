@@ -79,11 +79,11 @@ describe("location keys", () => {
 describe("executions", () => {
   const app = locationKey("/w/app");
 
-  it("admits one turn per session and lists active ones by location", () => {
+  it("admits one turn per session, joined by prompts sent during it, and lists active ones by location", () => {
     const ex = new Executions(new VirtualClock(0));
     ex.begin("s1", app, () => undefined);
     ex.begin("s2", locationKey("/w/other"), () => undefined);
-    expect(() => ex.begin("s1", app, () => undefined)).toThrow(/already has a turn in flight/);
+    ex.begin("s1", app, () => undefined);
     expect(ex.active().map((e) => e.sessionId)).toEqual(["s1", "s2"]);
     expect(ex.activeAt(app.id).map((e) => e.sessionId)).toEqual(["s1"]);
     expect([...ex.activeLocationIds()]).toEqual([app.id, locationKey("/w/other").id]);
@@ -115,6 +115,45 @@ describe("executions", () => {
     expect(await ex.interrupt("s1", { reason: "inactivity" })).toBe(true);
     expect(ex.get("s1")?.state).toEqual({ name: "interrupting", reason: "inactivity" });
     expect(turn.settle("failed")).toMatchObject({ outcome: "interrupted", reason: "inactivity" });
+  });
+
+  it("a turn with several prompts settles with its last answer, however often a handle is settled", async () => {
+    const clock = new VirtualClock(0);
+    const ex = new Executions(clock);
+    const settlements: string[] = [];
+    ex.onSettled((s) => settlements.push(`${s.sessionId} ${s.outcome} ${s.startedAt}-${s.settledAt}`));
+    const began: string[] = [];
+    ex.onBegan((e) => began.push(e.sessionId));
+    const first = ex.begin("s1", app, () => undefined);
+    await clock.advance(1_000);
+    const second = ex.begin("s1", app, () => undefined);
+    expect(began).toEqual(["s1"]);
+    expect(first.settle("completed")).toBeUndefined();
+    expect(first.settle("completed")).toBeUndefined();
+    expect(ex.isActive("s1")).toBe(true);
+    await clock.advance(1_000);
+    expect(second.settle("failed")).toMatchObject({ outcome: "failed", startedAt: 0, settledAt: 2_000 });
+    expect(ex.isActive("s1")).toBe(false);
+    expect(settlements).toEqual(["s1 failed 0-2000"]);
+  });
+
+  it("one interruption stops every prompt of the turn; a prompt while it is being interrupted is refused", async () => {
+    const ex = new Executions(new VirtualClock(0));
+    const asked: string[] = [];
+    const first = ex.begin("s1", app, (reason) => asked.push(`first ${reason}`));
+    const second = ex.begin("s1", app, (reason) => asked.push(`second ${reason}`));
+    const settled = ex.interrupt("s1", { reason: "user", awaitSettlement: true });
+    expect(asked).toEqual(["first user"]);
+    expect(() => ex.begin("s1", app, () => undefined)).toThrow(
+      "session s1 is cancelling its turn in flight: send the prompt once the cancelled turn has ended",
+    );
+    first.settle("completed");
+    expect(ex.get("s1")?.state).toEqual({ name: "interrupting", reason: "user" });
+    expect(second.settle("completed")).toMatchObject({ outcome: "interrupted", reason: "user" });
+    expect(await settled).toBe(true);
+    // Settled: the next prompt begins a turn of its own.
+    ex.begin("s1", app, () => undefined);
+    expect(ex.get("s1")?.state).toEqual({ name: "running" });
   });
 
   it("a stale turn handle cannot settle a newer turn", () => {

@@ -38,7 +38,8 @@ class Real {
   readonly clock = new VirtualClock(0, 1);
   readonly records: LifecycleRecord[] = [];
   readonly executions = new Executions(this.clock, (r) => this.onRecord(r));
-  readonly turns = new Map<string, { handle: TurnHandle; location: LocationKey }>();
+  /** Each session's prompts in flight, oldest first: a prompt during a turn joins it (agents queue it). */
+  readonly turns = new Map<string, TurnHandle[]>();
   /** Last durable event per location, as the model sees it (booted, turn began or settled, touched, kept). */
   readonly lastDurable = new Map<string, number>();
   /** The last real need of a location: an open, the end of an acquisition, the end of a hold (by when it must idle out). */
@@ -168,11 +169,19 @@ class Real {
       if (!agentStarts) return;
       // The host refuses a child whose services are no longer the location's: that must never happen.
       if (this.retention.peek(key) !== services && !this.closedAll) this.violations.push(`${key.id} evicted while the agent of ${sessionId} started`);
-      if (this.executions.isActive(sessionId)) return;
-      const handle = this.executions.begin(sessionId, key, () => {
-        void this.scheduler.schedule(Promise.resolve(), `settle interrupted ${sessionId}`).then(() => handle.settle("completed"));
+      // The host refuses a prompt while the turn is being interrupted; one during a running turn joins it.
+      if (this.executions.get(sessionId)?.state.name === "interrupting") return;
+      const joined = this.executions.get(sessionId)?.location;
+      const handle = this.executions.begin(sessionId, joined ?? key, () => {
+        // The agent answers every prompt of the interrupted turn, one after another.
+        void this.scheduler.schedule(Promise.resolve(), `settle interrupted ${sessionId}`).then(() =>
+          this.turns
+            .get(sessionId)
+            ?.splice(0)
+            .forEach((prompt) => prompt.settle("completed")),
+        );
       });
-      this.turns.set(sessionId, { handle, location: key });
+      this.turns.set(sessionId, [...(this.turns.get(sessionId) ?? []), handle]);
       admitted = true;
     } catch (error) {
       if (!(error instanceof LocationServicesClosedError)) this.violations.push(`open ${key.id} failed: ${String(error)}`);
@@ -201,7 +210,8 @@ const commandArbs = [
       void real.prompt(s, key, ok);
     }),
   ),
-  sessionArb.map((s) => step(`turnEnd(${s})`, (real) => real.turns.get(s)?.handle.settle("completed"))),
+  // The agent answers the session's oldest prompt in flight.
+  sessionArb.map((s) => step(`turnEnd(${s})`, (real) => real.turns.get(s)?.shift()?.settle("completed"))),
   locationArb.map((key) =>
     step(`durableEvent(${key.id})`, (real) => {
       if (real.retention.touch(key)) real.lastDurable.set(key.id, real.clock.now());
@@ -255,7 +265,7 @@ describe("location retention under fast-check's scheduler (model-based)", () => 
           await fc.asyncModelRun(() => ({ model: {}, real }), commands);
           // Drain: every agent starts or fails, every turn ends, holds go; then everything idles out.
           await s.waitIdle();
-          for (const { handle } of real.turns.values()) handle.settle("completed");
+          for (const prompts of real.turns.values()) for (const prompt of prompts.splice(0)) prompt.settle("completed");
           for (const id of real.held) real.lastNeed.set(id, real.clock.now());
           real.held.clear();
           await drainMicrotasks();

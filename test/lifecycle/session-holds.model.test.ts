@@ -30,7 +30,8 @@ class Real {
   readonly clock = new VirtualClock(0, 1);
   readonly executions = new Executions(this.clock);
   readonly cleanups = new ConnectionCleanups();
-  readonly turns = new Map<string, TurnHandle>();
+  /** Each session's prompts in flight, oldest first: a prompt during a turn joins it (agents queue it). */
+  readonly turns = new Map<string, TurnHandle[]>();
   readonly tickets = new Map<string, HoldTicket<Child>>();
   readonly releases: Array<{ child: Child; at: number }> = [];
   /** Session children whose release was asked for but has not finished. */
@@ -158,17 +159,14 @@ const commandArbs = [
     }),
   ),
   connectionArb.map((c) => step(`connectionClosed(${c})`, (real) => real.cleanups.cleanupForConnection(c))),
-  // Turns are admitted in every state: with or without a child, held or not, while acquiring or releasing.
+  // Turns are admitted in every state: with or without a child, held or not, while acquiring or releasing; a prompt
+  // during a turn joins it, and the turn runs until its last prompt is answered.
   sessionArb.map((s) =>
     step(`turnStart(${s})`, (real) => {
-      if (!real.executions.isActive(s))
-        real.turns.set(
-          s,
-          real.executions.begin(s, locationKey("/w/app"), () => undefined),
-        );
+      real.turns.set(s, [...(real.turns.get(s) ?? []), real.executions.begin(s, locationKey("/w/app"), () => undefined)]);
     }),
   ),
-  sessionArb.map((s) => step(`turnEnd(${s})`, (real) => real.turns.get(s)?.settle("completed"))),
+  sessionArb.map((s) => step(`turnEnd(${s})`, (real) => real.turns.get(s)?.shift()?.settle("completed"))),
   sessionArb.map((s) => step(`releaseAll(${s})`, (real) => real.holds.releaseAll(s))),
   sessionArb.map((s) =>
     step(`childCrashed(${s})`, (real) => {
@@ -219,7 +217,7 @@ describe("session holds under fast-check's scheduler (model-based)", () => {
             await fc.asyncModelRun(() => ({ model: {}, real }), commands);
             // Let everything pending resolve, end every turn, drop every holder: within one grace nothing may stay alive.
             await s.waitIdle();
-            for (const turn of real.turns.values()) turn.settle("completed");
+            for (const prompts of real.turns.values()) for (const prompt of prompts.splice(0)) prompt.settle("completed");
             for (const c of CONNECTIONS) await real.cleanups.cleanupForConnection(c);
             await drainMicrotasks();
             real.check();

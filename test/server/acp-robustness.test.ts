@@ -125,19 +125,40 @@ describe("ACP endpoint: refusals and bad input", () => {
     await Promise.all([a.close(), b.close()]);
   });
 
-  it("refuses a second session/prompt while a turn runs, naming why", async () => {
-    const fixture = await startFixture();
+  it("passes a second session/prompt during a turn to the agent, and refuses one while the turn is being cancelled", async () => {
+    const fixture = await startFixture({ config: { interruptTimeout: "2s" } });
     const raw = await RawSocket.open(fixture.acpUrl, fixture.token);
     raw.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
     await raw.response(1);
     raw.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: fixture.workDir, mcpServers: [] } });
     const sessionId = ((await raw.response(2)).result as { sessionId: string }).sessionId;
-    raw.send({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "/sleep 1h" }] } });
+    raw.send({
+      jsonrpc: "2.0",
+      id: 3,
+      method: "session/prompt",
+      params: { sessionId, prompt: [{ type: "text", text: "/sleep --ignore-cancel 1h" }] },
+    });
     await waitUntil(() => fixture.berth.host.getSession(sessionId)!.turnActive, "the first turn runs");
+    // The demo agent refuses a prompt during a turn by default: its own error, as it sent it.
     raw.send({ jsonrpc: "2.0", id: 4, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "me too" }] } });
-    expect(await raw.response(4)).toMatchObject({ error: { code: -32600, data: { code: "turn_in_flight" } } });
+    expect(await raw.response(4)).toMatchObject({ error: { code: -32600, message: expect.stringContaining("a prompt turn is already running") } });
+    // Once cancelled, the turn stays in flight until the agent answers: a prompt then would join a turn being stopped.
     raw.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
-    expect(await raw.response(3)).toMatchObject({ result: { stopReason: "cancelled" } });
+    await waitUntil(() => fixture.berth.host.events(sessionId).some((event) => event.kind === "interrupted"), "the turn is being interrupted");
+    raw.send({ jsonrpc: "2.0", id: 5, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "me too" }] } });
+    expect(await raw.response(5)).toMatchObject({
+      error: { code: -32600, message: expect.stringContaining("is cancelling its turn in flight"), data: { code: "turn_in_flight" } },
+    });
+    // The agent ignores the cancel: it is stopped after interruptTimeout, and the turn ends.
+    expect(await raw.response(3)).toMatchObject({ error: { code: -32603 } });
+    // The refused prompt was answered at once, and journaled in its place: after the turn before it.
+    const turns = () =>
+      fixture.berth.host
+        .events(sessionId)
+        .filter((event) => event.kind === "turn_started" || event.kind === "turn_ended")
+        .map((event) => `${event.kind} ${JSON.stringify((event.payload as { prompt?: Array<{ text: string }> }).prompt?.[0]?.text ?? null)}`);
+    await waitUntil(() => turns().length === 4, "both turns journaled");
+    expect(turns()).toEqual(['turn_started "/sleep --ignore-cancel 1h"', "turn_ended null", 'turn_started "me too"', "turn_ended null"]);
     await raw.close();
   });
 

@@ -150,7 +150,7 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     expect((await turn).stopReason).toBe("end_turn");
   });
 
-  it("a session without turns that the agent cannot reopen is created again; one with turns fails naming the agent's reason", async () => {
+  it("a session the agent cannot reopen is created again at the agent: silently without turns; with turns, the history from the journal and a notice", async () => {
     const fixture = await startFixture({ config: { releaseGrace: "50ms" } });
     const client = await fixture.connect();
     const fresh = await client.newSession(fixture.workDir);
@@ -164,9 +164,22 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
 
     await client.load(fresh, fixture.workDir);
     expect((await client.prompt(fresh, "hello again")).stopReason).toBe("end_turn");
-    const error = await client.load(talked, fixture.workDir).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RequestError);
-    expect((error as RequestError).message).toMatch(/the agent could not reopen this session/);
+    expect(client.texts(fresh)).not.toContain("could not reopen");
+
+    // Another client loads the session with turns: Berth's history, then why the agent will not remember it.
+    const later = await fixture.connect();
+    await later.load(talked, fixture.workDir);
+    await later.waitForText(talked, "Berth: the agent could not reopen this session (");
+    expect(later.texts(talked, "user_message_chunk")).toBe("remember me");
+    const notice = later.notifications.find(
+      ({ update }) =>
+        update.sessionUpdate === "agent_message_chunk" && update.content.type === "text" && update.content.text.includes("could not reopen"),
+    );
+    expect(notice?.update).toMatchObject({ _meta: { "berth/notice": { kind: "conversation_restarted", reason: expect.any(String) } } });
+    expect(later.texts(talked)).toContain("it starts a fresh conversation and does not remember what was said above.");
+    // The fresh conversation answers the next prompt.
+    expect((await later.prompt(talked, "hello again")).stopReason).toBe("end_turn");
+    await later.waitForText(talked, "hello again");
   });
 
   it("a login is passed to the agent and replayed to each later child, so a session outlives the release of its process", async () => {

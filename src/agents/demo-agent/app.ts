@@ -20,7 +20,7 @@ import { parsePromptCommand } from "./prompt-command.js";
 import { replayConversation } from "./replay.js";
 import { SessionRegistry, type DemoSession } from "./session-registry.js";
 import { configOptionsOf, sessionStateFields, type SessionStateFields, withConfigValue, withMode, withModel } from "./session-state.js";
-import { runTurn, Turn, type ClientPeer } from "./turn.js";
+import { runTurn, Turn, type BusyPrompt, type ClientPeer } from "./turn.js";
 import { UsageMeter } from "./usage.js";
 
 export const demoAgentName = "berth-demo-agent";
@@ -44,6 +44,8 @@ export interface DemoAgentOptions {
   requireAuth: boolean;
   /** The agent's environment, where `authenticate` may find the token (see `tokenEnvNames`); none by default. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** What a prompt sent while a turn runs gets (`--busy-prompt`); refused by default. */
+  busyPrompt?: BusyPrompt;
 }
 
 /**
@@ -113,6 +115,7 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
       const meter = new UsageMeter(text);
       const stopReason = await runTurn(
         session,
+        options.busyPrompt ?? "refuse",
         (cancelled) => new Turn(session, sessions, client, peer, meter, cancelled),
         (turn) => {
           turn.append({ kind: "user_message", messageId: randomUUID(), text });
@@ -128,6 +131,7 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
     })
     .onNotification(methods.agent.session.cancel, ({ params }) => {
       const session = sessions.get(params.sessionId);
+      session.cancels++;
       if (session.turn.name === "running") session.turn.cancel.abort();
     })
     .onRequest(methods.agent.session.close, ({ params }) => {

@@ -2,22 +2,27 @@ import { tmpdir } from "node:os";
 import { resolve, join } from "node:path";
 import { parseArgs } from "node:util";
 import type { DemoAgentOptions } from "./app.js";
+import { busyPrompts, type BusyPrompt } from "./turn.js";
 
 const stateDirEnv = "BERTH_DEMO_STATE_DIR";
 const requireAuthEnv = "BERTH_DEMO_REQUIRE_AUTH";
 const recordEnv = "BERTH_DEMO_RECORD";
+const busyPromptEnv = "BERTH_DEMO_BUSY_PROMPT";
 
 /** Shared across runs, so a restarted agent can still load its sessions. */
 export const defaultStateDir = join(tmpdir(), "berth-demo-agent");
 
-export const demoAgentUsage = `usage: berth-demo-agent [--state-dir DIR] [--no-load] [--silent-settings] [--require-auth] [--record FILE]
+export const demoAgentUsage = `usage: berth-demo-agent [--state-dir DIR] [--no-load] [--silent-settings] [--require-auth] [--record FILE] [--busy-prompt HOW]
   --state-dir DIR   where conversations are kept (default $${stateDirEnv}, then ${defaultStateDir})
   --no-load         neither advertise nor serve session/load and session/resume
   --silent-settings session/set_mode and session/set_config_option send no update (as opencode)
   --require-auth    session/new, load and resume fail with -32000 until authenticate
                     succeeds with method "demo-token" (or $${requireAuthEnv}=1)
   --record FILE     append every JSON-RPC message received and sent to FILE as NDJSON
-                    {"pid":...,"direction":"in"|"out","message":...} (or $${recordEnv}=FILE)`;
+                    {"pid":...,"direction":"in"|"out","message":...} (or $${recordEnv}=FILE)
+  --busy-prompt HOW what a prompt sent while a turn runs gets: refuse (-32600, the default),
+                    queue (runs after the running turn), cancel (the running turn ends
+                    cancelled, then it runs) (or $${busyPromptEnv}=HOW)`;
 
 export interface DemoAgentCliOptions extends DemoAgentOptions {
   /** Where to record the wire messages; absent when not recording. */
@@ -37,6 +42,7 @@ export function parseDemoAgentOptions(argv: string[], env: NodeJS.ProcessEnv): D
       "silent-settings": { type: "boolean" },
       "require-auth": { type: "boolean" },
       record: { type: "string" },
+      "busy-prompt": { type: "string" },
     },
     strict: true,
     allowPositionals: false,
@@ -49,8 +55,13 @@ export function parseDemoAgentOptions(argv: string[], env: NodeJS.ProcessEnv): D
   if (recordFile === "") {
     throw new Error(`--record (or ${recordEnv}) must not be empty`);
   }
+  const busyPrompt = values["busy-prompt"] ?? env[busyPromptEnv] ?? "refuse";
+  if (!busyPrompts.includes(busyPrompt as BusyPrompt)) {
+    throw new Error(`--busy-prompt (or ${busyPromptEnv}) must be one of ${busyPrompts.join(", ")}, got "${busyPrompt}"`);
+  }
   return {
     stateDir: resolve(stateDir),
+    busyPrompt: busyPrompt as BusyPrompt,
     loadSessions: !values["no-load"],
     announceSettings: !values["silent-settings"],
     requireAuth: values["require-auth"] ?? flag(requireAuthEnv, env[requireAuthEnv]),

@@ -4,8 +4,8 @@ import { RequestError, type McpServer } from "@agentclientprotocol/sdk";
 import type { Conversation, ConversationEntry, ConversationStore } from "./conversation-store.js";
 import { defaultSettings, type SessionSettings } from "./session-state.js";
 
-/** A session has at most one turn; `running` carries what cancels it. */
-type TurnState = { name: "idle" } | { name: "running"; cancel: AbortController };
+/** A session runs one turn at a time; `running` carries what cancels it and when it ends. */
+type TurnState = { name: "idle" } | { name: "running"; cancel: AbortController; ended: Promise<void> };
 
 /** A session this agent process currently serves. */
 export interface DemoSession {
@@ -14,6 +14,8 @@ export interface DemoSession {
   /** As received in the latest `session/new`, `session/load` or `session/resume`. */
   mcpServers: McpServer[];
   turn: TurnState;
+  /** How many `session/cancel`s it got: a queued prompt sent before the latest one ends cancelled without running. */
+  cancels: number;
 }
 
 /**
@@ -81,6 +83,7 @@ export class SessionRegistry {
       conversation,
       mcpServers,
       turn: { name: "idle" },
+      cancels: 0,
     };
     this.open.set(session.id, session);
     return session;

@@ -76,24 +76,41 @@ export class Turn {
 }
 
 /**
- * Runs `work` as the session's only turn: `idle → running → idle`. A second
- * prompt while one runs is refused rather than interleaved.
+ * What the agent does with a prompt sent while a turn runs: refuse it, queue it after the running turn (as opencode,
+ * Claude and Codex do), or cancel the running turn and run it next (as Gemini does).
  */
+export type BusyPrompt = "refuse" | "queue" | "cancel";
+export const busyPrompts: readonly BusyPrompt[] = ["refuse", "queue", "cancel"];
+
+/** Runs `work` as the session's turn, `idle → running → idle`, one turn at a time; a prompt meanwhile as `busy` says. */
 export async function runTurn(
   session: DemoSession,
+  busy: BusyPrompt,
   start: (cancelled: AbortSignal) => Turn,
   work: (turn: Turn) => Promise<StopReason>,
 ): Promise<StopReason> {
-  if (session.turn.name === "running") {
-    throw RequestError.invalidRequest({ sessionId: session.id }, "a prompt turn is already running in this session; cancel it or wait for it to end");
+  const cancelsAtSend = session.cancels;
+  // Waiters wake in the order they came, so queued prompts run in the order they were sent.
+  while (session.turn.name === "running") {
+    if (busy === "refuse")
+      throw RequestError.invalidRequest(
+        { sessionId: session.id },
+        "a prompt turn is already running in this session; cancel it or wait for it to end",
+      );
+    if (busy === "cancel") session.turn.cancel.abort();
+    await session.turn.ended;
+    // `session/cancel` cancels the queued prompts too, as agents that queue do.
+    if (session.cancels !== cancelsAtSend) return "cancelled";
   }
   const cancel = new AbortController();
-  session.turn = { name: "running", cancel };
+  let ended!: () => void;
+  session.turn = { name: "running", cancel, ended: new Promise<void>((resolve) => (ended = resolve)) };
   try {
     const stopReason = await work(start(cancel.signal));
     return cancel.signal.aborted ? "cancelled" : stopReason;
   } finally {
     session.turn = { name: "idle" };
+    ended();
   }
 }
 

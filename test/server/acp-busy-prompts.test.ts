@@ -1,0 +1,127 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { methods } from "@agentclientprotocol/sdk";
+import { demoAgentMain } from "../../src/agents/agent-registry.js";
+import type { BusyPrompt } from "../../src/agents/demo-agent/turn.js";
+import { cleanUp, startFixture, tempDir, waitUntil, type AcpTestClient, type BerthFixture } from "./server-harness.js";
+
+afterEach(cleanUp);
+
+/**
+ * Demo agents that queue a prompt sent during a turn (as opencode, Claude, Codex) or cancel the running turn for it (as
+ * Gemini), each recording the messages it receives in `wire`.
+ */
+function agents(wire: string) {
+  return Object.fromEntries(
+    (["queue", "cancel"] satisfies BusyPrompt[]).map((busy) => [
+      busy,
+      { command: process.execPath, args: [demoAgentMain, "--state-dir", tempDir(`berth-busy-${busy}-`), "--busy-prompt", busy, "--record", wire] },
+    ]),
+  );
+}
+
+/** How many `session/prompt`s the agent received. */
+function promptsReceived(wire: string): number {
+  if (!existsSync(wire)) return 0;
+  return readFileSync(wire, "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as { direction: string; message: { method?: string } })
+    .filter(({ direction, message }) => direction === "in" && message.method === "session/prompt").length;
+}
+
+/** The session's turns as the journal keeps them: each turn's prompt and how it ended, in journal order. */
+function journaledTurns(fixture: BerthFixture, sessionId: string): string[] {
+  return fixture.berth.host.events(sessionId).flatMap((event) => {
+    const payload = event.payload as { prompt?: Array<{ text?: string }>; stopReason?: string | null };
+    if (event.kind === "turn_started") return [`started ${payload.prompt?.[0]?.text}`];
+    if (event.kind === "turn_ended") return [`ended ${payload.stopReason}`];
+    return [];
+  });
+}
+
+/** Records the order in which prompts are answered. */
+function answered(order: string[], name: string, answer: Promise<{ stopReason: string }>): Promise<string> {
+  return answer.then(({ stopReason }) => {
+    order.push(name);
+    return stopReason;
+  });
+}
+
+async function twoClients(agent: string): Promise<{ fixture: BerthFixture; a: AcpTestClient; b: AcpTestClient; sessionId: string; wire: string }> {
+  const wire = join(tempDir("berth-busy-wire-"), "wire.ndjson");
+  const fixture = await startFixture({ config: { agents: agents(wire) } });
+  const a = await fixture.connect({ agent });
+  const sessionId = await a.newSession(fixture.workDir);
+  const b = await fixture.connect({ agent });
+  await b.load(sessionId, fixture.workDir);
+  return { fixture, a, b, sessionId, wire };
+}
+
+describe("ACP: a prompt sent during a turn goes to the agent", () => {
+  it("a queueing agent: each prompt is its own turn, answered in order, and the turn is in flight until the last answer", async () => {
+    const { fixture, a, b, sessionId } = await twoClients("queue");
+    const order: string[] = [];
+    const first = answered(order, "first", a.prompt(sessionId, "/ask first?"));
+    await waitUntil(() => a.permissions.length === 1, "the first prompt's question");
+    const second = answered(order, "second", a.prompt(sessionId, "/ask second?"));
+    // The first turn waits for its answer: the second prompt is queued at the agent, not refused.
+    a.permissions[0]!.answer({ outcome: { outcome: "selected", optionId: "allow" } });
+    expect(await first).toBe("end_turn");
+    await waitUntil(() => a.permissions.length === 2, "the second prompt's question");
+    expect(order).toEqual(["first"]);
+    expect(fixture.berth.host.getSession(sessionId)).toMatchObject({ turnActive: true });
+    a.permissions[1]!.answer({ outcome: { outcome: "selected", optionId: "deny" } });
+    expect(await second).toBe("end_turn");
+    expect(order).toEqual(["first", "second"]);
+    await waitUntil(() => !fixture.berth.host.getSession(sessionId)!.turnActive, "the turn to settle after the last answer");
+
+    expect(journaledTurns(fixture, sessionId)).toEqual(["started /ask first?", "ended end_turn", "started /ask second?", "ended end_turn"]);
+    // The other client saw each prompt as its own user message, each before the agent's words for it.
+    await waitUntil(() => b.texts(sessionId).includes("You chose: deny"), "the other client saw the second answer");
+    expect(b.texts(sessionId, "user_message_chunk")).toBe("/ask first?/ask second?");
+    expect(b.texts(sessionId)).toBe("You chose: allowYou chose: deny");
+    // The prompting client is not shown its own prompts.
+    expect(a.texts(sessionId, "user_message_chunk")).toBe("");
+  });
+
+  it("an agent that cancels the running turn for the new prompt: the first ends cancelled, then the second runs", async () => {
+    const { fixture, a, b, sessionId } = await twoClients("cancel");
+    const order: string[] = [];
+    const first = answered(order, "first", a.prompt(sessionId, "/sleep 1h"));
+    await waitUntil(() => fixture.berth.host.getSession(sessionId)!.turnActive, "the first turn runs");
+    // Another client's prompt during the turn reaches the agent too.
+    const second = answered(order, "second", b.prompt(sessionId, "instead"));
+    expect(await first).toBe("cancelled");
+    expect(await second).toBe("end_turn");
+    expect(order).toEqual(["first", "second"]);
+    await waitUntil(() => !fixture.berth.host.getSession(sessionId)!.turnActive, "the turn to settle after the last answer");
+    expect(journaledTurns(fixture, sessionId)).toEqual(["started /sleep 1h", "ended cancelled", "started instead", "ended end_turn"]);
+    expect(a.texts(sessionId, "user_message_chunk")).toBe("instead");
+    expect(b.texts(sessionId, "user_message_chunk")).toBe("/sleep 1h");
+    // No interruption was Berth's: the agent cancelled its own turn.
+    expect(fixture.berth.host.events(sessionId).filter((event) => event.kind === "interrupted")).toEqual([]);
+  });
+
+  it("session/cancel stops every prompt in flight, and a prompt after it waits for no refusal once they ended", async () => {
+    const { fixture, a, sessionId, wire } = await twoClients("queue");
+    const first = a.prompt(sessionId, "/sleep 1h");
+    await waitUntil(() => fixture.berth.host.getSession(sessionId)!.turnActive, "the first turn runs");
+    const second = a.prompt(sessionId, "/sleep 1h");
+    await waitUntil(() => promptsReceived(wire) === 2, "the agent has both prompts");
+    await a.agent.notify(methods.agent.session.cancel, { sessionId });
+    expect((await first).stopReason).toBe("cancelled");
+    expect((await second).stopReason).toBe("cancelled");
+    await waitUntil(() => !fixture.berth.host.getSession(sessionId)!.turnActive, "the turn to settle");
+    expect((await a.prompt(sessionId, "again")).stopReason).toBe("end_turn");
+    expect(journaledTurns(fixture, sessionId)).toEqual([
+      "started /sleep 1h",
+      "ended cancelled",
+      "started /sleep 1h",
+      "ended cancelled",
+      "started again",
+      "ended end_turn",
+    ]);
+  });
+});
