@@ -53,7 +53,17 @@ import { LoginRunner } from "../logins/login-runner.js";
 import type { LoginCommandResolver } from "../logins/login-command.js";
 import type { StoreHealthView } from "./store-health.js";
 import type { HeartbeatHealthView } from "./heartbeat-health.js";
-import type { AgentLoginStatus, FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
+import type {
+  AgentLoginStatus,
+  ClientFiles,
+  FleetCounts,
+  HostView,
+  LocationView,
+  PeerLiveSink,
+  QuestionView,
+  SessionOwner,
+  SessionView,
+} from "./views.js";
 
 export { OrderlySteps } from "./orderly-steps.js";
 export { sweepLeftovers } from "./startup.js";
@@ -303,10 +313,18 @@ export class Host {
     return holdAndTell(this.parts.holds, sessionId, holderId, () => this.parts.sessionChanges.emit(sessionId));
   }
 
-  /** Runs a turn; `extra` (`_meta`, ...) goes to the agent as the client sent it, and its whole answer comes back. */
-  prompt(sessionId: string, prompt: ContentBlock[], extra: Omit<PromptRequest, "sessionId" | "prompt"> = {}): Promise<PromptResponse> {
+  /**
+   * Runs a turn; `extra` (`_meta`, ...) goes to the agent as the client sent it, and its whole answer comes back.
+   * `files`: the prompting client's own, which answer the agent's `fs/*` while the turn runs (docs/api.md).
+   */
+  prompt(
+    sessionId: string,
+    prompt: ContentBlock[],
+    extra: Omit<PromptRequest, "sessionId" | "prompt"> = {},
+    files?: ClientFiles,
+  ): Promise<PromptResponse> {
     this.assertRunning();
-    return this.parts.turns.prompt(sessionId, prompt, extra);
+    return this.parts.turns.prompt(sessionId, prompt, extra, files);
   }
 
   /**

@@ -14,6 +14,7 @@ import type { AgentLoginStates } from "./agent-login-states.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
 import type { QuestionDesk } from "./question-desk.js";
+import type { ClientFiles, EditorFiles } from "./editor-files.js";
 import type { SessionBus } from "./session-bus.js";
 
 export class TurnFailedError extends Error {
@@ -32,6 +33,8 @@ export interface TurnsDeps {
   readonly journal: Journal;
   readonly bus: SessionBus;
   readonly desk: QuestionDesk;
+  /** The prompting client's files serve the agent's `fs/*` while its turn runs. */
+  readonly editorFiles: EditorFiles;
   readonly clock: Clock;
   readonly record: (record: HostRecord) => void;
   /** How long an interrupted turn may take to settle before its agent is stopped. */
@@ -57,7 +60,13 @@ export class Turns {
     this.settleDeadlines.clear();
   }
 
-  async prompt(sessionId: string, prompt: ContentBlock[], extra: Omit<PromptRequest, "sessionId" | "prompt">): Promise<PromptResponse> {
+  /** `files`: the prompting client's, when it declared any (`clientCapabilities.fs`). */
+  async prompt(
+    sessionId: string,
+    prompt: ContentBlock[],
+    extra: Omit<PromptRequest, "sessionId" | "prompt">,
+    files?: ClientFiles,
+  ): Promise<PromptResponse> {
     const { store, holds, executions, journal, bus, clock, record } = this.deps;
     const session = store.sessions.get(sessionId);
     if (!session) throw new SessionNotFoundError(sessionId);
@@ -78,7 +87,12 @@ export class Turns {
         journal.touchSession(sessionId, clock.now());
         if (session.title === null) journal.titleSession(sessionId, titleOf(prompt));
         record({ kind: "turn_started", sessionId });
-        response = await this.deps.loginStates.observe(child.agentId, child.prompt({ ...extra, prompt }));
+        const filesServed = files && this.deps.editorFiles.during(sessionId, files);
+        try {
+          response = await this.deps.loginStates.observe(child.agentId, child.prompt({ ...extra, prompt }));
+        } finally {
+          filesServed?.();
+        }
         stopReason = response.stopReason;
       } catch (caught) {
         failure = caught;
