@@ -125,7 +125,7 @@ export interface ClientOptions {
 }
 
 /** An editor's file system as a test plays it; `signal` is aborted when the server withdraws the request. */
-export interface TestClientFiles {
+interface TestClientFiles {
   read?(params: ReadTextFileRequest, signal: AbortSignal): Promise<ReadTextFileResponse>;
   write?(params: WriteTextFileRequest, signal: AbortSignal): Promise<WriteTextFileResponse>;
 }
