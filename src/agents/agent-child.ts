@@ -26,6 +26,7 @@ import { Listeners } from "../lifecycle/listeners.js";
 import { TerminalOutput } from "../location/terminal-output.js";
 import { describeExit, spawnGroup, type ExitStatus, type ProcessGroupLedger, type SpawnedGroup } from "../processes/index.js";
 import type { AgentClientHandlers } from "./agent-client-handlers.js";
+import { EMBEDDED_TERMINALS_META } from "../protocol/embedded-terminals.js";
 import type { SandboxPlan } from "../sandbox/bwrap-args.js";
 import { divertSessionUpdates } from "./session-update-fast-path.js";
 import { berthVersion } from "../version.js";
@@ -67,6 +68,8 @@ export const berthClientCapabilities: ClientCapabilities = {
   terminal: true,
   elicitation: { form: {} },
   ...terminalLoginCapabilities,
+  // Berth can always show a terminal the agent embeds in its updates: as sent to a client that declared it, else as text.
+  _meta: { ...terminalLoginCapabilities._meta, [EMBEDDED_TERMINALS_META]: true },
 };
 
 /** Berth's own name towards agents when no client's is known. */

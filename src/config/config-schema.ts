@@ -122,6 +122,8 @@ export const configSchema = z
     recordRetention: duration.prefault("30d"),
     initializeTimeout: duration.prefault("30s"),
     interruptTimeout: duration.prefault("10s"),
+    /** How long the prompting client may take to answer an agent's `fs/*` request before the disk answers it. */
+    clientFileTimeout: duration.prefault("10s"),
     stopTimeout: duration.prefault("3s"),
     /**
      * How long work that must be stored before it is acknowledged (a session created or deleted, a

@@ -25,6 +25,7 @@ import type { Journal } from "./journal.js";
 import type { Backlog } from "./write-queue.js";
 import type { Logger } from "./logger.js";
 import type { QuestionDesk } from "./question-desk.js";
+import type { EditorFiles } from "./editor-files.js";
 
 export interface AgentChildrenDeps {
   readonly store: Store;
@@ -32,6 +33,8 @@ export interface AgentChildrenDeps {
   readonly sandboxes: Sandboxes;
   readonly journal: Journal;
   readonly desk: QuestionDesk;
+  /** Whether the prompting client or the disk answers the agent's `fs/*`. */
+  readonly editorFiles: EditorFiles;
   readonly clock: Clock;
   readonly ledger: ProcessGroupLedger;
   readonly log: Logger;
@@ -331,7 +334,7 @@ export class AgentChildren {
   }
 
   private handlersFor(sessionId: string, key: LocationKey, located: LocationServices, sandbox: SandboxPlan | undefined): AgentClientHandlers {
-    const { journal, desk } = this.deps;
+    const { journal, desk, editorFiles } = this.deps;
     return {
       sessionUpdate: (notification, line) => {
         // Read from a pipe after every child's group is gone (written before): the store is closing, nothing keeps it.
@@ -358,11 +361,23 @@ export class AgentChildren {
           await desk.ask(sessionId, key, located, { kind: "elicitation", request: { ...params, sessionId } as typeof params }, signal),
         );
       },
-      readTextFile: (params) => fileCall(() => located.files.readTextFile(params)),
+      // A client asked carries Berth's session id; the disk is asked with the agent's own request.
+      readTextFile: (params) =>
+        editorFiles.read(sessionId, this.berthIds(sessionId, params) as typeof params, {
+          confine: () => fileCall(() => located.files.checkConfined(params.path)),
+          disk: () => fileCall(() => located.files.readTextFile(params)),
+        }),
       writeTextFile: async (params) => {
-        await fileCall(() => located.files.writeTextFile(params));
+        const answer = await editorFiles.write(sessionId, this.berthIds(sessionId, params) as typeof params, {
+          confine: () => fileCall(() => located.files.checkConfined(params.path)),
+          disk: async () => {
+            await fileCall(() => located.files.writeTextFile(params));
+            return {};
+          },
+        });
+        // Whoever wrote it, the session's changes are read again.
         this.deps.journal.tellWorkDone(sessionId);
-        return {};
+        return answer;
       },
       createTerminal: async (params) => ({
         terminalId: await located.terminals.create({ ...params, sessionId, sandbox }),

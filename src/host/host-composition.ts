@@ -34,6 +34,7 @@ import { PeerLiveViews } from "./peer-live-views.js";
 import { closeLocation } from "./location-closing.js";
 import type { Logger } from "./logger.js";
 import { QuestionDesk } from "./question-desk.js";
+import { EditorFiles } from "./editor-files.js";
 import { RelayedRequest } from "./relayed-request.js";
 import { SessionBus } from "./session-bus.js";
 import { SessionCatalog } from "./session-catalog.js";
@@ -250,12 +251,14 @@ export function composeHost(
     },
     keyOf,
   });
+  const editorFiles = new EditorFiles({ clock, record, timeoutMs: config.clientFileTimeout });
   const children = new AgentChildren({
     store,
     registry,
     sandboxes,
     journal,
     desk,
+    editorFiles,
     clock,
     ledger,
     log,
@@ -317,6 +320,7 @@ export function composeHost(
     desk,
     clock,
     record,
+    editorFiles,
     interruptTimeoutMs: config.interruptTimeout,
     maxActiveHoldMs: config.maxActiveHold,
     loginStates,

@@ -37,6 +37,15 @@ type HostOnlyRecord =
       /** Process groups the offline owner's ledger still lists: they may still run there (the lease fences the journal, not processes). */
       readonly fromGroups: number;
     }
+  /** An agent's `fs/*` request put to the client whose prompt was in flight: who answered it, and why the disk did. */
+  | {
+      readonly kind: "file_request";
+      readonly sessionId: string;
+      readonly method: "fs/read_text_file" | "fs/write_text_file";
+      readonly path: string;
+      readonly by: "client" | "disk";
+      readonly why?: "timeout" | "client_lacks" | "client_gone";
+    }
   | {
       readonly kind: "agent_asked";
       readonly agent: string;
@@ -62,6 +71,7 @@ const hostMessages: Readonly<Record<HostOnlyRecord["kind"], string>> = {
   session_lost: "session lost to another host: its agent is stopped here",
   session_adopted: "session adopted from an offline host: this host runs it now",
   agent_asked: "agent started for one request outside any session",
+  file_request: "agent's file request put to the prompting client",
 };
 
 /** The one log line's text for each record. */

@@ -53,7 +53,17 @@ import { LoginRunner } from "../logins/login-runner.js";
 import type { LoginCommandResolver } from "../logins/login-command.js";
 import type { StoreHealthView } from "./store-health.js";
 import type { HeartbeatHealthView } from "./heartbeat-health.js";
-import type { AgentLoginStatus, FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
+import type {
+  AgentLoginStatus,
+  ClientFiles,
+  FleetCounts,
+  HostView,
+  LocationView,
+  PeerLiveSink,
+  QuestionView,
+  SessionOwner,
+  SessionView,
+} from "./views.js";
 
 export { OrderlySteps } from "./orderly-steps.js";
 export { sweepLeftovers } from "./startup.js";
@@ -306,15 +316,17 @@ export class Host {
   /**
    * Runs a turn, or joins the running one (the agent gets the prompt at once); `extra` (`_meta`, ...) goes to the agent
    * as the client sent it, and its whole answer comes back. `origin` names the prompter in its `turn_started` event.
+   * `files`: the prompting client's own, which answer the agent's `fs/*` while the prompt runs (docs/api.md).
    */
   prompt(
     sessionId: string,
     prompt: ContentBlock[],
     extra: Omit<PromptRequest, "sessionId" | "prompt"> = {},
     origin?: string,
+    files?: ClientFiles,
   ): Promise<PromptResponse> {
     this.assertRunning();
-    return this.parts.turns.prompt(sessionId, prompt, extra, origin);
+    return this.parts.turns.prompt(sessionId, prompt, extra, origin, files);
   }
 
   /**

@@ -14,6 +14,7 @@ import type { AgentLoginStates } from "./agent-login-states.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
 import type { QuestionDesk } from "./question-desk.js";
+import type { ClientFiles, EditorFiles } from "./editor-files.js";
 import type { SessionBus } from "./session-bus.js";
 import { TurnOrder } from "./turn-order.js";
 
@@ -33,6 +34,8 @@ export interface TurnsDeps {
   readonly journal: Journal;
   readonly bus: SessionBus;
   readonly desk: QuestionDesk;
+  /** The prompting client's files serve the agent's `fs/*` while its turn runs. */
+  readonly editorFiles: EditorFiles;
   readonly clock: Clock;
   readonly record: (record: HostRecord) => void;
   /** How long an interrupted turn may take to settle before its agent is stopped. */
@@ -62,13 +65,16 @@ export class Turns {
   /**
    * Runs one prompt as a turn. A prompt sent while the session's turn runs goes to the agent at once (it queues it, or
    * cancels the first: its business) and joins that turn; its own turn starts in the journal when the one before it
-   * ended (see {@link TurnOrder}). `origin` names who prompted, in the `turn_started` event it publishes.
+   * ended (see {@link TurnOrder}). `origin` names who prompted, in the `turn_started` event it publishes. `files`: the
+   * prompting client's, when it declared any (`clientCapabilities.fs`); they answer the agent's `fs/*` while the
+   * prompt runs (the latest prompt's, when several run).
    */
   async prompt(
     sessionId: string,
     prompt: ContentBlock[],
     extra: Omit<PromptRequest, "sessionId" | "prompt">,
     origin?: string,
+    files?: ClientFiles,
   ): Promise<PromptResponse> {
     const { store, holds, executions } = this.deps;
     const session = store.sessions.get(sessionId);
@@ -81,7 +87,10 @@ export class Turns {
       const turn = executions.begin(sessionId, key, (reason) => this.interrupted(sessionId, key, child, reason));
       const place = this.order.enter(sessionId);
       const journaled: JournaledTurn = { sessionId, key, prompt, origin, titled: session.title !== null || place.previous !== undefined };
-      const send = () => this.deps.loginStates.observe(child.agentId, child.prompt({ ...extra, prompt }));
+      const send = () => {
+        const filesServed = files && this.deps.editorFiles.during(sessionId, files);
+        return this.deps.loginStates.observe(child.agentId, child.prompt({ ...extra, prompt })).finally(() => filesServed?.());
+      };
       let outcome: TurnOutcome | undefined;
       try {
         if (place.previous === undefined) {

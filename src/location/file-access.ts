@@ -142,6 +142,14 @@ export class FileAccess {
     }
   }
 
+  /**
+   * Refuses `path` as a read or write of it would be refused for where it leads (outside the roots, not absolute):
+   * the same confinement for a request another file system (the prompting client's) answers.
+   */
+  async checkConfined(path: unknown): Promise<void> {
+    await this.confine(path);
+  }
+
   /** Where `path` really leads, and the root it is inside, if it is inside one. */
   private async confine(path: unknown): Promise<{ root: Root; real: string }> {
     if (typeof path !== "string" || path.length === 0) {

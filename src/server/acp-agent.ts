@@ -22,6 +22,7 @@ import { worktreeAsked, worktreeField } from "./worktree-field.js";
 import type { Logger } from "../host/logger.js";
 import { berthVersion } from "../version.js";
 import { ConnectionSessions } from "./connection-sessions.js";
+import { clientFilesOf } from "./client-files.js";
 import type { ClientQueue } from "./session-feed.js";
 import { AcquisitionFailedError, classifyError, SessionNotFoundError } from "../host/host-errors.js";
 
@@ -231,7 +232,7 @@ export function createAcpAgent({
             })),
         };
       })
-      .onRequest(methods.agent.session.prompt, ({ params, method, signal }) => {
+      .onRequest(methods.agent.session.prompt, ({ params, client, method, signal }) => {
         const elsewhere = routing.request(params.sessionId, method, params, signal);
         if (elsewhere) {
           promptStarted?.(elsewhere);
@@ -239,7 +240,8 @@ export function createAcpAgent({
         }
         const feed = requireFeed(params.sessionId);
         const { sessionId, prompt, ...extra } = params;
-        const answer = translatedAsync(log, () => feed.ownPrompt((origin) => host.prompt(sessionId, prompt, extra, origin)));
+        const files = clientFilesOf(capabilities, client);
+        const answer = translatedAsync(log, () => feed.ownPrompt((origin) => host.prompt(sessionId, prompt, extra, origin, files)));
         promptStarted?.(answer);
         return answer;
       })

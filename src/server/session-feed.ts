@@ -17,6 +17,7 @@ import type { JournalEvent, QuestionAnswer, RelayedRequest, RelayOutcome, Sessio
 import { ChunkMerger, type MergedChunk } from "./chunk-merging.js";
 import { answerFromElicitation, answerFromPermission } from "./question-answers.js";
 import { RAW_TERMINALS_META, TerminalMirror } from "./terminal-mirror.js";
+import { EMBEDDED_TERMINALS_META } from "../protocol/embedded-terminals.js";
 
 export interface SessionFeedOptions {
   readonly host: Host;
@@ -132,6 +133,7 @@ export class SessionFeed {
       this.mirror = new TerminalMirror(
         (terminalId) => host.terminalOutput(sessionId, terminalId),
         (update) => this.enqueue(() => this.notify(update)),
+        options.capabilities._meta?.[EMBEDDED_TERMINALS_META] === true ? "as_sent" : "as_text",
       );
     }
   }

@@ -1,5 +1,6 @@
 import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
 import type { TerminalOutputResult } from "../host/views.js";
+import { EmbeddedTerminals, type EmbeddedTerminal } from "../protocol/embedded-terminals.js";
 
 /** How often a running command's output is sent again while it changes. */
 const MIRROR_INTERVAL_MS = 500;
@@ -9,12 +10,20 @@ export const RAW_TERMINALS_META = "berth/rawTerminals";
 type ToolCallUpdate = Extract<SessionUpdate, { sessionUpdate: "tool_call" | "tool_call_update" }>;
 
 /**
+ * How a terminal the agent embedded in its updates (a command it ran itself, `_meta.terminal_output`) reaches this
+ * client: `as_sent` to one that declared `clientCapabilities._meta.terminal_output`, else `as_text` (its output so
+ * far, read from the updates' `_meta`).
+ */
+export type EmbeddedShown = "as_sent" | "as_text";
+
+/**
  * A tool call's `terminal` content names a terminal Berth runs, which the client has never heard
  * of, so it could show nothing of a running command. For such clients the content becomes the
  * command's output as text, and while the command runs the tool call is sent again as its output
- * grows, until it exits.
+ * grows, until it exits. A terminal the agent embedded is shown as {@link EmbeddedShown} says.
  */
 export class TerminalMirror {
+  private readonly embedded = new EmbeddedTerminals();
   /** Tool calls that show a running command: their content as the agent sent it, and what was last sent. */
   private readonly following = new Map<string, { content: ToolCallContent[]; shown: string }>();
   /** The last text shown for each terminal, shown again once its output is no longer kept (released). */
@@ -24,12 +33,15 @@ export class TerminalMirror {
   constructor(
     private readonly readOutput: (terminalId: string) => TerminalOutputResult | undefined,
     private readonly send: (update: SessionUpdate) => void,
+    private readonly embeddedShown: EmbeddedShown = "as_text",
     private readonly intervalMs = MIRROR_INTERVAL_MS,
   ) {}
 
   /** The update as this client can show it; a tool call whose command still runs is followed. */
   rewrite(update: SessionUpdate): SessionUpdate {
-    if (!isToolCall(update) || !update.content) return update;
+    if (!isToolCall(update)) return update;
+    this.embedded.absorb(update._meta);
+    if (!update.content) return this.embeddedShown === "as_text" ? this.withEmbeddedOutput(update) : update;
     // The agent replaced the tool call's content (its final output): nothing more to follow.
     if (!update.content.some((item) => item.type === "terminal")) {
       for (const item of this.following.get(update.toolCallId)?.content ?? []) if (item.type === "terminal") this.lastShown.delete(item.terminalId);
@@ -45,6 +57,14 @@ export class TerminalMirror {
       this.following.delete(update.toolCallId);
     }
     return { ...update, content: rendered.content };
+  }
+
+  /** An update that carries only an embedded terminal's output (`_meta.terminal_output`): the output so far, as text. */
+  private withEmbeddedOutput(update: ToolCallUpdate): SessionUpdate {
+    const terminalId = (update._meta?.terminal_output as { terminal_id?: unknown } | undefined)?.terminal_id;
+    const terminal = typeof terminalId === "string" ? this.embedded.find(terminalId) : undefined;
+    if (!terminal || typeof terminalId !== "string") return update;
+    return { ...update, content: [textOf(terminalId, describeEmbedded(terminal))] };
   }
 
   close(): void {
@@ -75,13 +95,21 @@ export class TerminalMirror {
     const texts: string[] = [];
     const rendered = content.map((item): ToolCallContent => {
       if (item.type !== "terminal") return item;
+      // The agent's own terminal: its updates bring its output, nothing to follow.
+      const embedded = this.embedded.find(item.terminalId);
+      if (embedded) {
+        if (this.embeddedShown === "as_sent") return item;
+        const text = describeEmbedded(embedded);
+        texts.push(text);
+        return textOf(item.terminalId, text);
+      }
       const output = this.readOutput(item.terminalId);
       if (output && output.exitStatus === null) running = true;
       if (!output) gone = true;
       const text = output ? describe(output) : (this.lastShown.get(item.terminalId) ?? GONE);
       if (output) this.lastShown.set(item.terminalId, text);
       texts.push(text);
-      return { type: "content", content: { type: "text", text }, _meta: { [RAW_TERMINALS_META]: { terminalId: item.terminalId } } };
+      return textOf(item.terminalId, text);
     });
     return { content: rendered, text: texts.join("\n"), running, gone };
   }
@@ -92,6 +120,15 @@ function isToolCall(update: SessionUpdate): update is ToolCallUpdate {
 }
 
 const GONE = "(the command's output is no longer kept)";
+
+/** A terminal shown as text, naming the terminal it stands for. */
+function textOf(terminalId: string, text: string): ToolCallContent {
+  return { type: "content", content: { type: "text", text }, _meta: { [RAW_TERMINALS_META]: { terminalId } } };
+}
+
+function describeEmbedded({ output, exit }: EmbeddedTerminal): string {
+  return describe({ output, truncated: false, exitStatus: exit && { exitCode: exit.exitCode, signal: exit.signal } });
+}
 
 function describe(output: TerminalOutputResult): string {
   const head = output.truncated ? "…\n" : "";

@@ -174,12 +174,9 @@ class Real {
       const joined = this.executions.get(sessionId)?.location;
       const handle = this.executions.begin(sessionId, joined ?? key, () => {
         // The agent answers every prompt of the interrupted turn, one after another.
-        void this.scheduler.schedule(Promise.resolve(), `settle interrupted ${sessionId}`).then(() =>
-          this.turns
-            .get(sessionId)
-            ?.splice(0)
-            .forEach((prompt) => prompt.settle("completed")),
-        );
+        void this.scheduler.schedule(Promise.resolve(), `settle interrupted ${sessionId}`).then(() => {
+          for (const prompt of this.turns.get(sessionId)?.splice(0) ?? []) prompt.settle("completed");
+        });
       });
       this.turns.set(sessionId, [...(this.turns.get(sessionId) ?? []), handle]);
       admitted = true;

@@ -10,9 +10,13 @@ import {
   type CreateElicitationRequest,
   type CreateElicitationResponse,
   type InitializeResponse,
+  type ReadTextFileRequest,
+  type ReadTextFileResponse,
   type RequestPermissionRequest,
   type RequestPermissionResponse,
   type SessionNotification,
+  type WriteTextFileRequest,
+  type WriteTextFileResponse,
 } from "@agentclientprotocol/sdk";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
@@ -116,6 +120,14 @@ export interface ClientOptions {
   readonly capabilities?: ClientCapabilities;
   /** Answers permission requests as they come (default: leave them for the test). */
   readonly onPermission?: (question: AskedQuestion<RequestPermissionRequest>) => void;
+  /** Answers `fs/*` requests as an editor would (declare them in `capabilities` too); without one, the SDK's -32601. */
+  readonly files?: TestClientFiles;
+}
+
+/** An editor's file system as a test plays it; `signal` is aborted when the server withdraws the request. */
+interface TestClientFiles {
+  read?(params: ReadTextFileRequest, signal: AbortSignal): Promise<ReadTextFileResponse>;
+  write?(params: WriteTextFileRequest, signal: AbortSignal): Promise<WriteTextFileResponse>;
 }
 
 /** A request the server sent this client; the test answers it or sees it withdrawn. */
@@ -131,6 +143,8 @@ export class AcpTestClient {
   readonly notifications: SessionNotification[] = [];
   readonly permissions: AskedQuestion<RequestPermissionRequest>[] = [];
   readonly elicitations: AskedQuestion<CreateElicitationRequest>[] = [];
+  /** The `fs/*` requests the server sent, in order. */
+  readonly fileRequests: Array<{ method: string; params: ReadTextFileRequest | WriteTextFileRequest }> = [];
   /** What the server answered to `initialize`. */
   initialized!: InitializeResponse;
   private connection!: ClientConnection;
@@ -148,6 +162,17 @@ export class AcpTestClient {
         test.asked(test.permissions, params, signal, { outcome: { outcome: "cancelled" } }, options.onPermission),
       )
       .onRequest(methods.client.elicitation.create, ({ params, signal }) => test.asked(test.elicitations, params, signal, { action: "cancel" }));
+    const { read, write } = options.files ?? {};
+    if (read)
+      app.onRequest(methods.client.fs.readTextFile, ({ method, params, signal }) => {
+        test.fileRequests.push({ method, params });
+        return read(params, signal);
+      });
+    if (write)
+      app.onRequest(methods.client.fs.writeTextFile, ({ method, params, signal }) => {
+        test.fileRequests.push({ method, params });
+        return write(params, signal);
+      });
     const url = new URL(acpUrl);
     if (options.agent !== undefined) url.searchParams.set("agent", options.agent);
     if (options.transport === "http") url.protocol = "http:";

@@ -15,6 +15,7 @@ function mirrorOf(terminals: Map<string, TerminalOutputResult>) {
   const mirror = new TerminalMirror(
     (id) => terminals.get(id),
     (update) => sent.push(update),
+    "as_text",
     500,
   );
   return { mirror, sent };

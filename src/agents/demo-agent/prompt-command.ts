@@ -5,6 +5,8 @@ export type PromptCommand =
   | { name: "echo"; text: string }
   /** `keepTerminal`: the final update keeps the terminal content and the terminal is not released (as some agents do). */
   | { name: "run"; shellCommand: string; keepTerminal?: true }
+  /** A command's output as claude-agent-acp reports its own: an embedded terminal for a client that declared `terminal_output`. */
+  | { name: "embed"; output: string }
   | { name: "ask"; question: string }
   | { name: "elicit"; message: string }
   /** `ignoreCancel`: the wait goes on after `session/cancel` (an agent that does not honour it). */
@@ -39,6 +41,11 @@ export const promptCommandHelp: Record<string, { hint?: string; description: str
   run: {
     hint: "[--keep-terminal] <shell command>",
     description: "Run a shell command in a client terminal (--keep-terminal: the final update still shows the terminal, not released)",
+  },
+  embed: {
+    hint: "<output>",
+    description:
+      "Report a command's output as a terminal the agent owns (_meta terminal_info/output/exit) to a client that declared _meta.terminal_output, else as text",
   },
   ask: { hint: "<question>", description: "Ask the client for permission (allow/deny)" },
   elicit: { hint: "<message>", description: "Ask the client for a one-field form" },
@@ -89,6 +96,8 @@ export function parsePromptCommand(text: string): PromptCommand {
       if (kept) return { name, shellCommand: kept[1]!, keepTerminal: true };
       return rest && rest !== "--keep-terminal" ? { name, shellCommand: rest } : missingArgument(name);
     }
+    case "embed":
+      return rest ? { name, output: rest } : missingArgument(name);
     case "ask":
       return rest ? { name, question: rest } : missingArgument(name);
     case "elicit":

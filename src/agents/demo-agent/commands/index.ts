@@ -4,6 +4,7 @@ import type { Turn } from "../turn.js";
 import { ask } from "./ask.js";
 import { crash } from "./crash.js";
 import { echo } from "./echo.js";
+import { embed } from "./embed.js";
 import { elicit } from "./elicit.js";
 import { extensionNotification, extensionRequest } from "./extension.js";
 import { fail } from "./fail.js";
@@ -27,6 +28,8 @@ export async function runCommand(turn: Turn, command: PromptCommand): Promise<St
       return echo(turn, command.text);
     case "run":
       return runShell(turn, command.shellCommand, command.keepTerminal === true);
+    case "embed":
+      return embed(turn, command.output);
     case "ask":
       return ask(turn, command.question);
     case "elicit":

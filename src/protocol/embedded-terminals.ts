@@ -1,0 +1,53 @@
+/**
+ * What claude-agent-acp and codex-acp read from `clientCapabilities._meta` before they embed the terminal of a command
+ * they ran themselves in its tool call: `terminal` content whose id the agent owns, and the terminal itself in the
+ * updates' `_meta` (`terminal_info`, `terminal_output` with the output, `terminal_exit`).
+ */
+export const EMBEDDED_TERMINALS_META = "terminal_output";
+
+/** A terminal an agent embedded: its output so far and, once it exited, how. */
+export interface EmbeddedTerminal {
+  readonly output: string;
+  readonly exit: { readonly exitCode: number | null; readonly signal: string | null } | null;
+}
+
+/** The embedded terminals of one session's updates, read in their order (live, or replayed from the journal). */
+export class EmbeddedTerminals {
+  private readonly terminals = new Map<string, EmbeddedTerminal>();
+
+  /** Takes in what one update's `_meta` says of its terminal. */
+  absorb(meta: Record<string, unknown> | null | undefined): void {
+    if (!meta) return;
+    const info = terminalIdOf(meta.terminal_info);
+    if (info !== undefined && !this.terminals.has(info)) this.terminals.set(info, { output: "", exit: null });
+    const output = meta.terminal_output as { data?: unknown } | undefined;
+    const outputId = terminalIdOf(output);
+    // Each `terminal_output` carries what the command wrote since the last one.
+    if (outputId !== undefined && typeof output?.data === "string") {
+      const known = this.get(outputId);
+      this.terminals.set(outputId, { ...known, output: known.output + output.data });
+    }
+    const exit = meta.terminal_exit as { exit_code?: unknown; signal?: unknown } | undefined;
+    const exitId = terminalIdOf(exit);
+    if (exitId !== undefined) {
+      const exitCode = typeof exit?.exit_code === "number" ? exit.exit_code : null;
+      const signal = typeof exit?.signal === "string" ? exit.signal : null;
+      this.terminals.set(exitId, { ...this.get(exitId), exit: { exitCode, signal } });
+    }
+  }
+
+  /** The terminal the agent embedded under this id, if one was announced in the updates read so far. */
+  find(terminalId: string): EmbeddedTerminal | undefined {
+    return this.terminals.get(terminalId);
+  }
+
+  private get(terminalId: string): EmbeddedTerminal {
+    return this.terminals.get(terminalId) ?? { output: "", exit: null };
+  }
+}
+
+function terminalIdOf(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const id = (value as { terminal_id?: unknown }).terminal_id;
+  return typeof id === "string" && id !== "" ? id : undefined;
+}
