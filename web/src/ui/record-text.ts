@@ -47,6 +47,8 @@ export function recordDetails(record: HostRecord, titleOf: (sessionId: string) =
       return `${session(record.sessionId)} · from ${record.from ?? "no host"} · epoch ${record.epoch}`;
     case "agent_asked":
       return `${record.agent} · ${record.method} · pid ${record.pid}`;
+    case "file_request":
+      return `${session(record.sessionId)} · ${record.method} ${record.path} · ${record.by === "client" ? "the editor answered" : `the disk answered (${record.why?.replace("_", " ") ?? "fallback"})`}`;
   }
 }
 
@@ -69,6 +71,7 @@ const tones: Record<HostRecord["kind"], RecordTone> = {
   session_lost: "warn",
   session_adopted: "info",
   agent_asked: "info",
+  file_request: "muted",
 };
 
 export function recordTone(record: HostRecord): RecordTone {
