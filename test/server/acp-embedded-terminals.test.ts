@@ -1,17 +1,7 @@
-import type { SessionNotification } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { type AcpTestClient, cleanUp, startFixture, waitUntil } from "./server-harness.js";
+import { cleanUp, startFixture, type ToolUpdate, toolUpdates, waitUntil } from "./server-harness.js";
 
 afterEach(cleanUp);
-
-type ToolUpdate = Extract<SessionNotification["update"], { sessionUpdate: "tool_call" | "tool_call_update" }>;
-
-function toolUpdates(client: AcpTestClient, sessionId: string): ToolUpdate[] {
-  return client.notifications
-    .filter((n) => n.sessionId === sessionId)
-    .map((n) => n.update)
-    .filter((u): u is ToolUpdate => u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update");
-}
 
 /** The text of each update's content, as a client that shows text sees it ("" for an update without content). */
 function shownTexts(updates: ToolUpdate[]): string[] {

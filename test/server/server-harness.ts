@@ -294,3 +294,13 @@ export function upgradeOutcome(acpUrl: string, headers: Record<string, string>):
 }
 
 export const initializeParams = { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} };
+
+export type ToolUpdate = Extract<SessionNotification["update"], { sessionUpdate: "tool_call" | "tool_call_update" }>;
+
+/** The tool call updates of a session as a client received them, in order. */
+export function toolUpdates(client: AcpTestClient, sessionId: string): ToolUpdate[] {
+  return client.notifications
+    .filter((n) => n.sessionId === sessionId)
+    .map((n) => n.update)
+    .filter((u): u is ToolUpdate => u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update");
+}

@@ -1,10 +1,10 @@
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PermissionOption, SessionNotification, ToolCallUpdate } from "@agentclientprotocol/sdk";
+import type { PermissionOption, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { LocationView } from "../../../src/host/views.js";
-import type { AcpTestClient } from "../../server/server-harness.js";
+import { type AcpTestClient, type ToolUpdate, toolUpdates } from "../../server/server-harness.js";
 import { gate } from "../../support/model-endpoint/script.js";
 import { descendantsOf, waitUntilGone } from "../../support/process-table.js";
 import type { AgentUnderTest, ScenarioName } from "./agent-under-test.js";
@@ -17,16 +17,6 @@ import { commandLineOf, World, type Knobs } from "./world.js";
  * Scenarios that need the same Berth knobs share one world (one Berth, one agent profile probe);
  * each deletes its sessions after itself and checks that every agent process it saw is gone.
  */
-
-type ToolUpdate = Extract<SessionNotification["update"], { sessionUpdate: "tool_call" | "tool_call_update" }>;
-
-/** The tool call updates of a session as a client received them, in order. */
-function toolUpdates(client: AcpTestClient, sessionId: string): ToolUpdate[] {
-  return client.notifications
-    .filter((n) => n.sessionId === sessionId)
-    .map((n) => n.update)
-    .filter((u): u is ToolUpdate => u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update");
-}
 
 /**
  * What a tool call update shows as its output: its text content, else its raw output (codex-acp
