@@ -66,7 +66,8 @@ function editorThroughBridge(...args: string[]) {
 
 beforeAll(async () => {
   workDir = realpathSync(mkdtempSync(join(tmpdir(), "berth-cli-work-")));
-  serve = await serveOnTempDir(["--release-grace", "2s"]);
+  // Long enough for a second bridge to start and reopen the session on a loaded machine; short enough to see the release.
+  serve = await serveOnTempDir(["--release-grace", "10s"]);
   dataDir = serve.dataDir;
   base = serve;
 });
@@ -106,7 +107,7 @@ describe("berth client commands against a running `berth serve`", () => {
     expect(JSON.stringify(again.updates)).toContain("through the bridge");
     again.close();
     await again.exited;
-    expect(await waitUntilGone([pid], 10_000)).toEqual([]);
+    expect(await waitUntilGone([pid], 30_000)).toEqual([]);
   });
 
   it("berth connect --agent binds the connection to the agent; an unknown one is refused in one line naming the configured agents", async () => {

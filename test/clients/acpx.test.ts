@@ -109,7 +109,8 @@ describe("acpx through berth connect", () => {
 
     // Cancel: a turn that would sleep an hour, cancelled by a second acpx command.
     const sleeping = start(["/sleep 1h"]);
-    await waitFor(async () => (await session(fixture, sessionId)).turnActive, "the sleeping turn runs in Berth");
+    // acpx starts its queue owner and berth connect first: seconds on a loaded machine.
+    await waitFor(async () => (await session(fixture, sessionId)).turnActive, "the sleeping turn runs in Berth", 60_000);
     expect(ok(await run(["cancel"])).stdout).toContain("cancel requested");
     const slept = ok(await sleeping.done);
     expect(slept.stdout).toContain("[done] cancelled");
@@ -156,7 +157,7 @@ describe("acpx through berth connect", () => {
     // sessions close: acpx forgets the session; in Berth it stays, listed and readable.
     ok(await run(["sessions", "close"]));
     expect((await session(fixture, sessionId)).id).toBe(sessionId);
-  });
+  }, 180_000);
 
   it("logs in through ACPX_AUTH_DEMO_TOKEN; Berth replays the login to the session's next process", async () => {
     const fixture = await berth("1s");
