@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Host } from "../../src/host/host.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
 import { closeAllHosts, collect, startHost, text, waitUntil, waitUntilGone } from "../host/host-harness.js";
-import { descendantsOf } from "../support/process-table.js";
+import { allProcesses, descendantsOf, readCmdline } from "../support/process-table.js";
 import { gitIn, initRepository } from "../git/git-repository.js";
 
 const nsService = fileURLToPath(new URL("./fixtures/ns-service.mjs", import.meta.url));
@@ -302,21 +302,6 @@ describe("workspace-write sandbox", () => {
     expect((await host.createSession({ cwd: workDir })).sandbox).toBeNull();
   });
 });
-
-function readCmdline(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
-  } catch {
-    return "";
-  }
-}
-
-/** Every process of the machine (a daemon that left its group is found by its command line). */
-function allProcesses(): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(Number);
-}
 
 function killGroupOf(pgid: number): void {
   try {

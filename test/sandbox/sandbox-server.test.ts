@@ -1,12 +1,15 @@
 import { spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { RequestError } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionView } from "../../src/host/views.js";
 import { initRepository } from "../git/git-repository.js";
 import { AcpTestClient, cleanUp, startFixture } from "../server/server-harness.js";
 import { BerthProcess, cliMain } from "../server/serve-process.js";
+import { allProcesses, readCmdline, waitUntil, waitUntilGone } from "../support/process-table.js";
 
 afterEach(cleanUp);
 
@@ -117,8 +120,10 @@ const asNobody =
   spawnSync("runuser", ["-u", "nobody", "--", process.execPath, "-e", `require("fs").accessSync(${JSON.stringify(cliMain)})`]).status === 0;
 
 describe.skipIf(!asNobody)("a host run as nobody", () => {
-  it("sandboxes its sessions: writes land in the session's directory alone, berth status says sandboxes are available", async () => {
+  /** A real `berth serve` run as `nobody` in a home of its own, with `config` as its configuration file's. */
+  async function hostAsNobody(config: object, configInWorkDir = false) {
     const root = realpathSync(mkdtempSync("/var/tmp/berth-nobody-"));
+    roots.push(root);
     const home = join(root, "home");
     const dataDir = join(root, "data");
     const workDir = join(root, "work");
@@ -126,29 +131,94 @@ describe.skipIf(!asNobody)("a host run as nobody", () => {
     for (const dir of [root, home, dataDir, workDir]) chownSync(dir, nobody(), nobody());
     // runuser sets nobody's own HOME (/nonexistent): env sets the test's, then execs node (the pid stays the host's).
     const wrapper = ["runuser", "-u", "nobody", "--", "env", `HOME=${home}`, `XDG_CONFIG_HOME=${home}`];
-    // Its configuration file, even inside the session's directory, is hidden from the sandbox: it may hold secrets.
-    const configFile = join(workDir, "berth.json");
-    writeFileSync(configFile, JSON.stringify({ releaseGrace: "15s" }));
+    const configFile = join(configInWorkDir ? workDir : home, "berth.json");
+    writeFileSync(configFile, JSON.stringify(config));
     chownSync(configFile, nobody(), nobody());
     const server = new BerthProcess(["serve", "--port", "0", "--data-dir", dataDir, "--config", configFile], {}, wrapper);
-    try {
-      const { token, acpUrl, url } = await server.startupLine();
-      const client = await AcpTestClient.connect(acpUrl, { token });
-      const id = await client.newSession(workDir, { "berth/sandbox": { mode: "workspace-write" } });
-      await client.prompt(id, `/run echo in > ${join(workDir, "inside.txt")}; echo out > ${join(home, "outside.txt")}`);
-      expect(readFileSync(join(workDir, "inside.txt"), "utf8")).toBe("in\n");
-      expect(existsSync(join(home, "outside.txt"))).toBe(false);
-      await client.prompt(id, `/run cat ${configFile} > ${join(workDir, "config-copy.txt")}`);
-      expect(readFileSync(join(workDir, "config-copy.txt"), "utf8")).toBe("");
-      await client.close();
+    servers.push(server);
+    return { root, home, workDir, configFile, ...(await server.startupLine()) };
+  }
 
-      const status = spawnSync(process.execPath, [cliMain, "status", "--url", url, "--token", token], { encoding: "utf8", timeout: 20_000 });
-      expect(status.stdout).toMatch(/^Sandboxes: available \(.*bwrap\)$/m);
-    } finally {
+  /** A directory of `root` that nobody owns. */
+  function ownedDir(root: string, name: string): string {
+    const dir = join(root, name);
+    mkdirSync(dir);
+    chownSync(dir, nobody(), nobody());
+    return dir;
+  }
+
+  const roots: string[] = [];
+  const servers: BerthProcess[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) {
       server.signal("SIGTERM");
       await server.exited;
       server.killGroup();
-      rmSync(root, { recursive: true, force: true });
+    }
+    for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+  });
+
+  it("sandboxes its sessions: writes land in the session's directory alone, berth status says sandboxes are available", async () => {
+    // Its configuration file, even inside the session's directory, is hidden from the sandbox: it may hold secrets.
+    const { home, workDir, configFile, token, acpUrl, url } = await hostAsNobody({ releaseGrace: "15s" }, true);
+    const client = await AcpTestClient.connect(acpUrl, { token });
+    const id = await client.newSession(workDir, { "berth/sandbox": { mode: "workspace-write" } });
+    await client.prompt(id, `/run echo in > ${join(workDir, "inside.txt")}; echo out > ${join(home, "outside.txt")}`);
+    expect(readFileSync(join(workDir, "inside.txt"), "utf8")).toBe("in\n");
+    expect(existsSync(join(home, "outside.txt"))).toBe(false);
+    await client.prompt(id, `/run cat ${configFile} > ${join(workDir, "config-copy.txt")}`);
+    expect(readFileSync(join(workDir, "config-copy.txt"), "utf8")).toBe("");
+    await client.close();
+
+    const status = spawnSync(process.execPath, [cliMain, "status", "--url", url, "--token", token], { encoding: "utf8", timeout: 20_000 });
+    expect(status.stdout).toMatch(/^Sandboxes: available \(.*bwrap\)$/m);
+  });
+
+  it("as nobody too: ~/.ssh and another session's directory refuse writes, a secret stays unread, network off reaches nothing, the location's service runs in a namespace of its own, DELETE stops a setsid daemon", async () => {
+    const service = fileURLToPath(new URL("./fixtures/ns-service.mjs", import.meta.url));
+    const { root, home, workDir, token, acpUrl, url } = await hostAsNobody({
+      services: { web: { command: process.execPath, args: [service], port: "auto", mcp: { type: "http", path: "/mcp" } } },
+    });
+    const ssh = ownedDir(home, ".ssh");
+    writeFileSync(join(ssh, "id_test"), "SECRET-KEY-MATERIAL");
+    chownSync(join(ssh, "id_test"), nobody(), nobody());
+    const otherDir = ownedDir(root, "other");
+    const listener = createServer((socket) => socket.on("error", () => undefined).end("hello\n"));
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (listener.address() as AddressInfo).port;
+      const client = await AcpTestClient.connect(acpUrl, { token });
+      await client.newSession(otherDir, { "berth/sandbox": { mode: "workspace-write" } });
+      const id = await client.newSession(workDir, { "berth/sandbox": { mode: "workspace-write", network: "off" } });
+      const outcome = (name: string) => readFileSync(join(workDir, name), "utf8");
+
+      await client.prompt(id, `/run echo x > ${join(ssh, "planted")}; echo $? > ssh.txt; echo x > ${join(otherDir, "planted")}; echo $? > other.txt`);
+      expect(outcome("ssh.txt")).not.toBe("0\n");
+      expect(outcome("other.txt")).not.toBe("0\n");
+      expect(existsSync(join(ssh, "planted"))).toBe(false);
+      expect(existsSync(join(otherDir, "planted"))).toBe(false);
+      await client.prompt(id, `/run cat ${join(ssh, "id_test")} > secret.txt`);
+      expect(outcome("secret.txt")).not.toContain("SECRET-KEY-MATERIAL");
+      const connect = `require('net').connect(${port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(3))`;
+      await client.prompt(id, `/run ${process.execPath} -e "${connect}"; echo $? > net.txt`);
+      expect(outcome("net.txt")).toBe("3\n");
+      // The service the location started for the session: its own PID namespace, and no write to the home.
+      const view = JSON.parse(outcome("service-view.json")) as { pidNamespace: string; home: string };
+      expect(view.pidNamespace).not.toBe(readlinkSync("/proc/self/ns/pid"));
+      expect(existsSync(join(home, "service-was-here"))).toBe(false);
+
+      const marker = `3600.${process.pid}9`;
+      const turn = client.prompt(id, `/run setsid -f sleep ${marker}; sleep 3600`).catch(() => undefined);
+      const daemons = () => allProcesses().filter((pid) => readCmdline(pid) === `sleep\0${marker}\0`);
+      await waitUntil(() => daemons().length === 1, "the setsid daemon runs");
+      const daemon = daemons()[0]!;
+      const deleted = await fetch(`${url}/api/sessions/${id}`, { method: "DELETE", headers: { authorization: `Bearer ${token}` } });
+      expect(deleted.status).toBe(204);
+      await turn;
+      expect(await waitUntilGone([daemon], 15_000)).toEqual([]);
+      await client.close();
+    } finally {
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
     }
   });
 });

@@ -123,3 +123,19 @@ export async function waitUntilGone(pids: readonly number[], boundMs = 5_000): P
   }
   return running;
 }
+
+/** A process's command line, its arguments joined by NUL; "" once it is gone. */
+export function readCmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** Every process of the machine (a daemon that left its group is found by its command line). */
+export function allProcesses(): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number);
+}
