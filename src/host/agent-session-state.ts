@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Json } from "../store/index.js";
 
@@ -99,6 +100,16 @@ export function announcementOf(method: string, params: unknown, result: unknown)
     default:
       return undefined;
   }
+}
+
+/**
+ * Whether an update the agent sent while a `set_*` ran says what Berth would announce for it: the same kind with the
+ * same value. One of the same kind saying something else (a turn leaving plan mode meanwhile) is not the request's.
+ */
+export function announces(update: unknown, announcement: StateUpdate): boolean {
+  if (!isObject(update)) return false;
+  const { _meta: _ignored, ...said } = update;
+  return isDeepStrictEqual(said, announcement);
 }
 
 /** What a session answer's state fields should say: the stored state, as a new child brought it back. */

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { announcementOf, stateOf, withRequest } from "./agent-session-state.js";
+import { announcementOf, announces, stateOf, withRequest } from "./agent-session-state.js";
 import { locationOf } from "./session-location.js";
 import type { HostParts } from "./host-composition.js";
 
@@ -22,8 +22,8 @@ export async function forwardToAgent(
   try {
     const child = await ticket.child;
     // The agent's updates come in order before its answer: those it sent for this request are heard by then.
-    const heard = new Set<string>();
-    const stopHearing = child.onUpdate((update) => heard.add(update.sessionUpdate));
+    const heard: unknown[] = [];
+    const stopHearing = child.onUpdate((update) => heard.push(update));
     const result = await child.request(method, params, signal).finally(stopHearing);
     const session = store.sessions.get(sessionId);
     if (!session) return result;
@@ -31,7 +31,8 @@ export async function forwardToAgent(
     if (next) journal.setSession(sessionId, { agentState: next });
     // An agent that announces nothing (opencode) leaves the session's other clients showing the old mode: Berth tells them.
     const announcement = announcementOf(method, params, result);
-    if (announcement && !heard.has(announcement.sessionUpdate)) journal.announce(sessionId, locationOf(session), announcement, requester);
+    if (announcement && !heard.some((update) => announces(update, announcement)))
+      journal.announce(sessionId, locationOf(session), announcement, requester);
     return result;
   } finally {
     ticket.release();

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { changesState, withUpdate, type StateUpdate } from "../../src/host/agent-session-state.js";
+import { announcementOf, announces, changesState, withUpdate, type StateUpdate } from "../../src/host/agent-session-state.js";
 import { SessionStore } from "../../src/store/sessions.js";
 import { closeAllHosts, collect, startHost, text } from "./host-harness.js";
 
@@ -19,6 +19,18 @@ async function startStateAgentHost() {
 }
 
 describe("the session's state as the agent's updates announce it", () => {
+  it("a set_mode is announced by the agent only by an update naming that mode; another mode meanwhile is not its", () => {
+    const announcement = announcementOf("session/set_mode", { sessionId: "s", modeId: "code" }, {})!;
+    expect(announces({ sessionUpdate: "current_mode_update", currentModeId: "code" }, announcement)).toBe(true);
+    expect(announces({ sessionUpdate: "current_mode_update", currentModeId: "code", _meta: { by: "agent" } }, announcement)).toBe(true);
+    expect(announces({ sessionUpdate: "current_mode_update", currentModeId: "plan" }, announcement)).toBe(false);
+    expect(announces({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "code" } }, announcement)).toBe(false);
+    const options = [{ id: "verbosity", currentValue: "terse" }];
+    const optionAnnouncement = announcementOf("session/set_config_option", {}, { configOptions: options })!;
+    expect(announces({ sessionUpdate: "config_option_update", configOptions: options }, optionAnnouncement)).toBe(true);
+    expect(announces({ sessionUpdate: "config_option_update", configOptions: [] }, optionAnnouncement)).toBe(false);
+  });
+
   it("mode, config option and command updates change the stored state; other kinds do not", () => {
     const state = { modes: { currentModeId: "ask" } };
     const mode: StateUpdate = { sessionUpdate: "current_mode_update", currentModeId: "code" };
