@@ -3,10 +3,14 @@ import type { AnyMessage } from "@agentclientprotocol/sdk";
 /** JSON-RPC's "Internal error": the bridge itself could not do what it is for. */
 const INTERNAL_ERROR = -32603;
 
+/** Editors send `initialize` as soon as they start their agent; a parent silent this long is not waiting for an answer. */
+const FIRST_MESSAGE_WAIT_MS = 5_000;
+
 /**
  * An editor that launched `berth connect` as its agent shows what its `initialize` gets, not the bridge's stderr:
  * the first message it sends, if a request, is answered with `message` as a JSON-RPC error. Then stdin is let go,
- * so the bridge can exit.
+ * so the bridge can exit. A parent that sends nothing within a few seconds (a supervisor holding the pipe open) is not
+ * waited for.
  */
 export async function refuseFirstRequest(
   local: { readonly readable: ReadableStream<AnyMessage>; readonly writable: WritableStream<AnyMessage> },
@@ -15,7 +19,11 @@ export async function refuseFirstRequest(
 ): Promise<void> {
   const reader = local.readable.getReader();
   try {
-    const first = await reader.read();
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<{ done: true; value: undefined }>((resolve) => {
+      timer = setTimeout(() => resolve({ done: true, value: undefined }), FIRST_MESSAGE_WAIT_MS);
+    });
+    const first = await Promise.race([reader.read(), silent]).finally(() => clearTimeout(timer));
     if (first.done || !("method" in first.value) || !("id" in first.value)) return;
     const writer = local.writable.getWriter();
     // Settles once the line is written: the process may then end.

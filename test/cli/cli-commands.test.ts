@@ -150,6 +150,11 @@ describe("berth client commands against a running `berth serve`", () => {
     });
     expect(await editor.exited).toBe(1);
     expect(editor.stderr()).toBe(`berth connect: ${(refused as Error).message}\n`);
+    // A parent that holds stdin open and says nothing (a supervisor) is not waited for: the bridge still exits 1.
+    const silent = editorThroughBridge("--url", `http://127.0.0.1:${closedPort}`, "--token", "any");
+    expect(await silent.exited).toBe(1);
+    expect(silent.stderr()).toContain("berth connect: no Berth host answers");
+    silent.close();
     expect(await berth("connect", "--token", "wrong")).toEqual({
       code: 1,
       stdout: "",
