@@ -256,7 +256,8 @@ export class AgentChildren {
           session.id,
           key,
           `Berth: the agent could not reopen this session (${forgotten}); it starts a fresh conversation and does not remember what was said above.`,
-          { kind: "conversation_restarted", reason: forgotten },
+          // The agent's old conversation id, for whoever can still recover it (the agent's own files keep it).
+          { kind: "conversation_restarted", reason: forgotten, previousAgentSessionId: agentSessionId },
         );
     }
     let fresh = withAnswer({}, answer);

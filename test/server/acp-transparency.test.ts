@@ -175,7 +175,9 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
       ({ update }) =>
         update.sessionUpdate === "agent_message_chunk" && update.content.type === "text" && update.content.text.includes("could not reopen"),
     );
-    expect(notice?.update).toMatchObject({ _meta: { "berth/notice": { kind: "conversation_restarted", reason: expect.any(String) } } });
+    expect(notice?.update).toMatchObject({
+      _meta: { "berth/notice": { kind: "conversation_restarted", reason: expect.any(String), previousAgentSessionId: expect.any(String) } },
+    });
     expect(later.texts(talked)).toContain("it starts a fresh conversation and does not remember what was said above.");
     // The fresh conversation answers the next prompt.
     expect((await later.prompt(talked, "hello again")).stopReason).toBe("end_turn");
