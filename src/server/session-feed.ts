@@ -98,8 +98,12 @@ export class SessionFeed {
   /** Sends are chained: the SDK does not promise to keep the order of concurrent notifications. */
   private outbox: Promise<void> = Promise.resolve();
   private readonly unsubscribe: () => void;
-  /** The origins of the prompts this connection itself sent and awaits: their prompts are not echoed back to it. */
-  private readonly ownPrompts = new Set<string>();
+  /**
+   * The prompts this connection itself sent, by origin, until their `turn_started` came: their prompts are not echoed
+   * back to it. One the agent answered before its turn came (it refused it during another turn) is journaled later,
+   * after the turn before it ended: it stays `answered` until then (or until the feed ends, for one never journaled).
+   */
+  private readonly ownPrompts = new Map<string, OwnPrompt>();
   /** The last seq of the journal this client was sent, live or read from the journal (or passed over: not an update). */
   private sentUpTo = 0;
   /** The last seq the `session/load` replay sent as history. */
@@ -183,11 +187,12 @@ export class SessionFeed {
    */
   async ownPrompt<T>(run: (origin: string) => Promise<T>): Promise<T> {
     const origin = randomUUID();
-    this.ownPrompts.add(origin);
+    this.ownPrompts.set(origin, "awaited");
     try {
       return await run(origin);
     } finally {
-      this.ownPrompts.delete(origin);
+      if (this.ownPrompts.get(origin) === "started") this.ownPrompts.delete(origin);
+      else this.ownPrompts.set(origin, "answered");
       await this.outbox;
       await this.live();
     }
@@ -253,8 +258,8 @@ export class SessionFeed {
       case "agent_notification":
         return this.enqueue(() => void this.options.notify(event.method, event.params));
       case "turn_started":
-        if (!(event.origin !== undefined && this.ownPrompts.has(event.origin)) && !this.seqs)
-          this.send({ after: event.seq - 1, shows: event.seq, run: () => this.showPrompt(event.seq) });
+        if (event.origin !== undefined && this.ownPrompts.has(event.origin)) return this.ownTurnStarted(event.origin);
+        if (!this.seqs) this.send({ after: event.seq - 1, shows: event.seq, run: () => this.showPrompt(event.seq) });
         return;
       case "question_asked":
         return this.ask(event.question);
@@ -264,6 +269,12 @@ export class SessionFeed {
         // The prompting client learns the stop reason from its response.
         return;
     }
+  }
+
+  /** This connection's own prompt started its turn: an answered one is done with, an awaited one is now `started`. */
+  private ownTurnStarted(origin: string): void {
+    if (this.ownPrompts.get(origin) === "answered") this.ownPrompts.delete(origin);
+    else this.ownPrompts.set(origin, "started");
   }
 
   /** Another client's prompt, shown as the user's message, as `session/load` would. */
@@ -529,6 +540,9 @@ export class SessionFeed {
     return step.shows !== undefined && step.shows <= this.replayedUpTo;
   }
 }
+
+/** Where a connection's own prompt is: sent and awaited, its turn started in the journal, or answered before that. */
+type OwnPrompt = "awaited" | "started" | "answered";
 
 /** The `_meta` of a merged chunk: the seqs it stands for. */
 function mergedMeta({ from, to }: MergedChunk): Record<string, unknown> {

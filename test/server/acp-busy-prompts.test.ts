@@ -9,12 +9,12 @@ import { cleanUp, startFixture, tempDir, waitUntil, type AcpTestClient, type Ber
 afterEach(cleanUp);
 
 /**
- * Demo agents that queue a prompt sent during a turn (as opencode, Claude, Codex) or cancel the running turn for it (as
- * Gemini), each recording the messages it receives in `wire`.
+ * Demo agents that queue a prompt sent during a turn (as opencode, Claude, Codex), cancel the running turn for it (as
+ * Gemini) or refuse it, each recording the messages it receives in `wire`.
  */
 function agents(wire: string) {
   return Object.fromEntries(
-    (["queue", "cancel"] satisfies BusyPrompt[]).map((busy) => [
+    (["queue", "cancel", "refuse"] satisfies BusyPrompt[]).map((busy) => [
       busy,
       { command: process.execPath, args: [demoAgentMain, "--state-dir", tempDir(`berth-busy-${busy}-`), "--busy-prompt", busy, "--record", wire] },
     ]),
@@ -102,6 +102,21 @@ describe("ACP: a prompt sent during a turn goes to the agent", () => {
     expect(b.texts(sessionId, "user_message_chunk")).toBe("/sleep 1h");
     // No interruption was Berth's: the agent cancelled its own turn.
     expect(fixture.berth.host.events(sessionId).filter((event) => event.kind === "interrupted")).toEqual([]);
+  });
+
+  it("an agent that refuses it: the refusal comes at once, and the prompt is echoed to the other client only, after the first turn", async () => {
+    const { fixture, a, b, sessionId } = await twoClients("refuse");
+    const first = a.prompt(sessionId, "/ask first?");
+    await waitUntil(() => a.permissions.length === 1, "the first prompt's question");
+    await expect(a.prompt(sessionId, "refused")).rejects.toMatchObject({ code: -32600 });
+    a.permissions[0]!.answer({ outcome: { outcome: "selected", optionId: "allow" } });
+    expect((await first).stopReason).toBe("end_turn");
+    // The refused prompt is journaled once the turn before it ended: the other client sees it then.
+    await waitUntil(() => b.texts(sessionId, "user_message_chunk") === "/ask first?refused", "the other client saw both prompts");
+    await waitUntil(() => !fixture.berth.host.getSession(sessionId)!.turnActive, "the turn to settle");
+    expect(journaledTurns(fixture, sessionId)).toEqual(["started /ask first?", "ended end_turn", "started refused", "ended null"]);
+    // Its sender is not shown its own prompt, late as its turn came.
+    expect(a.texts(sessionId, "user_message_chunk")).toBe("");
   });
 
   it("session/cancel stops every prompt in flight, and a prompt after it waits for no refusal once they ended", async () => {

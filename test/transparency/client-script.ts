@@ -1,4 +1,5 @@
 import { client, methods, RequestError, type ClientCapabilities, type Stream } from "@agentclientprotocol/sdk";
+import { join } from "node:path";
 import { berthClientCapabilities } from "../../src/agents/agent-child.js";
 
 /** One step of the script and what the client got for it: an answer, or an error with its code and data. */
@@ -17,6 +18,14 @@ export interface ClientTranscript {
   readonly extensions: Array<{ method: string; params: unknown }>;
   /** Permission requests the agent asked, answered with their first option. */
   readonly permissions: unknown[];
+  /** The agent's `fs/*` requests, answered by the client as an editor would. */
+  readonly fileRequests: Array<{ method: string; params: unknown }>;
+}
+
+/** What the script needs from whoever runs it, to know when the agent has what the client sent. */
+export interface ScriptHooks {
+  /** Resolves once the agent process received a `session/prompt` with this text. */
+  readonly agentReceivedPrompt: (text: string) => Promise<void>;
 }
 
 /**
@@ -32,16 +41,32 @@ const clientInfo = { name: "differential-client", title: "Differential client", 
  * `initialize` (`_meta`, client info), auth-required errors, `authenticate`, `session/new` (`_meta`,
  * modes, models, options), `set_mode`/`set_config_option`/`set_model`, prompts with `_meta` and
  * `usage`, extension requests and notifications both ways, and an agent error with code and data.
+ * And issue 25's: a prompt sent while a turn runs, a terminal the agent embeds (the client declares
+ * `_meta.terminal_output`, as Berth does), and the agent's `fs/*` put to the client that declared fs.
  */
-export async function runClientScript(stream: Stream, cwd: string): Promise<ClientTranscript> {
-  const transcript: ClientTranscript = { steps: [], updates: [], extensions: [], permissions: [] };
+export async function runClientScript(stream: Stream, cwd: string, hooks: ScriptHooks): Promise<ClientTranscript> {
+  const transcript: ClientTranscript = { steps: [], updates: [], extensions: [], permissions: [], fileRequests: [] };
+  // A question held unanswered keeps its turn running, for a prompt sent during the turn.
+  let heldQuestion: { asked: () => void; released: Promise<void> } | undefined;
   const app = client({ name: "differential-client" })
     .onNotification(methods.client.session.update, ({ params }) => {
       transcript.updates.push(params);
     })
-    .onRequest(methods.client.session.requestPermission, ({ params }) => {
+    .onRequest(methods.client.session.requestPermission, async ({ params }) => {
       transcript.permissions.push(params);
+      if (heldQuestion) {
+        heldQuestion.asked();
+        await heldQuestion.released;
+      }
       return { outcome: { outcome: "selected", optionId: params.options[0]!.optionId } };
+    })
+    .onRequest(methods.client.fs.readTextFile, ({ method, params }) => {
+      transcript.fileRequests.push({ method, params });
+      return { content: "in the editor's unsaved buffer\n" };
+    })
+    .onRequest(methods.client.fs.writeTextFile, ({ method, params }) => {
+      transcript.fileRequests.push({ method, params });
+      return {};
     })
     .onRequest("*", ({ method, params }) => {
       transcript.extensions.push({ method, params });
@@ -91,6 +116,21 @@ export async function runClientScript(stream: Stream, cwd: string): Promise<Clie
     await step("permission", () => prompt("/ask Deploy to production?"));
     await step("agent error", () => prompt("/fail -32042 boom"));
     await step("after the error", () => prompt("/mode"));
+    await step("embedded terminal", () => prompt("/embed total 0"));
+    await step("agent reads a file", () => prompt(`/read ${join(cwd, "notes.txt")}`));
+    await step("agent writes a file", () => prompt(`/write ${join(cwd, "todo.md")} ship it`));
+    // The first prompt's question stays unanswered until the agent has the second prompt: it came during the turn.
+    let asked!: () => void;
+    const questionAsked = new Promise<void>((resolve) => (asked = resolve));
+    let release!: () => void;
+    heldQuestion = { asked, released: new Promise<void>((resolve) => (release = resolve)) };
+    const first = step("prompt during a turn: the running one", () => prompt("/ask Keep going?"));
+    await questionAsked;
+    const second = step("prompt during a turn: the one sent meanwhile", () => prompt("meanwhile"));
+    await hooks.agentReceivedPrompt("meanwhile");
+    heldQuestion = undefined;
+    release();
+    await Promise.all([first, second]);
   } finally {
     connection.close();
   }

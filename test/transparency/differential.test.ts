@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { ndJsonStream, type Stream } from "@agentclientprotocol/sdk";
@@ -8,8 +8,8 @@ import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
-import { cleanUp, startFixture, tempDir, waitUntilGone, type BerthFixture } from "../server/server-harness.js";
-import { runClientScript, type ClientTranscript } from "./client-script.js";
+import { cleanUp, startFixture, tempDir, waitUntil, waitUntilGone, type BerthFixture } from "../server/server-harness.js";
+import { runClientScript, type ClientTranscript, type ScriptHooks } from "./client-script.js";
 
 /**
  * The proof of transparency (issue 8): one client script, run against the demo agent directly
@@ -50,16 +50,38 @@ interface Recorded {
 }
 
 function recorded(file: string): Recorded[] {
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .filter((line) => line.trim())
-    .map((line) => JSON.parse(line) as Recorded);
+  if (!existsSync(file)) return [];
+  return (
+    readFileSync(file, "utf8")
+      .split("\n")
+      // A line still being written has no newline yet.
+      .slice(0, -1)
+      .filter((line) => line.trim())
+      .map((line) => JSON.parse(line) as Recorded)
+  );
 }
 
 /** The demo agent as a test agent: it requires `authenticate` and records every message it gets. */
 function recordingAgentArgs(dir: string, flags: string[]): { args: string[]; record: string } {
   const record = join(dir, "wire.ndjson");
   return { args: [demoAgentMain, "--state-dir", join(dir, "state"), "--require-auth", "--record", record, ...flags], record };
+}
+
+/** The script learns from the agent's own record when a prompt reached it. */
+function hooksReading(record: string): ScriptHooks {
+  return {
+    agentReceivedPrompt: (text) =>
+      waitUntil(
+        () =>
+          recorded(record).some(
+            ({ direction, message }) =>
+              direction === "in" &&
+              message.method === "session/prompt" &&
+              (message.params as { prompt: Array<{ text?: string }> }).prompt[0]?.text === text,
+          ),
+        `the agent received the prompt "${text}"`,
+      ),
+  };
 }
 
 interface Run {
@@ -74,7 +96,7 @@ interface Run {
 async function direct(flags: string[] = []): Promise<Run> {
   const dir = tempDir("berth-differential-direct-");
   const { args, record } = recordingAgentArgs(dir, flags);
-  const client = await runClientScript(stdioProcess(process.execPath, args), dir);
+  const client = await runClientScript(stdioProcess(process.execPath, args), dir, hooksReading(record));
   const lines = recorded(record).filter((line) => line.direction === "in");
   return { client, agentReceived: lines.map((line) => withoutEnvelope(line.message)), sessionIds: sessionIdsOf(client), cwd: dir };
 }
@@ -82,7 +104,7 @@ async function direct(flags: string[] = []): Promise<Run> {
 type BerthTransport = "websocket" | "http" | "berth connect";
 
 async function throughBerth(transport: BerthTransport, flags: string[] = []): Promise<Run & { fixture: BerthFixture }> {
-  const dir = tempDir("berth-differential-berth-");
+  const dir = tempDir("berth-differential-hosted-");
   const { args, record } = recordingAgentArgs(dir, flags);
   const fixture = await startFixture({ workDir: dir, config: { agents: { recording: { command: process.execPath, args } } } });
   const url = new URL(`${fixture.acpUrl}?agent=recording`);
@@ -91,7 +113,7 @@ async function throughBerth(transport: BerthTransport, flags: string[] = []): Pr
   if (transport === "websocket") stream = createWebSocketStream(url.href, { WebSocket, headers });
   else if (transport === "http") stream = createHttpStream(url.href.replace(/^ws/, "http"), { headers });
   else stream = stdioProcess(process.execPath, [cliMain, "connect", "--url", fixture.url, "--token", fixture.token, "--agent", "recording"]);
-  const client = await runClientScript(stream, dir);
+  const client = await runClientScript(stream, dir, hooksReading(record));
   const lines = recorded(record);
   // Berth starts a few agent processes (its capabilities, the login, the session's child): the session's is the one that was prompted.
   const sessionPid = lines.find((line) => line.direction === "in" && line.message.method === "session/prompt")?.pid;
@@ -110,15 +132,18 @@ function withoutEnvelope(message: Record<string, unknown>): Record<string, unkno
   return rest;
 }
 
+/** Ids the agent makes up afresh in each run; an embedded terminal's id is the agent's own (`terminal_id` in `_meta`). */
+const agentMadeIds = new Set(["messageId", "toolCallId", "terminalId", "terminal_id"]);
+
 /** Session ids, message ids and directories differ between runs by nature; everything else must not. */
 function normalized(value: unknown, run: Pick<Run, "sessionIds" | "cwd">, agentSessionIds: string[] = []): unknown {
   const ids = new Set([...run.sessionIds, ...agentSessionIds]);
   return JSON.parse(
     JSON.stringify(value, (key, v: unknown) => {
-      // The agent makes these up afresh in each run.
-      if ((key === "messageId" || key === "toolCallId") && typeof v === "string") return `<${key}>`;
+      if (agentMadeIds.has(key) && typeof v === "string") return `<${key}>`;
       if (typeof v === "string" && ids.has(v)) return "<session>";
-      if (typeof v === "string" && v.startsWith(run.cwd)) return `<cwd>${v.slice(run.cwd.length)}`;
+      // Paths also come inside the agent's text ("Contents of <path>:").
+      if (typeof v === "string") return v.replaceAll(run.cwd, "<cwd>");
       return v;
     }),
   );
@@ -173,7 +198,18 @@ describe("differential: the same client script directly and through Berth", () =
     expect(steps["unknown extension request"]?.error).toMatchObject({ code: -32601 });
     expect(steps["agent error"]?.error).toMatchObject({ code: -32042, data: { "berth-demo/reason": "boom" } });
     expect(reference.client.extensions.map((e) => e.method)).toEqual(["_differential/ask", "_differential/note"]);
-    expect(reference.client.permissions).toHaveLength(1);
+    expect(reference.client.permissions).toHaveLength(2);
+    // Item 2 of issue 25: the client declared `_meta.terminal_output`, so the agent embedded its terminal.
+    expect(reference.client.updates).toContainEqual(
+      expect.objectContaining({ update: expect.objectContaining({ _meta: expect.objectContaining({ terminal_output: expect.anything() }) }) }),
+    );
+    // Item 3: the client declared fs, so the agent's file requests came to it.
+    expect(reference.client.fileRequests.map((request) => request.method)).toEqual(["fs/read_text_file", "fs/write_text_file"]);
+    // Item 1: by default the demo agent refuses a prompt during a turn; the same refusal must come through Berth.
+    expect(reference.client.steps.slice(-2)).toMatchObject([
+      { step: "prompt during a turn: the one sent meanwhile", error: { code: -32600 } },
+      { step: "prompt during a turn: the running one", result: { stopReason: "end_turn" } },
+    ]);
     expect(reference.client.updates.map((u) => (u as { update: { sessionUpdate: string } }).update.sessionUpdate)).toContain("current_mode_update");
     expect(afterLogin(reference.agentReceived).map((m) => m.method)).toEqual(
       expect.arrayContaining([
@@ -203,6 +239,20 @@ describe("differential: the same client script directly and through Berth", () =
     expect(kinds).not.toContain("config_option_update");
     expectSame(await throughBerth("websocket", ["--silent-settings"]), silentReference);
   });
+
+  // Item 1 of issue 25: an agent that queues a prompt sent during a turn (as opencode, Claude, Codex) answers both, in order.
+  it("with an agent that queues a prompt sent during a turn: both are answered, in the same order", async () => {
+    const queueing = await direct(["--busy-prompt", "queue"]);
+    expect(queueing.client.steps.slice(-2)).toMatchObject([
+      { step: "prompt during a turn: the running one", result: { stopReason: "end_turn" } },
+      { step: "prompt during a turn: the one sent meanwhile", result: { stopReason: "end_turn" } },
+    ]);
+    expectSame(await throughBerth("websocket", ["--busy-prompt", "queue"]), queueing);
+  });
+
+  // Item 8 (a session the agent cannot reopen: load succeeds with its history and a notice) has no direct counterpart:
+  // directly, an agent that cannot load advertises no `loadSession` and the client cannot ask; through Berth, `session/load`
+  // is Berth's own (docs/api.md), so there is nothing the same script could compare. acp-transparency.test.ts proves it.
 });
 
 function expectSame(run: Run, reference: Run): void {
