@@ -32,8 +32,11 @@ type Attempt<T> =
 
 /** The session's own file access on the host: its confinement of a path, and the disk's answer. */
 export interface LocalFiles<T> {
-  /** Throws the refusal the disk would give for where the path leads (outside the session's directories). */
-  readonly confine: () => Promise<void>;
+  /**
+   * Throws the refusal the disk would give for where the path leads (outside the session's directories); else
+   * returns the real path checked, the only one a client is given.
+   */
+  readonly confine: () => Promise<string>;
   readonly disk: () => Promise<T>;
 }
 
@@ -66,25 +69,26 @@ export class EditorFiles {
   read(sessionId: string, params: ReadTextFileRequest, local: LocalFiles<ReadTextFileResponse>): Promise<ReadTextFileResponse> {
     const files = this.prompting.get(sessionId);
     if (!files?.readTextFile) return local.disk();
-    return this.served(sessionId, "fs/read_text_file", params.path, (signal) => files.read(params, signal), local);
+    return this.served(sessionId, "fs/read_text_file", params.path, (path, signal) => files.read({ ...params, path }, signal), local);
   }
 
   write(sessionId: string, params: WriteTextFileRequest, local: LocalFiles<WriteTextFileResponse>): Promise<WriteTextFileResponse> {
     const files = this.prompting.get(sessionId);
     if (!files?.writeTextFile) return local.disk();
-    return this.served(sessionId, "fs/write_text_file", params.path, (signal) => files.write(params, signal), local);
+    return this.served(sessionId, "fs/write_text_file", params.path, (path, signal) => files.write({ ...params, path }, signal), local);
   }
 
   private async served<T>(
     sessionId: string,
     method: FileMethod,
     path: string,
-    ask: (signal: AbortSignal) => Promise<T>,
+    ask: (real: string, signal: AbortSignal) => Promise<T>,
     { confine, disk }: LocalFiles<T>,
   ): Promise<T> {
-    // The session's confinement (its directories, its sandbox's promise) holds whoever answers.
-    await confine();
-    const attempt = await this.attempt(ask);
+    // The session's confinement (its directories, its sandbox's promise) holds whoever answers: the client is asked
+    // for the real path checked, never the agent's, which its own resolution could lead outside.
+    const real = await confine();
+    const attempt = await this.attempt((signal) => ask(real, signal));
     if (attempt.state === "fell_back") {
       this.deps.record({ kind: "file_request", sessionId, method, path, by: "disk", why: attempt.why });
       return disk();

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
@@ -96,6 +96,41 @@ describe("the agent's fs/* go to the client that sent the prompt, when it declar
       `Could not read ${outside}: Invalid params: path ${JSON.stringify(outside)} is outside the session's directories (${dir})`,
     );
     expect(editor.fileRequests).toEqual([]);
+  });
+
+  it("the client is given the real path checked, not the agent's: `link/..` cannot lead it outside", async () => {
+    const dir = project();
+    const outside = tempDir("berth-editor-outside-");
+    mkdirSync(join(outside, "inner"));
+    writeFileSync(join(outside, "secret.txt"), "the secret\n");
+    // The agent's link out; `link/../secret.txt` is dir/secret.txt as text but outside/secret.txt to the kernel.
+    symlinkSync(join(outside, "inner"), join(dir, "link"));
+    writeFileSync(join(dir, "secret.txt"), "a decoy\n");
+    const fixture = await startFixture({ workDir: dir });
+    const editor = await fixture.connect({
+      capabilities: editorCapabilities,
+      files: {
+        // An editor resolves the path as the kernel does.
+        read: async ({ path }) => ({ content: readFileSync(path, "utf8") }),
+        write: async ({ path, content }) => {
+          writeFileSync(path, content);
+          return {};
+        },
+      },
+    });
+    const sessionId = await editor.newSession(dir);
+    // Not join(): it would tidy the `..` away.
+    const tricky = `${dir}/link/../secret.txt`;
+
+    await editor.prompt(sessionId, `/read ${tricky}`);
+    expect(editor.texts(sessionId)).toContain(`Contents of ${tricky}:\na decoy`);
+    await editor.prompt(sessionId, `/write ${tricky} overwritten`);
+    expect(readFileSync(join(outside, "secret.txt"), "utf8")).toBe("the secret\n");
+    expect(readFileSync(join(dir, "secret.txt"), "utf8")).toBe("overwritten");
+    expect(editor.fileRequests).toEqual([
+      { method: "fs/read_text_file", params: { sessionId, path: join(dir, "secret.txt") } },
+      { method: "fs/write_text_file", params: { sessionId, path: join(dir, "secret.txt"), content: "overwritten" } },
+    ]);
   });
 
   it("the client's own refusal reaches the agent as it would directly, and nothing is written", async () => {
