@@ -179,6 +179,32 @@ describe("the disk answers when the prompting client cannot", () => {
     ]);
   });
 
+  it("a write the client has not answered within clientFileTimeout is not made: it is withdrawn and the agent told", async () => {
+    const dir = project();
+    const fixture = await startFixture({ workDir: dir, config: { clientFileTimeout: "300ms" } });
+    const withdrawn: AbortSignal[] = [];
+    const editor = await fixture.connect({
+      capabilities: editorCapabilities,
+      files: {
+        // An editor still showing the edit to its user.
+        write: (_params, signal) => {
+          withdrawn.push(signal);
+          return unanswered(signal);
+        },
+      },
+    });
+    const sessionId = await editor.newSession(dir);
+    const path = join(dir, "todo.md");
+
+    await editor.prompt(sessionId, `/write ${path} ship it`);
+    expect(editor.texts(sessionId)).toContain(
+      `Could not write ${path}: Internal error: the client whose prompt this turn runs did not answer the write of ${JSON.stringify(path)} within clientFileTimeout (300ms); nothing was written`,
+    );
+    expect(existsSync(path)).toBe(false);
+    await expect.poll(() => withdrawn.map((signal) => signal.aborted)).toEqual([true]);
+    expect(await fileRecords(fixture)).toEqual([{ kind: "file_request", sessionId, method: "fs/write_text_file", path, by: "none", why: "timeout" }]);
+  });
+
   it("a client that declared fs but does not handle it (-32601): the disk writes", async () => {
     const dir = project();
     const fixture = await startFixture({ workDir: dir });
@@ -212,6 +238,34 @@ describe("the disk answers when the prompting client cannot", () => {
     await watcher.waitForText(sessionId, `Contents of ${join(dir, "notes.txt")}:\non disk`);
     expect(await fileRecords(fixture)).toEqual([
       { kind: "file_request", sessionId, method: "fs/read_text_file", path: join(dir, "notes.txt"), by: "disk", why: "client_gone" },
+    ]);
+  });
+
+  it("a client that leaves while it is asked to write: nothing is written and the agent is told", async () => {
+    const dir = project();
+    const fixture = await startFixture({ workDir: dir });
+    const editor = await fixture.connect({
+      capabilities: editorCapabilities,
+      files: {
+        write: (_params, signal) => {
+          void editor.close();
+          return unanswered(signal);
+        },
+      },
+    });
+    const sessionId = await editor.newSession(dir);
+    const watcher = await fixture.connect({ capabilities: {} });
+    await watcher.load(sessionId, dir);
+    const path = join(dir, "todo.md");
+
+    void editor.prompt(sessionId, `/write ${path} ship it`).catch(() => undefined);
+    await watcher.waitForText(
+      sessionId,
+      `Could not write ${path}: Internal error: the client whose prompt this turn runs left before answering the write of ${JSON.stringify(path)}; nothing was written`,
+    );
+    expect(existsSync(path)).toBe(false);
+    expect(await fileRecords(fixture)).toEqual([
+      { kind: "file_request", sessionId, method: "fs/write_text_file", path, by: "none", why: "client_gone" },
     ]);
   });
 });
