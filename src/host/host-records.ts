@@ -37,13 +37,16 @@ type HostOnlyRecord =
       /** Process groups the offline owner's ledger still lists: they may still run there (the lease fences the journal, not processes). */
       readonly fromGroups: number;
     }
-  /** An agent's `fs/*` request put to the client whose prompt was in flight: who answered it, and why the disk did. */
+  /**
+   * An agent's `fs/*` request put to the client whose prompt was in flight: who answered it, and why the disk did (or,
+   * for a write, why nobody did: it was refused to the agent).
+   */
   | {
       readonly kind: "file_request";
       readonly sessionId: string;
       readonly method: "fs/read_text_file" | "fs/write_text_file";
       readonly path: string;
-      readonly by: "client" | "disk";
+      readonly by: "client" | "disk" | "none";
       readonly why?: "timeout" | "client_lacks" | "client_gone";
     }
   | {

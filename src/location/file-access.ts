@@ -144,10 +144,12 @@ export class FileAccess {
 
   /**
    * Refuses `path` as a read or write of it would be refused for where it leads (outside the roots, not absolute):
-   * the same confinement for a request another file system (the prompting client's) answers.
+   * the same confinement for a request another file system (the prompting client's) answers. Returns the real path
+   * that was checked, the one to hand that file system: the agent's own path may mean elsewhere to it (`link/..`
+   * is tidied as text here, while the kernel follows `link` first).
    */
-  async checkConfined(path: unknown): Promise<void> {
-    await this.confine(path);
+  async checkConfined(path: unknown): Promise<string> {
+    return (await this.confine(path)).real;
   }
 
   /** Where `path` really leads, and the root it is inside, if it is inside one. */

@@ -5,9 +5,10 @@
  */
 export const EMBEDDED_TERMINALS_META = "terminal_output";
 
-/** A terminal an agent embedded: its output so far and, once it exited, how. */
+/** A terminal an agent embedded: the tail of its output so far (`truncated` once older output was dropped) and, once it exited, how. */
 export interface EmbeddedTerminal {
   readonly output: string;
+  readonly truncated: boolean;
   readonly exit: { readonly exitCode: number | null; readonly signal: string | null } | null;
 }
 
@@ -15,17 +16,21 @@ export interface EmbeddedTerminal {
 export class EmbeddedTerminals {
   private readonly terminals = new Map<string, EmbeddedTerminal>();
 
+  /** `outputLimit`: the bytes of each terminal's output kept, its tail (0 keeps only that the terminal exists). */
+  constructor(private readonly outputLimit: number) {}
+
   /** Takes in what one update's `_meta` says of its terminal. */
   absorb(meta: Record<string, unknown> | null | undefined): void {
     if (!meta) return;
     const info = terminalIdOf(meta.terminal_info);
-    if (info !== undefined && !this.terminals.has(info)) this.terminals.set(info, { output: "", exit: null });
+    if (info !== undefined && !this.terminals.has(info)) this.terminals.set(info, EMPTY);
     const output = meta.terminal_output as { data?: unknown } | undefined;
     const outputId = terminalIdOf(output);
     // Each `terminal_output` carries what the command wrote since the last one.
     if (outputId !== undefined && typeof output?.data === "string") {
       const known = this.get(outputId);
-      this.terminals.set(outputId, { ...known, output: known.output + output.data });
+      const { text, cut } = tailWithin(known.output + output.data, this.outputLimit);
+      this.terminals.set(outputId, { ...known, output: text, truncated: known.truncated || cut });
     }
     const exit = meta.terminal_exit as { exit_code?: unknown; signal?: unknown } | undefined;
     const exitId = terminalIdOf(exit);
@@ -42,8 +47,22 @@ export class EmbeddedTerminals {
   }
 
   private get(terminalId: string): EmbeddedTerminal {
-    return this.terminals.get(terminalId) ?? { output: "", exit: null };
+    return this.terminals.get(terminalId) ?? EMPTY;
   }
+}
+
+const EMPTY: EmbeddedTerminal = { output: "", truncated: false, exit: null };
+
+/** The last `limit` bytes of `text`, from a whole character on, and whether anything was cut. */
+function tailWithin(text: string, limit: number): { text: string; cut: boolean } {
+  // A UTF-16 unit is at most 3 UTF-8 bytes: short text needs no measuring.
+  if (text.length * 3 <= limit) return { text, cut: false };
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= limit) return { text, cut: false };
+  let from = bytes.length - limit;
+  // Continuation bytes (10xxxxxx) at the cut: the rest of a character whose start was dropped.
+  while (from < bytes.length && (bytes[from]! & 0xc0) === 0x80) from++;
+  return { text: bytes.toString("utf8", from), cut: true };
 }
 
 function terminalIdOf(value: unknown): string | undefined {

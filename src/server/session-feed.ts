@@ -137,7 +137,10 @@ export class SessionFeed {
       this.mirror = new TerminalMirror(
         (terminalId) => host.terminalOutput(sessionId, terminalId),
         (update) => this.enqueue(() => this.notify(update)),
-        options.capabilities._meta?.[EMBEDDED_TERMINALS_META] === true ? "as_sent" : "as_text",
+        {
+          shown: options.capabilities._meta?.[EMBEDDED_TERMINALS_META] === true ? "as_sent" : "as_text",
+          outputLimit: host.config.terminalOutputLimit,
+        },
       );
     }
   }

@@ -16,14 +16,22 @@ type ToolCallUpdate = Extract<SessionUpdate, { sessionUpdate: "tool_call" | "too
  */
 export type EmbeddedShown = "as_sent" | "as_text";
 
+/** How this client is shown a terminal the agent embedded, and how much of its output is kept (`terminalOutputLimit`). */
+export interface EmbeddedOptions {
+  readonly shown: EmbeddedShown;
+  readonly outputLimit: number;
+}
+
 /**
  * A tool call's `terminal` content names a terminal Berth runs, which the client has never heard
  * of, so it could show nothing of a running command. For such clients the content becomes the
  * command's output as text, and while the command runs the tool call is sent again as its output
- * grows, until it exits. A terminal the agent embedded is shown as {@link EmbeddedShown} says.
+ * grows, until it exits. A terminal the agent embedded is shown as {@link EmbeddedShown} says; as text, it is followed
+ * the same way, so its output is sent again at most every interval, not on every chunk the agent sends.
  */
 export class TerminalMirror {
-  private readonly embedded = new EmbeddedTerminals();
+  private readonly embedded: EmbeddedTerminals;
+  private readonly embeddedShown: EmbeddedShown;
   /** Tool calls that show a running command: their content as the agent sent it, and what was last sent. */
   private readonly following = new Map<string, { content: ToolCallContent[]; shown: string }>();
   /** The last text shown for each terminal, shown again once its output is no longer kept (released). */
@@ -33,9 +41,13 @@ export class TerminalMirror {
   constructor(
     private readonly readOutput: (terminalId: string) => TerminalOutputResult | undefined,
     private readonly send: (update: SessionUpdate) => void,
-    private readonly embeddedShown: EmbeddedShown = "as_text",
+    embedded: EmbeddedOptions,
     private readonly intervalMs = MIRROR_INTERVAL_MS,
-  ) {}
+  ) {
+    this.embeddedShown = embedded.shown;
+    // A client shown the terminal as the agent sent it needs only to know it is the agent's, not its output.
+    this.embedded = new EmbeddedTerminals(embedded.shown === "as_text" ? embedded.outputLimit : 0);
+  }
 
   /** The update as this client can show it; a tool call whose command still runs is followed. */
   rewrite(update: SessionUpdate): SessionUpdate {
@@ -48,7 +60,11 @@ export class TerminalMirror {
       this.following.delete(update.toolCallId);
       return update;
     }
-    const content = update.content;
+    return this.followed(update, update.content);
+  }
+
+  /** The update with `content` shown as text; followed while a command in it runs. */
+  private followed(update: ToolCallUpdate, content: ToolCallContent[]): SessionUpdate {
     const rendered = this.render(content);
     if (rendered.running) {
       this.following.set(update.toolCallId, { content, shown: rendered.text });
@@ -59,12 +75,16 @@ export class TerminalMirror {
     return { ...update, content: rendered.content };
   }
 
-  /** An update that carries only an embedded terminal's output (`_meta.terminal_output`): the output so far, as text. */
+  /**
+   * An update that carries only an embedded terminal's output (`_meta.terminal_output`): the output so far, as text,
+   * the first time; while the tool call is followed the tick sends it (the whole output on every chunk would cost the
+   * square of its length).
+   */
   private withEmbeddedOutput(update: ToolCallUpdate): SessionUpdate {
     const terminalId = (update._meta?.terminal_output as { terminal_id?: unknown } | undefined)?.terminal_id;
-    const terminal = typeof terminalId === "string" ? this.embedded.find(terminalId) : undefined;
-    if (!terminal || typeof terminalId !== "string") return update;
-    return { ...update, content: [textOf(terminalId, describeEmbedded(terminal))] };
+    if (typeof terminalId !== "string" || !this.embedded.find(terminalId)) return update;
+    if (this.following.has(update.toolCallId)) return update;
+    return this.followed(update, [{ type: "terminal", terminalId }]);
   }
 
   close(): void {
@@ -99,6 +119,7 @@ export class TerminalMirror {
       const embedded = this.embedded.find(item.terminalId);
       if (embedded) {
         if (this.embeddedShown === "as_sent") return item;
+        if (embedded.exit === null) running = true;
         const text = describeEmbedded(embedded);
         texts.push(text);
         return textOf(item.terminalId, text);
@@ -126,8 +147,8 @@ function textOf(terminalId: string, text: string): ToolCallContent {
   return { type: "content", content: { type: "text", text }, _meta: { [RAW_TERMINALS_META]: { terminalId } } };
 }
 
-function describeEmbedded({ output, exit }: EmbeddedTerminal): string {
-  return describe({ output, truncated: false, exitStatus: exit && { exitCode: exit.exitCode, signal: exit.signal } });
+function describeEmbedded({ output, truncated, exit }: EmbeddedTerminal): string {
+  return describe({ output, truncated, exitStatus: exit && { exitCode: exit.exitCode, signal: exit.signal } });
 }
 
 function describe(output: TerminalOutputResult): string {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
@@ -98,6 +98,41 @@ describe("the agent's fs/* go to the client that sent the prompt, when it declar
     expect(editor.fileRequests).toEqual([]);
   });
 
+  it("the client is given the real path checked, not the agent's: `link/..` cannot lead it outside", async () => {
+    const dir = project();
+    const outside = tempDir("berth-editor-outside-");
+    mkdirSync(join(outside, "inner"));
+    writeFileSync(join(outside, "secret.txt"), "the secret\n");
+    // The agent's link out; `link/../secret.txt` is dir/secret.txt as text but outside/secret.txt to the kernel.
+    symlinkSync(join(outside, "inner"), join(dir, "link"));
+    writeFileSync(join(dir, "secret.txt"), "a decoy\n");
+    const fixture = await startFixture({ workDir: dir });
+    const editor = await fixture.connect({
+      capabilities: editorCapabilities,
+      files: {
+        // An editor resolves the path as the kernel does.
+        read: async ({ path }) => ({ content: readFileSync(path, "utf8") }),
+        write: async ({ path, content }) => {
+          writeFileSync(path, content);
+          return {};
+        },
+      },
+    });
+    const sessionId = await editor.newSession(dir);
+    // Not join(): it would tidy the `..` away.
+    const tricky = `${dir}/link/../secret.txt`;
+
+    await editor.prompt(sessionId, `/read ${tricky}`);
+    expect(editor.texts(sessionId)).toContain(`Contents of ${tricky}:\na decoy`);
+    await editor.prompt(sessionId, `/write ${tricky} overwritten`);
+    expect(readFileSync(join(outside, "secret.txt"), "utf8")).toBe("the secret\n");
+    expect(readFileSync(join(dir, "secret.txt"), "utf8")).toBe("overwritten");
+    expect(editor.fileRequests).toEqual([
+      { method: "fs/read_text_file", params: { sessionId, path: join(dir, "secret.txt") } },
+      { method: "fs/write_text_file", params: { sessionId, path: join(dir, "secret.txt"), content: "overwritten" } },
+    ]);
+  });
+
   it("the client's own refusal reaches the agent as it would directly, and nothing is written", async () => {
     const dir = project();
     const fixture = await startFixture({ workDir: dir });
@@ -144,6 +179,32 @@ describe("the disk answers when the prompting client cannot", () => {
     ]);
   });
 
+  it("a write the client has not answered within clientFileTimeout is not made: it is withdrawn and the agent told", async () => {
+    const dir = project();
+    const fixture = await startFixture({ workDir: dir, config: { clientFileTimeout: "300ms" } });
+    const withdrawn: AbortSignal[] = [];
+    const editor = await fixture.connect({
+      capabilities: editorCapabilities,
+      files: {
+        // An editor still showing the edit to its user.
+        write: (_params, signal) => {
+          withdrawn.push(signal);
+          return unanswered(signal);
+        },
+      },
+    });
+    const sessionId = await editor.newSession(dir);
+    const path = join(dir, "todo.md");
+
+    await editor.prompt(sessionId, `/write ${path} ship it`);
+    expect(editor.texts(sessionId)).toContain(
+      `Could not write ${path}: Internal error: the client whose prompt this turn runs did not answer the write of ${JSON.stringify(path)} within clientFileTimeout (300ms); nothing was written`,
+    );
+    expect(existsSync(path)).toBe(false);
+    await expect.poll(() => withdrawn.map((signal) => signal.aborted)).toEqual([true]);
+    expect(await fileRecords(fixture)).toEqual([{ kind: "file_request", sessionId, method: "fs/write_text_file", path, by: "none", why: "timeout" }]);
+  });
+
   it("a client that declared fs but does not handle it (-32601): the disk writes", async () => {
     const dir = project();
     const fixture = await startFixture({ workDir: dir });
@@ -177,6 +238,34 @@ describe("the disk answers when the prompting client cannot", () => {
     await watcher.waitForText(sessionId, `Contents of ${join(dir, "notes.txt")}:\non disk`);
     expect(await fileRecords(fixture)).toEqual([
       { kind: "file_request", sessionId, method: "fs/read_text_file", path: join(dir, "notes.txt"), by: "disk", why: "client_gone" },
+    ]);
+  });
+
+  it("a client that leaves while it is asked to write: nothing is written and the agent is told", async () => {
+    const dir = project();
+    const fixture = await startFixture({ workDir: dir });
+    const editor = await fixture.connect({
+      capabilities: editorCapabilities,
+      files: {
+        write: (_params, signal) => {
+          void editor.close();
+          return unanswered(signal);
+        },
+      },
+    });
+    const sessionId = await editor.newSession(dir);
+    const watcher = await fixture.connect({ capabilities: {} });
+    await watcher.load(sessionId, dir);
+    const path = join(dir, "todo.md");
+
+    void editor.prompt(sessionId, `/write ${path} ship it`).catch(() => undefined);
+    await watcher.waitForText(
+      sessionId,
+      `Could not write ${path}: Internal error: the client whose prompt this turn runs left before answering the write of ${JSON.stringify(path)}; nothing was written`,
+    );
+    expect(existsSync(path)).toBe(false);
+    expect(await fileRecords(fixture)).toEqual([
+      { kind: "file_request", sessionId, method: "fs/write_text_file", path, by: "none", why: "client_gone" },
     ]);
   });
 });

@@ -10,12 +10,12 @@ afterEach(() => {
 const running = (output: string): TerminalOutputResult => ({ output, truncated: false, exitStatus: null });
 const exited = (output: string): TerminalOutputResult => ({ output, truncated: false, exitStatus: { exitCode: 0 } });
 
-function mirrorOf(terminals: Map<string, TerminalOutputResult>) {
+function mirrorOf(terminals: Map<string, TerminalOutputResult>, outputLimit = 1024 * 1024) {
   const sent: SessionUpdate[] = [];
   const mirror = new TerminalMirror(
     (id) => terminals.get(id),
     (update) => sent.push(update),
-    "as_text",
+    { shown: "as_text", outputLimit },
     500,
   );
   return { mirror, sent };
@@ -86,5 +86,53 @@ describe("TerminalMirror", () => {
     const { mirror } = mirrorOf(new Map());
     const plain: SessionUpdate = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hi" } };
     expect(mirror.rewrite(plain)).toBe(plain);
+  });
+});
+
+describe("TerminalMirror, a terminal the agent embedded, shown as text", () => {
+  const embeddedCall: SessionUpdate = {
+    sessionUpdate: "tool_call",
+    toolCallId: "c1",
+    title: "build",
+    content: [{ type: "terminal", terminalId: "agent-term" }],
+    _meta: { terminal_info: { terminal_id: "agent-term" } },
+  };
+  const chunk = (data: string): SessionUpdate => ({
+    sessionUpdate: "tool_call_update",
+    toolCallId: "c1",
+    _meta: { terminal_output: { terminal_id: "agent-term", data } },
+  });
+  const exit: SessionUpdate = {
+    sessionUpdate: "tool_call_update",
+    toolCallId: "c1",
+    status: "completed",
+    content: [{ type: "terminal", terminalId: "agent-term" }],
+    _meta: { terminal_exit: { terminal_id: "agent-term", exit_code: 0, signal: null } },
+  };
+
+  it("sends its output again once per interval, not with every chunk", () => {
+    vi.useFakeTimers();
+    const { mirror, sent } = mirrorOf(new Map());
+    const returned = [mirror.rewrite(embeddedCall)];
+    for (let i = 0; i < 2000; i++) returned.push(mirror.rewrite(chunk("x")));
+    // Only the tool call itself carries the terminal as text; the chunks go on without content.
+    expect(texts(returned)).toEqual(["```\n\n```"]);
+    vi.advanceTimersByTime(500);
+    expect(texts(sent)).toEqual([`\`\`\`\n${"x".repeat(2000)}\n\`\`\``]);
+    vi.advanceTimersByTime(500);
+    expect(sent).toHaveLength(1); // no new output: nothing sent
+    expect(texts([mirror.rewrite(exit)])).toEqual([`\`\`\`\n${"x".repeat(2000)}\n\`\`\`\n(exit code 0)`]);
+    vi.advanceTimersByTime(5_000);
+    expect(sent).toHaveLength(1);
+  });
+
+  it("keeps the tail of its output within terminalOutputLimit, marked as cut, from a whole character on", () => {
+    const { mirror } = mirrorOf(new Map(), 8);
+    mirror.rewrite(embeddedCall);
+    mirror.rewrite(chunk("0123456789"));
+    // "é" is two bytes: the eight-byte tail starts in its middle, so it is shown from the next character.
+    mirror.rewrite(chunk("abcé1234567"));
+    expect(texts([mirror.rewrite(exit)])).toEqual(["```\n…\n1234567\n```\n(exit code 0)"]);
+    mirror.close();
   });
 });

@@ -25,4 +25,17 @@ describe("a file_request record in the Host page's feed", () => {
     } as HostRecord;
     expect(recordDetails(record, titled)).toBe("Fix the build · fs/read_text_file /w/b.ts · the disk answered (client gone)");
   });
+
+  it("says a write the editor left unanswered was not made", () => {
+    const record = {
+      ...base,
+      kind: "file_request",
+      sessionId: "s-1",
+      method: "fs/write_text_file",
+      path: "/w/c.ts",
+      by: "none",
+      why: "timeout",
+    } as HostRecord;
+    expect(recordDetails(record, titled)).toBe("Fix the build · fs/write_text_file /w/c.ts · not written, the agent was told (timeout)");
+  });
 });

@@ -48,7 +48,19 @@ export function recordDetails(record: HostRecord, titleOf: (sessionId: string) =
     case "agent_asked":
       return `${record.agent} · ${record.method} · pid ${record.pid}`;
     case "file_request":
-      return `${session(record.sessionId)} · ${record.method} ${record.path} · ${record.by === "client" ? "the editor answered" : `the disk answered (${record.why?.replace("_", " ") ?? "fallback"})`}`;
+      return `${session(record.sessionId)} · ${record.method} ${record.path} · ${fileAnswer(record)}`;
+  }
+}
+
+function fileAnswer(record: Extract<HostRecord, { kind: "file_request" }>): string {
+  const why = record.why?.replace("_", " ") ?? "fallback";
+  switch (record.by) {
+    case "client":
+      return "the editor answered";
+    case "disk":
+      return `the disk answered (${why})`;
+    case "none":
+      return `not written, the agent was told (${why})`;
   }
 }
 
