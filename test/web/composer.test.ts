@@ -154,7 +154,7 @@ describe("the composer, in a real browser", () => {
 
     // Narrowed as the name is typed; Down and Up move (and wrap), Enter inserts.
     await box(page).pressSequentially("e");
-    await expect.poll(() => menu(page).getByRole("option").allTextContents(), POLL).toHaveLength(4);
+    await expect.poll(() => menu(page).getByRole("option").allTextContents(), POLL).toHaveLength(5);
     const selected = () => menu(page).locator('[aria-selected="true"] .command-name').textContent();
     expect(await selected()).toBe("/elicit");
     await box(page).press("ArrowDown");

@@ -42,11 +42,6 @@ export const promptCommandHelp: Record<string, { hint?: string; description: str
     hint: "[--keep-terminal] <shell command>",
     description: "Run a shell command in a client terminal (--keep-terminal: the final update still shows the terminal, not released)",
   },
-  embed: {
-    hint: "<output>",
-    description:
-      "Report a command's output as a terminal the agent owns (_meta terminal_info/output/exit) to a client that declared _meta.terminal_output, else as text",
-  },
   ask: { hint: "<question>", description: "Ask the client for permission (allow/deny)" },
   elicit: { hint: "<message>", description: "Ask the client for a one-field form" },
   sleep: {
@@ -64,6 +59,11 @@ export const promptCommandHelp: Record<string, { hint?: string; description: str
   read: { hint: "<absolute path>", description: "Read a file through fs/read_text_file" },
   write: { hint: "<absolute path> <content>", description: "Write a file through fs/write_text_file" },
   edit: { hint: "<absolute path> <content>", description: "Replace a file's content, shown as a tool call with a diff" },
+  embed: {
+    hint: "<output>",
+    description:
+      "Report a command's output as a terminal the agent owns (_meta terminal_info/output/exit) to a client that declared _meta.terminal_output, else as text",
+  },
   plan: { hint: "<step>; <step>; ...", description: "Show a plan and work through its steps" },
   think: { hint: "<text>", description: "Stream text as a thought, then answer" },
   mode: { description: "Report the session's current mode id" },
