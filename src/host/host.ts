@@ -22,6 +22,7 @@ import type { InstallEvent, InstallStart } from "./agent-installs.js";
 import type { ReopenRequest } from "./agent-request.js";
 import { answerFields, stateOf, type AgentSessionState } from "./agent-session-state.js";
 import type { Asker } from "./agents-outside-sessions.js";
+import type { NativePage } from "./native-sessions.js";
 import type { AgentLoginView } from "./agent-login-desk.js";
 import type { AuthMethodView } from "../protocol/auth-methods.js";
 import type { Fleet } from "./fleet.js";
@@ -500,6 +501,28 @@ export class Host {
   /** `logged-in` (Berth replays a login), `needs-login` (its last session/new or prompt wanted one), else `unknown`. */
   agentLoginState(agentId: string): AgentLoginStatus {
     return this.parts.outside.loginState(agentId);
+  }
+
+  /**
+   * The agent's own sessions Berth does not know (ACP `session/list`, docs/api.md): one page of the agent's
+   * `session/list`, time-bound; none when the agent cannot list them or its list failed (logged).
+   */
+  nativeSessions(agentId: string, request: { cwd?: string; cursor?: string }, asker: Asker = {}): Promise<NativePage> {
+    this.assertRunning();
+    return this.parts.natives.list(agentId, request, asker);
+  }
+
+  /**
+   * Imports the agent's own session `sessionId` in `cwd` if the agent lists it there: a Berth session of the same id,
+   * bound to that conversation, whose first load journals the history the agent replays. False if the agent does not.
+   */
+  async importNativeSession(agentId: string, sessionId: string, cwd: string, asker: Asker = {}): Promise<boolean> {
+    this.assertRunning();
+    const found = await this.parts.natives.find(agentId, sessionId, cwd, asker);
+    if (!found) return false;
+    await this.createSession({ cwd: found.cwd, agent: agentId, native: { sessionId, title: found.title ?? null } });
+    this.parts.log.info({ sessionId, agent: agentId, cwd: found.cwd }, "imported an agent's own session");
+    return true;
   }
 
   /** A request for an agent outside any session (an extension method). */
