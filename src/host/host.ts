@@ -520,8 +520,9 @@ export class Host {
     this.assertRunning();
     const found = await this.parts.natives.find(agentId, sessionId, cwd, asker);
     if (!found) return false;
-    await this.createSession({ cwd: found.cwd, agent: agentId, native: { sessionId, title: found.title ?? null } });
-    this.parts.log.info({ sessionId, agent: agentId, cwd: found.cwd }, "imported an agent's own session");
+    // At the client's cwd, which the agent listed it for: the client reopens it there.
+    await this.createSession({ cwd, agent: agentId, native: { sessionId, title: found.title ?? null } });
+    this.parts.log.info({ sessionId, agent: agentId, cwd }, "imported an agent's own session");
     return true;
   }
 

@@ -74,6 +74,13 @@ describe("ACP session/list and session/load of the agent's own sessions (made ou
     // The agent's replay reaches the loading client through the journal.
     await expect.poll(() => texts(first, nativeId, "user_message_chunk")).toEqual(["remember the tide"]);
     await expect.poll(() => texts(first, nativeId, "agent_message_chunk").join("")).toContain("remember the tide");
+    // The journal (what the dashboard reads) holds it.
+    const journal = (await (await fixture.api(`/api/sessions/${nativeId}/events?merge=chunks`)).json()) as {
+      events: { kind: string; payload: { update?: { sessionUpdate: string; content?: { text?: string } } } }[];
+    };
+    expect(journal.events.map((event) => event.payload.update).filter((update) => update?.sessionUpdate === "user_message_chunk")).toEqual([
+      expect.objectContaining({ content: expect.objectContaining({ text: "remember the tide" }) }),
+    ]);
 
     // Now Berth's own: listed once, unmarked.
     const listed = (await list(first, { cwd: fixture.workDir })).sessions.filter((session) => session.sessionId === nativeId);
@@ -90,6 +97,20 @@ describe("ACP session/list and session/load of the agent's own sessions (made ou
     await load(second, nativeId, fixture.workDir);
     await expect.poll(() => texts(second, nativeId, "user_message_chunk")).toEqual(["remember the tide", "and the moon"]);
     expect(fixture.berth.host.listSessions().filter((session) => session.id === nativeId)).toHaveLength(1);
+  });
+
+  it("session/resume of a native id imports it too, on an unbound connection for the default agent", async () => {
+    const fixture = await startFixture();
+    const nativeId = await nativeConversation(fixture, "resume me");
+    const client = await fixture.connect();
+    await client.agent.request(methods.agent.session.resume, { sessionId: nativeId, cwd: fixture.workDir, mcpServers: [] });
+    expect(fixture.berth.host.getSession(nativeId)).toMatchObject({ agent: "demo", cwd: fixture.workDir });
+    await expect.poll(() => texts(client, nativeId, "user_message_chunk")).toEqual(["resume me"]);
+    const { stopReason } = await client.agent.request(methods.agent.session.prompt, {
+      sessionId: nativeId,
+      prompt: [{ type: "text", text: "more" }],
+    });
+    expect(stopReason).toBe("end_turn");
   });
 
   it("session/load of an id neither Berth nor the agent knows is -32002, and imports nothing", async () => {
