@@ -96,6 +96,8 @@ export class Host {
   /** The host's one source of time (virtual in tests): edges that schedule by the host's records use it too. */
   readonly clock: Clock;
   private readonly review: ReviewDesk;
+  /** The agent's own sessions being imported, by id: a second load of one waits for the first's import. */
+  private readonly importing = new Map<string, Promise<boolean>>();
 
   /** Agents' terminal logins: one per agent at a time, in a pseudo-terminal, their screens in memory only. */
   readonly logins: LoginRunner;
@@ -518,6 +520,17 @@ export class Host {
    */
   async importNativeSession(agentId: string, sessionId: string, cwd: string, asker: Asker = {}): Promise<boolean> {
     this.assertRunning();
+    // Another client's load importing it meanwhile: that import is the one, and its session the one opened.
+    const importing = this.importing.get(sessionId);
+    if (importing) return importing.then(() => false);
+    const imported = this.importOnce(agentId, sessionId, cwd, asker);
+    this.importing.set(sessionId, imported);
+    const done = () => this.importing.delete(sessionId);
+    imported.then(done, done);
+    return imported;
+  }
+
+  private async importOnce(agentId: string, sessionId: string, cwd: string, asker: Asker): Promise<boolean> {
     const found = await this.parts.natives.find(agentId, sessionId, cwd, asker);
     if (!found) return false;
     // At the client's cwd, which the agent listed it for: the client reopens it there.

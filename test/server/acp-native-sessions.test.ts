@@ -113,6 +113,16 @@ describe("ACP session/list and session/load of the agent's own sessions (made ou
     expect(stopReason).toBe("end_turn");
   });
 
+  it("two clients loading the same native id at once: one import, both open it, each told the history once", async () => {
+    const fixture = await startFixture();
+    const nativeId = await nativeConversation(fixture, "both of us");
+    const [a, b] = await Promise.all([fixture.connect({ agent: "demo" }), fixture.connect({ agent: "demo" })]);
+    await Promise.all([load(a, nativeId, fixture.workDir), load(b, nativeId, fixture.workDir)]);
+    expect(fixture.berth.host.listSessions().map((session) => session.id)).toEqual([nativeId]);
+    await expect.poll(() => texts(a, nativeId, "user_message_chunk")).toEqual(["both of us"]);
+    await expect.poll(() => texts(b, nativeId, "user_message_chunk")).toEqual(["both of us"]);
+  });
+
   it("session/load of an id neither Berth nor the agent knows is -32002, and imports nothing", async () => {
     const fixture = await startFixture();
     const client = await fixture.connect({ agent: "demo" });
