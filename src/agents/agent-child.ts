@@ -262,9 +262,12 @@ export class AgentChild {
     return response;
   }
 
-  /** Loads the agent's conversation; the history it replays is not journaled again. */
-  async loadSession(params: LoadSessionRequest): Promise<LoadSessionResponse> {
-    this.replaying = true;
+  /**
+   * Loads the agent's conversation; the history it replays is not journaled again, unless `history` is `new`: a
+   * conversation Berth imports from the agent (its history is not in the journal yet).
+   */
+  async loadSession(params: LoadSessionRequest, history: "known" | "new" = "known"): Promise<LoadSessionResponse> {
+    this.replaying = history === "known";
     let response: LoadSessionResponse;
     try {
       response = await this.connection.agent.request(methods.agent.session.load, params);

@@ -1,4 +1,4 @@
-import { RequestError, type SessionUpdate } from "@agentclientprotocol/sdk";
+import { RequestError, type McpServer, type SessionUpdate } from "@agentclientprotocol/sdk";
 import { AgentChild } from "../agents/agent-child.js";
 import type { AgentClientHandlers } from "../agents/agent-client-handlers.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
@@ -225,7 +225,10 @@ export class AgentChildren {
     let answer: unknown;
     /** Why the agent could not reopen a conversation that has turns, if it could not. */
     let forgotten: string | undefined;
-    if (agentSessionId && (child.canLoad || child.canResume)) {
+    if (agentSessionId && request.nativeHistory === "unjournaled") {
+      // An imported conversation exists only at the agent: it is loaded or the reopening fails, never started afresh.
+      answer = await this.importHistory(child, session, agentSessionId, cwd, services);
+    } else if (agentSessionId && (child.canLoad || child.canResume)) {
       const reopen = reopenRequest(request);
       const params = { sessionId: agentSessionId, cwd, mcpServers: mergedMcpServers(reopen.mcpServers, services), ...reopenFields(reopen) };
       try {
@@ -271,6 +274,23 @@ export class AgentChildren {
     // Re-read: updates (available commands) may have been stored while the session opened.
     const current = stateOf(this.deps.store.sessions.get(session.id)?.agentState ?? null);
     this.deps.journal.setSession(session.id, { agentState: { ...current, ...answerFields(fresh) } });
+  }
+
+  /** `session/load` of a conversation Berth imported from the agent: the history it replays is journaled, once. */
+  private async importHistory(
+    child: AgentChild,
+    session: Session,
+    agentSessionId: string,
+    cwd: string,
+    services: readonly McpServer[],
+  ): Promise<unknown> {
+    const { nativeHistory: _unjournaled, ...request } = agentRequestOf(session.agentRequest);
+    if (!child.canLoad) throw new Error(`agent "${session.agent}" cannot load sessions: its conversation "${agentSessionId}" cannot be imported`);
+    const reopen = reopenRequest(request);
+    const params = { sessionId: agentSessionId, cwd, mcpServers: mergedMcpServers(reopen.mcpServers, services), ...reopenFields(reopen) };
+    const answer = await child.loadSession(params, "new");
+    this.deps.journal.setSession(session.id, { agentRequest: request });
+    return answer;
   }
 
   private async hasTurns(sessionId: string): Promise<boolean> {

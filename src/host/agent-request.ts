@@ -23,6 +23,11 @@ export interface AgentRequest {
   readonly reopen?: ReopenRequest;
   /** The session's sandbox, decided at its creation (docs/sandbox.md): every child of it starts in the same one. */
   readonly sandbox?: SandboxPolicy;
+  /**
+   * The agent's own conversation Berth imported (`session/load` of a session the agent listed): `unjournaled` until a
+   * child loaded it, journaling the history it replayed; then gone.
+   */
+  readonly nativeHistory?: "unjournaled";
 }
 
 export function agentRequestOf(stored: Json | null): AgentRequest {

@@ -1,4 +1,11 @@
-import { methods, type AuthenticateRequest, type Implementation, type InitializeResponse, type LogoutRequest } from "@agentclientprotocol/sdk";
+import {
+  methods,
+  type AuthenticateRequest,
+  type Implementation,
+  type InitializeResponse,
+  type ListSessionsRequest,
+  type LogoutRequest,
+} from "@agentclientprotocol/sdk";
 import type { AgentChild } from "../agents/agent-child.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
 import { terminalLoginOf, type TerminalLogin } from "../protocol/terminal-logins.js";
@@ -115,7 +122,18 @@ export class AgentsOutsideSessions {
 
   /** An extension request with no session. */
   ask(agentId: string, method: string, params: unknown, asker: Asker, nearSessions: readonly string[]): Promise<unknown> {
-    const child = this.runningChildOf(agentId, nearSessions);
+    return this.askThrough(this.runningChildOf(agentId, nearSessions), agentId, method, params, asker);
+  }
+
+  /** The agent's own `session/list`: asked of any running child of it, else of a child started for it. */
+  listSessions(agentId: string, request: ListSessionsRequest, asker: Asker): Promise<unknown> {
+    this.deps.registry.resolve(agentId);
+    const running = this.deps.liveChildren().find((child) => child.state === "ready" && child.agentId === agentId);
+    return this.askThrough(running, agentId, methods.agent.session.list, request, asker);
+  }
+
+  /** `child` answers when there is one; otherwise a child started for this one request, as logged in as the others. */
+  private askThrough(child: AgentChild | undefined, agentId: string, method: string, params: unknown, asker: Asker): Promise<unknown> {
     if (child) return child.request(method, params, asker.signal);
     return this.deps.transient.run(agentId, (transient) => transient.request(method, params, asker.signal), {
       ...asker,

@@ -40,6 +40,7 @@ import { SessionBus } from "./session-bus.js";
 import { SessionCatalog } from "./session-catalog.js";
 import { locationOfSession, sessionsAt } from "./session-location.js";
 import { TransientChildren } from "./transient-child.js";
+import { NativeSessions } from "./native-sessions.js";
 import { sandboxPolicyOf } from "./session-sandbox.js";
 import { Sandboxes } from "../sandbox/sandboxes.js";
 import { strictestPolicy } from "../sandbox/policy.js";
@@ -81,6 +82,7 @@ export interface HostParts {
   readonly catalog: SessionCatalog;
   readonly transient: TransientChildren;
   readonly outside: AgentsOutsideSessions;
+  readonly natives: NativeSessions;
   readonly agentLogins: AgentLoginDesk;
   readonly executions: Executions;
   readonly cache: LocationServicesCache<LocationServices>;
@@ -206,6 +208,7 @@ export function composeHost(
     childOf: (sessionId) => holds.child(sessionId),
     liveChildren: () => holds.liveChildren(),
   });
+  const natives = new NativeSessions({ outside, store, log });
   const agentLogins = new AgentLoginDesk({ outside, dataDir, clock, log });
   const executions = new Executions(clock, record);
   const notice = (sessionId: string, reason: AgentStopReason) => noticeAgentStopped({ config, store, journal, holds, log }, sessionId, reason);
@@ -359,6 +362,7 @@ export function composeHost(
     catalog,
     transient,
     outside,
+    natives,
     agentLogins,
     executions,
     cache,

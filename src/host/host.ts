@@ -22,6 +22,7 @@ import type { InstallEvent, InstallStart } from "./agent-installs.js";
 import type { ReopenRequest } from "./agent-request.js";
 import { answerFields, stateOf, type AgentSessionState } from "./agent-session-state.js";
 import type { Asker } from "./agents-outside-sessions.js";
+import type { NativePage } from "./native-sessions.js";
 import type { AgentLoginView } from "./agent-login-desk.js";
 import type { AuthMethodView } from "../protocol/auth-methods.js";
 import type { Fleet } from "./fleet.js";
@@ -95,6 +96,8 @@ export class Host {
   /** The host's one source of time (virtual in tests): edges that schedule by the host's records use it too. */
   readonly clock: Clock;
   private readonly review: ReviewDesk;
+  /** The agent's own sessions being imported, by id: a second load of one waits for the first's import. */
+  private readonly importing = new Map<string, Promise<boolean>>();
 
   /** Agents' terminal logins: one per agent at a time, in a pseudo-terminal, their screens in memory only. */
   readonly logins: LoginRunner;
@@ -500,6 +503,40 @@ export class Host {
   /** `logged-in` (Berth replays a login), `needs-login` (its last session/new or prompt wanted one), else `unknown`. */
   agentLoginState(agentId: string): AgentLoginStatus {
     return this.parts.outside.loginState(agentId);
+  }
+
+  /**
+   * The agent's own sessions Berth does not know (ACP `session/list`, docs/api.md): one page of the agent's
+   * `session/list`, time-bound; none when the agent cannot list them or its list failed (logged).
+   */
+  nativeSessions(agentId: string, request: { cwd?: string; cursor?: string }, asker: Asker = {}): Promise<NativePage> {
+    this.assertRunning();
+    return this.parts.natives.list(agentId, request, asker);
+  }
+
+  /**
+   * Imports the agent's own session `sessionId` in `cwd` if the agent lists it there: a Berth session of the same id,
+   * bound to that conversation, whose first load journals the history the agent replays. False if the agent does not.
+   */
+  async importNativeSession(agentId: string, sessionId: string, cwd: string, asker: Asker = {}): Promise<boolean> {
+    this.assertRunning();
+    // Another client's load importing it meanwhile: that import is the one, and its session the one opened.
+    const importing = this.importing.get(sessionId);
+    if (importing) return importing.then(() => false);
+    const imported = this.importOnce(agentId, sessionId, cwd, asker);
+    this.importing.set(sessionId, imported);
+    const done = () => this.importing.delete(sessionId);
+    imported.then(done, done);
+    return imported;
+  }
+
+  private async importOnce(agentId: string, sessionId: string, cwd: string, asker: Asker): Promise<boolean> {
+    const found = await this.parts.natives.find(agentId, sessionId, cwd, asker);
+    if (!found) return false;
+    // At the client's cwd, which the agent listed it for: the client reopens it there.
+    await this.createSession({ cwd, agent: agentId, native: { sessionId, title: found.title ?? null } });
+    this.parts.log.info({ sessionId, agent: agentId, cwd }, "imported an agent's own session");
+    return true;
   }
 
   /** A request for an agent outside any session (an extension method). */

@@ -23,6 +23,8 @@ export interface NewSessionParams {
   readonly sandbox?: unknown;
   /** Where the request came from, for errors: `_meta["berth/sandbox"]` or `sandbox`. */
   readonly sandboxWhere?: string;
+  /** The agent's own conversation the session imports: its id is the session's id at Berth and at the agent. */
+  readonly native?: { readonly sessionId: string; readonly title?: string | null };
 }
 
 export interface SessionCatalogDeps {
@@ -55,13 +57,15 @@ export class SessionCatalog {
     // Decided once and stored with the session: a restart, or a change of configuration, never unsandboxes it.
     const location = inWorktree?.worktree.repository ?? key.directory;
     const sandbox = this.deps.sandboxes.policyForNewSession(agent, location, params.sandbox, params.sandboxWhere ?? "sandbox");
-    const id = inWorktree?.id ?? randomUUID();
+    const { native } = params;
+    const id = inWorktree?.id ?? native?.sessionId ?? randomUUID();
     const row = {
       id,
       agent,
       cwd: key.directory,
       workspace: key.workspace ?? null,
-      agentRequest: { ...params.agentRequest, sandbox },
+      ...(native ? { agentSessionId: native.sessionId, title: native.title ?? null } : {}),
+      agentRequest: { ...params.agentRequest, sandbox, ...(native ? { nativeHistory: "unjournaled" as const } : {}) },
       worktree: inWorktree?.worktree ?? null,
       createdAt: clock.now(),
     };

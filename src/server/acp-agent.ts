@@ -56,6 +56,8 @@ const WORKTREE_META = "berth/worktree";
 const SANDBOX_META = "berth/sandbox";
 /** The new session's title, as `POST /api/sessions` `title` (a worktree's branch is named after it). */
 const TITLE_META = "berth/title";
+/** Marks a `session/list` entry that is the agent's own, unknown to Berth until a `session/load` imports it. */
+const NATIVE_META = "berth/native";
 /** What Berth adds to the agent's `initialize` `_meta`. */
 const HOST_META = "berth/host";
 /** Forking would put two conversations in one agent process; Berth runs one process per session. */
@@ -108,6 +110,23 @@ export function createAcpAgent({
         `session "${sessionId}" is not open on this connection: open it with session/load or session/resume first`,
       );
     return feed;
+  };
+  /**
+   * A session Berth does not know that the connection's agent lists itself in `cwd` becomes a Berth session of the same
+   * id (docs/api.md, "session/list"); true if it was imported now.
+   */
+  const importNative = async (sessionId: string, cwd: string, signal: AbortSignal): Promise<boolean> => {
+    if (host.getSession(sessionId)) return false;
+    return translatedAsync(log, () => host.importNativeSession(connectionAgent, sessionId, cwd, { clientInfo, initializeMeta, signal }));
+  };
+  /** Opens the session for this client; a session imported for it that the agent could not load is not left behind. */
+  const holdOpened = async (sessionId: string, client: AgentContext, how: { replay: boolean }, imported: boolean) => {
+    try {
+      await sessions.hold(sessionId, client, capabilities, how);
+    } catch (error) {
+      if (imported) await host.deleteSession(sessionId).catch(() => undefined);
+      throw toRequestError(error, log);
+    }
   };
   /** The session's modes, models and options, as a `session/new`/`load`/`resume` answer carries them. */
   const answerOf = (sessionId: string) => host.sessionAnswer(sessionId);
@@ -199,9 +218,10 @@ export function createAcpAgent({
         if (elsewhere) return elsewhere;
         // Another host's session whose host is offline: adopted here if this host may (docs/fleet.md), else refused.
         await translatedAsync(log, () => host.adopt(params.sessionId));
+        const imported = await importNative(params.sessionId, params.cwd, signal);
         requireSession(params.sessionId);
         translated(log, () => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
-        await translatedAsync(log, () => sessions.hold(params.sessionId, client, capabilities, { replay: true }));
+        await holdOpened(params.sessionId, client, { replay: true }, imported);
         return answerOf(params.sessionId);
       })
       .onRequest(methods.agent.session.resume, async ({ params, client, method, signal }) => {
@@ -209,27 +229,43 @@ export function createAcpAgent({
         if (elsewhere) return elsewhere;
         // Another host's session whose host is offline: adopted here if this host may (docs/fleet.md), else refused.
         await translatedAsync(log, () => host.adopt(params.sessionId));
+        const imported = await importNative(params.sessionId, params.cwd, signal);
         requireSession(params.sessionId);
         translated(log, () => host.reopening(params.sessionId, params.cwd, reopenOf(params)));
-        await translatedAsync(log, () => sessions.hold(params.sessionId, client, capabilities, { replay: false }));
+        await holdOpened(params.sessionId, client, { replay: false }, imported);
         // A warm agent says nothing on resume: the client still learns what the agent announced before.
         sessions.feedOf(params.sessionId)?.announceState();
         return answerOf(params.sessionId);
       })
-      .onRequest(methods.agent.session.list, ({ params }) => {
+      .onRequest(methods.agent.session.list, async ({ params, signal }) => {
         const cwd = params.cwd ?? undefined;
-        const views = translated(log, () => host.listSessions(cwd === undefined ? {} : { cwd }));
+        const cursor = params.cursor ?? undefined;
+        // Berth's own sessions are all on the first page; a cursor is the agent's, for the next page of its own.
+        const views = cursor === undefined ? translated(log, () => host.listSessions(cwd === undefined ? {} : { cwd })) : [];
+        const own = views
+          // A connection bound to an agent lists that agent's sessions, as the agent itself would.
+          .filter((view) => agentId === undefined || view.agent === agentId)
+          .map((view) => ({
+            sessionId: view.id,
+            cwd: view.cwd,
+            title: view.title,
+            updatedAt: new Date(view.updatedAt).toISOString(),
+            _meta: { [AGENT_META]: view.agent, [WORKSPACE_META]: view.workspace },
+          }));
+        // The agent's own sessions are asked for only when the list is narrowed to an agent or a directory: never everything.
+        if (agentId === undefined && cwd === undefined) return { sessions: own };
+        const native = await host.nativeSessions(
+          connectionAgent,
+          { ...(cwd === undefined ? {} : { cwd }), ...(cursor === undefined ? {} : { cursor }) },
+          { clientInfo, initializeMeta, signal },
+        );
+        const natives = native.sessions.map((session) => ({
+          ...session,
+          _meta: { ...session._meta, [AGENT_META]: connectionAgent, [NATIVE_META]: true },
+        }));
         return {
-          sessions: views
-            // A connection bound to an agent lists that agent's sessions, as the agent itself would.
-            .filter((view) => agentId === undefined || view.agent === agentId)
-            .map((view) => ({
-              sessionId: view.id,
-              cwd: view.cwd,
-              title: view.title,
-              updatedAt: new Date(view.updatedAt).toISOString(),
-              _meta: { [AGENT_META]: view.agent, [WORKSPACE_META]: view.workspace },
-            })),
+          sessions: [...own, ...natives].sort((a, b) => (b.updatedAt ?? "").localeCompare(a.updatedAt ?? "")),
+          ...(native.nextCursor ? { nextCursor: native.nextCursor } : {}),
         };
       })
       .onRequest(methods.agent.session.prompt, ({ params, client, method, signal }) => {

@@ -102,6 +102,7 @@ describe("parseDemoAgentOptions", () => {
       announceSettings: true,
       requireAuth: false,
       busyPrompt: "refuse",
+      listSessions: "serve",
     });
     expect(parseDemoAgentOptions(["--no-load", "--silent-settings"], env)).toEqual({
       stateDir: "/from/env",
@@ -109,6 +110,7 @@ describe("parseDemoAgentOptions", () => {
       announceSettings: false,
       requireAuth: false,
       busyPrompt: "refuse",
+      listSessions: "serve",
     });
     expect(parseDemoAgentOptions([], {}).stateDir).toBe(defaultStateDir);
   });
@@ -133,6 +135,14 @@ describe("parseDemoAgentOptions", () => {
     expect(parseDemoAgentOptions([], { BERTH_DEMO_BUSY_PROMPT: "cancel" }).busyPrompt).toBe("cancel");
     expect(() => parseDemoAgentOptions(["--busy-prompt", "later"], {})).toThrow(
       '--busy-prompt (or BERTH_DEMO_BUSY_PROMPT) must be one of refuse, queue, cancel, got "later"',
+    );
+  });
+
+  it("reads --list-sessions or BERTH_DEMO_LIST_SESSIONS, refusing what it does not know", () => {
+    expect(parseDemoAgentOptions(["--list-sessions", "hang"], { BERTH_DEMO_LIST_SESSIONS: "fail" }).listSessions).toBe("hang");
+    expect(parseDemoAgentOptions([], { BERTH_DEMO_LIST_SESSIONS: "fail" }).listSessions).toBe("fail");
+    expect(() => parseDemoAgentOptions(["--list-sessions", "slowly"], {})).toThrow(
+      '--list-sessions (or BERTH_DEMO_LIST_SESSIONS) must be one of serve, fail, hang, got "slowly"',
     );
   });
 

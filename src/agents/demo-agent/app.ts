@@ -17,6 +17,7 @@ import { announceCommandsAfterResponse } from "./commands/available-commands.js"
 import { runCommand } from "./commands/index.js";
 import { ConversationStore } from "./conversation-store.js";
 import { parsePromptCommand } from "./prompt-command.js";
+import { listedSessions, type ListSessions } from "./listed-sessions.js";
 import { replayConversation } from "./replay.js";
 import { SessionRegistry, type DemoSession } from "./session-registry.js";
 import { configOptionsOf, sessionStateFields, type SessionStateFields, withConfigValue, withMode, withModel } from "./session-state.js";
@@ -46,6 +47,8 @@ export interface DemoAgentOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** What a prompt sent while a turn runs gets (`--busy-prompt`); refused by default. */
   busyPrompt?: BusyPrompt;
+  /** How `session/list` answers (`--list-sessions`): with the stored conversations by default. */
+  listSessions?: ListSessions;
 }
 
 /**
@@ -54,7 +57,8 @@ export interface DemoAgentOptions {
  * One app serves one connection (it remembers that client and its authentication).
  */
 export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
-  const sessions = new SessionRegistry(new ConversationStore(options.stateDir));
+  const store = new ConversationStore(options.stateDir);
+  const sessions = new SessionRegistry(store);
   const auth = new AuthGate(options.requireAuth, options.env);
   let peer: ClientPeer = { info: null, capabilities: {} };
   const stateOf = (session: DemoSession, method: string): SessionStateFields => sessionStateFields(sessions.settingsOf(session), method);
@@ -152,7 +156,8 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
         auth.check();
         const session = sessions.reopen(params.sessionId, params.cwd, params.mcpServers ?? []);
         return stateOf(session, methods.agent.session.resume);
-      });
+      })
+      .onRequest(methods.agent.session.list, ({ params }) => listedSessions(store, params.cwd ?? undefined, options.listSessions ?? "serve"));
   }
   return app;
 }
@@ -162,7 +167,7 @@ function capabilities(loadSessions: boolean): AgentCapabilities {
     loadSession: loadSessions,
     mcpCapabilities: { http: true },
     promptCapabilities: { image: true, embeddedContext: true },
-    sessionCapabilities: loadSessions ? { resume: {}, close: {} } : { close: {} },
+    sessionCapabilities: loadSessions ? { resume: {}, close: {}, list: {} } : { close: {} },
     _meta: { "berth-demo/capabilities": true },
   };
 }

@@ -2,12 +2,14 @@ import { tmpdir } from "node:os";
 import { resolve, join } from "node:path";
 import { parseArgs } from "node:util";
 import type { DemoAgentOptions } from "./app.js";
+import { listSessionsModes, type ListSessions } from "./listed-sessions.js";
 import { busyPrompts, type BusyPrompt } from "./turn.js";
 
 const stateDirEnv = "BERTH_DEMO_STATE_DIR";
 const requireAuthEnv = "BERTH_DEMO_REQUIRE_AUTH";
 const recordEnv = "BERTH_DEMO_RECORD";
 const busyPromptEnv = "BERTH_DEMO_BUSY_PROMPT";
+const listSessionsEnv = "BERTH_DEMO_LIST_SESSIONS";
 
 /** Shared across runs, so a restarted agent can still load its sessions. */
 export const defaultStateDir = join(tmpdir(), "berth-demo-agent");
@@ -22,7 +24,9 @@ export const demoAgentUsage = `usage: berth-demo-agent [--state-dir DIR] [--no-l
                     {"pid":...,"direction":"in"|"out","message":...} (or $${recordEnv}=FILE)
   --busy-prompt HOW what a prompt sent while a turn runs gets: refuse (-32600, the default),
                     queue (runs after the running turn), cancel (the running turn ends
-                    cancelled, then it runs) (or $${busyPromptEnv}=HOW)`;
+                    cancelled, then it runs) (or $${busyPromptEnv}=HOW)
+  --list-sessions HOW what session/list does: serve (the stored conversations, the
+                    default), fail (-32603), hang (never answers) (or $${listSessionsEnv}=HOW)`;
 
 export interface DemoAgentCliOptions extends DemoAgentOptions {
   /** Where to record the wire messages; absent when not recording. */
@@ -43,6 +47,7 @@ export function parseDemoAgentOptions(argv: string[], env: NodeJS.ProcessEnv): D
       "require-auth": { type: "boolean" },
       record: { type: "string" },
       "busy-prompt": { type: "string" },
+      "list-sessions": { type: "string" },
     },
     strict: true,
     allowPositionals: false,
@@ -59,9 +64,14 @@ export function parseDemoAgentOptions(argv: string[], env: NodeJS.ProcessEnv): D
   if (!busyPrompts.includes(busyPrompt as BusyPrompt)) {
     throw new Error(`--busy-prompt (or ${busyPromptEnv}) must be one of ${busyPrompts.join(", ")}, got "${busyPrompt}"`);
   }
+  const listSessions = values["list-sessions"] ?? env[listSessionsEnv] ?? "serve";
+  if (!listSessionsModes.includes(listSessions as ListSessions)) {
+    throw new Error(`--list-sessions (or ${listSessionsEnv}) must be one of ${listSessionsModes.join(", ")}, got "${listSessions}"`);
+  }
   return {
     stateDir: resolve(stateDir),
     busyPrompt: busyPrompt as BusyPrompt,
+    listSessions: listSessions as ListSessions,
     loadSessions: !values["no-load"],
     announceSettings: !values["silent-settings"],
     requireAuth: values["require-auth"] ?? flag(requireAuthEnv, env[requireAuthEnv]),

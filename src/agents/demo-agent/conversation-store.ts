@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { sessionSettingsSchema } from "./session-state.js";
@@ -64,6 +64,16 @@ export class ConversationStore {
       throw new Error(`corrupt conversation file ${path}: ${z.prettifyError(parsed.error)}`);
     }
     return parsed.data;
+  }
+
+  /** Every stored conversation with when it was last written, newest first (`session/list`). */
+  list(): { conversation: Conversation; updatedAt: Date }[] {
+    const stored = readdirSync(this.dir).flatMap((name) => {
+      const sessionId = name.endsWith(".json") ? name.slice(0, -".json".length) : "";
+      const conversation = this.read(sessionId);
+      return conversation ? [{ conversation, updatedAt: statSync(this.pathOf(sessionId)).mtime }] : [];
+    });
+    return stored.sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime());
   }
 
   /** Writes atomically, so a crash never leaves a half-written file. */
