@@ -1,7 +1,7 @@
 import { methods, RequestError } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
-import { cleanUp, startFixture, tempDir, type AcpTestClient } from "./server-harness.js";
+import { cleanUp, startFixture, tempDir, waitUntil, type AcpTestClient } from "./server-harness.js";
 
 afterEach(cleanUp);
 
@@ -60,6 +60,23 @@ describe("session/fork through Berth", () => {
     await client.prompt(original, "/history");
     await client.waitForText(original, "2 prompts before this one");
     expect(fixture.berth.host.getSession(forked)?.pid).not.toBe(fixture.berth.host.getSession(original)?.pid);
+  });
+
+  it("the fork is held and released like any session, and its agent conversation outlives its process", async () => {
+    const fixture = await startFixture({ config: { releaseGrace: "50ms" } });
+    const client = await fixture.connect();
+    const original = await client.newSession(fixture.workDir);
+    await client.prompt(original, "remember this");
+    const forked = (await fork(client, original, fixture.workDir)).sessionId;
+    await client.close();
+    await waitUntil(() => fixture.berth.host.getSession(forked)?.pid === null, "the fork's agent to be released");
+
+    // A cold load starts a child that loads the agent's fork: it still remembers the prompt.
+    const later = await fixture.connect();
+    await later.load(forked, fixture.workDir);
+    await later.waitForText(forked, "remember this");
+    await later.prompt(forked, "/history");
+    await later.waitForText(forked, "1 prompts before this one");
   });
 
   it("refuses a session that does not exist or is not open on the connection, as other session methods do", async () => {
