@@ -41,6 +41,15 @@ describe("session/fork through Berth", () => {
     const forked = answer.sessionId;
     expect(fixture.berth.host.getSession(forked)).toMatchObject({ agent: "demo", cwd: fixture.workDir });
 
+    // Its copied journal is stored by the time of the answer: the dashboard's read of it has both turns.
+    const page = (await (await fixture.api(`/api/sessions/${forked}/events?merge=chunks`)).json()) as {
+      events: { kind: string; payload: unknown }[];
+    };
+    expect(page.events.filter((event) => event.kind === "turn_started").map((event) => JSON.stringify(event.payload))).toEqual([
+      expect.stringContaining("first words"),
+      expect.stringContaining("second words"),
+    ]);
+
     // Another client loading the fork sees the copied history.
     const other = await fixture.connect();
     await other.load(forked, fixture.workDir);
