@@ -230,6 +230,12 @@ export class AgentChild {
     return this.capabilities.sessionCapabilities?.resume != null;
   }
 
+  /** `session/fork` is still in ACP's unstable schema, which the stable types do not name. */
+  get canFork(): boolean {
+    const sessionCapabilities: Record<string, unknown> = this.capabilities.sessionCapabilities ?? {};
+    return sessionCapabilities.fork != null;
+  }
+
   get canClose(): boolean {
     return this.capabilities.sessionCapabilities?.close != null;
   }

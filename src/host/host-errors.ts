@@ -23,9 +23,10 @@ import { ChangesError } from "../changes/changes-error.js";
 import { GitError } from "../git/git.js";
 import { ReviewError } from "./review-desk.js";
 import { WorktreeError } from "../worktrees/worktree-errors.js";
+import { ForkUnsupportedError } from "./session-fork.js";
 
 // Every error the host lets out, in one place: the protocol edges import them from here only.
-export { AcquisitionFailedError, QuestionError, SessionNotFoundError, UnknownAgentError };
+export { AcquisitionFailedError, ForkUnsupportedError, QuestionError, SessionNotFoundError, UnknownAgentError };
 
 /** The host is stopping or stopped: it admits no new work. */
 export class HostStoppedError extends Error {

@@ -36,6 +36,7 @@ import { silentLogger, type Logger } from "./logger.js";
 import type { NewSessionParams } from "./session-catalog.js";
 import type { SessionListener } from "./session-bus.js";
 import { deleteSession } from "./session-deletion.js";
+import { forkSession, type ForkRequest } from "./session-fork.js";
 import { createWorktreeSession, discardSession, landSession } from "./session-worktrees.js";
 import type { WorktreeRequest } from "../worktrees/worktree-creation.js";
 import { worktreeStatus, type WorktreeStatusView } from "./worktree-status.js";
@@ -193,6 +194,16 @@ export class Host {
     const { worktree, title, ...plain } = params;
     const id = worktree ? await createWorktreeSession(this.parts, plain, worktree, title) : await this.parts.catalog.create(plain);
     return title === undefined ? this.parts.views.session(id)! : this.renameSession(id, title);
+  }
+
+  /**
+   * A new session forked from `sessionId` (docs/api.md, `session/fork`): the agent's fork of its conversation and a copy
+   * of its journal, both stored before it settles with the new session.
+   */
+  async forkSession(sessionId: string, request: ForkRequest, signal?: AbortSignal): Promise<SessionView> {
+    this.assertRunning();
+    const id = await forkSession(this.parts, sessionId, request, signal);
+    return this.parts.views.session(id)!;
   }
 
   /** Merges the session's worktree into its base and removes it (docs/worktrees.md, "Land"); the record as stored. */

@@ -12,6 +12,7 @@ import {
   type InitializeResponse,
   type LogoutResponse,
 } from "@agentclientprotocol/sdk";
+import { z } from "zod";
 import { berthWords } from "../config/invocation.js";
 import { authMethodsForClient, terminalLoginSupportOf } from "../protocol/terminal-logins.js";
 import type { ClusterSecret } from "./cluster-secret.js";
@@ -24,7 +25,7 @@ import { berthVersion } from "../version.js";
 import { ConnectionSessions } from "./connection-sessions.js";
 import { clientFilesOf } from "./client-files.js";
 import type { ClientQueue } from "./session-feed.js";
-import { AcquisitionFailedError, classifyError, SessionNotFoundError } from "../host/host-errors.js";
+import { AcquisitionFailedError, classifyError, ForkUnsupportedError, SessionNotFoundError } from "../host/host-errors.js";
 
 export interface AcpAgentOptions {
   readonly host: Host;
@@ -60,9 +61,15 @@ const TITLE_META = "berth/title";
 const NATIVE_META = "berth/native";
 /** What Berth adds to the agent's `initialize` `_meta`. */
 const HOST_META = "berth/host";
-/** Forking would put two conversations in one agent process; Berth runs one process per session. */
+/** Still in ACP's unstable schema: the SDK's stable method table does not name it. */
 const FORK = "session/fork";
-const FORK_CAPABILITY = "fork";
+const forkParams = z.looseObject({
+  sessionId: z.string(),
+  cwd: z.string(),
+  mcpServers: z.array(z.custom<McpServer>()).optional(),
+  additionalDirectories: z.array(z.string()).optional(),
+  _meta: z.record(z.string(), z.unknown()).nullish(),
+});
 
 /**
  * Berth as the ACP agent of one client connection, speaking for one agent: what the agent
@@ -294,6 +301,23 @@ export function createAcpAgent({
         sessions.release(params.sessionId);
         return {};
       })
+      // A new Berth session on the agent's fork of the conversation, with a copy of the journal (docs/api.md, `session/fork`).
+      .onRequest(FORK, forkParams, async ({ params, client, method, signal }) => {
+        const elsewhere = routing.request(params.sessionId, method, params, signal);
+        if (elsewhere) return elsewhere;
+        requireFeed(params.sessionId);
+        const { sessionId, _meta, ...request } = params;
+        const view = await translatedAsync(log, () => host.forkSession(sessionId, { ...request, ...(_meta ? { _meta } : {}) }, signal));
+        try {
+          await sessions.hold(view.id, client, capabilities, { replay: false });
+        } catch (error) {
+          // The client never learns the fork's id: do not leave it behind.
+          await host.deleteSession(view.id).catch(() => undefined);
+          throw toRequestError(error, log);
+        }
+        log.info({ sessionId: view.id, forkedFrom: sessionId, agent: view.agent, connectionId }, "client forked a session");
+        return { ...answerOf(view.id), sessionId: view.id };
+      })
       // Berth's session is what the client knows: deleting it stops its agent (which closes its own) and drops the journal.
       .onRequest(methods.agent.session.delete, async ({ params, method, signal }) => {
         const elsewhere = routing.request(params.sessionId, method, params, signal);
@@ -306,7 +330,6 @@ export function createAcpAgent({
       })
       // Everything else is the agent's: a session's request goes to that session's agent, any other to the connection's agent.
       .onRequest("*", ({ method, params, signal }) => {
-        if (method === FORK) throw RequestError.methodNotFound(method);
         const sessionId = sessionIdOf(params);
         if (sessionId === undefined)
           return translatedAsync(log, () =>
@@ -329,10 +352,10 @@ export function createAcpAgent({
   );
 }
 
-/** The agent's own answer with what Berth adds: sessions it can always load, list, resume and close. */
+/** The agent's own answer with what Berth adds: sessions it can always load, list, resume and close (fork only if the agent can). */
 function withBerthAdditions(profile: InitializeResponse, agentUnavailable?: string): InitializeResponse {
   const capabilities = profile.agentCapabilities ?? {};
-  const { [FORK_CAPABILITY]: _fork, ...sessionCapabilities } = (capabilities.sessionCapabilities ?? {}) as Record<string, unknown>;
+  const sessionCapabilities = capabilities.sessionCapabilities ?? {};
   return {
     ...profile,
     agentCapabilities: {
@@ -398,6 +421,7 @@ function toRequestError(error: unknown, log: Logger): RequestError {
   if (error instanceof AcquisitionFailedError && (error.cause instanceof RequestError || error.cause instanceof SessionNotFoundError))
     return toRequestError(error.cause, log);
   if (error instanceof SessionNotFoundError) return RequestError.sessionNotFound(error.sessionId);
+  if (error instanceof ForkUnsupportedError) return RequestError.methodNotFound(FORK);
   const { class: errorClass, code, message, details } = classifyError(error);
   if (errorClass === "bad_input") return RequestError.invalidParams({ ...details, code }, message);
   if (errorClass === "conflict") return RequestError.invalidRequest({ ...details, code }, message);

@@ -47,6 +47,7 @@ describe("parsePromptCommand", () => {
     ["/mcp-servers", { name: "mcp-servers" }],
     ["/mode", { name: "mode" }],
     ["/whoami", { name: "whoami" }],
+    ["/history", { name: "history" }],
     ['/ext _x/y {"a":[1]}', { name: "ext", method: "_x/y", params: { a: [1] } }],
     ["/ext _x/y", { name: "ext", method: "_x/y", params: {} }],
     ["/extnotify _x/n [1,2]", { name: "extnotify", method: "_x/n", params: [1, 2] }],
@@ -72,6 +73,7 @@ describe("parsePromptCommand", () => {
     ["/fail boom", '/fail: expected an integer code and a message, got "boom"'],
     ["/fail 42", '/fail: expected an integer code and a message, got "42"'],
     ["/whoami me", '/whoami: takes no argument, got "me"'],
+    ["/history all", '/history: takes no argument, got "all"'],
     ["/usage 12", '/usage: expected token counts and an optional cost, got "12"'],
     ["/usage 1 2 0.5", '/usage: expected token counts and an optional cost, got "1 2 0.5"'],
   ])("answers %j with a clear message", (text, message) => {

@@ -44,7 +44,7 @@ const httpServer: McpServer = {
 };
 
 describe("initialize", () => {
-  it("names the agent and advertises load, resume, close, list, HTTP MCP servers, rich prompts, auth and _meta", async () => {
+  it("names the agent and advertises load, resume, close, list, fork, HTTP MCP servers, rich prompts, auth and _meta", async () => {
     const { agent, initialized } = await DemoAgentProcess.start({ stateDir });
     started.push(agent);
     expect(initialized.agentInfo?.name).toBe("berth-demo-agent");
@@ -52,7 +52,7 @@ describe("initialize", () => {
       loadSession: true,
       mcpCapabilities: { http: true },
       promptCapabilities: { image: true, embeddedContext: true },
-      sessionCapabilities: { resume: {}, close: {}, list: {} },
+      sessionCapabilities: { resume: {}, close: {}, list: {}, fork: {} },
       _meta: { "berth-demo/capabilities": true },
     });
     expect(initialized.authMethods).toEqual([

@@ -4,12 +4,12 @@ import {
   methods,
   PROTOCOL_VERSION,
   type AgentApp,
-  type AgentCapabilities,
   type ContentBlock,
   type InitializeResponse,
+  type McpServer,
   type NewSessionResponse,
 } from "@agentclientprotocol/sdk";
-import type { PromptResponse } from "@agentclientprotocol/sdk/unstable";
+import type { AgentCapabilities, PromptResponse } from "@agentclientprotocol/sdk/unstable";
 import { z } from "zod";
 import { berthVersion } from "../../version.js";
 import { AuthGate, demoAuthMethod, envAuthMethod } from "./auth.js";
@@ -32,6 +32,9 @@ const setModelMethod = "session/set_model";
 const echoExtensionMethod = "_berth-demo/echo";
 
 const setModelParams = z.object({ sessionId: z.string(), modelId: z.string() });
+/** In ACP's unstable schema, not in the SDK's stable method table. */
+const forkMethod = "session/fork";
+const forkParams = z.object({ sessionId: z.string(), cwd: z.string(), mcpServers: z.array(z.custom<McpServer>()).optional() });
 const anyParams = (params: unknown): unknown => params;
 
 export interface DemoAgentOptions {
@@ -157,7 +160,13 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
         const session = sessions.reopen(params.sessionId, params.cwd, params.mcpServers ?? []);
         return stateOf(session, methods.agent.session.resume);
       })
-      .onRequest(methods.agent.session.list, ({ params }) => listedSessions(store, params.cwd ?? undefined, options.listSessions ?? "serve"));
+      .onRequest(methods.agent.session.list, ({ params }) => listedSessions(store, params.cwd ?? undefined, options.listSessions ?? "serve"))
+      // A fork is kept as any conversation is, so another process can load it (which is how Berth uses it).
+      .onRequest(forkMethod, forkParams, ({ params }) => {
+        auth.check();
+        const session = sessions.fork(params.sessionId, params.cwd, params.mcpServers ?? []);
+        return { sessionId: session.id, ...stateOf(session, forkMethod) };
+      });
   }
   return app;
 }
@@ -167,7 +176,7 @@ function capabilities(loadSessions: boolean): AgentCapabilities {
     loadSession: loadSessions,
     mcpCapabilities: { http: true },
     promptCapabilities: { image: true, embeddedContext: true },
-    sessionCapabilities: loadSessions ? { resume: {}, close: {}, list: {} } : { close: {} },
+    sessionCapabilities: loadSessions ? { resume: {}, close: {}, list: {}, fork: {} } : { close: {} },
     _meta: { "berth-demo/capabilities": true },
   };
 }

@@ -24,6 +24,7 @@ export type PromptCommand =
   | { name: "think"; text: string }
   | { name: "mode" }
   | { name: "whoami" }
+  | { name: "history" }
   /** `/ext` and `/extnotify`: an extension message to the client. */
   | { name: "ext" | "extnotify"; method: string; params: unknown }
   | { name: "fail"; code: number; message: string }
@@ -68,6 +69,7 @@ export const promptCommandHelp: Record<string, { hint?: string; description: str
   think: { hint: "<text>", description: "Stream text as a thought, then answer" },
   mode: { description: "Report the session's current mode id" },
   whoami: { description: "Report the client's name and capabilities from initialize" },
+  history: { description: "Report how many prompts this conversation had before this one" },
   ext: { hint: "<method> [json params]", description: "Send an extension request to the client, report its answer" },
   extnotify: { hint: "<method> [json params]", description: "Send an extension notification to the client" },
   fail: { hint: "<code> <message>", description: "Fail session/prompt with that JSON-RPC error" },
@@ -139,6 +141,7 @@ export function parsePromptCommand(text: string): PromptCommand {
     case "mcp-servers":
     case "mode":
     case "whoami":
+    case "history":
       return rest ? unexpectedArgument(name, rest) : { name };
     default:
       return {

@@ -49,6 +49,16 @@ export class SessionRegistry {
     return this.remember(conversation, mcpServers);
   }
 
+  /** A new session whose conversation and settings are a copy of `sessionId`'s as they are now (`session/fork`). */
+  fork(sessionId: string, cwd: string, mcpServers: McpServer[]): DemoSession {
+    requireAbsolute(cwd);
+    const original = this.open.get(sessionId)?.conversation ?? this.store.read(sessionId);
+    if (!original) throw RequestError.sessionNotFound(sessionId);
+    const conversation: Conversation = { ...structuredClone(original), sessionId: randomUUID(), cwd };
+    this.store.save(conversation);
+    return this.remember(conversation, mcpServers);
+  }
+
   /** A session open in this process; anything else is "not found", as ACP requires. */
   get(sessionId: string): DemoSession {
     const session = this.open.get(sessionId);

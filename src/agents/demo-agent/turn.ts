@@ -46,6 +46,11 @@ export class Turn {
     return this.session.mcpServers;
   }
 
+  /** The conversation's user messages before this turn's own (recorded as the turn began). */
+  get promptsBefore(): number {
+    return this.session.conversation.entries.filter((entry) => entry.kind === "user_message").length - 1;
+  }
+
   get settings(): SessionSettings {
     return this.sessions.settingsOf(this.session);
   }

@@ -11,7 +11,7 @@ import { fail } from "./fail.js";
 import { editFile } from "./edit.js";
 import { readFile, writeFile } from "./files.js";
 import { flood } from "./flood.js";
-import { mode, whoami } from "./introspect.js";
+import { history, mode, whoami } from "./introspect.js";
 import { mcpServers } from "./mcp-servers.js";
 import { plan, think } from "./plan.js";
 import { runShell } from "./run-shell.js";
@@ -60,6 +60,8 @@ export async function runCommand(turn: Turn, command: PromptCommand): Promise<St
       return mode(turn);
     case "whoami":
       return whoami(turn);
+    case "history":
+      return history(turn);
     case "ext":
       return extensionRequest(turn, command.method, command.params);
     case "extnotify":
