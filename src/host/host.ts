@@ -52,20 +52,11 @@ import { readChanges, type ChangeSet } from "../changes/change-set.js";
 import { commentablePath, readChangedFile, type ChangedFileView } from "../changes/changed-file.js";
 import { changesBase } from "./session-changes-base.js";
 import { LoginRunner } from "../logins/login-runner.js";
+import type { PromptOptions } from "./turns.js";
 import type { LoginCommandResolver } from "../logins/login-command.js";
 import type { StoreHealthView } from "./store-health.js";
 import type { HeartbeatHealthView } from "./heartbeat-health.js";
-import type {
-  AgentLoginStatus,
-  ClientFiles,
-  FleetCounts,
-  HostView,
-  LocationView,
-  PeerLiveSink,
-  QuestionView,
-  SessionOwner,
-  SessionView,
-} from "./views.js";
+import type { AgentLoginStatus, FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
 
 export { OrderlySteps } from "./orderly-steps.js";
 export { sweepLeftovers } from "./startup.js";
@@ -328,19 +319,18 @@ export class Host {
   }
 
   /**
-   * Runs a turn, or joins the running one (the agent gets the prompt at once); `extra` (`_meta`, ...) goes to the agent
-   * as the client sent it, and its whole answer comes back. `origin` names the prompter in its `turn_started` event.
-   * `files`: the prompting client's own, which answer the agent's `fs/*` while the prompt runs (docs/api.md).
+   * Runs a turn, or joins the running one (the agent gets the prompt at once; an `exclusive` prompt is refused instead);
+   * `extra` (`_meta`, ...) goes to the agent as the client sent it, and its whole answer comes back. `options.files`: the
+   * prompting client's own, which answer the agent's `fs/*` while the prompt runs (docs/api.md).
    */
   prompt(
     sessionId: string,
     prompt: ContentBlock[],
     extra: Omit<PromptRequest, "sessionId" | "prompt"> = {},
-    origin?: string,
-    files?: ClientFiles,
+    options: PromptOptions = {},
   ): Promise<PromptResponse> {
     this.assertRunning();
-    return this.parts.turns.prompt(sessionId, prompt, extra, origin, files);
+    return this.parts.turns.prompt(sessionId, prompt, extra, options);
   }
 
   /**
@@ -399,7 +389,8 @@ export class Host {
         const { prompt } = (started?.payload ?? {}) as { prompt?: { type: string; text?: string }[] };
         return prompt?.[0]?.type === "text" ? prompt[0].text : undefined;
       },
-      prompt: (id: string, prompt: ContentBlock[]) => this.prompt(id, prompt),
+      // A turn begun while the comments' prompt was being written is not joined: the send is refused (turn_in_flight).
+      prompt: (id: string, prompt: ContentBlock[]) => this.prompt(id, prompt, {}, { exclusive: true }),
     };
     return sendReviewComments(deps, sessionId, session.cwd);
   }

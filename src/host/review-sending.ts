@@ -13,7 +13,7 @@ export interface ReviewSendDeps {
   readonly subscribe: (sessionId: string, listener: SessionListener) => () => void;
   /** The text prompt the journal's `turn_started` at `seq` carries (another client's turn may start first). */
   readonly promptAt: (sessionId: string, seq: number) => string | undefined;
-  /** The host's own prompt path: the turn is journaled and every client of the session sees it. */
+  /** The host's own prompt path, refusing to join a running turn: the turn is journaled and every client of the session sees it. */
   readonly prompt: (sessionId: string, prompt: ContentBlock[]) => Promise<PromptResponse>;
 }
 

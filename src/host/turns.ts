@@ -27,6 +27,19 @@ export class TurnNotStoredError extends Error {
   override readonly name = "TurnNotStoredError";
 }
 
+/** Who sent a prompt, and how it may run. */
+export interface PromptOptions {
+  /** Names the prompter in the `turn_started` event the prompt publishes. */
+  readonly origin?: string | undefined;
+  /**
+   * The prompting client's files, when it declared any (`clientCapabilities.fs`); they answer the agent's `fs/*` while
+   * the prompt runs (the latest prompt's, when several run).
+   */
+  readonly files?: ClientFiles | undefined;
+  /** Refused (TurnAlreadyRunningError) rather than joining a turn that runs already. */
+  readonly exclusive?: boolean;
+}
+
 export interface TurnsDeps {
   readonly store: Store;
   readonly holds: SessionHolds<AgentChild>;
@@ -65,16 +78,13 @@ export class Turns {
   /**
    * Runs one prompt as a turn. A prompt sent while the session's turn runs goes to the agent at once (it queues it, or
    * cancels the first: its business) and joins that turn; its own turn starts in the journal when the one before it
-   * ended (see {@link TurnOrder}). `origin` names who prompted, in the `turn_started` event it publishes. `files`: the
-   * prompting client's, when it declared any (`clientCapabilities.fs`); they answer the agent's `fs/*` while the
-   * prompt runs (the latest prompt's, when several run).
+   * ended (see {@link TurnOrder}); an `exclusive` one is refused instead.
    */
   async prompt(
     sessionId: string,
     prompt: ContentBlock[],
     extra: Omit<PromptRequest, "sessionId" | "prompt">,
-    origin?: string,
-    files?: ClientFiles,
+    { origin, files, exclusive }: PromptOptions = {},
   ): Promise<PromptResponse> {
     const { store, holds, executions } = this.deps;
     const session = store.sessions.get(sessionId);
@@ -84,7 +94,7 @@ export class Turns {
     const ticket = holds.hold(sessionId, `turn:${randomUUID()}`);
     try {
       const child = await ticket.child;
-      const turn = executions.begin(sessionId, key, (reason) => this.interrupted(sessionId, key, child, reason));
+      const turn = executions.begin(sessionId, key, (reason) => this.interrupted(sessionId, key, child, reason), { exclusive });
       const place = this.order.enter(sessionId);
       const journaled: JournaledTurn = { sessionId, key, prompt, origin, titled: session.title !== null || place.previous !== undefined };
       const send = () => {

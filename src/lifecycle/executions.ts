@@ -73,12 +73,19 @@ export class Executions {
    * Admits a prompt. The first one begins the session's turn, and its `onInterrupt` is how the runner is asked to stop
    * (e.g. ACP `session/cancel`); one sent while that turn runs joins it (agents queue such prompts, or cancel the
    * first): the turn stays active until the last prompt's handle settles it, and one interruption stops them all.
-   * A prompt while the turn is being interrupted is refused: the agent has not answered the cancel yet.
+   * A prompt while the turn is being interrupted is refused: the agent has not answered the cancel yet. An `exclusive`
+   * prompt never joins: it is refused while any turn runs (one that must start a turn of its own, e.g. review comments).
    */
-  begin(sessionId: string, location: LocationKey, onInterrupt: (reason: InterruptReason) => void): TurnHandle {
+  begin(
+    sessionId: string,
+    location: LocationKey,
+    onInterrupt: (reason: InterruptReason) => void,
+    options: { readonly exclusive?: boolean } = {},
+  ): TurnHandle {
     const running = this.bySession.get(sessionId);
     if (running?.state.name === "interrupting")
       throw new TurnAlreadyRunningError(sessionId, "is cancelling its turn in flight: send the prompt once the cancelled turn has ended");
+    if (running && options.exclusive) throw new TurnAlreadyRunningError(sessionId);
     if (running) return this.join(running);
     const execution: Execution = {
       sessionId,

@@ -284,7 +284,7 @@ export function createAcpAgent({
         const feed = requireFeed(params.sessionId);
         const { sessionId, prompt, ...extra } = params;
         const files = clientFilesOf(capabilities, client);
-        const answer = translatedAsync(log, () => feed.ownPrompt((origin) => host.prompt(sessionId, prompt, extra, origin, files)));
+        const answer = translatedAsync(log, () => feed.ownPrompt((origin) => host.prompt(sessionId, prompt, extra, { origin, files })));
         promptStarted?.(answer);
         return answer;
       })

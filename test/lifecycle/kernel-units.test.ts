@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { systemClock } from "../../src/lifecycle/clock.js";
 import { deferred } from "../../src/lifecycle/deferred.js";
-import { Executions } from "../../src/lifecycle/executions.js";
+import { Executions, TurnAlreadyRunningError } from "../../src/lifecycle/executions.js";
 import type { LifecycleRecord } from "../../src/lifecycle/lifecycle-records.js";
 import { InvalidLocationError, canonicalDirectory, describeLocation, locationKey } from "../../src/lifecycle/location-key.js";
 import { LocationServicesCache, LocationServicesClosedError } from "../../src/lifecycle/location-services-cache.js";
@@ -154,6 +154,14 @@ describe("executions", () => {
     // Settled: the next prompt begins a turn of its own.
     ex.begin("s1", app, () => undefined);
     expect(ex.get("s1")?.state).toEqual({ name: "running" });
+  });
+
+  it("an exclusive prompt never joins a running turn: it is refused, and the turn keeps its prompts", () => {
+    const ex = new Executions(new VirtualClock(0));
+    const first = ex.begin("s1", app, () => undefined, { exclusive: true });
+    expect(() => ex.begin("s1", app, () => undefined, { exclusive: true })).toThrow(new TurnAlreadyRunningError("s1"));
+    expect(first.settle("completed")).toMatchObject({ outcome: "completed" });
+    expect(ex.isActive("s1")).toBe(false);
   });
 
   it("a stale turn handle cannot settle a newer turn", () => {

@@ -1,4 +1,4 @@
-import { renameSync, unlinkSync } from "node:fs";
+import { existsSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionView } from "../../src/host/views.js";
@@ -248,5 +248,33 @@ describe("review comments", () => {
     expect(await json(fixture.api(`${comments}/send`, send("POST", {})))).toMatchObject({ status: 409, body: { error: "no_unsent_comments" } });
     const after = await json<{ comments: ReviewComment[] }>(fixture.api(comments));
     expect(after.body.comments.map((comment) => comment.sentAt)).toEqual([expect.any(Number), expect.any(Number)]);
+  });
+
+  it("are refused (turn_in_flight) when a turn begins while their prompt is being written, and stay unsent", async () => {
+    const dir = changedRepository();
+    const fixture = await startFixture({ workDir: dir });
+    const session = await sessionIn(fixture, dir);
+    const comments = `/api/sessions/${session.id}/comments`;
+    expect((await json(fixture.api(comments, send("POST", { path: "a.txt", line: 2, side: "new", body: "why 2?" })))).status).toBe(201);
+    // Writing the prompt reads a.txt through git, whose clean filter holds it until told to go: the gap a turn begins in.
+    const gate = tempDir("berth-review-gate-");
+    const [reading, go] = [join(gate, "reading"), join(gate, "go")];
+    gitIn(dir, "config", "filter.gate.clean", `touch '${reading}'; while [ ! -e '${go}' ]; do sleep 0.05; done; cat`);
+    writeFileSync(join(dir, ".git", "info", "attributes"), "a.txt filter=gate\n");
+    try {
+      const sending = json(fixture.api(`${comments}/send`, send("POST", {})));
+      await waitUntil(() => existsSync(reading), "the comments' prompt is being written");
+      const sleeping = fixture.berth.host.prompt(session.id, [{ type: "text", text: "/sleep 1h" }]);
+      await waitUntil(() => fixture.berth.host.getSession(session.id)?.turnActive === true, "the sleeping turn runs");
+      writeFileSync(go, "");
+      expect(await sending).toMatchObject({ status: 409, body: { error: "turn_in_flight" } });
+      await fixture.berth.host.cancel(session.id);
+      await sleeping;
+    } finally {
+      writeFileSync(go, "");
+    }
+    expect((await json<{ comments: ReviewComment[] }>(fixture.api(comments))).body.comments.map((comment) => comment.sentAt)).toEqual([null]);
+    const started = fixture.berth.host.events(session.id).filter((event) => event.kind === "turn_started");
+    expect(started.map((event) => event.payload)).toEqual([{ prompt: [{ type: "text", text: "/sleep 1h" }] }]);
   });
 });
