@@ -63,15 +63,15 @@ export interface TurnsDeps {
 
 /** Runs prompts as turns: acquire the child, journal start, every update and end, settle. */
 export class Turns {
-  /** Deadlines for interrupted turns to settle; cancelled at shutdown, which stops every child itself. */
-  private readonly settleDeadlines = new Set<Timer>();
+  /** By session, the deadline for its interrupted turn to settle; cancelled at shutdown, which stops every child itself. */
+  private readonly settleDeadlines = new Map<string, Timer>();
   private readonly order = new TurnOrder();
 
   constructor(private readonly deps: TurnsDeps) {}
 
   /** Shutdown: no deadline fires on a host whose store is closing. */
   cancelSettleDeadlines(): void {
-    for (const timer of this.settleDeadlines) timer.cancel();
+    for (const timer of this.settleDeadlines.values()) timer.cancel();
     this.settleDeadlines.clear();
   }
 
@@ -123,7 +123,10 @@ export class Turns {
         }
       } finally {
         // Whatever failed (the agent, a full disk), the prompt settles: nothing may stay active forever.
-        turn.settle(outcome === undefined || "rejected" in outcome ? "failed" : "completed");
+        const settlement = turn.settle(outcome === undefined || "rejected" in outcome ? "failed" : "completed");
+        // An agent that cancelled only its running prompt may start one it queued: that one is cancelled too.
+        const left = settlement === undefined ? executions.get(sessionId) : undefined;
+        if (left?.state.name === "interrupting") this.cancelAgentTurn(sessionId, child, left.state.reason);
       }
       this.deps.journal.touchSession(sessionId, this.deps.clock.now());
       // The answer follows the turn's events: clients see every update before the prompt's response, which waits for a
@@ -188,25 +191,34 @@ export class Turns {
   }
 
   private interrupted(sessionId: string, key: LocationKey, child: AgentChild, reason: InterruptReason): void {
-    const { journal, desk, clock, executions } = this.deps;
+    const { journal } = this.deps;
     journal.append(sessionId, key, "interrupted", { reason });
     const notice = noticeFor(reason, this.deps.maxActiveHoldMs);
     if (notice) journal.notice(sessionId, key, notice, { kind: "interrupted", reason });
+    this.cancelAgentTurn(sessionId, child, reason);
+  }
+
+  /**
+   * Sends the agent `session/cancel` and gives it `interruptTimeout` from now to answer every prompt of the turn; each
+   * cancel (the first, and again when the agent answered one prompt and others remain) restarts the deadline.
+   */
+  private cancelAgentTurn(sessionId: string, child: AgentChild, reason: InterruptReason): void {
+    const { desk, clock, executions } = this.deps;
     // ACP: a client that cancels answers the agent's outstanding requests as cancelled.
     desk.cancelForSession(sessionId, reason);
     void child.cancel();
     // An agent that ignores the cancel is stopped, so the turn settles and nothing waits forever.
-    const settled = executions.settled(sessionId);
+    this.settleDeadlines.get(sessionId)?.cancel();
     const timer = clock.setTimeout(() => {
-      this.settleDeadlines.delete(timer);
+      this.settleDeadlines.delete(sessionId);
       if (executions.isActive(sessionId)) {
         void this.deps.stopUnresponsive(sessionId, child).catch((error: unknown) => this.deps.onError(error, sessionId));
       }
     }, this.deps.interruptTimeoutMs);
-    this.settleDeadlines.add(timer);
-    void settled?.then(() => {
+    this.settleDeadlines.set(sessionId, timer);
+    void executions.settled(sessionId)?.then(() => {
       timer.cancel();
-      this.settleDeadlines.delete(timer);
+      if (this.settleDeadlines.get(sessionId) === timer) this.settleDeadlines.delete(sessionId);
     });
   }
 }

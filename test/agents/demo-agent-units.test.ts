@@ -136,7 +136,7 @@ describe("parseDemoAgentOptions", () => {
     expect(parseDemoAgentOptions(["--busy-prompt", "queue"], { BERTH_DEMO_BUSY_PROMPT: "cancel" }).busyPrompt).toBe("queue");
     expect(parseDemoAgentOptions([], { BERTH_DEMO_BUSY_PROMPT: "cancel" }).busyPrompt).toBe("cancel");
     expect(() => parseDemoAgentOptions(["--busy-prompt", "later"], {})).toThrow(
-      '--busy-prompt (or BERTH_DEMO_BUSY_PROMPT) must be one of refuse, queue, cancel, got "later"',
+      '--busy-prompt (or BERTH_DEMO_BUSY_PROMPT) must be one of refuse, queue, queue-past-cancel, cancel, got "later"',
     );
   });
 

@@ -14,21 +14,21 @@ afterEach(cleanUp);
  */
 function agents(wire: string) {
   return Object.fromEntries(
-    (["queue", "cancel", "refuse"] satisfies BusyPrompt[]).map((busy) => [
+    (["queue", "queue-past-cancel", "cancel", "refuse"] satisfies BusyPrompt[]).map((busy) => [
       busy,
       { command: process.execPath, args: [demoAgentMain, "--state-dir", tempDir(`berth-busy-${busy}-`), "--busy-prompt", busy, "--record", wire] },
     ]),
   );
 }
 
-/** How many `session/prompt`s the agent received. */
-function promptsReceived(wire: string): number {
+/** How many messages of `method` the agent received. */
+function received(wire: string, method: string): number {
   if (!existsSync(wire)) return 0;
   return readFileSync(wire, "utf8")
     .split("\n")
     .filter((line) => line !== "")
     .map((line) => JSON.parse(line) as { direction: string; message: { method?: string } })
-    .filter(({ direction, message }) => direction === "in" && message.method === "session/prompt").length;
+    .filter(({ direction, message }) => direction === "in" && message.method === method).length;
 }
 
 /** The session's turns as the journal keeps them: each turn's prompt and how it ended, in journal order. */
@@ -49,9 +49,12 @@ function answered(order: string[], name: string, answer: Promise<{ stopReason: s
   });
 }
 
-async function twoClients(agent: string): Promise<{ fixture: BerthFixture; a: AcpTestClient; b: AcpTestClient; sessionId: string; wire: string }> {
+async function twoClients(
+  agent: string,
+  config: Record<string, unknown> = {},
+): Promise<{ fixture: BerthFixture; a: AcpTestClient; b: AcpTestClient; sessionId: string; wire: string }> {
   const wire = join(tempDir("berth-busy-wire-"), "wire.ndjson");
-  const fixture = await startFixture({ config: { agents: agents(wire) } });
+  const fixture = await startFixture({ config: { ...config, agents: agents(wire) } });
   const a = await fixture.connect({ agent });
   const sessionId = await a.newSession(fixture.workDir);
   const b = await fixture.connect({ agent });
@@ -124,12 +127,39 @@ describe("ACP: a prompt sent during a turn goes to the agent", () => {
     const first = a.prompt(sessionId, "/sleep 1h");
     await waitUntil(() => fixture.berth.host.getSession(sessionId)!.turnActive, "the first turn runs");
     const second = a.prompt(sessionId, "/sleep 1h");
-    await waitUntil(() => promptsReceived(wire) === 2, "the agent has both prompts");
+    await waitUntil(() => received(wire, "session/prompt") === 2, "the agent has both prompts");
     await a.agent.notify(methods.agent.session.cancel, { sessionId });
     expect((await first).stopReason).toBe("cancelled");
     expect((await second).stopReason).toBe("cancelled");
     await waitUntil(() => !fixture.berth.host.getSession(sessionId)!.turnActive, "the turn to settle");
     expect((await a.prompt(sessionId, "again")).stopReason).toBe("end_turn");
+    expect(journaledTurns(fixture, sessionId)).toEqual([
+      "started /sleep 1h",
+      "ended cancelled",
+      "started /sleep 1h",
+      "ended cancelled",
+      "started again",
+      "ended end_turn",
+    ]);
+  });
+
+  it("an agent that cancels only its running prompt and starts the queued one: Berth cancels that too, and does not stop the agent", async () => {
+    // Long enough for an agent that answers each cancel; before it was sent again, the second prompt waited it out.
+    const { fixture, a, b, sessionId, wire } = await twoClients("queue-past-cancel", { interruptTimeout: "20s" });
+    const first = a.prompt(sessionId, "/sleep 1h");
+    await waitUntil(() => fixture.berth.host.getSession(sessionId)!.turnActive, "the first turn runs");
+    const second = b.prompt(sessionId, "/sleep 1h");
+    await waitUntil(() => received(wire, "session/prompt") === 2, "the agent has both prompts");
+    const pid = fixture.berth.host.getSession(sessionId)!.pid;
+    expect(pid).toEqual(expect.any(Number));
+    await a.agent.notify(methods.agent.session.cancel, { sessionId });
+    expect((await first).stopReason).toBe("cancelled");
+    // The agent started the queued prompt: Berth sent session/cancel again for it.
+    expect((await second).stopReason).toBe("cancelled");
+    expect(received(wire, "session/cancel")).toBe(2);
+    await waitUntil(() => !fixture.berth.host.getSession(sessionId)!.turnActive, "the turn to settle");
+    expect((await a.prompt(sessionId, "again")).stopReason).toBe("end_turn");
+    expect(fixture.berth.host.getSession(sessionId)!.pid).toBe(pid);
     expect(journaledTurns(fixture, sessionId)).toEqual([
       "started /sleep 1h",
       "ended cancelled",

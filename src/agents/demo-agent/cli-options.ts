@@ -23,8 +23,9 @@ export const demoAgentUsage = `usage: berth-demo-agent [--state-dir DIR] [--no-l
   --record FILE     append every JSON-RPC message received and sent to FILE as NDJSON
                     {"pid":...,"direction":"in"|"out","message":...} (or $${recordEnv}=FILE)
   --busy-prompt HOW what a prompt sent while a turn runs gets: refuse (-32600, the default),
-                    queue (runs after the running turn), cancel (the running turn ends
-                    cancelled, then it runs) (or $${busyPromptEnv}=HOW)
+                    queue (runs after the running turn), queue-past-cancel (queued, and
+                    session/cancel ends only the running turn), cancel (the running turn
+                    ends cancelled, then it runs) (or $${busyPromptEnv}=HOW)
   --list-sessions HOW what session/list does: serve (the stored conversations, the
                     default), fail (-32603), hang (never answers) (or $${listSessionsEnv}=HOW)`;
 

@@ -82,10 +82,11 @@ export class Turn {
 
 /**
  * What the agent does with a prompt sent while a turn runs: refuse it, queue it after the running turn (as opencode,
- * Claude and Codex do), or cancel the running turn and run it next (as Gemini does).
+ * Claude and Codex do), or cancel the running turn and run it next (as Gemini does). `queue-past-cancel` queues it too,
+ * but `session/cancel` ends only the running turn: the queued prompt runs next (an agent Berth must cancel again).
  */
-export type BusyPrompt = "refuse" | "queue" | "cancel";
-export const busyPrompts: readonly BusyPrompt[] = ["refuse", "queue", "cancel"];
+export type BusyPrompt = "refuse" | "queue" | "queue-past-cancel" | "cancel";
+export const busyPrompts: readonly BusyPrompt[] = ["refuse", "queue", "queue-past-cancel", "cancel"];
 
 /** Runs `work` as the session's turn, `idle → running → idle`, one turn at a time; a prompt meanwhile as `busy` says. */
 export async function runTurn(
@@ -105,7 +106,7 @@ export async function runTurn(
     if (busy === "cancel") session.turn.cancel.abort();
     await session.turn.ended;
     // `session/cancel` cancels the queued prompts too, as agents that queue do.
-    if (session.cancels !== cancelsAtSend) return "cancelled";
+    if (session.cancels !== cancelsAtSend && busy !== "queue-past-cancel") return "cancelled";
   }
   const cancel = new AbortController();
   let ended!: () => void;
