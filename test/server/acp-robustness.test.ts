@@ -162,6 +162,33 @@ describe("ACP endpoint: refusals and bad input", () => {
     await raw.close();
   });
 
+  it("never echoes a prompt the agent refused during a turn back to its sender when its turn is journaled later", async () => {
+    const fixture = await startFixture();
+    const raw = await RawSocket.open(fixture.acpUrl, fixture.token);
+    raw.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
+    await raw.response(1);
+    raw.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: fixture.workDir, mcpServers: [] } });
+    const sessionId = ((await raw.response(2)).result as { sessionId: string }).sessionId;
+    raw.send({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "/sleep 1h" }] } });
+    await waitUntil(() => fixture.berth.host.getSession(sessionId)!.turnActive, "the first turn runs");
+    raw.send({ jsonrpc: "2.0", id: 4, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "me too" }] } });
+    expect(await raw.response(4)).toMatchObject({ error: { code: -32600 } });
+    raw.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
+    expect(await raw.response(3)).toMatchObject({ result: { stopReason: "cancelled" } });
+    const started = () => fixture.berth.host.events(sessionId).filter((event) => event.kind === "turn_started").length;
+    await waitUntil(() => started() === 2, "the refused prompt's turn is journaled after the first");
+    // A later prompt's answer follows every event published before it: the refused prompt's turn_started included.
+    raw.send({ jsonrpc: "2.0", id: 5, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "after" }] } });
+    expect(await raw.response(5)).toMatchObject({ result: { stopReason: "end_turn" } });
+    const shownAsUserMessage = raw.messages.filter(
+      (message) =>
+        message.method === "session/update" &&
+        (message.params as { update: { sessionUpdate: string } }).update.sessionUpdate === "user_message_chunk",
+    );
+    expect(shownAsUserMessage).toEqual([]);
+    await raw.close();
+  });
+
   it("a socket closed while its agent is still starting releases its hold", async () => {
     const fixture = await startFixture({ config: { releaseGrace: "200ms" } });
     const sessionId = (await fixture.berth.host.createSession({ cwd: fixture.workDir })).id;
