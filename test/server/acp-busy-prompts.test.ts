@@ -62,6 +62,9 @@ async function twoClients(
   return { fixture, a, b, sessionId, wire };
 }
 
+/** The journal after two prompts of one turn were cancelled and a third ran: each prompt its own turn, in order. */
+const bothCancelledThenAgain = ["started /sleep 1h", "ended cancelled", "started /sleep 1h", "ended cancelled", "started again", "ended end_turn"];
+
 describe("ACP: a prompt sent during a turn goes to the agent", () => {
   it("a queueing agent: each prompt is its own turn, answered in order, and the turn is in flight until the last answer", async () => {
     const { fixture, a, b, sessionId } = await twoClients("queue");
@@ -133,14 +136,7 @@ describe("ACP: a prompt sent during a turn goes to the agent", () => {
     expect((await second).stopReason).toBe("cancelled");
     await waitUntil(() => !fixture.berth.host.getSession(sessionId)!.turnActive, "the turn to settle");
     expect((await a.prompt(sessionId, "again")).stopReason).toBe("end_turn");
-    expect(journaledTurns(fixture, sessionId)).toEqual([
-      "started /sleep 1h",
-      "ended cancelled",
-      "started /sleep 1h",
-      "ended cancelled",
-      "started again",
-      "ended end_turn",
-    ]);
+    expect(journaledTurns(fixture, sessionId)).toEqual(bothCancelledThenAgain);
   });
 
   it("an agent that cancels only its running prompt and starts the queued one: Berth cancels that too, and does not stop the agent", async () => {
@@ -160,13 +156,6 @@ describe("ACP: a prompt sent during a turn goes to the agent", () => {
     await waitUntil(() => !fixture.berth.host.getSession(sessionId)!.turnActive, "the turn to settle");
     expect((await a.prompt(sessionId, "again")).stopReason).toBe("end_turn");
     expect(fixture.berth.host.getSession(sessionId)!.pid).toBe(pid);
-    expect(journaledTurns(fixture, sessionId)).toEqual([
-      "started /sleep 1h",
-      "ended cancelled",
-      "started /sleep 1h",
-      "ended cancelled",
-      "started again",
-      "ended end_turn",
-    ]);
+    expect(journaledTurns(fixture, sessionId)).toEqual(bothCancelledThenAgain);
   });
 });
