@@ -7,6 +7,7 @@ import type { ProcessGroupLedger } from "../processes/index.js";
 import { withLoginEnv, type Login } from "./agent-logins.js";
 import type { BrowserCapture } from "./browser-capture.js";
 import type { HostRecord } from "./host-records.js";
+import { KeyedSlots } from "./keyed-slots.js";
 import type { Logger } from "./logger.js";
 
 export interface TransientChildDeps {
@@ -40,6 +41,12 @@ export interface TransientPurpose {
 }
 
 /**
+ * How many children of one agent may answer requests outside sessions at once (`session/list` to find an unknown id,
+ * sessionless extensions): a burst of them, however many clients send it, starts no more processes than this.
+ */
+export const REQUEST_CHILDREN_PER_AGENT = 4;
+
+/**
  * Children of agents started for one piece of work outside any session — an agent's `initialize`
  * answer, an `authenticate`, an extension method with no session — each stopped as a group once
  * its work is done, its client gives up, or the host shuts down.
@@ -47,13 +54,14 @@ export interface TransientPurpose {
 export class TransientChildren {
   private readonly live = new Set<AgentChild>();
   private readonly runs = new Set<Promise<unknown>>();
+  private readonly requestSlots = new KeyedSlots(REQUEST_CHILDREN_PER_AGENT);
   private closed = false;
 
   constructor(private readonly deps: TransientChildDeps) {}
 
   run<T>(agentId: string, work: (child: AgentChild) => Promise<T>, purpose: TransientPurpose): Promise<T> {
     if (this.closed) return Promise.reject(new Error("the host is shutting down"));
-    const running = this.runOnce(agentId, work, purpose);
+    const running = purpose.purpose === "request" ? this.runInSlot(agentId, work, purpose) : this.runOnce(agentId, work, purpose);
     this.runs.add(running);
     const done = () => this.runs.delete(running);
     running.then(done, done);
@@ -67,9 +75,21 @@ export class TransientChildren {
     await Promise.allSettled([...this.runs]);
   }
 
+  /** Waits for one of the agent's request slots (or the client giving up), then runs. */
+  private async runInSlot<T>(agentId: string, work: (child: AgentChild) => Promise<T>, purpose: TransientPurpose): Promise<T> {
+    const free = await this.requestSlots.take(agentId, purpose.signal);
+    try {
+      return await this.runOnce(agentId, work, purpose);
+    } finally {
+      free();
+    }
+  }
+
   private async runOnce<T>(agentId: string, work: (child: AgentChild) => Promise<T>, purpose: TransientPurpose): Promise<T> {
     const { deps } = this;
     const { login, signal } = purpose;
+    // A run that waited for a slot may get it after shutdown began.
+    if (this.closed) throw new Error("the host is shutting down");
     signal?.throwIfAborted();
     const command = withLoginEnv(deps.registry.resolve(agentId), login);
     const child = await AgentChild.start({

@@ -2,6 +2,8 @@ import { join } from "node:path";
 import { methods, type ListSessionsResponse, type SessionNotification } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
+import { REQUEST_CHILDREN_PER_AGENT } from "../../src/host/transient-child.js";
+import { processIsRunning } from "../support/process-table.js";
 import { DemoAgentProcess } from "../agents/demo-agent-process.js";
 import { cleanUp, startFixture, tempDir, waitUntil, type AcpTestClient, type BerthFixture } from "./server-harness.js";
 
@@ -143,4 +145,27 @@ describe("ACP session/list and session/load of the agent's own sessions (made ou
     await expect(load(client, "unknown-native", fixture.workDir)).rejects.toMatchObject({ code: -32002 });
     expect(await fixture.api("/healthz").then((r) => r.status)).toBe(200);
   });
+
+  it("a burst of loads of unknown ids starts at most REQUEST_CHILDREN_PER_AGENT agent processes at once; every load answers -32002", async () => {
+    const stateDir = tempDir("berth-native-agent-");
+    const fixture = await startFixture({
+      config: { agents: { lister: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir, "--list-sessions", "hang"] } } },
+    });
+    // Each child is asked when it has started; those asked before it that still run are running beside it.
+    const asked: number[] = [];
+    let mostAtOnce = 0;
+    fixture.berth.host.onRecord(({ record }) => {
+      if (record.kind !== "agent_asked" || record.method !== methods.agent.session.list) return;
+      asked.push(record.pid);
+      mostAtOnce = Math.max(mostAtOnce, asked.filter(processIsRunning).length);
+    });
+    const client = await fixture.connect({ agent: "lister" });
+    const loads = Array.from({ length: REQUEST_CHILDREN_PER_AGENT + 2 }, (_, i) => load(client, `unknown-${i}`, fixture.workDir));
+    for (const answer of await Promise.allSettled(loads)) expect(answer).toMatchObject({ status: "rejected", reason: { code: -32002 } });
+    // A load still waiting for a slot when its list's time is up answers without asking: at most all of them asked.
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked.length).toBeLessThanOrEqual(REQUEST_CHILDREN_PER_AGENT + 2);
+    expect(mostAtOnce).toBeLessThanOrEqual(REQUEST_CHILDREN_PER_AGENT);
+    expect(fixture.berth.host.listSessions()).toEqual([]);
+  }, 60_000);
 });
