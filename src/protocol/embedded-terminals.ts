@@ -12,6 +12,12 @@ export interface EmbeddedTerminal {
   readonly exit: { readonly exitCode: number | null; readonly signal: string | null } | null;
 }
 
+/**
+ * How many exited terminals keep their output: a long session runs many commands, and each exited one is shown again
+ * only while its tool call is still being updated, which the few latest cover.
+ */
+export const EXITED_TERMINALS_KEPT = 8;
+
 /** The embedded terminals of one session's updates, read in their order (live, or replayed from the journal). */
 export class EmbeddedTerminals {
   private readonly terminals = new Map<string, EmbeddedTerminal>();
@@ -37,8 +43,17 @@ export class EmbeddedTerminals {
     if (exitId !== undefined) {
       const exitCode = typeof exit?.exit_code === "number" ? exit.exit_code : null;
       const signal = typeof exit?.signal === "string" ? exit.signal : null;
-      this.terminals.set(exitId, { ...this.get(exitId), exit: { exitCode, signal } });
+      // Set again so that the map's order is the order of exits: the oldest exited are forgotten first.
+      const known = this.get(exitId);
+      this.terminals.delete(exitId);
+      this.terminals.set(exitId, { ...known, exit: { exitCode, signal } });
+      this.forgetOldExited();
     }
+  }
+
+  private forgetOldExited(): void {
+    const exited = [...this.terminals].filter(([, terminal]) => terminal.exit !== null);
+    for (const [terminalId] of exited.slice(0, Math.max(0, exited.length - EXITED_TERMINALS_KEPT))) this.terminals.delete(terminalId);
   }
 
   /** The terminal the agent embedded under this id, if one was announced in the updates read so far. */
