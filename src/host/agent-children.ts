@@ -1,4 +1,5 @@
-import { RequestError, type McpServer, type SessionUpdate } from "@agentclientprotocol/sdk";
+import { isDeepStrictEqual } from "node:util";
+import { RequestError, type McpServer, type SessionNotification, type SessionUpdate } from "@agentclientprotocol/sdk";
 import { AgentChild } from "../agents/agent-child.js";
 import type { AgentClientHandlers } from "../agents/agent-client-handlers.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
@@ -336,6 +337,24 @@ export class AgentChildren {
     if (session) this.deps.journal.setSession(sessionId, { agentState: withUpdate(stateOf(session.agentState), update) });
   }
 
+  /**
+   * For one child of the session: whether an `available_commands_update` says what the session's commands already are
+   * (every new process announces them again; journaling each copy grew every cold load's history by kilobytes).
+   * The first is compared with the stored state, written long before this child started; later ones with the last.
+   */
+  private repeatedCommands(sessionId: string): (notification: SessionNotification) => boolean {
+    let last: unknown;
+    let known = false;
+    return ({ update, _meta }) => {
+      if (update.sessionUpdate !== "available_commands_update") return false;
+      if (!known) last = stateOf(this.deps.store.sessions.get(sessionId)?.agentState ?? null).availableCommands;
+      const repeated = _meta == null && update._meta == null && isDeepStrictEqual(last, update.availableCommands);
+      last = update.availableCommands;
+      known = true;
+      return repeated;
+    };
+  }
+
   /** The agent named its session: the title shown, unless a person named it (session-titles.ts). */
   private titled(sessionId: string, update: SessionUpdate): void {
     const session = this.deps.store.sessions.get(sessionId);
@@ -356,10 +375,12 @@ export class AgentChildren {
 
   private handlersFor(sessionId: string, key: LocationKey, located: LocationServices, sandbox: SandboxPlan | undefined): AgentClientHandlers {
     const { journal, desk, editorFiles } = this.deps;
+    const repeatedCommands = this.repeatedCommands(sessionId);
     return {
       sessionUpdate: (notification, line) => {
         // Read from a pipe after every child's group is gone (written before): the store is closing, nothing keeps it.
         if (this.state === "stopped") return;
+        if (repeatedCommands(notification)) return;
         journal.update(sessionId, key, notification.update, notification._meta, line);
         this.track(sessionId, notification.update);
       },

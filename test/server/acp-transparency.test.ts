@@ -262,7 +262,7 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
       availableCommands: fixture.berth.host.agentState(sessionId).availableCommands,
     });
 
-    // A second process, which announces its commands again: the journal now holds two announcements.
+    // A second process, which announces its commands again.
     const coldLoader = await fixture.connect();
     await coldLoader.load(sessionId, fixture.workDir);
     expect((await told(coldLoader)).map((n) => n.update)).toEqual([latest()]);
@@ -279,6 +279,11 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     const coldResumer = await fixture.connect();
     await coldResumer.agent.request(methods.agent.session.resume, { sessionId, cwd: fixture.workDir, mcpServers: [] });
     expect((await told(coldResumer)).map((n) => n.update)).toEqual([latest()]);
+    // Each process announced the same commands: the journal keeps the first announcement only.
+    const journal = (await (await fixture.api(`/api/sessions/${sessionId}/events`)).json()) as {
+      events: { payload: { update?: { sessionUpdate: string } } }[];
+    };
+    expect(journal.events.filter((event) => event.payload.update?.sessionUpdate === "available_commands_update")).toHaveLength(1);
   });
 
   it("a mode or option one client sets reaches the session's other clients: announced by Berth when the agent did not, once when it did", async () => {
