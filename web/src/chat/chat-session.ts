@@ -4,8 +4,21 @@ import { api, ApiError } from "../api/rest.js";
 import type { QuestionAnswer, ReadEvent, SessionView, TerminalOutputResult } from "../api/types.js";
 import { Observable } from "../live/observable.js";
 import { yieldToPage } from "../util/yield-to-page.js";
-import { attemptStarted, connected, lostConnection, type Reconnection } from "../live/reconnection.js";
-import { toFront, withState, withText, without, type Outbox } from "./outbox.js";
+import { connected, type Reconnection } from "../live/reconnection.js";
+import {
+  nextToSend,
+  reconciled,
+  toFront,
+  withEdited,
+  withEditing,
+  withQueued,
+  withSendEnded,
+  withState,
+  without,
+  type Outbox,
+  type SendEnding,
+} from "./outbox.js";
+import { Reconnector, type ResumeTo } from "./reconnector.js";
 import { SEQ_FROM_META, SEQ_META } from "./journal-meta.js";
 import { commandsOf, type SlashCommand } from "./slash-commands.js";
 import { Transcript } from "./transcript.js";
@@ -38,7 +51,7 @@ export type ChatLink =
   | { readonly name: "reading" }
   | { readonly name: "connecting" }
   | { readonly name: "live" }
-  | { readonly name: "reconnecting"; readonly then: "reading" | "live"; readonly attempt: number; readonly retryAt: number; readonly reason: string }
+  | { readonly name: "reconnecting"; readonly then: ResumeTo; readonly attempt: number; readonly retryAt: number; readonly reason: string }
   | { readonly name: "failed"; readonly message: string }
   | { readonly name: "closed" };
 
@@ -100,7 +113,6 @@ export class ChatSession {
   private held: SessionNotification[] = [];
   private refreshing: Promise<void> | null = null;
   private refreshAgain = false;
-  private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private followTimer: ReturnType<typeof setInterval> | undefined;
   private terminalTimer: ReturnType<typeof setInterval> | undefined;
   private readingTerminals = false;
@@ -112,7 +124,7 @@ export class ChatSession {
   private usageSeq = 0;
   /** Whether the host runs a turn in this session, as the overview last said. */
   private hostTurnActive: boolean | undefined;
-  private readonly online = (): void => this.retryNow();
+  private readonly reconnector = new Reconnector((then, reconnection) => this.reconnect(then, reconnection));
 
   private constructor(opening: ChatOpening) {
     this.state = new Observable<ChatState>({
@@ -127,7 +139,6 @@ export class ChatSession {
       if (this.state.value.turnRunning !== this.turnRunning()) this.patch({ turnRunning: this.turnRunning() });
       this.followTerminals();
     });
-    globalThis.addEventListener?.("online", this.online);
     this.opened = opening.mode === "load" ? this.read(opening.sessionId) : this.create(opening);
     this.opened.catch(() => undefined);
   }
@@ -143,8 +154,7 @@ export class ChatSession {
   /** Sends a message: at once if nothing runs, else queued until the running turn ends. */
   send(text: string): void {
     if (this.closed() || text.trim() === "") return;
-    const message = { id: this.nextMessageId++, text, state: "queued", error: null, afterSeq: this.transcript.lastSeq, tried: false } as const;
-    this.patch({ outbox: [...this.state.value.outbox, message] });
+    this.patch({ outbox: withQueued(this.state.value.outbox, this.nextMessageId++, text, this.transcript.lastSeq) });
     this.pump();
   }
 
@@ -162,16 +172,15 @@ export class ChatSession {
 
   /** Holds a queued message back while the person edits it; it keeps its place (nothing after it goes first). */
   edit(messageId: number): void {
-    if (this.state.value.outbox.some((message) => message.id === messageId && message.state === "queued")) {
-      this.patch({ outbox: withState(this.state.value.outbox, messageId, { state: "editing" }) });
-    }
+    const outbox = withEditing(this.state.value.outbox, messageId);
+    if (outbox !== this.state.value.outbox) this.patch({ outbox });
   }
 
   /** The edit is done: `text` goes out in the message's turn (empty removes it), or null keeps it as it was. */
   finishEdit(messageId: number, text: string | null): void {
-    const { outbox } = this.state.value;
-    if (!outbox.some((message) => message.id === messageId && message.state === "editing")) return;
-    this.patch({ outbox: text === null ? withState(outbox, messageId, { state: "queued" }) : withText(outbox, messageId, text) });
+    const outbox = withEdited(this.state.value.outbox, messageId, text);
+    if (outbox === this.state.value.outbox) return;
+    this.patch({ outbox });
     this.pump();
   }
 
@@ -255,10 +264,9 @@ export class ChatSession {
     if (this.closed()) return;
     const { link, sessionId } = this.state.value;
     this.patch({ link: { name: "closed" } });
-    clearTimeout(this.retryTimer);
+    this.reconnector.stop();
     clearInterval(this.followTimer);
     clearInterval(this.terminalTimer);
-    globalThis.removeEventListener?.("online", this.online);
     const connection = this.connection;
     this.connection = null;
     if (connection && sessionId !== null && link.name === "live") {
@@ -546,9 +554,8 @@ export class ChatSession {
   /** Sends the next queued message if nothing runs and the session is held (holding it first if it is only read). */
   private pump(): void {
     const { outbox, link } = this.state.value;
-    // A message being edited holds back the queue behind it: messages go out in the order they were typed.
-    const next = outbox.find((message) => message.state === "queued" || message.state === "editing");
-    if (!next || next.state === "editing" || this.closed()) return;
+    const next = nextToSend(outbox);
+    if (!next || this.closed()) return;
     if (link.name === "reading") {
       void this.goLive();
       return;
@@ -577,27 +584,19 @@ export class ChatSession {
     // The journal tells whether the message got its turn (shown in the transcript) or not.
     this.refresh();
     await this.refreshing?.catch(() => undefined);
-    const message = this.state.value.outbox.find((m) => m.id === id);
-    if (message) {
-      if (this.transcript.hasTurnFor(text, afterSeq)) this.patch({ outbox: without(this.state.value.outbox, id) });
-      // Another client's turn came first, or the connection went: it goes out again after.
-      else if (busy || this.state.value.link.name !== "live") this.patch({ outbox: withState(this.state.value.outbox, id, { state: "queued" }) });
-      else this.patch({ outbox: withState(this.state.value.outbox, id, { state: "failed", error: failure ?? "the turn did not start" }) });
-    }
+    const ending: SendEnding = this.transcript.hasTurnFor(text, afterSeq)
+      ? { name: "turn-started" }
+      : busy || this.state.value.link.name !== "live"
+        ? { name: "cut-off" }
+        : { name: "refused", reason: failure ?? "the turn did not start" };
+    this.patch({ outbox: withSendEnded(this.state.value.outbox, id, ending) });
     this.patch({ turnRunning: this.turnRunning() });
     this.pump();
   }
 
-  /**
-   * Messages whose turn is in the journal are shown by the transcript, not the outbox; one whose
-   * send was cut off by a lost connection but reached Berth is not sent twice.
-   */
+  /** The outbox after the journal was read: messages whose turn it has leave it (or are marked started). */
   private reconcile(): void {
-    let outbox = this.state.value.outbox;
-    for (const message of outbox) {
-      if (!message.tried || message.state === "started" || !this.transcript.hasTurnFor(message.text, message.afterSeq)) continue;
-      outbox = message.state === "sending" ? withState(outbox, message.id, { state: "started" }) : without(outbox, message.id);
-    }
+    const outbox = reconciled(this.state.value.outbox, (message) => this.transcript.hasTurnFor(message.text, message.afterSeq));
     if (outbox !== this.state.value.outbox) this.patch({ outbox });
     this.patch({ turnRunning: this.turnRunning() });
     this.pump();
@@ -611,36 +610,31 @@ export class ChatSession {
   // Losing and finding Berth again
 
   /** Berth could not be reached (or an attempt to reach it again failed): the next attempt waits longer each time. */
-  private lost(then: "reading" | "live", reason: string): void {
+  private lost(then: ResumeTo, reason: string): void {
     if (this.closed() || this.state.value.link.name === "failed") return;
     this.connection?.close();
     this.connection = null;
-    const reconnection = lostConnection(this.state.value.reconnection, reason, Date.now());
-    // Already waiting: this is the same loss told twice (the socket's close and its request's failure).
-    if (reconnection === this.state.value.reconnection) return;
+    const reconnection = this.reconnector.lost(then, reason);
+    if (reconnection === null) return;
     const { attempt, retryAt } = reconnection;
     this.patch({ reconnection, link: { name: "reconnecting", then, attempt, retryAt, reason } });
-    clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => this.reconnect(), Math.max(0, retryAt - Date.now()));
   }
 
   /** An attempt really worked (the session held, or the journal read): the next loss starts from the first delay. */
   private reached(): void {
-    if (this.state.value.reconnection !== connected && !this.closed()) this.patch({ reconnection: connected });
+    if (!this.closed() && this.reconnector.reached()) this.patch({ reconnection: connected });
   }
 
   /** The network is back (or the person asked): try now rather than at the scheduled time. */
   retryNow(): void {
-    if (this.state.value.link.name !== "reconnecting") return;
-    clearTimeout(this.retryTimer);
-    this.reconnect();
+    this.reconnector.retryNow();
   }
 
-  private reconnect(): void {
-    const link = this.state.value.link;
-    if (link.name !== "reconnecting") return;
-    this.patch({ link: { name: "reading" }, reconnection: attemptStarted(this.state.value.reconnection) });
-    if (link.then === "live") void this.goLive();
+  /** The reconnector's attempt is due: the page reads again, or holds the session again. */
+  private reconnect(then: ResumeTo, reconnection: Reconnection): void {
+    if (this.state.value.link.name !== "reconnecting") return;
+    this.patch({ link: { name: "reading" }, reconnection });
+    if (then === "live") void this.goLive();
     else void this.read(this.sessionId!);
   }
 
