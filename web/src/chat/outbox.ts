@@ -24,7 +24,7 @@ export function withState(outbox: Outbox, id: number, change: Partial<Omit<Outgo
 }
 
 /** A message's new text, queued again; empty text removes it. */
-export function withText(outbox: Outbox, id: number, text: string): Outbox {
+function withText(outbox: Outbox, id: number, text: string): Outbox {
   if (text.trim() === "") return without(outbox, id);
   return outbox.map((message) => (message.id === id ? { ...message, text, state: "queued", error: null } : message));
 }
