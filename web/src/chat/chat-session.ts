@@ -1,7 +1,7 @@
 import { errorWords } from "../util/error-words.js";
 import type { ClientConnection, SessionNotification, SessionUpdate } from "@agentclientprotocol/sdk";
 import { api, ApiError } from "../api/rest.js";
-import type { QuestionAnswer, ReadEvent, SessionView, TerminalOutputResult } from "../api/types.js";
+import type { QuestionAnswer, ReadEvent, SessionView } from "../api/types.js";
 import { Observable } from "../live/observable.js";
 import { yieldToPage } from "../util/yield-to-page.js";
 import { connected, type Reconnection } from "../live/reconnection.js";
@@ -21,6 +21,7 @@ import {
 import { Reconnector, type ResumeTo } from "./reconnector.js";
 import { SEQ_FROM_META, SEQ_META } from "./journal-meta.js";
 import { commandsOf, type SlashCommand } from "./slash-commands.js";
+import { TerminalFollower } from "./terminal-follower.js";
 import { Transcript } from "./transcript.js";
 import {
   controlsOfAnswer,
@@ -90,8 +91,6 @@ const PAGE = 10_000;
 const SLICE_MS = 8;
 /** How often a session read without holding it is read again while another client runs a turn. */
 const FOLLOW_MS = 1_000;
-/** How often a running command's output is read while the session is only read (as often as Berth sends it to a holder). */
-const TERMINAL_MS = 500;
 
 /**
  * One session on the page. Its transcript is the session's journal, read over REST (which holds
@@ -114,10 +113,12 @@ export class ChatSession {
   private refreshing: Promise<void> | null = null;
   private refreshAgain = false;
   private followTimer: ReturnType<typeof setInterval> | undefined;
-  private terminalTimer: ReturnType<typeof setInterval> | undefined;
-  private readingTerminals = false;
-  /** Terminals whose command exited or whose output is gone: there is nothing more to read of them. */
-  private readonly settledTerminals = new Set<string>();
+  private readonly terminals = new TerminalFollower(
+    this.transcript,
+    (terminalId) => api.terminal(this.sessionId!, terminalId),
+    // Not while Berth is out of reach: reading starts again once the link is back.
+    () => !["closed", "failed", "reconnecting"].includes(this.state.value.link.name),
+  );
   private nextMessageId = 1;
   private prompting = false;
   /** The journal seq of the usage report the controls show: an older one read after it is passed over. */
@@ -137,7 +138,7 @@ export class ChatSession {
     });
     this.transcript.subscribe(() => {
       if (this.state.value.turnRunning !== this.turnRunning()) this.patch({ turnRunning: this.turnRunning() });
-      this.followTerminals();
+      this.terminals.update();
     });
     this.opened = opening.mode === "load" ? this.read(opening.sessionId) : this.create(opening);
     this.opened.catch(() => undefined);
@@ -266,7 +267,7 @@ export class ChatSession {
     this.patch({ link: { name: "closed" } });
     this.reconnector.stop();
     clearInterval(this.followTimer);
-    clearInterval(this.terminalTimer);
+    this.terminals.stop();
     const connection = this.connection;
     this.connection = null;
     if (connection && sessionId !== null && link.name === "live") {
@@ -383,57 +384,6 @@ export class ChatSession {
     }
     if (this.state.value.loading) this.patch({ loading: false });
     this.reconcile();
-  }
-
-  /**
-   * A running command's output is read over REST as it grows, until it exits or its terminal is gone,
-   * whether the page holds the session or only reads it: Berth sends a holder the output only of tool
-   * calls it saw start while held. Reading holds nothing and starts no agent (L9).
-   */
-  private followTerminals(): void {
-    const { name } = this.state.value.link;
-    // Not while Berth is out of reach: reading starts again once the link is back.
-    const follow =
-      name !== "closed" &&
-      name !== "failed" &&
-      name !== "reconnecting" &&
-      this.transcript.terminalsToRead().some((terminalId) => !this.settledTerminals.has(terminalId));
-    if (follow && this.terminalTimer === undefined) {
-      this.terminalTimer = setInterval(() => void this.readTerminals(), TERMINAL_MS);
-      void this.readTerminals();
-    }
-    if (!follow && this.terminalTimer !== undefined) {
-      clearInterval(this.terminalTimer);
-      this.terminalTimer = undefined;
-    }
-  }
-
-  private async readTerminals(): Promise<void> {
-    this.followTerminals();
-    if (this.terminalTimer === undefined || this.readingTerminals) return;
-    this.readingTerminals = true;
-    try {
-      for (const terminalId of this.transcript.terminalsToRead()) {
-        if (this.settledTerminals.has(terminalId)) continue;
-        let output: TerminalOutputResult;
-        try {
-          output = await api.terminal(this.sessionId!, terminalId);
-        } catch (error) {
-          // Released or its location closed: nothing more to read (what the agent's final update carries is all there is).
-          if (error instanceof ApiError && error.code === "terminal_not_found") {
-            this.settledTerminals.add(terminalId);
-            continue;
-          }
-          // Berth out of reach: the journal's reading finds out and reconnects; the next tick tries again.
-          return;
-        }
-        if (this.closed()) return;
-        if (output.exitStatus !== null) this.settledTerminals.add(terminalId);
-        this.transcript.showTerminal(terminalId, output);
-      }
-    } finally {
-      this.readingTerminals = false;
-    }
   }
 
   // Going live
@@ -652,7 +602,7 @@ export class ChatSession {
   private patch(change: Partial<ChatState>): void {
     this.state.set({ ...this.state.value, ...change });
     // Whatever the link became (held, read again after a reconnection, closed), terminals are followed or stopped.
-    if (change.link) this.followTerminals();
+    if (change.link) this.terminals.update();
   }
 }
 
