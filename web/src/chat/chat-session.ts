@@ -1,9 +1,8 @@
 import { errorWords } from "../util/error-words.js";
 import type { ClientConnection, SessionNotification, SessionUpdate } from "@agentclientprotocol/sdk";
 import { api, ApiError } from "../api/rest.js";
-import type { QuestionAnswer, ReadEvent, SessionView } from "../api/types.js";
+import type { QuestionAnswer, SessionView } from "../api/types.js";
 import { Observable } from "../live/observable.js";
-import { yieldToPage } from "../util/yield-to-page.js";
 import { connected, type Reconnection } from "../live/reconnection.js";
 import {
   nextToSend,
@@ -19,7 +18,8 @@ import {
   type SendEnding,
 } from "./outbox.js";
 import { Reconnector, type ResumeTo } from "./reconnector.js";
-import { SEQ_FROM_META, SEQ_META } from "./journal-meta.js";
+import { yieldToPage } from "../util/yield-to-page.js";
+import { JournalReader, journalPlace } from "./journal-reader.js";
 import { commandsOf, type SlashCommand } from "./slash-commands.js";
 import { TerminalFollower } from "./terminal-follower.js";
 import { Transcript } from "./transcript.js";
@@ -85,10 +85,6 @@ export interface NewSessionParams {
 /** How the chat opens its session: an existing one (read from its journal), or a new one. */
 export type ChatOpening = { readonly mode: "load"; readonly sessionId: string } | ({ readonly mode: "new" } & NewSessionParams);
 
-/** Journal events read per REST request (the most Berth serves); consecutive chunks come merged, so far fewer to apply. */
-const PAGE = 10_000;
-/** The most time spent applying journal events before the page gets a turn. */
-const SLICE_MS = 8;
 /** How often a session read without holding it is read again while another client runs a turn. */
 const FOLLOW_MS = 1_000;
 
@@ -108,10 +104,21 @@ export class ChatSession {
   /** The session's id once it is open; rejects with a message naming what went wrong. */
   readonly opened: Promise<string>;
   private connection: ClientConnection | null = null;
-  /** Live updates that arrived while the journal was being read, or ahead of it: applied after. */
-  private held: SessionNotification[] = [];
-  private refreshing: Promise<void> | null = null;
-  private refreshAgain = false;
+  private readonly journal = new JournalReader(this.transcript, {
+    readPage: (after, limit) => api.events(this.sessionId!, after, limit),
+    yieldToPage,
+    mayRefresh: () => !this.closed() && this.state.value.link.name !== "reconnecting",
+    closed: () => this.closed(),
+    usage: (update, seq) => this.followControls(update, seq),
+    caughtUp: () => {
+      if (this.state.value.loading) this.patch({ loading: false });
+      this.reconcile();
+    },
+    failed: (error) => {
+      if (isGone(error)) this.fail(errorWords(error));
+      else this.lost(this.state.value.link.name === "live" ? "live" : "reading", errorWords(error));
+    },
+  });
   private followTimer: ReturnType<typeof setInterval> | undefined;
   private readonly terminals = new TerminalFollower(
     this.transcript,
@@ -280,7 +287,7 @@ export class ChatSession {
 
   private async read(sessionId: string): Promise<string> {
     try {
-      await Promise.all([this.catchUp(), this.readControls(sessionId)]);
+      await Promise.all([this.journal.catchUp(), this.readControls(sessionId)]);
       this.reached();
     } catch (error) {
       if (isGone(error)) {
@@ -310,80 +317,7 @@ export class ChatSession {
 
   /** Reads what the journal has beyond what is shown; one read at a time, another after it if asked meanwhile. */
   refresh(): void {
-    if (this.closed() || this.state.value.link.name === "reconnecting") return;
-    if (this.refreshing) {
-      this.refreshAgain = true;
-      return;
-    }
-    this.refreshing = this.catchUp()
-      .catch((error: unknown) => {
-        if (isGone(error)) this.fail(errorWords(error));
-        else this.lost(this.state.value.link.name === "live" ? "live" : "reading", errorWords(error));
-      })
-      .finally(() => {
-        this.refreshing = null;
-        if (this.refreshAgain) {
-          this.refreshAgain = false;
-          this.refresh();
-        }
-      });
-  }
-
-  /** Reads the journal on from what is shown; one read at a time, each after the one before. */
-  private catchUp(): Promise<void> {
-    this.journalReads++;
-    const read = this.reading.then(() => this.readJournal()).finally(() => this.journalReads--);
-    this.reading = read.catch(() => undefined);
-    return read;
-  }
-
-  private reading: Promise<void> = Promise.resolve();
-  /** Journal reads asked for and not done: live updates are held meanwhile, so a page never covers what one applied. */
-  private journalReads = 0;
-
-  private async readJournal(): Promise<void> {
-    const sessionId = this.sessionId!;
-    for (;;) {
-      const { events, more } = await api.events(sessionId, this.transcript.lastSeq, PAGE);
-      if (this.closed()) return;
-      // A page can be thousands of events (tool calls, chunks Berth could not merge): applied in slices, the page stays responsive.
-      let sliceStart = performance.now();
-      let overlapped = false;
-      for (const event of events) {
-        if (performance.now() - sliceStart > SLICE_MS) {
-          await yieldToPage();
-          if (this.closed()) return;
-          sliceStart = performance.now();
-        }
-        // Merged chunks of which some are shown already: the next page, read from what is shown, has the rest.
-        if (this.transcript.applyEvent(event) === "overlaps") {
-          overlapped = true;
-          break;
-        }
-        // Only usage is taken from the journal: a mode or option set by a request is not in it, the host's state has it.
-        const update = event.kind === "update" ? (event.payload as { update?: SessionUpdate }).update : undefined;
-        if (update?.sessionUpdate === "usage_update") this.followControls(update, event.seq);
-      }
-      if (!more && !overlapped) break;
-      await yieldToPage();
-    }
-    // What arrived meanwhile was read with the journal, or comes next; a new gap is read again.
-    const held = this.held;
-    this.held = [];
-    for (const [index, notification] of held.entries()) {
-      const { [SEQ_META]: seq, [SEQ_FROM_META]: from, ...meta } = notification._meta ?? {};
-      const last = seq as number;
-      const first = typeof from === "number" ? from : last;
-      if (last <= this.transcript.lastSeq) continue;
-      if (first !== this.transcript.lastSeq + 1) {
-        this.held = held.slice(index);
-        this.refresh();
-        break;
-      }
-      this.transcript.applyEvent(journalUpdate(notification, last, meta, first));
-    }
-    if (this.state.value.loading) this.patch({ loading: false });
-    this.reconcile();
+    this.journal.refresh();
   }
 
   // Going live
@@ -467,26 +401,12 @@ export class ChatSession {
 
   private updated(notification: SessionNotification): void {
     if (notification.sessionId !== this.sessionId || this.closed()) return;
-    const { [SEQ_META]: seq, [SEQ_FROM_META]: from, ...meta } = notification._meta ?? {};
-    this.followControls(notification.update, typeof seq === "number" ? seq : undefined);
+    const place = journalPlace(notification);
+    this.followControls(notification.update, place?.seq);
     if (notification.update.sessionUpdate === "available_commands_update") this.commands.set(commandsOf(notification.update.availableCommands));
-    if (typeof seq !== "number") {
-      // Not journaled (a running command's output as it grows): shown, never replayed.
-      this.transcript.applyUpdate(notification.update, notification._meta);
-      return;
-    }
-    const first = typeof from === "number" ? from : seq;
-    if (this.journalReads > 0) {
-      this.held.push(notification);
-      return;
-    }
-    if (first !== this.transcript.lastSeq + 1 && seq > this.transcript.lastSeq) {
-      // Ahead of what was read (a prompt, a turn's end, a question came between): read the gap first.
-      this.held.push(notification);
-      this.refresh();
-      return;
-    }
-    this.transcript.applyEvent(journalUpdate(notification, seq, meta, first));
+    // Not journaled (a running command's output as it grows): shown, never replayed.
+    if (place === null) this.transcript.applyUpdate(notification.update, notification._meta);
+    else this.journal.live(notification, place);
   }
 
   /** The controls after an update, live or read from the journal (`seq` where it has one). */
@@ -533,7 +453,7 @@ export class ChatSession {
     if (this.closed()) return;
     // The journal tells whether the message got its turn (shown in the transcript) or not.
     this.refresh();
-    await this.refreshing?.catch(() => undefined);
+    await this.journal.refreshed();
     const ending: SendEnding = this.transcript.hasTurnFor(text, afterSeq)
       ? { name: "turn-started" }
       : busy || this.state.value.link.name !== "live"
@@ -604,12 +524,6 @@ export class ChatSession {
     // Whatever the link became (held, read again after a reconnection, closed), terminals are followed or stopped.
     if (change.link) this.terminals.update();
   }
-}
-
-/** A live update as the journal event it is (merged chunks: `first` to `seq`). */
-function journalUpdate(notification: SessionNotification, seq: number, meta: Record<string, unknown>, first: number): ReadEvent {
-  const event = { sessionId: notification.sessionId, seq, kind: "update", payload: { update: notification.update, _meta: meta } as never, at: 0 };
-  return first < seq ? { ...event, seqFrom: first } : event;
 }
 
 /** The session no longer exists: retrying will not help. */
