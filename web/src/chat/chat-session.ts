@@ -17,6 +17,7 @@ import {
   type Outbox,
   type SendEnding,
 } from "./outbox.js";
+import { ConnectionSlot } from "./connection-slot.js";
 import { Reconnector, type ResumeTo } from "./reconnector.js";
 import { yieldToPage } from "../util/yield-to-page.js";
 import { JournalReader, journalPlace } from "./journal-reader.js";
@@ -33,10 +34,6 @@ import {
   type AgentControls,
   type ControlChange,
 } from "./agent-controls.js";
-import { retriableImport } from "../chunk-import.js";
-
-/** The ACP SDK and the link: a chunk of their own, loaded once the page holds a session (reading needs neither). */
-const importAcpLink = retriableImport(() => import("./acp-link.js"));
 
 /**
  * How the page is linked to the session.
@@ -103,7 +100,11 @@ export class ChatSession {
   readonly commands = new Observable<readonly SlashCommand[]>([]);
   /** The session's id once it is open; rejects with a message naming what went wrong. */
   readonly opened: Promise<string>;
-  private connection: ClientConnection | null = null;
+  private readonly connection = new ConnectionSlot({ update: (notification) => this.updated(notification), asked: () => this.refresh() }, () => {
+    if (this.closed()) return;
+    const { link } = this.state.value;
+    if (link.name === "live" || link.name === "connecting") this.lost("live", "The connection to Berth was lost.");
+  });
   private readonly journal = new JournalReader(this.transcript, {
     readPage: (after, limit) => api.events(this.sessionId!, after, limit),
     yieldToPage,
@@ -275,12 +276,11 @@ export class ChatSession {
     this.reconnector.stop();
     clearInterval(this.followTimer);
     this.terminals.stop();
-    const connection = this.connection;
-    this.connection = null;
+    const connection = this.connection.current;
     if (connection && sessionId !== null && link.name === "live") {
       await connection.agent.request("session/close", { sessionId }).catch(() => undefined);
     }
-    connection?.close();
+    this.connection.drop();
   }
 
   // Reading
@@ -324,7 +324,7 @@ export class ChatSession {
 
   private async create(opening: Extract<ChatOpening, { mode: "new" }>): Promise<string> {
     try {
-      const connection = await this.connect();
+      const connection = await this.connection.open();
       const meta: Record<string, unknown> = { "berth/agent": opening.agent };
       if (opening.workspace !== null) meta["berth/workspace"] = opening.workspace;
       if (opening.sandbox !== "configured") meta["berth/sandbox"] = { mode: opening.sandbox };
@@ -345,7 +345,7 @@ export class ChatSession {
 
   /** The live connection, opening it (and holding the session) if the page was only reading. */
   private whenLive(): Promise<ClientConnection | null> {
-    if (this.state.value.link.name === "live") return Promise.resolve(this.connection);
+    if (this.state.value.link.name === "live") return Promise.resolve(this.connection.current);
     if (this.state.value.link.name === "reading") return this.goLive();
     return this.goingLive ?? Promise.resolve(null);
   }
@@ -365,7 +365,7 @@ export class ChatSession {
     this.followTimer = undefined;
     try {
       const { cwd } = await api.session(sessionId);
-      const connection = await this.connect();
+      const connection = await this.connection.open();
       const answer = await connection.agent.request("session/resume", { sessionId, cwd, mcpServers: [] });
       if (this.closed()) return null;
       // Usage read from the journal stays; modes, models and options are the agent's answer.
@@ -381,20 +381,6 @@ export class ChatSession {
       else this.lost("live", errorWords(error));
       return null;
     }
-  }
-
-  private async connect(): Promise<ClientConnection> {
-    this.connection?.close();
-    const { connectAcp } = await importAcpLink();
-    const connection = await connectAcp({ update: (notification) => this.updated(notification), asked: () => this.refresh() });
-    this.connection = connection;
-    void connection.closed.then(() => {
-      if (this.connection !== connection || this.closed()) return;
-      this.connection = null;
-      const { link } = this.state.value;
-      if (link.name === "live" || link.name === "connecting") this.lost("live", "The connection to Berth was lost.");
-    });
-    return connection;
   }
 
   // Live updates
@@ -430,8 +416,9 @@ export class ChatSession {
       void this.goLive();
       return;
     }
-    if (link.name !== "live" || !this.connection || this.prompting || this.turnRunning()) return;
-    void this.prompt(this.connection, next.id, next.text);
+    const connection = this.connection.current;
+    if (link.name !== "live" || !connection || this.prompting || this.turnRunning()) return;
+    void this.prompt(connection, next.id, next.text);
   }
 
   private async prompt(connection: ClientConnection, id: number, text: string): Promise<void> {
@@ -482,8 +469,7 @@ export class ChatSession {
   /** Berth could not be reached (or an attempt to reach it again failed): the next attempt waits longer each time. */
   private lost(then: ResumeTo, reason: string): void {
     if (this.closed() || this.state.value.link.name === "failed") return;
-    this.connection?.close();
-    this.connection = null;
+    this.connection.drop();
     const reconnection = this.reconnector.lost(then, reason);
     if (reconnection === null) return;
     const { attempt, retryAt } = reconnection;
@@ -511,8 +497,7 @@ export class ChatSession {
   private fail(message: string): void {
     if (this.closed()) return;
     this.patch({ link: { name: "failed", message } });
-    this.connection?.close();
-    this.connection = null;
+    this.connection.drop();
   }
 
   private closed(): boolean {
