@@ -1,13 +1,28 @@
 import { errorWords } from "../util/error-words.js";
 import type { ClientConnection, SessionNotification, SessionUpdate } from "@agentclientprotocol/sdk";
 import { api, ApiError } from "../api/rest.js";
-import type { QuestionAnswer, ReadEvent, SessionView, TerminalOutputResult } from "../api/types.js";
+import type { QuestionAnswer, SessionView } from "../api/types.js";
 import { Observable } from "../live/observable.js";
+import { connected, type Reconnection } from "../live/reconnection.js";
+import {
+  nextToSend,
+  reconciled,
+  toFront,
+  withEdited,
+  withEditing,
+  withQueued,
+  withSendEnded,
+  withState,
+  without,
+  type Outbox,
+  type SendEnding,
+} from "./outbox.js";
+import { ConnectionSlot } from "./connection-slot.js";
+import { Reconnector, type ResumeTo } from "./reconnector.js";
 import { yieldToPage } from "../util/yield-to-page.js";
-import { attemptStarted, connected, lostConnection, type Reconnection } from "../live/reconnection.js";
-import { toFront, withState, withText, without, type Outbox } from "./outbox.js";
-import { SEQ_FROM_META, SEQ_META } from "./journal-meta.js";
+import { JournalReader, journalPlace } from "./journal-reader.js";
 import { commandsOf, type SlashCommand } from "./slash-commands.js";
+import { TerminalFollower } from "./terminal-follower.js";
 import { Transcript } from "./transcript.js";
 import {
   controlsOfAnswer,
@@ -19,10 +34,6 @@ import {
   type AgentControls,
   type ControlChange,
 } from "./agent-controls.js";
-import { retriableImport } from "../chunk-import.js";
-
-/** The ACP SDK and the link: a chunk of their own, loaded once the page holds a session (reading needs neither). */
-const importAcpLink = retriableImport(() => import("./acp-link.js"));
 
 /**
  * How the page is linked to the session.
@@ -38,7 +49,7 @@ export type ChatLink =
   | { readonly name: "reading" }
   | { readonly name: "connecting" }
   | { readonly name: "live" }
-  | { readonly name: "reconnecting"; readonly then: "reading" | "live"; readonly attempt: number; readonly retryAt: number; readonly reason: string }
+  | { readonly name: "reconnecting"; readonly then: ResumeTo; readonly attempt: number; readonly retryAt: number; readonly reason: string }
   | { readonly name: "failed"; readonly message: string }
   | { readonly name: "closed" };
 
@@ -71,14 +82,8 @@ export interface NewSessionParams {
 /** How the chat opens its session: an existing one (read from its journal), or a new one. */
 export type ChatOpening = { readonly mode: "load"; readonly sessionId: string } | ({ readonly mode: "new" } & NewSessionParams);
 
-/** Journal events read per REST request (the most Berth serves); consecutive chunks come merged, so far fewer to apply. */
-const PAGE = 10_000;
-/** The most time spent applying journal events before the page gets a turn. */
-const SLICE_MS = 8;
 /** How often a session read without holding it is read again while another client runs a turn. */
 const FOLLOW_MS = 1_000;
-/** How often a running command's output is read while the session is only read (as often as Berth sends it to a holder). */
-const TERMINAL_MS = 500;
 
 /**
  * One session on the page. Its transcript is the session's journal, read over REST (which holds
@@ -95,24 +100,40 @@ export class ChatSession {
   readonly commands = new Observable<readonly SlashCommand[]>([]);
   /** The session's id once it is open; rejects with a message naming what went wrong. */
   readonly opened: Promise<string>;
-  private connection: ClientConnection | null = null;
-  /** Live updates that arrived while the journal was being read, or ahead of it: applied after. */
-  private held: SessionNotification[] = [];
-  private refreshing: Promise<void> | null = null;
-  private refreshAgain = false;
-  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly connection = new ConnectionSlot({ update: (notification) => this.updated(notification), asked: () => this.refresh() }, () => {
+    if (this.closed()) return;
+    const { link } = this.state.value;
+    if (link.name === "live" || link.name === "connecting") this.lost("live", "The connection to Berth was lost.");
+  });
+  private readonly journal = new JournalReader(this.transcript, {
+    readPage: (after, limit) => api.events(this.sessionId!, after, limit),
+    yieldToPage,
+    mayRefresh: () => !this.closed() && this.state.value.link.name !== "reconnecting",
+    closed: () => this.closed(),
+    usage: (update, seq) => this.followControls(update, seq),
+    caughtUp: () => {
+      if (this.state.value.loading) this.patch({ loading: false });
+      this.reconcile();
+    },
+    failed: (error) => {
+      if (isGone(error)) this.fail(errorWords(error));
+      else this.lost(this.state.value.link.name === "live" ? "live" : "reading", errorWords(error));
+    },
+  });
   private followTimer: ReturnType<typeof setInterval> | undefined;
-  private terminalTimer: ReturnType<typeof setInterval> | undefined;
-  private readingTerminals = false;
-  /** Terminals whose command exited or whose output is gone: there is nothing more to read of them. */
-  private readonly settledTerminals = new Set<string>();
+  private readonly terminals = new TerminalFollower(
+    this.transcript,
+    (terminalId) => api.terminal(this.sessionId!, terminalId),
+    // Not while Berth is out of reach: reading starts again once the link is back.
+    () => !["closed", "failed", "reconnecting"].includes(this.state.value.link.name),
+  );
   private nextMessageId = 1;
   private prompting = false;
   /** The journal seq of the usage report the controls show: an older one read after it is passed over. */
   private usageSeq = 0;
   /** Whether the host runs a turn in this session, as the overview last said. */
   private hostTurnActive: boolean | undefined;
-  private readonly online = (): void => this.retryNow();
+  private readonly reconnector = new Reconnector((then, reconnection) => this.reconnect(then, reconnection));
 
   private constructor(opening: ChatOpening) {
     this.state = new Observable<ChatState>({
@@ -125,9 +146,8 @@ export class ChatSession {
     });
     this.transcript.subscribe(() => {
       if (this.state.value.turnRunning !== this.turnRunning()) this.patch({ turnRunning: this.turnRunning() });
-      this.followTerminals();
+      this.terminals.update();
     });
-    globalThis.addEventListener?.("online", this.online);
     this.opened = opening.mode === "load" ? this.read(opening.sessionId) : this.create(opening);
     this.opened.catch(() => undefined);
   }
@@ -143,8 +163,7 @@ export class ChatSession {
   /** Sends a message: at once if nothing runs, else queued until the running turn ends. */
   send(text: string): void {
     if (this.closed() || text.trim() === "") return;
-    const message = { id: this.nextMessageId++, text, state: "queued", error: null, afterSeq: this.transcript.lastSeq, tried: false } as const;
-    this.patch({ outbox: [...this.state.value.outbox, message] });
+    this.patch({ outbox: withQueued(this.state.value.outbox, this.nextMessageId++, text, this.transcript.lastSeq) });
     this.pump();
   }
 
@@ -162,16 +181,15 @@ export class ChatSession {
 
   /** Holds a queued message back while the person edits it; it keeps its place (nothing after it goes first). */
   edit(messageId: number): void {
-    if (this.state.value.outbox.some((message) => message.id === messageId && message.state === "queued")) {
-      this.patch({ outbox: withState(this.state.value.outbox, messageId, { state: "editing" }) });
-    }
+    const outbox = withEditing(this.state.value.outbox, messageId);
+    if (outbox !== this.state.value.outbox) this.patch({ outbox });
   }
 
   /** The edit is done: `text` goes out in the message's turn (empty removes it), or null keeps it as it was. */
   finishEdit(messageId: number, text: string | null): void {
-    const { outbox } = this.state.value;
-    if (!outbox.some((message) => message.id === messageId && message.state === "editing")) return;
-    this.patch({ outbox: text === null ? withState(outbox, messageId, { state: "queued" }) : withText(outbox, messageId, text) });
+    const outbox = withEdited(this.state.value.outbox, messageId, text);
+    if (outbox === this.state.value.outbox) return;
+    this.patch({ outbox });
     this.pump();
   }
 
@@ -255,23 +273,21 @@ export class ChatSession {
     if (this.closed()) return;
     const { link, sessionId } = this.state.value;
     this.patch({ link: { name: "closed" } });
-    clearTimeout(this.retryTimer);
+    this.reconnector.stop();
     clearInterval(this.followTimer);
-    clearInterval(this.terminalTimer);
-    globalThis.removeEventListener?.("online", this.online);
-    const connection = this.connection;
-    this.connection = null;
+    this.terminals.stop();
+    const connection = this.connection.current;
     if (connection && sessionId !== null && link.name === "live") {
       await connection.agent.request("session/close", { sessionId }).catch(() => undefined);
     }
-    connection?.close();
+    this.connection.drop();
   }
 
   // Reading
 
   private async read(sessionId: string): Promise<string> {
     try {
-      await Promise.all([this.catchUp(), this.readControls(sessionId)]);
+      await Promise.all([this.journal.catchUp(), this.readControls(sessionId)]);
       this.reached();
     } catch (error) {
       if (isGone(error)) {
@@ -301,138 +317,14 @@ export class ChatSession {
 
   /** Reads what the journal has beyond what is shown; one read at a time, another after it if asked meanwhile. */
   refresh(): void {
-    if (this.closed() || this.state.value.link.name === "reconnecting") return;
-    if (this.refreshing) {
-      this.refreshAgain = true;
-      return;
-    }
-    this.refreshing = this.catchUp()
-      .catch((error: unknown) => {
-        if (isGone(error)) this.fail(errorWords(error));
-        else this.lost(this.state.value.link.name === "live" ? "live" : "reading", errorWords(error));
-      })
-      .finally(() => {
-        this.refreshing = null;
-        if (this.refreshAgain) {
-          this.refreshAgain = false;
-          this.refresh();
-        }
-      });
-  }
-
-  /** Reads the journal on from what is shown; one read at a time, each after the one before. */
-  private catchUp(): Promise<void> {
-    this.journalReads++;
-    const read = this.reading.then(() => this.readJournal()).finally(() => this.journalReads--);
-    this.reading = read.catch(() => undefined);
-    return read;
-  }
-
-  private reading: Promise<void> = Promise.resolve();
-  /** Journal reads asked for and not done: live updates are held meanwhile, so a page never covers what one applied. */
-  private journalReads = 0;
-
-  private async readJournal(): Promise<void> {
-    const sessionId = this.sessionId!;
-    for (;;) {
-      const { events, more } = await api.events(sessionId, this.transcript.lastSeq, PAGE);
-      if (this.closed()) return;
-      // A page can be thousands of events (tool calls, chunks Berth could not merge): applied in slices, the page stays responsive.
-      let sliceStart = performance.now();
-      let overlapped = false;
-      for (const event of events) {
-        if (performance.now() - sliceStart > SLICE_MS) {
-          await yieldToPage();
-          if (this.closed()) return;
-          sliceStart = performance.now();
-        }
-        // Merged chunks of which some are shown already: the next page, read from what is shown, has the rest.
-        if (this.transcript.applyEvent(event) === "overlaps") {
-          overlapped = true;
-          break;
-        }
-        // Only usage is taken from the journal: a mode or option set by a request is not in it, the host's state has it.
-        const update = event.kind === "update" ? (event.payload as { update?: SessionUpdate }).update : undefined;
-        if (update?.sessionUpdate === "usage_update") this.followControls(update, event.seq);
-      }
-      if (!more && !overlapped) break;
-      await yieldToPage();
-    }
-    // What arrived meanwhile was read with the journal, or comes next; a new gap is read again.
-    const held = this.held;
-    this.held = [];
-    for (const [index, notification] of held.entries()) {
-      const { [SEQ_META]: seq, [SEQ_FROM_META]: from, ...meta } = notification._meta ?? {};
-      const last = seq as number;
-      const first = typeof from === "number" ? from : last;
-      if (last <= this.transcript.lastSeq) continue;
-      if (first !== this.transcript.lastSeq + 1) {
-        this.held = held.slice(index);
-        this.refresh();
-        break;
-      }
-      this.transcript.applyEvent(journalUpdate(notification, last, meta, first));
-    }
-    if (this.state.value.loading) this.patch({ loading: false });
-    this.reconcile();
-  }
-
-  /**
-   * A running command's output is read over REST as it grows, until it exits or its terminal is gone,
-   * whether the page holds the session or only reads it: Berth sends a holder the output only of tool
-   * calls it saw start while held. Reading holds nothing and starts no agent (L9).
-   */
-  private followTerminals(): void {
-    const { name } = this.state.value.link;
-    // Not while Berth is out of reach: reading starts again once the link is back.
-    const follow =
-      name !== "closed" &&
-      name !== "failed" &&
-      name !== "reconnecting" &&
-      this.transcript.terminalsToRead().some((terminalId) => !this.settledTerminals.has(terminalId));
-    if (follow && this.terminalTimer === undefined) {
-      this.terminalTimer = setInterval(() => void this.readTerminals(), TERMINAL_MS);
-      void this.readTerminals();
-    }
-    if (!follow && this.terminalTimer !== undefined) {
-      clearInterval(this.terminalTimer);
-      this.terminalTimer = undefined;
-    }
-  }
-
-  private async readTerminals(): Promise<void> {
-    this.followTerminals();
-    if (this.terminalTimer === undefined || this.readingTerminals) return;
-    this.readingTerminals = true;
-    try {
-      for (const terminalId of this.transcript.terminalsToRead()) {
-        if (this.settledTerminals.has(terminalId)) continue;
-        let output: TerminalOutputResult;
-        try {
-          output = await api.terminal(this.sessionId!, terminalId);
-        } catch (error) {
-          // Released or its location closed: nothing more to read (what the agent's final update carries is all there is).
-          if (error instanceof ApiError && error.code === "terminal_not_found") {
-            this.settledTerminals.add(terminalId);
-            continue;
-          }
-          // Berth out of reach: the journal's reading finds out and reconnects; the next tick tries again.
-          return;
-        }
-        if (this.closed()) return;
-        if (output.exitStatus !== null) this.settledTerminals.add(terminalId);
-        this.transcript.showTerminal(terminalId, output);
-      }
-    } finally {
-      this.readingTerminals = false;
-    }
+    this.journal.refresh();
   }
 
   // Going live
 
   private async create(opening: Extract<ChatOpening, { mode: "new" }>): Promise<string> {
     try {
-      const connection = await this.connect();
+      const connection = await this.connection.open();
       const meta: Record<string, unknown> = { "berth/agent": opening.agent };
       if (opening.workspace !== null) meta["berth/workspace"] = opening.workspace;
       if (opening.sandbox !== "configured") meta["berth/sandbox"] = { mode: opening.sandbox };
@@ -453,7 +345,7 @@ export class ChatSession {
 
   /** The live connection, opening it (and holding the session) if the page was only reading. */
   private whenLive(): Promise<ClientConnection | null> {
-    if (this.state.value.link.name === "live") return Promise.resolve(this.connection);
+    if (this.state.value.link.name === "live") return Promise.resolve(this.connection.current);
     if (this.state.value.link.name === "reading") return this.goLive();
     return this.goingLive ?? Promise.resolve(null);
   }
@@ -473,7 +365,7 @@ export class ChatSession {
     this.followTimer = undefined;
     try {
       const { cwd } = await api.session(sessionId);
-      const connection = await this.connect();
+      const connection = await this.connection.open();
       const answer = await connection.agent.request("session/resume", { sessionId, cwd, mcpServers: [] });
       if (this.closed()) return null;
       // Usage read from the journal stays; modes, models and options are the agent's answer.
@@ -491,44 +383,16 @@ export class ChatSession {
     }
   }
 
-  private async connect(): Promise<ClientConnection> {
-    this.connection?.close();
-    const { connectAcp } = await importAcpLink();
-    const connection = await connectAcp({ update: (notification) => this.updated(notification), asked: () => this.refresh() });
-    this.connection = connection;
-    void connection.closed.then(() => {
-      if (this.connection !== connection || this.closed()) return;
-      this.connection = null;
-      const { link } = this.state.value;
-      if (link.name === "live" || link.name === "connecting") this.lost("live", "The connection to Berth was lost.");
-    });
-    return connection;
-  }
-
   // Live updates
 
   private updated(notification: SessionNotification): void {
     if (notification.sessionId !== this.sessionId || this.closed()) return;
-    const { [SEQ_META]: seq, [SEQ_FROM_META]: from, ...meta } = notification._meta ?? {};
-    this.followControls(notification.update, typeof seq === "number" ? seq : undefined);
+    const place = journalPlace(notification);
+    this.followControls(notification.update, place?.seq);
     if (notification.update.sessionUpdate === "available_commands_update") this.commands.set(commandsOf(notification.update.availableCommands));
-    if (typeof seq !== "number") {
-      // Not journaled (a running command's output as it grows): shown, never replayed.
-      this.transcript.applyUpdate(notification.update, notification._meta);
-      return;
-    }
-    const first = typeof from === "number" ? from : seq;
-    if (this.journalReads > 0) {
-      this.held.push(notification);
-      return;
-    }
-    if (first !== this.transcript.lastSeq + 1 && seq > this.transcript.lastSeq) {
-      // Ahead of what was read (a prompt, a turn's end, a question came between): read the gap first.
-      this.held.push(notification);
-      this.refresh();
-      return;
-    }
-    this.transcript.applyEvent(journalUpdate(notification, seq, meta, first));
+    // Not journaled (a running command's output as it grows): shown, never replayed.
+    if (place === null) this.transcript.applyUpdate(notification.update, notification._meta);
+    else this.journal.live(notification, place);
   }
 
   /** The controls after an update, live or read from the journal (`seq` where it has one). */
@@ -546,15 +410,15 @@ export class ChatSession {
   /** Sends the next queued message if nothing runs and the session is held (holding it first if it is only read). */
   private pump(): void {
     const { outbox, link } = this.state.value;
-    // A message being edited holds back the queue behind it: messages go out in the order they were typed.
-    const next = outbox.find((message) => message.state === "queued" || message.state === "editing");
-    if (!next || next.state === "editing" || this.closed()) return;
+    const next = nextToSend(outbox);
+    if (!next || this.closed()) return;
     if (link.name === "reading") {
       void this.goLive();
       return;
     }
-    if (link.name !== "live" || !this.connection || this.prompting || this.turnRunning()) return;
-    void this.prompt(this.connection, next.id, next.text);
+    const connection = this.connection.current;
+    if (link.name !== "live" || !connection || this.prompting || this.turnRunning()) return;
+    void this.prompt(connection, next.id, next.text);
   }
 
   private async prompt(connection: ClientConnection, id: number, text: string): Promise<void> {
@@ -576,28 +440,20 @@ export class ChatSession {
     if (this.closed()) return;
     // The journal tells whether the message got its turn (shown in the transcript) or not.
     this.refresh();
-    await this.refreshing?.catch(() => undefined);
-    const message = this.state.value.outbox.find((m) => m.id === id);
-    if (message) {
-      if (this.transcript.hasTurnFor(text, afterSeq)) this.patch({ outbox: without(this.state.value.outbox, id) });
-      // Another client's turn came first, or the connection went: it goes out again after.
-      else if (busy || this.state.value.link.name !== "live") this.patch({ outbox: withState(this.state.value.outbox, id, { state: "queued" }) });
-      else this.patch({ outbox: withState(this.state.value.outbox, id, { state: "failed", error: failure ?? "the turn did not start" }) });
-    }
+    await this.journal.refreshed();
+    const ending: SendEnding = this.transcript.hasTurnFor(text, afterSeq)
+      ? { name: "turn-started" }
+      : busy || this.state.value.link.name !== "live"
+        ? { name: "cut-off" }
+        : { name: "refused", reason: failure ?? "the turn did not start" };
+    this.patch({ outbox: withSendEnded(this.state.value.outbox, id, ending) });
     this.patch({ turnRunning: this.turnRunning() });
     this.pump();
   }
 
-  /**
-   * Messages whose turn is in the journal are shown by the transcript, not the outbox; one whose
-   * send was cut off by a lost connection but reached Berth is not sent twice.
-   */
+  /** The outbox after the journal was read: messages whose turn it has leave it (or are marked started). */
   private reconcile(): void {
-    let outbox = this.state.value.outbox;
-    for (const message of outbox) {
-      if (!message.tried || message.state === "started" || !this.transcript.hasTurnFor(message.text, message.afterSeq)) continue;
-      outbox = message.state === "sending" ? withState(outbox, message.id, { state: "started" }) : without(outbox, message.id);
-    }
+    const outbox = reconciled(this.state.value.outbox, (message) => this.transcript.hasTurnFor(message.text, message.afterSeq));
     if (outbox !== this.state.value.outbox) this.patch({ outbox });
     this.patch({ turnRunning: this.turnRunning() });
     this.pump();
@@ -611,44 +467,37 @@ export class ChatSession {
   // Losing and finding Berth again
 
   /** Berth could not be reached (or an attempt to reach it again failed): the next attempt waits longer each time. */
-  private lost(then: "reading" | "live", reason: string): void {
+  private lost(then: ResumeTo, reason: string): void {
     if (this.closed() || this.state.value.link.name === "failed") return;
-    this.connection?.close();
-    this.connection = null;
-    const reconnection = lostConnection(this.state.value.reconnection, reason, Date.now());
-    // Already waiting: this is the same loss told twice (the socket's close and its request's failure).
-    if (reconnection === this.state.value.reconnection) return;
+    this.connection.drop();
+    const reconnection = this.reconnector.lost(then, reason);
+    if (reconnection === null) return;
     const { attempt, retryAt } = reconnection;
     this.patch({ reconnection, link: { name: "reconnecting", then, attempt, retryAt, reason } });
-    clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => this.reconnect(), Math.max(0, retryAt - Date.now()));
   }
 
   /** An attempt really worked (the session held, or the journal read): the next loss starts from the first delay. */
   private reached(): void {
-    if (this.state.value.reconnection !== connected && !this.closed()) this.patch({ reconnection: connected });
+    if (!this.closed() && this.reconnector.reached()) this.patch({ reconnection: connected });
   }
 
   /** The network is back (or the person asked): try now rather than at the scheduled time. */
   retryNow(): void {
-    if (this.state.value.link.name !== "reconnecting") return;
-    clearTimeout(this.retryTimer);
-    this.reconnect();
+    this.reconnector.retryNow();
   }
 
-  private reconnect(): void {
-    const link = this.state.value.link;
-    if (link.name !== "reconnecting") return;
-    this.patch({ link: { name: "reading" }, reconnection: attemptStarted(this.state.value.reconnection) });
-    if (link.then === "live") void this.goLive();
+  /** The reconnector's attempt is due: the page reads again, or holds the session again. */
+  private reconnect(then: ResumeTo, reconnection: Reconnection): void {
+    if (this.state.value.link.name !== "reconnecting") return;
+    this.patch({ link: { name: "reading" }, reconnection });
+    if (then === "live") void this.goLive();
     else void this.read(this.sessionId!);
   }
 
   private fail(message: string): void {
     if (this.closed()) return;
     this.patch({ link: { name: "failed", message } });
-    this.connection?.close();
-    this.connection = null;
+    this.connection.drop();
   }
 
   private closed(): boolean {
@@ -658,14 +507,8 @@ export class ChatSession {
   private patch(change: Partial<ChatState>): void {
     this.state.set({ ...this.state.value, ...change });
     // Whatever the link became (held, read again after a reconnection, closed), terminals are followed or stopped.
-    if (change.link) this.followTerminals();
+    if (change.link) this.terminals.update();
   }
-}
-
-/** A live update as the journal event it is (merged chunks: `first` to `seq`). */
-function journalUpdate(notification: SessionNotification, seq: number, meta: Record<string, unknown>, first: number): ReadEvent {
-  const event = { sessionId: notification.sessionId, seq, kind: "update", payload: { update: notification.update, _meta: meta } as never, at: 0 };
-  return first < seq ? { ...event, seqFrom: first } : event;
 }
 
 /** The session no longer exists: retrying will not help. */
