@@ -6,7 +6,7 @@ import { Observable } from "../live/observable.js";
 import { yieldToPage } from "../util/yield-to-page.js";
 import { attemptStarted, connected, lostConnection, type Reconnection } from "../live/reconnection.js";
 import { toFront, withState, withText, without, type Outbox } from "./outbox.js";
-import { SEQ_FROM_META, SEQ_META } from "./journal-meta.js";
+import { AGENT_META, SANDBOX_META, SEQ_FROM_META, SEQ_META, TITLE_META, WORKSPACE_META, WORKTREE_META } from "../../../src/protocol/meta-keys.js";
 import { commandsOf, type SlashCommand } from "./slash-commands.js";
 import { Transcript } from "./transcript.js";
 import {
@@ -433,11 +433,11 @@ export class ChatSession {
   private async create(opening: Extract<ChatOpening, { mode: "new" }>): Promise<string> {
     try {
       const connection = await this.connect();
-      const meta: Record<string, unknown> = { "berth/agent": opening.agent };
-      if (opening.workspace !== null) meta["berth/workspace"] = opening.workspace;
-      if (opening.sandbox !== "configured") meta["berth/sandbox"] = { mode: opening.sandbox };
-      if (opening.title !== null) meta["berth/title"] = opening.title;
-      if (opening.worktree !== null) meta["berth/worktree"] = opening.worktree;
+      const meta: Record<string, unknown> = { [AGENT_META]: opening.agent };
+      if (opening.workspace !== null) meta[WORKSPACE_META] = opening.workspace;
+      if (opening.sandbox !== "configured") meta[SANDBOX_META] = { mode: opening.sandbox };
+      if (opening.title !== null) meta[TITLE_META] = opening.title;
+      if (opening.worktree !== null) meta[WORKTREE_META] = opening.worktree;
       const answer = await connection.agent.request("session/new", { cwd: opening.cwd, mcpServers: [], _meta: meta });
       const sessionId = answer.sessionId;
       this.controls.set(controlsOfAnswer(answer));
