@@ -1,5 +1,6 @@
 import type { AnyMessage } from "@agentclientprotocol/sdk";
-import { LOGIN_ENV_META, variablesOf } from "../protocol/auth-methods.js";
+import { LOGIN_ENV_META } from "../protocol/meta-keys.js";
+import { variablesOf } from "../protocol/auth-methods.js";
 
 /**
  * What an editor does for an environment-variable auth method — start the agent with the

@@ -1,6 +1,7 @@
 import type { Question } from "../store/questions.js";
 import type { Store } from "../store/store.js";
 import { callOp } from "../store/write-batch.js";
+import { NOTICE_META } from "../protocol/meta-keys.js";
 import type { Journal } from "./journal.js";
 import { locationOf } from "./session-location.js";
 
@@ -62,7 +63,7 @@ export function journalAbandoned(
     questionIds: questions.map((question) => question.id),
     ...(openPrompt === undefined ? {} : { rerun: { prompt: openPrompt } }),
   };
-  const update = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n\n${text}\n` }, _meta: { "berth/notice": notice } };
+  const update = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n\n${text}\n` }, _meta: { [NOTICE_META]: notice } };
   journal.append(sessionId, key, "update", { update });
 }
 

@@ -1,7 +1,8 @@
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { RequestError, type AuthenticateRequest } from "@agentclientprotocol/sdk";
 import type { AgentCommand } from "../agents/agent-child.js";
-import { LOGIN_ENV_META, variablesOf } from "../protocol/auth-methods.js";
+import { LOGIN_ENV_META } from "../protocol/meta-keys.js";
+import { variablesOf } from "../protocol/auth-methods.js";
 
 /** An `authenticate` the agent accepted, and the variables its children need for it. */
 export interface Login {

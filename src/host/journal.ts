@@ -6,6 +6,7 @@ import type { QueuedSessionChange } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
 import type { BatchWriter, WriterListeners } from "../store/journal-writer.js";
 import { callOp, type StoreCallName, type StoreCalls, type WriteOp } from "../store/write-batch.js";
+import { NOTICE_META } from "../protocol/meta-keys.js";
 import type { Logger } from "./logger.js";
 import type { SessionBus } from "./session-bus.js";
 import type { StoreHealthView } from "./store-health.js";
@@ -168,7 +169,7 @@ export class Journal {
     this.update(sessionId, key, {
       sessionUpdate: "agent_message_chunk",
       content: { type: "text", text },
-      _meta: { "berth/notice": meta },
+      _meta: { [NOTICE_META]: meta },
     });
   }
 

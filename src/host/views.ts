@@ -3,7 +3,7 @@ import type { SandboxView } from "../sandbox/sandboxes.js";
 /** `GET /api/sandbox`: whether sessions may have a sandbox here. */
 export type { SandboxAvailability } from "../sandbox/availability.js";
 import type { SessionChildState } from "../lifecycle/session-holds.js";
-import type { MessagePreview, TurnOutcome } from "../store/events.js";
+import type { JournalEvent, MessagePreview, TurnOutcome } from "../store/events.js";
 import type { WorktreeRecord } from "../worktrees/worktree-record.js";
 
 // The types of the host's API, for the protocol edges (which import nothing below the host).
@@ -16,12 +16,19 @@ export type { TerminalOutputResult } from "../location/terminal.js";
 export type { LoginAttachment, LoginRunner } from "../logins/login-runner.js";
 export type { WindowSize } from "../logins/pty.js";
 export type { JournalEvent } from "../store/events.js";
+export type { HostRecord, StampedRecord } from "./host-records.js";
+export type { WorktreeStatusView } from "./worktree-status.js";
+export type { InstallEvent } from "./agent-installs.js";
+export type { NewComment } from "./review-desk.js";
 export type { AgentRequest, ReopenRequest } from "./agent-request.js";
 export type { AgentSessionState } from "./agent-session-state.js";
 export type { RelayedRequest, RelayOutcome } from "./relayed-request.js";
 export type { ClientFiles } from "./editor-files.js";
 export type { SessionEvent } from "./session-bus.js";
 export type { WorktreeRequest } from "../worktrees/worktree-creation.js";
+
+/** A journal event as a merged read serves it: `seqFrom` on an update standing for several (from `seqFrom` to `seq`). */
+export type ReadEvent = JournalEvent & { readonly seqFrom?: number };
 
 /** A session as operators and clients see it. */
 export interface SessionView {

@@ -1,14 +1,5 @@
-// ACP auth methods as Berth reads them, and Berth's own `_meta` key for handing over an
-// environment-variable method's values: shared by the host and `berth connect`.
+// ACP auth methods as Berth reads them: shared by the host and `berth connect`.
 import { strings, terminalAuthCommandOf } from "./terminal-logins.js";
-
-/**
- * `_meta` key of `authenticate` with the values of an environment-variable auth method's
- * variables (`{ "OPENAI_API_KEY": "sk-…" }`): directly, a client starts the agent with them set;
- * through Berth, it hands them over here and Berth starts every child of that agent with them.
- * Berth's own key: it is not passed on to the agent.
- */
-export const LOGIN_ENV_META = "berth/env";
 
 /** The variable names of an `env_var` auth method (ACP's auth RFD: `{ type: "env_var", vars: [{ name }] }`). */
 export function variablesOf(authMethods: readonly unknown[] | null | undefined, methodId: string): string[] {

@@ -16,7 +16,17 @@ import { z } from "zod";
 import { berthWords } from "../config/invocation.js";
 import { authMethodsForClient, terminalLoginSupportOf } from "../protocol/terminal-logins.js";
 import type { ClusterSecret } from "./cluster-secret.js";
-import { ConnectionRouting, PLACEMENT_META } from "./connection-routing.js";
+import { ConnectionRouting, type NamedPlacement } from "./connection-routing.js";
+import {
+  AGENT_META,
+  HOST_META,
+  NATIVE_META,
+  PLACEMENT_META,
+  SANDBOX_META,
+  TITLE_META,
+  WORKSPACE_META,
+  WORKTREE_META,
+} from "../protocol/meta-keys.js";
 import type { Host } from "../host/host.js";
 import type { AgentRequest, ReopenRequest, WorktreeRequest } from "../host/views.js";
 import { worktreeAsked, worktreeField } from "./worktree-field.js";
@@ -48,19 +58,6 @@ export interface AcpAgentOptions {
   readonly baseUrl?: string;
 }
 
-/** `_meta` keys of `session/new` that pick the agent and the workspace; Berth's own, not passed on. */
-const AGENT_META = "berth/agent";
-const WORKSPACE_META = "berth/workspace";
-/** A git worktree of its own for the new session (docs/worktrees.md). */
-const WORKTREE_META = "berth/worktree";
-/** The session's sandbox: `{ mode, network? }` (docs/sandbox.md). */
-const SANDBOX_META = "berth/sandbox";
-/** The new session's title, as `POST /api/sessions` `title` (a worktree's branch is named after it). */
-const TITLE_META = "berth/title";
-/** Marks a `session/list` entry that is the agent's own, unknown to Berth until a `session/load` imports it. */
-const NATIVE_META = "berth/native";
-/** What Berth adds to the agent's `initialize` `_meta`. */
-const HOST_META = "berth/host";
 /** Still in ACP's unstable schema: the SDK's stable method table does not name it. */
 const FORK = "session/fork";
 const forkParams = z.looseObject({
@@ -177,7 +174,8 @@ export function createAcpAgent({
         const {
           [AGENT_META]: agentMeta,
           [WORKSPACE_META]: workspaceMeta,
-          [PLACEMENT_META]: hostMeta,
+          [PLACEMENT_META]: placementMeta,
+          [HOST_META]: deprecatedPlacementMeta,
           [WORKTREE_META]: worktreeMeta,
           [SANDBOX_META]: sandbox,
           [TITLE_META]: titleMeta,
@@ -187,7 +185,13 @@ export function createAcpAgent({
         const worktree = worktreeMetaOf(worktreeMeta);
         // A worktree's repository is the directory a fleet places the session by.
         const directory = worktree.worktree?.repository ?? params.cwd;
-        const elsewhere = await routing.createElsewhere(optionalMeta(PLACEMENT_META, hostMeta), namedAgent ?? agentId, params, signal, directory);
+        const elsewhere = await routing.createElsewhere(
+          placementOf(placementMeta, deprecatedPlacementMeta, log),
+          namedAgent ?? agentId,
+          params,
+          signal,
+          directory,
+        );
         if (elsewhere) return elsewhere;
         const sessionAgent = namedAgent ?? connectionAgent;
         const workspace = optionalMeta(WORKSPACE_META, workspaceMeta);
@@ -398,6 +402,24 @@ function optionalMeta(key: string, value: unknown): string | undefined {
   if (typeof value !== "string" || value === "")
     throw RequestError.invalidParams({ key }, `_meta["${key}"] must be a non-empty string, got ${JSON.stringify(value)}`);
   return value;
+}
+
+/**
+ * The host `session/new` names to place the session on: `_meta["berth/placement"]`, else the deprecated
+ * `_meta["berth/host"]` (its old key, read until 0.3.0; in `initialize` that key is Berth's `{ name, version }`).
+ */
+function placementOf(placementMeta: unknown, deprecatedMeta: unknown, log: Logger): NamedPlacement | undefined {
+  const placement = optionalMeta(PLACEMENT_META, placementMeta);
+  const deprecated = optionalMeta(HOST_META, deprecatedMeta);
+  if (placement !== undefined && deprecated !== undefined && placement !== deprecated)
+    throw RequestError.invalidParams(
+      { key: PLACEMENT_META },
+      `_meta["${PLACEMENT_META}"] names host "${placement}" and the deprecated _meta["${HOST_META}"] host "${deprecated}": name one`,
+    );
+  if (placement !== undefined) return { host: placement, key: PLACEMENT_META };
+  if (deprecated === undefined) return undefined;
+  log.warn({ host: deprecated }, `session/new named its host with the deprecated _meta["${HOST_META}"]; use _meta["${PLACEMENT_META}"]`);
+  return { host: deprecated, key: HOST_META };
 }
 
 function worktreeMetaOf(value: unknown): { worktree?: WorktreeRequest } {

@@ -7,6 +7,7 @@ import { WebSocketServer, type WebSocket } from "ws";
 import { UnknownAgentError } from "../host/host-errors.js";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
+import { type JsonRpcErrorObject, MAX_ID_LENGTH, overlongIdError, overlongIdRefusal } from "../protocol/id-limits.js";
 import { AcpConnections } from "./acp-connections.js";
 import { RELAYED_BY_HEADER, type ClusterSecret } from "./cluster-secret.js";
 import { HttpError, sendJson } from "./http-io.js";
@@ -212,13 +213,10 @@ class PerRequestAgentServer extends AcpServer {
   }
 }
 
-/** The longest session or request id the SDK takes (its `maxIdLength`), as on the WebSocket profile. */
-const MAX_ID_LENGTH = 1024;
-
 /**
  * What the SDK would answer with a bare `400 text/plain` ("Invalid JSON", "… exceeds maxIdLength"),
  * answered as JSON-RPC errors a client can tell apart: a body that is not JSON (-32700), an
- * overlong request id (-32600), an overlong session id (-32602, with the request's id). A body nested
+ * overlong request or session id as {@link overlongIdRefusal} answers it on every transport. A body nested
  * deeper than {@link MAX_JSON_DEPTH} gets -32600 with its id (the SDK would walk it and overflow the stack). A session
  * stream (GET) for an overlong session id is refused with 409, which the SDK's client takes as
  * that session failing rather than the whole connection. Nothing here touches the connection.
@@ -227,7 +225,7 @@ async function refusalOf(req: Request): Promise<Response | undefined> {
   const sessionHeader = req.headers.get(SESSION_ID_HEADER);
   if (req.method !== "POST") {
     if (sessionHeader === null || sessionHeader.length <= MAX_ID_LENGTH) return undefined;
-    return jsonRpcError(req.method === "GET" ? 409 : 400, null, overlong("session id", sessionHeader.length));
+    return jsonRpcError(req.method === "GET" ? 409 : 400, null, overlongIdError("session id", sessionHeader.length));
   }
   const text = await req.clone().text();
   if (nestedDeeperThan(text)) return jsonRpcError(400, requestIdOf(text) ?? null, tooDeepError());
@@ -239,26 +237,10 @@ async function refusalOf(req: Request): Promise<Response | undefined> {
     const binary = text.includes("\uFFFD") || text.includes("\0");
     return jsonRpcError(400, null, { code: -32700, message: `Parse error: the request body is ${binary ? "binary data" : "text"}, not JSON` });
   }
-  if (typeof message !== "object" || message === null || Array.isArray(message)) return undefined;
-  const { id, params } = message as { id?: unknown; params?: unknown };
-  if (typeof id === "string" && id.length > MAX_ID_LENGTH) {
-    return jsonRpcError(400, null, overlong("request id", id.length));
-  }
-  const sessionId = typeof params === "object" && params !== null ? (params as { sessionId?: unknown }).sessionId : undefined;
-  const longest = Math.max(typeof sessionId === "string" ? sessionId.length : 0, sessionHeader?.length ?? 0);
-  if (longest > MAX_ID_LENGTH) return jsonRpcError(400, id === undefined ? null : id, overlong("session id", longest));
-  return undefined;
+  const refusal = overlongIdRefusal(message, sessionHeader?.length ?? 0);
+  return refusal && jsonRpcError(400, refusal.id, refusal.error);
 }
 
-function overlong(what: "request id" | "session id", length: number) {
-  const [code, kind] = what === "request id" ? [-32600, "Invalid request"] : [-32602, "Invalid params"];
-  return {
-    code,
-    message: `${kind}: the ${what} is ${length} characters long, more than the limit of ${MAX_ID_LENGTH}`,
-    data: { limit: MAX_ID_LENGTH },
-  };
-}
-
-function jsonRpcError(status: number, id: unknown, error: { code: number; message: string; data?: unknown }): Response {
+function jsonRpcError(status: number, id: unknown, error: JsonRpcErrorObject): Response {
   return new Response(JSON.stringify({ jsonrpc: "2.0", id, error }), { status, headers: { "Content-Type": "application/json" } });
 }

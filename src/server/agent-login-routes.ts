@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Host } from "../host/host.js";
-import { LOGIN_ENV_META } from "../protocol/auth-methods.js";
+import { LOGIN_ENV_META } from "../protocol/meta-keys.js";
 import { readJsonBody } from "./http-io.js";
 import { parse } from "./rest-routes.js";
 import { json, type Route } from "./router.js";

@@ -1,5 +1,5 @@
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
-import type { JournalEvent } from "../host/views.js";
+import type { JournalEvent, ReadEvent } from "../host/views.js";
 
 /** The most text one merged chunk carries, in UTF-16 code units (a string's `length`). */
 const MERGED_CHUNK_CHARS = 64 * 1024;
@@ -72,9 +72,6 @@ export class ChunkMerger {
     return { update: { ...first, content: { type: "text", text: texts.join("") } } as SessionUpdate, from, to };
   }
 }
-
-/** A journal event as a merged read serves it: `seqFrom` on an update standing for several (from `seqFrom` to `seq`). */
-export type ReadEvent = JournalEvent & { readonly seqFrom?: number };
 
 /**
  * A page of the journal with the chunks a {@link ChunkMerger} joins merged: every other event as it

@@ -10,13 +10,17 @@ import { isAbsolute } from "node:path";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import type { DirectoryPresence, SessionOwner } from "../host/views.js";
+import type { HOST_META, PLACEMENT_META } from "../protocol/meta-keys.js";
 import type { ClusterSecret } from "./cluster-secret.js";
 import { PeerRelay } from "./peer-relay.js";
 import { readPeers } from "./peer-reads.js";
 import { routeOf, type PeerHost } from "./peer-route.js";
 
-/** The `_meta` key of `session/new` naming the fleet host to place the session on; Berth's own, not passed on. */
-export const PLACEMENT_META = "berth/host";
+/** The fleet host a `session/new` names, and the `_meta` key it named it with (for its errors). */
+export interface NamedPlacement {
+  readonly host: string;
+  readonly key: typeof PLACEMENT_META | typeof HOST_META;
+}
 
 export interface ConnectionRoutingOptions {
   readonly host: Host;
@@ -84,11 +88,11 @@ export class ConnectionRouting {
   }
 
   /**
-   * `session/new` on the host `_meta["berth/host"]` names, or else, when its directory is not one here, on the host that
+   * `session/new` on the host `_meta["berth/placement"]` (or the deprecated `berth/host`) names, or else, when its directory is not one here, on the host that
    * has it, relayed there; undefined to create it here (this host named, or none and the directory is here or nowhere).
    */
   async createElsewhere(
-    named: string | undefined,
+    named: NamedPlacement | undefined,
     agent: string | undefined,
     params: NewSessionRequest,
     signal: AbortSignal,
@@ -156,17 +160,16 @@ export class ConnectionRouting {
     return target && { id: target.id, url: target.url! };
   }
 
-  private placement(named: string): PeerHost | undefined {
+  private placement({ host: named, key }: NamedPlacement): PeerHost | undefined {
     const { selfId } = this;
     if (named === selfId) return undefined;
     const hosts = this.options.host.hosts();
-    if (!hosts)
-      throw RequestError.invalidParams({ key: PLACEMENT_META }, `_meta["${PLACEMENT_META}"] names host "${named}", but this host is not in a fleet`);
+    if (!hosts) throw RequestError.invalidParams({ key }, `_meta["${key}"] names host "${named}", but this host is not in a fleet`);
     const target = hosts.find((candidate) => candidate.id === named);
     if (!target)
       throw RequestError.invalidParams(
-        { key: PLACEMENT_META, code: "unknown_host" },
-        `_meta["${PLACEMENT_META}"] names host "${named}", which is not in the fleet (its hosts: ${hosts.map((h) => `"${h.id}"`).join(", ")})`,
+        { key, code: "unknown_host" },
+        `_meta["${key}"] names host "${named}", which is not in the fleet (its hosts: ${hosts.map((h) => `"${h.id}"`).join(", ")})`,
       );
     if (!target.online)
       throw RequestError.invalidRequest({ code: "host_offline", host: named }, `host "${named}" is offline: a new session cannot be placed on it`);

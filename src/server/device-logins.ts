@@ -1,15 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import type { DeviceLoginView } from "../protocol/device-login-view.js";
 import { tokenFingerprint } from "./access-token.js";
-
-/** A remembered device as listed: never its secrets. */
-export interface DeviceLoginView {
-  readonly id: string;
-  /** What the browser said it was when it was remembered ("Chrome on Android"). */
-  readonly label: string;
-  readonly createdAt: number;
-  readonly lastUsedAt: number;
-}
 
 interface StoredLogin extends DeviceLoginView {
   /** SHA-256 of the cookie's secret and the page's, hex. */

@@ -1,13 +1,12 @@
 import type { WebSocketLike } from "@agentclientprotocol/sdk/experimental/ws-client";
 import type { RawData, WebSocket } from "ws";
 import { nestedDeeperThan, requestIdOf, tooDeepError } from "./json-nesting.js";
+import { MAX_ID_LENGTH, overlongIdRefusal } from "../protocol/id-limits.js";
 import type { ClientBufferBudget } from "./client-buffer-budget.js";
 import type { ClientQueue } from "./session-feed.js";
 
 type Listener = (...args: unknown[]) => void;
 
-/** The longest session or request id the SDK's connection takes (its `maxIdLength`); longer ones would close the connection. */
-const MAX_ID_LENGTH = 1024;
 const DEFAULT_DRAIN_TIMEOUT_MS = 60_000;
 /** How often a sender waiting for a slow client looks whether it caught up to the quarter mark. */
 const DRAIN_POLL_MS = 50;
@@ -16,8 +15,8 @@ const DRAIN_POLL_MS = 50;
  * The client socket as the ACP transport sees it, with these differences:
  * - a message larger than `limit` never reaches the transport: a request gets a JSON-RPC error
  *   naming the size and the limit, anything else is dropped, and the connection carries on;
- * - a request whose session id or request id is longer than {@link MAX_ID_LENGTH} gets a JSON-RPC
- *   error (-32602) instead of the SDK closing the whole connection;
+ * - a request whose session id or request id is longer than {@link MAX_ID_LENGTH} gets the JSON-RPC
+ *   error {@link overlongIdRefusal} gives on every transport instead of the SDK closing the whole connection;
  * - a message nesting objects and arrays deeper than the limit never reaches the transport (walking it
  *   would overflow the stack): a request gets -32600 naming the limit, anything else is dropped;
  * - a binary frame closes the socket (1003: ACP frames are text), and so does a first frame that is
@@ -216,22 +215,10 @@ export class MessageLimitedSocket implements WebSocketLike, ClientQueue {
 
   /** Answers (a request) or drops (anything else) a message with an id the SDK would close the connection for. */
   private refuseLongIds(message: unknown): boolean {
-    if (typeof message !== "object" || message === null || !("method" in message)) return false;
-    const { id, params } = message as { id?: unknown; params?: unknown };
-    const sessionId = typeof params === "object" && params !== null ? (params as { sessionId?: unknown }).sessionId : undefined;
-    const longSession = typeof sessionId === "string" && sessionId.length > MAX_ID_LENGTH;
-    const longId = typeof id === "string" && id.length > MAX_ID_LENGTH;
-    if (!longSession && !longId) return false;
-    if (id !== undefined) {
-      const what = longId ? "request id" : "sessionId";
-      const length = longId ? (id as string).length : (sessionId as string).length;
-      const error = {
-        code: -32602,
-        message: `Invalid params: the ${what} is ${length} characters long, more than the limit of ${MAX_ID_LENGTH}`,
-        data: { limit: MAX_ID_LENGTH },
-      };
-      this.ws.send(JSON.stringify({ jsonrpc: "2.0", id: longId ? null : id, error }));
-    }
+    const refusal = overlongIdRefusal(message);
+    if (refusal === undefined) return false;
+    const { id, method } = message as { id?: unknown; method?: unknown };
+    if (method !== undefined && id !== undefined) this.ws.send(JSON.stringify({ jsonrpc: "2.0", id: refusal.id, error: refusal.error }));
     return true;
   }
 

@@ -16,7 +16,8 @@ import type { QuestionView } from "../host/views.js";
 import type { JournalEvent, QuestionAnswer, RelayedRequest, RelayOutcome, SessionEvent } from "../host/views.js";
 import { ChunkMerger, type MergedChunk } from "./chunk-merging.js";
 import { answerFromElicitation, answerFromPermission } from "./question-answers.js";
-import { RAW_TERMINALS_META, TerminalMirror } from "./terminal-mirror.js";
+import { TerminalMirror } from "./terminal-mirror.js";
+import { JOURNAL_SEQ_META, NOTICE_META, RAW_TERMINALS_META, SEQ_FROM_META, SEQ_META } from "../protocol/meta-keys.js";
 import { EMBEDDED_TERMINALS_META } from "../protocol/embedded-terminals.js";
 
 export interface SessionFeedOptions {
@@ -55,9 +56,6 @@ export interface ClientQueue {
  * committed together reach it as one chunk whose `_meta["berth/seqFrom"]` is the first seq; other
  * clients' prompts are not echoed to it (it reads them as `turn_started` events). See docs/api.md.
  */
-const JOURNAL_SEQ_META = "berth/journalSeq";
-const SEQ_META = "berth/seq";
-const SEQ_FROM_META = "berth/seqFrom";
 
 /** Journal events replayed between two yields to the event loop; and read from it at once by a feed catching up. */
 const REPLAY_SLICE = 500;
@@ -352,7 +350,7 @@ export class SessionFeed {
       this.notify({
         sessionUpdate: "agent_message_chunk",
         content: { type: "text", text },
-        _meta: { "berth/notice": { kind: "question_elsewhere", questionId: question.id } },
+        _meta: { [NOTICE_META]: { kind: "question_elsewhere", questionId: question.id } },
       }),
     );
   }

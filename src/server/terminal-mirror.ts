@@ -1,11 +1,10 @@
 import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
 import type { TerminalOutputResult } from "../host/views.js";
 import { EmbeddedTerminals, type EmbeddedTerminal } from "../protocol/embedded-terminals.js";
+import { RAW_TERMINALS_META } from "../protocol/meta-keys.js";
 
 /** How often a running command's output is sent again while it changes. */
 const MIRROR_INTERVAL_MS = 500;
-/** A client that asks for `terminal` content as the agent sent it sets this in its capabilities' `_meta`. */
-export const RAW_TERMINALS_META = "berth/rawTerminals";
 
 type ToolCallUpdate = Extract<SessionUpdate, { sessionUpdate: "tool_call" | "tool_call_update" }>;
 

@@ -1,5 +1,5 @@
 import { basename, join } from "node:path";
-import { slug } from "./branch-naming.js";
+import { slug } from "../protocol/branch-naming.js";
 
 /** `<root>/<repository's folder name>-<short id>`: one folder per session, its repository recognisable. */
 export function worktreePath(root: string, repository: string, sessionId: string): string {

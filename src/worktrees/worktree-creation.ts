@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { git, tryGit } from "../git/git.js";
 import { commitOf, topLevelOf } from "../git/repository.js";
-import { defaultBranch } from "./branch-naming.js";
+import { defaultBranch } from "../protocol/branch-naming.js";
 import { worktreePath } from "./naming.js";
 import { WorktreeError } from "./worktree-errors.js";
 import type { WorktreeRecord } from "./worktree-record.js";

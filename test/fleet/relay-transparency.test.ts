@@ -88,7 +88,7 @@ describe("the relay between the hosts of a fleet, as the client sees it", () => 
     const c = await startHost(storeUrl, "host-c", { requireAuth: true });
     const d = await startHost(storeUrl, "host-d", { requireAuth: true });
     const newSessionOn = (client: AcpClient, host: string) =>
-      outcome(client.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [], _meta: { "berth/host": host } }));
+      outcome(client.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [], _meta: { "berth/placement": host } }));
 
     const onB = new AcpClient(b.acpUrl, b.token);
     await onB.initialize();

@@ -2,7 +2,8 @@
 // and one cluster secret. A session created on host A is prompted through host B over ACP (the demo
 // agent), its question reaches B's client and is answered through host C's REST API, and the turn ends
 // on A with that answer; B's and C's REST show every host's sessions; a client leaving B releases its
-// hold on A; a new session is placed on the host `_meta["berth/host"]` names. A wrong or missing secret
+// hold on A; a new session is placed on the host `_meta["berth/placement"]` (or the
+// deprecated `berth/host`) names. A wrong or missing secret
 // is refused, and a client relayed through B gets a clear error when A dies in the middle of its turn.
 import { readFileSync } from "node:fs";
 import { methods, type RequestError } from "@agentclientprotocol/sdk";
@@ -180,7 +181,7 @@ describe("routing between the hosts of a fleet", () => {
     // Placement: a session/new through B naming host C lives on C; an unknown host is named in the error.
     const placing = new AcpClient(b.acpUrl, b.token);
     await placing.initialize();
-    const placed = await placing.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [], _meta: { "berth/host": "host-c" } });
+    const placed = await placing.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [], _meta: { "berth/placement": "host-c" } });
     const placedView = (await getJson<View>(c.url, c.token, `/api/sessions/${placed.sessionId}`)).body;
     expect(placedView).toMatchObject({ host: "host-c", holders: 1, state: "live" });
     // C had its secret in its environment: its agent did not inherit it.
@@ -191,10 +192,25 @@ describe("routing between the hosts of a fleet", () => {
     expect(await placing.prompt(placed.sessionId, "placed on C")).toMatchObject({ stopReason: "end_turn" });
     expect(placing.texts.get(placed.sessionId)).toContain("placed on C");
     const unknown = await failure(
+      placing.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [], _meta: { "berth/placement": "host-x" } }),
+    );
+    expect(unknown).toMatchObject({ code: -32602, data: { key: "berth/placement", code: "unknown_host" } });
+    expect(unknown?.message).toContain('_meta["berth/placement"] names host "host-x"');
+    // The placement's deprecated key (until 0.3.0) still places, and B logs that it was used.
+    const placedByOldKey = await placing.agent.request(methods.agent.session.new, {
+      cwd: workDir,
+      mcpServers: [],
+      _meta: { "berth/host": "host-c" },
+    });
+    expect((await getJson<View>(c.url, c.token, `/api/sessions/${placedByOldKey.sessionId}`)).body).toMatchObject({ host: "host-c", holders: 1 });
+    await expect
+      .poll(() => b.server.logLines())
+      .toContainEqual(expect.objectContaining({ level: 40, host: "host-c", msg: expect.stringContaining('the deprecated _meta["berth/host"]') }));
+    const unknownByOldKey = await failure(
       placing.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [], _meta: { "berth/host": "host-x" } }),
     );
-    expect(unknown?.code).toBe(-32602);
-    expect(unknown?.message).toContain('"host-x"');
+    expect(unknownByOldKey).toMatchObject({ code: -32602, data: { key: "berth/host", code: "unknown_host" } });
+    await placing.agent.request(methods.agent.session.delete, { sessionId: placedByOldKey.sessionId });
     // Deleted through B (ACP): gone from C.
     await placing.agent.request(methods.agent.session.delete, { sessionId: placed.sessionId });
     // C's one view may list it as ownerless until its next read of the fleet (reads of the fleet are not one snapshot).

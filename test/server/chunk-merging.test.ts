@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { JournalEvent } from "../../src/host/views.js";
-import { mergedEvents, type ReadEvent } from "../../src/server/chunk-merging.js";
+import type { ReadEvent } from "../../src/host/views.js";
+import { mergedEvents } from "../../src/server/chunk-merging.js";
 
 type Chunk = { sessionUpdate: string; messageId?: string | null; content: { type: string; text?: string; annotations?: unknown } };
 

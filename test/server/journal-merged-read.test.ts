@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { floodChunk } from "../../src/agents/demo-agent/commands/flood.js";
-import type { ReadEvent } from "../../src/server/chunk-merging.js";
+import type { ReadEvent } from "../../src/host/views.js";
 import { cleanUp, startFixture, type BerthFixture } from "./server-harness.js";
 
 afterEach(cleanUp);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultBranch } from "../../src/worktrees/branch-naming.js";
+import { defaultBranch } from "../../src/protocol/branch-naming.js";
 import { worktreePath } from "../../src/worktrees/naming.js";
 import { worktreeRecordOf } from "../../src/worktrees/worktree-record.js";
 

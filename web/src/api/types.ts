@@ -1,13 +1,20 @@
 // The server's own types are the source of truth; only types cross into the bundle.
 import type { SessionView } from "../../../src/host/views.js";
-export type { SessionView, QuestionView, LocationView, AgentSessionState, TerminalOutputResult } from "../../../src/host/views.js";
-export type { StampedRecord, HostRecord } from "../../../src/host/host-records.js";
-export type { ReadEvent } from "../../../src/server/chunk-merging.js";
-export type { WorktreeStatusView } from "../../../src/host/worktree-status.js";
-import type { DeviceLoginView } from "../../../src/server/device-logins.js";
+export type {
+  SessionView,
+  QuestionView,
+  LocationView,
+  AgentSessionState,
+  TerminalOutputResult,
+  StampedRecord,
+  HostRecord,
+  ReadEvent,
+  WorktreeStatusView,
+  InstallEvent,
+} from "../../../src/host/views.js";
+import type { DeviceLoginView } from "../../../src/protocol/device-login-view.js";
 
 export type { AgentDetails, CatalogueView } from "../../../src/host/agent-catalogue.js";
-export type { InstallEvent } from "../../../src/host/agent-installs.js";
 import type { AgentDetails } from "../../../src/host/agent-catalogue.js";
 
 export interface AgentsList {
@@ -53,7 +60,7 @@ export type QuestionAnswer =
 export type DeviceLogin = DeviceLoginView & { readonly current: boolean };
 
 export type { ChangeSet as SessionChanges, ChangedFileView, ReviewComment } from "../../../src/host/views.js";
-export type { NewComment as NewReviewComment } from "../../../src/host/review-desk.js";
+export type { NewComment as NewReviewComment } from "../../../src/host/views.js";
 import type { ChangeSet } from "../../../src/host/views.js";
 
 export type ChangedFile = ChangeSet["files"][number];

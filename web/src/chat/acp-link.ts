@@ -8,14 +8,8 @@ import {
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+import { JOURNAL_SEQ_META } from "../../../src/protocol/meta-keys.js";
 import { ticketUrl } from "../auth/token.js";
-
-/**
- * A client that sets this in its capabilities' `_meta` gets each journaled update's sequence
- * number in the notification's `_meta` (see docs/api.md), so it can merge live updates with the
- * journal it read over REST, each event once.
- */
-const JOURNAL_SEQ_META = "berth/journalSeq";
 
 const CLIENT_INFO = { name: "berth-dashboard", title: "Berth dashboard", version: __BERTH_VERSION__ };
 

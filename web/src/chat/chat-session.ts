@@ -21,6 +21,7 @@ import { ConnectionSlot } from "./connection-slot.js";
 import { Reconnector, type ResumeTo } from "./reconnector.js";
 import { yieldToPage } from "../util/yield-to-page.js";
 import { JournalReader, journalPlace } from "./journal-reader.js";
+import { AGENT_META, SANDBOX_META, TITLE_META, WORKSPACE_META, WORKTREE_META } from "../../../src/protocol/meta-keys.js";
 import { commandsOf, type SlashCommand } from "./slash-commands.js";
 import { TerminalFollower } from "./terminal-follower.js";
 import { Transcript } from "./transcript.js";
@@ -325,11 +326,11 @@ export class ChatSession {
   private async create(opening: Extract<ChatOpening, { mode: "new" }>): Promise<string> {
     try {
       const connection = await this.connection.open();
-      const meta: Record<string, unknown> = { "berth/agent": opening.agent };
-      if (opening.workspace !== null) meta["berth/workspace"] = opening.workspace;
-      if (opening.sandbox !== "configured") meta["berth/sandbox"] = { mode: opening.sandbox };
-      if (opening.title !== null) meta["berth/title"] = opening.title;
-      if (opening.worktree !== null) meta["berth/worktree"] = opening.worktree;
+      const meta: Record<string, unknown> = { [AGENT_META]: opening.agent };
+      if (opening.workspace !== null) meta[WORKSPACE_META] = opening.workspace;
+      if (opening.sandbox !== "configured") meta[SANDBOX_META] = { mode: opening.sandbox };
+      if (opening.title !== null) meta[TITLE_META] = opening.title;
+      if (opening.worktree !== null) meta[WORKTREE_META] = opening.worktree;
       const answer = await connection.agent.request("session/new", { cwd: opening.cwd, mcpServers: [], _meta: meta });
       const sessionId = answer.sessionId;
       this.controls.set(controlsOfAnswer(answer));

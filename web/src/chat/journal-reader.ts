@@ -1,6 +1,6 @@
 import type { SessionNotification, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { ReadEvent } from "../api/types.js";
-import { SEQ_FROM_META, SEQ_META } from "./journal-meta.js";
+import { SEQ_FROM_META, SEQ_META } from "../../../src/protocol/meta-keys.js";
 import type { Transcript } from "./transcript.js";
 
 /** Journal events read per REST request (the most Berth serves); consecutive chunks come merged, so far fewer to apply. */

@@ -1,4 +1,5 @@
 import type { ContentBlock, PlanEntry, SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
+import { NOTICE_META } from "../../../src/protocol/meta-keys.js";
 import type { ReadEvent, TerminalOutputResult } from "../api/types.js";
 import { appendSegment, emptySegments, type Segments } from "./message-segments.js";
 import { questionOf, resolutionOf, type QuestionResolution, type TranscriptQuestion } from "./transcript-questions.js";
@@ -368,5 +369,5 @@ export function blockText(block: ContentBlock): string {
 }
 
 function isNotice(meta: { [key: string]: unknown } | null | undefined): boolean {
-  return meta != null && "berth/notice" in meta;
+  return meta != null && NOTICE_META in meta;
 }

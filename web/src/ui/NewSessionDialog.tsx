@@ -1,4 +1,4 @@
-import { titleBranch } from "../../../src/worktrees/branch-naming.js";
+import { titleBranch } from "../../../src/protocol/branch-naming.js";
 import { errorWords } from "../util/error-words.js";
 import { useState } from "preact/hooks";
 import type { AgentsList } from "../api/types.js";
