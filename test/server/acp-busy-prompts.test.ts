@@ -183,7 +183,8 @@ describe("ACP: a prompt sent during a turn goes to the agent", () => {
     "%s: the agent's fs/* go to the editor whose prompt it works on, even a request sent in the same write as the answer before it",
     async (agent, firstStop) => {
       const { a, b, sessionId, notes, wire, letARead } = await twoEditors(agent);
-      const first = a.prompt(sessionId, `/read ${notes}`);
+      // /edit reads, then writes: a's write is asked for while b's prompt waits at the agent.
+      const first = a.prompt(sessionId, `/edit ${notes} edited`);
       await waitUntil(() => a.fileRequests.length === 1, "a's editor is asked to read");
       const second = b.prompt(sessionId, `/read ${notes}`);
       await waitUntil(() => received(wire, "session/prompt") === 2, "the agent has b's prompt too");
@@ -191,10 +192,11 @@ describe("ACP: a prompt sent during a turn goes to the agent", () => {
       letARead();
       expect((await first).stopReason).toBe(firstStop);
       expect((await second).stopReason).toBe("end_turn");
-      expect(a.fileRequests).toEqual([{ method: "fs/read_text_file", params: { sessionId, path: notes } }]);
+      expect(a.fileRequests.map(({ method }) => method)).toEqual(["fs/read_text_file", "fs/write_text_file"]);
       expect(b.fileRequests).toEqual([{ method: "fs/read_text_file", params: { sessionId, path: notes } }]);
-      await waitUntil(() => a.texts(sessionId).includes("b's buffer"), "a saw b's turn");
-      expect(a.texts(sessionId)).toBe(`Contents of ${notes}:\na's buffer\nContents of ${notes}:\nb's buffer\n`);
+      expect(b.texts(sessionId)).toContain(`Contents of ${notes}:\nb's buffer`);
+      // Neither editor saves: the disk has what it had.
+      expect(readFileSync(notes, "utf8")).toBe("on disk\n");
       expect(sent(wire).slice(-3)).toEqual(["answer", "fs/read_text_file", "answer"]);
     },
   );
