@@ -159,7 +159,11 @@ export class AgentChild {
 
   /** A message on its way to the agent's stdin: a prompt is in flight from here on, with the files given with it. */
   private writing(message: AnyMessage): void {
-    if (!("method" in message) || message.method !== methods.agent.session.prompt || !("id" in message)) return;
+    if (!("method" in message)) {
+      if ("id" in message) this.prompts.replied(message.id);
+      return;
+    }
+    if (message.method !== methods.agent.session.prompt || !("id" in message)) return;
     const params = message.params;
     this.prompts.sent(message.id, typeof params === "object" && params !== null ? this.prompters.get(params) : undefined);
   }

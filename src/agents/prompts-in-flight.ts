@@ -38,4 +38,9 @@ export class PromptsInFlight<Owner> {
     this.asks.delete(id);
     return owner;
   }
+
+  /** Berth answered the agent's request `id`: nothing is kept for it (one refused before it was handled, too). */
+  replied(id: RequestId): void {
+    this.asks.delete(id);
+  }
 }

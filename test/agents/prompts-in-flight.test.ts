@@ -33,11 +33,14 @@ describe("PromptsInFlight: an agent's request belongs to the oldest prompt not a
     expect([prompts.ownerOf(1), prompts.ownerOf(2)]).toEqual([undefined, undefined]);
   });
 
-  it("tells a request's owner once", () => {
+  it("tells a request's owner once, and forgets it once the request was answered", () => {
     const prompts = new PromptsInFlight<string>();
     prompts.sent(1, "a");
     prompts.asked(3);
     expect(prompts.ownerOf(3)).toBe("a");
     expect(prompts.ownerOf(3)).toBeUndefined();
+    prompts.asked(4);
+    prompts.replied(4);
+    expect(prompts.ownerOf(4)).toBeUndefined();
   });
 });

@@ -36,7 +36,7 @@ export const demoAgentUsage = `usage: berth-demo-agent [--state-dir DIR] [--no-l
 export interface DemoAgentCliOptions extends DemoAgentOptions {
   /** Where to record the wire messages; absent when not recording. */
   recordFile?: string;
-  /** Write to stdout once per turn of the event loop (`--batch-writes`). */
+  /** Write to stdout once per two turns of the event loop (`--batch-writes`). */
   batchWrites: boolean;
 }
 
