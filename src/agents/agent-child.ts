@@ -6,6 +6,7 @@ import {
   PROTOCOL_VERSION,
   RequestError,
   type AgentCapabilities,
+  type AnyMessage,
   type AuthenticateRequest,
   type ClientCapabilities,
   type ClientConnection,
@@ -25,7 +26,8 @@ import {
 import { Listeners } from "../lifecycle/listeners.js";
 import { TerminalOutput } from "../location/terminal-output.js";
 import { describeExit, spawnGroup, type ExitStatus, type ProcessGroupLedger, type SpawnedGroup } from "../processes/index.js";
-import type { AgentClientHandlers } from "./agent-client-handlers.js";
+import type { AgentClientHandlers, ClientFiles } from "./agent-client-handlers.js";
+import { PromptsInFlight, type RequestId } from "./prompts-in-flight.js";
 import { EMBEDDED_TERMINALS_META } from "../protocol/embedded-terminals.js";
 import type { SandboxPlan } from "../sandbox/bwrap-args.js";
 import { divertSessionUpdates } from "./session-update-fast-path.js";
@@ -111,6 +113,10 @@ export class AgentChild {
   private replaying = false;
   private readonly exitListeners = new Listeners<ExitStatus>();
   private readonly updateListeners = new Listeners<SessionUpdate>();
+  /** Whose prompt each `fs/*` request of the agent's belongs to, by the order on the wire. */
+  private readonly prompts = new PromptsInFlight<ClientFiles>();
+  /** By a prompt request's params, as the SDK writes them, the files given with it, until it is written. */
+  private readonly prompters = new WeakMap<object, ClientFiles>();
 
   private constructor(
     private readonly options: AgentChildOptions,
@@ -151,6 +157,17 @@ export class AgentChild {
     this.updateListeners.emit(notification.update);
   }
 
+  /** A message on its way to the agent's stdin: a prompt is in flight from here on, with the files given with it. */
+  private writing(message: AnyMessage): void {
+    if (!("method" in message)) {
+      if ("id" in message) this.prompts.replied(message.id);
+      return;
+    }
+    if (message.method !== methods.agent.session.prompt || !("id" in message)) return;
+    const params = message.params;
+    this.prompts.sent(message.id, typeof params === "object" && params !== null ? this.prompters.get(params) : undefined);
+  }
+
   /** Told each new update the agent sends (not history a `session/load` replays), in order, until the returned call. */
   onUpdate(listener: (update: SessionUpdate) => void): () => void {
     return this.updateListeners.add(listener);
@@ -175,16 +192,24 @@ export class AgentChild {
     forwardStderr(group, stderr, options.onStderrLine);
     // Writes to a child that already died surface as EPIPE on stdin; its exit is handled elsewhere.
     group.child.stdin!.on("error", () => undefined);
-    const stream = ndJsonStream(
+    const wire = ndJsonStream(
       Writable.toWeb(group.child.stdin!) as WritableStream<Uint8Array>,
       divertSessionUpdates(group.child.stdout!, {
         onUpdate: (notification, line) => child.received(notification, line),
-        // The agent answers session/load after replaying; updates after that answer are new, even in the same read.
-        onResponse: () => (child.replaying = false),
+        onResponse: (id) => {
+          // The agent answers session/load after replaying; updates after that answer are new, even in the same read.
+          child.replaying = false;
+          child.prompts.answered(id);
+        },
+        onRequest: (id, method) => {
+          if (FILE_METHODS.has(method)) child.prompts.asked(id);
+        },
         onRefused: (reason) => options.onStderrLine?.(`[berth] refused a message from the agent: ${reason}`),
       }),
     );
-    const connection = berthClient(options.handlers).connect(stream);
+    // A prompt counts as in flight from before its line is written: the agent cannot answer it, or ask anything for it, earlier.
+    const stream = { readable: wire.readable, writable: observedWrites(wire.writable, (message) => child.writing(message)) };
+    const connection = berthClient(options.handlers, (id) => child.prompts.ownerOf(id)).connect(stream);
     const child: AgentChild = new AgentChild(options, group, connection, stderr);
     await child.initialize();
     return child;
@@ -290,8 +315,14 @@ export class AgentChild {
     return response ?? {};
   }
 
-  prompt(params: Omit<PromptRequest, "sessionId">): Promise<PromptResponse> {
-    return this.explainLoss(this.connection.agent.request(methods.agent.session.prompt, { ...params, sessionId: this.requireSession() }));
+  /**
+   * `prompter`: the files of the client sending it, handed with each `fs/*` request the agent sends while it works on
+   * this prompt (the handlers' `prompter`).
+   */
+  prompt(params: Omit<PromptRequest, "sessionId">, prompter?: ClientFiles): Promise<PromptResponse> {
+    const request = { ...params, sessionId: this.requireSession() };
+    if (prompter) this.prompters.set(request, prompter);
+    return this.explainLoss(this.connection.agent.request(methods.agent.session.prompt, request));
   }
 
   /**
@@ -429,13 +460,30 @@ export class AgentChild {
   }
 }
 
-function berthClient(handlers: AgentClientHandlers) {
+/** The agent's requests that belong to the prompt it works on: they go to its sender's files. */
+const FILE_METHODS: ReadonlySet<string> = new Set([methods.client.fs.readTextFile, methods.client.fs.writeTextFile]);
+
+/** `writable`, with each message shown to `observe` just before it is written. */
+function observedWrites(writable: WritableStream<AnyMessage>, observe: (message: AnyMessage) => void): WritableStream<AnyMessage> {
+  const writer = writable.getWriter();
+  return new WritableStream<AnyMessage>({
+    write: (message) => {
+      observe(message);
+      return writer.write(message);
+    },
+    close: () => writer.close(),
+    abort: (reason: unknown) => writer.abort(reason),
+  });
+}
+
+/** `prompterOf`: the files of the prompt an agent's `fs/*` request (by its id) belongs to. */
+function berthClient(handlers: AgentClientHandlers, prompterOf: (id: RequestId) => ClientFiles | undefined) {
   return (
     client({ name: "berth" })
       .onRequest(methods.client.session.requestPermission, ({ params, signal }) => handlers.requestPermission(params, signal))
       .onRequest(methods.client.elicitation.create, ({ params, signal }) => handlers.createElicitation(params, signal))
-      .onRequest(methods.client.fs.readTextFile, ({ params }) => handlers.readTextFile(params))
-      .onRequest(methods.client.fs.writeTextFile, ({ params }) => handlers.writeTextFile(params))
+      .onRequest(methods.client.fs.readTextFile, ({ params, requestId }) => handlers.readTextFile(params, prompterOf(requestId)))
+      .onRequest(methods.client.fs.writeTextFile, ({ params, requestId }) => handlers.writeTextFile(params, prompterOf(requestId)))
       .onRequest(methods.client.terminal.create, ({ params }) => handlers.createTerminal(params))
       .onRequest(methods.client.terminal.output, ({ params }) => handlers.terminalOutput(params))
       .onRequest(methods.client.terminal.waitForExit, ({ params }) => handlers.waitForTerminalExit(params))

@@ -1,5 +1,6 @@
 import type { Readable } from "node:stream";
 import { DEFAULT_MAX_MESSAGE_BYTES, type SessionNotification } from "@agentclientprotocol/sdk";
+import type { RequestId } from "./prompts-in-flight.js";
 
 const UPDATE_METHOD = '"session/update"';
 const encoder = new TextEncoder();
@@ -7,8 +8,13 @@ const encoder = new TextEncoder();
 export interface FastPathHandlers {
   /** A `session/update` notification, in the order the agent sent it, with its line as it came. */
   onUpdate(notification: SessionNotification, line: string): void;
-  /** A response line passed on to the SDK (it tells replay of `session/load` from live updates). */
-  onResponse(): void;
+  /**
+   * A response passed on to the SDK, with the id it answers (it tells replay of `session/load` from live updates, and
+   * which prompts the agent answered before the requests after it).
+   */
+  onResponse(id: RequestId): void;
+  /** A request of the agent's passed on to the SDK, before the SDK dispatches it (in wire order with the responses). */
+  onRequest(id: RequestId, method: string): void;
   /** A message refused here, with the reason. */
   onRefused(reason: string): void;
 }
@@ -22,7 +28,10 @@ export interface FastPathHandlers {
  * Berth does with an update. Berth checks the envelope it relies on (a session id and an update
  * kind) and relays updates verbatim to clients, which validate them. Updates are therefore
  * handled a little earlier than the requests and responses around them, never out of order
- * among themselves. A line longer than the SDK's message limit is refused, not buffered.
+ * among themselves. A line longer than the SDK's message limit is refused, not buffered. The
+ * requests and responses passed on are told to `onRequest` and `onResponse` in the order the
+ * agent wrote them, before the SDK handles any of them (its dispatch does not keep that order
+ * with the answers' promise reactions).
  */
 export function divertSessionUpdates(
   stdout: Readable,
@@ -54,7 +63,7 @@ export function divertSessionUpdates(
             continue;
           }
           if (line.includes(UPDATE_METHOD) && divert(line, handlers)) continue;
-          if (isResponse(line)) handlers.onResponse();
+          observe(line, handlers);
           rest += `${line}\n`;
         }
         const tail = chunk.slice(from);
@@ -87,9 +96,22 @@ export function divertSessionUpdates(
   });
 }
 
-/** A JSON-RPC response starts with its id or result and carries no method (cheap test, no parse). */
-function isResponse(line: string): boolean {
-  return !line.includes('"method"') && (line.includes('"result"') || line.includes('"error"'));
+/** Tells the handlers of a request or a response on its way to the SDK (few next to the updates: parsed here too). */
+function observe(line: string, handlers: FastPathHandlers): void {
+  let message: { id?: unknown; method?: unknown };
+  try {
+    message = JSON.parse(line) as typeof message;
+  } catch {
+    return; // not JSON: the SDK reports it
+  }
+  if (typeof message !== "object" || message === null || !isRequestId(message.id)) return;
+  if (typeof message.method === "string") handlers.onRequest(message.id, message.method);
+  else if (!("method" in message)) handlers.onResponse(message.id);
+}
+
+/** The id of a request or of the response to one; null (an unreadable request) matches no request of Berth's. */
+function isRequestId(id: unknown): id is string | number {
+  return typeof id === "string" || typeof id === "number";
 }
 
 /** True if the line was a `session/update` notification (handled or refused here). */

@@ -404,13 +404,13 @@ export class AgentChildren {
         );
       },
       // A client asked carries Berth's session id; the disk is asked with the agent's own request.
-      readTextFile: (params) =>
-        editorFiles.read(sessionId, this.berthIds(sessionId, params) as typeof params, {
+      readTextFile: (params, prompter) =>
+        editorFiles.read(sessionId, prompter, this.berthIds(sessionId, params) as typeof params, {
           confine: () => fileCall(() => located.files.checkConfined(params.path)),
           disk: () => fileCall(() => located.files.readTextFile(params)),
         }),
-      writeTextFile: async (params) => {
-        const answer = await editorFiles.write(sessionId, this.berthIds(sessionId, params) as typeof params, {
+      writeTextFile: async (params, prompter) => {
+        const answer = await editorFiles.write(sessionId, prompter, this.berthIds(sessionId, params) as typeof params, {
           confine: () => fileCall(() => located.files.checkConfined(params.path)),
           disk: async () => {
             await fileCall(() => located.files.writeTextFile(params));

@@ -5,20 +5,10 @@ import {
   type WriteTextFileRequest,
   type WriteTextFileResponse,
 } from "@agentclientprotocol/sdk";
+import type { ClientFiles } from "../agents/agent-client-handlers.js";
 import { formatDuration } from "../config/durations.js";
 import type { Clock } from "../lifecycle/clock.js";
 import type { HostRecord } from "./host-records.js";
-
-/**
- * The files of the client whose prompt a turn runs, as it declared them (`clientCapabilities.fs`): an editor reads its
- * unsaved buffers and puts writes through its own review. Requests carry Berth's session id.
- */
-export interface ClientFiles {
-  readonly readTextFile: boolean;
-  readonly writeTextFile: boolean;
-  read(params: ReadTextFileRequest, signal: AbortSignal): Promise<ReadTextFileResponse>;
-  write(params: WriteTextFileRequest, signal: AbortSignal): Promise<WriteTextFileResponse>;
-}
 
 type FileRecord = Extract<HostRecord, { kind: "file_request" }>;
 type FileMethod = FileRecord["method"];
@@ -59,33 +49,33 @@ export interface EditorFilesDeps {
 }
 
 /**
- * Where an agent's `fs/*` requests are answered: by the client that sent the prompt in flight when it declared the
- * capability (as it would be without Berth), else by the disk of the session's location (Berth's own file access).
+ * Where an agent's `fs/*` requests are answered: by the client that sent the prompt the agent works on (the agent child
+ * tells which, by the order on the wire) when it declared the capability (as it would be without Berth), else by the
+ * disk of the session's location (Berth's own file access).
  * The disk also answers a read when that client is gone, lacks the method, or does not answer within the timeout, so
  * the agent keeps working; a write only when the client lacks the method (else the agent gets an error, nothing is
  * written). Every request put to a client is recorded (`file_request`) with who answered it.
  */
 export class EditorFiles {
-  private readonly prompting = new Map<string, ClientFiles>();
-
   constructor(private readonly deps: EditorFilesDeps) {}
 
-  /** The client's files serve the session's agent until the returned function is called (its turn ended). */
-  during(sessionId: string, files: ClientFiles): () => void {
-    this.prompting.set(sessionId, files);
-    return () => {
-      if (this.prompting.get(sessionId) === files) this.prompting.delete(sessionId);
-    };
-  }
-
-  read(sessionId: string, params: ReadTextFileRequest, local: LocalFiles<ReadTextFileResponse>): Promise<ReadTextFileResponse> {
-    const files = this.prompting.get(sessionId);
+  /** `files`: the prompting client's, if it gave any. */
+  read(
+    sessionId: string,
+    files: ClientFiles | undefined,
+    params: ReadTextFileRequest,
+    local: LocalFiles<ReadTextFileResponse>,
+  ): Promise<ReadTextFileResponse> {
     if (!files?.readTextFile) return local.disk();
     return this.served(sessionId, "fs/read_text_file", params.path, (path, signal) => files.read({ ...params, path }, signal), local);
   }
 
-  write(sessionId: string, params: WriteTextFileRequest, local: LocalFiles<WriteTextFileResponse>): Promise<WriteTextFileResponse> {
-    const files = this.prompting.get(sessionId);
+  write(
+    sessionId: string,
+    files: ClientFiles | undefined,
+    params: WriteTextFileRequest,
+    local: LocalFiles<WriteTextFileResponse>,
+  ): Promise<WriteTextFileResponse> {
     if (!files?.writeTextFile) return local.disk();
     return this.served(sessionId, "fs/write_text_file", params.path, (path, signal) => files.write({ ...params, path }, signal), local);
   }

@@ -323,7 +323,6 @@ export function composeHost(
     desk,
     clock,
     record,
-    editorFiles,
     interruptTimeoutMs: config.interruptTimeout,
     maxActiveHoldMs: config.maxActiveHold,
     loginStates,

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { RequestError, type ContentBlock, type PromptRequest, type PromptResponse, type StopReason } from "@agentclientprotocol/sdk";
 import type { AgentChild } from "../agents/agent-child.js";
+import type { ClientFiles } from "../agents/agent-client-handlers.js";
 import type { Clock, Timer } from "../lifecycle/clock.js";
 import type { Executions, InterruptReason } from "../lifecycle/executions.js";
 import type { LocationKey } from "../lifecycle/location-key.js";
@@ -14,7 +15,6 @@ import type { AgentLoginStates } from "./agent-login-states.js";
 import type { HostRecord } from "./host-records.js";
 import type { Journal } from "./journal.js";
 import type { QuestionDesk } from "./question-desk.js";
-import type { ClientFiles, EditorFiles } from "./editor-files.js";
 import type { SessionBus } from "./session-bus.js";
 import { TurnOrder } from "./turn-order.js";
 
@@ -32,8 +32,8 @@ export interface PromptOptions {
   /** Names the prompter in the `turn_started` event the prompt publishes. */
   readonly origin?: string | undefined;
   /**
-   * The prompting client's files, when it declared any (`clientCapabilities.fs`); they answer the agent's `fs/*` while
-   * the prompt runs (the latest prompt's, when several run).
+   * The prompting client's files, when it declared any (`clientCapabilities.fs`); they answer the agent's `fs/*` sent
+   * while it works on this prompt (by the order on the wire, when several are in flight: prompts-in-flight.ts).
    */
   readonly files?: ClientFiles | undefined;
   /** Refused (TurnAlreadyRunningError) rather than joining a turn that runs already. */
@@ -47,8 +47,6 @@ export interface TurnsDeps {
   readonly journal: Journal;
   readonly bus: SessionBus;
   readonly desk: QuestionDesk;
-  /** The prompting client's files serve the agent's `fs/*` while its turn runs. */
-  readonly editorFiles: EditorFiles;
   readonly clock: Clock;
   readonly record: (record: HostRecord) => void;
   /** How long an interrupted turn may take to settle before its agent is stopped. */
@@ -97,10 +95,7 @@ export class Turns {
       const turn = executions.begin(sessionId, key, (reason) => this.interrupted(sessionId, key, child, reason), { exclusive });
       const place = this.order.enter(sessionId);
       const journaled: JournaledTurn = { sessionId, key, prompt, origin, titled: session.title !== null || place.previous !== undefined };
-      const send = () => {
-        const filesServed = files && this.deps.editorFiles.during(sessionId, files);
-        return this.deps.loginStates.observe(child.agentId, child.prompt({ ...extra, prompt })).finally(() => filesServed?.());
-      };
+      const send = () => this.deps.loginStates.observe(child.agentId, child.prompt({ ...extra, prompt }, files));
       let outcome: TurnOutcome | undefined;
       try {
         if (place.previous === undefined) {

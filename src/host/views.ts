@@ -23,7 +23,7 @@ export type { NewComment } from "./review-desk.js";
 export type { AgentRequest, ReopenRequest } from "./agent-request.js";
 export type { AgentSessionState } from "./agent-session-state.js";
 export type { RelayedRequest, RelayOutcome } from "./relayed-request.js";
-export type { ClientFiles } from "./editor-files.js";
+export type { ClientFiles } from "../agents/agent-client-handlers.js";
 export type { SessionEvent } from "./session-bus.js";
 export type { WorktreeRequest } from "../worktrees/worktree-creation.js";
 

@@ -105,6 +105,7 @@ describe("parseDemoAgentOptions", () => {
       requireAuth: false,
       busyPrompt: "refuse",
       listSessions: "serve",
+      batchWrites: false,
     });
     expect(parseDemoAgentOptions(["--no-load", "--silent-settings"], env)).toEqual({
       stateDir: "/from/env",
@@ -113,6 +114,7 @@ describe("parseDemoAgentOptions", () => {
       requireAuth: false,
       busyPrompt: "refuse",
       listSessions: "serve",
+      batchWrites: false,
     });
     expect(parseDemoAgentOptions([], {}).stateDir).toBe(defaultStateDir);
   });
@@ -130,6 +132,13 @@ describe("parseDemoAgentOptions", () => {
     expect(parseDemoAgentOptions([], {})).not.toHaveProperty("recordFile");
     expect(() => parseDemoAgentOptions([], { BERTH_DEMO_REQUIRE_AUTH: "yes" })).toThrow(/BERTH_DEMO_REQUIRE_AUTH/);
     expect(() => parseDemoAgentOptions(["--record", ""], {})).toThrow(/must not be empty/);
+  });
+
+  it("reads --batch-writes or BERTH_DEMO_BATCH_WRITES", () => {
+    expect(parseDemoAgentOptions(["--batch-writes"], {}).batchWrites).toBe(true);
+    expect(parseDemoAgentOptions([], { BERTH_DEMO_BATCH_WRITES: "1" }).batchWrites).toBe(true);
+    expect(parseDemoAgentOptions([], {}).batchWrites).toBe(false);
+    expect(() => parseDemoAgentOptions([], { BERTH_DEMO_BATCH_WRITES: "yes" })).toThrow(/BERTH_DEMO_BATCH_WRITES/);
   });
 
   it("reads --busy-prompt or BERTH_DEMO_BUSY_PROMPT, refusing what it does not know", () => {

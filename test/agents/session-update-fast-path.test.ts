@@ -17,14 +17,15 @@ async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
 }
 
 describe("the session/update fast path", () => {
-  it("takes updates out in order, even split across chunks, and passes every other line on unchanged", async () => {
+  it("takes updates out in order, even split across chunks, passes every other line on unchanged, and tells its requests and responses in order", async () => {
     const stdout = new PassThrough();
     const updates: SessionNotification[] = [];
     const refused: string[] = [];
-    let responses = 0;
+    const passing: string[] = [];
     const rest = divertSessionUpdates(stdout, {
       onUpdate: (n) => void updates.push(n),
-      onResponse: () => void responses++,
+      onResponse: (id) => void passing.push(`response ${id}`),
+      onRequest: (id, method) => void passing.push(`request ${id} ${method}`),
       onRefused: (reason) => void refused.push(reason),
     });
     const response = line({ id: 1, result: { stopReason: "end_turn" } });
@@ -45,7 +46,7 @@ describe("the session/update fast path", () => {
     expect(updates.map((n) => (n.update as { content: { text: string } }).content.text)).toEqual(["a", "b"]);
     expect(refused).toEqual(["session/update without a sessionId and an update kind"]);
     expect(passed).toBe([request, "not json\n", line({ id: 9, method: "session/update", params: {} }), response].join(""));
-    expect(responses).toBe(1);
+    expect(passing).toEqual(["request 7 session/request_permission", "request 9 session/update", "response 1"]);
   });
 
   it("refuses a line longer than the limit without buffering it, and carries on with the next", async () => {
@@ -54,7 +55,7 @@ describe("the session/update fast path", () => {
     const refused: string[] = [];
     const rest = divertSessionUpdates(
       stdout,
-      { onUpdate: (n) => void updates.push(n), onResponse: () => undefined, onRefused: (r) => void refused.push(r) },
+      { onUpdate: (n) => void updates.push(n), onResponse: () => undefined, onRequest: () => undefined, onRefused: (r) => void refused.push(r) },
       300,
     );
     for (let i = 0; i < 50; i++) stdout.write("x".repeat(40));
@@ -67,7 +68,12 @@ describe("the session/update fast path", () => {
 
   it("drops what arrives after the SDK let go of the stream, without throwing", async () => {
     const stdout = new PassThrough();
-    const rest = divertSessionUpdates(stdout, { onUpdate: () => undefined, onResponse: () => undefined, onRefused: () => undefined });
+    const rest = divertSessionUpdates(stdout, {
+      onUpdate: () => undefined,
+      onResponse: () => undefined,
+      onRequest: () => undefined,
+      onRefused: () => undefined,
+    });
     await rest.cancel();
     // 'data' is emitted inside write(): a throwing listener would surface right here.
     expect(() => stdout.write(line({ id: 1, result: {} }))).not.toThrow();

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { methods } from "@agentclientprotocol/sdk";
@@ -10,15 +10,19 @@ afterEach(cleanUp);
 
 /**
  * Demo agents that queue a prompt sent during a turn (as opencode, Claude, Codex), cancel the running turn for it (as
- * Gemini) or refuse it, each recording the messages it receives in `wire`.
+ * Gemini) or refuse it, each recording the messages it receives in `wire`; `<how>-batched` ones write a prompt's answer
+ * and the first request for the prompt after it in one write to stdout (`--batch-writes`).
  */
 function agents(wire: string) {
-  return Object.fromEntries(
-    (["queue", "queue-past-cancel", "cancel", "refuse"] satisfies BusyPrompt[]).map((busy) => [
-      busy,
-      { command: process.execPath, args: [demoAgentMain, "--state-dir", tempDir(`berth-busy-${busy}-`), "--busy-prompt", busy, "--record", wire] },
-    ]),
-  );
+  const agent = (busy: BusyPrompt, ...args: string[]) => ({
+    command: process.execPath,
+    args: [demoAgentMain, "--state-dir", tempDir(`berth-busy-${busy}-`), "--busy-prompt", busy, "--record", wire, ...args],
+  });
+  return {
+    ...Object.fromEntries((["queue", "queue-past-cancel", "cancel", "refuse"] satisfies BusyPrompt[]).map((busy) => [busy, agent(busy)])),
+    "queue-batched": agent("queue", "--batch-writes"),
+    "cancel-batched": agent("cancel", "--batch-writes"),
+  };
 }
 
 /** How many messages of `method` the agent received. */
@@ -29,6 +33,16 @@ function received(wire: string, method: string): number {
     .filter((line) => line !== "")
     .map((line) => JSON.parse(line) as { direction: string; message: { method?: string } })
     .filter(({ direction, message }) => direction === "in" && message.method === method).length;
+}
+
+/** What the agent sent after initializing, in order: each request's method, `answer` for a response. */
+function sent(wire: string): string[] {
+  return readFileSync(wire, "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as { direction: string; message: { method?: string } })
+    .filter(({ direction, message }) => direction === "out" && message.method !== "session/update")
+    .map(({ message }) => message.method ?? "answer");
 }
 
 /** The session's turns as the journal keeps them: each turn's prompt and how it ended, in journal order. */
@@ -60,6 +74,29 @@ async function twoClients(
   const b = await fixture.connect({ agent });
   await b.load(sessionId, fixture.workDir);
   return { fixture, a, b, sessionId, wire };
+}
+
+/**
+ * Two editors holding one session, both declaring fs: a's editor answers a read with "a's buffer" once the test lets it,
+ * b's at once with "b's buffer"; both take writes without saving them. `notes` is in the session's directory.
+ */
+async function twoEditors(agent: string) {
+  const wire = join(tempDir("berth-busy-wire-"), "wire.ndjson");
+  const fixture = await startFixture({ config: { agents: agents(wire) } });
+  const notes = join(fixture.workDir, "notes.txt");
+  writeFileSync(notes, "on disk\n");
+  const capabilities = { fs: { readTextFile: true, writeTextFile: true } };
+  let letARead = () => {};
+  const aMayRead = new Promise<void>((resolve) => (letARead = resolve));
+  const a = await fixture.connect({
+    agent,
+    capabilities,
+    files: { read: () => aMayRead.then(() => ({ content: "a's buffer\n" })), write: async () => ({}) },
+  });
+  const sessionId = await a.newSession(fixture.workDir);
+  const b = await fixture.connect({ agent, capabilities, files: { read: async () => ({ content: "b's buffer\n" }), write: async () => ({}) } });
+  await b.load(sessionId, fixture.workDir);
+  return { fixture, a, b, sessionId, notes, wire, letARead };
 }
 
 /** The journal after two prompts of one turn were cancelled and a third ran: each prompt its own turn, in order. */
@@ -137,6 +174,46 @@ describe("ACP: a prompt sent during a turn goes to the agent", () => {
     await waitUntil(() => !fixture.berth.host.getSession(sessionId)!.turnActive, "the turn to settle");
     expect((await a.prompt(sessionId, "again")).stopReason).toBe("end_turn");
     expect(journaledTurns(fixture, sessionId)).toEqual(bothCancelledThenAgain);
+  });
+
+  it.each([
+    ["queue-batched", "end_turn"],
+    ["cancel-batched", "cancelled"],
+  ])(
+    "%s: the agent's fs/* go to the editor whose prompt it works on, even a request sent in the same write as the answer before it",
+    async (agent, firstStop) => {
+      const { a, b, sessionId, notes, wire, letARead } = await twoEditors(agent);
+      // /edit reads, then writes: a's write is asked for while b's prompt waits at the agent.
+      const first = a.prompt(sessionId, `/edit ${notes} edited`);
+      await waitUntil(() => a.fileRequests.length === 1, "a's editor is asked to read");
+      const second = b.prompt(sessionId, `/read ${notes}`);
+      await waitUntil(() => received(wire, "session/prompt") === 2, "the agent has b's prompt too");
+      // The agent answers a's prompt once a's editor answered; its read for b's prompt comes in the same write.
+      letARead();
+      expect((await first).stopReason).toBe(firstStop);
+      expect((await second).stopReason).toBe("end_turn");
+      expect(a.fileRequests.map(({ method }) => method)).toEqual(["fs/read_text_file", "fs/write_text_file"]);
+      expect(b.fileRequests).toEqual([{ method: "fs/read_text_file", params: { sessionId, path: notes } }]);
+      expect(b.texts(sessionId)).toContain(`Contents of ${notes}:\nb's buffer`);
+      // Neither editor saves: the disk has what it had.
+      expect(readFileSync(notes, "utf8")).toBe("on disk\n");
+      expect(sent(wire).slice(-3)).toEqual(["answer", "fs/read_text_file", "answer"]);
+    },
+  );
+
+  it("a prompt the agent refused during a turn does not take the editor's place: the turn's later fs/* still go to its editor", async () => {
+    const { fixture, a, b, sessionId, notes, letARead } = await twoEditors("refuse");
+    // /edit reads, then writes: the write is asked for after b's prompt was refused.
+    const first = a.prompt(sessionId, `/edit ${notes} edited`);
+    await waitUntil(() => a.fileRequests.length === 1, "a's editor is asked to read");
+    await expect(b.prompt(sessionId, `/read ${notes}`)).rejects.toMatchObject({ code: -32600 });
+    letARead();
+    expect((await first).stopReason).toBe("end_turn");
+    expect(a.fileRequests.map(({ method }) => method)).toEqual(["fs/read_text_file", "fs/write_text_file"]);
+    expect(b.fileRequests).toEqual([]);
+    // a's editor took the write (it saves nothing): the disk still has what it had.
+    expect(readFileSync(notes, "utf8")).toBe("on disk\n");
+    await waitUntil(() => !fixture.berth.host.getSession(sessionId)!.turnActive, "the turn to settle");
   });
 
   it("an agent that cancels only its running prompt and starts the queued one: Berth cancels that too, and does not stop the agent", async () => {

@@ -10,11 +10,12 @@ const requireAuthEnv = "BERTH_DEMO_REQUIRE_AUTH";
 const recordEnv = "BERTH_DEMO_RECORD";
 const busyPromptEnv = "BERTH_DEMO_BUSY_PROMPT";
 const listSessionsEnv = "BERTH_DEMO_LIST_SESSIONS";
+const batchWritesEnv = "BERTH_DEMO_BATCH_WRITES";
 
 /** Shared across runs, so a restarted agent can still load its sessions. */
 export const defaultStateDir = join(tmpdir(), "berth-demo-agent");
 
-export const demoAgentUsage = `usage: berth-demo-agent [--state-dir DIR] [--no-load] [--silent-settings] [--require-auth] [--record FILE] [--busy-prompt HOW]
+export const demoAgentUsage = `usage: berth-demo-agent [--state-dir DIR] [--no-load] [--silent-settings] [--require-auth] [--record FILE] [--busy-prompt HOW] [--batch-writes]
   --state-dir DIR   where conversations are kept (default $${stateDirEnv}, then ${defaultStateDir})
   --no-load         neither advertise nor serve session/load and session/resume
   --silent-settings session/set_mode and session/set_config_option send no update (as opencode)
@@ -27,11 +28,16 @@ export const demoAgentUsage = `usage: berth-demo-agent [--state-dir DIR] [--no-l
                     session/cancel ends only the running turn), cancel (the running turn
                     ends cancelled, then it runs) (or $${busyPromptEnv}=HOW)
   --list-sessions HOW what session/list does: serve (the stored conversations, the
-                    default), fail (-32603), hang (never answers) (or $${listSessionsEnv}=HOW)`;
+                    default), fail (-32603), hang (never answers) (or $${listSessionsEnv}=HOW)
+  --batch-writes    what the agent sends within two turns of its event loop goes to stdout in one
+                    write (as an agent that buffers its output), e.g. a prompt's answer and the
+                    first request for the prompt it queued (or $${batchWritesEnv}=1)`;
 
 export interface DemoAgentCliOptions extends DemoAgentOptions {
   /** Where to record the wire messages; absent when not recording. */
   recordFile?: string;
+  /** Write to stdout once per two turns of the event loop (`--batch-writes`). */
+  batchWrites: boolean;
 }
 
 /**
@@ -49,6 +55,7 @@ export function parseDemoAgentOptions(argv: string[], env: NodeJS.ProcessEnv): D
       record: { type: "string" },
       "busy-prompt": { type: "string" },
       "list-sessions": { type: "string" },
+      "batch-writes": { type: "boolean" },
     },
     strict: true,
     allowPositionals: false,
@@ -76,6 +83,7 @@ export function parseDemoAgentOptions(argv: string[], env: NodeJS.ProcessEnv): D
     loadSessions: !values["no-load"],
     announceSettings: !values["silent-settings"],
     requireAuth: values["require-auth"] ?? flag(requireAuthEnv, env[requireAuthEnv]),
+    batchWrites: values["batch-writes"] ?? flag(batchWritesEnv, env[batchWritesEnv]),
     ...(recordFile === undefined ? {} : { recordFile: resolve(recordFile) }),
   };
 }

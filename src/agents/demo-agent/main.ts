@@ -22,7 +22,8 @@ try {
   process.exit(usageExitCode);
 }
 
-const stream = options.recordFile ? recordingStream(stdioStream(), options.recordFile) : stdioStream();
+const stdio = stdioStream(options.batchWrites);
+const stream = options.recordFile ? recordingStream(stdio, options.recordFile) : stdio;
 const connection = createDemoAgentApp({ ...options, env: process.env }).connect(stream);
 process.stderr.write(
   `${demoAgentName}: serving ACP on stdio, state in ${options.stateDir}` +

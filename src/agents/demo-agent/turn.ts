@@ -116,7 +116,9 @@ export async function runTurn(
     return cancel.signal.aborted ? "cancelled" : stopReason;
   } finally {
     session.turn = { name: "idle" };
-    ended();
+    // A queued prompt starts once this one's answer was sent (it is, before the next turn of the event loop), as an
+    // agent answers a prompt before it starts the next: the client reads them in that order.
+    setImmediate(ended);
   }
 }
 
