@@ -27,7 +27,8 @@ export const demoAgentUsage = `usage: berth-demo-agent [--state-dir DIR] [--no-l
                     session/cancel ends only the running turn), cancel (the running turn
                     ends cancelled, then it runs) (or $${busyPromptEnv}=HOW)
   --list-sessions HOW what session/list does: serve (the stored conversations, the
-                    default), fail (-32603), hang (never answers) (or $${listSessionsEnv}=HOW)`;
+                    default), paged (one a page), fail (-32603), hang (never answers)
+                    (or $${listSessionsEnv}=HOW)`;
 
 export interface DemoAgentCliOptions extends DemoAgentOptions {
   /** Where to record the wire messages; absent when not recording. */
