@@ -288,7 +288,7 @@ describe("PostgreSQL: hosts sharing one database", () => {
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(StoreOpenError);
-    expect((refused as Error).message).toMatch(/schema version 99, newer than the latest this Berth knows \(5\)/);
+    expect((refused as Error).message).toMatch(/schema version 99, newer than the latest this Berth knows \(6\)/);
   });
 
   it("a URL that is not PostgreSQL's, or a server that is not there, fails with the URL named and its password hidden", async () => {
