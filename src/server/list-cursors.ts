@@ -18,7 +18,7 @@ const token = z.union([
 ]);
 
 /** A cursor that is not one this host gave out (or was changed): `-32602` over ACP, 400 over REST. */
-export class InvalidCursorError extends Error {
+class InvalidCursorError extends Error {
   override readonly name = "InvalidCursorError";
 }
 
