@@ -280,7 +280,7 @@ describe("PostgreSQL: hosts sharing one database", () => {
     const url = await postgres.freshDatabase();
     await Promise.all([open(url), open(url), open(url)]);
     const sql = admin(url);
-    expect(await sql`SELECT version FROM berth_schema ORDER BY version`).toEqual([1, 2, 3, 4, 5].map((version) => ({ version })));
+    expect(await sql`SELECT version FROM berth_schema ORDER BY version`).toEqual([1, 2, 3, 4, 5, 6].map((version) => ({ version })));
 
     await sql`INSERT INTO berth_schema (version, description) VALUES (99, 'from the future')`;
     const refused = await PostgresBackend.open(url).then(
