@@ -75,7 +75,7 @@ export class HostViews {
   }
 
   /**
-   * A page of every host's sessions (of `cwd` and `agent`, if given), in the order of {@link sessions}: this host's read
+   * A page of every host's sessions (of `cwd` and `agent`, if given), newest first (by last activity, creation, id): this host's read
    * by keyset from its store, the fleet's others' from memory; only the page's sessions are made into views.
    */
   page(query: SessionPageQuery): SessionPage {

@@ -423,10 +423,6 @@ function worktreeMetaOf(value: unknown): { worktree?: WorktreeRequest } {
   return worktreeAsked(parsed.data);
 }
 
-/**
- * Host errors as JSON-RPC errors, with their message and machine code; the agent's own errors unchanged.
- * An internal error is logged: the client sees only its message, the operator needs the stack.
- */
 /** A `session/list` cursor, else `-32602` naming it. */
 function listCursorOf(text: string): ListCursor {
   try {
@@ -436,6 +432,10 @@ function listCursorOf(text: string): ListCursor {
   }
 }
 
+/**
+ * Host errors as JSON-RPC errors, with their message and machine code; the agent's own errors unchanged.
+ * An internal error is logged: the client sees only its message, the operator needs the stack.
+ */
 function toRequestError(error: unknown, log: Logger): RequestError {
   if (error instanceof RequestError) return error;
   // The agent could not be started because of the request itself, or the session went away meanwhile (another host took it).
