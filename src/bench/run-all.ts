@@ -8,6 +8,7 @@ import { runStoreBackendBench } from "./store-backend-bench.js";
 import { runLifecycleBench } from "./lifecycle-bench.js";
 import { runPackageBench } from "./package-bench.js";
 import { runRelayBench } from "./relay-bench.js";
+import { runSessionListBench } from "./session-list-bench.js";
 import { runTranscriptBench } from "./transcript-bench.js";
 import { runOutsideLockBench, runWriteStallBench } from "./write-stall-bench.js";
 
@@ -16,6 +17,7 @@ await runLifecycleBench();
 await runJournalBench();
 await runStoreBackendBench();
 await runHostBench();
+await runSessionListBench();
 await runWriteStallBench();
 await runOutsideLockBench();
 await runRelayBench();

@@ -6,7 +6,7 @@ import type { LocationServicesCache } from "../lifecycle/location-services-cache
 import type { SessionChildState, SessionHolds } from "../lifecycle/session-holds.js";
 import type { LocationServices } from "../location/location-services.js";
 import type { TerminalOutputResult } from "../location/terminal.js";
-import type { Session } from "../store/sessions.js";
+import { newestFirst, type Session, type SessionPageQuery } from "../store/sessions.js";
 import type { Store } from "../store/store.js";
 import { clientHolders } from "./holders.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
@@ -17,7 +17,7 @@ import type { Journal } from "./journal.js";
 import type { PeerLiveViews } from "./peer-live-views.js";
 import { locationOfSession, sessionsAt } from "./session-location.js";
 import type { WorktreeRecord } from "../worktrees/worktree-record.js";
-import type { FleetCounts, HostView, LiveSessionState, LocationView, SessionView } from "./views.js";
+import type { FleetCounts, HostView, LiveSessionState, LocationView, SessionPage, SessionView } from "./views.js";
 
 export interface HostViewsDeps {
   readonly store: Store;
@@ -72,6 +72,38 @@ export class HostViews {
     const others = this.deps.peers.sessions().filter((peer) => cwd === undefined || peer.session.cwd === cwd);
     if (others.length === 0) return own;
     return own.concat(others.map((peer) => this.peerView(peer))).sort((a, b) => b.updatedAt - a.updatedAt);
+  }
+
+  /**
+   * A page of every host's sessions (of `cwd` and `agent`, if given), newest first (by last activity, creation, id): this host's read
+   * by keyset from its store, the fleet's others' from memory; only the page's sessions are made into views.
+   */
+  page(query: SessionPageQuery): SessionPage {
+    const { store, lost, peers } = this.deps;
+    const { agent, after, limit } = query;
+    const cwd = query.cwd === undefined ? undefined : locationKey(query.cwd).directory;
+    // One past the page tells whether there is more; a lost session read is not shown, so read that many more.
+    const own = store.sessions
+      .page({
+        ...(cwd === undefined ? {} : { cwd }),
+        ...(agent === undefined ? {} : { agent }),
+        ...(after ? { after } : {}),
+        limit: limit + 1 + lost.size,
+      })
+      .filter((session) => !lost.has(session.id))
+      .map((session) => ({ session, peer: undefined as PeerSession | undefined }));
+    const others = peers
+      .sessions()
+      .filter(({ session }) => (cwd === undefined || session.cwd === cwd) && (agent === undefined || session.agent === agent))
+      .filter(({ session }) => after === undefined || newestFirst(after, session) < 0)
+      .map((peer) => ({ session: peer.session, peer }));
+    const listed = (others.length === 0 ? own : own.concat(others).sort((a, b) => newestFirst(a.session, b.session))).slice(0, limit + 1);
+    const shown = listed.slice(0, limit);
+    const last = shown.at(-1)?.session;
+    return {
+      sessions: shown.map(({ session, peer }) => (peer ? this.peerView(peer) : this.viewOf(session))),
+      ...(listed.length > limit && last ? { next: { updatedAt: last.updatedAt, createdAt: last.createdAt, id: last.id } } : {}),
+    };
   }
 
   /** Every session's agent-child state and pid, for gauges: one query, nothing read per session. */

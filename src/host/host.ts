@@ -56,7 +56,18 @@ import type { PromptOptions } from "./turns.js";
 import type { LoginCommandResolver } from "../logins/login-command.js";
 import type { StoreHealthView } from "./store-health.js";
 import type { HeartbeatHealthView } from "./heartbeat-health.js";
-import type { AgentLoginStatus, FleetCounts, HostView, LocationView, PeerLiveSink, QuestionView, SessionOwner, SessionView } from "./views.js";
+import type {
+  AgentLoginStatus,
+  FleetCounts,
+  HostView,
+  LocationView,
+  PeerLiveSink,
+  QuestionView,
+  SessionKey,
+  SessionOwner,
+  SessionPage,
+  SessionView,
+} from "./views.js";
 
 export { OrderlySteps } from "./orderly-steps.js";
 export { sweepLeftovers } from "./startup.js";
@@ -268,6 +279,11 @@ export class Host {
 
   listSessions(filter: { cwd?: string } = {}): SessionView[] {
     return this.parts.views.sessions(filter);
+  }
+
+  /** A page of {@link listSessions}, read by keyset from where the last page ended (`after`). */
+  sessionPage(query: { cwd?: string; agent?: string; after?: SessionKey; limit: number }): SessionPage {
+    return this.parts.views.page(query);
   }
 
   /** This host's own session, never another host's of the fleet: what its peers follow of it. */

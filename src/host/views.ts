@@ -4,6 +4,7 @@ import type { SandboxView } from "../sandbox/sandboxes.js";
 export type { SandboxAvailability } from "../sandbox/availability.js";
 import type { SessionChildState } from "../lifecycle/session-holds.js";
 import type { JournalEvent, MessagePreview, TurnOutcome } from "../store/events.js";
+import type { SessionKey } from "../store/sessions.js";
 import type { WorktreeRecord } from "../worktrees/worktree-record.js";
 
 // The types of the host's API, for the protocol edges (which import nothing below the host).
@@ -20,6 +21,7 @@ export type { HostRecord, StampedRecord } from "./host-records.js";
 export type { WorktreeStatusView } from "./worktree-status.js";
 export type { InstallEvent } from "./agent-installs.js";
 export type { NewComment } from "./review-desk.js";
+export type { SessionKey } from "../store/sessions.js";
 export type { AgentRequest, ReopenRequest } from "./agent-request.js";
 export type { AgentSessionState } from "./agent-session-state.js";
 export type { RelayedRequest, RelayOutcome } from "./relayed-request.js";
@@ -59,6 +61,12 @@ export interface SessionView {
   readonly lastTurn: TurnOutcome | null;
   readonly createdAt: number;
   readonly updatedAt: number;
+}
+
+/** A page of a session list, newest first; `next` is where the next page starts, none after the last. */
+export interface SessionPage {
+  readonly sessions: SessionView[];
+  readonly next?: SessionKey;
 }
 
 /**

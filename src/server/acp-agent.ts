@@ -11,6 +11,7 @@ import {
   type Implementation,
   type InitializeResponse,
   type LogoutResponse,
+  type SessionInfo,
 } from "@agentclientprotocol/sdk";
 import { z } from "zod";
 import { berthWords } from "../config/invocation.js";
@@ -30,6 +31,7 @@ import {
 import type { Host } from "../host/host.js";
 import type { AgentRequest, ReopenRequest, WorktreeRequest } from "../host/views.js";
 import { worktreeAsked, worktreeField } from "./worktree-field.js";
+import { decodeCursor, encodeCursor, SESSION_PAGE, type ListCursor } from "./list-cursors.js";
 import type { Logger } from "../host/logger.js";
 import { berthVersion } from "../version.js";
 import { ConnectionSessions } from "./connection-sessions.js";
@@ -250,24 +252,34 @@ export function createAcpAgent({
       })
       .onRequest(methods.agent.session.list, async ({ params, signal }) => {
         const cwd = params.cwd ?? undefined;
-        const cursor = params.cursor ?? undefined;
-        // Berth's own sessions are all on the first page; a cursor is the agent's, for the next page of its own.
-        const views = cursor === undefined ? translated(log, () => host.listSessions(cwd === undefined ? {} : { cwd })) : [];
-        const own = views
-          // A connection bound to an agent lists that agent's sessions, as the agent itself would.
-          .filter((view) => agentId === undefined || view.agent === agentId)
-          .map((view) => ({
+        const cursor = params.cursor == null ? undefined : listCursorOf(params.cursor);
+        // Berth's own sessions come first, a page at a time; then, on the page where they end, the agent's own.
+        let own: SessionInfo[] = [];
+        if (cursor === undefined || "after" in cursor) {
+          const page = translated(log, () =>
+            host.sessionPage({
+              ...(cwd === undefined ? {} : { cwd }),
+              // A connection bound to an agent lists that agent's sessions, as the agent itself would.
+              ...(agentId === undefined ? {} : { agent: agentId }),
+              ...(cursor ? { after: cursor.after } : {}),
+              limit: SESSION_PAGE,
+            }),
+          );
+          own = page.sessions.map((view) => ({
             sessionId: view.id,
             cwd: view.cwd,
             title: view.title,
             updatedAt: new Date(view.updatedAt).toISOString(),
             _meta: { [AGENT_META]: view.agent, [WORKSPACE_META]: view.workspace },
           }));
+          if (page.next) return { sessions: own, nextCursor: encodeCursor({ after: page.next }) };
+        }
         // The agent's own sessions are asked for only when the list is narrowed to an agent or a directory: never everything.
         if (agentId === undefined && cwd === undefined) return { sessions: own };
+        const agentCursor = cursor && "agentCursor" in cursor ? cursor.agentCursor : undefined;
         const native = await host.nativeSessions(
           connectionAgent,
-          { ...(cwd === undefined ? {} : { cwd }), ...(cursor === undefined ? {} : { cursor }) },
+          { ...(cwd === undefined ? {} : { cwd }), ...(agentCursor === undefined ? {} : { cursor: agentCursor }) },
           { clientInfo, initializeMeta, signal },
         );
         const natives = native.sessions.map((session) => ({
@@ -276,7 +288,7 @@ export function createAcpAgent({
         }));
         return {
           sessions: [...own, ...natives].sort((a, b) => (b.updatedAt ?? "").localeCompare(a.updatedAt ?? "")),
-          ...(native.nextCursor ? { nextCursor: native.nextCursor } : {}),
+          ...(native.nextCursor ? { nextCursor: encodeCursor({ agentCursor: native.nextCursor }) } : {}),
         };
       })
       .onRequest(methods.agent.session.prompt, ({ params, client, method, signal }) => {
@@ -431,6 +443,15 @@ function worktreeMetaOf(value: unknown): { worktree?: WorktreeRequest } {
       `_meta["${WORKTREE_META}"]: ${parsed.error.issues.map((issue) => `${issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""}${issue.message}`).join("; ")}`,
     );
   return worktreeAsked(parsed.data);
+}
+
+/** A `session/list` cursor, else `-32602` naming it. */
+function listCursorOf(text: string): ListCursor {
+  try {
+    return decodeCursor(text);
+  } catch (error) {
+    throw RequestError.invalidParams({ cursor: text, code: "invalid_cursor" }, (error as Error).message);
+  }
 }
 
 /**

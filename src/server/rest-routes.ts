@@ -1,7 +1,7 @@
 import { isAbsolute } from "node:path";
 import { z } from "zod";
 import type { Host } from "../host/host.js";
-import type { LocationView, QuestionAnswer } from "../host/views.js";
+import type { LocationView, QuestionAnswer, SessionKey } from "../host/views.js";
 import { berthVersion } from "../version.js";
 import { mergedEvents } from "./chunk-merging.js";
 import { worktreeAsked, worktreeField } from "./worktree-field.js";
@@ -11,6 +11,7 @@ import type { BerthMetrics } from "./metrics.js";
 import type { PeerRest } from "./peer-rest.js";
 import { empty, json, type Route } from "./router.js";
 import { requireSession, sessionRoute } from "./session-route.js";
+import { decodeCursor, encodeCursor, MAX_SESSION_PAGE, SESSION_PAGE, type ListCursor } from "./list-cursors.js";
 import { OWN_SESSIONS_PATH, type OwnSessionEvents } from "./own-session-events.js";
 import type { OperatorEvents } from "./sse.js";
 import type { Tickets } from "./tickets.js";
@@ -163,7 +164,10 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
       path: "/api/sessions",
       handle: ({ url }) => {
         const cwd = url.searchParams.get("cwd");
-        return json({ sessions: host.listSessions(cwd === null ? {} : { cwd }) });
+        const limit = limitParam(url, SESSION_PAGE, MAX_SESSION_PAGE);
+        const after = afterParam(url);
+        const page = host.sessionPage({ ...(cwd === null ? {} : { cwd }), ...(after ? { after } : {}), limit });
+        return json({ sessions: page.sessions, ...(page.next ? { nextCursor: encodeCursor({ after: page.next }) } : {}) });
       },
     },
     {
@@ -308,6 +312,26 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
       handle: async () => ({ kind: "text", status: 200, contentType: metrics.contentType, text: await metrics.render() }),
     },
   ];
+}
+
+/** `cursor`: where the page starts, a `nextCursor` of the previous page; none for the first. */
+function afterParam(url: URL): SessionKey | undefined {
+  const text = url.searchParams.get("cursor");
+  if (text === null) return undefined;
+  let cursor: ListCursor;
+  try {
+    cursor = decodeCursor(text);
+  } catch (error) {
+    throw new HttpError(400, "invalid_cursor", (error as Error).message);
+  }
+  // An ACP `session/list` cursor that went on to the agent's own sessions: REST lists Berth's only.
+  if (!("after" in cursor))
+    throw new HttpError(
+      400,
+      "invalid_cursor",
+      `cursor ${JSON.stringify(text)} is a session/list cursor of the agent's own sessions, not one of this list`,
+    );
+  return cursor.after;
 }
 
 /** `limit`: a page of at least one (an empty page could never be read on from) and at most `max`. */

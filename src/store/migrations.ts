@@ -122,6 +122,17 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX review_comments_by_session ON review_comments (session_id, created_at);
     `,
   },
+  {
+    version: 6,
+    description: "session lists are read a page at a time: the recency indexes end in the id, the order's last tie-break",
+    // Keyset pagination (sessions.page) walks these indexes from a cursor without sorting anything.
+    sql: `
+      DROP INDEX sessions_by_recency;
+      DROP INDEX sessions_by_cwd;
+      CREATE INDEX sessions_by_recency ON sessions (updated_at DESC, created_at DESC, id);
+      CREATE INDEX sessions_by_cwd ON sessions (cwd, updated_at DESC, created_at DESC, id);
+    `,
+  },
 ];
 
 export const latestSchemaVersion = migrations.length;

@@ -1,6 +1,7 @@
+import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase } from "./database.js";
 import { StoreNotFoundError } from "./errors.js";
-import { requireAbsolutePath, requireNullableText, requireText, requireTimestamp, type Json } from "./input.js";
+import { requireAbsolutePath, requireCount, requireNullableText, requireText, requireTimestamp, type Json } from "./input.js";
 import { guardWrite } from "./write-guard.js";
 
 export interface Session {
@@ -53,6 +54,15 @@ export interface QueuedSessionChange {
   readonly updatedAt?: number;
 }
 
+interface PageParams {
+  cwd: string | null;
+  agent: string | null;
+  updatedAt: number | null;
+  createdAt: number | null;
+  id: string | null;
+  limit: number;
+}
+
 interface SessionRow extends Omit<Session, "agentRequest" | "agentState" | "worktree"> {
   agentRequest: string | null;
   agentState: string | null;
@@ -62,6 +72,21 @@ interface SessionRow extends Omit<Session, "agentRequest" | "agentState" | "work
 const COLUMNS = `id, agent, cwd, workspace, title, agent_session_id AS agentSessionId,
   agent_request AS agentRequest, agent_state AS agentState, worktree, created_at AS createdAt, updated_at AS updatedAt`;
 const NEWEST_FIRST = "ORDER BY updated_at DESC, created_at DESC, id";
+
+/** Where a session is in the newest-first order of session lists: what a page's cursor names. */
+export interface SessionKey {
+  readonly updatedAt: number;
+  readonly createdAt: number;
+  readonly id: string;
+}
+
+/** A page of a session list: those after `after` (none: from the newest), of `cwd` and `agent` if given. */
+export interface SessionPageQuery {
+  readonly cwd?: string;
+  readonly agent?: string;
+  readonly after?: SessionKey;
+  readonly limit: number;
+}
 
 export class SessionStore {
   readonly #insert;
@@ -76,8 +101,12 @@ export class SessionStore {
   readonly #touch;
   readonly #delete;
   readonly #queued = new Map<string, { change: QueuedSessionChange; writes: number }>();
+  /** The page queries, one per combination of filters, prepared when first asked. */
+  readonly #pages = new Map<string, Statement<PageParams, SessionRow>>();
+  readonly #db: SqliteDatabase;
 
   constructor(db: SqliteDatabase) {
+    this.#db = db;
     this.#insert = db.prepare<Session>(
       `INSERT INTO sessions (id, agent, cwd, workspace, title, agent_session_id, agent_request, worktree, created_at, updated_at)
        VALUES (@id, @agent, @cwd, @workspace, @title, @agentSessionId, @agentRequest, @worktree, @createdAt, @updatedAt)`,
@@ -119,6 +148,55 @@ export class SessionStore {
     const sessions = (filter.cwd === undefined ? this.#listAll.all() : this.#listByCwd.all(filter.cwd)).map(sessionOf);
     if (this.#queued.size === 0) return sessions;
     return sessions.map((session) => this.#withQueued(session)).sort(newestFirst);
+  }
+
+  /**
+   * Up to `limit` sessions after `after` in the order of {@link list}, with the changes still queued, read by keyset
+   * from the recency indexes: as fast on the last page of thousands as on the first. A session whose queued change
+   * moves it ahead of `after` is on an earlier page now, not this one.
+   */
+  page(query: SessionPageQuery): Session[] {
+    const op = "sessions.page";
+    const limit = requireCount(op, "limit", query.limit);
+    const { cwd, agent, after } = query;
+    // Each queued session's stored place may be behind its shown one: read that many more, then place them as shown.
+    const rows = this.#pageQuery(cwd !== undefined, agent !== undefined, after !== undefined).all({
+      cwd: cwd ?? null,
+      agent: agent ?? null,
+      updatedAt: after?.updatedAt ?? null,
+      createdAt: after?.createdAt ?? null,
+      id: after?.id ?? null,
+      limit: limit + this.#queued.size,
+    });
+    const sessions = rows.map(sessionOf);
+    if (this.#queued.size === 0) return sessions.slice(0, limit);
+    const byId = new Map(sessions.map((session) => [session.id, this.#withQueued(session)]));
+    for (const id of this.#queued.keys()) {
+      const session = byId.has(id) ? undefined : this.get(id);
+      if (session && (cwd === undefined || session.cwd === cwd) && (agent === undefined || session.agent === agent)) byId.set(id, session);
+    }
+    return [...byId.values()]
+      .filter((session) => after === undefined || newestFirst(after, session) < 0)
+      .sort(newestFirst)
+      .slice(0, limit);
+  }
+
+  #pageQuery(byCwd: boolean, byAgent: boolean, afterKey: boolean): Statement<PageParams, SessionRow> {
+    const name = `${byCwd}/${byAgent}/${afterKey}`;
+    const known = this.#pages.get(name);
+    if (known) return known;
+    const conditions = [
+      ...(byCwd ? ["cwd = @cwd"] : []),
+      ...(byAgent ? ["agent = @agent"] : []),
+      // The first term bounds the index range; the rest are the order's tie-breaks.
+      ...(afterKey
+        ? ["updated_at <= @updatedAt AND (updated_at < @updatedAt OR created_at < @createdAt OR (created_at = @createdAt AND id > @id))"]
+        : []),
+    ];
+    const where = conditions.length === 0 ? "" : `WHERE ${conditions.join(" AND ")}`;
+    const statement = this.#db.prepare<PageParams, SessionRow>(`SELECT ${COLUMNS} FROM sessions ${where} ${NEWEST_FIRST} LIMIT @limit`);
+    this.#pages.set(name, statement);
+    return statement;
   }
 
   /** The host's writer queued `change` for session `id`: reads show it until {@link landed} was called once for each `queued`. */
@@ -184,8 +262,8 @@ export class SessionStore {
   }
 }
 
-/** The order of `NEWEST_FIRST`. */
-function newestFirst(a: Session, b: Session): number {
+/** The order of `NEWEST_FIRST`: negative if `a` comes first. */
+export function newestFirst(a: SessionKey, b: SessionKey): number {
   return b.updatedAt - a.updatedAt || b.createdAt - a.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 

@@ -6,7 +6,7 @@ import { requireCount, requireNullableText, requireText } from "./input.js";
 import type { LifecycleRecord } from "./lifecycle-records.js";
 import type { Question } from "./questions.js";
 import type { NewReviewComment, ReviewComment } from "./review-comments.js";
-import type { NewSession, Session } from "./sessions.js";
+import type { NewSession, Session, SessionPageQuery } from "./sessions.js";
 import {
   LeaseHeldError,
   StaleEpochError,
@@ -129,6 +129,10 @@ export class SqliteBackend implements StoreBackend {
 
   async listSessions(filter: { cwd?: string } = {}): Promise<Session[]> {
     return this.store.sessions.list(filter);
+  }
+
+  async sessionPage(query: SessionPageQuery): Promise<Session[]> {
+    return this.store.sessions.page(query);
   }
 
   async readSessions(ids: readonly string[]): Promise<SessionRead[]> {

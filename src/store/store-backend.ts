@@ -6,7 +6,7 @@ import { StoreInputError } from "./errors.js";
 import type { LifecycleRecord } from "./lifecycle-records.js";
 import type { Question } from "./questions.js";
 import type { NewReviewComment, ReviewComment } from "./review-comments.js";
-import type { NewSession, Session } from "./sessions.js";
+import type { NewSession, Session, SessionPageQuery } from "./sessions.js";
 
 /**
  * Everything Berth persists, behind one asynchronous interface with two implementations:
@@ -56,6 +56,8 @@ export interface StoreBackend {
   getSession(id: string): Promise<Session | undefined>;
   /** Newest (most recently updated) first; only those in `cwd` if given. */
   listSessions(filter?: { cwd?: string }): Promise<Session[]>;
+  /** Up to `limit` of that list (of `cwd`, `agent` if given) after `after`: read by keyset from an index, never by offset. */
+  sessionPage(query: SessionPageQuery): Promise<Session[]>;
   /**
    * The sessions of `ids` that exist (in no particular order), each with its lease as of the same read and its pending
    * questions, oldest first: what changed, read in one round whatever their number.

@@ -153,7 +153,7 @@ describe("parseDemoAgentOptions", () => {
     expect(parseDemoAgentOptions(["--list-sessions", "hang"], { BERTH_DEMO_LIST_SESSIONS: "fail" }).listSessions).toBe("hang");
     expect(parseDemoAgentOptions([], { BERTH_DEMO_LIST_SESSIONS: "fail" }).listSessions).toBe("fail");
     expect(() => parseDemoAgentOptions(["--list-sessions", "slowly"], {})).toThrow(
-      '--list-sessions (or BERTH_DEMO_LIST_SESSIONS) must be one of serve, fail, hang, got "slowly"',
+      '--list-sessions (or BERTH_DEMO_LIST_SESSIONS) must be one of serve, paged, fail, hang, got "slowly"',
     );
   });
 

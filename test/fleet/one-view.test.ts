@@ -199,6 +199,32 @@ describe("one view of a fleet", () => {
     }
   }, 90_000);
 
+  it("pages every host's sessions together: by limit and cursor, each once, in the whole list's order", async () => {
+    const url = await postgres.freshDatabase();
+    const workDir = bed.tempDir("berth-view-pages-work-");
+    const a = await bed.serve(url, "host-a", bed.tempDir("berth-view-pages-a-"), fleet(A_URL));
+    const b = await bed.serve(url, "host-b", bed.tempDir("berth-view-pages-b-"), fleet("http://127.0.0.1:7422"));
+    // Made in turns on A and B, so B's own and A's interleave in the list.
+    for (const host of [a, b, a, b, a]) expect((await send(host.url, host.token, "POST", "/api/sessions", { cwd: workDir })).status).toBe(201);
+    const whole = async () => (await getJson<Sessions & { nextCursor?: string }>(b.url, b.token, "/api/sessions?limit=1000")).body;
+    await eventually(async () => (await whole()).sessions.length === 5, "host B lists all five sessions");
+    const { sessions, nextCursor } = await whole();
+    expect(nextCursor).toBeUndefined();
+    expect(sessions.filter((view) => view.host === "host-a")).toHaveLength(3);
+    for (const limit of [1, 2, 3]) {
+      const paged: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const query = `/api/sessions?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+        const { status, body } = await getJson<Sessions & { nextCursor?: string }>(b.url, b.token, query);
+        expect(status).toBe(200);
+        paged.push(...body.sessions.map((view) => view.id));
+        cursor = body.nextCursor;
+      } while (cursor !== undefined);
+      expect({ limit, paged }).toEqual({ limit, paged: sessions.map((view) => view.id) });
+    }
+  }, 90_000);
+
   it("answers 404 not_in_a_fleet for GET /api/hosts on the default SQLite store", async () => {
     const dataDir = bed.tempDir("berth-view-sqlite-");
     const server = bed.spawn(["serve", "--port", "0", "--data-dir", dataDir], { XDG_CONFIG_HOME: dataDir });

@@ -590,6 +590,50 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
         await expect(store.readEvents("a")).rejects.toBeInstanceOf(StoreNotFoundError);
       });
 
+      it("reads sessions a page at a time by keyset: each once, in the list's order, ties broken by id", async () => {
+        // c, a, b tie on both times (the id orders them); e is older but touched since; f is another agent's elsewhere.
+        for (const id of ["c", "a", "b"]) await newSession(id);
+        await newSession("d");
+        await store.updateSession(await store.getLease("d").then((lease) => lease!), { touchedAt: T0 + 1 });
+        const e = await store.createSession({ id: "e", agent: "demo", cwd: "/work/project", createdAt: T0 - 5 }, "host-a");
+        await store.updateSession(e, { touchedAt: T0 + 5 });
+        await store.createSession({ id: "f", agent: "other", cwd: "/work/other", createdAt: T0 - 1 }, "host-a");
+        const keyOf = (session: { updatedAt: number; createdAt: number; id: string }) => ({
+          updatedAt: session.updatedAt,
+          createdAt: session.createdAt,
+          id: session.id,
+        });
+        const pages = async (query: { cwd?: string; agent?: string }, limit: number) => {
+          const read: string[][] = [];
+          let after: ReturnType<typeof keyOf> | undefined;
+          for (;;) {
+            const page = await store.sessionPage({ ...query, ...(after ? { after } : {}), limit });
+            if (page.length === 0) return read;
+            read.push(page.map((session) => session.id));
+            after = keyOf(page.at(-1)!);
+          }
+        };
+        expect((await store.listSessions()).map((session) => session.id)).toEqual(["e", "d", "a", "b", "c", "f"]);
+        expect(await pages({}, 2)).toEqual([
+          ["e", "d"],
+          ["a", "b"],
+          ["c", "f"],
+        ]);
+        expect(await pages({}, 4)).toEqual([
+          ["e", "d", "a", "b"],
+          ["c", "f"],
+        ]);
+        expect(await pages({ cwd: "/work/project" }, 3)).toEqual([
+          ["e", "d", "a"],
+          ["b", "c"],
+        ]);
+        expect(await pages({ agent: "other" }, 3)).toEqual([["f"]]);
+        expect(await pages({ cwd: "/work/other", agent: "demo" }, 3)).toEqual([]);
+        // A page is the list's sessions as they are, not a summary of them.
+        expect(await store.sessionPage({ limit: 1 })).toEqual([await store.getSession("e")]);
+        await expect(store.sessionPage({ limit: -1 })).rejects.toBeInstanceOf(StoreInputError);
+      });
+
       it("keeps lifecycle records in order, never reusing an id", async () => {
         const first = await store.appendRecord("host-a", "location_evicted", { directory: "/w" }, T0);
         const second = await store.appendRecord("host-a", "child_released", { pid: 4 }, T0 + 10);

@@ -280,7 +280,7 @@ describe("PostgreSQL: hosts sharing one database", () => {
     const url = await postgres.freshDatabase();
     await Promise.all([open(url), open(url), open(url)]);
     const sql = admin(url);
-    expect(await sql`SELECT version FROM berth_schema ORDER BY version`).toEqual([1, 2, 3, 4, 5].map((version) => ({ version })));
+    expect(await sql`SELECT version FROM berth_schema ORDER BY version`).toEqual([1, 2, 3, 4, 5, 6].map((version) => ({ version })));
 
     await sql`INSERT INTO berth_schema (version, description) VALUES (99, 'from the future')`;
     const refused = await PostgresBackend.open(url).then(
@@ -288,7 +288,7 @@ describe("PostgreSQL: hosts sharing one database", () => {
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(StoreOpenError);
-    expect((refused as Error).message).toMatch(/schema version 99, newer than the latest this Berth knows \(5\)/);
+    expect((refused as Error).message).toMatch(/schema version 99, newer than the latest this Berth knows \(6\)/);
   });
 
   it("a URL that is not PostgreSQL's, or a server that is not there, fails with the URL named and its password hidden", async () => {

@@ -152,4 +152,20 @@ describe("sessions", () => {
     expect(store.sessions.get("old")).toMatchObject({ title: null, updatedAt: T0, agentState: null });
     expect(store.sessions.list().map((session) => session.id)).toEqual(["new", "old"]);
   });
+
+  it("read a page with the queued changes: a session a queued touch moved ahead is on the page of its new place, once", () => {
+    const store = files.open(files.path());
+    for (let i = 0; i < 6; i++) newSession(store, `s${i}`, { createdAt: T0 + i });
+    const ids = (sessions: readonly { id: string }[]) => sessions.map((session) => session.id);
+    expect(ids(store.sessions.page({ limit: 3 }))).toEqual(["s5", "s4", "s3"]);
+    // s0, the oldest stored, was touched: until its write lands it leads every list and page.
+    store.sessions.queued("s0", { updatedAt: T0 + 100 });
+    expect(ids(store.sessions.page({ limit: 3 }))).toEqual(["s0", "s5", "s4"]);
+    const s4 = store.sessions.get("s4")!;
+    expect(ids(store.sessions.page({ after: s4, limit: 3 }))).toEqual(["s3", "s2", "s1"]);
+    const s1 = store.sessions.get("s1")!;
+    expect(store.sessions.page({ after: s1, limit: 3 })).toEqual([]);
+    expect(ids(store.sessions.page({ cwd: "/elsewhere", limit: 3 }))).toEqual([]);
+    expect(ids(store.sessions.page({ limit: 6 }))).toEqual(ids(store.sessions.list()));
+  });
 });

@@ -160,7 +160,7 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
         const session = sessions.reopen(params.sessionId, params.cwd, params.mcpServers ?? []);
         return stateOf(session, methods.agent.session.resume);
       })
-      .onRequest(methods.agent.session.list, ({ params }) => listedSessions(store, params.cwd ?? undefined, options.listSessions ?? "serve"))
+      .onRequest(methods.agent.session.list, ({ params }) => listedSessions(store, params, options.listSessions ?? "serve"))
       // A fork is kept as any conversation is, so another process can load it (which is how Berth uses it).
       .onRequest(forkMethod, forkParams, ({ params }) => {
         auth.check();

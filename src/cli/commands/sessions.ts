@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { SessionView } from "../../host/views.js";
+import { everySession } from "../../protocol/session-pages.js";
 import { formatTable } from "../format-table.js";
 import { callHost, runClientCommand, withHostFlags, type HostFlags } from "../host-client.js";
 
@@ -25,7 +26,7 @@ export function register(program: Command): void {
     .option("--json", "print JSON")
     .action((flags: HostFlags & { json?: boolean }) =>
       runClientCommand("sessions", async () => {
-        const { sessions } = await callHost<{ sessions: SessionView[] }>(flags, "/api/sessions");
+        const sessions = await everySession("/api/sessions", (path) => callHost<{ sessions: SessionView[]; nextCursor?: string }>(flags, path));
         process.stdout.write(`${flags.json ? JSON.stringify(sessions, null, 2) : sessionRows(sessions)}\n`);
       }),
     );

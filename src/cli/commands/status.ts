@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { LocationView, SandboxAvailability, SessionView } from "../../host/views.js";
+import { everySession } from "../../protocol/session-pages.js";
 import { formatTable, relativeTime } from "../format-table.js";
 import { callHost, runClientCommand, withHostFlags, type HostFlags } from "../host-client.js";
 import { sessionRows } from "./sessions.js";
@@ -30,9 +31,9 @@ export function register(program: Command): void {
     .option("--json", "print JSON")
     .action((flags: HostFlags & { json?: boolean }) =>
       runClientCommand("status", async () => {
-        const [{ locations }, { sessions }, sandbox] = await Promise.all([
+        const [{ locations }, sessions, sandbox] = await Promise.all([
           callHost<{ locations: LocationView[] }>(flags, "/api/locations"),
-          callHost<{ sessions: SessionView[] }>(flags, "/api/sessions"),
+          everySession("/api/sessions", (path) => callHost<{ sessions: SessionView[]; nextCursor?: string }>(flags, path)),
           callHost<SandboxAvailability>(flags, "/api/sandbox"),
         ]);
         if (flags.json) {

@@ -7,7 +7,7 @@ import { decodeJson, encodeJson, requireCount, requireNullableText, requireOneOf
 import type { LifecycleRecord } from "../lifecycle-records.js";
 import type { Question } from "../questions.js";
 import { checkedComment, type NewReviewComment, type ReviewComment } from "../review-comments.js";
-import { checkedNewSession, type NewSession, type Session } from "../sessions.js";
+import { checkedNewSession, type NewSession, type Session, type SessionPageQuery } from "../sessions.js";
 import {
   givenSeqs,
   HostSupersededError,
@@ -225,6 +225,26 @@ export class PostgresBackend implements StoreBackend {
     const where = filter.cwd === undefined ? this.sql`` : this.sql`WHERE cwd = ${filter.cwd}`;
     const rows = await this.sql<SessionRow[]>`
       SELECT ${this.sql.unsafe(SESSION_COLUMNS)} FROM sessions ${where} ORDER BY updated_at DESC, created_at DESC, id`;
+    return rows.map(sessionOf);
+  }
+
+  async sessionPage(query: SessionPageQuery): Promise<Session[]> {
+    const limit = requireCount("sessions.page", "limit", query.limit);
+    const { cwd, agent, after } = query;
+    const conditions = [
+      ...(cwd === undefined ? [] : [this.sql`cwd = ${cwd}`]),
+      ...(agent === undefined ? [] : [this.sql`agent = ${agent}`]),
+      // The first term bounds the index range; the rest are the order's tie-breaks.
+      ...(after === undefined
+        ? []
+        : [
+            this.sql`updated_at <= ${after.updatedAt} AND (updated_at < ${after.updatedAt} OR created_at < ${after.createdAt}
+              OR (created_at = ${after.createdAt} AND id > ${after.id}))`,
+          ]),
+    ];
+    const where = conditions.reduce((sql, condition, i) => this.sql`${sql} ${i === 0 ? this.sql`WHERE` : this.sql`AND`} ${condition}`, this.sql``);
+    const rows = await this.sql<SessionRow[]>`
+      SELECT ${this.sql.unsafe(SESSION_COLUMNS)} FROM sessions ${where} ORDER BY updated_at DESC, created_at DESC, id LIMIT ${limit}`;
     return rows.map(sessionOf);
   }
 

@@ -1,4 +1,5 @@
 import { authHeaders } from "../auth/token.js";
+import { everySession } from "../../../src/protocol/session-pages.js";
 import { ApiError } from "./api-error.js";
 import type {
   AgentLogin,
@@ -53,7 +54,8 @@ export const api = {
   catalogue: () => request<CatalogueView>("GET", "api/agents/catalogue"),
   startInstall: (body: { id: string; mode: "add" | "upgrade" }) => request<{ id: string }>("POST", "api/agents/installs", body),
   removeAgent: (agentId: string) => request<void>("DELETE", `api/agents/${id(agentId)}`),
-  sessions: () => request<{ sessions: SessionView[] }>("GET", "api/sessions").then((r) => r.sessions),
+  /** Every session, a page at a time. */
+  sessions: () => everySession("api/sessions", (path) => request<{ sessions: SessionView[]; nextCursor?: string }>("GET", path)),
   session: (sessionId: string) => request<SessionView>("GET", `api/sessions/${id(sessionId)}`),
   agentState: (sessionId: string) => request<AgentSessionState>("GET", `api/sessions/${id(sessionId)}/agent-state`),
   /** A page of the journal, chunks of one message merged by Berth; `more`: the journal goes on after it. */
