@@ -1,19 +1,20 @@
-// Mutation testing of the lifecycle kernel and the process-group layer: `npm run mutate`.
-// Only the kernel's own tests run against each mutant (vitest.stryker.config.ts), so the score
-// says what those tests would miss; the model-based tests run at their CI size.
+// Mutation testing of the lifecycle kernel: `npm run mutate:lifecycle` (`npm run mutate` runs it, then
+// stryker.processes.config.mjs). Only the tests of test/lifecycle and test/processes run against each mutant
+// (vitest.stryker.config.ts), so the score says what those tests would miss; the model-based tests run at 3 % of
+// their CI size there. The run fails below 90 % (docs/lifecycle.md, "Mutation testing").
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: "vitest",
   plugins: ["@stryker-mutator/vitest-runner"],
   vitest: { configFile: "vitest.stryker.config.ts" },
-  mutate: ["src/lifecycle/**/*.ts", "src/processes/**/*.ts"],
+  mutate: ["src/lifecycle/**/*.ts"],
   coverageAnalysis: "perTest",
   concurrency: 2,
   timeoutMS: 5_000,
   reporters: ["clear-text", "progress", "html", "json"],
-  htmlReporter: { fileName: "reports/mutation/mutation.html" },
-  jsonReporter: { fileName: "reports/mutation/mutation.json" },
-  thresholds: { high: 90, low: 80, break: null },
+  htmlReporter: { fileName: "reports/mutation/lifecycle.html" },
+  jsonReporter: { fileName: "reports/mutation/lifecycle.json" },
+  thresholds: { high: 95, low: 90, break: 90 },
   // TypeScript 7 has no JS API for Stryker's tsconfig rewriting, and vitest never reads the
   // tsconfig's paths: point it at a file that does not exist so it leaves the sandbox's alone.
   tsconfigFile: "tsconfig.stryker-none.json",

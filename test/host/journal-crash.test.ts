@@ -14,8 +14,11 @@ import type { JournalEvent } from "../../src/store/events.js";
 import { Store } from "../../src/store/store.js";
 import { BerthProcess } from "../server/serve-process.js";
 import { waitUntil } from "../support/process-table.js";
+import { seededRandom, testSeed } from "../support/test-seed.js";
 
 const KILLS = Number(process.env.CRASH_KILLS ?? 50);
+/** Replays a failed run's random moments (its seed is printed on failure). */
+const SEED_VARIABLE = "CRASH_SEED";
 /** Two hosts on two data directories are killed side by side: the rounds mostly wait for processes to start. */
 const PIPELINES = 2;
 const dirs: string[] = [];
@@ -100,9 +103,9 @@ interface Tally {
 
 describe("the journal under SIGKILL", () => {
   it(`keeps every event a client saw, with its number and payload, across ${KILLS} kills at random moments; no number is given twice`, async () => {
-    const tallies = await Promise.all(
-      Array.from({ length: PIPELINES }, (_, i) => killLoop(Math.ceil(KILLS / PIPELINES) + (i < KILLS % PIPELINES ? 0 : 0))),
-    );
+    const seed = testSeed(SEED_VARIABLE);
+    // One sequence per pipeline: the two draw side by side, in an order the machine decides.
+    const tallies = await Promise.all(Array.from({ length: PIPELINES }, (_, i) => killLoop(Math.ceil(KILLS / PIPELINES), seededRandom(seed + i))));
     const total = tallies.reduce((sum, t) => ({
       kills: sum.kills + t.kills,
       restEvents: sum.restEvents + t.restEvents,
@@ -112,13 +115,13 @@ describe("the journal under SIGKILL", () => {
     expect(total.kills).toBeGreaterThanOrEqual(KILLS);
     expect(total.chunks).toBeGreaterThan(0);
     console.log(
-      `journal crash test: ${total.kills} kills, ${total.restEvents} events seen over REST, ${total.chunks} chunks seen over ACP, ${total.questions} questions`,
+      `journal crash test (${SEED_VARIABLE}=${seed}): ${total.kills} kills, ${total.restEvents} events seen over REST, ${total.chunks} chunks seen over ACP, ${total.questions} questions`,
     );
   }, 180_000);
 });
 
 /** One data directory: start, drive, SIGKILL, check the file, again, `kills` times. */
-async function killLoop(KILLS: number): Promise<Tally> {
+async function killLoop(KILLS: number, random: () => number): Promise<Tally> {
   const dataDir = mkdtempSync(join(tmpdir(), "berth-crash-"));
   const workDir = realpathSync(mkdtempSync(join(tmpdir(), "berth-crash-work-")));
   dirs.push(dataDir, workDir);
@@ -143,12 +146,12 @@ async function killLoop(KILLS: number): Promise<Tally> {
     let killed = false;
     const polling = pollRest(seenByRest, url, token, id, () => killed);
     const text =
-      kind === "flood" ? `/flood ${2_000 + Math.floor(Math.random() * 2_000)} 48` : kind === "ask" ? "/ask May I?" : "/run echo crash-test-terminal";
+      kind === "flood" ? `/flood ${2_000 + Math.floor(random() * 2_000)} 48` : kind === "ask" ? "/ask May I?" : "/run echo crash-test-terminal";
     const prompt = agent.request(methods.agent.session.prompt, { sessionId: id, prompt: [{ type: "text", text }] }).catch(() => undefined);
     // A random moment: after a random number of chunks of a flood, when a question or a terminal's
     // tool call reaches the client, or a little later. The kill is sent from the client's handler.
-    const after = kind === "flood" ? 1 + Math.floor(Math.random() * 1_500) : 1;
-    const lateBy = kind === "flood" ? 0 : Math.floor(Math.random() * 3);
+    const after = kind === "flood" ? 1 + Math.floor(random() * 1_500) : 1;
+    const lateBy = kind === "flood" ? 0 : Math.floor(random() * 3);
     let received = 0;
     const kill = () => {
       if (killed) return;
@@ -159,7 +162,7 @@ async function killLoop(KILLS: number): Promise<Tally> {
       received++;
       if (received === after + lateBy) kill();
       // Nothing more may come (a question nobody answers): a random moment a little later.
-      if (received === after && lateBy > 0) setTimeout(kill, Math.random() * 20);
+      if (received === after && lateBy > 0) setTimeout(kill, random() * 20);
     };
     await Promise.race([prompt, waitUntil(() => killed, "the turn streamed", 20_000)]);
     kill();

@@ -15,8 +15,11 @@ import { WebSocket } from "ws";
 import type { StampedRecord } from "../../src/host/host-records.js";
 import { BerthProcess } from "../server/serve-process.js";
 import { waitUntil } from "../support/process-table.js";
+import { seededRandom, testSeed } from "../support/test-seed.js";
 
 const KILLS = Number(process.env.RECORDS_CRASH_KILLS ?? 20);
+/** Replays a failed run's random moments (its seed is printed on failure). */
+const SEED_VARIABLE = "RECORDS_CRASH_SEED";
 const dirs: string[] = [];
 const started: BerthProcess[] = [];
 
@@ -99,18 +102,20 @@ const PIPELINES = 2;
 
 describe("lifecycle records under SIGKILL", () => {
   it(`keeps every record a client saw, with its id and content, across ${KILLS} kills at random moments; no id is given twice`, async () => {
+    const seed = testSeed(SEED_VARIABLE);
+    // One sequence per pipeline: the two draw side by side, in an order the machine decides.
     const tallies = await Promise.all(
-      Array.from({ length: PIPELINES }, (_, i) => killLoop(Math.floor(KILLS / PIPELINES) + (i < KILLS % PIPELINES ? 1 : 0))),
+      Array.from({ length: PIPELINES }, (_, i) => killLoop(Math.floor(KILLS / PIPELINES) + (i < KILLS % PIPELINES ? 1 : 0), seededRandom(seed + i))),
     );
     const seen = tallies.reduce((sum, tally) => sum + tally.seen, 0);
     const streamed = tallies.reduce((sum, tally) => sum + tally.streamed, 0);
     expect(streamed).toBeGreaterThanOrEqual(KILLS);
-    console.log(`records crash test: ${KILLS} kills, ${seen} records seen, ${streamed} of them on the event stream`);
+    console.log(`records crash test (${SEED_VARIABLE}=${seed}): ${KILLS} kills, ${seen} records seen, ${streamed} of them on the event stream`);
   }, 300_000);
 });
 
 /** One data directory: start, make records, SIGKILL, check the file, again, `kills` times. */
-async function killLoop(kills: number): Promise<{ seen: number; streamed: number }> {
+async function killLoop(kills: number, random: () => number): Promise<{ seen: number; streamed: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), "berth-records-crash-"));
   const workDir = realpathSync(mkdtempSync(join(tmpdir(), "berth-records-crash-work-")));
   dirs.push(dataDir, workDir);
@@ -135,7 +140,7 @@ async function killLoop(kills: number): Promise<{ seen: number; streamed: number
       server.signal("SIGKILL");
     };
     // A random moment: the kill is sent from the stream's handler, the instant a record arrived.
-    const after = 1 + Math.floor(Math.random() * 30);
+    const after = 1 + Math.floor(random() * 30);
     let received = 0;
     const following = followRecords(url, token, (record) => {
       see(record);

@@ -5,7 +5,7 @@ import { settlePromises } from "../../src/lifecycle/virtual-clock.js";
 /**
  * How hard the model-based tests work. `npm test` runs them at CI size (≥ 10,000 interleavings
  * across the models); `npm run test:deep` sets BERTH_MODEL_DEEP=1 for ≥ 1,000,000 (nightly).
- * BERTH_MODEL_SCALE multiplies the CI size (Stryker runs them at a tenth).
+ * BERTH_MODEL_SCALE multiplies the CI size (Stryker runs them at 3 %, `npm run test:quick` at a quarter).
  */
 const deep = process.env.BERTH_MODEL_DEEP === "1";
 const scale = Number(process.env.BERTH_MODEL_SCALE ?? (deep ? 100 : 1));
