@@ -50,12 +50,23 @@ async function journaledTurns(w: World, sessionId: string): Promise<string[]> {
   });
 }
 
+/**
+ * codex-acp 0.16.0 queues the second prompt too and streams the model's answer to it, but never answers that
+ * `session/prompt` (seen directly over its stdio as through Berth: no response until the connection closed), so the
+ * scenario cannot end with it; docs/api.md says so.
+ */
+const cannot: Partial<Record<string, string>> = {
+  codex: "codex-acp 0.16.0 streams the queued prompt's answer but never answers its session/prompt (directly as through Berth)",
+};
+
 for (const real of [claude, codex] satisfies AgentUnderTest[]) {
   describe.skipIf(!real.available())(`${real.id}: a prompt sent during a running turn, through Berth`, { timeout: 240_000 }, () => {
     const { agent, prompts } = tapped(real);
     const world = useWorld(agent, useDataDir(agent));
+    const reason = cannot[real.id];
+    const scenario = reason ? (what: string, body: () => Promise<void>) => it.skip(`${what} (${real.id} cannot: ${reason})`, body) : it;
 
-    it("is queued by the agent: both are answered in order, each its own turn in the journal, none refused", async () => {
+    scenario("is queued by the agent: both are answered in order, each its own turn in the journal, none refused", async () => {
       const w = world();
       const held = gate();
       const tag = w.play([{ text: "First answer.", hold: held.opened }, { text: "Second answer." }]);
