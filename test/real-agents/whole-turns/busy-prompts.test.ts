@@ -1,13 +1,10 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { gate } from "../../support/model-endpoint/script.js";
 import type { AgentUnderTest } from "./agent-under-test.js";
 import { claude } from "./agents/claude.js";
 import { codex } from "./agents/codex.js";
 import { useDataDir, useWorld } from "./scenarios.js";
-import type { World } from "./world.js";
+import { tapped } from "./stdin-tap.js";
 
 /**
  * Issue 25, item 1 with real agents: a prompt sent during a running turn goes to the agent, which queues it
@@ -15,40 +12,6 @@ import type { World } from "./world.js";
  * answered as the agent answers them, each is its own turn in Berth's journal in the order they were answered, and
  * nothing is refused with turn_in_flight.
  */
-
-const stdinTap = fileURLToPath(new URL("../fixtures/stdin-tap.mjs", import.meta.url));
-
-/**
- * The agent run through a tap that records what Berth sends it (in its home, removed with the world): the test waits
- * until the second prompt reached the agent before it lets the first turn end.
- */
-function tapped(agent: AgentUnderTest): { agent: AgentUnderTest; prompts: () => number } {
-  let record = "";
-  const prepare: AgentUnderTest["prepare"] = async (options) => {
-    const entry = await agent.prepare(options);
-    record = join(options.home, "berth-to-agent.ndjson");
-    return { ...entry, command: process.execPath, args: [stdinTap, record, entry.command, ...entry.args] };
-  };
-  const prompts = () =>
-    existsSync(record)
-      ? readFileSync(record, "utf8")
-          .split("\n")
-          .filter((line) => line.includes('"method":"session/prompt"')).length
-      : 0;
-  return { agent: { ...agent, prepare }, prompts };
-}
-
-/** The session's turns as Berth's journal keeps them (REST): each turn's prompt and how it ended, in journal order. */
-async function journaledTurns(w: World, sessionId: string): Promise<string[]> {
-  const { events } = await w.api<{ events: { kind: string; payload: { prompt?: { text?: string }[]; stopReason?: string | null } }[] }>(
-    `/api/sessions/${sessionId}/events?limit=10000`,
-  );
-  return events.flatMap(({ kind, payload }) => {
-    if (kind === "turn_started") return [`started ${payload.prompt?.[0]?.text}`];
-    if (kind === "turn_ended") return [`ended ${payload.stopReason}`];
-    return [];
-  });
-}
 
 /**
  * codex-acp 0.16.0 queues the second prompt too and streams the model's answer to it, but never answers that
@@ -61,7 +24,7 @@ const cannot: Partial<Record<string, string>> = {
 
 for (const real of [claude, codex] satisfies AgentUnderTest[]) {
   describe.skipIf(!real.available())(`${real.id}: a prompt sent during a running turn, through Berth`, { timeout: 240_000 }, () => {
-    const { agent, prompts } = tapped(real);
+    const { agent, received } = tapped(real);
     const world = useWorld(agent, useDataDir(agent));
     const reason = cannot[real.id];
     const scenario = reason ? (what: string, body: () => Promise<void>) => it.skip(`${what} (${real.id} cannot: ${reason})`, body) : it;
@@ -87,14 +50,14 @@ for (const real of [claude, codex] satisfies AgentUnderTest[]) {
       await w.waitForText(client, sessionId, "First answer.");
       // The model's first answer is still streaming: the agent is in its turn.
       const second = answered("second", client.prompt(sessionId, secondPrompt));
-      await w.waitFor("the second prompt reached the agent", () => prompts() === 2);
+      await w.waitFor("the second prompt reached the agent", () => received("session/prompt") === 2);
       held.open();
 
       expect(await first).toBe("end_turn");
       expect(await second).toBe("end_turn");
       expect(order).toEqual(["first", "second"]);
       await w.waitFor("the turn settled after the last answer", async () => !(await w.session(sessionId)).turnActive);
-      expect(await journaledTurns(w, sessionId)).toEqual([`started ${firstPrompt}`, "ended end_turn", `started ${secondPrompt}`, "ended end_turn"]);
+      expect(await w.journaledTurns(sessionId)).toEqual([`started ${firstPrompt}`, "ended end_turn", `started ${secondPrompt}`, "ended end_turn"]);
       // The model was asked twice: the second time with the second prompt, after the first answer.
       const requests = w.requestsOf(tag);
       expect(requests).toHaveLength(2);
