@@ -23,6 +23,7 @@ import {
   type SessionNotification,
   type SessionUpdate,
 } from "@agentclientprotocol/sdk";
+import { methods as unstableMethods } from "@agentclientprotocol/sdk/unstable";
 import { Listeners } from "../lifecycle/listeners.js";
 import { TerminalOutput } from "../location/terminal-output.js";
 import { describeExit, spawnGroup, type ExitStatus, type ProcessGroupLedger, type SpawnedGroup } from "../processes/index.js";
@@ -152,7 +153,8 @@ export class AgentChild {
 
   /** An update from the agent's stdout, in order; history replayed by `session/load` is dropped. */
   private received(notification: SessionNotification, line?: string): void {
-    if (this.replaying) return;
+    // Another conversation's (a fork made in this process, opencode and Claude announce its commands): another session's.
+    if (this.replaying || (this.agentSessionId !== undefined && notification.sessionId !== this.agentSessionId)) return;
     this.options.handlers.sessionUpdate(notification, line);
     this.updateListeners.emit(notification.update);
   }
@@ -307,6 +309,19 @@ export class AgentChild {
     }
     this.agentSessionId = params.sessionId;
     return response ?? {};
+  }
+
+  /**
+   * The agent's fork of a conversation (`session/fork`, passed on as `request` does). The history an agent replays for
+   * its fork (opencode does) is the original's, in its journal already: dropped as a load's, never journaled again.
+   */
+  async forkSession(params: { sessionId: string }, signal?: AbortSignal): Promise<{ sessionId: string }> {
+    this.replaying = true;
+    try {
+      return (await this.request(unstableMethods.agent.session.fork, params, signal)) as { sessionId: string };
+    } finally {
+      this.replaying = false;
+    }
   }
 
   async resumeSession(params: ResumeSessionRequest): Promise<ResumeSessionResponse> {

@@ -70,7 +70,7 @@ async function agentFork(parts: ForkParts, sessionId: string, agent: string, req
   try {
     const child = await ticket.child;
     if (!child.canFork) throw new ForkUnsupportedError(agent);
-    const answer = (await child.request(methods.agent.session.fork, { ...request, sessionId }, signal)) as { sessionId: string };
+    const answer = await child.forkSession({ ...request, sessionId }, signal);
     // One conversation per process: the fork's own child loads it.
     if (child.canClose) await child.request(methods.agent.session.close, { sessionId: answer.sessionId }).catch(() => undefined);
     return answer.sessionId;

@@ -8,7 +8,7 @@ import { toolCalls, useDataDir, useWorld } from "./scenarios.js";
  * Issue 25, item 2 with real agents: claude-agent-acp and codex-acp embed the terminals of the commands they run
  * themselves (`_meta.terminal_info/terminal_output/terminal_exit`) for a client that declared
  * `_meta.terminal_output`, which Berth declares to every agent. Through Berth, such a client must get them as sent.
- * (Item 1 with real agents is not here: see the branch's report.)
+ * (Item 1 with real agents: busy-prompts.test.ts.)
  */
 for (const agent of [claude, codex] satisfies AgentUnderTest[]) {
   describe.skipIf(!agent.available())(

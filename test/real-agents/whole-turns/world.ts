@@ -167,6 +167,18 @@ export class World {
     return (await this.api<{ locations: LocationView[] }>("/api/locations")).locations.find((l) => l.directory === this.cwd);
   }
 
+  /** A session's turns as Berth's journal keeps them: each turn's prompt (`started TEXT`) and end (`ended STOPREASON`), in order. */
+  async journaledTurns(sessionId: string): Promise<string[]> {
+    const { events } = await this.api<{ events: { kind: string; payload: { prompt?: { text?: string }[]; stopReason?: string | null } }[] }>(
+      `/api/sessions/${sessionId}/events?limit=10000`,
+    );
+    return events.flatMap(({ kind, payload }) => {
+      if (kind === "turn_started") return [`started ${payload.prompt?.[0]?.text}`];
+      if (kind === "turn_ended") return [`ended ${payload.stopReason}`];
+      return [];
+    });
+  }
+
   async records(): Promise<StampedRecord[]> {
     return (await this.api<{ records: StampedRecord[] }>("/api/records?limit=1000")).records;
   }
