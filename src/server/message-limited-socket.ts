@@ -2,6 +2,7 @@ import type { WebSocketLike } from "@agentclientprotocol/sdk/experimental/ws-cli
 import type { RawData, WebSocket } from "ws";
 import { nestedDeeperThan, requestIdOf, tooDeepError } from "./json-nesting.js";
 import { MAX_ID_LENGTH, overlongIdRefusal } from "../protocol/id-limits.js";
+import { notificationFrame } from "./shared-frames.js";
 import type { ClientBufferBudget } from "./client-buffer-budget.js";
 import type { ClientQueue } from "./session-feed.js";
 
@@ -88,7 +89,7 @@ export class MessageLimitedSocket implements WebSocketLike, ClientQueue {
       this.ws.terminate();
       return undefined;
     }
-    this.send(JSON.stringify({ jsonrpc: "2.0", method, params }));
+    this.send(notificationFrame(method, params));
     return this.ws.bufferedAmount > this.drainedBelow ? this.drained() : undefined;
   }
 

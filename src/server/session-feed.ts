@@ -18,6 +18,7 @@ import { ChunkMerger, type MergedChunk } from "./chunk-merging.js";
 import { answerFromElicitation, answerFromPermission } from "./question-answers.js";
 import { TerminalMirror } from "./terminal-mirror.js";
 import { JOURNAL_SEQ_META, NOTICE_META, RAW_TERMINALS_META, SEQ_FROM_META, SEQ_META } from "../protocol/meta-keys.js";
+import { sessionUpdateParams } from "./shared-frames.js";
 import { EMBEDDED_TERMINALS_META } from "../protocol/embedded-terminals.js";
 
 export interface SessionFeedOptions {
@@ -378,7 +379,7 @@ export class SessionFeed {
     }
     const { sessionId } = this.options;
     const shown = this.mirror ? this.mirror.rewrite(update) : update;
-    void this.options.notify(methods.client.session.update, meta ? { sessionId, update: shown, _meta: meta } : { sessionId, update: shown });
+    void this.options.notify(methods.client.session.update, sessionUpdateParams(sessionId, shown, meta));
   }
 
   /** An update's `_meta` as this client is sent it: with its journal seq if it reads them. */
