@@ -40,11 +40,11 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
-async function getJson(berth: RunningBerth, path: string): Promise<{ sessions: unknown[]; nextCursor?: string; bytes: number }> {
+async function getJson(berth: RunningBerth, path: string): Promise<{ sessions: { id: string }[]; nextCursor?: string; bytes: number }> {
   const response = await fetch(`${berth.server.url}${path}`, { headers: { authorization: `Bearer ${berth.token}` } });
   const text = await response.text();
   if (!response.ok) throw new Error(`GET ${path}: HTTP ${response.status} ${text}`);
-  return { ...(JSON.parse(text) as { sessions: unknown[]; nextCursor?: string }), bytes: Buffer.byteLength(text) };
+  return { ...(JSON.parse(text) as { sessions: { id: string }[]; nextCursor?: string }), bytes: Buffer.byteLength(text) };
 }
 
 /** {@link RUNS} timings of `fn`, one after another. */
