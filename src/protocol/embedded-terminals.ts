@@ -14,9 +14,11 @@ export interface EmbeddedTerminal {
 
 /**
  * How many exited terminals keep their output: a long session runs many commands, and each exited one is shown again
- * only while its tool call is still being updated, which the few latest cover.
+ * only while its tool call is still being updated, which the few latest cover. Older ones are kept without their
+ * output (so that a late update naming one is still told the agent's own terminal), up to {@link EXITED_TERMINALS_NAMED}.
  */
 export const EXITED_TERMINALS_KEPT = 8;
+export const EXITED_TERMINALS_NAMED = 1_000;
 
 /** The embedded terminals of one session's updates, read in their order (live, or replayed from the journal). */
 export class EmbeddedTerminals {
@@ -53,7 +55,12 @@ export class EmbeddedTerminals {
 
   private forgetOldExited(): void {
     const exited = [...this.terminals].filter(([, terminal]) => terminal.exit !== null);
-    for (const [terminalId] of exited.slice(0, Math.max(0, exited.length - EXITED_TERMINALS_KEPT))) this.terminals.delete(terminalId);
+    const past = exited.length - EXITED_TERMINALS_KEPT;
+    for (const [index, [terminalId, terminal]] of exited.entries()) {
+      if (index >= past) break;
+      if (index < exited.length - EXITED_TERMINALS_NAMED) this.terminals.delete(terminalId);
+      else if (terminal.output !== "") this.terminals.set(terminalId, { output: "", truncated: true, exit: terminal.exit });
+    }
   }
 
   /** The terminal the agent embedded under this id, if one was announced in the updates read so far. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EXITED_TERMINALS_KEPT, EmbeddedTerminals } from "../../src/protocol/embedded-terminals.js";
+import { EXITED_TERMINALS_KEPT, EXITED_TERMINALS_NAMED, EmbeddedTerminals } from "../../src/protocol/embedded-terminals.js";
 
 /** The `_meta` of the updates an agent sends for one command it runs itself: announced, its output, its exit. */
 function commandRun(terminals: EmbeddedTerminals, terminalId: string, output: string, exitCode: number | null): void {
@@ -28,9 +28,10 @@ describe("EmbeddedTerminals", () => {
     const ids = Array.from({ length: EXITED_TERMINALS_KEPT + 3 }, (_, i) => `cmd-${i}`);
     for (const id of ids) commandRun(terminals, id, `output of ${id}`, 0);
 
-    const forgotten = ids.slice(0, 3);
+    const dropped = ids.slice(0, 3);
     const kept = ids.slice(3);
-    for (const id of forgotten) expect(terminals.find(id)).toBeUndefined();
+    // Still known as the agent's own terminals, without their output.
+    for (const id of dropped) expect(terminals.find(id)).toEqual({ output: "", truncated: true, exit: { exitCode: 0, signal: null } });
     for (const id of kept) expect(terminals.find(id)).toEqual({ output: `output of ${id}`, truncated: false, exit: { exitCode: 0, signal: null } });
     expect(terminals.find("still-running")).toEqual({ output: "tailing a log", truncated: false, exit: null });
   });
@@ -42,7 +43,24 @@ describe("EmbeddedTerminals", () => {
     terminals.absorb({ terminal_exit: { terminal_id: "long", exit_code: 0, signal: null } });
     // "long" exited last: it stays, the first quick one goes.
     expect(terminals.find("long")).toMatchObject({ output: "started first" });
-    expect(terminals.find("quick-0")).toBeUndefined();
+    expect(terminals.find("quick-0")).toMatchObject({ output: "", truncated: true });
     expect(terminals.find("quick-1")).toBeDefined();
+  });
+
+  it("a terminal whose output was dropped is not announced again as running by a late update naming it", () => {
+    const terminals = new EmbeddedTerminals(1024);
+    for (let i = 0; i <= EXITED_TERMINALS_KEPT; i++) commandRun(terminals, `cmd-${i}`, "x", 0);
+    terminals.absorb({ terminal_info: { terminal_id: "cmd-0" } });
+    expect(terminals.find("cmd-0")).toEqual({ output: "", truncated: true, exit: { exitCode: 0, signal: null } });
+  });
+
+  it(`forgets exited terminals past the ${EXITED_TERMINALS_NAMED} latest altogether`, () => {
+    const terminals = new EmbeddedTerminals(16);
+    const count = EXITED_TERMINALS_NAMED + 2;
+    for (let i = 0; i < count; i++) commandRun(terminals, `cmd-${i}`, "x", 0);
+    expect(terminals.find("cmd-0")).toBeUndefined();
+    expect(terminals.find("cmd-1")).toBeUndefined();
+    expect(terminals.find("cmd-2")).toMatchObject({ output: "", truncated: true });
+    expect(terminals.find(`cmd-${count - 1}`)).toMatchObject({ output: "x" });
   });
 });
