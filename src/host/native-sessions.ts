@@ -25,6 +25,7 @@ const listAnswer = z.object({
 
 /** A session the agent lists itself, as it listed it. */
 export type NativeSession = z.infer<typeof listAnswer>["sessions"][number];
+type ListAnswer = z.infer<typeof listAnswer>;
 
 /** One page of the agent's own list; `nextCursor` asks the agent for the next. */
 export interface NativePage {
@@ -37,6 +38,8 @@ export interface NativePage {
  * host): asked of the agent with its `session/list`, if it advertises it, and left out when it fails.
  */
 export class NativeSessions {
+  private readonly asking = new Map<string, Promise<ListAnswer | undefined>>();
+
   constructor(
     private readonly deps: {
       readonly outside: AgentsOutsideSessions;
@@ -50,7 +53,7 @@ export class NativeSessions {
    * agent cannot list, fails, answers something else, or takes longer than {@link LIST_TIMEOUT_MS} (logged).
    */
   async list(agentId: string, request: { readonly cwd?: string; readonly cursor?: string }, asker: Asker): Promise<NativePage> {
-    let page: z.infer<typeof listAnswer>;
+    let page: ListAnswer;
     try {
       const listed = await this.ask(agentId, request, asker);
       if (listed === undefined) return { sessions: [] };
@@ -81,15 +84,29 @@ export class NativeSessions {
     return undefined;
   }
 
-  /** The agent's answer, checked; undefined if the agent does not advertise `sessionCapabilities.list`. */
-  private async ask(agentId: string, request: { readonly cwd?: string; readonly cursor?: string }, asker: Asker) {
+  /**
+   * The agent's answer, checked; undefined if the agent does not advertise `sessionCapabilities.list`. Clients asking
+   * the same page at once (loads of several of its sessions) share one question to the agent, bounded by the time only.
+   */
+  private ask(agentId: string, request: { readonly cwd?: string; readonly cursor?: string }, asker: Asker): Promise<ListAnswer | undefined> {
+    const key = JSON.stringify([agentId, request.cwd ?? null, request.cursor ?? null]);
+    const asked = this.asking.get(key);
+    if (asked) return asked;
+    const asking = this.askAgent(agentId, request, asker);
+    this.asking.set(key, asking);
+    const done = () => this.asking.delete(key);
+    asking.then(done, done);
+    return asking;
+  }
+
+  private async askAgent(agentId: string, request: { readonly cwd?: string; readonly cursor?: string }, asker: Asker) {
     const profile = await this.deps.outside.profile(agentId);
     if (profile.agentCapabilities?.sessionCapabilities?.list == null) return undefined;
+    // Not the first asker's signal: the others share the question, and its time is bounded anyway.
     const timeout = AbortSignal.timeout(LIST_TIMEOUT_MS);
-    const signal = asker.signal ? AbortSignal.any([asker.signal, timeout]) : timeout;
     let answer: unknown;
     try {
-      answer = await this.deps.outside.listSessions(agentId, request, { ...asker, signal });
+      answer = await this.deps.outside.listSessions(agentId, request, { ...asker, signal: timeout });
     } catch (error) {
       if (timeout.aborted) throw new Error(`the agent did not answer session/list within ${LIST_TIMEOUT_MS} ms`, { cause: error });
       throw error;

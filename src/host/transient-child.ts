@@ -41,7 +41,7 @@ export interface TransientPurpose {
 }
 
 /**
- * How many children of one agent may answer requests outside sessions at once (`session/list` to find an unknown id,
+ * How many children of one agent may answer requests of one method outside sessions at once (`session/list` to find an unknown id,
  * sessionless extensions): a burst of them, however many clients send it, starts no more processes than this.
  */
 export const REQUEST_CHILDREN_PER_AGENT = 4;
@@ -77,7 +77,8 @@ export class TransientChildren {
 
   /** Waits for one of the agent's request slots (or the client giving up), then runs. */
   private async runInSlot<T>(agentId: string, work: (child: AgentChild) => Promise<T>, purpose: TransientPurpose): Promise<T> {
-    const free = await this.requestSlots.take(agentId, purpose.signal);
+    // A pool per method: long extension requests do not keep an agent's session/list waiting.
+    const free = await this.requestSlots.take(`${agentId} ${purpose.method}`, purpose.signal);
     try {
       return await this.runOnce(agentId, work, purpose);
     } finally {

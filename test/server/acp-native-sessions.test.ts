@@ -146,7 +146,7 @@ describe("ACP session/list and session/load of the agent's own sessions (made ou
     expect(await fixture.api("/healthz").then((r) => r.status)).toBe(200);
   });
 
-  it("a burst of loads of unknown ids starts at most REQUEST_CHILDREN_PER_AGENT agent processes at once; every load answers -32002", async () => {
+  it("a burst of loads of unknown ids: one question to the agent per directory, at most REQUEST_CHILDREN_PER_AGENT agent processes at once; every load answers -32002", async () => {
     const stateDir = tempDir("berth-native-agent-");
     const fixture = await startFixture({
       config: { agents: { lister: { command: process.execPath, args: [demoAgentMain, "--state-dir", stateDir, "--list-sessions", "hang"] } } },
@@ -160,7 +160,16 @@ describe("ACP session/list and session/load of the agent's own sessions (made ou
       mostAtOnce = Math.max(mostAtOnce, asked.filter(processIsRunning).length);
     });
     const client = await fixture.connect({ agent: "lister" });
-    const loads = Array.from({ length: REQUEST_CHILDREN_PER_AGENT + 2 }, (_, i) => load(client, `unknown-${i}`, fixture.workDir));
+
+    // Loads in one directory share the agent's list of it.
+    const sameDir = Array.from({ length: 3 }, (_, i) => load(client, `unknown-${i}`, fixture.workDir));
+    for (const answer of await Promise.allSettled(sameDir)) expect(answer).toMatchObject({ status: "rejected", reason: { code: -32002 } });
+    expect(asked).toHaveLength(1);
+
+    // Loads in as many directories each ask: no more children at once than the slots.
+    asked.length = 0;
+    const dirs = Array.from({ length: REQUEST_CHILDREN_PER_AGENT + 2 }, () => tempDir("berth-native-dir-"));
+    const loads = dirs.map((dir, i) => load(client, `unknown-elsewhere-${i}`, dir));
     for (const answer of await Promise.allSettled(loads)) expect(answer).toMatchObject({ status: "rejected", reason: { code: -32002 } });
     // A load still waiting for a slot when its list's time is up answers without asking: at most all of them asked.
     expect(asked.length).toBeGreaterThan(0);
