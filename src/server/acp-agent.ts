@@ -422,7 +422,8 @@ function optionalMeta(key: string, value: unknown): string | undefined {
  */
 function placementOf(placementMeta: unknown, deprecatedMeta: unknown, log: Logger): NamedPlacement | undefined {
   const placement = optionalMeta(PLACEMENT_META, placementMeta);
-  const deprecated = optionalMeta(HOST_META, deprecatedMeta);
+  // Only a string there is a placement: an object is the key's meaning in `initialize`, copied along by a client.
+  const deprecated = typeof deprecatedMeta === "string" ? optionalMeta(HOST_META, deprecatedMeta) : undefined;
   if (placement !== undefined && deprecated !== undefined && placement !== deprecated)
     throw RequestError.invalidParams(
       { key: PLACEMENT_META },

@@ -34,6 +34,9 @@ describe("the placement's own `_meta` key, and the deprecated one", () => {
       message: 'Invalid params: _meta["berth/placement"] must be a non-empty string, got 7',
     });
     expect(fixture.berth.host.listSessions()).toEqual([]);
+    // berth/host as initialize answers it (an object, copied along by a client) places nothing and refuses nothing.
+    const copied = await client.newSession(fixture.workDir, { "berth/host": client.initialized._meta?.["berth/host"] });
+    expect(fixture.berth.host.getSession(copied)).toMatchObject({ state: "live" });
 
     // Without a placement the session is created here, and the connection carries on.
     const sessionId = await client.newSession(fixture.workDir);
