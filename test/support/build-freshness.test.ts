@@ -45,6 +45,13 @@ describe("a stale dist/ is named before any test runs", () => {
     expect(staleBuildOutputs(checkout(built))).toEqual([]);
   });
 
+  it("expects no output for what the build does not compile: declarations and tests under src/", () => {
+    const root = checkout(built);
+    touch(root, "src/types/ambient.d.ts", 3_000);
+    touch(root, "src/host/host.test.ts", 3_000);
+    expect(staleBuildOutputs(root)).toEqual([]);
+  });
+
   it("names a source edited after the build, and one with no output", () => {
     const root = checkout(built);
     touch(root, "src/host/host.ts", 3_000);

@@ -11,7 +11,8 @@ import { join, relative } from "node:path";
 export function staleBuildOutputs(root: string): string[] {
   const stale: string[] = [];
   for (const source of filesUnder(root, "src")) {
-    if (!source.endsWith(".ts")) continue;
+    // What tsconfig.json compiles: declarations and tests under src/ make no output.
+    if (!source.endsWith(".ts") || source.endsWith(".d.ts") || source.endsWith(".test.ts")) continue;
     const output = `dist/${source.slice("src/".length, -".ts".length)}.js`;
     const built = modifiedAt(root, output);
     if (built === undefined) stale.push(`${source} has no ${output}`);
