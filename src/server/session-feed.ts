@@ -51,13 +51,6 @@ export interface ClientQueue {
   behind(): () => void;
 }
 
-/**
- * A client that sets this in its capabilities' `_meta` reads the journal itself (REST): each live
- * update carries its journal seq in `_meta["berth/seq"]`; consecutive text chunks of one message
- * committed together reach it as one chunk whose `_meta["berth/seqFrom"]` is the first seq; other
- * clients' prompts are not echoed to it (it reads them as `turn_started` events). See docs/api.md.
- */
-
 /** Journal events replayed between two yields to the event loop; and read from it at once by a feed catching up. */
 const REPLAY_SLICE = 500;
 

@@ -29,6 +29,9 @@ describe("replayable random choices", () => {
 
   it("refuses a variable that is not a whole number, naming it", () => {
     process.env[VARIABLE] = "0x1f";
-    expect(() => testSeed(VARIABLE)).toThrow(`${VARIABLE} must be a whole number (a seed a failed run printed), got "0x1f"`);
+    expect(() => testSeed(VARIABLE)).toThrow(`${VARIABLE} must be a whole number below 2^32 (a seed a failed run printed), got "0x1f"`);
+    // One a seed cannot be: it would replay another.
+    process.env[VARIABLE] = String(2 ** 32);
+    expect(() => testSeed(VARIABLE)).toThrow(`got "${2 ** 32}"`);
   });
 });

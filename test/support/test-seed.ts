@@ -7,9 +7,9 @@ import { onTestFailed } from "vitest";
  */
 export function testSeed(name: string): number {
   const given = process.env[name];
-  if (given !== undefined && !/^\d+$/.test(given))
-    throw new Error(`${name} must be a whole number (a seed a failed run printed), got ${JSON.stringify(given)}`);
-  const seed = given === undefined ? Math.floor(Math.random() * 2 ** 32) : Number(given) >>> 0;
+  if (given !== undefined && (!/^\d+$/.test(given) || Number(given) >= 2 ** 32))
+    throw new Error(`${name} must be a whole number below 2^32 (a seed a failed run printed), got ${JSON.stringify(given)}`);
+  const seed = given === undefined ? Math.floor(Math.random() * 2 ** 32) : Number(given);
   onTestFailed(() => {
     console.error(`Random choices of this run came from seed ${seed}: replay them with ${name}=${seed}`);
   });
