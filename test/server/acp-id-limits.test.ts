@@ -37,7 +37,7 @@ async function overHttp(fixture: BerthFixture): Promise<(message: unknown) => Pr
 }
 
 describe("an overlong id gets the same JSON-RPC error over WebSocket and Streamable HTTP", () => {
-  it("an overlong request id: -32600 under id null; an overlong sessionId: -32602 under the request's id; both connections carry on", async () => {
+  it("an overlong request id: -32600 under id null; an overlong sessionId: -32602 under the request's id; the WebSocket connection carries on", async () => {
     const fixture = await startFixture();
     const raw = await RawSocket.open(fixture.acpUrl, fixture.token);
     raw.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
