@@ -42,7 +42,8 @@ const clientInfo = { name: "differential-client", title: "Differential client", 
  * modes, models, options), `set_mode`/`set_config_option`/`set_model`, prompts with `_meta` and
  * `usage`, extension requests and notifications both ways, and an agent error with code and data.
  * And issue 25's: a prompt sent while a turn runs, a terminal the agent embeds (the client declares
- * `_meta.terminal_output`, as Berth does), and the agent's `fs/*` put to the client that declared fs.
+ * `_meta.terminal_output`, as Berth does), the agent's `fs/*` put to the client that declared fs, and a
+ * `session/fork` whose fork is then prompted.
  */
 export async function runClientScript(stream: Stream, cwd: string, hooks: ScriptHooks): Promise<ClientTranscript> {
   const transcript: ClientTranscript = { steps: [], updates: [], extensions: [], permissions: [], fileRequests: [] };
@@ -131,6 +132,15 @@ export async function runClientScript(stream: Stream, cwd: string, hooks: Script
     heldQuestion = undefined;
     release();
     await Promise.all([first, second]);
+    // Issue 25's item 6: a fork of the session answers, and remembers the conversation so far.
+    const forked = (await step("session/fork", () => request("session/fork", { sessionId, cwd, mcpServers: [] }))) as
+      | { sessionId: string }
+      | undefined;
+    if (forked) {
+      await step("prompt the fork /history", () =>
+        request("session/prompt", { sessionId: forked.sessionId, prompt: [{ type: "text", text: "/history" }] }),
+      );
+    }
   } finally {
     connection.close();
   }
