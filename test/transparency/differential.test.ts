@@ -68,8 +68,9 @@ function recordingAgentArgs(dir: string, flags: string[]): { args: string[]; rec
 }
 
 /** The script learns from the agent's own record when a prompt reached it. */
-function hooksReading(record: string): ScriptHooks {
+function hooksReading(record: string, connectAgain: () => Stream): ScriptHooks {
   return {
+    connectAgain,
     agentReceivedPrompt: (text) =>
       waitUntil(
         () =>
@@ -98,7 +99,8 @@ interface Run {
 async function direct(flags: string[] = []): Promise<Run> {
   const dir = tempDir("berth-differential-direct-");
   const { args, record } = recordingAgentArgs(dir, flags);
-  const client = await runClientScript(stdioProcess(process.execPath, args), dir, hooksReading(record));
+  const agent = () => stdioProcess(process.execPath, args);
+  const client = await runClientScript(agent(), dir, hooksReading(record, agent));
   const lines = recorded(record);
   return {
     client,
@@ -117,11 +119,12 @@ async function throughBerth(transport: BerthTransport, flags: string[] = []): Pr
   const fixture = await startFixture({ workDir: dir, config: { agents: { recording: { command: process.execPath, args } } } });
   const url = new URL(`${fixture.acpUrl}?agent=recording`);
   const headers = { authorization: `Bearer ${fixture.token}` };
-  let stream: Stream;
-  if (transport === "websocket") stream = createWebSocketStream(url.href, { WebSocket, headers });
-  else if (transport === "http") stream = createHttpStream(url.href.replace(/^ws/, "http"), { headers });
-  else stream = stdioProcess(process.execPath, [cliMain, "connect", "--url", fixture.url, "--token", fixture.token, "--agent", "recording"]);
-  const client = await runClientScript(stream, dir, hooksReading(record));
+  const connect = (): Stream => {
+    if (transport === "websocket") return createWebSocketStream(url.href, { WebSocket, headers });
+    if (transport === "http") return createHttpStream(url.href.replace(/^ws/, "http"), { headers });
+    return stdioProcess(process.execPath, [cliMain, "connect", "--url", fixture.url, "--token", fixture.token, "--agent", "recording"]);
+  };
+  const client = await runClientScript(connect(), dir, hooksReading(record, connect));
   const lines = recorded(record);
   // Berth starts a few agent processes (its capabilities, the login, the session's child): the session's is the one that was prompted.
   const sessionPid = pidPrompted(lines, () => true);
@@ -338,13 +341,67 @@ function withoutForkAnswerMeta(client: ClientTranscript): ClientTranscript {
 
 function expectSame(run: Run, reference: Run): void {
   const agentIds = [...agentSessionIdsOf(reference.agentReceived), ...agentSessionIdsOf(run.agentReceived)];
-  const clientSide = (r: Run) => normalized(withoutForkAnswerMeta(withoutBerthAdditions(r.client)), r, agentIds);
+  const clientSide = (r: Run) => normalized({ ...withoutForkAnswerMeta(withoutBerthAdditions(r.client)), reopened: undefined }, r, agentIds);
   expect(clientSide({ ...run, client: forkAsDirectly(run, reference) })).toEqual(clientSide(reference));
   const agentSide = (r: Run) => normalized(afterLogin(r.agentReceived), r, agentIds);
   expect(agentSide(run)).toEqual(agentSide(reference));
   // The initialize the session's agent got carries the client's own name and `_meta`.
   expect(normalized(run.agentReceived[0], run, agentIds)).toEqual(normalized(reference.agentReceived[0], reference, agentIds));
   expectForkServedAlike(run, reference, agentIds);
+  expectReopenedAlike(run, reference, agentIds);
+}
+
+/** The answer a step got; a step that got none fails the test naming it. */
+function answerOf(steps: ClientTranscript["steps"] | undefined, name: string): unknown {
+  const result = steps?.find((step) => step.step === name)?.result;
+  if (result === undefined) throw new Error(`the step "${name}" got no answer: ${JSON.stringify(steps?.find((step) => step.step === name))}`);
+  return result;
+}
+
+type Listed = { sessionId: string; cwd: string; title?: string | null; updatedAt?: string; _meta?: Record<string, unknown> };
+
+/**
+ * Items 5 and 7 of issue 25, on a second connection (directly a new agent process on the same state). `session/load`:
+ * the answer's modes, models and options, and the agent's commands told once, the latest, after the history, as
+ * directly. The history itself comes from Berth's journal, not the agent (docs/api.md, "Differences that remain, on
+ * purpose": a warm session's load does not reach the agent), so it holds every update the client saw, where the agent
+ * replays only its messages; the prompts in it are the same. `session/list` with the `cwd`: the same sessions, with
+ * Berth's `_meta` keys (docs/api.md, `session/list`) asserted, then taken out with `updatedAt` (a time of each run).
+ */
+function expectReopenedAlike(run: Run, reference: Run, agentIds: string[]): void {
+  const stepOf = (r: Run, name: string) => r.client.reopened?.steps.find((step) => step.step === name);
+  expect(stepOf(run, "authenticate")).toEqual(stepOf(reference, "authenticate"));
+
+  const { _meta: berthMeta, ...berthLoad } = answerOf(run.client.reopened?.steps, "session/load") as Record<string, unknown>;
+  const { _meta: directMeta, ...directLoad } = answerOf(reference.client.reopened?.steps, "session/load") as Record<string, unknown>;
+  expect(normalized(berthLoad, run, agentIds)).toEqual(normalized(directLoad, reference, agentIds));
+  expect(directMeta).toEqual({ "berth-demo/session": "session/load" });
+  // The agent was not asked: the `_meta` is of the agent's answer to the session's `session/new`.
+  expect(berthMeta).toEqual((answerOf(run.client.steps, "session/new") as { _meta?: unknown })._meta);
+
+  const updates = (r: Run) => (r.client.reopened?.updates ?? []) as Update[];
+  const commands = (r: Run) => updates(r).filter((u) => u.update.sessionUpdate === "available_commands_update");
+  expect(commands(reference)).toHaveLength(1);
+  expect(normalized(commands(run), run, agentIds)).toEqual(normalized(commands(reference), reference, agentIds));
+  for (const r of [run, reference]) expect(updates(r).at(-1)).toBe(commands(r)[0]);
+  const prompts = (r: Run) =>
+    normalized(
+      updates(r)
+        .filter((u) => u.update.sessionUpdate === "user_message_chunk")
+        .map((u) => (u.update as { content?: { text?: string } }).content?.text),
+      r,
+      agentIds,
+    ) as string[];
+  expect(prompts(reference)).toContain("hello");
+  // A prompt the agent refused during a turn is journaled after that turn (docs/api.md, `session/prompt`); the agent keeps none.
+  const refused = reference.client.steps.some((step) => step.step === "prompt during a turn: the one sent meanwhile" && step.error);
+  expect(prompts(run)).toEqual(refused ? [...prompts(reference), "meanwhile"] : prompts(reference));
+
+  const listed = (r: Run) => (answerOf(r.client.reopened?.steps, "session/list") as { sessions: Listed[] }).sessions;
+  for (const session of listed(run)) expect(session._meta).toEqual({ "berth/agent": "recording", "berth/workspace": null });
+  expect(listed(reference)).toHaveLength(2);
+  const comparable = (r: Run) => listed(r).map(({ sessionId, cwd, title }) => ({ sessionId, cwd, title }));
+  expect(normalized(comparable(run), run, agentIds)).toEqual(normalized(comparable(reference), reference, agentIds));
 }
 
 /**
