@@ -51,6 +51,8 @@ export async function forkSession(parts: ForkParts, sessionId: string, request: 
     cwd: original.cwd,
     workspace: original.workspace,
     agentSessionId,
+    // Its history is the original's so far, so is its title: its next prompt is not its first.
+    title: original.title,
     // The fork's own child loads the agent's fork with the MCP servers the forking client gave.
     agentRequest: { ...agentRequest, reopen: { mcpServers: request.mcpServers ?? [] } },
     worktree: null,

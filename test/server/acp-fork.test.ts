@@ -40,6 +40,8 @@ describe("session/fork through Berth", () => {
     expect(answer.modes?.currentModeId).toBeDefined();
     const forked = answer.sessionId;
     expect(fixture.berth.host.getSession(forked)).toMatchObject({ agent: "demo", cwd: fixture.workDir });
+    // Its history is the original's, so is its title: a prompt of its own is not its first and does not change it.
+    expect(fixture.berth.host.getSession(forked)?.title).toBe("first words");
 
     // Its copied journal is stored by the time of the answer: the dashboard's read of it has both turns.
     const page = (await (await fixture.api(`/api/sessions/${forked}/events?merge=chunks`)).json()) as {
@@ -61,6 +63,7 @@ describe("session/fork through Berth", () => {
     await client.waitForText(forked, "2 prompts before this one");
     await client.prompt(forked, "only in the fork");
     await client.waitForText(forked, "only in the fork");
+    expect(fixture.berth.host.getSession(forked)?.title).toBe("first words");
     const journalText = (sessionId: string) => JSON.stringify(fixture.berth.host.events(sessionId));
     expect(journalText(forked)).toContain("only in the fork");
     expect(journalText(original)).not.toContain("only in the fork");

@@ -20,12 +20,22 @@ export interface ClientTranscript {
   readonly permissions: unknown[];
   /** The agent's `fs/*` requests, answered by the client as an editor would. */
   readonly fileRequests: Array<{ method: string; params: unknown }>;
+  /** What a second connection got that logged in, loaded the session and listed the sessions of its `cwd`. */
+  reopened?: ReopenedTranscript;
+}
+
+/** Issue 25's items 5 and 7, on a connection of their own. */
+interface ReopenedTranscript {
+  readonly steps: StepOutcome[];
+  readonly updates: unknown[];
 }
 
 /** What the script needs from whoever runs it, to know when the agent has what the client sent. */
 export interface ScriptHooks {
   /** Resolves once the agent process received a `session/prompt` with this text. */
   readonly agentReceivedPrompt: (text: string) => Promise<void>;
+  /** A new connection to the same place: directly a new agent process on the same state, through Berth a new client. */
+  readonly connectAgain: () => Stream;
 }
 
 /**
@@ -42,7 +52,8 @@ const clientInfo = { name: "differential-client", title: "Differential client", 
  * modes, models, options), `set_mode`/`set_config_option`/`set_model`, prompts with `_meta` and
  * `usage`, extension requests and notifications both ways, and an agent error with code and data.
  * And issue 25's: a prompt sent while a turn runs, a terminal the agent embeds (the client declares
- * `_meta.terminal_output`, as Berth does), and the agent's `fs/*` put to the client that declared fs.
+ * `_meta.terminal_output`, as Berth does), the agent's `fs/*` put to the client that declared fs, and a
+ * `session/fork` whose fork is then prompted; then a new connection loads the session and lists its `cwd`'s sessions.
  */
 export async function runClientScript(stream: Stream, cwd: string, hooks: ScriptHooks): Promise<ClientTranscript> {
   const transcript: ClientTranscript = { steps: [], updates: [], extensions: [], permissions: [], fileRequests: [] };
@@ -77,28 +88,17 @@ export async function runClientScript(stream: Stream, cwd: string, hooks: Script
     });
   const connection = app.connect(stream);
   const agent = connection.agent;
-  const step = async (name: string, run: () => Promise<unknown>): Promise<unknown> => {
-    try {
-      const result = await run();
-      transcript.steps.push({ step: name, result });
-      return result;
-    } catch (error) {
-      if (!(error instanceof RequestError)) throw error;
-      transcript.steps.push({ step: name, error: { code: error.code, message: error.message, data: error.data } });
-      return undefined;
-    }
-  };
+  const step = stepper(transcript.steps);
   const request = (method: string, params: unknown) => agent.request<unknown>(method, params);
+  let sessionId: string | undefined;
   try {
-    await step("initialize", () =>
-      request("initialize", { protocolVersion: 1, clientCapabilities, clientInfo, _meta: { "differential/initialize": 1 } }),
-    );
+    await step("initialize", () => request("initialize", initializeParams));
     await step("session/new before authenticate", () => request("session/new", { cwd, mcpServers: [] }));
-    await step("authenticate", () => request("authenticate", { methodId: "demo-token", _meta: { "berth-demo/token": "s3cret" } }));
+    await step("authenticate", () => request("authenticate", authenticateParams));
     const created = (await step("session/new", () => request("session/new", { cwd, mcpServers: [], _meta: { "differential/new": 2 } }))) as {
       sessionId: string;
     };
-    const sessionId = created.sessionId;
+    sessionId = created.sessionId;
     const prompt = (text: string, meta?: Record<string, unknown>) =>
       request("session/prompt", { sessionId, prompt: [{ type: "text", text }], ...(meta ? { _meta: meta } : {}) });
     await step("session/set_mode", () => request("session/set_mode", { sessionId, modeId: "code" }));
@@ -131,6 +131,55 @@ export async function runClientScript(stream: Stream, cwd: string, hooks: Script
     heldQuestion = undefined;
     release();
     await Promise.all([first, second]);
+    // Issue 25's item 6: a fork of the session answers, and remembers the conversation so far.
+    const forked = (await step("session/fork", () => request("session/fork", { sessionId, cwd, mcpServers: [] }))) as
+      | { sessionId: string }
+      | undefined;
+    if (forked) {
+      await step("prompt the fork /history", () =>
+        request("session/prompt", { sessionId: forked.sessionId, prompt: [{ type: "text", text: "/history" }] }),
+      );
+    }
+  } finally {
+    connection.close();
+  }
+  transcript.reopened = await reopen(hooks.connectAgain(), cwd, sessionId);
+  return transcript;
+}
+
+const initializeParams = { protocolVersion: 1, clientCapabilities, clientInfo, _meta: { "differential/initialize": 1 } };
+const authenticateParams = { methodId: "demo-token", _meta: { "berth-demo/token": "s3cret" } };
+
+/** Runs a step, keeping its answer or its JSON-RPC error in `steps`. */
+function stepper(steps: StepOutcome[]): (name: string, run: () => Promise<unknown>) => Promise<unknown> {
+  return async (name, run) => {
+    try {
+      const result = await run();
+      steps.push({ step: name, result });
+      return result;
+    } catch (error) {
+      if (!(error instanceof RequestError)) throw error;
+      steps.push({ step: name, error: { code: error.code, message: error.message, data: error.data } });
+      return undefined;
+    }
+  };
+}
+
+/** Issue 25's items 5 and 7: a new connection loads the session (told the agent's commands once), then lists `cwd`'s sessions. */
+async function reopen(stream: Stream, cwd: string, sessionId: string): Promise<ReopenedTranscript> {
+  const transcript: ReopenedTranscript = { steps: [], updates: [] };
+  const connection = client({ name: "differential-client" })
+    .onNotification(methods.client.session.update, ({ params }) => {
+      transcript.updates.push(params);
+    })
+    .connect(stream);
+  const step = stepper(transcript.steps);
+  const request = (method: string, params: unknown) => connection.agent.request<unknown>(method, params);
+  try {
+    await step("initialize", () => request("initialize", initializeParams));
+    await step("authenticate", () => request("authenticate", authenticateParams));
+    await step("session/load", () => request("session/load", { sessionId, cwd, mcpServers: [] }));
+    await step("session/list", () => request("session/list", { cwd }));
   } finally {
     connection.close();
   }
