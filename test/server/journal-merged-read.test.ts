@@ -1,3 +1,5 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { floodChunk } from "../../src/agents/demo-agent/commands/flood.js";
 import type { ReadEvent } from "../../src/host/views.js";
@@ -89,7 +91,13 @@ describe("GET /api/sessions/:id/events?merge=chunks: a malformed chunk from the 
       { sessionUpdate: "agent_message_chunk", content: null },
       { sessionUpdate: "agent_message_chunk", content: { type: "text" } },
     ];
-    for (const update of malformed) await say(`/extnotify session/update ${JSON.stringify({ sessionId: "any", update })}`);
+    // Under the agent's own session id: updates of another conversation are not this session's.
+    const db = new Database(join(fixture.dataDir, "berth.sqlite"), { readonly: true });
+    const { agent_session_id: agentSessionId } = db.prepare("SELECT agent_session_id FROM sessions WHERE id = ?").get(sessionId) as {
+      agent_session_id: string;
+    };
+    db.close();
+    for (const update of malformed) await say(`/extnotify session/update ${JSON.stringify({ sessionId: agentSessionId, update })}`);
     await say("after");
 
     const raw = fixture.berth.host.events(sessionId, { after: 0, limit: 1000 });
