@@ -1,3 +1,4 @@
+import { useEffect, useState } from "preact/hooks";
 import { credential, forgetDevice } from "../auth/token.js";
 
 const why = {
@@ -14,10 +15,13 @@ function tokenLinkCommand(): string {
 
 /** Shown instead of the dashboard when the token or the remembered login is missing or refused. Never shows any token. */
 export function AuthRequired() {
-  const had = credential();
+  // What the tab had when it was refused: forgetting the device below must not turn the reason into "none" on the next render.
+  const [had] = useState(credential);
   const command = tokenLinkCommand();
   // A refused remembered login is no use any more: the next visit asks for the link at once.
-  if (had === "device") forgetDevice();
+  useEffect(() => {
+    if (had === "device") forgetDevice();
+  }, [had]);
   return (
     <main class="auth">
       <div class="auth-card">
