@@ -129,6 +129,8 @@ export function createAcpAgent({
   const holdOpened = async (sessionId: string, client: AgentContext, how: { replay: boolean }, imported: boolean) => {
     try {
       await sessions.hold(sessionId, client, capabilities, how);
+      // The history the agent replayed for the import is published once committed: the client gets it before the answer.
+      if (imported) await sessions.delivered(sessionId);
     } catch (error) {
       if (imported) await host.deleteSession(sessionId).catch(() => undefined);
       throw toRequestError(error, log);

@@ -66,6 +66,12 @@ export class ConnectionSessions {
     }
   }
 
+  /** Settles once everything journaled for the session so far is committed and sent to this connection. */
+  async delivered(sessionId: string): Promise<void> {
+    await this.host.committed();
+    await this.open.get(sessionId)?.feed.delivered();
+  }
+
   /** `session/close`: this connection lets go; the session and its other holders stay. */
   release(sessionId: string): boolean {
     const entry = this.open.get(sessionId);

@@ -188,9 +188,15 @@ export class SessionFeed {
     } finally {
       if (this.ownPrompts.get(origin) === "started") this.ownPrompts.delete(origin);
       else this.ownPrompts.set(origin, "answered");
-      await this.outbox;
-      await this.live();
+      await this.delivered();
     }
+  }
+
+  /** Settles once what the bus brought so far was sent (or, for a client that fell behind, read again from the journal). */
+  async delivered(): Promise<void> {
+    this.flushMerged();
+    await this.outbox;
+    await this.live();
   }
 
   /** What the agent announced about the session (its commands), for a client that resumed it warm. */
