@@ -123,6 +123,21 @@ describe("architecture: each rule catches a violation planted in a copy of the t
         "src/protocol/planted-uses-node.ts": 'export { home } from "./planted-node.js";\n',
         "web/src/planted.ts": 'export { home } from "../../src/protocol/planted-uses-node.js";\n',
       }),
-    ).toEqual(["web/src/planted.ts imports src/protocol/planted-uses-node.ts: web/ imports only src/protocol modules free of Node imports"]);
+    ).toEqual([
+      "web/src/planted.ts imports src/protocol/planted-uses-node.ts: web/ imports only src/protocol modules free of Node imports and globals",
+    ]);
+    // A global of Node's, used in code, counts as much as an import; named in a comment or a string, it does not.
+    expect(
+      withPlanted({
+        "src/protocol/planted-global.ts": "// Buffer.from is Node's.\nexport const size = (t: string) => Buffer.byteLength(t);\n",
+        "web/src/planted.ts": 'export { size } from "../../src/protocol/planted-global.js";\n',
+      }),
+    ).toEqual(["web/src/planted.ts imports src/protocol/planted-global.ts: web/ imports only src/protocol modules free of Node imports and globals"]);
+    expect(
+      withPlanted({
+        "src/protocol/planted-words.ts": '// the agent process.\nexport const words = "process.env and Buffer.from are named here only";\n',
+        "web/src/planted.ts": 'export { words } from "../../src/protocol/planted-words.js";\n',
+      }),
+    ).toEqual([]);
   });
 });

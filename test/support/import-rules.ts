@@ -118,31 +118,46 @@ function hostApiOnly(imports: readonly Import[]): string[] {
     .map((i) => describe(i, "the protocol edges reach the host only through its API"));
 }
 
-/** A module of `src/` and what it imports of `src/`, transitively, import nothing Node has built in. */
-function nodeFree(imports: readonly Import[], target: string, seen = new Set<string>()): boolean {
+/**
+ * Node's globals a browser lacks, used in code (comments and strings taken out first). The dashboard's typecheck cannot
+ * catch them: its types reach the host's API, which brings Node's types along.
+ */
+const NODE_GLOBALS = /\b(Buffer|process|__dirname|__filename|require)\s*[.(]/;
+
+function usesNodeGlobals(root: string, target: string): boolean {
+  const code = readFileSync(join(root, "src", target), "utf8")
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/\/\/.*$/gm, "")
+    .replace(/(["'`])(?:\\.|(?!\1)[^\\\n])*\1/g, '""');
+  return NODE_GLOBALS.test(code);
+}
+
+/** A module of `src/` and what it imports of `src/`, transitively, use nothing Node has built in: no import, no global. */
+function nodeFree(root: string, imports: readonly Import[], target: string, seen = new Set<string>()): boolean {
   if (seen.has(target)) return true;
   seen.add(target);
+  if (usesNodeGlobals(root, target)) return false;
   const own = imports.filter((i) => i.file === `src/${target}`);
-  return own.every((i) => (i.internal ? nodeFree(imports, i.target, seen) : !isBuiltin(i.target)));
+  return own.every((i) => (i.internal ? nodeFree(root, imports, i.target, seen) : !isBuiltin(i.target)));
 }
 
 /**
  * The dashboard is a browser bundle: of `src/` it imports values only from `src/protocol/` modules free of Node
  * imports, and types only from the host's API and `src/protocol/`.
  */
-function dashboard(imports: readonly Import[]): string[] {
+function dashboard(root: string, imports: readonly Import[]): string[] {
   return imports.flatMap((i) => {
     if (i.layer !== "web" || !i.internal) return [];
     const inProtocol = layerOf(i.target) === "protocol";
     if (i.typeOnly)
       return inProtocol || HOST_API.includes(i.target) ? [] : [describe(i, "web/ imports types only from the host's API and src/protocol")];
     if (!inProtocol) return [describe(i, "web/ imports values only from src/protocol")];
-    return nodeFree(imports, i.target) ? [] : [describe(i, "web/ imports only src/protocol modules free of Node imports")];
+    return nodeFree(root, imports, i.target) ? [] : [describe(i, "web/ imports only src/protocol modules free of Node imports and globals")];
   });
 }
 
 /** Every violation of the layers' rules in the tree under `root`; empty when it keeps them all. */
 export function violations(root: string): string[] {
   const imports = importsOf(root);
-  return [...unplaced(root), ...upward(imports), ...kernelIo(imports), ...gitRunner(imports), ...hostApiOnly(imports), ...dashboard(imports)];
+  return [...unplaced(root), ...upward(imports), ...kernelIo(imports), ...gitRunner(imports), ...hostApiOnly(imports), ...dashboard(root, imports)];
 }
