@@ -118,6 +118,8 @@ export class AgentChild {
   private readonly prompts = new PromptsInFlight<ClientFiles>();
   /** By a prompt request's params, as the SDK writes them, the files given with it, until it is written. */
   private readonly prompters = new WeakMap<object, ClientFiles>();
+  /** By a prompt request's params, the id the SDK wrote it under. */
+  private readonly promptIds = new WeakMap<object, RequestId>();
 
   private constructor(
     private readonly options: AgentChildOptions,
@@ -167,6 +169,7 @@ export class AgentChild {
     }
     if (message.method !== methods.agent.session.prompt || !("id" in message)) return;
     const params = message.params;
+    if (typeof params === "object" && params !== null) this.promptIds.set(params, message.id);
     this.prompts.sent(message.id, typeof params === "object" && params !== null ? this.prompters.get(params) : undefined);
   }
 
@@ -337,7 +340,14 @@ export class AgentChild {
   prompt(params: Omit<PromptRequest, "sessionId">, prompter?: ClientFiles): Promise<PromptResponse> {
     const request = { ...params, sessionId: this.requireSession() };
     if (prompter) this.prompters.set(request, prompter);
-    return this.explainLoss(this.connection.agent.request(methods.agent.session.prompt, request));
+    const answer = this.connection.agent.request(methods.agent.session.prompt, request);
+    // An answer that never crosses the wire (its line refused, the connection gone) must not keep the prompt in flight.
+    const settled = () => {
+      const id = this.promptIds.get(request);
+      if (id !== undefined) this.prompts.settled(id);
+    };
+    answer.then(settled, settled);
+    return this.explainLoss(answer);
   }
 
   /**

@@ -27,6 +27,15 @@ export class PromptsInFlight<Owner> {
     if (at >= 0) this.inFlight.splice(at, 1);
   }
 
+  /**
+   * Berth's request for prompt `id` settled. Its answer crossed the wire first (then nothing changes), or never will:
+   * its line was refused before the SDK (oversized, not JSON), or the connection ended. The prompt leaves then, so the
+   * agent's later requests belong to the prompts after it.
+   */
+  settled(id: RequestId): void {
+    this.answered(id);
+  }
+
   /** The agent sent request `id`: it belongs to the oldest prompt in flight. */
   asked(id: RequestId): void {
     this.asks.set(id, this.inFlight[0]?.owner);

@@ -34,6 +34,7 @@ import { worktreeAsked, worktreeField } from "./worktree-field.js";
 import { decodeCursor, encodeCursor, SESSION_PAGE, type ListCursor } from "./list-cursors.js";
 import type { Logger } from "../host/logger.js";
 import { berthVersion } from "../version.js";
+import type { ConnectionName } from "./connection-name.js";
 import { ConnectionSessions } from "./connection-sessions.js";
 import { clientFilesOf } from "./client-files.js";
 import type { ClientQueue } from "./session-feed.js";
@@ -41,8 +42,8 @@ import { AcquisitionFailedError, classifyError, ForkUnsupportedError, SessionNot
 
 export interface AcpAgentOptions {
   readonly host: Host;
-  /** Names this connection's holds and cleanups. */
-  readonly connectionId: string;
+  /** The connection's id (its `Acp-Connection-Id`), which names its holds, cleanups and log lines. */
+  readonly connection: ConnectionName;
   /** The agent this connection speaks for (`/acp?agent=ID`); the host's default agent when absent. */
   readonly agentId?: string;
   readonly log: Logger;
@@ -78,7 +79,7 @@ const forkParams = z.looseObject({
  */
 export function createAcpAgent({
   host,
-  connectionId,
+  connection,
   agentId,
   log,
   notify,
@@ -88,7 +89,7 @@ export function createAcpAgent({
   relayedBy,
   baseUrl,
 }: AcpAgentOptions): AgentApp {
-  const sessions = new ConnectionSessions(host, connectionId, log, notify, queue);
+  const sessions = new ConnectionSessions(host, connection, log, notify, queue);
   const connectionAgent = agentId ?? host.config.defaultAgent;
   let capabilities: ClientCapabilities = {};
   let clientInfo: Implementation | null = null;
@@ -158,20 +159,22 @@ export function createAcpAgent({
         } catch (error) {
           // A broken agent must not lock clients out of Berth: they still list and load sessions, and learn why.
           const reason = error instanceof Error ? error.message : String(error);
-          log.warn({ agent: connectionAgent, err: error, connectionId }, "agent did not answer initialize; clients get Berth's own answer");
+          connection.whenNamed((connectionId) =>
+            log.warn({ agent: connectionAgent, err: error, connectionId }, "agent did not answer initialize; clients get Berth's own answer"),
+          );
           return withBerthAdditions({ protocolVersion: PROTOCOL_VERSION, agentInfo: { name: connectionAgent, version: "unknown" } }, reason);
         }
       })
       .onRequest(methods.agent.authenticate, async ({ params, signal }) => {
         const answer = await translatedAsync(log, () => host.authenticate(connectionAgent, params, { clientInfo, initializeMeta, signal }));
         routing.authenticated(params);
-        log.info({ agent: connectionAgent, methodId: params.methodId, connectionId }, "client authenticated with an agent");
+        log.info({ agent: connectionAgent, methodId: params.methodId, connectionId: connection.id }, "client authenticated with an agent");
         return (answer ?? {}) as AuthenticateResponse;
       })
       // Every running child of the agent logs out, and Berth forgets the login it replayed to new ones.
       .onRequest(methods.agent.logout, async ({ params, signal }) => {
         const answer = await translatedAsync(log, () => host.logout(connectionAgent, params, { clientInfo, initializeMeta, signal }));
-        log.info({ agent: connectionAgent, connectionId }, "client logged out of an agent");
+        log.info({ agent: connectionAgent, connectionId: connection.id }, "client logged out of an agent");
         return (answer ?? {}) as LogoutResponse;
       })
       .onRequest(methods.agent.session.new, async ({ params, client, signal }) => {
@@ -225,7 +228,7 @@ export function createAcpAgent({
           await host.deleteSession(view.id).catch(() => undefined);
           throw toRequestError(error, log);
         }
-        log.info({ sessionId: view.id, agent: view.agent, cwd: view.cwd, connectionId }, "client created a session");
+        log.info({ sessionId: view.id, agent: view.agent, cwd: view.cwd, connectionId: connection.id }, "client created a session");
         return { ...answerOf(view.id), sessionId: view.id };
       })
       .onRequest(methods.agent.session.load, async ({ params, client, method, signal }) => {
@@ -309,7 +312,7 @@ export function createAcpAgent({
       .onNotification(methods.agent.session.cancel, async ({ params, method }) => {
         if (routing.notify(params.sessionId, method, params)) return;
         if (!sessions.feedOf(params.sessionId))
-          return log.warn({ sessionId: params.sessionId, connectionId }, "session/cancel for a session this client has not opened");
+          return log.warn({ sessionId: params.sessionId, connectionId: connection.id }, "session/cancel for a session this client has not opened");
         await host.cancel(params.sessionId);
       })
       .onRequest(methods.agent.session.close, async ({ params, method, signal }) => {
@@ -333,7 +336,7 @@ export function createAcpAgent({
           await host.deleteSession(view.id).catch(() => undefined);
           throw toRequestError(error, log);
         }
-        log.info({ sessionId: view.id, forkedFrom: sessionId, agent: view.agent, connectionId }, "client forked a session");
+        log.info({ sessionId: view.id, forkedFrom: sessionId, agent: view.agent, connectionId: connection.id }, "client forked a session");
         return { ...answerOf(view.id), sessionId: view.id };
       })
       // Berth's session is what the client knows: deleting it stops its agent (which closes its own) and drops the journal.
@@ -343,7 +346,7 @@ export function createAcpAgent({
         requireSession(params.sessionId);
         sessions.release(params.sessionId);
         await translatedAsync(log, () => host.deleteSession(params.sessionId));
-        log.info({ sessionId: params.sessionId, connectionId }, "client deleted a session");
+        log.info({ sessionId: params.sessionId, connectionId: connection.id }, "client deleted a session");
         return {};
       })
       // Everything else is the agent's: a session's request goes to that session's agent, any other to the connection's agent.
@@ -365,7 +368,11 @@ export function createAcpAgent({
           sessionId === undefined
             ? host.notifyAgentOf(connectionAgent, method, params, sessions.openIds())
             : sessions.feedOf(sessionId) !== undefined && host.notifyAgent(sessionId, method, params);
-        if (!passed) log.warn({ method, sessionId, connectionId }, "client notification dropped: no running agent of an open session to pass it to");
+        if (!passed)
+          log.warn(
+            { method, sessionId, connectionId: connection.id },
+            "client notification dropped: no running agent of an open session to pass it to",
+          );
       })
   );
 }

@@ -1,9 +1,9 @@
-import { randomUUID } from "node:crypto";
 import type { AgentApp } from "@agentclientprotocol/sdk";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { createAcpAgent } from "./acp-agent.js";
 import type { ClusterSecret } from "./cluster-secret.js";
+import { ConnectionName } from "./connection-name.js";
 import type { ClientQueue } from "./session-feed.js";
 
 /** Sends a notification; a promise when the client is behind, settled once it caught up (see MessageLimitedSocket). */
@@ -25,8 +25,8 @@ export interface ConnectionOptions {
 }
 
 /**
- * The ACP client connections of both profiles: each gets its own agent app and connection
- * id, and its holds are released when the SDK closes it, whatever the cause (a closed
+ * The ACP client connections of both profiles: each gets its own agent app, named by the
+ * connection id its client got, and its holds are released when the SDK closes it, whatever the cause (a closed
  * socket, `DELETE /acp`, a limit, shutdown).
  */
 export class AcpConnections {
@@ -45,14 +45,17 @@ export class AcpConnections {
     return this.open.size;
   }
 
-  /** A new connection's agent app, and the id its holds go by. */
-  create({ transport, agentId, notify, queue, relayedBy, baseUrl }: ConnectionOptions): { connectionId: string; agent: AgentApp } {
+  /**
+   * A new connection's agent app, and how the transport names it with the id the SDK gave it (`Acp-Connection-Id`),
+   * which its holds and log lines go by.
+   */
+  create({ transport, agentId, notify, queue, relayedBy, baseUrl }: ConnectionOptions): { agent: AgentApp; name(id: string): void } {
     const { host, log } = this;
-    const connectionId = randomUUID();
+    const connection = new ConnectionName();
     let viaConnection: Notify | undefined;
     const app = createAcpAgent({
       host,
-      connectionId,
+      connection,
       agentId,
       log,
       notify: notify ?? ((method, params) => viaConnection?.(method, params)),
@@ -63,18 +66,21 @@ export class AcpConnections {
       baseUrl,
     });
     // The SDK connects the app after `initialize`, before it routes any later message: no update can come earlier.
-    app.onConnect((connection) => {
+    app.onConnect((sdkConnection) => {
       // A notification to a connection that has just closed has nobody to reach.
-      viaConnection = (method, params) => void connection.client.notify(method, params).catch(() => undefined);
-      this.open.add(connectionId);
-      log.info({ connectionId, transport, agent: agentId, ...(relayedBy ? { relayedBy } : {}) }, "client connected");
-      void connection.closed.then(() => {
-        this.open.delete(connectionId);
-        log.info({ connectionId, transport }, "client disconnected");
-        return host.connections.cleanupForConnection(connectionId);
+      viaConnection = (method, params) => void sdkConnection.client.notify(method, params).catch(() => undefined);
+      // Over Streamable HTTP the connection is named once its `initialize` answer is out of the SDK, just after this.
+      connection.whenNamed((connectionId) => {
+        this.open.add(connectionId);
+        log.info({ connectionId, transport, agent: agentId, ...(relayedBy ? { relayedBy } : {}) }, "client connected");
+        void sdkConnection.closed.then(() => {
+          this.open.delete(connectionId);
+          log.info({ connectionId, transport }, "client disconnected");
+          return host.connections.cleanupForConnection(connectionId);
+        });
       });
     });
-    return { connectionId, agent: app };
+    return { agent: app, name: (id) => connection.name(id) };
   }
 
   /**

@@ -61,7 +61,7 @@ export class AcpEndpoint {
     this.connections = new AcpConnections(options.host, options.log, options.cluster);
     // The HTTP server let a request naming a relaying host in only with the cluster secret.
     this.acp = new PerRequestAgentServer(
-      (url, relayedBy) => this.connections.create({ transport: "http", agentId: requestedAgent(url), relayedBy, baseUrl: url.origin }).agent,
+      (url, relayedBy) => this.connections.create({ transport: "http", agentId: requestedAgent(url), relayedBy, baseUrl: url.origin }),
       {
         maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
       },
@@ -113,7 +113,7 @@ export class AcpEndpoint {
       behind: () => limited?.behind() ?? (() => undefined),
     };
     const baseUrl = req.headers.host ? `http://${req.headers.host}` : undefined;
-    const { connectionId, agent } = this.connections.create({
+    const opened = this.connections.create({
       transport: "websocket",
       agentId: requestedAgent(url),
       notify,
@@ -121,9 +121,12 @@ export class AcpEndpoint {
       relayedBy,
       baseUrl,
     });
-    const upgrade = this.acp.prepareWebSocketUpgrade({ agent });
+    const upgrade = this.acp.prepareWebSocketUpgrade({ agent: opened.agent });
+    // Before any message: the logs name the connection by the id its 101 response gives the client.
+    const { connectionId } = upgrade;
+    opened.name(connectionId);
     const nameConnection = (headers: string[], request: IncomingMessage) => {
-      if (request === req) headers.push(`${CONNECTION_ID_HEADER}: ${upgrade.connectionId}`);
+      if (request === req) headers.push(`${CONNECTION_ID_HEADER}: ${connectionId}`);
     };
     // ws answers a bad handshake itself and never calls back: the prepared connection must not stay behind.
     const failed = () => {
@@ -186,13 +189,20 @@ export class AcpEndpoint {
   }
 }
 
+/** A new connection's agent app, named once the SDK gave the connection its id. */
+interface OpenedConnection {
+  readonly agent: AgentApp;
+  name(id: string): void;
+}
+
 /**
  * The SDK's server, giving each Streamable HTTP connection the agent its `initialize`
- * request asks for: the SDK's Node adapter passes only the request.
+ * request asks for (the SDK's Node adapter passes only the request), named with the
+ * `Acp-Connection-Id` its answer gives the client.
  */
 class PerRequestAgentServer extends AcpServer {
   constructor(
-    private readonly agentFor: (url: URL, relayedBy: string | undefined) => AgentApp,
+    private readonly agentFor: (url: URL, relayedBy: string | undefined) => OpenedConnection,
     limits: { readonly maxBufferedBytes: number },
   ) {
     super({
@@ -206,10 +216,15 @@ class PerRequestAgentServer extends AcpServer {
   override async handleRequest(req: Request, options?: HandleRequestOptions): Promise<Response> {
     const refused = await refusalOf(req);
     if (refused) return refused;
-    return super.handleRequest(
-      req,
-      options ?? { createAgent: () => this.agentFor(new URL(req.url), req.headers.get(RELAYED_BY_HEADER) ?? undefined) },
-    );
+    if (options) return super.handleRequest(req, options);
+    // Only an `initialize` opening a connection creates an agent.
+    let opened: OpenedConnection | undefined;
+    const response = await super.handleRequest(req, {
+      createAgent: () => (opened = this.agentFor(new URL(req.url), req.headers.get(RELAYED_BY_HEADER) ?? undefined)).agent,
+    });
+    const connectionId = response.headers.get(CONNECTION_ID_HEADER);
+    if (opened && connectionId !== null) opened.name(connectionId);
+    return response;
   }
 }
 

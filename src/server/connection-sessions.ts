@@ -2,6 +2,7 @@ import type { AgentContext, ClientCapabilities } from "@agentclientprotocol/sdk"
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import type { CleanupRegistration } from "../host/views.js";
+import type { ConnectionName } from "./connection-name.js";
 import { SessionFeed, type ClientQueue } from "./session-feed.js";
 
 interface OpenSession {
@@ -17,18 +18,18 @@ interface OpenSession {
  */
 export class ConnectionSessions {
   private readonly open = new Map<string, OpenSession>();
-  /** This connection as a holder of its sessions. */
-  readonly holderId: string;
-
   constructor(
     private readonly host: Host,
-    private readonly connectionId: string,
+    private readonly connection: ConnectionName,
     private readonly log: Logger,
     private readonly notify: (method: string, params: unknown) => void | Promise<void>,
     /** The client's queue, which paces its feeds (WebSocket clients). */
     private readonly queue: ClientQueue | undefined,
-  ) {
-    this.holderId = `acp:${connectionId}`;
+  ) {}
+
+  /** This connection as a holder of its sessions (sessions open only once the connection is named). */
+  get holderId(): string {
+    return `acp:${this.connection.id}`;
   }
 
   /** Holds the session for this connection, feeds it (replaying the journal if asked) and waits for its agent. */
@@ -42,7 +43,7 @@ export class ConnectionSessions {
       if (this.open.get(sessionId)?.leave === leave) this.open.delete(sessionId);
     };
     // Replaces (and runs) the cleanup of an earlier hold of this session by this connection.
-    const registration = host.connections.register(`${this.holderId}:${sessionId}`, leave, this.connectionId);
+    const registration = host.connections.register(`${this.holderId}:${sessionId}`, leave, this.connection.id);
     try {
       const held = host.hold(sessionId, this.holderId);
       ticket = held;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { SessionKey } from "../host/views.js";
+import { MAX_ID_LENGTH } from "../protocol/id-limits.js";
 
 /** Sessions on a page of a list when the client does not say (REST `limit`), and on every ACP `session/list` page. */
 export const SESSION_PAGE = 100;
@@ -12,8 +13,24 @@ export const MAX_SESSION_PAGE = 1_000;
  */
 export type ListCursor = { readonly after: SessionKey } | { readonly agentCursor: string };
 
+/**
+ * A time of a session's place as this host encodes it: whole milliseconds up to 2^53 - 1 (Zod's `int` is a safe
+ * integer), which PostgreSQL's bigint holds; never a -0, which no cursor of this host carries.
+ */
+const placeTime = z
+  .number()
+  .int()
+  .nonnegative()
+  .refine((time) => !Object.is(time, -0));
+/** A session id as one can be: no longer than ACP's id limit, no NUL (PostgreSQL's text refuses it). */
+const placeId = z
+  .string()
+  .min(1)
+  .max(MAX_ID_LENGTH)
+  .refine((id) => !id.includes("\0"));
+
 const token = z.union([
-  z.object({ after: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative(), z.string().min(1)]) }).strict(),
+  z.object({ after: z.tuple([placeTime, placeTime, placeId]) }).strict(),
   z.object({ agentCursor: z.string().min(1) }).strict(),
 ]);
 

@@ -34,6 +34,20 @@ export function requireTimestamp(operation: string, field: string, value: unknow
   return value;
 }
 
+/**
+ * Where a session page goes on: whole milliseconds that both stores compare exactly (a JS number, PostgreSQL's bigint)
+ * and an id PostgreSQL's text can hold (no NUL), so a forged cursor is refused here, never a bad parameter there.
+ */
+export function requireSessionKey<K extends { readonly updatedAt: number; readonly createdAt: number; readonly id: string }>(
+  operation: string,
+  key: K,
+): K {
+  requireTimestamp(operation, "after.updatedAt", key.updatedAt);
+  requireTimestamp(operation, "after.createdAt", key.createdAt);
+  if (requireText(operation, "after.id", key.id).includes("\0")) throw new StoreInputError(operation, "after.id must not contain NUL");
+  return key;
+}
+
 export function requireCount(operation: string, field: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
     throw new StoreInputError(operation, `${field} must be a non-negative integer, got ${describe(value)}`);

@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase } from "./database.js";
 import { StoreNotFoundError } from "./errors.js";
-import { requireAbsolutePath, requireCount, requireNullableText, requireText, requireTimestamp, type Json } from "./input.js";
+import { requireAbsolutePath, requireCount, requireNullableText, requireSessionKey, requireText, requireTimestamp, type Json } from "./input.js";
 import { guardWrite } from "./write-guard.js";
 
 export interface Session {
@@ -158,7 +158,8 @@ export class SessionStore {
   page(query: SessionPageQuery): Session[] {
     const op = "sessions.page";
     const limit = requireCount(op, "limit", query.limit);
-    const { cwd, agent, after } = query;
+    const { cwd, agent } = query;
+    const after = query.after && requireSessionKey(op, query.after);
     // Each queued session's stored place may be behind its shown one: read that many more, then place them as shown.
     const rows = this.#pageQuery(cwd !== undefined, agent !== undefined, after !== undefined).all({
       cwd: cwd ?? null,

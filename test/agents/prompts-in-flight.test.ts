@@ -43,4 +43,24 @@ describe("PromptsInFlight: an agent's request belongs to the oldest prompt not a
     prompts.replied(4);
     expect(prompts.ownerOf(4)).toBeUndefined();
   });
+
+  it("a prompt whose answer never crossed the wire (refused, the connection gone) leaves once its request settled; settling an answered one changes nothing", () => {
+    const prompts = new PromptsInFlight<string>();
+    prompts.sent(1, "a");
+    prompts.sent(2, "b");
+    // The agent's answer to 1 was refused before the SDK: the wire never said it was answered.
+    prompts.asked("r1");
+    prompts.settled(1);
+    prompts.asked("r2");
+    expect([prompts.ownerOf("r1"), prompts.ownerOf("r2")]).toEqual(["a", "b"]);
+    // Answered on the wire first, settled after its promise's reactions ran: the queued prompt stays in flight.
+    prompts.sent(3, "c");
+    prompts.answered(2);
+    prompts.settled(2);
+    prompts.asked("r3");
+    expect(prompts.ownerOf("r3")).toBe("c");
+    prompts.settled(3);
+    prompts.asked("r4");
+    expect(prompts.ownerOf("r4")).toBeUndefined();
+  });
 });

@@ -1,7 +1,7 @@
 import { PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { cleanUp, startFixture, upgradeOutcome, waitUntil, type BerthFixture } from "./server-harness.js";
+import { capturedLog, cleanUp, startFixture, upgradeOutcome, waitUntil, type BerthFixture } from "./server-harness.js";
 
 afterEach(cleanUp);
 
@@ -39,6 +39,13 @@ function refusedUpgrade(url: string, headers: Record<string, string>): Promise<{
   });
 }
 
+/** The host's log lines that name a connection: what each says, of which connection (and transport). */
+function connectionLines(lines: ReadonlyArray<Record<string, unknown>>) {
+  return lines
+    .filter((line) => line.connectionId !== undefined)
+    .map(({ msg, connectionId, transport }) => ({ msg, connectionId, ...(transport === undefined ? {} : { transport }) }));
+}
+
 describe("ACP over Streamable HTTP on /acp", () => {
   it("the SDK's HTTP client initializes, creates a session, prompts it and gets its updates; disconnecting releases the hold", async () => {
     const fixture = await startFixture();
@@ -60,8 +67,9 @@ describe("ACP over Streamable HTTP on /acp", () => {
     expect(await fixture.api("/metrics").then((r) => r.text())).toContain("berth_clients_connected 0");
   });
 
-  it("names the connection with Acp-Connection-Id, and DELETE of it releases the connection's holds", async () => {
-    const fixture = await startFixture();
+  it("names the connection with Acp-Connection-Id, its log lines with the same id, and DELETE of it releases the connection's holds", async () => {
+    const { log, lines } = capturedLog();
+    const fixture = await startFixture({ log });
     const auth = { authorization: `Bearer ${fixture.token}` };
     const initialized = await postInitialize(fixture, auth);
     expect(initialized.status).toBe(200);
@@ -83,6 +91,12 @@ describe("ACP over Streamable HTTP on /acp", () => {
     expect(deleted.status).toBe(202);
     await waitUntil(() => fixture.berth.host.getSession(session!.id)?.holders === 0, "DELETE released the hold");
     expect((await post({ jsonrpc: "2.0", id: 2, method: "session/list", params: {} })).status).toBe(404);
+    await waitUntil(() => lines.some((line) => line.msg === "client disconnected"), "the disconnection was logged");
+    expect(connectionLines(lines)).toEqual([
+      { msg: "client connected", connectionId, transport: "http" },
+      { msg: "client created a session", connectionId },
+      { msg: "client disconnected", connectionId, transport: "http" },
+    ]);
   });
 
   it("refuses a wrong token and a foreign Origin, as on WebSocket", async () => {
@@ -222,8 +236,9 @@ describe("/acp?agent=ID binds a connection to an agent", () => {
 });
 
 describe("ACP over WebSocket follows the transport proposal", () => {
-  it("names the connection with Acp-Connection-Id on the 101 response", async () => {
-    const fixture = await startFixture();
+  it("names the connection with Acp-Connection-Id on the 101 response, and its log lines with the same id", async () => {
+    const { log, lines } = capturedLog();
+    const fixture = await startFixture({ log });
     const ws = new WebSocket(fixture.acpUrl, { headers: { authorization: `Bearer ${fixture.token}` } });
     let connectionId: string | undefined;
     ws.once("upgrade", (res) => (connectionId = res.headers["acp-connection-id"] as string | undefined));
@@ -237,9 +252,17 @@ describe("ACP over WebSocket follows the transport proposal", () => {
       ws.once("message", (data) => resolve(JSON.parse(data.toString()) as Record<string, unknown>)),
     );
     expect(response).toMatchObject({ id: 1, result: { protocolVersion: PROTOCOL_VERSION } });
+    ws.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: fixture.workDir, mcpServers: [] } }));
+    await waitUntil(() => lines.some((line) => line.msg === "client created a session"), "the session was created");
     await new Promise((resolve) => {
       ws.once("close", resolve);
       ws.close();
     });
+    await waitUntil(() => lines.some((line) => line.msg === "client disconnected"), "the disconnection was logged");
+    expect(connectionLines(lines)).toEqual([
+      { msg: "client connected", connectionId, transport: "websocket" },
+      { msg: "client created a session", connectionId },
+      { msg: "client disconnected", connectionId, transport: "websocket" },
+    ]);
   });
 });

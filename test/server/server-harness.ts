@@ -20,10 +20,11 @@ import {
 } from "@agentclientprotocol/sdk";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+import { pino } from "pino";
 import WebSocket from "ws";
 import type { ConfigInput } from "../../src/config/config-schema.js";
 import { parseConfig } from "../../src/config/load-config.js";
-import { silentLogger } from "../../src/host/logger.js";
+import { silentLogger, type Logger } from "../../src/host/logger.js";
 import { startBerth, type BerthOptions, type RunningBerth } from "../../src/server/serve.js";
 import { waitUntil, waitUntilGone } from "../support/process-table.js";
 
@@ -44,7 +45,7 @@ export interface BerthFixture {
   stop(): Promise<void>;
 }
 
-type FixtureOptions = { config?: ConfigInput; dataDir?: string; workDir?: string } & Partial<
+type FixtureOptions = { config?: ConfigInput; dataDir?: string; workDir?: string; log?: Logger } & Partial<
   Pick<BerthOptions, "maxMessageBytes" | "maxBufferedBytes" | "events" | "webDir" | "tickets" | "loginCommands">
 >;
 
@@ -69,7 +70,7 @@ export async function startFixture(options: FixtureOptions = {}): Promise<BerthF
     dataDir,
     listenHost: "127.0.0.1",
     port: 0,
-    log: silentLogger(),
+    log: options.log ?? silentLogger(),
     maxMessageBytes: options.maxMessageBytes,
     maxBufferedBytes: options.maxBufferedBytes,
     events: options.events,
@@ -98,6 +99,13 @@ export async function startFixture(options: FixtureOptions = {}): Promise<BerthF
   };
   running.push(fixture);
   return fixture;
+}
+
+/** A logger keeping the host's log lines, for a fixture's `log`. */
+export function capturedLog(): { log: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const log = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  return { log, lines };
 }
 
 /** For `afterEach`: closes clients and servers, checks no agent process is left, removes temp dirs. */

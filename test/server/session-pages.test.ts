@@ -60,6 +60,36 @@ async function acpPages(client: AcpTestClient, params: { cwd?: string }): Promis
 
 const idsOf = (pages: readonly { sessions: readonly SessionView[] }[]) => pages.flatMap((page) => page.sessions.map((session) => session.id));
 
+/**
+ * Cursors no host gives out, as a client could forge them: numbers no store compares exactly (beyond 2^53 - 1, beyond
+ * PostgreSQL's bigint, negative, -0, NaN, infinite, fractions), ids no session has, and malformed tokens.
+ */
+const FORGED_CURSORS = (
+  [
+    ["beyond MAX_SAFE_INTEGER", '{"after":[9007199254740992,1,"a"]}'],
+    ["beyond bigint", '{"after":[1,99999999999999999999999,"a"]}'],
+    ["negative", '{"after":[-1,1,"a"]}'],
+    ["minus zero", '{"after":[-0,1,"a"]}'],
+    ["NaN", '{"after":[NaN,1,"a"]}'],
+    ["infinite", '{"after":[1e400,1,"a"]}'],
+    ["a fraction", '{"after":[1,1.5,"a"]}'],
+    ["a number as a string", '{"after":["1",1,"a"]}'],
+    ["null", '{"after":[null,1,"a"]}'],
+    ["an empty id", '{"after":[1,1,""]}'],
+    ["a NUL in the id", '{"after":[1,1,"a\\u0000b"]}'],
+    ["an overlong id", `{"after":[1,1,"${"a".repeat(1025)}"]}`],
+    ["a number as the id", '{"after":[1,1,7]}'],
+    ["a fourth field", '{"after":[1,1,"a",4]}'],
+    ["another key", '{"after":[1,1,"a"],"limit":5}'],
+    ["__proto__", '{"after":[1,1,"a"],"__proto__":{"x":1}}'],
+    ["an object", '{"after":{"updatedAt":1,"createdAt":1,"id":"a"}}'],
+    ["an array", '[[1,1,"a"]]'],
+    ["JSON null", "null"],
+    ["an empty agent cursor", '{"agentCursor":""}'],
+    ["not JSON", '{"after":[1,1,"a"]'],
+  ] as Array<[string, string]>
+).map(([what, json]) => [what, Buffer.from(json).toString("base64url")] as const);
+
 describe("paginated session lists (REST GET /api/sessions, ACP session/list)", () => {
   it("REST pages by limit and cursor: every session once, in the whole list's order, the last page without nextCursor", async () => {
     const fixture = await startFixture();
@@ -117,6 +147,17 @@ describe("paginated session lists (REST GET /api/sessions, ACP session/list)", (
     expect((await getJson<SessionsPage>(fixture, "/api/sessions")).body.sessions).toHaveLength(1);
   });
 
+  it("REST refuses a forged cursor (numbers no store compares exactly, a bad id, a malformed token) with 400 invalid_cursor", async () => {
+    const fixture = await startFixture();
+    await createSessions(fixture, 1);
+    for (const [what, cursor] of FORGED_CURSORS) {
+      const { status, body } = await getJson<{ error: string; message: string }>(fixture, `/api/sessions?cursor=${cursor}`);
+      expect({ what, status, error: body.error }).toEqual({ what, status: 400, error: "invalid_cursor" });
+      expect(body.message).toMatch(/is not a cursor this host gave out/);
+    }
+    expect((await getJson<SessionsPage>(fixture, "/api/sessions")).body.sessions).toHaveLength(1);
+  });
+
   it("ACP session/list pages Berth's sessions, then the agent's own on the page where Berth's end, under one opaque cursor", async () => {
     const stateDir = tempDir("berth-pages-agent-");
     const fixture = await startFixture({
@@ -163,6 +204,21 @@ describe("paginated session lists (REST GET /api/sessions, ACP session/list)", (
       code: -32602,
       message: expect.stringContaining('cursor "bogus" is not a cursor this host gave out'),
     });
+    const { sessions } = (await client.agent.request(methods.agent.session.list, {})) as ListSessionsResponse;
+    expect(sessions.map((session) => session.sessionId)).toEqual([ownId]);
+  });
+
+  it("ACP session/list refuses a forged cursor (numbers no store compares exactly, a bad id, a malformed token) with -32602", async () => {
+    const fixture = await startFixture();
+    const client = await fixture.connect();
+    const ownId = await client.newSession(fixture.workDir);
+    for (const [what, cursor] of FORGED_CURSORS) {
+      const refusal = await client.agent.request(methods.agent.session.list, { cursor }).then(
+        () => undefined,
+        (error: { code: number; data?: { code?: string } }) => ({ code: error.code, data: error.data?.code }),
+      );
+      expect({ what, refusal }).toEqual({ what, refusal: { code: -32602, data: "invalid_cursor" } });
+    }
     const { sessions } = (await client.agent.request(methods.agent.session.list, {})) as ListSessionsResponse;
     expect(sessions.map((session) => session.sessionId)).toEqual([ownId]);
   });

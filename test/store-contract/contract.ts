@@ -632,6 +632,22 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
         // A page is the list's sessions as they are, not a summary of them.
         expect(await store.sessionPage({ limit: 1 })).toEqual([await store.getSession("e")]);
         await expect(store.sessionPage({ limit: -1 })).rejects.toBeInstanceOf(StoreInputError);
+        // A forged place is refused here, never a bad parameter of the database (PostgreSQL: a bigint overflow, a NUL in text).
+        const place = { updatedAt: T0, createdAt: T0, id: "a" };
+        for (const forged of [
+          { updatedAt: 2 ** 63 },
+          { createdAt: Number.MAX_SAFE_INTEGER + 1 },
+          { updatedAt: -1 },
+          { createdAt: Number.NaN },
+          { updatedAt: Number.POSITIVE_INFINITY },
+          { createdAt: 1.5 },
+          { id: "" },
+          { id: "a\0b" },
+        ]) {
+          await expect(store.sessionPage({ after: { ...place, ...forged }, limit: 1 }), JSON.stringify(forged)).rejects.toBeInstanceOf(
+            StoreInputError,
+          );
+        }
       });
 
       it("keeps lifecycle records in order, never reusing an id", async () => {

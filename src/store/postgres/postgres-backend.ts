@@ -3,7 +3,16 @@ import type { GroupRecord, ProcessKind } from "../../processes/ledger.js";
 import type { AgentProfile } from "../agent-profiles.js";
 import { StoreInputError, StoreNotFoundError, StoreOpenError, StoreWriteError } from "../errors.js";
 import { toEvent, type EventRow, type JournalEvent, type ReadOptions, type ReplayOptions } from "../events.js";
-import { decodeJson, encodeJson, requireCount, requireNullableText, requireOneOf, requireText, requireTimestamp } from "../input.js";
+import {
+  decodeJson,
+  encodeJson,
+  requireCount,
+  requireNullableText,
+  requireOneOf,
+  requireSessionKey,
+  requireText,
+  requireTimestamp,
+} from "../input.js";
 import type { LifecycleRecord } from "../lifecycle-records.js";
 import type { Question } from "../questions.js";
 import { checkedComment, type NewReviewComment, type ReviewComment } from "../review-comments.js";
@@ -230,7 +239,8 @@ export class PostgresBackend implements StoreBackend {
 
   async sessionPage(query: SessionPageQuery): Promise<Session[]> {
     const limit = requireCount("sessions.page", "limit", query.limit);
-    const { cwd, agent, after } = query;
+    const { cwd, agent } = query;
+    const after = query.after && requireSessionKey("sessions.page", query.after);
     const conditions = [
       ...(cwd === undefined ? [] : [this.sql`cwd = ${cwd}`]),
       ...(agent === undefined ? [] : [this.sql`agent = ${agent}`]),
