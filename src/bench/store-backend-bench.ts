@@ -53,7 +53,7 @@ export async function runStoreBackendBench(): Promise<void> {
       note = "PostgreSQL: skipped, no server (install Debian's postgresql, or set BERTH_BENCH_POSTGRES_URL)";
     }
     print(sqlite, postgres);
-    console.log(`  SQLite: WAL, synchronous NORMAL (no flush per commit), the synchronous store behind the adapter\n  ${note}`);
+    console.log(`  SQLite: WAL, synchronous NORMAL (no flush per commit), the writer thread's BatchApplier on the caller's thread\n  ${note}`);
   } finally {
     await cluster?.stop();
     rmSync(dir, { recursive: true, force: true });
