@@ -5,7 +5,6 @@ import { PostgresBackend } from "../store/postgres/postgres-backend.js";
 import { findPostgresBinaries, startThrowawayCluster, type ThrowawayCluster } from "../store/postgres/throwaway-cluster.js";
 import { SqliteBackend } from "../store/sqlite-backend.js";
 import type { Lease, StoreBackend, WriteUnit } from "../store/store-backend.js";
-import { Store } from "../store/store.js";
 
 const SINGLE_UNITS = 3_000;
 const BATCHES = 1_000;
@@ -39,7 +38,7 @@ export async function runStoreBackendBench(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "berth-store-bench-"));
   let cluster: ThrowawayCluster | undefined;
   try {
-    const sqlite = await measureBackend(new SqliteBackend(Store.open(join(dir, "bench.db"))));
+    const sqlite = await measureBackend(SqliteBackend.open(join(dir, "bench.db")));
     let postgres: Figures[] | undefined;
     let note: string;
     const external = process.env.BERTH_BENCH_POSTGRES_URL;
@@ -54,7 +53,7 @@ export async function runStoreBackendBench(): Promise<void> {
       note = "PostgreSQL: skipped, no server (install Debian's postgresql, or set BERTH_BENCH_POSTGRES_URL)";
     }
     print(sqlite, postgres);
-    console.log(`  SQLite: WAL, synchronous NORMAL (no flush per commit), the synchronous store behind the adapter\n  ${note}`);
+    console.log(`  SQLite: WAL, synchronous NORMAL (no flush per commit), the writer thread's BatchApplier on the caller's thread\n  ${note}`);
   } finally {
     await cluster?.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Config } from "../config/config-schema.js";
 import { monotonicClock, type Clock, type Timer } from "../lifecycle/clock.js";
-import type { BatchWriter, WriterListeners } from "../store/journal-writer.js";
+import { openReads, type HostStore } from "../store/host-store.js";
 import { buildMirror } from "../store/postgres/fleet-mirror.js";
 import { FleetWriter } from "../store/postgres/fleet-writer.js";
 import { PostgresBackend } from "../store/postgres/postgres-backend.js";
@@ -63,7 +63,7 @@ export class Fleet {
     private readonly backend: StoreBackend,
     readonly host: HostInfo,
     private readonly leases: readonly Lease[],
-    readonly mirrorPath: string,
+    private readonly mirrorPath: string,
     /** The other hosts' sessions, questions and records, shown beside this host's own. */
     readonly directory: FleetDirectory,
     private readonly heartbeatMs: number,
@@ -126,13 +126,18 @@ export class Fleet {
     }
   }
 
-  /** The host's one writer: through the shared store, then the mirror. */
-  writerFor(listeners: WriterListeners): BatchWriter {
-    this.writer = new FleetWriter(this.backend, this.host.id, this.mirrorPath, this.leases, {
-      ...listeners,
-      lost: (sessionId, error) => void this.lose(sessionId, { owner: error.current.hostId, epoch: error.current.epoch }),
-    });
-    return this.writer;
+  /** What the host persists through (the seam it shares with SQLite): its mirror's reads, and its one writer, through the shared store, then the mirror. */
+  hostStore(): HostStore {
+    return {
+      reads: openReads(this.mirrorPath),
+      writer: (listeners) => {
+        this.writer = new FleetWriter(this.backend, this.host.id, this.mirrorPath, this.leases, {
+          ...listeners,
+          lost: (sessionId, error) => void this.lose(sessionId, { owner: error.current.hostId, epoch: error.current.epoch }),
+        });
+        return this.writer;
+      },
+    };
   }
 
   /** Whether this host writes the session (its lease in hand, or being created); undefined until its writer exists. */

@@ -15,7 +15,7 @@ import { LocationServicesCache } from "../lifecycle/location-services-cache.js";
 import { SessionHolds } from "../lifecycle/session-holds.js";
 import { bootLocationServices, type LocationServices } from "../location/location-services.js";
 import type { ProcessGroupLedger } from "../processes/index.js";
-import { JournalWriter, type BatchWriter, type WriterListeners } from "../store/journal-writer.js";
+import type { HostStore } from "../store/host-store.js";
 import type { Store } from "../store/store.js";
 import { AgentChildren, SessionNotFoundError } from "./agent-children.js";
 import { AgentLoginStates } from "./agent-login-states.js";
@@ -95,10 +95,9 @@ export interface HostParts {
   readonly noticeAgentStopped: (sessionId: string, reason: AgentStopReason) => void;
 }
 
-/** A host in a fleet: its id, its writer through the shared store, and what it knows of the other hosts. */
+/** A host in a fleet: its id, and what it knows of the other hosts (its writer and reads are its {@link HostStore}). */
 export interface FleetMembership {
   readonly hostId: string;
-  readonly writerFor: (listeners: WriterListeners) => BatchWriter;
   readonly peers: Peers;
 }
 
@@ -106,12 +105,13 @@ export interface FleetMembership {
 export function composeHost(
   config: Config,
   dataDir: string,
-  store: Store,
+  hostStore: HostStore,
   clock: Clock,
   log: Logger,
   fleet: FleetMembership | undefined,
   configFile?: string,
 ): HostParts {
+  const store = hostStore.reads;
   const peers = fleet?.peers ?? noPeers;
   const hostId = fleet?.hostId ?? null;
   const status: { state: HostState } = { state: "running" };
@@ -120,16 +120,7 @@ export function composeHost(
   const sessionChanges = new Listeners<string>((error) => log.error({ err: error }, "session change listener failed"));
   const bus = new SessionBus((sessionId, error) => log.error({ err: error, sessionId }, "session subscriber failed and was dropped"));
   // The host's one writer: every write below goes through it, queued; the event loop never waits on the database.
-  const journal = new Journal(
-    store,
-    bus,
-    (key) => retention.touch(key),
-    clock,
-    log,
-    config.writeTimeout,
-    config.writeBacklogLimit,
-    fleet?.writerFor ?? ((listeners) => new JournalWriter(store.path, listeners)),
-  );
+  const journal = new Journal(hostStore, bus, (key) => retention.touch(key), clock, log, config.writeTimeout, config.writeBacklogLimit);
   const records = new HostRecordLog({ store, journal, clock, log, sessionChanged: (sessionId) => sessionChanges.emit(sessionId) });
   const record = (r: HostRecord) => records.record(r);
   const keyOf = (sessionId: string) => locationOfSession(store, sessionId);

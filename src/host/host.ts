@@ -16,7 +16,7 @@ import type { TerminalOutputResult } from "../location/terminal.js";
 import type { JournalEvent } from "../store/events.js";
 import type { Json } from "../store/index.js";
 import { scopeOf, type ProcessTracking } from "../processes/index.js";
-import { Store } from "../store/store.js";
+import { sqliteHostStore, type HostStore } from "../store/host-store.js";
 import { type AgentDetails, type CatalogueView, catalogueView, readAgentCatalogue, withLoginStates } from "./agent-catalogue.js";
 import type { InstallEvent, InstallStart } from "./agent-installs.js";
 import type { ReopenRequest } from "./agent-request.js";
@@ -134,21 +134,21 @@ export class Host {
     const fleet = isPostgresUrl(options.config.store)
       ? await (await import("./fleet.js")).Fleet.open(options.config, paths.dataDir, logger)
       : undefined;
-    let store: Store;
+    let hostStore: HostStore;
     try {
-      // Only read on this thread (the writer thread writes): a read never waits, and a write here would fail at once rather than wait.
-      store = Store.open(fleet?.mirrorPath ?? paths.database, { busyTimeoutMs: 0 });
+      hostStore = fleet ? fleet.hostStore() : sqliteHostStore(paths.database);
     } catch (error) {
       await fleet?.close();
       throw error;
     }
+    const store = hostStore.reads;
     const parts = composeHost(
       options.config,
       options.dataDir,
-      store,
+      hostStore,
       options.clock ?? systemClock,
       logger,
-      fleet && { hostId: fleet.host.id, writerFor: (listeners) => fleet.writerFor(listeners), peers: fleet.directory },
+      fleet && { hostId: fleet.host.id, peers: fleet.directory },
       options.configFile,
     );
     const { journal, ledger, clock, records, log } = parts;

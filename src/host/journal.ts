@@ -3,8 +3,8 @@ import type { Clock } from "../lifecycle/clock.js";
 import { Listeners } from "../lifecycle/listeners.js";
 import type { LocationKey } from "../lifecycle/location-key.js";
 import type { QueuedSessionChange } from "../store/sessions.js";
+import type { HostStore } from "../store/host-store.js";
 import type { Store } from "../store/store.js";
-import type { BatchWriter, WriterListeners } from "../store/journal-writer.js";
 import { callOp, type StoreCallName, type StoreCalls, type WriteOp } from "../store/write-batch.js";
 import { NOTICE_META } from "../protocol/meta-keys.js";
 import type { Logger } from "./logger.js";
@@ -61,9 +61,11 @@ export class Journal {
   private readonly agentStates: Listeners<string>;
   private readonly agentMessages: Listeners<string>;
   private readonly workDone: Listeners<string>;
+  private readonly store: Store;
 
   constructor(
-    private readonly store: Store,
+    /** What it reads (the numbering after a restart) and what commits its batches: the writer thread on the data directory's file (SQLite), or the fleet's writer (PostgreSQL). */
+    hostStore: HostStore,
     private readonly bus: SessionBus,
     private readonly touchLocation: (key: LocationKey) => void,
     private readonly clock: Clock,
@@ -71,10 +73,9 @@ export class Journal {
     private readonly writeTimeoutMs: number,
     /** Bytes waiting to be stored past which agents' output is held (`writeBacklogLimit`). */
     backlogLimitBytes: number,
-    /** What commits the batches: the writer thread on the store's file (SQLite), or the fleet's writer (PostgreSQL). */
-    writerFor: (listeners: WriterListeners) => BatchWriter,
   ) {
-    this.writes = new WriteQueue(writerFor, log, writeTimeoutMs, backlogLimitBytes);
+    this.store = hostStore.reads;
+    this.writes = new WriteQueue((listeners) => hostStore.writer(listeners), log, writeTimeoutMs, backlogLimitBytes);
     this.agentStates = new Listeners<string>((error) => log.error({ err: error }, "agent state listener failed"));
     this.agentMessages = new Listeners<string>((error) => log.error({ err: error }, "agent message listener failed"));
     this.workDone = new Listeners<string>((error) => log.error({ err: error }, "work done listener failed"));

@@ -1,16 +1,18 @@
 import type { GroupRecord } from "../processes/ledger.js";
 import type { AgentProfile } from "./agent-profiles.js";
-import { StoreNotFoundError } from "./errors.js";
+import { openDatabase, type OpenOptions } from "./database.js";
+import { StoreNotFoundError, StoreWriteError } from "./errors.js";
 import type { JournalEvent, ReadOptions, ReplayOptions } from "./events.js";
-import { requireCount, requireNullableText, requireText } from "./input.js";
+import { encodeJson, requireCount, requireNullableText, requireText, requireTimestamp } from "./input.js";
 import type { LifecycleRecord } from "./lifecycle-records.js";
 import type { Question } from "./questions.js";
-import type { NewReviewComment, ReviewComment } from "./review-comments.js";
-import type { NewSession, Session, SessionPageQuery } from "./sessions.js";
+import { checkedComment, type NewReviewComment, type ReviewComment } from "./review-comments.js";
+import { checkedNewSession, type NewSession, type Session, type SessionPageQuery } from "./sessions.js";
 import {
+  encodeWriteUnit,
   LeaseHeldError,
   StaleEpochError,
-  givenSeqs,
+  type EncodedUnit,
   type HostInfo,
   type Lease,
   type QuestionResolution,
@@ -21,9 +23,19 @@ import {
   type UnitOutcome,
   type WriteUnit,
 } from "./store-backend.js";
-import type { Store } from "./store.js";
+import { Store } from "./store.js";
+import {
+  BatchApplier,
+  callOp,
+  flatten,
+  StoreBlockedError,
+  type BatchResult,
+  type StoreCallName,
+  type StoreCalls,
+  type WriteOp,
+} from "./write-batch.js";
 
-export interface SqliteBackendOptions {
+export interface SqliteBackendOptions extends OpenOptions {
   /** A host whose heartbeat is older than this has lost its leases to whoever takes them (default 30 s). */
   readonly hostTtlMs?: number;
   /** The clock of heartbeats (default `Date.now`). */
@@ -41,12 +53,16 @@ interface HostEntry {
 }
 
 /**
- * The SQLite store (`store.ts`, synchronous) behind the asynchronous interface. A SQLite file
- * has one host (the data directory's OS lock), so hosts and leases live in this object's
- * memory: they fence what this process writes (an owner that gave a session up, or lost it to a
- * later acquisition, writes nothing more), and die with it, as every lease of a dead host does.
- * Each call is one short SQLite transaction on the caller's thread; in the host, the one
- * writer (src/host/journal.ts) applies the journal's units off the event loop.
+ * The SQLite store behind the asynchronous interface, on one connection: reads through the synchronous
+ * store (`store.ts`), every write through the one writer's {@link BatchApplier}, the very code the SQLite
+ * host's writer thread runs (`journal-writer-worker.ts`), as the same ops the host queues. So the contract
+ * suite's SQLite half tests the production write path; only the threading differs (here the caller's).
+ *
+ * A SQLite file has one host (the data directory's OS lock), so hosts and leases live in this object's
+ * memory: they fence what this process writes (an owner that gave a session up, or lost it to a later
+ * acquisition, writes nothing more), and die with it, as every lease of a dead host does. The batch
+ * applier knows no leases: the host has no one to fence on SQLite (its writes are its own, in order), so
+ * the lease is checked here, synchronously, just before the batch is applied ({@link fence}).
  */
 export class SqliteBackend implements StoreBackend {
   readonly kind = "sqlite";
@@ -56,12 +72,20 @@ export class SqliteBackend implements StoreBackend {
   private readonly hostTtlMs: number;
   private readonly now: () => number;
 
-  constructor(
+  private constructor(
     private readonly store: Store,
-    options: SqliteBackendOptions = {},
+    private readonly applier: BatchApplier,
+    options: SqliteBackendOptions,
   ) {
     this.hostTtlMs = requireCount("store.open", "hostTtlMs", options.hostTtlMs ?? DEFAULT_HOST_TTL_MS);
     this.now = options.now ?? Date.now;
+  }
+
+  /** Opens (creating if needed) the file: one connection, its schema brought up to date. */
+  static open(path: string, options: SqliteBackendOptions = {}): SqliteBackend {
+    const db = openDatabase(path, options);
+    const store = Store.fromDatabase(db);
+    return new SqliteBackend(store, new BatchApplier(db), options);
   }
 
   // Hosts and ownership.
@@ -117,8 +141,11 @@ export class SqliteBackend implements StoreBackend {
   // Sessions.
 
   async createSession(session: NewSession, hostId: string): Promise<Lease> {
-    const host = requireText("sessions.create", "hostId", hostId);
-    this.store.sessions.create(session);
+    const op = "sessions.create";
+    const host = requireText(op, "hostId", hostId);
+    // A bad field is refused here as a `StoreInputError` (the batch would report only its message).
+    checkedNewSession(op, session);
+    this.applyOne(op, [callOp(op, [session])]);
     this.emit({ type: "session", sessionId: session.id });
     return this.setLease(session.id, host, 1);
   }
@@ -143,23 +170,27 @@ export class SqliteBackend implements StoreBackend {
   }
 
   async updateSession(lease: Lease, changes: SessionChanges): Promise<void> {
-    this.fence("sessions.update", lease);
-    const { sessions } = this.store;
+    const op = "sessions.update";
+    this.fence(op, lease);
     const id = lease.sessionId;
-    this.store.transaction(() => {
-      if (changes.agentRequest !== undefined) sessions.setAgentRequest(id, changes.agentRequest);
-      if (changes.agentState !== undefined) sessions.setAgentState(id, changes.agentState);
-      if (changes.worktree !== undefined) sessions.setWorktree(id, changes.worktree);
-      if (changes.title !== undefined) sessions.setTitle(id, changes.title);
-      if (changes.agentSessionId !== undefined) sessions.setAgentSessionId(id, changes.agentSessionId);
-      if (changes.touchedAt !== undefined) sessions.touch(id, changes.touchedAt);
-    });
+    const set = <N extends StoreCallName>(name: N, value: unknown) =>
+      value === undefined ? [] : [callOp(name, [id, value] as Parameters<StoreCalls[N]>)];
+    // As the host's journal queues them: one unit, stored whole or not at all.
+    this.applyOne(op, [
+      ...set("sessions.setAgentRequest", changes.agentRequest),
+      ...set("sessions.setAgentState", changes.agentState),
+      ...set("sessions.setWorktree", changes.worktree),
+      ...set("sessions.setTitle", changes.title),
+      ...set("sessions.setAgentSessionId", changes.agentSessionId),
+      ...(changes.touchedAt === undefined ? [] : [["t", id, changes.touchedAt, null, null, null] as const]),
+    ]);
     this.emit({ type: "session", sessionId: id });
   }
 
   async deleteSession(lease: Lease): Promise<void> {
-    this.fence("sessions.delete", lease);
-    this.store.sessions.delete(lease.sessionId);
+    const op = "sessions.delete";
+    this.fence(op, lease);
+    this.applyOne(op, [callOp(op, [lease.sessionId])]);
     this.leases.delete(lease.sessionId);
     this.emit({ type: "session", sessionId: lease.sessionId });
   }
@@ -167,23 +198,34 @@ export class SqliteBackend implements StoreBackend {
   // The journal.
 
   async write(units: readonly WriteUnit[]): Promise<UnitOutcome[]> {
-    let outcomes: UnitOutcome[] = [];
+    const op = "events.write";
+    const outcomes: UnitOutcome[] = [];
+    // The units that pass the fence and their checks, as the host's journal queues them; by index in `units`.
+    const batch: Array<{ readonly index: number; readonly unit: EncodedUnit }> = [];
+    units.forEach((unit, index) => {
+      try {
+        this.fence(op, unit.lease);
+        batch.push({ index, unit: encodeWriteUnit(unit) });
+      } catch (error) {
+        outcomes[index] = { ok: false, error: error as Error };
+      }
+    });
+    let result: BatchResult;
     try {
-      // One transaction for the batch (as the one writer commits a turn of the event loop), a savepoint per unit.
-      this.store.transaction(() => {
-        outcomes = units.map((unit) => {
-          try {
-            this.fence("events.write", unit.lease);
-            return { ok: true, seqs: this.store.transaction(() => this.applyUnit(unit)) };
-          } catch (error) {
-            return { ok: false, error: error as Error };
-          }
-        });
-      });
+      result = this.apply(
+        op,
+        batch.map(({ unit }) => journalOps(unit)),
+      );
     } catch (error) {
-      // The commit itself failed (disk full, I/O): nothing of the batch is stored.
-      return units.map(() => ({ ok: false, error: error as Error }));
+      // SQLite could not write at all (the disk full, another connection's lock past the wait): nothing of the batch is stored.
+      for (const { index } of batch) outcomes[index] = { ok: false, error: error as Error };
+      return outcomes;
     }
+    const failed = new Map(result.failed.map((failure) => [failure.unit, failure]));
+    batch.forEach(({ index, unit }, position) => {
+      const failure = failed.get(position);
+      outcomes[index] = failure ? { ok: false, error: refusal(op, failure) } : { ok: true, seqs: unit.seqs ?? result.drawn?.[position] ?? [] };
+    });
     units.forEach((unit, index) => {
       const outcome = outcomes[index]!;
       if (outcome.ok && outcome.seqs.length > 0) this.emit({ type: "events", sessionId: unit.lease.sessionId, lastSeq: outcome.seqs.at(-1)! });
@@ -225,48 +267,53 @@ export class SqliteBackend implements StoreBackend {
 
   async resolveQuestion(resolution: QuestionResolution, lease?: Lease): Promise<{ won: boolean; seq: number | null }> {
     const op = "questions.resolve";
-    const { questions, events } = this.store;
-    const question = questions.get(requireText(op, "questionId", resolution.questionId));
+    const question = this.store.questions.get(requireText(op, "questionId", resolution.questionId));
     if (!question) throw new StoreNotFoundError(op, "question", resolution.questionId);
-    if (lease && question.state === "pending") this.fence(op, lease);
-    const outcome = this.store.transaction(() => {
-      const won =
-        resolution.state === "answered"
-          ? questions.resolve(question.id, "answered", resolution.answer, resolution.at)
-          : questions.resolve(question.id, resolution.state, resolution.reason, resolution.at);
-      if (!won) return { won, seq: null };
-      const detail = resolution.state === "answered" ? { answer: resolution.answer } : { reason: resolution.reason };
-      const payload = { questionId: question.id, state: resolution.state, ...detail };
-      if (resolution.seq === undefined) return { won, seq: events.append(question.sessionId, "question_resolved", payload, resolution.at) };
-      events.appendSequenced([{ sessionId: question.sessionId, seq: resolution.seq, kind: "question_resolved", payload, at: resolution.at }]);
-      return { won, seq: resolution.seq };
-    });
-    if (outcome.seq !== null) {
-      this.emit({ type: "question", sessionId: question.sessionId, questionId: question.id });
-      this.emit({ type: "events", sessionId: question.sessionId, lastSeq: outcome.seq });
-    }
-    return outcome;
+    // The first resolution wins: on SQLite the host's question desk keeps that, as this check does here; nothing awaits
+    // between it and the batch, and the file has no other writer.
+    if (question.state !== "pending") return { won: false, seq: null };
+    if (lease) this.fence(op, lease);
+    const answerOrReason = resolution.state === "answered" ? resolution.answer : resolution.reason;
+    const detail = resolution.state === "answered" ? { answer: resolution.answer } : { reason: resolution.reason };
+    const payload = { questionId: question.id, state: resolution.state, ...detail };
+    const { result, seqs } = this.applyOne(op, [
+      resolvedEvent(question.sessionId, resolution.seq ?? null, payload, resolution.at),
+      callOp(op, [question.id, resolution.state, answerOrReason, resolution.at]),
+    ]);
+    const seq = resolution.seq ?? seqs[0]!;
+    this.emit({ type: "question", sessionId: question.sessionId, questionId: question.id });
+    this.emit({ type: "events", sessionId: question.sessionId, lastSeq: seq });
+    return { won: result === true, seq };
   }
 
   async orphanPendingQuestions(hostId: string, reason: string, at: number): Promise<Question[]> {
-    requireText("questions.orphanPending", "hostId", hostId);
-    const { questions, events } = this.store;
-    // The file's one host owns every session in it; each question's event is stored with its new state, or neither is.
-    const orphaned = this.store.transaction(() => {
-      const all = questions.orphanAllPending(reason, at);
-      for (const question of all) events.append(question.sessionId, "question_resolved", { questionId: question.id, state: "orphaned", reason }, at);
-      return all;
-    });
+    const op = "questions.orphanPending";
+    requireText(op, "hostId", hostId);
+    // The file's one host owns every session in it. As the host orphans them after a restart (`abandoned-turns.ts`):
+    // each question's event is stored with its new state, or neither is.
+    const pending = this.store.questions.listPending();
+    const { failed } = this.apply(
+      op,
+      pending.map((question) => [
+        resolvedEvent(question.sessionId, null, { questionId: question.id, state: "orphaned", reason }, at),
+        callOp("questions.resolve", [question.id, "orphaned", reason, at]),
+      ]),
+    );
+    const refused = new Set(failed.map((failure) => failure.unit));
+    const orphaned = pending.flatMap((question, unit) => (refused.has(unit) ? [] : [this.store.questions.get(question.id)!]));
     for (const question of orphaned) this.emit({ type: "question", sessionId: question.sessionId, questionId: question.id });
     for (const sessionId of new Set(orphaned.map((question) => question.sessionId)))
-      this.emit({ type: "events", sessionId, lastSeq: events.lastSeq(sessionId) });
+      this.emit({ type: "events", sessionId, lastSeq: this.store.events.lastSeq(sessionId) });
     return orphaned;
   }
 
   // Review comments.
 
   async addReviewComment(comment: NewReviewComment): Promise<void> {
-    this.store.reviewComments.add(comment);
+    const op = "reviewComments.add";
+    const checked = checkedComment(op, comment);
+    if (!this.store.sessions.get(checked.sessionId)) throw new StoreNotFoundError(op, "session", checked.sessionId);
+    this.applyOne(op, [callOp(op, [checked])]);
   }
 
   async listReviewComments(sessionId: string): Promise<ReviewComment[]> {
@@ -274,21 +321,24 @@ export class SqliteBackend implements StoreBackend {
   }
 
   async editReviewComment(id: string, body: string): Promise<boolean> {
-    return this.store.reviewComments.edit(id, body);
+    return this.call("reviewComments.edit", [id, body]);
   }
 
   async deleteReviewComment(id: string): Promise<boolean> {
-    return this.store.reviewComments.delete(id);
+    return this.call("reviewComments.delete", [id]);
   }
 
   async markReviewCommentsSent(ids: readonly string[], at: number): Promise<number> {
-    return this.store.reviewComments.markSent(ids, at);
+    return this.call("reviewComments.markSent", [ids, at]);
   }
 
   // Lifecycle records.
 
   async appendRecord(hostId: string, kind: string, payload: unknown, at: number): Promise<number> {
-    const id = this.store.lifecycleRecords.append(kind, payload, at);
+    // Numbered as the host numbers its records: after the highest id ever given.
+    const op = "lifecycleRecords.append";
+    const id = this.store.lifecycleRecords.lastId() + 1;
+    this.applyOne(op, [["r", id, requireText(op, "kind", kind), encodeJson(op, "payload", payload), requireTimestamp(op, "at", at), null]]);
     this.emit({ type: "record", id, hostId });
     return id;
   }
@@ -302,17 +352,17 @@ export class SqliteBackend implements StoreBackend {
   }
 
   async pruneRecordsBefore(_hostId: string, at: number): Promise<number> {
-    return this.store.lifecycleRecords.pruneBefore(at);
+    return this.call("lifecycleRecords.pruneBefore", [at]);
   }
 
   // The process-group ledger: the file's one host's.
 
   async recordGroup(_hostId: string, group: GroupRecord): Promise<void> {
-    this.store.processGroups.record(group);
+    this.call("processGroups.record", [group]);
   }
 
   async forgetGroup(_hostId: string, pgid: number): Promise<void> {
-    this.store.processGroups.forget(pgid);
+    this.call("processGroups.forget", [pgid]);
   }
 
   async listGroups(_hostId: string): Promise<GroupRecord[]> {
@@ -322,7 +372,7 @@ export class SqliteBackend implements StoreBackend {
   // Agents' initialize answers.
 
   async putAgentProfile(_hostId: string, profile: AgentProfile): Promise<void> {
-    this.store.agentProfiles.put(profile);
+    this.call("agentProfiles.put", [profile]);
   }
 
   async getAgentProfile(agent: string): Promise<AgentProfile | undefined> {
@@ -341,23 +391,27 @@ export class SqliteBackend implements StoreBackend {
     this.store.close();
   }
 
-  /** Inside the unit's transaction: every part is stored, or none. */
-  private applyUnit(unit: WriteUnit): number[] {
-    const { events, sessions, questions } = this.store;
-    const id = unit.lease.sessionId;
-    const payloadOf = (event: WriteUnit["events"][number]) => (event.text === undefined ? event.payload : JSON.parse(event.text));
-    const given = givenSeqs("events.write", unit.events);
-    if (given) {
-      // The host's journal numbered them: stored as given (a seq already taken fails the unit).
-      events.appendSequenced(
-        unit.events.map((event, i) => ({ sessionId: id, seq: given[i]!, kind: event.kind, payload: payloadOf(event), at: event.at })),
-      );
+  /** Applies units of ops as the host's writer thread does; throws a `StoreWriteError` if SQLite could not write at all. */
+  private apply(op: string, units: readonly (readonly WriteOp[])[]): BatchResult {
+    if (units.length === 0) return { failed: [] };
+    try {
+      return this.applier.apply(flatten(units));
+    } catch (error) {
+      if (error instanceof StoreBlockedError) throw new StoreWriteError(op, error.code, error.message, { cause: error });
+      throw error;
     }
-    const seqs = given ?? unit.events.map((event) => events.append(id, event.kind, payloadOf(event), event.at));
-    if (unit.question) questions.ask({ ...unit.question, sessionId: id });
-    if (unit.touchedAt !== undefined) sessions.touch(id, unit.touchedAt);
-    if (unit.titleIfNone !== undefined && sessions.get(id)?.title === null) sessions.setTitle(id, unit.titleIfNone);
-    return seqs;
+  }
+
+  /** One unit: what its last call returned and the seqs drawn for its events; throws its refusal. */
+  private applyOne(op: string, ops: readonly WriteOp[]): { result: unknown; seqs: readonly number[] } {
+    const { failed, results, drawn } = this.apply(op, [ops]);
+    if (failed[0]) throw refusal(op, failed[0]);
+    return { result: results?.[0], seqs: drawn?.[0] ?? [] };
+  }
+
+  /** A store method run as the host's journal queues it (one `c` op), returning what it returned. */
+  private call<N extends StoreCallName>(name: N, args: Parameters<StoreCalls[N]>): ReturnType<StoreCalls[N]> {
+    return this.applyOne(name, [callOp(name, args)]).result as ReturnType<StoreCalls[N]>;
   }
 
   private alive(hostId: string): boolean {
@@ -387,4 +441,25 @@ export class SqliteBackend implements StoreBackend {
   private emit(change: StoreChange): void {
     for (const listener of this.listeners) listener(change);
   }
+}
+
+/** A unit as the host's journal queues it: its events (at their seqs, or null for the store to draw), a question, a touch, a title. */
+function journalOps(unit: EncodedUnit): WriteOp[] {
+  const id = unit.lease.sessionId;
+  const ops: WriteOp[] = unit.kinds.map((kind, i) => ["e", id, unit.seqs?.[i] ?? null, kind, unit.payloads[i]!, unit.ats[i]!]);
+  if (unit.question) ops.push(["q", unit.question.id, id, unit.question.kind, unit.question.request, unit.question.askedAt]);
+  if (unit.touchedAt !== null) ops.push(["t", id, unit.touchedAt, null, null, null]);
+  if (unit.titleIfNone !== null) ops.push(["n", id, unit.titleIfNone, null, null, null]);
+  return ops;
+}
+
+function resolvedEvent(sessionId: string, seq: number | null, payload: object, at: number): WriteOp {
+  return ["e", sessionId, seq, "question_resolved", JSON.stringify(payload), at];
+}
+
+/** A unit the batch refused, as the store's error: a row SQLite refused keeps its code. */
+function refusal(op: string, failure: BatchResult["failed"][number]): Error {
+  if (failure.code === undefined) return new Error(`${op}: ${failure.error}`);
+  const detail = failure.error.startsWith(`${failure.code}: `) ? failure.error.slice(failure.code.length + 2) : failure.error;
+  return new StoreWriteError(op, failure.code, detail);
 }

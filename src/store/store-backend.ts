@@ -1,7 +1,7 @@
 import type { GroupRecord } from "../processes/ledger.js";
 import type { AgentProfile } from "./agent-profiles.js";
 import type { JournalEvent, ReadOptions, ReplayOptions } from "./events.js";
-import { requireCount, type Json } from "./input.js";
+import { encodeJson, requireCount, requireOneOf, requireText, requireTimestamp, type Json } from "./input.js";
 import { StoreInputError } from "./errors.js";
 import type { LifecycleRecord } from "./lifecycle-records.js";
 import type { Question } from "./questions.js";
@@ -196,8 +196,46 @@ export interface WriteUnit {
   readonly titleIfNone?: string;
 }
 
+/** A {@link WriteUnit} checked and encoded as both backends store it: payloads as JSON text, absent fields null. */
+export interface EncodedUnit {
+  readonly lease: Lease;
+  /** The seqs the host's journal gave its events, or null: drawn by the store. */
+  readonly seqs: number[] | null;
+  readonly kinds: string[];
+  readonly payloads: string[];
+  readonly ats: number[];
+  readonly question: { id: string; kind: string; request: string; askedAt: number } | null;
+  readonly touchedAt: number | null;
+  readonly titleIfNone: string | null;
+}
+
+/** Checks and encodes a unit; throws `StoreInputError` naming the bad field (nothing of the unit is stored then). */
+export function encodeWriteUnit(unit: WriteUnit): EncodedUnit {
+  const op = "events.write";
+  const sessionId = requireText(op, "lease.sessionId", unit.lease.sessionId);
+  const epoch = requireCount(op, "lease.epoch", unit.lease.epoch);
+  const seqs = givenSeqs(op, unit.events);
+  const kinds: string[] = [];
+  const payloads: string[] = [];
+  const ats: number[] = [];
+  for (const event of unit.events) {
+    kinds.push(requireText(op, "kind", event.kind));
+    payloads.push(event.text ?? encodeJson(op, "payload", event.payload));
+    ats.push(requireTimestamp(op, "at", event.at));
+  }
+  const question = unit.question && {
+    id: requireText(op, "question.id", unit.question.id),
+    kind: requireOneOf(op, "question.kind", unit.question.kind, ["permission", "elicitation"] as const),
+    request: encodeJson(op, "question.request", unit.question.request),
+    askedAt: requireTimestamp(op, "question.askedAt", unit.question.askedAt),
+  };
+  const touchedAt = unit.touchedAt === undefined ? null : requireTimestamp(op, "touchedAt", unit.touchedAt);
+  const titleIfNone = unit.titleIfNone === undefined ? null : requireText(op, "titleIfNone", unit.titleIfNone);
+  return { lease: { ...unit.lease, sessionId, epoch }, seqs, kinds, payloads, ats, question: question ?? null, touchedAt, titleIfNone };
+}
+
 /** The seqs a unit's events were given (null if none was: the store draws them); a unit that gives some and not others is refused. */
-export function givenSeqs(op: string, events: readonly NewEvent[]): number[] | null {
+function givenSeqs(op: string, events: readonly NewEvent[]): number[] | null {
   const given = events.filter((event) => event.seq !== undefined).length;
   if (given === 0) return null;
   if (given < events.length) throw new StoreInputError(op, "a unit's events carry seqs all or none");

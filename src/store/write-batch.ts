@@ -17,7 +17,7 @@ import { SessionStore, type NewSession } from "./sessions.js";
  *
  * | code | fields |
  * |---|---|
- * | `e` event | sessionId, seq, kind, payload (JSON text, stored as it came), at |
+ * | `e` event | sessionId, seq (null: the store draws it, the stored maximum + 1), kind, payload (JSON text, stored as it came), at |
  * | `q` question asked | id, sessionId, kind, request (JSON text), askedAt |
  * | `t` session touched | sessionId, at |
  * | `n` session titled (only if it has none) | sessionId, title |
@@ -73,7 +73,7 @@ const BLOCKING_CODE = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN|PROTOCO
 /** The {@link StoreBlockedError} an error is, if SQLite refused to write for now rather than refused the data. */
 function blockedBy(error: unknown): StoreBlockedError | undefined {
   if (error instanceof StoreBlockedError) return error;
-  const code = error && typeof error === "object" && "code" in error && typeof error.code === "string" ? error.code : undefined;
+  const { code } = codeOf(error);
   return code && BLOCKING_CODE.test(code) ? new StoreBlockedError(code, (error as Error).message) : undefined;
 }
 
@@ -82,9 +82,11 @@ export interface BatchResult {
    * Indexes (in the batch) of the units that were not stored, with why; `lost`: the unit's session
    * belongs to another host now (a fleet), so it was refused as expected.
    */
-  readonly failed: ReadonlyArray<{ readonly unit: number; readonly error: string; readonly lost?: boolean }>;
+  readonly failed: ReadonlyArray<{ readonly unit: number; readonly error: string; readonly code?: string; readonly lost?: boolean }>;
   /** By unit index, what its last `c` op returned (absent for units without one). */
   readonly results?: ReadonlyArray<unknown>;
+  /** By unit index, the seqs the store drew for its events given none (absent for units without such events). */
+  readonly drawn?: ReadonlyArray<readonly number[] | undefined>;
 }
 
 /**
@@ -94,6 +96,7 @@ export interface BatchResult {
 export class BatchApplier {
   readonly #db;
   readonly #event;
+  readonly #drawnEvent;
   readonly #question;
   readonly #touch;
   readonly #title;
@@ -105,6 +108,15 @@ export class BatchApplier {
     this.#event = db.prepare<[string, number, string, string, number]>(
       "INSERT INTO events (session_id, seq, kind, payload, at) VALUES (?, ?, ?, ?, ?)",
     );
+    // The host's journal numbers its events; a caller that does not (the store interface's `write`) gets the next seq,
+    // drawn in the statement that inserts: a unit refused in its savepoint draws nothing, so it leaves no gap.
+    this.#drawnEvent = db
+      .prepare<[string, string, number, string], number>(
+        `INSERT INTO events (session_id, seq, kind, payload, at)
+         SELECT id, (SELECT coalesce(max(seq), 0) + 1 FROM events WHERE session_id = sessions.id), ?, ?, ? FROM sessions WHERE id = ?
+         RETURNING seq`,
+      )
+      .pluck();
     this.#question = db.prepare<[string, string, string, number, string]>(
       `INSERT INTO questions (id, session_id, kind, request, asked_at)
        SELECT ?, id, ?, ?, ? FROM sessions WHERE id = ?`,
@@ -144,29 +156,33 @@ export class BatchApplier {
   apply(values: readonly WriteValue[]): BatchResult {
     const units = unitStarts(values);
     const results: unknown[] = [];
+    const drawn: Array<number[] | undefined> = [];
+    const outcome = (failed: BatchResult["failed"]): BatchResult => ({ failed, results, ...(drawn.length > 0 ? { drawn } : {}) });
     try {
       this.#db
         .transaction(() => {
-          for (const [unit, start] of units.entries()) this.#unit(values, start, unit, results);
+          for (const [unit, start] of units.entries()) this.#unit(values, start, unit, results, drawn);
         })
         .immediate();
-      return { failed: [], results };
+      return outcome([]);
     } catch (error) {
       const blocked = blockedBy(error);
       if (blocked) throw blocked;
       // Something in the batch cannot be stored (a session deleted meanwhile): each unit alone,
       // in its own savepoint, so one bad unit costs only itself.
       results.length = 0;
-      const failed: Array<{ unit: number; error: string }> = [];
+      drawn.length = 0;
+      const failed: Array<{ unit: number; error: string; code?: string }> = [];
       try {
         this.#db
           .transaction(() => {
             units.forEach((start, unit) => {
               try {
-                this.#db.transaction(() => this.#unit(values, start, unit, results))();
+                this.#db.transaction(() => this.#unit(values, start, unit, results, drawn))();
               } catch (error) {
                 if (blockedBy(error)) throw error;
-                failed.push({ unit, error: messageOf(error) });
+                drawn[unit] = undefined;
+                failed.push({ unit, error: messageOf(error), ...codeOf(error) });
               }
             });
           })
@@ -174,13 +190,13 @@ export class BatchApplier {
       } catch (error) {
         const blocked = blockedBy(error);
         if (blocked) throw blocked;
-        return { failed: units.map((_, unit) => ({ unit, error: messageOf(error) })) };
+        return { failed: units.map((_, unit) => ({ unit, error: messageOf(error), ...codeOf(error) })) };
       }
-      return { failed, results };
+      return outcome(failed);
     }
   }
 
-  #unit(values: readonly WriteValue[], start: number, unit: number, results: unknown[]): void {
+  #unit(values: readonly WriteValue[], start: number, unit: number, results: unknown[], drawn: Array<number[] | undefined>): void {
     const count = values[start] as number;
     for (let op = 0; op < count; op++) {
       const at = start + 1 + op * OP_WIDTH;
@@ -192,7 +208,12 @@ export class BatchApplier {
       const e = values[at + 5];
       switch (code) {
         case "e":
-          this.#event.run(a as string, b as number, c as string, d as string, e as number);
+          if (b !== null) this.#event.run(a as string, b as number, c as string, d as string, e as number);
+          else {
+            const seq = this.#drawnEvent.get(c as string, d as string, e as number, a as string);
+            if (seq === undefined) throw new UnitRefusedError(`no session "${String(a)}" for event ${String(c)}`);
+            (drawn[unit] ??= []).push(seq);
+          }
           break;
         case "q":
           if (this.#question.run(a as string, c as string, d as string, e as number, b as string).changes === 0) {
@@ -255,8 +276,13 @@ function unitStarts(values: readonly WriteValue[]): number[] {
   return starts;
 }
 
+/** The SQLite code of a refusal, if it has one (`SQLITE_CONSTRAINT_PRIMARYKEY`...). */
+function codeOf(error: unknown): { code?: string } {
+  return error && typeof error === "object" && "code" in error && typeof error.code === "string" ? { code: error.code } : {};
+}
+
 export function messageOf(error: unknown): string {
-  if (error && typeof error === "object" && "code" in error && typeof error.code === "string")
-    return `${error.code}: ${(error as unknown as Error).message}`;
+  const { code } = codeOf(error);
+  if (code) return `${code}: ${(error as Error).message}`;
   return error instanceof Error ? error.message : String(error);
 }

@@ -9,7 +9,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FleetDirectory, type PeerSession } from "../../src/host/fleet-directory.js";
 import { silentLogger } from "../../src/host/logger.js";
 import { SqliteBackend } from "../../src/store/sqlite-backend.js";
-import { Store } from "../../src/store/store.js";
 import type { StoreBackend } from "../../src/store/store-backend.js";
 import { waitUntil } from "../support/process-table.js";
 
@@ -29,7 +28,7 @@ afterEach(async () => {
  */
 async function hostA() {
   const dir = mkdtempSync(join(tmpdir(), "berth-directory-"));
-  const backend = new SqliteBackend(Store.open(join(dir, "berth.sqlite")));
+  const backend = SqliteBackend.open(join(dir, "berth.sqlite"));
   cleanups.push(async () => {
     await backend.close();
     rmSync(dir, { recursive: true, force: true });

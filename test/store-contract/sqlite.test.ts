@@ -2,14 +2,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteBackend } from "../../src/store/sqlite-backend.js";
-import { Store } from "../../src/store/store.js";
 import { storeContract, type ContractDatabase } from "./contract.js";
 
 const HOST_TTL_MS = 30_000;
 const dirs = new Map<ContractDatabase, string>();
 
 storeContract(
-  "SQLite (the synchronous store behind the asynchronous interface)",
+  "SQLite (the one writer's batch applier and the synchronous reads, behind the asynchronous interface)",
   async () => {
     const dir = mkdtempSync(join(tmpdir(), "berth-contract-"));
     const path = join(dir, "berth.db");
@@ -17,8 +16,8 @@ storeContract(
     let now = Date.UTC(2025, 0, 1);
     const options = { hostTtlMs: HOST_TTL_MS, now: () => now };
     const db: ContractDatabase = {
-      backend: new SqliteBackend(Store.open(path), options),
-      client: async () => new SqliteBackend(Store.open(path), options),
+      backend: SqliteBackend.open(path, options),
+      client: async () => SqliteBackend.open(path, options),
       silence: async () => {
         now += HOST_TTL_MS + 1;
       },

@@ -18,7 +18,7 @@ import type { Question } from "../questions.js";
 import { checkedComment, type NewReviewComment, type ReviewComment } from "../review-comments.js";
 import { checkedNewSession, type NewSession, type Session, type SessionPageQuery } from "../sessions.js";
 import {
-  givenSeqs,
+  encodeWriteUnit,
   HostSupersededError,
   LeaseHeldError,
   StaleEpochError,
@@ -26,6 +26,7 @@ import {
   type Lease,
   type QuestionResolution,
   type SessionChanges,
+  type EncodedUnit,
   type SessionRead,
   type StoreBackend,
   type StoreChange,
@@ -316,7 +317,7 @@ export class PostgresBackend implements StoreBackend {
   // The journal.
 
   async write(units: readonly WriteUnit[]): Promise<UnitOutcome[]> {
-    const encoded = units.map((unit) => this.encodeUnit(unit));
+    const encoded = units.map((unit) => encodeOrRefuse(unit));
     const valid = encoded.filter((unit): unit is EncodedUnit => !(unit instanceof Error));
     let runs = runsOf(valid);
     let lasts: Array<number | undefined | Error>;
@@ -698,34 +699,6 @@ export class PostgresBackend implements StoreBackend {
       WHERE session_id = ${sessionId} AND seq > ${after} ORDER BY seq LIMIT ${limit}`;
   }
 
-  private encodeUnit(unit: WriteUnit): EncodedUnit | Error {
-    const op = "events.write";
-    try {
-      const sessionId = requireText(op, "lease.sessionId", unit.lease.sessionId);
-      const epoch = requireCount(op, "lease.epoch", unit.lease.epoch);
-      const seqs = givenSeqs(op, unit.events);
-      const kinds: string[] = [];
-      const payloads: string[] = [];
-      const ats: number[] = [];
-      for (const event of unit.events) {
-        kinds.push(requireText(op, "kind", event.kind));
-        payloads.push(event.text ?? encodeJson(op, "payload", event.payload));
-        ats.push(requireTimestamp(op, "at", event.at));
-      }
-      const question = unit.question && {
-        id: requireText(op, "question.id", unit.question.id),
-        kind: requireOneOf(op, "question.kind", unit.question.kind, ["permission", "elicitation"] as const),
-        request: encodeJson(op, "question.request", unit.question.request),
-        askedAt: requireTimestamp(op, "question.askedAt", unit.question.askedAt),
-      };
-      const touchedAt = unit.touchedAt === undefined ? null : requireTimestamp(op, "touchedAt", unit.touchedAt);
-      const titleIfNone = unit.titleIfNone === undefined ? null : requireText(op, "titleIfNone", unit.titleIfNone);
-      return { lease: { ...unit.lease, sessionId, epoch }, seqs, kinds, payloads, ats, question: question ?? null, touchedAt, titleIfNone };
-    } catch (error) {
-      return error as Error;
-    }
-  }
-
   /** Each unit of a run gets its seqs (given, or drawn in order ending at `last`), or the run's failure. */
   private async settle(run: readonly EncodedUnit[], last: number | undefined | Error, results: Map<EncodedUnit, UnitOutcome>): Promise<void> {
     const failure =
@@ -757,16 +730,13 @@ export class PostgresBackend implements StoreBackend {
   }
 }
 
-interface EncodedUnit {
-  readonly lease: Lease;
-  /** The seqs the host's journal gave its events, or null: drawn here. */
-  readonly seqs: number[] | null;
-  readonly kinds: string[];
-  readonly payloads: string[];
-  readonly ats: number[];
-  readonly question: { id: string; kind: string; request: string; askedAt: number } | null;
-  readonly touchedAt: number | null;
-  readonly titleIfNone: string | null;
+/** The unit checked and encoded, or why it is refused (before it reaches the server). */
+function encodeOrRefuse(unit: WriteUnit): EncodedUnit | Error {
+  try {
+    return encodeWriteUnit(unit);
+  } catch (error) {
+    return error as Error;
+  }
 }
 
 /** Consecutive units under one lease, all with given seqs or all without: stored by one statement (an agent's stream is many units of one session). */
