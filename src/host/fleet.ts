@@ -423,11 +423,11 @@ export class Fleet {
   /**
    * Another host owns the session now (or may, any moment): nothing more of it is written here, it is not found or
    * shown from now on and no agent is started for it (`lost`), its agent is stopped, `session_lost` tells the views,
-   * and this host forgets it; its mirror forgets it last, after what is queued for the database.
+   * and this host forgets it; it is deleted from its mirror last, after what is queued for the database.
    */
   private async lose(sessionId: string, loss: Loss): Promise<void> {
     const writer = this.writer!;
-    writer.drop(sessionId);
+    writer.forget(sessionId);
     if (this.losing.has(sessionId)) return;
     this.losing.add(sessionId);
     const parts = this.parts;
@@ -442,7 +442,7 @@ export class Fleet {
         journal.forget(sessionId);
         children.forget(sessionId);
       }
-      await writer.forgetInMirror(sessionId);
+      await writer.deleteFromMirror(sessionId);
     } catch (error) {
       this.log.error({ err: error, sessionId }, "stopping a lost session's agent failed");
     } finally {

@@ -22,11 +22,11 @@ export interface GroupRecord extends GroupIdentity {
 
 /**
  * Where the host writes down each live process group, so a later run can reap
- * the groups this run leaves behind if it dies. `forget` of an unknown pgid is a no-op.
+ * the groups this run leaves behind if it dies. `delete` of an unknown pgid is a no-op.
  */
 export interface ProcessGroupLedger {
-  record(group: GroupRecord): void;
-  forget(pgid: number): void;
+  add(group: GroupRecord): void;
+  delete(pgid: number): void;
   list(): GroupRecord[];
 }
 
@@ -34,11 +34,11 @@ export interface ProcessGroupLedger {
 export class InMemoryProcessGroupLedger implements ProcessGroupLedger {
   private readonly groups = new Map<number, GroupRecord>();
 
-  record(group: GroupRecord): void {
+  add(group: GroupRecord): void {
     this.groups.set(group.pgid, group);
   }
 
-  forget(pgid: number): void {
+  delete(pgid: number): void {
     this.groups.delete(pgid);
   }
 

@@ -7,8 +7,8 @@ import { stopGroup, type StopOptions, type StopOutcome } from "./stop-group.js";
  * - `stopped`: its leader still ran, so the group was stopped;
  * - `gone`: nothing runs under its pid any more;
  * - `pid-reused`: another process (or another boot) owns the pid now, so it was left alone;
- * - `failed`: stopping or forgetting it threw.
- * The record is forgotten in every case.
+ * - `failed`: stopping it or deleting it from the ledger threw.
+ * It is deleted from the ledger in every case.
  */
 type ReapOutcome =
   | { readonly kind: "stopped"; readonly stop: StopOutcome }
@@ -38,7 +38,7 @@ export async function reapLeftoverGroups(ledger: ProcessGroupLedger, options: St
         outcome = failed(error);
       }
       try {
-        ledger.forget(record.pgid);
+        ledger.delete(record.pgid);
       } catch (error) {
         outcome = failed(error);
       }

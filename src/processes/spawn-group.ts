@@ -152,7 +152,7 @@ class LiveGroup implements SpawnedGroup {
     private readonly ledger: ProcessGroupLedger | undefined,
     private readonly stopOptions: StopOptions,
   ) {
-    ledger?.record(record);
+    ledger?.add(record);
     this.exited = new Promise((resolve) => {
       child.once("exit", (exitCode, signal) => {
         this.onLeaderExit();
@@ -201,7 +201,7 @@ class LiveGroup implements SpawnedGroup {
   private markGone(): void {
     if (this.state === "gone") return;
     this.state = "gone";
-    this.ledger?.forget(this.record.pgid);
+    this.ledger?.delete(this.record.pgid);
     // An empty cgroup is removed now; one an escapee still holds waits for the stop or the sweep.
     if (this.tag.cgroup && !cgroupPopulated(this.tag.cgroup) && deleteCgroup(this.tag.cgroup)) this.scope.tidy();
   }

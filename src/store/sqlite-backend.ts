@@ -307,12 +307,12 @@ export class SqliteBackend implements StoreBackend {
 
   // The process-group ledger: the file's one host's.
 
-  async recordGroup(_hostId: string, group: GroupRecord): Promise<void> {
-    this.store.processGroups.record(group);
+  async addGroup(_hostId: string, group: GroupRecord): Promise<void> {
+    this.store.processGroups.add(group);
   }
 
-  async forgetGroup(_hostId: string, pgid: number): Promise<void> {
-    this.store.processGroups.forget(pgid);
+  async deleteGroup(_hostId: string, pgid: number): Promise<void> {
+    this.store.processGroups.delete(pgid);
   }
 
   async listGroups(_hostId: string): Promise<GroupRecord[]> {

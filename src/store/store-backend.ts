@@ -114,8 +114,8 @@ export interface StoreBackend {
   pruneRecordsBefore(hostId: string, at: number): Promise<number>;
 
   // The process-group ledger: each host's own (its writes refused once a later process registered under the id).
-  recordGroup(hostId: string, group: GroupRecord): Promise<void>;
-  forgetGroup(hostId: string, pgid: number): Promise<void>;
+  addGroup(hostId: string, group: GroupRecord): Promise<void>;
+  deleteGroup(hostId: string, pgid: number): Promise<void>;
   listGroups(hostId: string): Promise<GroupRecord[]>;
 
   // Agents' initialize answers (put by `hostId`, refused once a later process registered under it).

@@ -15,11 +15,11 @@ const started: StartedProcess[] = [];
 
 /** A ledger that also remembers every group it was ever told about, so a test can check on them. */
 class WatchingLedger extends InMemoryProcessGroupLedger {
-  readonly everRecorded: GroupRecord[] = [];
+  readonly everAdded: GroupRecord[] = [];
 
-  override record(group: GroupRecord): void {
-    super.record(group);
-    this.everRecorded.push(group);
+  override add(group: GroupRecord): void {
+    super.add(group);
+    this.everAdded.push(group);
     started.push(startedProcess(group.pgid));
   }
 }
@@ -163,7 +163,7 @@ describe("Terminals: stopping process groups", () => {
     expect(() => terminals.output(id)).toThrow(/unknown terminal/);
     const otherId = await other;
     expect(terminals.ids()).toEqual([otherId]);
-    const leaving = ledger.everRecorded.find((group) => !ledger.list().includes(group));
+    const leaving = ledger.everAdded.find((group) => !ledger.list().includes(group));
     expect(ledger.list()).toHaveLength(1);
     expect(processIsRunning(leaving!.pgid)).toBe(false);
   });
@@ -176,8 +176,8 @@ describe("Terminals: stopping process groups", () => {
     await expect(creating).rejects.toThrow(`terminals of ${directory} are closed`);
     await closing;
 
-    expect(ledger.everRecorded).toHaveLength(1);
-    expect(processIsRunning(ledger.everRecorded[0]!.pgid)).toBe(false);
+    expect(ledger.everAdded).toHaveLength(1);
+    expect(processIsRunning(ledger.everAdded[0]!.pgid)).toBe(false);
     expect(ledger.list()).toEqual([]);
   });
 });
@@ -289,6 +289,6 @@ describe("Terminals: bounded output spilled to a file", () => {
     writeFileSync(notADirectory, "");
     const { terminals, ledger } = terminalsWith({ outputDir: notADirectory });
     await expect(terminals.create({ sessionId: "s", command: "true" })).rejects.toThrow(`cannot create terminal output directory ${notADirectory}`);
-    expect(ledger.everRecorded).toEqual([]);
+    expect(ledger.everAdded).toEqual([]);
   });
 });

@@ -58,14 +58,14 @@ async function startOwnGroup(): Promise<SpawnedGroup> {
 }
 
 describe("reapLeftoverGroups", () => {
-  it("stops a group a dead previous run left behind, grandchildren included, and forgets it", async () => {
+  it("stops a group a dead previous run left behind, grandchildren included, and deletes it from the ledger", async () => {
     const { leader, member } = await leaveGroupBehind();
     const members = groupMembers(leader);
     started.push(...members);
     expect(members.map(({ pid }) => pid).sort()).toEqual([leader, member].sort());
     const ledger = new InMemoryProcessGroupLedger();
     const record = recordOf(leader);
-    ledger.record(record);
+    ledger.add(record);
 
     const reaped = await reapLeftoverGroups(ledger, { graceMs: 5_000 });
 
@@ -81,7 +81,7 @@ describe("reapLeftoverGroups", () => {
     await waitUntil(() => !processIsRunning(leader), "the leader is gone");
     expect(processIsRunning(member)).toBe(true);
     const ledger = new InMemoryProcessGroupLedger();
-    ledger.record(record);
+    ledger.add(record);
 
     const reaped = await reapLeftoverGroups(ledger, { graceMs: 5_000 });
 
@@ -89,7 +89,7 @@ describe("reapLeftoverGroups", () => {
     expect(processIsRunning(member)).toBe(false);
   });
 
-  it("leaves alone a live process whose start ticks or boot differ from the record, and forgets the record", async () => {
+  it("leaves alone a live process whose start ticks or boot differ from the record, and deletes it from the ledger", async () => {
     const laterStart = await startOwnGroup();
     const otherBoot = await startOwnGroup();
     const ledger = new InMemoryProcessGroupLedger();
@@ -97,7 +97,7 @@ describe("reapLeftoverGroups", () => {
       recordOf(laterStart.record.pgid, { startTicks: laterStart.record.startTicks - 1 }),
       recordOf(otherBoot.record.pgid, { bootId: "00000000-0000-0000-0000-000000000000" }),
     ];
-    for (const record of stale) ledger.record(record);
+    for (const record of stale) ledger.add(record);
 
     const reaped = await reapLeftoverGroups(ledger, { graceMs: 200 });
 
@@ -111,10 +111,10 @@ describe("reapLeftoverGroups", () => {
     expect(ledger.list()).toEqual([]);
   });
 
-  it("just forgets a record whose pid no longer exists", async () => {
+  it("just deletes from the ledger a group whose pid no longer exists", async () => {
     const ledger = new InMemoryProcessGroupLedger();
     const record = recordOf(neverAllocated, { startTicks: 12345 });
-    ledger.record(record);
+    ledger.add(record);
 
     expect(await reapLeftoverGroups(ledger)).toEqual([{ record, outcome: { kind: "gone" } }]);
     expect(ledger.list()).toEqual([]);
@@ -123,13 +123,13 @@ describe("reapLeftoverGroups", () => {
   it("reports a group that failed and still handles the others", async () => {
     const failing = neverAllocated;
     const ledger = new (class extends InMemoryProcessGroupLedger {
-      override forget(pgid: number): void {
-        super.forget(pgid);
+      override delete(pgid: number): void {
+        super.delete(pgid);
         if (pgid === failing) throw new Error("ledger is read-only");
       }
     })();
-    ledger.record(recordOf(failing, { startTicks: 1 }));
-    ledger.record(recordOf(failing + 1, { startTicks: 1 }));
+    ledger.add(recordOf(failing, { startTicks: 1 }));
+    ledger.add(recordOf(failing + 1, { startTicks: 1 }));
 
     const reaped = await reapLeftoverGroups(ledger);
 

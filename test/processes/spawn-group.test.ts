@@ -43,7 +43,7 @@ describe("spawnGroup", () => {
     expect(group.record).toMatchObject({ kind: "service", label: "sleep 3600" });
   });
 
-  it("records the group in the ledger on start and forgets it once stopped", async () => {
+  it("adds the group to the ledger on start and deletes it once stopped", async () => {
     const ledger = new InMemoryProcessGroupLedger();
     const group = await start("sleep", ["3600"], ledger);
     expect(ledger.list()).toEqual([group.record]);
@@ -51,7 +51,7 @@ describe("spawnGroup", () => {
     expect(ledger.list()).toEqual([]);
   });
 
-  it("forgets a group whose leader exited with no member left", async () => {
+  it("deletes from the ledger a group whose leader exited with no member left", async () => {
     const ledger = new InMemoryProcessGroupLedger();
     const group = await start("sh", ["-c", "exit 4"], ledger);
     expect(await group.exited).toEqual({ exitCode: 4, signal: null });

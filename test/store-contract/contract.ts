@@ -673,11 +673,11 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
 
       it("keeps each host's process groups, and agents' initialize answers", async () => {
         const group = { pgid: 4242, kind: "agent" as const, label: "demo", startTicks: 7, bootId: "boot", startedAt: T0 };
-        await store.recordGroup("host-a", group);
-        await store.recordGroup("host-a", { ...group, startTicks: 8 });
+        await store.addGroup("host-a", group);
+        await store.addGroup("host-a", { ...group, startTicks: 8 });
         expect(await store.listGroups("host-a")).toEqual([{ ...group, startTicks: 8 }]);
-        await store.forgetGroup("host-a", 4242);
-        await store.forgetGroup("host-a", 4242);
+        await store.deleteGroup("host-a", 4242);
+        await store.deleteGroup("host-a", 4242);
         expect(await store.listGroups("host-a")).toEqual([]);
 
         await store.putAgentProfile("host-a", { agent: "demo", command: "demo --acp", initialize: { protocolVersion: 1 }, at: T0 });

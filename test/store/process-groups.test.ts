@@ -11,8 +11,8 @@ describe("the process group ledger", () => {
   it("round-trips records through a re-open, oldest first", () => {
     const path = files.path();
     const ledger: ProcessGroupLedger = files.open(path).processGroups;
-    ledger.record(terminal);
-    ledger.record(agent);
+    ledger.add(terminal);
+    ledger.add(agent);
 
     const reopened: ProcessGroupLedger = files.open(path).processGroups;
     expect(reopened.list()).toEqual([agent, terminal]);
@@ -20,20 +20,20 @@ describe("the process group ledger", () => {
 
   it("replaces the record of a reused pgid and forgets idempotently", () => {
     const ledger = files.open(files.path()).processGroups;
-    ledger.record(agent);
+    ledger.add(agent);
     const reused: GroupRecord = { ...agent, kind: "service", label: "mcp server", startTicks: 999999, startedAt: T0 + 50 };
-    ledger.record(reused);
+    ledger.add(reused);
     expect(ledger.list()).toEqual([reused]);
-    ledger.forget(agent.pgid);
-    ledger.forget(agent.pgid);
+    ledger.delete(agent.pgid);
+    ledger.delete(agent.pgid);
     expect(ledger.list()).toEqual([]);
   });
 
   it("refuses a pgid that would signal the caller's own group or every process", () => {
     const ledger = files.open(files.path()).processGroups;
-    expect(() => ledger.record({ ...agent, pgid: 0 })).toThrow("processGroups.record: pgid must be greater than 1, got 0");
-    expect(() => ledger.record({ ...agent, pgid: -7 })).toThrow("processGroups.record: pgid must be a non-negative integer, got -7");
-    expect(() => ledger.record({ ...agent, kind: "daemon" as "agent" })).toThrow("kind must be one of agent, terminal, service");
+    expect(() => ledger.add({ ...agent, pgid: 0 })).toThrow("processGroups.add: pgid must be greater than 1, got 0");
+    expect(() => ledger.add({ ...agent, pgid: -7 })).toThrow("processGroups.add: pgid must be a non-negative integer, got -7");
+    expect(() => ledger.add({ ...agent, kind: "daemon" as "agent" })).toThrow("kind must be one of agent, terminal, service");
     expect(ledger.list()).toEqual([]);
   });
 });

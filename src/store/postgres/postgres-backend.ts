@@ -577,8 +577,8 @@ export class PostgresBackend implements StoreBackend {
 
   // The process-group ledger.
 
-  async recordGroup(hostId: string, group: GroupRecord): Promise<void> {
-    const op = "processGroups.record";
+  async addGroup(hostId: string, group: GroupRecord): Promise<void> {
+    const op = "processGroups.add";
     const host = requireText(op, "hostId", hostId);
     const row = {
       pgid: requirePgid(op, group.pgid),
@@ -601,14 +601,14 @@ export class PostgresBackend implements StoreBackend {
     if (rows.count === 0) throw this.superseded(op, host);
   }
 
-  async forgetGroup(hostId: string, pgid: number): Promise<void> {
-    const op = "processGroups.forget";
+  async deleteGroup(hostId: string, pgid: number): Promise<void> {
+    const op = "processGroups.delete";
     const host = requireText(op, "hostId", hostId);
     const id = requirePgid(op, pgid);
     const [row] = await this.guard(
       op,
       () => this.sql<{ current: boolean }[]>`
-        WITH forgotten AS (DELETE FROM process_groups WHERE host_id = ${host} AND pgid = ${id} AND ${this.currentIncarnation(host)} RETURNING 1)
+        WITH deleted AS (DELETE FROM process_groups WHERE host_id = ${host} AND pgid = ${id} AND ${this.currentIncarnation(host)} RETURNING 1)
         SELECT ${this.currentIncarnation(host)} AS current`,
     );
     if (!row!.current) throw this.superseded(op, host);
