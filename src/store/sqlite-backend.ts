@@ -96,8 +96,8 @@ export class SqliteBackend implements StoreBackend {
     return this.setLease(sessionId, host, current.epoch + 1);
   }
 
-  async releaseLease(lease: Lease): Promise<void> {
-    this.fence("leases.release", lease);
+  async giveUpLease(lease: Lease): Promise<void> {
+    this.fence("leases.giveUp", lease);
     // A new epoch: the lease given up fences nothing more in.
     this.setLease(lease.sessionId, null, lease.epoch + 1);
   }

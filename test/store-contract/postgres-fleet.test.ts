@@ -221,7 +221,7 @@ describe("PostgreSQL: hosts sharing one database", () => {
       let acquire: Promise<Lease> | undefined;
       await locker.begin(async (tx) => {
         await tx`SELECT 1 FROM sessions WHERE id = 's' FOR UPDATE`;
-        const start = { release: () => (release = a.releaseLease(lease)), acquire: () => (acquire = a.acquireLease("s", "host-a")) };
+        const start = { release: () => (release = a.giveUpLease(lease)), acquire: () => (acquire = a.acquireLease("s", "host-a")) };
         const second = first === "release" ? "acquire" : "release";
         await waitingOrDone(1, settled(start[first]()));
         await waitingOrDone(2, settled(start[second]()));

@@ -145,9 +145,9 @@ export class PostgresBackend implements StoreBackend {
     const id = requireText(op, "sessionId", sessionId);
     const host = requireText(op, "hostId", hostId);
     // Taken only from no one, from `host` itself or from a host whose heartbeat is older than the TTL, on the server's
-    // clock; never by a superseded incarnation of `host`. Always at a new epoch, in one statement: a release of the
-    // session's current lease that commits first leaves it no one's (taken from there), one that commits after matches
-    // nothing, so the lease returned is never released under its taker.
+    // clock; never by a superseded incarnation of `host`. Always at a new epoch, in one statement: giving up the
+    // session's current lease, if that commits first, leaves it no one's (taken from there); if after, it matches
+    // nothing, so the lease returned is never given up under its taker.
     const [taken] = await this.guard(
       op,
       () => this.sql<Lease[]>`
@@ -172,8 +172,8 @@ export class PostgresBackend implements StoreBackend {
     throw new LeaseHeldError(id, { sessionId: current.sessionId, hostId: current.hostId, epoch: current.epoch });
   }
 
-  async releaseLease(lease: Lease): Promise<void> {
-    const op = "leases.release";
+  async giveUpLease(lease: Lease): Promise<void> {
+    const op = "leases.giveUp";
     const rows = await this.guard(
       op,
       () => this.sql`
