@@ -113,11 +113,11 @@ export class AgentChildren {
     return acquisition;
   }
 
-  /** Stops the child's process group and lets go of its terminals; recorded as `child_released` with why. */
+  /** Stops the child's process group and closes its terminals; recorded as `child_released` with why. */
   async stop(sessionId: string, child: AgentChild, why: ChildStopReason): Promise<void> {
     await child.stop(why);
     const session = this.deps.store.sessions.get(sessionId);
-    if (session) await this.deps.peekLocation(locationOf(session))?.terminals.releaseForSession(sessionId);
+    if (session) await this.deps.peekLocation(locationOf(session))?.terminals.closeForSession(sessionId);
     this.deps.record({ kind: "child_released", sessionId, pid: child.pid, why });
   }
 
@@ -321,7 +321,7 @@ export class AgentChildren {
     this.deps.record({ kind: "child_exited", sessionId, pid: child.pid, exit });
     this.deps
       .peekLocation(key)
-      ?.terminals.releaseForSession(sessionId)
+      ?.terminals.closeForSession(sessionId)
       .catch((error: unknown) => this.deps.log.error({ err: error, sessionId }, "releasing the terminals of an exited agent failed"));
     this.deps.onChildLost(sessionId, child);
   }
@@ -427,11 +427,11 @@ export class AgentChildren {
       terminalOutput: async (params) => located.terminals.output(params.terminalId, sessionId),
       waitForTerminalExit: (params) => located.terminals.waitForExit(params.terminalId, sessionId),
       killTerminal: async (params) => {
-        await located.terminals.kill(params.terminalId, sessionId);
+        await located.terminals.stop(params.terminalId, sessionId);
         return {};
       },
       releaseTerminal: async (params) => {
-        await located.terminals.release(params.terminalId, sessionId);
+        await located.terminals.close(params.terminalId, sessionId);
         return {};
       },
     };
