@@ -310,7 +310,7 @@ export function composeHost(
         },
       );
     },
-    release: (sessionId, child) => children.stop(sessionId, child, "grace"),
+    stop: (sessionId, child) => children.stop(sessionId, child, "grace"),
     turns: executions,
     onError: (error, sessionId) => log.error({ err: error, sessionId }, "agent child release failed"),
   });
