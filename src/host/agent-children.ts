@@ -130,7 +130,7 @@ export class AgentChildren {
     await Promise.allSettled([...this.inflight.values()]);
     await Promise.allSettled(
       [...this.live].map((child) => {
-        // Died on its own, or already being stopped by Berth (a release, an eviction): waited for, not stopped again.
+        // Died on its own, or already being stopped by Berth (the grace ended, an eviction): waited for, not stopped again.
         if (child.state !== "starting" && child.state !== "ready") return child.ended;
         this.deps.onChildLost(child.sessionId, child);
         return this.stop(child.sessionId, child, "shutdown");
