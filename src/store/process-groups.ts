@@ -1,4 +1,4 @@
-import type { GroupRecord, ProcessGroupLedger, ProcessKind } from "../processes/ledger.js";
+import type { LedgerEntry, ProcessGroupLedger, ProcessKind } from "../processes/ledger.js";
 import type { SqliteDatabase } from "./database.js";
 import { StoreInputError } from "./errors.js";
 import { requireCount, requireOneOf, requireText, requireTimestamp } from "./input.js";
@@ -13,20 +13,20 @@ export class SqliteProcessGroupLedger implements ProcessGroupLedger {
 
   constructor(db: SqliteDatabase) {
     // A pgid can only belong to one live group: adding it again replaces the stale record.
-    this.#add = db.prepare<GroupRecord>(
+    this.#add = db.prepare<LedgerEntry>(
       `INSERT OR REPLACE INTO process_groups (pgid, kind, label, start_ticks, boot_id, started_at)
        VALUES (@pgid, @kind, @label, @startTicks, @bootId, @startedAt)`,
     );
     this.#delete = db.prepare<[number]>("DELETE FROM process_groups WHERE pgid = ?");
-    this.#list = db.prepare<[], GroupRecord>(
+    this.#list = db.prepare<[], LedgerEntry>(
       `SELECT pgid, kind, label, start_ticks AS startTicks, boot_id AS bootId, started_at AS startedAt
        FROM process_groups ORDER BY started_at, pgid`,
     );
   }
 
-  add(group: GroupRecord): void {
+  add(group: LedgerEntry): void {
     const op = "processGroups.add";
-    const row: GroupRecord = {
+    const row: LedgerEntry = {
       pgid: requirePgid(op, group.pgid),
       kind: requireOneOf(op, "kind", group.kind, processGroupKinds),
       label: requireText(op, "label", group.label),
@@ -45,7 +45,7 @@ export class SqliteProcessGroupLedger implements ProcessGroupLedger {
   }
 
   /** Oldest first. */
-  list(): GroupRecord[] {
+  list(): LedgerEntry[] {
     return this.#list.all();
   }
 }

@@ -1,4 +1,4 @@
-import type { GroupRecord } from "../processes/ledger.js";
+import type { LedgerEntry } from "../processes/ledger.js";
 import type { AgentProfile } from "./agent-profiles.js";
 import { StoreNotFoundError } from "./errors.js";
 import type { JournalEvent, ReadOptions, ReplayOptions } from "./events.js";
@@ -307,7 +307,7 @@ export class SqliteBackend implements StoreBackend {
 
   // The process-group ledger: the file's one host's.
 
-  async addGroup(_hostId: string, group: GroupRecord): Promise<void> {
+  async addGroup(_hostId: string, group: LedgerEntry): Promise<void> {
     this.store.processGroups.add(group);
   }
 
@@ -315,7 +315,7 @@ export class SqliteBackend implements StoreBackend {
     this.store.processGroups.delete(pgid);
   }
 
-  async listGroups(_hostId: string): Promise<GroupRecord[]> {
+  async listGroups(_hostId: string): Promise<LedgerEntry[]> {
     return this.store.processGroups.list();
   }
 

@@ -1,4 +1,4 @@
-import type { GroupRecord } from "../processes/ledger.js";
+import type { LedgerEntry } from "../processes/ledger.js";
 import type { AgentProfile } from "./agent-profiles.js";
 import type { JournalEvent, ReadOptions, ReplayOptions } from "./events.js";
 import { requireCount, type Json } from "./input.js";
@@ -114,9 +114,9 @@ export interface StoreBackend {
   pruneRecordsBefore(hostId: string, at: number): Promise<number>;
 
   // The process-group ledger: each host's own (its writes refused once a later process registered under the id).
-  addGroup(hostId: string, group: GroupRecord): Promise<void>;
+  addGroup(hostId: string, group: LedgerEntry): Promise<void>;
   deleteGroup(hostId: string, pgid: number): Promise<void>;
-  listGroups(hostId: string): Promise<GroupRecord[]>;
+  listGroups(hostId: string): Promise<LedgerEntry[]>;
 
   // Agents' initialize answers (put by `hostId`, refused once a later process registered under it).
   putAgentProfile(hostId: string, profile: AgentProfile): Promise<void>;

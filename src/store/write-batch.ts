@@ -1,5 +1,5 @@
 import { CodedError } from "../protocol/coded-error.js";
-import type { GroupRecord } from "../processes/ledger.js";
+import type { LedgerEntry } from "../processes/ledger.js";
 import { AgentProfileStore, type AgentProfile } from "./agent-profiles.js";
 import type { SqliteDatabase } from "./database.js";
 import { LifecycleRecordLog } from "./lifecycle-records.js";
@@ -42,7 +42,7 @@ export interface StoreCalls {
   "sessions.setAgentRequest": (id: string, request: object | null) => void;
   "sessions.setWorktree": (id: string, worktree: object | null) => void;
   "questions.resolve": (id: string, state: QuestionOutcome, answerOrReason: unknown, at: number) => boolean;
-  "processGroups.add": (group: GroupRecord) => void;
+  "processGroups.add": (group: LedgerEntry) => void;
   "processGroups.delete": (pgid: number) => void;
   "agentProfiles.put": (profile: AgentProfile) => void;
   "lifecycleRecords.pruneBefore": (before: number) => number;

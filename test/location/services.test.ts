@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ServiceConfig } from "../../src/config/config-schema.js";
-import { InMemoryProcessGroupLedger, type GroupRecord } from "../../src/processes/ledger.js";
+import { InMemoryProcessGroupLedger, type LedgerEntry } from "../../src/processes/ledger.js";
 import { ServiceProcesses, ServicesClosedError, type ServiceProcessesOptions } from "../../src/location/service-processes.js";
 import { groupMembers, killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "../support/process-table.js";
 
@@ -42,9 +42,9 @@ server.listen(Number(process.env.PORT), "127.0.0.1");
 
 /** A ledger that also remembers every group it was ever told about, for checks and clean-up. */
 class WatchingLedger extends InMemoryProcessGroupLedger {
-  readonly everAdded: GroupRecord[] = [];
+  readonly everAdded: LedgerEntry[] = [];
 
-  override add(group: GroupRecord): void {
+  override add(group: LedgerEntry): void {
     super.add(group);
     this.everAdded.push(group);
     started.push(startedProcess(group.pgid));
@@ -106,7 +106,7 @@ async function fetchJson(url: string): Promise<Record<string, unknown>> {
   return (await response.json()) as Record<string, unknown>;
 }
 
-function onlyGroup(ledger: WatchingLedger): GroupRecord {
+function onlyGroup(ledger: WatchingLedger): LedgerEntry {
   expect(ledger.everAdded).toHaveLength(1);
   return ledger.everAdded[0]!;
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { outputFilePath } from "../../src/location/terminal-output-files.js";
 import { Terminals, type TerminalsOptions } from "../../src/location/terminals.js";
-import { InMemoryProcessGroupLedger, type GroupRecord } from "../../src/processes/ledger.js";
+import { InMemoryProcessGroupLedger, type LedgerEntry } from "../../src/processes/ledger.js";
 import { groupMembers, killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "../support/process-table.js";
 
 let root: string;
@@ -15,9 +15,9 @@ const started: StartedProcess[] = [];
 
 /** A ledger that also remembers every group it was ever told about, so a test can check on them. */
 class WatchingLedger extends InMemoryProcessGroupLedger {
-  readonly everAdded: GroupRecord[] = [];
+  readonly everAdded: LedgerEntry[] = [];
 
-  override add(group: GroupRecord): void {
+  override add(group: LedgerEntry): void {
     super.add(group);
     this.everAdded.push(group);
     started.push(startedProcess(group.pgid));

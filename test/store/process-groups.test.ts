@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { GroupRecord, ProcessGroupLedger } from "../../src/processes/ledger.js";
+import type { LedgerEntry, ProcessGroupLedger } from "../../src/processes/ledger.js";
 import { T0, useStoreFiles } from "./fixture.js";
 
 const files = useStoreFiles();
 
-const agent: GroupRecord = { pgid: 4242, kind: "agent", label: "opencode acp", startTicks: 123456, bootId: "boot-a", startedAt: T0 };
-const terminal: GroupRecord = { pgid: 5150, kind: "terminal", label: "npm test", startTicks: 123999, bootId: "boot-a", startedAt: T0 + 1 };
+const agent: LedgerEntry = { pgid: 4242, kind: "agent", label: "opencode acp", startTicks: 123456, bootId: "boot-a", startedAt: T0 };
+const terminal: LedgerEntry = { pgid: 5150, kind: "terminal", label: "npm test", startTicks: 123999, bootId: "boot-a", startedAt: T0 + 1 };
 
 describe("the process group ledger", () => {
   it("round-trips records through a re-open, oldest first", () => {
@@ -21,7 +21,7 @@ describe("the process group ledger", () => {
   it("replaces the record of a reused pgid and forgets idempotently", () => {
     const ledger = files.open(files.path()).processGroups;
     ledger.add(agent);
-    const reused: GroupRecord = { ...agent, kind: "service", label: "mcp server", startTicks: 999999, startedAt: T0 + 50 };
+    const reused: LedgerEntry = { ...agent, kind: "service", label: "mcp server", startTicks: 999999, startedAt: T0 + 50 };
     ledger.add(reused);
     expect(ledger.list()).toEqual([reused]);
     ledger.delete(agent.pgid);

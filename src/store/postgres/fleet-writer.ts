@@ -1,4 +1,4 @@
-import type { GroupRecord } from "../../processes/ledger.js";
+import type { LedgerEntry } from "../../processes/ledger.js";
 import type { AgentProfile } from "../agent-profiles.js";
 import { JournalWriter, type BatchOutcome, type BatchWriter, type WriterListeners } from "../journal-writer.js";
 import type { QuestionOutcome } from "../questions.js";
@@ -343,7 +343,7 @@ export class FleetWriter implements BatchWriter {
         return true;
       }
       case "processGroups.add":
-        return this.backend.addGroup(this.hostId, args[0] as GroupRecord).then(() => null);
+        return this.backend.addGroup(this.hostId, args[0] as LedgerEntry).then(() => null);
       case "processGroups.delete":
         return this.backend.deleteGroup(this.hostId, Number(args[0])).then(() => null);
       case "agentProfiles.put":

@@ -1,5 +1,5 @@
 import postgres from "postgres";
-import type { GroupRecord, ProcessKind } from "../../processes/ledger.js";
+import type { LedgerEntry, ProcessKind } from "../../processes/ledger.js";
 import type { AgentProfile } from "../agent-profiles.js";
 import { StoreInputError, StoreNotFoundError, StoreOpenError, StoreWriteError } from "../errors.js";
 import { toEvent, type EventRow, type JournalEvent, type ReadOptions, type ReplayOptions } from "../events.js";
@@ -577,7 +577,7 @@ export class PostgresBackend implements StoreBackend {
 
   // The process-group ledger.
 
-  async addGroup(hostId: string, group: GroupRecord): Promise<void> {
+  async addGroup(hostId: string, group: LedgerEntry): Promise<void> {
     const op = "processGroups.add";
     const host = requireText(op, "hostId", hostId);
     const row = {
@@ -614,8 +614,8 @@ export class PostgresBackend implements StoreBackend {
     if (!row!.current) throw this.superseded(op, host);
   }
 
-  async listGroups(hostId: string): Promise<GroupRecord[]> {
-    return this.sql<GroupRecord[]>`
+  async listGroups(hostId: string): Promise<LedgerEntry[]> {
+    return this.sql<LedgerEntry[]>`
       SELECT pgid, kind, label, start_ticks AS "startTicks", boot_id AS "bootId", started_at AS "startedAt"
       FROM process_groups WHERE host_id = ${hostId} ORDER BY started_at, pgid`;
   }
