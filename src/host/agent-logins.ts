@@ -43,7 +43,7 @@ export class AgentLogins {
   }
 
   /** The agent's login is no longer replayed (the client logged out), here and in the file. */
-  forget(agentId: string): void {
+  delete(agentId: string): void {
     if (this.logins.delete(agentId)) this.save();
   }
 
