@@ -231,7 +231,7 @@ export class AgentChild {
   }
 
   get pid(): number {
-    return this.group.record.pgid;
+    return this.group.entry.pgid;
   }
 
   get agentId(): string {

@@ -60,7 +60,7 @@ function holdsWithLiveChildren(sessions: number) {
     releaseGraceMs: 15_000,
     turns: new Executions(systemClock),
     acquire: async () => ({}),
-    release: async () => undefined,
+    stop: async () => undefined,
   });
   for (let i = 0; i < sessions; i++) holds.hold(`session-${i}`, "anchor");
   return holds;

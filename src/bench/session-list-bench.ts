@@ -69,7 +69,7 @@ export async function runSessionListBench(): Promise<void> {
     // The first call after a start, whose statements and pages of the file are cold.
     let berth = await start();
     const coldFirstPage = await timed(() => getJson(berth, "/api/sessions"));
-    await berth.stop();
+    await berth.shutdown();
     berth = await start();
     try {
       let firstBytes = 0;
@@ -95,7 +95,7 @@ export async function runSessionListBench(): Promise<void> {
         ],
       );
     } finally {
-      await berth.stop();
+      await berth.shutdown();
     }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });

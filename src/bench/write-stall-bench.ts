@@ -206,7 +206,7 @@ export async function runOutsideLockBench(): Promise<void> {
         ],
       );
     } finally {
-      await berth.stop();
+      await berth.shutdown();
       rmSync(dataDir, { recursive: true, force: true });
       rmSync(workDir, { recursive: true, force: true });
     }

@@ -26,7 +26,7 @@ const holds = new SessionHolds<Child>({
   releaseGraceMs: GRACE_MS,
   turns: new Executions(systemClock),
   acquire: () => acquisition.promise,
-  release: async (_sessionId, child) => {
+  stop: async (_sessionId, child) => {
     releases.push({ child, afterMs: Date.now() - started });
   },
 });

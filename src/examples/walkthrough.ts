@@ -108,4 +108,4 @@ second.printReply();
 
 second.connection.close();
 await second.connection.closed;
-say("Done. `berth status` shows the session; its agent is released once the grace runs out.");
+say("Done. `berth status` shows the session; its agent is stopped once the grace runs out.");

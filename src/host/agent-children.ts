@@ -113,11 +113,11 @@ export class AgentChildren {
     return acquisition;
   }
 
-  /** Stops the child's process group and lets go of its terminals; recorded as `child_released` with why. */
+  /** Stops the child's process group and closes its terminals; recorded as `child_released` with why. */
   async stop(sessionId: string, child: AgentChild, why: ChildStopReason): Promise<void> {
     await child.stop(why);
     const session = this.deps.store.sessions.get(sessionId);
-    if (session) await this.deps.peekLocation(locationOf(session))?.terminals.releaseForSession(sessionId);
+    if (session) await this.deps.peekLocation(locationOf(session))?.terminals.closeForSession(sessionId);
     this.deps.record({ kind: "child_released", sessionId, pid: child.pid, why });
   }
 
@@ -130,7 +130,7 @@ export class AgentChildren {
     await Promise.allSettled([...this.inflight.values()]);
     await Promise.allSettled(
       [...this.live].map((child) => {
-        // Died on its own, or already being stopped by Berth (a release, an eviction): waited for, not stopped again.
+        // Died on its own, or already being stopped by Berth (the grace ended, an eviction): waited for, not stopped again.
         if (child.state !== "starting" && child.state !== "ready") return child.ended;
         this.deps.onChildLost(child.sessionId, child);
         return this.stop(child.sessionId, child, "shutdown");
@@ -321,7 +321,7 @@ export class AgentChildren {
     this.deps.record({ kind: "child_exited", sessionId, pid: child.pid, exit });
     this.deps
       .peekLocation(key)
-      ?.terminals.releaseForSession(sessionId)
+      ?.terminals.closeForSession(sessionId)
       .catch((error: unknown) => this.deps.log.error({ err: error, sessionId }, "releasing the terminals of an exited agent failed"));
     this.deps.onChildLost(sessionId, child);
   }
@@ -427,11 +427,11 @@ export class AgentChildren {
       terminalOutput: async (params) => located.terminals.output(params.terminalId, sessionId),
       waitForTerminalExit: (params) => located.terminals.waitForExit(params.terminalId, sessionId),
       killTerminal: async (params) => {
-        await located.terminals.kill(params.terminalId, sessionId);
+        await located.terminals.stop(params.terminalId, sessionId);
         return {};
       },
       releaseTerminal: async (params) => {
-        await located.terminals.release(params.terminalId, sessionId);
+        await located.terminals.close(params.terminalId, sessionId);
         return {};
       },
     };

@@ -12,7 +12,7 @@ export interface Login {
 
 /**
  * The login each agent accepted, replayed to every later child of that agent so a session
- * outlives the release of its process. Credentials in it (a token in `_meta`, an API key in a
+ * outlives the stop of its process. Credentials in it (a token in `_meta`, an API key in a
  * variable) never reach the journal, the logs or the API: in memory only, or in a 0600 file when
  * configured.
  */
@@ -43,7 +43,7 @@ export class AgentLogins {
   }
 
   /** The agent's login is no longer replayed (the client logged out), here and in the file. */
-  forget(agentId: string): void {
+  delete(agentId: string): void {
     if (this.logins.delete(agentId)) this.save();
   }
 

@@ -11,7 +11,7 @@ export interface ReopenRequest {
 
 /**
  * What the clients of a session asked of its agent, kept with the session so every child of it —
- * after a release, a crash, a restart — is started and opened as the client asked.
+ * after a stop, a crash, a restart — is started and opened as the client asked.
  */
 export interface AgentRequest {
   /** The creating client's `clientInfo` and `initialize` `_meta`. */

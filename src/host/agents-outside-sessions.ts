@@ -93,7 +93,7 @@ export class AgentsOutsideSessions {
           ]);
     const accepted = answers.find((answer) => answer.status === "fulfilled");
     if (!accepted) throw (answers[0] as PromiseRejectedResult).reason;
-    this.deps.logins.forget(agentId);
+    this.deps.logins.delete(agentId);
     this.deps.states.changed(agentId);
     return accepted.value;
   }

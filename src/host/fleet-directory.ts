@@ -8,7 +8,7 @@ import type { Logger } from "./logger.js";
 /** A session another host of the fleet owns (or no host does), as this host last read it from the shared store. */
 export interface PeerSession {
   readonly session: Session;
-  /** Its owner; null while no host owns it (released). */
+  /** Its owner; null while no host owns it (given up). */
   readonly owner: { readonly id: string; readonly url: string | null } | null;
   /** Its owner's heartbeat is within the host TTL. */
   readonly ownerOnline: boolean;
@@ -336,8 +336,8 @@ export class FleetDirectory implements Peers {
       this.again = true;
       return "again";
     }
-    // A lease of this host's that it does not run (an adoption whose copy and release failed, a session given up
-    // while fenced) is released at its next heartbeat: shown as no host's meanwhile, never missing from the views.
+    // A lease of this host's that it does not run (an adoption whose copy and giving up failed, a session given up
+    // while fenced) is given up at its next heartbeat: shown as no host's meanwhile, never missing from the views.
     const shownOwner = mine ? undefined : owner;
     return {
       session,

@@ -42,8 +42,8 @@ export class Fleet {
   private timer: Timer | undefined;
   private beating: Promise<void> | undefined;
   private readonly losing = new Set<string>();
-  /** Releases of leases this host does not run, under way by session: the heartbeat does not wait for them (one may wait on the session's row). */
-  private readonly releasing = new Map<string, Promise<void>>();
+  /** Leases this host does not run being given up, by session: the heartbeat does not wait for them (one may wait on the session's row). */
+  private readonly givingUp = new Map<string, Promise<void>>();
   /** Adoptions under way (a session taken back after a fence included), by session: one at a time per session on this host. */
   private readonly adopting = new Map<string, Promise<boolean>>();
   /** Sessions this host gave up while cut off from the store (`fence`): taken back once heartbeats get through, if still its lease. */
@@ -246,7 +246,7 @@ export class Fleet {
       await this.copy(lease);
     } catch (error) {
       // The lease is given up (anyone may take it), so the session is not left owned by a host that does not run it.
-      await this.release(lease, "its adoption failed");
+      await this.giveUp(lease, "its adoption failed");
       throw notAdopted(sessionId, "copying it from the shared store", error);
     } finally {
       lost.delete(sessionId);
@@ -321,7 +321,7 @@ export class Fleet {
   /** Stops heartbeating and disconnects; the journal (its writer) is closed before. Leases stand until the host TTL passes. */
   close(): Promise<void> {
     this.timer?.cancel();
-    this.closing ??= Promise.all([this.beating, ...this.releasing.values(), this.directory.close()]).then(() => this.backend.close());
+    this.closing ??= Promise.all([this.beating, ...this.givingUp.values(), this.directory.close()]).then(() => this.backend.close());
     return this.closing;
   }
 
@@ -372,12 +372,12 @@ export class Fleet {
         void this.lose(lease.sessionId, { owner: fresh?.hostId ?? null, epoch: fresh?.epoch ?? null });
       }
       // The store names this host as the owner of sessions it does not run: sessions given up while fenced, taken back
-      // (with `fleet.adopt` off no other host would ever run them); an adoption whose copy and release both failed (the
-      // connection dropped), released so that any host may adopt it. Neither awaited: one waiting on the session's row
+      // (with `fleet.adopt` off no other host would ever run them); an adoption whose copy and giving up both failed (the
+      // connection dropped), given up so that any host may adopt it. Neither awaited: one waiting on the session's row
       // must not hold back the heartbeats (the host would fence itself).
       for (const lease of listed) {
         const { sessionId } = lease;
-        const inHand = writer.writes(sessionId) || this.adopting.has(sessionId) || this.losing.has(sessionId) || this.releasing.has(sessionId);
+        const inHand = writer.writes(sessionId) || this.adopting.has(sessionId) || this.losing.has(sessionId) || this.givingUp.has(sessionId);
         if (inHand) continue;
         if (this.givenUp.has(sessionId)) {
           this.adopting.set(
@@ -386,9 +386,9 @@ export class Fleet {
           );
           continue;
         }
-        this.releasing.set(
+        this.givingUp.set(
           sessionId,
-          this.release(lease, "this host does not run it").finally(() => this.releasing.delete(sessionId)),
+          this.giveUp(lease, "this host does not run it").finally(() => this.givingUp.delete(sessionId)),
         );
       }
     } catch (error) {
@@ -402,12 +402,12 @@ export class Fleet {
   /**
    * Gives up a lease of a session this host does not run; a failure is logged (the next heartbeat tries again), never
    * thrown. A lease that moved on meanwhile (this host adopted the session at a new epoch, another host took it, it was
-   * deleted) is left as it is: there is nothing to release.
+   * deleted) is left as it is: there is nothing to give up.
    */
-  private async release(lease: Lease, why: string): Promise<void> {
+  private async giveUp(lease: Lease, why: string): Promise<void> {
     const { sessionId, epoch } = lease;
     try {
-      await this.backend.releaseLease(lease);
+      await this.backend.giveUpLease(lease);
       this.log.warn({ sessionId, epoch, why }, "released the lease of a session this host does not run: any host may adopt it");
     } catch (error) {
       if (error instanceof StaleEpochError || error instanceof StoreNotFoundError) {
@@ -428,11 +428,11 @@ export class Fleet {
   /**
    * Another host owns the session now (or may, any moment): nothing more of it is written here, it is not found or
    * shown from now on and no agent is started for it (`lost`), its agent is stopped, `session_lost` tells the views,
-   * and this host forgets it; its mirror forgets it last, after what is queued for the database.
+   * and this host forgets it; it is deleted from its mirror last, after what is queued for the database.
    */
   private async lose(sessionId: string, loss: Loss): Promise<void> {
     const writer = this.writer!;
-    writer.drop(sessionId);
+    writer.forget(sessionId);
     if (this.losing.has(sessionId)) return;
     this.losing.add(sessionId);
     const parts = this.parts;
@@ -447,7 +447,7 @@ export class Fleet {
         journal.forget(sessionId);
         children.forget(sessionId);
       }
-      await writer.forgetInMirror(sessionId);
+      await writer.deleteFromMirror(sessionId);
     } catch (error) {
       this.log.error({ err: error, sessionId }, "stopping a lost session's agent failed");
     } finally {

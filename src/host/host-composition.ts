@@ -134,11 +134,11 @@ export function composeHost(
   });
   const ledger: ProcessGroupLedger = {
     // Queued: a host killed before it is stored leaves a group the next start still finds by its marker.
-    record: (group) => journal.queue("processGroups.record", [group]),
+    add: (group) => journal.queue("processGroups.add", [group]),
     // A crashed child's group may finish stopping after shutdown closed the store: what it would
-    // have forgotten is found gone and dropped by the next start's reaping.
-    forget: (pgid) => {
-      if (status.state !== "stopped") journal.queue("processGroups.forget", [pgid]);
+    // have deleted is found gone and deleted by the next start's reaping.
+    delete: (pgid) => {
+      if (status.state !== "stopped") journal.queue("processGroups.delete", [pgid]);
     },
     list: () => store.processGroups.list(),
   };
@@ -301,7 +301,7 @@ export function composeHost(
         },
       );
     },
-    release: (sessionId, child) => children.stop(sessionId, child, "grace"),
+    stop: (sessionId, child) => children.stop(sessionId, child, "grace"),
     turns: executions,
     onError: (error, sessionId) => log.error({ err: error, sessionId }, "agent child release failed"),
   });

@@ -21,7 +21,7 @@ import type { FleetCounts, HostView, LiveSessionState, LocationView, SessionPage
 
 export interface HostViewsDeps {
   readonly store: Store;
-  /** Sessions this host lost to another host of its fleet: hidden at once, before its mirror forgets them. */
+  /** Sessions this host lost to another host of its fleet: hidden at once, before they are deleted from its mirror. */
   readonly lost: ReadonlySet<string>;
   /** This host's id in its fleet; null on SQLite (one host). */
   readonly hostId: string | null;

@@ -413,7 +413,7 @@ export class Host {
 
   /**
    * A request for the session's agent that Berth does not handle itself (a mode, a model, a config
-   * option, an extension method): the session is held while it runs, so a released child comes
+   * option, an extension method): the session is held while it runs, so a stopped child comes
    * back; the answer and any error come back unchanged, and what it changed is kept. A mode or option
    * the agent changed without announcing it is announced to the session's other holders.
    */

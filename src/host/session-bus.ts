@@ -22,7 +22,7 @@ export type SessionListener = (event: SessionEvent) => void;
 export class SessionBus {
   private readonly listeners = new Map<string, Set<SessionListener>>();
 
-  constructor(private readonly onDropped: (sessionId: string, error: unknown) => void) {}
+  constructor(private readonly onListenerForgotten: (sessionId: string, error: unknown) => void) {}
 
   subscribe(sessionId: string, listener: SessionListener): () => void {
     let set = this.listeners.get(sessionId);
@@ -37,13 +37,13 @@ export class SessionBus {
   publish(sessionId: string, event: SessionEvent): void {
     const set = this.listeners.get(sessionId);
     if (!set) return;
-    // A failing subscriber must not stop the others or the agent's stream; it is dropped, and that is reported.
+    // A failing subscriber must not stop the others or the agent's stream; it is forgotten, and that is reported.
     for (const listener of [...set]) {
       try {
         listener(event);
       } catch (error) {
         set.delete(listener);
-        this.onDropped(sessionId, error);
+        this.onListenerForgotten(sessionId, error);
       }
     }
   }

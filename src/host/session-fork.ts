@@ -31,7 +31,7 @@ const COPIED_KINDS: ReadonlySet<string> = new Set<JournalKind>(["turn_started", 
 
 /**
  * A new session whose agent conversation is the agent's fork of `sessionId`'s (asked of that session's child, started
- * if released) and whose journal is a copy of the original's; settles with its id once both are stored. The fork works
+ * if stopped) and whose journal is a copy of the original's; settles with its id once both are stored. The fork works
  * where the original does, with the same agent, request and sandbox, and owns no worktree.
  */
 export async function forkSession(parts: ForkParts, sessionId: string, request: ForkRequest, signal?: AbortSignal): Promise<string> {

@@ -55,11 +55,11 @@ export async function createWorktreeSession(
     throw error;
   }
   const setup = await runSetup(parts, id, worktree.path).catch(async (error: unknown) => {
-    await forget(parts, id, worktree);
+    await deleteWithWorktree(parts, id, worktree);
     throw error;
   });
   if (setup?.failure) {
-    await forget(parts, id, worktree);
+    await deleteWithWorktree(parts, id, worktree);
     throw new WorktreeError("setup_failed", `the worktree's setup (${setup.command}) ${setup.failure}: nothing was kept`, { output: setup.output });
   }
   if (setup) {
@@ -159,7 +159,7 @@ function journalStep(parts: WorktreeParts, session: Session, step: ProjectStep, 
   });
 }
 
-async function forget(parts: WorktreeParts, sessionId: string, worktree: WorktreeRecord): Promise<void> {
+async function deleteWithWorktree(parts: WorktreeParts, sessionId: string, worktree: WorktreeRecord): Promise<void> {
   await deleteSession(parts, sessionId);
   await removeWorktree(worktree);
 }

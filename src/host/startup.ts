@@ -31,7 +31,7 @@ export async function restoreAfterRestart(deps: {
   const scope = ProcessScope.forDataDir(dirname(store.path));
   attachScope(deps.ledger, scope);
   logTracking(log, scope);
-  for (const { record: group, outcome } of await reapLeftoverGroups(deps.ledger, { graceMs: deps.stopTimeoutMs })) {
+  for (const { entry: group, outcome } of await reapLeftoverGroups(deps.ledger, { graceMs: deps.stopTimeoutMs })) {
     const described =
       outcome.kind === "stopped" ? `stopped (${outcome.stop})` : outcome.kind === "failed" ? `failed: ${outcome.error.message}` : outcome.kind;
     record({ kind: "group_reaped", pgid: group.pgid, label: group.label, outcome: described });

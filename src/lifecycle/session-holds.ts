@@ -3,19 +3,19 @@ import { deferred, type Deferred } from "./deferred.js";
 
 /**
  * Where a session's agent child is:
- * - `childless`: none (restored after a restart, released, or lost);
+ * - `childless`: none (restored after a restart, stopped, or lost);
  * - `live`: one child serves the session;
- * - `releasing`: the release clock fired and the child is being stopped.
+ * - `stopping`: the release clock fired and the child is being stopped (`state()` says `releasing`, the API's word).
  * `acquiring` is reported when a childless session has an acquisition in flight.
  */
 type ChildSlot<C> =
   | { readonly name: "childless" }
   | { readonly name: "live"; readonly child: C }
-  | { readonly name: "releasing"; readonly child: C; readonly done: Promise<void> };
+  | { readonly name: "stopping"; readonly child: C; readonly done: Promise<void> };
 
 /**
  * The turn-aware release clock of a session with a child and no holder:
- * `idle` → `armed` (grace running) → fires → `awaiting-turn-end` if a turn runs, else release.
+ * `idle` → `armed` (grace running) → fires → `awaiting-turn-end` if a turn runs, else the child is stopped.
  */
 type ReleaseClock =
   | { readonly name: "idle" }
@@ -35,9 +35,9 @@ export interface SessionHoldsOptions<C extends object> {
   /** Starts (or joins the start of) the session's agent child. */
   readonly acquire: (sessionId: string) => Promise<C>;
   /** Stops a child. Called exactly once per child. */
-  readonly release: (sessionId: string, child: C) => Promise<void>;
+  readonly stop: (sessionId: string, child: C) => Promise<void>;
   readonly turns: HoldTurns;
-  /** Reports failures of `release` (acquisition failures reach the holder instead). */
+  /** Reports failures of `stop` (acquisition failures reach the holder instead). */
   readonly onError?: (error: unknown, sessionId: string) => void;
 }
 
@@ -150,12 +150,12 @@ interface SessionEntry<C extends object> {
 
 /**
  * Which holders want each session's agent child, and when that child is acquired and
- * released. Implements the session-hold rules H1–H8 (ARCHITECTURE.md#session-holds); no I/O of its own.
+ * stopped. Implements the session-hold rules H1–H8 (ARCHITECTURE.md#session-holds); no I/O of its own.
  */
 export class SessionHolds<C extends object> {
   private readonly sessions = new Map<string, SessionEntry<C>>();
-  /** Every child ever handed to `release`, so that none is released twice. */
-  private readonly released = new WeakSet<object>();
+  /** Every child ever handed to `stop` (or lost), so that none is stopped twice. */
+  private readonly stopped = new WeakSet<object>();
   private nextIncarnation = 1;
   private closed = false;
   private readonly unsubscribeTurns: () => void;
@@ -199,7 +199,7 @@ export class SessionHolds<C extends object> {
     return incarnation ? incarnation.release() : false;
   }
 
-  /** Every holder leaves at once (the session is being deleted); a child, even one still being acquired, is released after the grace. */
+  /** Every holder leaves at once (the session is being deleted); a child, even one still being acquired, is stopped after the grace. */
   releaseAll(sessionId: string): void {
     const entry = this.sessions.get(sessionId);
     if (!entry) return;
@@ -213,7 +213,7 @@ export class SessionHolds<C extends object> {
     if (!entry || entry.slot.name !== "live" || entry.slot.child !== child) return;
     this.cancelClock(entry);
     entry.slot = { name: "childless" };
-    this.released.add(child);
+    this.stopped.add(child);
     this.forgetIfUnused(entry);
   }
 
@@ -228,7 +228,7 @@ export class SessionHolds<C extends object> {
   state(sessionId: string): SessionChildState {
     const entry = this.sessions.get(sessionId);
     if (!entry) return "childless";
-    if (entry.slot.name !== "childless") return entry.slot.name;
+    if (entry.slot.name !== "childless") return entry.slot.name === "stopping" ? "releasing" : entry.slot.name;
     return entry.acquisitions > 0 ? "acquiring" : "childless";
   }
 
@@ -281,10 +281,10 @@ export class SessionHolds<C extends object> {
 
   private acquireFor(entry: SessionEntry<C>, incarnation: Incarnation<C>): void {
     entry.acquisitions++;
-    // Once closed nothing new may start, even an acquisition that waited for a release.
+    // Once closed nothing new may start, even an acquisition that waited for a stop.
     const start = () => (this.closed ? Promise.reject(new HoldsClosedError()) : this.options.acquire(entry.sessionId));
     // A new child starts only once the previous one is stopped: one agent process per session.
-    const acquisition = entry.slot.name === "releasing" ? entry.slot.done.then(start) : new Promise<C>((resolve) => resolve(start()));
+    const acquisition = entry.slot.name === "stopping" ? entry.slot.done.then(start) : new Promise<C>((resolve) => resolve(start()));
     void acquisition.then(
       (child) => this.acquired(entry, incarnation, child),
       (error: unknown) => this.acquisitionFailed(entry, incarnation, error),
@@ -297,14 +297,14 @@ export class SessionHolds<C extends object> {
       incarnation.settle({ error: new HoldsClosedError() });
       return;
     }
-    if (this.released.has(child)) {
+    if (this.stopped.has(child)) {
       // The acquirer handed back a child that is already stopped or lost: that is a failed acquisition.
       this.acquisitionFailed(entry, incarnation, new Error("the acquired agent child had already exited"), false);
       return;
     }
     if (entry.slot.name === "live" && entry.slot.child !== child) {
       // Two acquisitions produced two children; the session keeps the first, the surplus must not leak.
-      this.releaseChild(entry, child, false);
+      this.stopChild(entry, child, false);
     } else if (entry.slot.name !== "live") {
       entry.slot = { name: "live", child };
     }
@@ -348,7 +348,7 @@ export class SessionHolds<C extends object> {
       entry.clock = { name: "awaiting-turn-end" };
       return;
     }
-    this.releaseChild(entry, entry.slot.child, true);
+    this.stopChild(entry, entry.slot.child, true);
   }
 
   private onTurnSettled(sessionId: string): void {
@@ -358,16 +358,16 @@ export class SessionHolds<C extends object> {
     this.recheck(entry);
   }
 
-  private releaseChild(entry: SessionEntry<C>, child: C, isSlotChild: boolean): void {
-    if (this.released.has(child)) return;
-    this.released.add(child);
+  private stopChild(entry: SessionEntry<C>, child: C, isSlotChild: boolean): void {
+    if (this.stopped.has(child)) return;
+    this.stopped.add(child);
     const done = Promise.resolve()
-      .then(() => this.options.release(entry.sessionId, child))
+      .then(() => this.options.stop(entry.sessionId, child))
       .catch((error: unknown) => this.options.onError?.(error, entry.sessionId));
     if (!isSlotChild) return;
-    entry.slot = { name: "releasing", child, done };
+    entry.slot = { name: "stopping", child, done };
     void done.then(() => {
-      if (entry.slot.name === "releasing" && entry.slot.child === child) entry.slot = { name: "childless" };
+      if (entry.slot.name === "stopping" && entry.slot.child === child) entry.slot = { name: "childless" };
       this.forgetIfUnused(entry);
     });
   }

@@ -68,7 +68,7 @@ export class ServiceProcess {
   }
 
   get pid(): number | undefined {
-    return this.group?.record.pgid;
+    return this.group?.entry.pgid;
   }
 
   get port(): number | undefined {
@@ -158,7 +158,7 @@ export class ServiceProcess {
     child.stdout?.on("data", (chunk: Buffer) => this.stdout.append(chunk));
     child.stderr?.on("data", (chunk: Buffer) => this.stderr.append(chunk));
     void group.exited.then((status) => this.onLeaderExit(status));
-    this.log("service started", { pid: group.record.pgid, port });
+    this.log("service started", { pid: group.entry.pgid, port });
   }
 
   private allocatePort(): Promise<number> {

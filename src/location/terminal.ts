@@ -92,14 +92,14 @@ export class Terminal {
   }
 
   /** Stops the whole process group (once) and waits until the command's exit is known. */
-  async kill(): Promise<ExitStatus> {
+  async stop(): Promise<ExitStatus> {
     await this.group.stop();
     return this.exit;
   }
 
-  /** Kills, then lets go of the pipes and closes the spill file. */
-  async release(): Promise<void> {
-    await this.kill();
+  /** Stops the command, then lets go of the pipes and closes the spill file. */
+  async close(): Promise<void> {
+    await this.stop();
     // A process that left the group may still hold the pipes; they are no longer read.
     this.group.child.stdout?.destroy();
     this.group.child.stderr?.destroy();

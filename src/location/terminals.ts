@@ -78,43 +78,43 @@ export class Terminals {
     return this.get(terminalId, asking).waitForExit();
   }
 
-  /** Stops the command's whole process group; the terminal and its output stay. */
-  async kill(terminalId: string, asking?: string): Promise<ExitStatus> {
-    return this.get(terminalId, asking).kill();
+  /** Stops the command's whole process group (ACP `terminal/kill`); the terminal and its output stay. */
+  async stop(terminalId: string, asking?: string): Promise<ExitStatus> {
+    return this.get(terminalId, asking).stop();
   }
 
-  /** Kills the command if it still runs and forgets the terminal; its id is unknown afterwards. */
-  async release(terminalId: string, asking?: string): Promise<void> {
+  /** Closes the terminal (ACP `terminal/release`): stops the command if it still runs; its id is unknown afterwards. */
+  async close(terminalId: string, asking?: string): Promise<void> {
     const terminal = this.get(terminalId, asking);
     this.terminals.delete(terminalId);
-    await terminal.release();
+    await terminal.close();
   }
 
-  /** Releases every terminal of a session, including ones still starting, awaiting each stop. */
-  async releaseForSession(sessionId: string): Promise<void> {
+  /** Closes every terminal of a session, including ones still starting, awaiting each stop. */
+  async closeForSession(sessionId: string): Promise<void> {
     const admissions = [...this.starting].filter(([, owner]) => owner === sessionId);
     await Promise.allSettled(admissions.map(([admission]) => admission));
-    await this.releaseAll([...this.terminals.values()].filter((terminal) => terminal.sessionId === sessionId));
+    await this.closeEach([...this.terminals.values()].filter((terminal) => terminal.sessionId === sessionId));
   }
 
-  /** Closes the terminals for good: releases every terminal, including ones still starting. */
+  /** Closes the terminals for good: closes every terminal, including ones still starting. */
   closeAll(): Promise<void> {
     this.state = "closed";
     this.closing ??= (async () => {
       await Promise.allSettled([...this.starting.keys()]);
-      await this.releaseAll([...this.terminals.values()]);
+      await this.closeEach([...this.terminals.values()]);
     })();
     return this.closing;
   }
 
-  /** The ids of the terminals not yet released. */
+  /** The ids of the terminals not yet closed. */
   ids(): string[] {
     return [...this.terminals.keys()];
   }
 
-  private async releaseAll(terminals: readonly Terminal[]): Promise<void> {
+  private async closeEach(terminals: readonly Terminal[]): Promise<void> {
     for (const terminal of terminals) this.terminals.delete(terminal.id);
-    const results = await Promise.allSettled(terminals.map((terminal) => terminal.release()));
+    const results = await Promise.allSettled(terminals.map((terminal) => terminal.close()));
     const failures = results.flatMap((result) => (result.status === "rejected" ? [result.reason] : []));
     if (failures.length > 0) throw new AggregateError(failures, `${failures.length} terminal(s) could not be stopped`);
   }
@@ -133,7 +133,7 @@ export class Terminals {
     });
     const terminal = await Terminal.start(spec);
     if (this.state === "closed") {
-      await terminal.release();
+      await terminal.close();
       throw this.closedError();
     }
     this.terminals.set(terminal.id, terminal);

@@ -72,7 +72,7 @@ export class LoginTerminal {
   }
 
   get pid(): number {
-    return this.group.record.pgid;
+    return this.group.entry.pgid;
   }
 
   /** The exit status once the command ended; undefined while it runs. */

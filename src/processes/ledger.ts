@@ -12,7 +12,7 @@ interface GroupIdentity {
 }
 
 /** A live process group the host started, as written to its ledger. */
-export interface GroupRecord extends GroupIdentity {
+export interface LedgerEntry extends GroupIdentity {
   readonly kind: ProcessKind;
   /** Human-readable, for log lines: the command, the agent name, the service name. */
   readonly label: string;
@@ -22,27 +22,27 @@ export interface GroupRecord extends GroupIdentity {
 
 /**
  * Where the host writes down each live process group, so a later run can reap
- * the groups this run leaves behind if it dies. `forget` of an unknown pgid is a no-op.
+ * the groups this run leaves behind if it dies. `delete` of an unknown pgid is a no-op.
  */
 export interface ProcessGroupLedger {
-  record(group: GroupRecord): void;
-  forget(pgid: number): void;
-  list(): GroupRecord[];
+  add(group: LedgerEntry): void;
+  delete(pgid: number): void;
+  list(): LedgerEntry[];
 }
 
 /** A ledger that lives as long as the host process; for tests and for hosts without a store. */
 export class InMemoryProcessGroupLedger implements ProcessGroupLedger {
-  private readonly groups = new Map<number, GroupRecord>();
+  private readonly groups = new Map<number, LedgerEntry>();
 
-  record(group: GroupRecord): void {
+  add(group: LedgerEntry): void {
     this.groups.set(group.pgid, group);
   }
 
-  forget(pgid: number): void {
+  delete(pgid: number): void {
     this.groups.delete(pgid);
   }
 
-  list(): GroupRecord[] {
+  list(): LedgerEntry[] {
     return [...this.groups.values()];
   }
 }

@@ -47,7 +47,7 @@ export function runCommand(command: string, args: readonly string[], cwd: string
     const child = spawn(command, args, { cwd, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     const output = { stdout: [] as Buffer[], stderr: [] as Buffer[], bytes: 0 };
     let cut: CommandEnd | undefined;
-    const stop = (why: CommandEnd) => {
+    const kill = (why: CommandEnd) => {
       cut ??= why;
       try {
         // The negative pid is the group: the command and anything it started.
@@ -56,11 +56,11 @@ export function runCommand(command: string, args: readonly string[], cwd: string
         // The group is gone already.
       }
     };
-    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => stop("timed_out"), options.timeoutMs);
+    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => kill("timed_out"), options.timeoutMs);
     for (const stream of ["stdout", "stderr"] as const) {
       child[stream].on("data", (chunk: Buffer) => {
         output.bytes += chunk.length;
-        if (output.bytes > options.maxOutputBytes) stop("output_over_limit");
+        if (output.bytes > options.maxOutputBytes) kill("output_over_limit");
         else output[stream].push(chunk);
       });
     }

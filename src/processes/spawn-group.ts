@@ -2,7 +2,7 @@ import { spawn, type ChildProcess, type StdioOptions } from "node:child_process"
 import { once } from "node:events";
 import { statSync } from "node:fs";
 import { groupIsAlive } from "./group-signals.js";
-import type { GroupRecord, ProcessGroupLedger, ProcessKind } from "./ledger.js";
+import type { LedgerEntry, ProcessGroupLedger, ProcessKind } from "./ledger.js";
 import { cgroupPopulated, deleteCgroup } from "./cgroup.js";
 import { findExecutable } from "./find-executable.js";
 import { markedEnvironment } from "./marker.js";
@@ -52,7 +52,7 @@ export function describeExit(status: ExitStatus): string {
 /** A child that leads its own process group, with the identity the ledger keeps for it. */
 export interface SpawnedGroup {
   readonly child: ChildProcess;
-  readonly record: GroupRecord;
+  readonly entry: LedgerEntry;
   /** How every descendant is found again, even one that left the group (`setsid`). */
   readonly tag: TreeTag;
   /** Settles when the group leader exits; other members may outlive it. */
@@ -118,7 +118,7 @@ export async function spawnGroup(options: SpawnGroupOptions): Promise<SpawnedGro
   if (!stat) {
     throw new Error(`process ${child.pid} of ${JSON.stringify(options.command)} vanished before it was recorded`);
   }
-  const record: GroupRecord = {
+  const entry: LedgerEntry = {
     pgid: child.pid,
     startTicks: stat.startTicks,
     bootId: readBootId(),
@@ -126,7 +126,7 @@ export async function spawnGroup(options: SpawnGroupOptions): Promise<SpawnedGro
     label: options.label ?? [options.command, ...args].join(" "),
     startedAt: Date.now(),
   };
-  return new LiveGroup(child, record, tag, scope, options.ledger, options.stop ?? {});
+  return new LiveGroup(child, entry, tag, scope, options.ledger, options.stop ?? {});
 }
 
 /**
@@ -146,13 +146,13 @@ class LiveGroup implements SpawnedGroup {
 
   constructor(
     readonly child: ChildProcess,
-    readonly record: GroupRecord,
+    readonly entry: LedgerEntry,
     readonly tag: TreeTag,
     private readonly scope: ProcessScope,
     private readonly ledger: ProcessGroupLedger | undefined,
     private readonly stopOptions: StopOptions,
   ) {
-    ledger?.record(record);
+    ledger?.add(entry);
     this.exited = new Promise((resolve) => {
       child.once("exit", (exitCode, signal) => {
         this.onLeaderExit();
@@ -174,7 +174,7 @@ class LiveGroup implements SpawnedGroup {
   private async runStop(): Promise<StopOutcome> {
     // Once the group is gone its id is never signalled again; its marker and cgroup still lead to escapees.
     if (this.state === "leader-exited" && this.groupIdReused()) this.markGone();
-    const pgid = this.state === "gone" ? undefined : this.record.pgid;
+    const pgid = this.state === "gone" ? undefined : this.entry.pgid;
     const cgroups = this.tag.cgroup ? [this.tag.cgroup] : [];
     const outcome = await stopTree({ pgid, marker: { exact: this.tag.marker }, cgroups }, this.stopOptions);
     this.scope.tidy();
@@ -188,20 +188,20 @@ class LiveGroup implements SpawnedGroup {
    * its id now belongs to someone else.
    */
   private groupIdReused(): boolean {
-    const holder = readProcStat(this.record.pgid);
-    return holder !== undefined && holder.startTicks !== this.record.startTicks;
+    const holder = readProcStat(this.entry.pgid);
+    return holder !== undefined && holder.startTicks !== this.entry.startTicks;
   }
 
   private onLeaderExit(): void {
     if (this.state !== "running") return;
     this.state = "leader-exited";
-    if (!groupIsAlive(this.record.pgid)) this.markGone();
+    if (!groupIsAlive(this.entry.pgid)) this.markGone();
   }
 
   private markGone(): void {
     if (this.state === "gone") return;
     this.state = "gone";
-    this.ledger?.forget(this.record.pgid);
+    this.ledger?.delete(this.entry.pgid);
     // An empty cgroup is removed now; one an escapee still holds waits for the stop or the sweep.
     if (this.tag.cgroup && !cgroupPopulated(this.tag.cgroup) && deleteCgroup(this.tag.cgroup)) this.scope.tidy();
   }

@@ -339,7 +339,7 @@ export function createAcpAgent({
         log.info({ sessionId: view.id, forkedFrom: sessionId, agent: view.agent, connectionId: connection.id }, "client forked a session");
         return { ...answerOf(view.id), sessionId: view.id };
       })
-      // Berth's session is what the client knows: deleting it stops its agent (which closes its own) and drops the journal.
+      // Berth's session is what the client knows: deleting it stops its agent (which closes its own) and deletes the journal.
       .onRequest(methods.agent.session.delete, async ({ params, method, signal }) => {
         const elsewhere = routing.request(params.sessionId, method, params, signal);
         if (elsewhere) return elsewhere;

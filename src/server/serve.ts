@@ -43,8 +43,8 @@ export interface RunningBerth {
   readonly access: Access;
   /** Whether this start made the token (a new data directory, or its token file was deleted). */
   readonly tokenCreated: boolean;
-  /** Stops everything, once; later calls return the same promise. */
-  stop(): Promise<void>;
+  /** Shuts everything down, once; later calls return the same promise. */
+  shutdown(): Promise<void>;
 }
 
 class AlreadyRunningError extends Error {
@@ -142,8 +142,8 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   const webhook = options.config.notify.webhook;
   const notifier = webhook && new WebhookNotifier({ host, config: webhook, log: options.log, dashboardUrl: reachableUrls(server.url)[0]! });
 
-  let stopping: Promise<void> | undefined;
-  const stop = async () => {
+  let shuttingDown: Promise<void> | undefined;
+  const shutdown = async () => {
     // Each step runs whatever happened to the one before it: the host file and the lock are let go whatever failed.
     // (The host logs each of its own steps that failed; "stop the host" names the whole.)
     const steps = new OrderlySteps(options.log, "stopping step failed");
@@ -174,7 +174,7 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
     },
     access,
     tokenCreated,
-    stop: () => (stopping ??= stop()),
+    shutdown: () => (shuttingDown ??= shutdown()),
   };
 }
 

@@ -423,14 +423,14 @@ export class SessionFeed {
       for (const event of page) {
         if (this.held.length > 0 && this.held[0]!.after < event.seq) {
           await this.sendReadMerged(merger.flush());
-          await this.releaseHeld(event.seq);
+          await this.sendHeld(event.seq);
         }
         if (this.closed) return;
         if (event.kind === "update") await this.sendRead(merger, event.seq, event.payload as unknown as JournaledUpdate);
         this.sentUpTo = event.seq;
       }
       await this.sendReadMerged(merger.flush());
-      if (page.length === 0) await this.releaseHeld(Number.POSITIVE_INFINITY);
+      if (page.length === 0) await this.sendHeld(Number.POSITIVE_INFINITY);
       // A client that reads fast must not hold up every other stream this host relays.
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -451,7 +451,7 @@ export class SessionFeed {
   }
 
   /** Sends what was held to go before seq `before`, in order. */
-  private async releaseHeld(before: number): Promise<void> {
+  private async sendHeld(before: number): Promise<void> {
     while (this.held.length > 0 && this.held[0]!.after < before && !this.closed) {
       const step = this.held.shift()!;
       if (!this.shownByReplay(step)) await step.run();

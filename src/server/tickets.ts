@@ -39,7 +39,7 @@ export class Tickets {
   }
 
   issue(): IssuedTicket {
-    this.dropExpired();
+    this.forgetExpired();
     while (this.open.size >= this.max) this.open.delete(this.open.keys().next().value!);
     const ticket = randomBytes(32).toString("base64url");
     const expiresAt = this.now() + this.ttlMs;
@@ -61,7 +61,7 @@ export class Tickets {
     return this.now() < expiresAt;
   }
 
-  private dropExpired(): void {
+  private forgetExpired(): void {
     const now = this.now();
     for (const [ticket, expiresAt] of this.open) if (expiresAt <= now) this.open.delete(ticket);
   }

@@ -1,4 +1,4 @@
-import type { GroupRecord, ProcessGroupLedger, ProcessKind } from "../processes/ledger.js";
+import type { LedgerEntry, ProcessGroupLedger, ProcessKind } from "../processes/ledger.js";
 import type { SqliteDatabase } from "./database.js";
 import { StoreInputError } from "./errors.js";
 import { requireCount, requireOneOf, requireText, requireTimestamp } from "./input.js";
@@ -7,26 +7,26 @@ import { guardWrite } from "./write-guard.js";
 const processGroupKinds: readonly ProcessKind[] = ["agent", "terminal", "service"];
 
 export class SqliteProcessGroupLedger implements ProcessGroupLedger {
-  readonly #record;
-  readonly #forget;
+  readonly #add;
+  readonly #delete;
   readonly #list;
 
   constructor(db: SqliteDatabase) {
-    // A pgid can only belong to one live group: recording it again replaces the stale record.
-    this.#record = db.prepare<GroupRecord>(
+    // A pgid can only belong to one live group: adding it again replaces the stale record.
+    this.#add = db.prepare<LedgerEntry>(
       `INSERT OR REPLACE INTO process_groups (pgid, kind, label, start_ticks, boot_id, started_at)
        VALUES (@pgid, @kind, @label, @startTicks, @bootId, @startedAt)`,
     );
-    this.#forget = db.prepare<[number]>("DELETE FROM process_groups WHERE pgid = ?");
-    this.#list = db.prepare<[], GroupRecord>(
+    this.#delete = db.prepare<[number]>("DELETE FROM process_groups WHERE pgid = ?");
+    this.#list = db.prepare<[], LedgerEntry>(
       `SELECT pgid, kind, label, start_ticks AS startTicks, boot_id AS bootId, started_at AS startedAt
        FROM process_groups ORDER BY started_at, pgid`,
     );
   }
 
-  record(group: GroupRecord): void {
-    const op = "processGroups.record";
-    const row: GroupRecord = {
+  add(group: LedgerEntry): void {
+    const op = "processGroups.add";
+    const row: LedgerEntry = {
       pgid: requirePgid(op, group.pgid),
       kind: requireOneOf(op, "kind", group.kind, processGroupKinds),
       label: requireText(op, "label", group.label),
@@ -34,18 +34,18 @@ export class SqliteProcessGroupLedger implements ProcessGroupLedger {
       bootId: requireText(op, "bootId", group.bootId),
       startedAt: requireTimestamp(op, "startedAt", group.startedAt),
     };
-    guardWrite(op, () => this.#record.run(row));
+    guardWrite(op, () => this.#add.run(row));
   }
 
-  /** Forgetting a pgid that is not recorded is a no-op: a group may be stopped twice. */
-  forget(pgid: number): void {
-    const op = "processGroups.forget";
+  /** Deleting a pgid that is not in the ledger is a no-op: a group may be stopped twice. */
+  delete(pgid: number): void {
+    const op = "processGroups.delete";
     const id = requirePgid(op, pgid);
-    guardWrite(op, () => this.#forget.run(id));
+    guardWrite(op, () => this.#delete.run(id));
   }
 
   /** Oldest first. */
-  list(): GroupRecord[] {
+  list(): LedgerEntry[] {
     return this.#list.all();
   }
 }

@@ -1,4 +1,4 @@
-import type { GroupRecord } from "../processes/ledger.js";
+import type { LedgerEntry } from "../processes/ledger.js";
 import type { AgentProfile } from "./agent-profiles.js";
 import { openDatabase, type OpenOptions } from "./database.js";
 import { StoreNotFoundError, StoreWriteError } from "./errors.js";
@@ -120,8 +120,8 @@ export class SqliteBackend implements StoreBackend {
     return this.setLease(sessionId, host, current.epoch + 1);
   }
 
-  async releaseLease(lease: Lease): Promise<void> {
-    this.fence("leases.release", lease);
+  async giveUpLease(lease: Lease): Promise<void> {
+    this.fence("leases.giveUp", lease);
     // A new epoch: the lease given up fences nothing more in.
     this.setLease(lease.sessionId, null, lease.epoch + 1);
   }
@@ -357,15 +357,15 @@ export class SqliteBackend implements StoreBackend {
 
   // The process-group ledger: the file's one host's.
 
-  async recordGroup(_hostId: string, group: GroupRecord): Promise<void> {
-    this.call("processGroups.record", [group]);
+  async addGroup(_hostId: string, group: LedgerEntry): Promise<void> {
+    this.call("processGroups.add", [group]);
   }
 
-  async forgetGroup(_hostId: string, pgid: number): Promise<void> {
-    this.call("processGroups.forget", [pgid]);
+  async deleteGroup(_hostId: string, pgid: number): Promise<void> {
+    this.call("processGroups.delete", [pgid]);
   }
 
-  async listGroups(_hostId: string): Promise<GroupRecord[]> {
+  async listGroups(_hostId: string): Promise<LedgerEntry[]> {
     return this.store.processGroups.list();
   }
 

@@ -1,4 +1,4 @@
-import type { GroupRecord } from "../processes/ledger.js";
+import type { LedgerEntry } from "../processes/ledger.js";
 import type { AgentProfile } from "./agent-profiles.js";
 import type { JournalEvent, ReadOptions, ReplayOptions } from "./events.js";
 import { encodeJson, requireCount, requireOneOf, requireText, requireTimestamp, type Json } from "./input.js";
@@ -38,13 +38,13 @@ export interface StoreBackend {
   listHosts(): Promise<HostInfo[]>;
   /**
    * Makes `hostId` the session's owner at a new epoch (raised), when no other live host owns it:
-   * no owner, `hostId` itself (its current lease is fenced: a release of it that commits later
+   * no owner, `hostId` itself (its current lease is fenced: giving it up, if that commits later,
    * matches nothing), or an owner whose heartbeat is older than the host TTL. Throws
    * {@link LeaseHeldError} if another live host does, `StoreNotFoundError` for an unknown session.
    */
   acquireLease(sessionId: string, hostId: string): Promise<Lease>;
   /** Gives the session up: it has no owner until the next acquisition, and a new epoch, so the old lease writes nothing more. Refused if stale. */
-  releaseLease(lease: Lease): Promise<void>;
+  giveUpLease(lease: Lease): Promise<void>;
   /** The session's owner and epoch; undefined for an unknown session, `hostId` null when unowned. */
   getLease(sessionId: string): Promise<Lease | undefined>;
   /** The leases `hostId` holds now, by session id. */
@@ -114,9 +114,9 @@ export interface StoreBackend {
   pruneRecordsBefore(hostId: string, at: number): Promise<number>;
 
   // The process-group ledger: each host's own (its writes refused once a later process registered under the id).
-  recordGroup(hostId: string, group: GroupRecord): Promise<void>;
-  forgetGroup(hostId: string, pgid: number): Promise<void>;
-  listGroups(hostId: string): Promise<GroupRecord[]>;
+  addGroup(hostId: string, group: LedgerEntry): Promise<void>;
+  deleteGroup(hostId: string, pgid: number): Promise<void>;
+  listGroups(hostId: string): Promise<LedgerEntry[]>;
 
   // Agents' initialize answers (put by `hostId`, refused once a later process registered under it).
   putAgentProfile(hostId: string, profile: AgentProfile): Promise<void>;
@@ -141,7 +141,7 @@ export interface SessionRead {
 
 export interface Lease {
   readonly sessionId: string;
-  /** Null while the session has no owner (released, or never taken). */
+  /** Null while the session has no owner (given up, or never taken). */
   readonly hostId: string | null;
   readonly epoch: number;
 }

@@ -1,5 +1,5 @@
 import { CodedError } from "../protocol/coded-error.js";
-import type { GroupRecord } from "../processes/ledger.js";
+import type { LedgerEntry } from "../processes/ledger.js";
 import { AgentProfileStore, type AgentProfile } from "./agent-profiles.js";
 import type { SqliteDatabase } from "./database.js";
 import { LifecycleRecordLog } from "./lifecycle-records.js";
@@ -42,8 +42,8 @@ export interface StoreCalls {
   "sessions.setAgentRequest": (id: string, request: object | null) => void;
   "sessions.setWorktree": (id: string, worktree: object | null) => void;
   "questions.resolve": (id: string, state: QuestionOutcome, answerOrReason: unknown, at: number) => boolean;
-  "processGroups.record": (group: GroupRecord) => void;
-  "processGroups.forget": (pgid: number) => void;
+  "processGroups.add": (group: LedgerEntry) => void;
+  "processGroups.delete": (pgid: number) => void;
   "agentProfiles.put": (profile: AgentProfile) => void;
   "lifecycleRecords.pruneBefore": (before: number) => number;
   "reviewComments.add": (comment: NewReviewComment) => void;
@@ -142,8 +142,8 @@ export class BatchApplier {
       "sessions.setWorktree": (id, worktree) => sessions.setWorktree(id, worktree),
       "questions.resolve": (id, state, answerOrReason, at) =>
         state === "answered" ? questions.resolve(id, "answered", answerOrReason, at) : questions.resolve(id, state, answerOrReason as string, at),
-      "processGroups.record": (group) => groups.record(group),
-      "processGroups.forget": (pgid) => groups.forget(pgid),
+      "processGroups.add": (group) => groups.add(group),
+      "processGroups.delete": (pgid) => groups.delete(pgid),
       "agentProfiles.put": (profile) => profiles.put(profile),
       "lifecycleRecords.pruneBefore": (before) => records.pruneBefore(before),
       "reviewComments.add": (comment) => comments.add(comment),

@@ -306,7 +306,7 @@ describe("the fleet writer on PostgreSQL", () => {
     const said = { lease: old, events: [1, 2].map((n) => ({ kind: "update", payload: { text: `b${n}` }, at: T0 + n })) };
     expect((await b.write([said, question("q1"), question("q2")])).every((outcome) => outcome.ok)).toBe(true);
     await b.resolveQuestion({ questionId: "q2", state: "answered", answer: { optionId: "allow" }, at: T0 + 5 }, old);
-    await b.releaseLease(old);
+    await b.giveUpLease(old);
     const lease = await a.backend.acquireLease("t", "host-a");
     expect(lease).toEqual({ sessionId: "t", hostId: "host-a", epoch: 3 });
 

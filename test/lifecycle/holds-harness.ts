@@ -34,7 +34,7 @@ export function holdsHarness(options: { releaseFails?: boolean; onError?: (error
       acquisitions.push({ sessionId, gate });
       return gate.promise;
     },
-    release: async (sessionId, child) => {
+    stop: async (sessionId, child) => {
       releases.push({ sessionId, child, at: clock.now() });
       if (options.releaseFails) throw new Error("cannot stop");
     },

@@ -78,7 +78,7 @@ class Real {
         this.inflight.set(sessionId, acquisition);
         return acquisition;
       },
-      release: (sessionId, child) => {
+      stop: (sessionId, child) => {
         // The session's own child (not a surplus one, which a single-flight acquirer never produces) must stop before the next starts.
         if (this.onRelease(sessionId, child)) this.stopping.add(child);
         return this.scheduler.schedule(Promise.resolve(), `release child ${child.serial}`).then(() => void this.stopping.delete(child));

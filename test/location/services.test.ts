@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ServiceConfig } from "../../src/config/config-schema.js";
-import { InMemoryProcessGroupLedger, type GroupRecord } from "../../src/processes/ledger.js";
+import { InMemoryProcessGroupLedger, type LedgerEntry } from "../../src/processes/ledger.js";
 import { ServiceProcesses, ServicesClosedError, type ServiceProcessesOptions } from "../../src/location/service-processes.js";
 import { groupMembers, killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "../support/process-table.js";
 
@@ -42,11 +42,11 @@ server.listen(Number(process.env.PORT), "127.0.0.1");
 
 /** A ledger that also remembers every group it was ever told about, for checks and clean-up. */
 class WatchingLedger extends InMemoryProcessGroupLedger {
-  readonly everRecorded: GroupRecord[] = [];
+  readonly everAdded: LedgerEntry[] = [];
 
-  override record(group: GroupRecord): void {
-    super.record(group);
-    this.everRecorded.push(group);
+  override add(group: LedgerEntry): void {
+    super.add(group);
+    this.everAdded.push(group);
     started.push(startedProcess(group.pgid));
   }
 }
@@ -106,9 +106,9 @@ async function fetchJson(url: string): Promise<Record<string, unknown>> {
   return (await response.json()) as Record<string, unknown>;
 }
 
-function onlyGroup(ledger: WatchingLedger): GroupRecord {
-  expect(ledger.everRecorded).toHaveLength(1);
-  return ledger.everRecorded[0]!;
+function onlyGroup(ledger: WatchingLedger): LedgerEntry {
+  expect(ledger.everAdded).toHaveLength(1);
+  return ledger.everAdded[0]!;
 }
 
 beforeEach(() => {
@@ -170,7 +170,7 @@ describe("ServiceProcesses: an HTTP service on an allocated port", () => {
     await services.stopAll();
     await expect(services.ensureStarted()).rejects.toThrow(ServicesClosedError);
     await expect(services.ensureStarted()).rejects.toThrow(/location services closed/);
-    expect(ledger.everRecorded).toHaveLength(1);
+    expect(ledger.everAdded).toHaveLength(1);
   });
 
   it("notices a service that exits once ready, stops what it left, and restarts it on the next start", async () => {
@@ -193,7 +193,7 @@ describe("ServiceProcesses: an HTTP service on an allocated port", () => {
     expect(second.state).toBe("ready");
     expect(second.pid).not.toBe(first.pid);
     expect(await fetchJson(services.mcpServers()[0]!.url)).toMatchObject({ port: String(second.port) });
-    expect(ledger.everRecorded.map((group) => group.pgid)).toEqual([first.pid, second.pid]);
+    expect(ledger.everAdded.map((group) => group.pgid)).toEqual([first.pid, second.pid]);
     expect(startsOfHttpService()).toHaveLength(2);
   });
 });
@@ -268,7 +268,7 @@ describe("ServiceProcesses: services that do not become ready", () => {
 
     await services.ensureStarted();
     expect(services.list()).toEqual([{ ...tools }, { name: "flaky", pid: expect.any(Number), port: expect.any(Number), state: "ready" }]);
-    const labels = ledger.everRecorded.map((group) => group.label).sort();
+    const labels = ledger.everAdded.map((group) => group.label).sort();
     expect(labels).toEqual(["service flaky", "service flaky", "service tools"]);
     startsOfHttpService();
   });
@@ -279,7 +279,7 @@ describe("ServiceProcesses: services that do not become ready", () => {
       () => "ready",
       (reason: unknown) => reason,
     );
-    await waitUntil(() => ledger.everRecorded.length === 1, "the service was spawned");
+    await waitUntil(() => ledger.everAdded.length === 1, "the service was spawned");
 
     await services.stopAll();
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { outputFilePath } from "../../src/location/terminal-output-files.js";
 import { Terminals, type TerminalsOptions } from "../../src/location/terminals.js";
-import { InMemoryProcessGroupLedger, type GroupRecord } from "../../src/processes/ledger.js";
+import { InMemoryProcessGroupLedger, type LedgerEntry } from "../../src/processes/ledger.js";
 import { groupMembers, killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "../support/process-table.js";
 
 let root: string;
@@ -15,11 +15,11 @@ const started: StartedProcess[] = [];
 
 /** A ledger that also remembers every group it was ever told about, so a test can check on them. */
 class WatchingLedger extends InMemoryProcessGroupLedger {
-  readonly everRecorded: GroupRecord[] = [];
+  readonly everAdded: LedgerEntry[] = [];
 
-  override record(group: GroupRecord): void {
-    super.record(group);
-    this.everRecorded.push(group);
+  override add(group: LedgerEntry): void {
+    super.add(group);
+    this.everAdded.push(group);
     started.push(startedProcess(group.pgid));
   }
 }
@@ -63,7 +63,7 @@ afterEach(async () => {
 describe("Terminals: stopping process groups", () => {
   const script = "sleep 3600 & echo $!; sleep 3600";
 
-  it("kill stops the shell and its background grandchild, and keeps the output readable", async () => {
+  it("stop ends the shell and its background grandchild, and keeps the output readable", async () => {
     const { terminals, ledger } = terminalsWith();
     const id = await terminals.create({ sessionId: "s1", command: "sh", args: ["-c", script] });
     const grandchild = Number((await printedLines(terminals, id, 1))[0]);
@@ -71,7 +71,7 @@ describe("Terminals: stopping process groups", () => {
     expect(group).toMatchObject({ kind: "terminal", label: `sh -c ${script}` });
     const members = runningMembers(group!.pgid, grandchild);
 
-    expect(await terminals.kill(id)).toEqual({ exitCode: null, signal: "SIGTERM" });
+    expect(await terminals.stop(id)).toEqual({ exitCode: null, signal: "SIGTERM" });
 
     for (const { pid } of members) expect(processIsRunning(pid)).toBe(false);
     expect(terminals.output(id)).toEqual({
@@ -89,30 +89,30 @@ describe("Terminals: stopping process groups", () => {
     await printedLines(terminals, id, 1);
     expect(() => terminals.output(id, "s2")).toThrow(`unknown terminal: "${id}"`);
     await expect(terminals.waitForExit(id, "s2")).rejects.toThrow(`unknown terminal: "${id}"`);
-    await expect(terminals.kill(id, "s2")).rejects.toThrow(`unknown terminal: "${id}"`);
-    await expect(terminals.release(id, "s2")).rejects.toThrow(`unknown terminal: "${id}"`);
+    await expect(terminals.stop(id, "s2")).rejects.toThrow(`unknown terminal: "${id}"`);
+    await expect(terminals.close(id, "s2")).rejects.toThrow(`unknown terminal: "${id}"`);
     // Still running, still s1's.
     expect(terminals.output(id, "s1")).toEqual({ output: "mine\n", truncated: false, exitStatus: null });
-    expect(await terminals.kill(id, "s1")).toEqual({ exitCode: null, signal: "SIGTERM" });
+    expect(await terminals.stop(id, "s1")).toEqual({ exitCode: null, signal: "SIGTERM" });
   });
 
-  it("release stops the whole group and forgets the terminal", async () => {
+  it("close stops the whole group and forgets the terminal", async () => {
     const { terminals, ledger } = terminalsWith();
     const id = await terminals.create({ sessionId: "s1", command: "sh", args: ["-c", script] });
     const grandchild = Number((await printedLines(terminals, id, 1))[0]);
     const members = runningMembers(ledger.list()[0]!.pgid, grandchild);
 
-    await terminals.release(id);
+    await terminals.close(id);
 
     for (const { pid } of members) expect(processIsRunning(pid)).toBe(false);
     expect(ledger.list()).toEqual([]);
     expect(() => terminals.output(id)).toThrow(`unknown terminal: "${id}"`);
     await expect(terminals.waitForExit(id)).rejects.toThrow(`unknown terminal: "${id}"`);
-    await expect(terminals.kill(id)).rejects.toThrow(`unknown terminal: "${id}"`);
-    await expect(terminals.release(id)).rejects.toThrow(`unknown terminal: "${id}"`);
+    await expect(terminals.stop(id)).rejects.toThrow(`unknown terminal: "${id}"`);
+    await expect(terminals.close(id)).rejects.toThrow(`unknown terminal: "${id}"`);
   });
 
-  it("kill after the shell exited still stops the background job it left in the group", async () => {
+  it("stop after the shell exited still ends the background job it left in the group", async () => {
     const { terminals, ledger } = terminalsWith();
     const args = ["-c", "sleep 3600 >/dev/null & echo $!"];
     const id = await terminals.create({ sessionId: "s1", command: "sh", args });
@@ -122,21 +122,21 @@ describe("Terminals: stopping process groups", () => {
     expect(processIsRunning(grandchild)).toBe(true);
     expect(ledger.list()).toHaveLength(1);
 
-    await terminals.kill(id);
+    await terminals.stop(id);
 
     expect(processIsRunning(grandchild)).toBe(false);
     expect(ledger.list()).toEqual([]);
     expect(terminals.output(id).exitStatus).toEqual({ exitCode: 0, signal: null });
   });
 
-  it("releaseForSession stops only that session's terminals; closeAll stops the rest and admits no more", async () => {
+  it("closeForSession stops only that session's terminals; closeAll stops the rest and admits no more", async () => {
     const { terminals, ledger } = terminalsWith();
     const mine = await terminals.create({ sessionId: "mine", command: "sleep", args: ["3600"] });
     const alsoMine = await terminals.create({ sessionId: "mine", command: "sleep", args: ["3600"] });
     const theirs = await terminals.create({ sessionId: "theirs", command: "sleep", args: ["3600"] });
     const [minePid, alsoMinePid, theirsPid] = ledger.list().map((group) => group.pgid) as [number, number, number];
 
-    await terminals.releaseForSession("mine");
+    await terminals.closeForSession("mine");
 
     expect(terminals.ids()).toEqual([theirs]);
     expect(processIsRunning(minePid) || processIsRunning(alsoMinePid)).toBe(false);
@@ -152,18 +152,18 @@ describe("Terminals: stopping process groups", () => {
     await expect(terminals.create({ sessionId: "theirs", command: "true" })).rejects.toThrow(`terminals of ${directory} are closed`);
   });
 
-  it("releaseForSession also stops a command of that session that was still starting", async () => {
+  it("closeForSession also stops a command of that session that was still starting", async () => {
     const { terminals, ledger } = terminalsWith();
     const creating = terminals.create({ sessionId: "leaving", command: "sleep", args: ["3600"] });
     const other = terminals.create({ sessionId: "staying", command: "sleep", args: ["3600"] });
 
-    await terminals.releaseForSession("leaving");
+    await terminals.closeForSession("leaving");
 
     const id = await creating;
     expect(() => terminals.output(id)).toThrow(/unknown terminal/);
     const otherId = await other;
     expect(terminals.ids()).toEqual([otherId]);
-    const leaving = ledger.everRecorded.find((group) => !ledger.list().includes(group));
+    const leaving = ledger.everAdded.find((group) => !ledger.list().includes(group));
     expect(ledger.list()).toHaveLength(1);
     expect(processIsRunning(leaving!.pgid)).toBe(false);
   });
@@ -176,8 +176,8 @@ describe("Terminals: stopping process groups", () => {
     await expect(creating).rejects.toThrow(`terminals of ${directory} are closed`);
     await closing;
 
-    expect(ledger.everRecorded).toHaveLength(1);
-    expect(processIsRunning(ledger.everRecorded[0]!.pgid)).toBe(false);
+    expect(ledger.everAdded).toHaveLength(1);
+    expect(processIsRunning(ledger.everAdded[0]!.pgid)).toBe(false);
     expect(ledger.list()).toEqual([]);
   });
 });
@@ -200,7 +200,7 @@ describe("Terminals: exit statuses", () => {
     const id = await terminals.create({ sessionId: "s", command: "sh", args: ["-c", "echo started; sleep 3600"] });
     await printedLines(terminals, id, 1);
     expect(terminals.output(id).exitStatus).toBeNull();
-    await terminals.kill(id);
+    await terminals.stop(id);
 
     const id2 = await terminals.create({ sessionId: "s", command: "echo", args: ["done"] });
     const first = await terminals.waitForExit(id2);
@@ -271,8 +271,8 @@ describe("Terminals: bounded output spilled to a file", () => {
     expect(output).toBe(full.slice(-1_000));
     expect(terminals.output(euro)).toMatchObject({ output: "€€", truncated: true });
 
-    await terminals.release(id);
-    await terminals.release(euro);
+    await terminals.close(id);
+    await terminals.close(euro);
     expect(readFileSync(outputFilePath(outputDir, id), "utf8")).toBe(full);
     expect(readFileSync(outputFilePath(outputDir, euro), "utf8")).toBe("ab€€€");
   });
@@ -289,6 +289,6 @@ describe("Terminals: bounded output spilled to a file", () => {
     writeFileSync(notADirectory, "");
     const { terminals, ledger } = terminalsWith({ outputDir: notADirectory });
     await expect(terminals.create({ sessionId: "s", command: "true" })).rejects.toThrow(`cannot create terminal output directory ${notADirectory}`);
-    expect(ledger.everRecorded).toEqual([]);
+    expect(ledger.everAdded).toEqual([]);
   });
 });

@@ -33,7 +33,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function run(options: Omit<SpawnGroupOptions, "kind" | "ledger">) {
   const group = await spawnGroup({ ...options, kind: "terminal", ledger, stop: { graceMs: 2_000 } });
   groups.push(group);
-  started.push(startedProcess(group.record.pgid));
+  started.push(startedProcess(group.entry.pgid));
   let out = "";
   group.child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
   const status = await group.exited;

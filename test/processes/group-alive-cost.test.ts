@@ -20,15 +20,15 @@ afterEach(() => killLeftovers(started.splice(0)));
 describe("groupIsAlive polled while a group stops", () => {
   it("does not read the whole process table while the leader runs", async () => {
     const group = await spawnGroup({ command: "sleep", args: ["3600"], kind: "service" });
-    started.push(startedProcess(group.record.pgid));
+    started.push(startedProcess(group.entry.pgid));
     tableReads.count = 0;
-    for (let poll = 0; poll < 100; poll++) expect(groupIsAlive(group.record.pgid)).toBe(true);
+    for (let poll = 0; poll < 100; poll++) expect(groupIsAlive(group.entry.pgid)).toBe(true);
     expect(tableReads.count).toBe(0);
   });
 
   it("reads it at most once, not per poll, while only a member the leader left behind runs; then sees the group gone", async () => {
     const group = await spawnGroup({ command: "sh", args: ["-c", "sleep 3600 >/dev/null & echo $!"], kind: "service" });
-    const pgid = group.record.pgid;
+    const pgid = group.entry.pgid;
     started.push(startedProcess(pgid));
     let text = "";
     group.child.stdout!.on("data", (chunk: Buffer) => (text += chunk.toString()));

@@ -18,7 +18,7 @@ afterEach(() => {
 /** A shell leading its own group, with one more member: the pid of a background `sleep` it printed. */
 async function groupWithMember(script = "sleep 3600 >/dev/null & echo $!; wait"): Promise<{ group: SpawnedGroup; member: number }> {
   const group = await spawnGroup({ command: "sh", args: ["-c", script], kind: "service", stop: { graceMs: 200 } });
-  started.push(startedProcess(group.record.pgid));
+  started.push(startedProcess(group.entry.pgid));
   let text = "";
   group.child.stdout!.on("data", (chunk: Buffer) => (text += chunk.toString()));
   await waitUntil(() => text.includes("\n"), "the shell printed its member's pid");
@@ -49,7 +49,7 @@ const neverAllocated = Number(readFileSync("/proc/sys/kernel/pid_max", "utf8")) 
 describe("signalGroup", () => {
   it("signals every member of the group, not only its leader, and says it sent", async () => {
     const { group, member } = await groupWithMember();
-    expect(signalGroup(group.record.pgid, "SIGKILL")).toBe("sent");
+    expect(signalGroup(group.entry.pgid, "SIGKILL")).toBe("sent");
     await waitUntil(() => !processIsRunning(member), "the member died with its group");
   });
 
@@ -59,14 +59,14 @@ describe("signalGroup", () => {
 
   it("names the signal and the group when the kernel refuses", async () => {
     const { group } = await groupWithMember();
-    refuseKill(-group.record.pgid, "EPERM");
+    refuseKill(-group.entry.pgid, "EPERM");
     let thrown: Error | undefined;
     try {
-      signalGroup(group.record.pgid, "SIGTERM");
+      signalGroup(group.entry.pgid, "SIGTERM");
     } catch (error) {
       thrown = error as Error;
     }
-    expect(thrown?.message).toBe(`cannot send SIGTERM to process group ${group.record.pgid}: kill EPERM`);
+    expect(thrown?.message).toBe(`cannot send SIGTERM to process group ${group.entry.pgid}: kill EPERM`);
     expect(((thrown as Error).cause as NodeJS.ErrnoException).code).toBe("EPERM");
   });
 });
@@ -74,14 +74,14 @@ describe("signalGroup", () => {
 describe("groupIsAlive", () => {
   it("counts a group it may not signal (EPERM) as present and reads its members", async () => {
     const { group } = await groupWithMember();
-    refuseKill(-group.record.pgid, "EPERM");
-    expect(groupIsAlive(group.record.pgid)).toBe(true);
+    refuseKill(-group.entry.pgid, "EPERM");
+    expect(groupIsAlive(group.entry.pgid)).toBe(true);
   });
 
   it("lets any other failure of the probe through", async () => {
     const { group } = await groupWithMember();
-    refuseKill(-group.record.pgid, "EINVAL");
-    expect(() => groupIsAlive(group.record.pgid)).toThrow("kill EINVAL");
+    refuseKill(-group.entry.pgid, "EINVAL");
+    expect(() => groupIsAlive(group.entry.pgid)).toThrow("kill EINVAL");
   });
 
   it("is false for a group that does not exist", () => {
@@ -109,7 +109,7 @@ describe("stopping a tree", () => {
   it("waits the grace it is given, not the default, before it kills", async () => {
     // The shell would leave on its own one second after SIGTERM: within the default grace, not within 200 ms.
     const { group } = await groupWithMember("trap 'sleep 1; exit 0' TERM; echo $$; while :; do sleep 0.05; done");
-    expect(await stopGroup(group.record.pgid, { graceMs: 200 })).toBe("killed");
+    expect(await stopGroup(group.entry.pgid, { graceMs: 200 })).toBe("killed");
   });
 
   for (const code of ["EPERM", "ESRCH"]) {
@@ -117,7 +117,7 @@ describe("stopping a tree", () => {
       // Both ignore SIGTERM, so the member still runs when it is signalled on its own.
       const { group, member } = await groupWithMember(IGNORING_TERM);
       refuseKill(member, code);
-      expect(await stopGroup(group.record.pgid, { graceMs: 200 })).toBe("killed");
+      expect(await stopGroup(group.entry.pgid, { graceMs: 200 })).toBe("killed");
       vi.restoreAllMocks();
       expect(processIsRunning(member)).toBe(false);
     });
@@ -126,7 +126,7 @@ describe("stopping a tree", () => {
   it("fails, naming the error, when signalling a member fails otherwise", async () => {
     const { group, member } = await groupWithMember(IGNORING_TERM);
     refuseKill(member, "EINVAL");
-    await expect(stopGroup(group.record.pgid, { graceMs: 200 })).rejects.toThrow("kill EINVAL");
+    await expect(stopGroup(group.entry.pgid, { graceMs: 200 })).rejects.toThrow("kill EINVAL");
   });
 });
 

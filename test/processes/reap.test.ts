@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { InMemoryProcessGroupLedger, type GroupRecord } from "../../src/processes/ledger.js";
+import { InMemoryProcessGroupLedger, type LedgerEntry } from "../../src/processes/ledger.js";
 import { readBootId, readProcStat } from "../../src/processes/proc-stat.js";
 import { reapLeftoverGroups } from "../../src/processes/reap.js";
 import { spawnGroup, type SpawnedGroup } from "../../src/processes/spawn-group.js";
@@ -17,7 +17,7 @@ afterEach(async () => {
   killLeftovers(started.splice(0));
 });
 
-function recordOf(pgid: number, overrides: Partial<GroupRecord> = {}): GroupRecord {
+function entryOf(pgid: number, overrides: Partial<LedgerEntry> = {}): LedgerEntry {
   return {
     pgid,
     startTicks: readProcStat(pgid)?.startTicks ?? 0,
@@ -52,88 +52,88 @@ async function leaveGroupBehind(): Promise<{ leader: number; member: number }> {
 
 async function startOwnGroup(): Promise<SpawnedGroup> {
   const group = await spawnGroup({ command: "sleep", args: ["3600"], kind: "service" });
-  started.push(startedProcess(group.record.pgid));
+  started.push(startedProcess(group.entry.pgid));
   groups.push(group);
   return group;
 }
 
 describe("reapLeftoverGroups", () => {
-  it("stops a group a dead previous run left behind, grandchildren included, and forgets it", async () => {
+  it("stops a group a dead previous run left behind, grandchildren included, and deletes it from the ledger", async () => {
     const { leader, member } = await leaveGroupBehind();
     const members = groupMembers(leader);
     started.push(...members);
     expect(members.map(({ pid }) => pid).sort()).toEqual([leader, member].sort());
     const ledger = new InMemoryProcessGroupLedger();
-    const record = recordOf(leader);
-    ledger.record(record);
+    const entry = entryOf(leader);
+    ledger.add(entry);
 
     const reaped = await reapLeftoverGroups(ledger, { graceMs: 5_000 });
 
-    expect(reaped).toEqual([{ record, outcome: { kind: "stopped", stop: "exited" } }]);
+    expect(reaped).toEqual([{ entry, outcome: { kind: "stopped", stop: "exited" } }]);
     for (const { pid } of members) expect(processIsRunning(pid)).toBe(false);
     expect(ledger.list()).toEqual([]);
   });
 
   it("stops what is left of a group whose leader already died (the kernel never reuses a live group's id)", async () => {
     const { leader, member } = await leaveGroupBehind();
-    const record = recordOf(leader);
+    const entry = entryOf(leader);
     process.kill(leader, "SIGKILL");
     await waitUntil(() => !processIsRunning(leader), "the leader is gone");
     expect(processIsRunning(member)).toBe(true);
     const ledger = new InMemoryProcessGroupLedger();
-    ledger.record(record);
+    ledger.add(entry);
 
     const reaped = await reapLeftoverGroups(ledger, { graceMs: 5_000 });
 
-    expect(reaped).toEqual([{ record, outcome: { kind: "stopped", stop: "exited" } }]);
+    expect(reaped).toEqual([{ entry, outcome: { kind: "stopped", stop: "exited" } }]);
     expect(processIsRunning(member)).toBe(false);
   });
 
-  it("leaves alone a live process whose start ticks or boot differ from the record, and forgets the record", async () => {
+  it("leaves alone a live process whose start ticks or boot differ from the record, and deletes it from the ledger", async () => {
     const laterStart = await startOwnGroup();
     const otherBoot = await startOwnGroup();
     const ledger = new InMemoryProcessGroupLedger();
     const stale = [
-      recordOf(laterStart.record.pgid, { startTicks: laterStart.record.startTicks - 1 }),
-      recordOf(otherBoot.record.pgid, { bootId: "00000000-0000-0000-0000-000000000000" }),
+      entryOf(laterStart.entry.pgid, { startTicks: laterStart.entry.startTicks - 1 }),
+      entryOf(otherBoot.entry.pgid, { bootId: "00000000-0000-0000-0000-000000000000" }),
     ];
-    for (const record of stale) ledger.record(record);
+    for (const entry of stale) ledger.add(entry);
 
     const reaped = await reapLeftoverGroups(ledger, { graceMs: 200 });
 
-    // A record from another boot describes a group that died with that boot, whatever now runs under its pid.
+    // An entry from another boot describes a group that died with that boot, whatever now runs under its pid.
     expect(reaped).toEqual([
-      { record: stale[0], outcome: { kind: "pid-reused" } },
-      { record: stale[1], outcome: { kind: "gone" } },
+      { entry: stale[0], outcome: { kind: "pid-reused" } },
+      { entry: stale[1], outcome: { kind: "gone" } },
     ]);
-    expect(processIsRunning(laterStart.record.pgid)).toBe(true);
-    expect(processIsRunning(otherBoot.record.pgid)).toBe(true);
+    expect(processIsRunning(laterStart.entry.pgid)).toBe(true);
+    expect(processIsRunning(otherBoot.entry.pgid)).toBe(true);
     expect(ledger.list()).toEqual([]);
   });
 
-  it("just forgets a record whose pid no longer exists", async () => {
+  it("just deletes from the ledger a group whose pid no longer exists", async () => {
     const ledger = new InMemoryProcessGroupLedger();
-    const record = recordOf(neverAllocated, { startTicks: 12345 });
-    ledger.record(record);
+    const entry = entryOf(neverAllocated, { startTicks: 12345 });
+    ledger.add(entry);
 
-    expect(await reapLeftoverGroups(ledger)).toEqual([{ record, outcome: { kind: "gone" } }]);
+    expect(await reapLeftoverGroups(ledger)).toEqual([{ entry, outcome: { kind: "gone" } }]);
     expect(ledger.list()).toEqual([]);
   });
 
   it("reports a group that failed and still handles the others", async () => {
     const failing = neverAllocated;
     const ledger = new (class extends InMemoryProcessGroupLedger {
-      override forget(pgid: number): void {
-        super.forget(pgid);
+      override delete(pgid: number): void {
+        super.delete(pgid);
         if (pgid === failing) throw new Error("ledger is read-only");
       }
     })();
-    ledger.record(recordOf(failing, { startTicks: 1 }));
-    ledger.record(recordOf(failing + 1, { startTicks: 1 }));
+    ledger.add(entryOf(failing, { startTicks: 1 }));
+    ledger.add(entryOf(failing + 1, { startTicks: 1 }));
 
     const reaped = await reapLeftoverGroups(ledger);
 
-    expect(reaped.map(({ record, outcome }) => [record.pgid, outcome.kind])).toEqual([
+    expect(reaped.map(({ entry, outcome }) => [entry.pgid, outcome.kind])).toEqual([
       [failing, "failed"],
       [failing + 1, "gone"],
     ]);

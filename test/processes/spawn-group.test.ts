@@ -12,7 +12,7 @@ const groups: SpawnedGroup[] = [];
 
 async function start(command: string, args: string[], ledger?: InMemoryProcessGroupLedger): Promise<SpawnedGroup> {
   const group = await spawnGroup({ command, args, kind: "service", ledger, stop: { graceMs: 2_000 } });
-  started.push(startedProcess(group.record.pgid));
+  started.push(startedProcess(group.entry.pgid));
   groups.push(group);
   return group;
 }
@@ -33,25 +33,25 @@ afterEach(async () => {
 describe("spawnGroup", () => {
   it("starts the child as the leader of its own process group and identifies it", async () => {
     const group = await start("sleep", ["3600"]);
-    const { pgid, startTicks, bootId } = group.record;
+    const { pgid, startTicks, bootId } = group.entry;
     expect(pgid).toBe(group.child.pid);
     const stat = readProcStat(pgid);
     expect(stat?.pgid).toBe(pgid);
     expect(stat?.startTicks).toBe(startTicks);
     expect(bootId).toBe(readBootId());
     expect(readProcStat(process.pid)?.pgid).not.toBe(pgid);
-    expect(group.record).toMatchObject({ kind: "service", label: "sleep 3600" });
+    expect(group.entry).toMatchObject({ kind: "service", label: "sleep 3600" });
   });
 
-  it("records the group in the ledger on start and forgets it once stopped", async () => {
+  it("adds the group to the ledger on start and deletes it once stopped", async () => {
     const ledger = new InMemoryProcessGroupLedger();
     const group = await start("sleep", ["3600"], ledger);
-    expect(ledger.list()).toEqual([group.record]);
+    expect(ledger.list()).toEqual([group.entry]);
     expect(await group.stop()).toBe("exited");
     expect(ledger.list()).toEqual([]);
   });
 
-  it("forgets a group whose leader exited with no member left", async () => {
+  it("deletes from the ledger a group whose leader exited with no member left", async () => {
     const ledger = new InMemoryProcessGroupLedger();
     const group = await start("sh", ["-c", "exit 4"], ledger);
     expect(await group.exited).toEqual({ exitCode: 4, signal: null });
@@ -60,7 +60,7 @@ describe("spawnGroup", () => {
     expect(await group.stop()).toBe("already-gone");
   });
 
-  it("keeps recording a group whose leader exited while a background member still runs", async () => {
+  it("keeps in the ledger a group whose leader exited while a background member still runs", async () => {
     const ledger = new InMemoryProcessGroupLedger();
     const group = await start("sh", ["-c", "sleep 3600 >/dev/null & echo $!"], ledger);
     const [line] = await readLines(group, 1);
@@ -68,7 +68,7 @@ describe("spawnGroup", () => {
     started.push(startedProcess(member));
     await group.exited;
     expect(processIsRunning(member)).toBe(true);
-    expect(ledger.list()).toEqual([group.record]);
+    expect(ledger.list()).toEqual([group.entry]);
 
     expect(await group.stop()).toBe("exited");
     expect(processIsRunning(member)).toBe(false);
@@ -107,8 +107,8 @@ describe("spawnGroup", () => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), "berth-spawn-")));
     try {
       const group = await spawnGroup({ command: "pwd", cwd: dir, kind: "terminal" });
-      started.push(startedProcess(group.record.pgid));
-      expect(group.record.label).toBe("pwd");
+      started.push(startedProcess(group.entry.pgid));
+      expect(group.entry.label).toBe("pwd");
       expect(group.child.stdin).toBeNull();
       expect(await readLines(group, 1)).toEqual([dir]);
       expect(await group.exited).toEqual({ exitCode: 0, signal: null });
@@ -120,7 +120,7 @@ describe("spawnGroup", () => {
 
   it("gives the child its marker in the environment, with the environment it was given", async () => {
     const group = await spawnGroup({ command: "sh", args: ["-c", 'echo "$BERTH_GROUP $GIVEN"'], env: { GIVEN: "yes" }, kind: "terminal" });
-    started.push(startedProcess(group.record.pgid));
+    started.push(startedProcess(group.entry.pgid));
     expect(await readLines(group, 1)).toEqual([`${group.tag.marker} yes`]);
   });
 

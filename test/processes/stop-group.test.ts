@@ -14,14 +14,14 @@ const started: StartedProcess[] = [];
  */
 async function startShell(script: string, lines: number): Promise<{ group: SpawnedGroup; members: StartedProcess[] }> {
   const group = await spawnGroup({ command: "sh", args: ["-c", script], kind: "service" });
-  started.push(startedProcess(group.record.pgid));
+  started.push(startedProcess(group.entry.pgid));
   let text = "";
   group.child.stdout!.on("data", (chunk: Buffer) => (text += chunk.toString()));
   await waitUntil(() => text.split("\n").length > lines, `the shell printed ${lines} line(s)`);
   const printed = text.split("\n").slice(0, lines).map(Number);
-  const members = groupMembers(group.record.pgid);
+  const members = groupMembers(group.entry.pgid);
   started.push(...members);
-  expect(members.map(({ pid }) => pid)).toEqual(expect.arrayContaining([group.record.pgid, ...printed]));
+  expect(members.map(({ pid }) => pid)).toEqual(expect.arrayContaining([group.entry.pgid, ...printed]));
   return { group, members };
 }
 
@@ -32,7 +32,7 @@ afterEach(() => {
 describe("stopGroup", () => {
   it("stops the leader and its grandchildren with the polite signal", async () => {
     const { group, members } = await startShell("sleep 3600 & echo $!; sleep 3600 & echo $!; wait", 2);
-    const pgid = group.record.pgid;
+    const pgid = group.entry.pgid;
     expect(members).toHaveLength(3);
 
     expect(await stopGroup(pgid, { graceMs: 5_000 })).toBe("exited");
@@ -45,7 +45,7 @@ describe("stopGroup", () => {
   it("kills a group whose leader ignores SIGTERM after the bounded wait", async () => {
     // The shell ignores TERM and so does the sleep it starts, which inherits the disposition.
     const { group, members } = await startShell("trap '' TERM; sleep 3600 & echo $!; wait; wait", 1);
-    const pgid = group.record.pgid;
+    const pgid = group.entry.pgid;
 
     expect(await stopGroup(pgid, { graceMs: 200 })).toBe("killed");
 
@@ -55,7 +55,7 @@ describe("stopGroup", () => {
 
   it("makes a second concurrent stop of the same group await the first", async () => {
     const { group } = await startShell("trap '' TERM; echo $$; while :; do sleep 1; done", 1);
-    const pgid = group.record.pgid;
+    const pgid = group.entry.pgid;
 
     const first = stopGroup(pgid, { graceMs: 200 });
     const second = stopGroup(pgid, { graceMs: 200 });

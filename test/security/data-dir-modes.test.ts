@@ -79,7 +79,7 @@ describe("the data directory is its owner's alone", () => {
         tightened: expect.arrayContaining([".", "terminal-output", "terminal-output/old.log", "agent-logins.json"]),
       });
     } finally {
-      await berth.stop();
+      await berth.shutdown();
     }
   });
 
@@ -88,7 +88,7 @@ describe("the data directory is its owner's alone", () => {
     temps.push(dataDir);
     const { log, lines } = capturingLogger();
     const berth = await startBerth({ config: parseConfig({}), dataDir, listenHost: "127.0.0.1", port: 0, log });
-    await berth.stop();
+    await berth.shutdown();
     expect(lines.filter((line) => line.level === 40)).toEqual([]);
     expect(modeOf(dataDir)).toBe("700");
   });

@@ -120,7 +120,7 @@ describe.each([
     expect(await group.exited).toEqual({ exitCode: 0, signal: null });
     const pids = await escapee(mark);
     // It left the group: a stop of the group alone would miss it.
-    for (const pid of pids) expect(readProcStat(pid)!.pgid).not.toBe(group.record.pgid);
+    for (const pid of pids) expect(readProcStat(pid)!.pgid).not.toBe(group.entry.pgid);
     expect(await group.stop()).not.toBe("already-gone");
     expect(await waitUntilGone(pids, 100)).toEqual([]);
     // Nothing is left in the cgroup tree either.

@@ -50,7 +50,7 @@ export async function startSecureBerth(config: ConfigInput = {}): Promise<Secure
     if (record.kind === "child_acquired") pids.add(record.pid);
   });
   cleanups.push(async () => {
-    await berth.stop();
+    await berth.shutdown();
     const left = await waitUntilGone([...pids]);
     if (left.length > 0) throw new Error(`agent processes left running: ${left.join(", ")}`);
   });

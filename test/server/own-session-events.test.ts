@@ -138,7 +138,7 @@ describe("the stream of a host's own sessions", () => {
       port: 0,
       log: pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) }),
     });
-    cleanups.push(() => berth.stop());
+    cleanups.push(() => berth.shutdown());
     await berth.host.shutdown();
     expect(() => berth.host.ownSessions()).toThrow(HostStoppedError);
     const response = await fetch(`${berth.server.url}${OWN_SESSIONS_PATH}`, { headers: { authorization: `Bearer ${berth.token}` } });

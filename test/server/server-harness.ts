@@ -94,7 +94,7 @@ export async function startFixture(options: FixtureOptions = {}): Promise<BerthF
     connect: (clientOptions) => AcpTestClient.connect(acpUrl, { token: berth.token, ...clientOptions }),
     stop: async () => {
       running.splice(running.indexOf(fixture), 1);
-      await berth.stop();
+      await berth.shutdown();
     },
   };
   running.push(fixture);
@@ -111,7 +111,7 @@ export function capturedLog(): { log: Logger; lines: Array<Record<string, unknow
 /** For `afterEach`: closes clients and servers, checks no agent process is left, removes temp dirs. */
 export async function cleanUp(): Promise<void> {
   await Promise.all(clients.splice(0).map((c) => c.close()));
-  await Promise.all(running.splice(0).map((fixture) => fixture.berth.stop()));
+  await Promise.all(running.splice(0).map((fixture) => fixture.berth.shutdown()));
   const left = await waitUntilGone([...agentPids]);
   agentPids.clear();
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });

@@ -295,7 +295,7 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
         // The owner's own acquisition takes it at a new epoch too: a release of its earlier lease matches nothing.
         const renewed = await store.acquireLease("s", "host-a");
         expect(renewed).toEqual({ sessionId: "s", hostId: "host-a", epoch: 2 });
-        await expect(store.releaseLease(a)).rejects.toBeInstanceOf(StaleEpochError);
+        await expect(store.giveUpLease(a)).rejects.toBeInstanceOf(StaleEpochError);
         expect(await store.getLease("s")).toEqual(renewed);
 
         await db.silence("host-a");
@@ -323,7 +323,7 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
         expect(refusal).toMatchObject({ sessionId: "s", epoch: 1, current: { hostId: "host-b", epoch: 2 } });
         await expect(store.updateSession(a, { title: "from a" })).rejects.toBeInstanceOf(StaleEpochError);
         await expect(store.deleteSession(a)).rejects.toBeInstanceOf(StaleEpochError);
-        await expect(store.releaseLease(a)).rejects.toBeInstanceOf(StaleEpochError);
+        await expect(store.giveUpLease(a)).rejects.toBeInstanceOf(StaleEpochError);
 
         expect(written(await b.write([{ lease, events: [update("b-1")] }]))).toEqual([[2]]);
         await b.updateSession(lease, { title: "from b", agentState: { modes: ["ask"] } });
@@ -400,7 +400,7 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
 
       it("a released lease writes nothing more; the next acquisition raises the epoch", async () => {
         const a = await newSession("s");
-        await store.releaseLease(a);
+        await store.giveUpLease(a);
         const [outcome] = await store.write([{ lease: a, events: [update("late")] }]);
         expect(failureOf(outcome)).toBeInstanceOf(StaleEpochError);
         expect((await store.getLease("s"))?.hostId).toBeNull();
@@ -456,7 +456,7 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
             } else if (step.op === "release") {
               const lease = believed[step.host];
               if (!lease) continue;
-              const attempt = client.releaseLease(lease);
+              const attempt = client.giveUpLease(lease);
               if (lease.epoch === model.epoch) {
                 await attempt;
                 model.owner = null;
@@ -546,7 +546,7 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
           question: { id, kind: "permission", request: {}, askedAt },
         });
         written(await store.write([ask("q2", T0 + 2), ask("q1", T0 + 1)]));
-        await store.releaseLease(await store.getLease("b").then((lease) => lease!));
+        await store.giveUpLease(await store.getLease("b").then((lease) => lease!));
         const read = await store.readSessions(["b", "nowhere", "a"]);
         expect(read.map((entry) => entry.session.id).sort()).toEqual(["a", "b"]);
         const byId = new Map(read.map((entry) => [entry.session.id, entry]));
@@ -689,11 +689,11 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
 
       it("keeps each host's process groups, and agents' initialize answers", async () => {
         const group = { pgid: 4242, kind: "agent" as const, label: "demo", startTicks: 7, bootId: "boot", startedAt: T0 };
-        await store.recordGroup("host-a", group);
-        await store.recordGroup("host-a", { ...group, startTicks: 8 });
+        await store.addGroup("host-a", group);
+        await store.addGroup("host-a", { ...group, startTicks: 8 });
         expect(await store.listGroups("host-a")).toEqual([{ ...group, startTicks: 8 }]);
-        await store.forgetGroup("host-a", 4242);
-        await store.forgetGroup("host-a", 4242);
+        await store.deleteGroup("host-a", 4242);
+        await store.deleteGroup("host-a", 4242);
         expect(await store.listGroups("host-a")).toEqual([]);
 
         await store.putAgentProfile("host-a", { agent: "demo", command: "demo --acp", initialize: { protocolVersion: 1 }, at: T0 });

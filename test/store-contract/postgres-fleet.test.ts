@@ -106,11 +106,11 @@ describe("PostgreSQL: hosts sharing one database", () => {
     expect(await fresh.getSession("t")).toBeUndefined();
     // Nor records, process groups, agent profiles or pruning: every write of the earlier process is refused.
     const group = { pgid: 4242, kind: "agent" as const, label: "demo", startTicks: 7, bootId: "boot", startedAt: T0 };
-    await fresh.recordGroup("host-a", group);
+    await fresh.addGroup("host-a", group);
     const refusals = await Promise.allSettled([
       old.appendRecord("host-a", "child_acquired", {}, T0),
-      old.recordGroup("host-a", { ...group, pgid: 4343 }),
-      old.forgetGroup("host-a", 4242),
+      old.addGroup("host-a", { ...group, pgid: 4343 }),
+      old.deleteGroup("host-a", 4242),
       old.putAgentProfile("host-a", { agent: "demo", command: "demo --acp", initialize: {}, at: T0 }),
       old.pruneRecordsBefore("host-a", T0 + 1),
       old.orphanPendingQuestions("host-a", "host restarted", T0 + 1),
@@ -221,7 +221,7 @@ describe("PostgreSQL: hosts sharing one database", () => {
       let acquire: Promise<Lease> | undefined;
       await locker.begin(async (tx) => {
         await tx`SELECT 1 FROM sessions WHERE id = 's' FOR UPDATE`;
-        const start = { release: () => (release = a.releaseLease(lease)), acquire: () => (acquire = a.acquireLease("s", "host-a")) };
+        const start = { release: () => (release = a.giveUpLease(lease)), acquire: () => (acquire = a.acquireLease("s", "host-a")) };
         const second = first === "release" ? "acquire" : "release";
         await waitingOrDone(1, settled(start[first]()));
         await waitingOrDone(2, settled(start[second]()));

@@ -76,7 +76,7 @@ describe("a write that SQLite refuses", () => {
       ["events.append", () => reader.events.append("s1", "update", {}, T0)],
       ["questions.resolve", () => reader.questions.resolve("q1", "answered", "yes", T0)],
       ["questions.orphanAllPending", () => reader.questions.orphanAllPending("restart", T0)],
-      ["processGroups.record", () => reader.processGroups.record(group)],
+      ["processGroups.add", () => reader.processGroups.add(group)],
       ["lifecycleRecords.append", () => reader.lifecycleRecords.append("child_acquired", {}, T0)],
     ];
     for (const [operation, write] of writes) expectWriteError(write, operation, "SQLITE_READONLY");

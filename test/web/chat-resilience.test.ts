@@ -39,7 +39,7 @@ class RestartableBerth {
   }
 
   async stop(): Promise<void> {
-    await this.berth?.stop();
+    await this.berth?.shutdown();
     this.berth = null;
   }
 

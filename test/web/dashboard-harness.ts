@@ -50,7 +50,7 @@ export async function startDashboardServer(config: ConfigInput = {}, options: Pi
     workDir,
     childPids: () => [...pids],
     async close() {
-      await berth.stop();
+      await berth.shutdown();
       rmSync(workDir, { recursive: true, force: true });
       rmSync(dataDir, { recursive: true, force: true });
     },

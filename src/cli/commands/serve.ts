@@ -65,13 +65,13 @@ async function serve(flags: ServeFlags): Promise<number> {
   });
   const stopDeadlineMs = orderlyStopDeadlineMs(settings.config.stopTimeout);
   return new Promise<number>((resolve) => {
-    let stopping = false;
-    /** Set by an uncaught exception: however the stop ends, the exit code says something failed. */
+    let shuttingDown = false;
+    /** Set by an uncaught exception: however the shutdown ends, the exit code says something failed. */
     let failure = false;
-    const stop = () => {
-      stopping = true;
+    const shutdown = () => {
+      shuttingDown = true;
       running
-        .stop()
+        .shutdown()
         .then(
           () => 0,
           (error: unknown) => {
@@ -83,22 +83,22 @@ async function serve(flags: ServeFlags): Promise<number> {
         .then((code) => log.flush(() => resolve(failure ? FAILURE_EXIT_CODE : code)));
     };
     const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
+      if (shuttingDown) {
         log.warn({ signal }, "second signal while stopping: exiting at once");
         process.exit(INTERRUPTED_EXIT_CODE);
       }
       log.info({ signal }, "stopping: interrupting turns and stopping agents");
-      stop();
+      shutdown();
     };
-    // The state the exception left is unknown: Berth stops in order (its agents with it) and exits 1; one while stopping
-    // only sets the exit code.
+    // The state the exception left is unknown: Berth shuts down in order (its agents stopped with it) and exits 1; one
+    // while shutting down only sets the exit code.
     onUncaught = (error) => {
       failure = true;
-      log.error({ err: error }, stopping ? "uncaught exception while stopping" : "uncaught exception: stopping Berth");
-      if (stopping) return;
-      stop();
-      // Nobody sends a second signal here, and what the exception broke may keep the stop waiting: a supervisor must
-      // see Berth exit, so after the longest an orderly stop takes, it exits anyway.
+      log.error({ err: error }, shuttingDown ? "uncaught exception while stopping" : "uncaught exception: stopping Berth");
+      if (shuttingDown) return;
+      shutdown();
+      // Nobody sends a second signal here, and what the exception broke may keep the shutdown waiting: a supervisor must
+      // see Berth exit, so after the longest an orderly shutdown takes, it exits anyway.
       setTimeout(() => {
         log.error({ afterMs: stopDeadlineMs }, "the stop after an uncaught exception did not end in time: exiting");
         log.flush(() => process.exit(FAILURE_EXIT_CODE));

@@ -11,7 +11,7 @@ export type Transaction = postgres.TransactionSql<{ bigint: number }>;
 
 /**
  * Bounds on what one connection may hold (docs/fleet.md, "The client library"): a statement that runs or waits on a lock
- * longer than this is cancelled (a release waiting on a session's row is tried again at the next heartbeat), and a
+ * longer than this is cancelled (a lease being given up while waiting on a session's row is tried again at the next heartbeat), and a
  * transaction left idle (a host frozen in the middle of one) is ended by the server, its locks released.
  */
 const STATEMENT_TIMEOUT_MS = 60_000;

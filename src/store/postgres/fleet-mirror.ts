@@ -44,7 +44,7 @@ export async function buildMirror(
       if (!session) continue;
       for await (const units of sessionCopy(backend, session)) apply(units);
     }
-    apply((await backend.listGroups(hostId)).map((group) => [callOp("processGroups.record", [group])]));
+    apply((await backend.listGroups(hostId)).map((group) => [callOp("processGroups.add", [group])]));
     apply(
       (await backend.recentRecords(RECORDS_COPIED)).map((record) => [["r", record.id, record.kind, JSON.stringify(record.payload), record.at, null]]),
     );

@@ -1,4 +1,4 @@
-import type { GroupRecord } from "../../processes/ledger.js";
+import type { LedgerEntry } from "../../processes/ledger.js";
 import type { AgentProfile } from "../agent-profiles.js";
 import { JournalWriter, type BatchOutcome, type BatchWriter, type WriterListeners } from "../journal-writer.js";
 import type { QuestionOutcome } from "../questions.js";
@@ -115,12 +115,12 @@ export class FleetWriter implements BatchWriter {
   }
 
   /** The lease is gone (the caller learned it elsewhere, e.g. a heartbeat's check): later units of the session are refused here. */
-  drop(sessionId: string): void {
+  forget(sessionId: string): void {
     this.leases.delete(sessionId);
   }
 
-  /** Removes a session this host no longer owns from the mirror (its reads), after what is queued. */
-  forgetInMirror(sessionId: string): Promise<void> {
+  /** Deletes a session this host no longer owns from the mirror (its reads), after what is queued. */
+  deleteFromMirror(sessionId: string): Promise<void> {
     return new Promise((resolve) => {
       this.chain = this.chain.then(async () => {
         await this.toMirror([[callOp("sessions.delete", [sessionId])]]);
@@ -342,10 +342,10 @@ export class FleetWriter implements BatchWriter {
         this.leases.delete(id);
         return true;
       }
-      case "processGroups.record":
-        return this.backend.recordGroup(this.hostId, args[0] as GroupRecord).then(() => null);
-      case "processGroups.forget":
-        return this.backend.forgetGroup(this.hostId, Number(args[0])).then(() => null);
+      case "processGroups.add":
+        return this.backend.addGroup(this.hostId, args[0] as LedgerEntry).then(() => null);
+      case "processGroups.delete":
+        return this.backend.deleteGroup(this.hostId, Number(args[0])).then(() => null);
       case "agentProfiles.put":
         return this.backend.putAgentProfile(this.hostId, args[0] as AgentProfile).then(() => null);
       case "lifecycleRecords.pruneBefore":

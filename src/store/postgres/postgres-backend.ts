@@ -1,5 +1,5 @@
 import postgres from "postgres";
-import type { GroupRecord, ProcessKind } from "../../processes/ledger.js";
+import type { LedgerEntry, ProcessKind } from "../../processes/ledger.js";
 import type { AgentProfile } from "../agent-profiles.js";
 import { StoreInputError, StoreNotFoundError, StoreOpenError, StoreWriteError } from "../errors.js";
 import { toEvent, type EventRow, type JournalEvent, type ReadOptions, type ReplayOptions } from "../events.js";
@@ -155,9 +155,9 @@ export class PostgresBackend implements StoreBackend {
     const id = requireText(op, "sessionId", sessionId);
     const host = requireText(op, "hostId", hostId);
     // Taken only from no one, from `host` itself or from a host whose heartbeat is older than the TTL, on the server's
-    // clock; never by a superseded incarnation of `host`. Always at a new epoch, in one statement: a release of the
-    // session's current lease that commits first leaves it no one's (taken from there), one that commits after matches
-    // nothing, so the lease returned is never released under its taker.
+    // clock; never by a superseded incarnation of `host`. Always at a new epoch, in one statement: giving up the
+    // session's current lease, if that commits first, leaves it no one's (taken from there); if after, it matches
+    // nothing, so the lease returned is never given up under its taker.
     const [taken] = await this.guard(
       op,
       () => this.sql<Lease[]>`
@@ -182,8 +182,8 @@ export class PostgresBackend implements StoreBackend {
     throw new LeaseHeldError(id, { sessionId: current.sessionId, hostId: current.hostId, epoch: current.epoch });
   }
 
-  async releaseLease(lease: Lease): Promise<void> {
-    const op = "leases.release";
+  async giveUpLease(lease: Lease): Promise<void> {
+    const op = "leases.giveUp";
     const rows = await this.guard(
       op,
       () => this.sql`
@@ -588,8 +588,8 @@ export class PostgresBackend implements StoreBackend {
 
   // The process-group ledger.
 
-  async recordGroup(hostId: string, group: GroupRecord): Promise<void> {
-    const op = "processGroups.record";
+  async addGroup(hostId: string, group: LedgerEntry): Promise<void> {
+    const op = "processGroups.add";
     const host = requireText(op, "hostId", hostId);
     const row = {
       pgid: requirePgid(op, group.pgid),
@@ -612,21 +612,21 @@ export class PostgresBackend implements StoreBackend {
     if (rows.count === 0) throw this.superseded(op, host);
   }
 
-  async forgetGroup(hostId: string, pgid: number): Promise<void> {
-    const op = "processGroups.forget";
+  async deleteGroup(hostId: string, pgid: number): Promise<void> {
+    const op = "processGroups.delete";
     const host = requireText(op, "hostId", hostId);
     const id = requirePgid(op, pgid);
     const [row] = await this.guard(
       op,
       () => this.sql<{ current: boolean }[]>`
-        WITH forgotten AS (DELETE FROM process_groups WHERE host_id = ${host} AND pgid = ${id} AND ${this.currentIncarnation(host)} RETURNING 1)
+        WITH deleted AS (DELETE FROM process_groups WHERE host_id = ${host} AND pgid = ${id} AND ${this.currentIncarnation(host)} RETURNING 1)
         SELECT ${this.currentIncarnation(host)} AS current`,
     );
     if (!row!.current) throw this.superseded(op, host);
   }
 
-  async listGroups(hostId: string): Promise<GroupRecord[]> {
-    return this.sql<GroupRecord[]>`
+  async listGroups(hostId: string): Promise<LedgerEntry[]> {
+    return this.sql<LedgerEntry[]>`
       SELECT pgid, kind, label, start_ticks AS "startTicks", boot_id AS "bootId", started_at AS "startedAt"
       FROM process_groups WHERE host_id = ${hostId} ORDER BY started_at, pgid`;
   }

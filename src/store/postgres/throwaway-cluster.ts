@@ -110,7 +110,7 @@ export async function startThrowawayCluster(options: ThrowawayOptions = {}): Pro
   const startMs = performance.now() - started;
   // A test runner that dies without its hooks still takes the server with it.
   const onExit = () => {
-    if (server?.pid !== undefined) killGroup(server.pid, "SIGKILL");
+    if (server?.pid !== undefined) signalGroup(server.pid, "SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   };
   process.once("exit", onExit);
@@ -192,17 +192,17 @@ async function stopServer(server: ChildProcess | undefined): Promise<void> {
 
 /** SIGINT is PostgreSQL's fast shutdown (clients disconnected, a clean checkpoint); a bounded wait, then the group is killed. */
 async function stopGroupOf(pgid: number, exited: Promise<void>): Promise<void> {
-  killGroup(pgid, "SIGINT");
+  signalGroup(pgid, "SIGINT");
   const timedOut = Symbol("timeout");
   const outcome = await Promise.race([exited, sleep(STOP_TIMEOUT_MS, timedOut, { ref: false })]);
   // The postmaster exits only after its backends: once it has, the group is empty and its id may be reused.
   if (outcome === timedOut) {
-    killGroup(pgid, "SIGKILL");
+    signalGroup(pgid, "SIGKILL");
     await exited;
   }
 }
 
-function killGroup(pgid: number, signal: NodeJS.Signals): void {
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pgid, signal);
   } catch {

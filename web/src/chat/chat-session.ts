@@ -281,7 +281,7 @@ export class ChatSession {
     if (connection && sessionId !== null && link.name === "live") {
       await connection.agent.request("session/close", { sessionId }).catch(() => undefined);
     }
-    this.connection.drop();
+    this.connection.close();
   }
 
   // Reading
@@ -470,7 +470,7 @@ export class ChatSession {
   /** Berth could not be reached (or an attempt to reach it again failed): the next attempt waits longer each time. */
   private lost(then: ResumeTo, reason: string): void {
     if (this.closed() || this.state.value.link.name === "failed") return;
-    this.connection.drop();
+    this.connection.close();
     const reconnection = this.reconnector.lost(then, reason);
     if (reconnection === null) return;
     const { attempt, retryAt } = reconnection;
@@ -498,7 +498,7 @@ export class ChatSession {
   private fail(message: string): void {
     if (this.closed()) return;
     this.patch({ link: { name: "failed", message } });
-    this.connection.drop();
+    this.connection.close();
   }
 
   private closed(): boolean {

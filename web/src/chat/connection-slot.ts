@@ -5,7 +5,7 @@ import type { AcpLinkHandlers } from "./acp-link.js";
 /** The ACP SDK and the link: a chunk of their own, loaded once the page holds a session (reading needs neither). */
 const importAcpLink = retriableImport(() => import("./acp-link.js"));
 
-/** `empty`: no connection (none opened yet, or it was dropped or lost); `open`: the chat's current one. */
+/** `empty`: no connection (none opened yet, or it was closed or lost); `open`: the chat's current one. */
 type Slot = { readonly name: "empty" } | { readonly name: "open"; readonly connection: ClientConnection };
 
 /**
@@ -15,7 +15,7 @@ type Slot = { readonly name: "empty" } | { readonly name: "open"; readonly conne
 export class ConnectionSlot {
   private slot: Slot = { name: "empty" };
 
-  /** `handlers`: the link's; `lost`: the current connection closed without the page dropping it. */
+  /** `handlers`: the link's; `lost`: the current connection closed without the page closing it. */
   constructor(
     private readonly handlers: AcpLinkHandlers,
     private readonly lost: () => void,
@@ -28,7 +28,7 @@ export class ConnectionSlot {
 
   /** Opens a connection in place of the current one (closed first), loading the link's chunk the first time. */
   async open(): Promise<ClientConnection> {
-    this.drop();
+    this.close();
     const { connectAcp } = await importAcpLink();
     const connection = await connectAcp(this.handlers);
     this.slot = { name: "open", connection };
@@ -41,7 +41,7 @@ export class ConnectionSlot {
   }
 
   /** Closes the current connection, if any; its closing is not told as a loss. */
-  drop(): void {
+  close(): void {
     const connection = this.current;
     this.slot = { name: "empty" };
     connection?.close();
