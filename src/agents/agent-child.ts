@@ -210,6 +210,10 @@ export class AgentChild {
           if (FILE_METHODS.has(method)) child.prompts.asked(id);
         },
         onRefused: (reason) => options.onStderrLine?.(`[berth] refused a message from the agent: ${reason}`),
+        // One whole line per write: it cannot land inside a line the SDK writes.
+        answerAgent: (line) => {
+          if (group.child.stdin?.writable) group.child.stdin.write(line);
+        },
       }),
     );
     // A prompt counts as in flight from before its line is written: the agent cannot answer it, or ask anything for it, earlier.

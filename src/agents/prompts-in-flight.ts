@@ -28,9 +28,9 @@ export class PromptsInFlight<Owner> {
   }
 
   /**
-   * Berth's request for prompt `id` settled. Its answer crossed the wire first (then nothing changes), or never will:
-   * its line was refused before the SDK (oversized, not JSON), or the connection ended. The prompt leaves then, so the
-   * agent's later requests belong to the prompts after it.
+   * Berth's request for prompt `id` settled. Its answer crossed the wire first (then nothing changes; a refused answer
+   * whose id was readable counts as answered too), or never will: its line was refused with no readable id, or the
+   * connection ended. The prompt leaves then, so the agent's later requests belong to the prompts after it.
    */
   settled(id: RequestId): void {
     this.answered(id);

@@ -1,8 +1,12 @@
 import type { Readable } from "node:stream";
 import { DEFAULT_MAX_MESSAGE_BYTES, type SessionNotification } from "@agentclientprotocol/sdk";
+import { HEAD_CHARS, readMessageHead } from "./message-head.js";
 import type { RequestId } from "./prompts-in-flight.js";
 
 const UPDATE_METHOD = '"session/update"';
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
+const INTERNAL_ERROR = -32603;
 const encoder = new TextEncoder();
 
 export interface FastPathHandlers {
@@ -15,8 +19,10 @@ export interface FastPathHandlers {
   onResponse(id: RequestId): void;
   /** A request of the agent's passed on to the SDK, before the SDK dispatches it (in wire order with the responses). */
   onRequest(id: RequestId, method: string): void;
-  /** A message refused here, with the reason. */
+  /** A message refused here (too long, or not JSON but readable as a request or a response), with the reason. */
   onRefused(reason: string): void;
+  /** An error answer to a request of the agent's refused here: one JSON-RPC line, to write to the agent's stdin. */
+  answerAgent(line: string): void;
 }
 
 /**
@@ -28,10 +34,11 @@ export interface FastPathHandlers {
  * Berth does with an update. Berth checks the envelope it relies on (a session id and an update
  * kind) and relays updates verbatim to clients, which validate them. Updates are therefore
  * handled a little earlier than the requests and responses around them, never out of order
- * among themselves. A line longer than the SDK's message limit is refused, not buffered. The
- * requests and responses passed on are told to `onRequest` and `onResponse` in the order the
- * agent wrote them, before the SDK handles any of them (its dispatch does not keep that order
- * with the answers' promise reactions).
+ * among themselves. A line longer than the SDK's message limit is refused, not buffered (its start
+ * is kept, to answer it: see `refuse`); so is a line that is not JSON but reads as a request or a
+ * response. The requests and responses passed on are told to `onRequest` and `onResponse` in the
+ * order the agent wrote them, before the SDK handles any of them (its dispatch does not keep that
+ * order with the answers' promise reactions).
  */
 export function divertSessionUpdates(
   stdout: Readable,
@@ -40,8 +47,10 @@ export function divertSessionUpdates(
 ): ReadableStream<Uint8Array> {
   /** The start of the current line, in pieces: joined only once its newline arrives. */
   let pieces: string[] = [];
+  /** The current line's length so far, counted on past the limit (for the refusal). */
   let pending = 0;
-  let oversized = false;
+  /** Once the current line is over the limit: its first characters, all that is kept of it. */
+  let head: string | undefined;
   // The SDK cancels its side when the connection closes; output arriving after that is dropped.
   let open = true;
   return new ReadableStream<Uint8Array>({
@@ -53,28 +62,28 @@ export function divertSessionUpdates(
         for (let newline = chunk.indexOf("\n"); newline >= 0; newline = chunk.indexOf("\n", from)) {
           const tail = chunk.slice(from, newline);
           from = newline + 1;
-          const line = pieces.length === 0 ? tail : pieces.join("") + tail;
-          const refused = oversized || pending + tail.length > maxLineLength;
+          const length = pending + tail.length;
+          const start = head ?? (length > maxLineLength ? startOf(pieces, tail) : undefined);
+          const line = start === undefined ? (pieces.length === 0 ? tail : pieces.join("") + tail) : "";
           pieces = [];
           pending = 0;
-          oversized = false;
-          if (refused) {
-            handlers.onRefused(`a message longer than ${maxLineLength} characters`);
+          head = undefined;
+          if (start !== undefined) {
+            rest += refuse(start, { problem: "too_large", size: length, limit: maxLineLength }, handlers);
             continue;
           }
           if (line.includes(UPDATE_METHOD) && divert(line, handlers)) continue;
-          observe(line, handlers);
-          rest += `${line}\n`;
+          rest += observe(line, handlers);
         }
         const tail = chunk.slice(from);
-        if (tail && !oversized) {
-          pending += tail.length;
-          if (pending > maxLineLength) {
-            oversized = true;
+        if (tail) {
+          if (head === undefined && pending + tail.length > maxLineLength) {
+            head = startOf(pieces, tail);
             pieces = [];
-          } else {
+          } else if (head === undefined) {
             pieces.push(tail);
           }
+          pending += tail.length;
         }
         if (rest && open) controller.enqueue(encoder.encode(rest));
       });
@@ -96,17 +105,75 @@ export function divertSessionUpdates(
   });
 }
 
-/** Tells the handlers of a request or a response on its way to the SDK (few next to the updates: parsed here too). */
-function observe(line: string, handlers: FastPathHandlers): void {
+/** The first {@link HEAD_CHARS} characters of a line in `pieces` then `tail`, without joining the rest. */
+function startOf(pieces: readonly string[], tail: string): string {
+  let start = "";
+  for (const piece of [...pieces, tail]) {
+    if (start.length >= HEAD_CHARS) break;
+    start += piece.slice(0, HEAD_CHARS - start.length);
+  }
+  return start;
+}
+
+/**
+ * What is handed to the SDK for a request or a response (its line, or an error answer in place of a line that is not
+ * JSON), after telling the handlers of it.
+ */
+function observe(line: string, handlers: FastPathHandlers): string {
   let message: { id?: unknown; method?: unknown };
   try {
     message = JSON.parse(line) as typeof message;
   } catch {
-    return; // not JSON: the SDK reports it
+    return refuse(line, { problem: "not_json" }, handlers);
   }
-  if (typeof message !== "object" || message === null || !isRequestId(message.id)) return;
-  if (typeof message.method === "string") handlers.onRequest(message.id, message.method);
-  else if (!("method" in message)) handlers.onResponse(message.id);
+  if (typeof message === "object" && message !== null && isRequestId(message.id)) {
+    if (typeof message.method === "string") handlers.onRequest(message.id, message.method);
+    else if (!("method" in message)) handlers.onResponse(message.id);
+  }
+  return `${line}\n`;
+}
+
+type Refusal = { readonly problem: "too_large"; readonly size: number; readonly limit: number } | { readonly problem: "not_json" };
+
+/**
+ * A line refused here, by what its start shows. The answer to a request of Berth's becomes an error answer to that
+ * request, handed to the SDK in its place, so the request fails instead of waiting for ever; a request of the agent's
+ * is answered with an error, so the agent does not wait either. Anything else too long is dropped; anything else that
+ * is not JSON goes on to the SDK, which answers the agent with a parse error (id null), as it always did.
+ * `text`: the line, or its start if it is too long.
+ */
+function refuse(text: string, refusal: Refusal, handlers: FastPathHandlers): string {
+  const message = readMessageHead(text);
+  const what = refusal.problem === "too_large" ? `${refusal.size} characters long, more than the limit of ${refusal.limit}` : "not valid JSON";
+  switch (message.kind) {
+    case "response": {
+      handlers.onRefused(`the answer to request ${message.id} is ${what}: the request fails`);
+      handlers.onResponse(message.id);
+      const data =
+        refusal.problem === "too_large"
+          ? { code: "agent_answer_too_large", size: refusal.size, limit: refusal.limit }
+          : { code: "agent_answer_not_json" };
+      const error = { code: INTERNAL_ERROR, message: `Internal error: the agent's answer is ${what}; Berth refused it`, data };
+      return `${JSON.stringify({ jsonrpc: "2.0", id: message.id, error })}\n`;
+    }
+    case "request": {
+      handlers.onRefused(`request ${message.id} (${message.method}) is ${what}: answered with an error`);
+      const error =
+        refusal.problem === "too_large"
+          ? {
+              code: INVALID_REQUEST,
+              message: `Invalid request: the message is ${what}`,
+              data: { size: refusal.size, limit: refusal.limit },
+            }
+          : { code: PARSE_ERROR, message: "Parse error: the message is not valid JSON" };
+      handlers.answerAgent(`${JSON.stringify({ jsonrpc: "2.0", id: message.id, error })}\n`);
+      return "";
+    }
+    case "unknown":
+      if (refusal.problem === "not_json") return `${text}\n`;
+      handlers.onRefused(`a message ${what}`);
+      return "";
+  }
 }
 
 /** The id of a request or of the response to one; null (an unreadable request) matches no request of Berth's. */

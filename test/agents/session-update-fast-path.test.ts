@@ -27,6 +27,7 @@ describe("the session/update fast path", () => {
       onResponse: (id) => void passing.push(`response ${id}`),
       onRequest: (id, method) => void passing.push(`request ${id} ${method}`),
       onRefused: (reason) => void refused.push(reason),
+      answerAgent: () => expect.unreachable(),
     });
     const response = line({ id: 1, result: { stopReason: "end_turn" } });
     const request = line({ id: 7, method: "session/request_permission", params: { sessionId: "s" } });
@@ -55,15 +56,122 @@ describe("the session/update fast path", () => {
     const refused: string[] = [];
     const rest = divertSessionUpdates(
       stdout,
-      { onUpdate: (n) => void updates.push(n), onResponse: () => undefined, onRequest: () => undefined, onRefused: (r) => void refused.push(r) },
+      {
+        onUpdate: (n) => void updates.push(n),
+        onResponse: () => undefined,
+        onRequest: () => undefined,
+        onRefused: (r) => void refused.push(r),
+        answerAgent: () => expect.unreachable(),
+      },
       300,
     );
     for (let i = 0; i < 50; i++) stdout.write("x".repeat(40));
     stdout.write("\n");
     stdout.end(line(update("after")));
     expect(await readAll(rest)).toBe("");
-    expect(refused).toEqual(["a message longer than 300 characters"]);
+    expect(refused).toEqual(["a message 2000 characters long, more than the limit of 300"]);
     expect(updates).toHaveLength(1);
+  });
+
+  it("hands the SDK an error answer in place of a refused answer (too long, or not JSON), under its id, and tells it as a response", async () => {
+    const stdout = new PassThrough();
+    const refused: string[] = [];
+    const responses: unknown[] = [];
+    const rest = divertSessionUpdates(
+      stdout,
+      {
+        onUpdate: () => undefined,
+        onResponse: (id) => void responses.push(id),
+        onRequest: () => undefined,
+        onRefused: (r) => void refused.push(r),
+        answerAgent: () => expect.unreachable(),
+      },
+      300,
+    );
+    // Too long, split across writes: only its start is kept, and it shows the id before the result.
+    const long = line({ id: 4, result: { stopReason: "end_turn", _meta: { padding: "x".repeat(1_000) } } });
+    stdout.write(long.slice(0, 100));
+    stdout.write(long.slice(100, 700));
+    stdout.write(long.slice(700));
+    stdout.write('{"jsonrpc":"2.0","id":"p-5","result":{"stopReason":"end_turn"\n');
+    stdout.end(line({ id: 6, result: {} }));
+    const passed = (await readAll(rest))
+      .split("\n")
+      .filter(Boolean)
+      .map((text) => JSON.parse(text) as object);
+    expect(passed).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: 4,
+        error: {
+          code: -32603,
+          message: `Internal error: the agent's answer is ${long.length - 1} characters long, more than the limit of 300; Berth refused it`,
+          data: { code: "agent_answer_too_large", size: long.length - 1, limit: 300 },
+        },
+      },
+      {
+        jsonrpc: "2.0",
+        id: "p-5",
+        error: {
+          code: -32603,
+          message: "Internal error: the agent's answer is not valid JSON; Berth refused it",
+          data: { code: "agent_answer_not_json" },
+        },
+      },
+      { jsonrpc: "2.0", id: 6, result: {} },
+    ]);
+    expect(responses).toEqual([4, "p-5", 6]);
+    expect(refused).toEqual([
+      `the answer to request 4 is ${long.length - 1} characters long, more than the limit of 300: the request fails`,
+      "the answer to request p-5 is not valid JSON: the request fails",
+    ]);
+  });
+
+  it("answers a refused request of the agent's with an error under its id; a refused notification is only dropped", async () => {
+    const stdout = new PassThrough();
+    const refused: string[] = [];
+    const answers: unknown[] = [];
+    const rest = divertSessionUpdates(
+      stdout,
+      {
+        onUpdate: () => expect.unreachable(),
+        onResponse: () => expect.unreachable(),
+        onRequest: () => expect.unreachable(),
+        onRefused: (r) => void refused.push(r),
+        answerAgent: (answer) => {
+          expect(answer.endsWith("\n")).toBe(true);
+          answers.push(JSON.parse(answer));
+        },
+      },
+      300,
+    );
+    const write = line({ id: 8, method: "fs/write_text_file", params: { sessionId: "s", path: "/a", content: "y".repeat(400) } });
+    const size = write.length - 1;
+    stdout.write(write);
+    stdout.write(
+      line({ method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "agent_message_chunk", text: "z".repeat(400) } } }),
+    );
+    stdout.write('{"jsonrpc":"2.0","id":9,"method":"fs/read_text_file","params":{\n');
+    stdout.end('{"jsonrpc":"2.0","method":"session/update","params":\n');
+    // Not JSON and no id to answer under: on to the SDK, which answers with a parse error under id null, as ever.
+    expect(await readAll(rest)).toBe('{"jsonrpc":"2.0","method":"session/update","params":\n');
+    expect(answers).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: 8,
+        error: {
+          code: -32600,
+          message: `Invalid request: the message is ${size} characters long, more than the limit of 300`,
+          data: { size, limit: 300 },
+        },
+      },
+      { jsonrpc: "2.0", id: 9, error: { code: -32700, message: "Parse error: the message is not valid JSON" } },
+    ]);
+    expect(refused).toEqual([
+      `request 8 (fs/write_text_file) is ${size} characters long, more than the limit of 300: answered with an error`,
+      expect.stringMatching(/^a message \d+ characters long, more than the limit of 300$/),
+      "request 9 (fs/read_text_file) is not valid JSON: answered with an error",
+    ]);
   });
 
   it("drops what arrives after the SDK let go of the stream, without throwing", async () => {
@@ -73,6 +181,7 @@ describe("the session/update fast path", () => {
       onResponse: () => undefined,
       onRequest: () => undefined,
       onRefused: () => undefined,
+      answerAgent: () => undefined,
     });
     await rest.cancel();
     // 'data' is emitted inside write(): a throwing listener would surface right here.
