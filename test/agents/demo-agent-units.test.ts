@@ -52,6 +52,8 @@ describe("parsePromptCommand", () => {
     ["/ext _x/y", { name: "ext", method: "_x/y", params: {} }],
     ["/extnotify _x/n [1,2]", { name: "extnotify", method: "_x/n", params: [1, 2] }],
     ["/fail -32042 boom now", { name: "fail", code: -32042, message: "boom now" }],
+    ["/bad-answer too-large", { name: "bad-answer", kind: "too-large" }],
+    ["/bad-answer not-json", { name: "bad-answer", kind: "not-json" }],
     ["/usage 1200 200000", { name: "usage", used: 1200, size: 200000, cost: null }],
     ["/usage 1200 200000 0.42 USD", { name: "usage", used: 1200, size: 200000, cost: { amount: 0.42, currency: "USD" } }],
   ])("reads %j", (text, command) => expect(parsePromptCommand(text)).toEqual(command));
@@ -73,6 +75,8 @@ describe("parsePromptCommand", () => {
     ["/fail boom", '/fail: expected an integer code and a message, got "boom"'],
     ["/fail 42", '/fail: expected an integer code and a message, got "42"'],
     ["/whoami me", '/whoami: takes no argument, got "me"'],
+    ["/bad-answer", '/bad-answer: unknown argument "". Usage: /bad-answer too-large | not-json'],
+    ["/bad-answer huge", '/bad-answer: unknown argument "huge"'],
     ["/history all", '/history: takes no argument, got "all"'],
     ["/usage 12", '/usage: expected token counts and an optional cost, got "12"'],
     ["/usage 1 2 0.5", '/usage: expected token counts and an optional cost, got "1 2 0.5"'],

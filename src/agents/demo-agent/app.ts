@@ -14,6 +14,7 @@ import { z } from "zod";
 import { berthVersion } from "../../version.js";
 import { AuthGate, demoAuthMethod, envAuthMethod } from "./auth.js";
 import { announceCommandsAfterResponse } from "./commands/available-commands.js";
+import { badAnswerLine } from "./commands/bad-answer.js";
 import { runCommand } from "./commands/index.js";
 import { ConversationStore } from "./conversation-store.js";
 import { parsePromptCommand } from "./prompt-command.js";
@@ -52,6 +53,8 @@ export interface DemoAgentOptions {
   busyPrompt?: BusyPrompt;
   /** How `session/list` answers (`--list-sessions`): with the stored conversations by default. */
   listSessions?: ListSessions;
+  /** Writes a line on the agent's stdout as it is, outside the protocol (`/bad-answer`). */
+  writeLine(line: string): void;
 }
 
 /**
@@ -116,9 +119,10 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
       return {};
     })
     .onRequest(echoExtensionMethod, anyParams, ({ params }) => ({ echoed: params }))
-    .onRequest(methods.agent.session.prompt, async ({ params, client }) => {
+    .onRequest(methods.agent.session.prompt, async ({ params, client, requestId }) => {
       const session = sessions.get(params.sessionId);
       const text = promptText(params.prompt);
+      const command = parsePromptCommand(text);
       const meter = new UsageMeter(text);
       const stopReason = await runTurn(
         session,
@@ -126,7 +130,7 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
         (cancelled) => new Turn(session, sessions, client, peer, meter, cancelled),
         (turn) => {
           turn.append({ kind: "user_message", messageId: randomUUID(), text });
-          return runCommand(turn, parsePromptCommand(text));
+          return runCommand(turn, command);
         },
       );
       const response: PromptResponse = {
@@ -134,7 +138,10 @@ export function createDemoAgentApp(options: DemoAgentOptions): AgentApp {
         usage: meter.usage(),
         _meta: { "berth-demo/prompt-meta": params._meta ?? null },
       };
-      return response;
+      if (command.name !== "bad-answer") return response;
+      options.writeLine(badAnswerLine(requestId, response, command.kind));
+      // Its answer went out above: the SDK must never send one of its own.
+      return new Promise<never>(() => undefined);
     })
     .onNotification(methods.agent.session.cancel, ({ params }) => {
       const session = sessions.get(params.sessionId);

@@ -33,7 +33,7 @@ export const demoAgentUsage = `usage: berth-demo-agent [--state-dir DIR] [--no-l
                     write (as an agent that buffers its output), e.g. a prompt's answer and the
                     first request for the prompt it queued (or $${batchWritesEnv}=1)`;
 
-export interface DemoAgentCliOptions extends DemoAgentOptions {
+export interface DemoAgentCliOptions extends Omit<DemoAgentOptions, "writeLine"> {
   /** Where to record the wire messages; absent when not recording. */
   recordFile?: string;
   /** Write to stdout once per two turns of the event loop (`--batch-writes`). */

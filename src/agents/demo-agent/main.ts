@@ -24,7 +24,8 @@ try {
 
 const stdio = stdioStream(options.batchWrites);
 const stream = options.recordFile ? recordingStream(stdio, options.recordFile) : stdio;
-const connection = createDemoAgentApp({ ...options, env: process.env }).connect(stream);
+const writeLine = (line: string) => void process.stdout.write(line);
+const connection = createDemoAgentApp({ ...options, env: process.env, writeLine }).connect(stream);
 process.stderr.write(
   `${demoAgentName}: serving ACP on stdio, state in ${options.stateDir}` +
     (options.recordFile ? `, recording to ${options.recordFile}` : "") +

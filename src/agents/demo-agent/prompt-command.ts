@@ -1,3 +1,4 @@
+import type { BadAnswerKind } from "./commands/bad-answer.js";
 import { parseDuration } from "./duration.js";
 
 /** What a prompt asks the demo agent to do, decided by its text alone. */
@@ -28,6 +29,8 @@ export type PromptCommand =
   /** `/ext` and `/extnotify`: an extension message to the client. */
   | { name: "ext" | "extnotify"; method: string; params: unknown }
   | { name: "fail"; code: number; message: string }
+  /** `/bad-answer`: the answer to the prompt is a line the client must refuse (the app writes it outside the SDK). */
+  | { name: "bad-answer"; kind: BadAnswerKind }
   | { name: "usage"; used: number; size: number; cost: { amount: number; currency: string } | null }
   /** `/title`: the agent names its session (`session_info_update`), as agents that title their sessions do. */
   | { name: "title"; title: string }
@@ -73,6 +76,10 @@ export const promptCommandHelp: Record<string, { hint?: string; description: str
   ext: { hint: "<method> [json params]", description: "Send an extension request to the client, report its answer" },
   extnotify: { hint: "<method> [json params]", description: "Send an extension notification to the client" },
   fail: { hint: "<code> <message>", description: "Fail session/prompt with that JSON-RPC error" },
+  "bad-answer": {
+    hint: "too-large | not-json",
+    description: "Answer session/prompt with a line over the 32 MiB message limit, or with JSON cut short that still shows the id",
+  },
   usage: { hint: "<used> <size> [<cost> <currency>]", description: "Report the context window's use (and the session's cost) as usage_update" },
   title: { hint: "<title>", description: "Name the session, as session_info_update" },
 };
@@ -134,6 +141,8 @@ export function parsePromptCommand(text: string): PromptCommand {
       return parseExtension(name, rest);
     case "fail":
       return parseFail(rest);
+    case "bad-answer":
+      return rest === "too-large" || rest === "not-json" ? { name, kind: rest } : badArgument(name, rest);
     case "usage":
       return parseUsage(rest);
     case "spawn-orphan":
@@ -230,6 +239,10 @@ function parseFlood(rest: string): PromptCommand {
 
 function missingArgument(name: string): PromptCommand {
   return { name: "reply", text: `/${name}: missing argument. Usage: ${usageOf(name)}` };
+}
+
+function badArgument(name: string, rest: string): PromptCommand {
+  return { name: "reply", text: `/${name}: unknown argument "${rest}". Usage: ${usageOf(name)}` };
 }
 
 function unexpectedArgument(name: string, rest: string): PromptCommand {

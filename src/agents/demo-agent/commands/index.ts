@@ -68,6 +68,9 @@ export async function runCommand(turn: Turn, command: PromptCommand): Promise<St
       return extensionNotification(turn, command.method, command.params);
     case "fail":
       return fail(command.code, command.message);
+    case "bad-answer":
+      // The turn itself does nothing: the app answers it badly.
+      return "end_turn";
     case "usage":
       return usage(turn, command.used, command.size, command.cost);
     case "title":
