@@ -16,7 +16,7 @@ import type { PeerSession, Peers } from "./fleet-directory.js";
 import type { Journal } from "./journal.js";
 import type { PeerLiveViews } from "./peer-live-views.js";
 import { locationOfSession, sessionsAt } from "./session-location.js";
-import type { WorktreeRecord } from "../worktrees/worktree-record.js";
+import type { Worktree } from "../worktrees/worktree.js";
 import type { FleetCounts, HostView, LiveSessionState, LocationView, SessionPage, SessionView } from "./views.js";
 
 export interface HostViewsDeps {
@@ -188,7 +188,7 @@ export class HostViews {
       agent: session.agent,
       cwd: session.cwd,
       workspace: session.workspace,
-      worktree: session.worktree as WorktreeRecord | null,
+      worktree: session.worktree as Worktree | null,
       title: session.title,
       state: holds.state(session.id),
       pid: child?.pid ?? null,
@@ -231,7 +231,7 @@ function peerView({ session, owner, ownerOnline, pendingQuestions }: PeerSession
     agent: session.agent,
     cwd: session.cwd,
     workspace: session.workspace,
-    worktree: session.worktree as WorktreeRecord | null,
+    worktree: session.worktree as Worktree | null,
     title: session.title,
     state,
     pid,

@@ -656,6 +656,14 @@ export class Host {
     return this.parts.journal.committed();
   }
 
+  /**
+   * {@link committed}, waiting at most `writeTimeout` for a store that cannot write: then it fails with an error
+   * `classifyError` calls `store_unavailable`, naming `what` and what becomes of it (`whatIfLate`).
+   */
+  committedWithin(what: string, whatIfLate: string): Promise<void> {
+    return this.parts.journal.within(this.parts.journal.committed(), what, whatIfLate);
+  }
+
   /** The newest `limit` records of every host of the fleet, oldest first. */
   recentRecords(limit = 100): StampedRecord[] {
     const own = this.parts.records.recent(limit);

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
 import { InvalidLocationError, locationKey } from "../lifecycle/location-key.js";
 import type { Session } from "../store/sessions.js";
-import type { WorktreeRecord } from "../worktrees/worktree-record.js";
+import type { Worktree } from "../worktrees/worktree.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
 import type { Clock } from "../lifecycle/clock.js";
 import type { Store } from "../store/store.js";
@@ -49,7 +49,7 @@ export class SessionCatalog {
    * Stores a new session; settles with its id once it is stored, or fails after `writeTimeout` if
    * the store cannot write. Its agent is started by its first holder, not here.
    */
-  async create(params: NewSessionParams, inWorktree?: { readonly id: string; readonly worktree: WorktreeRecord }): Promise<string> {
+  async create(params: NewSessionParams, inWorktree?: { readonly id: string; readonly worktree: Worktree }): Promise<string> {
     const { journal, clock } = this.deps;
     const agent = this.agentOf(params);
     const key = locationKey(params.cwd, params.workspace);

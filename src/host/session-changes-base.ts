@@ -1,6 +1,6 @@
 import { mergeBase } from "../changes/change-set.js";
 import { WorktreeError } from "../worktrees/worktree-errors.js";
-import { worktreeRecordOf } from "../worktrees/worktree-record.js";
+import { worktreeOf } from "../worktrees/worktree.js";
 import type { SessionCatalog } from "./session-catalog.js";
 
 /** Where a session's changes are read, and the ref they are read against. */
@@ -16,7 +16,7 @@ interface ChangesBase {
  */
 export async function changesBase(catalog: SessionCatalog, sessionId: string): Promise<ChangesBase> {
   const { cwd, worktree: stored } = catalog.require(sessionId);
-  const worktree = worktreeRecordOf(stored);
+  const worktree = worktreeOf(stored);
   if (!worktree) return { cwd, base: "HEAD" };
   if (worktree.state === "landed")
     throw new WorktreeError(

@@ -4,7 +4,7 @@ import type { SandboxPolicy } from "../sandbox/policy.js";
 import { storedPolicy } from "../sandbox/policy.js";
 import type { Sandboxes, SandboxSubject, SandboxView } from "../sandbox/sandboxes.js";
 import type { Session } from "../store/sessions.js";
-import { worktreeRecordOf } from "../worktrees/worktree-record.js";
+import { worktreeOf } from "../worktrees/worktree.js";
 import { agentRequestOf } from "./agent-request.js";
 
 type Stored = Pick<Session, "agent" | "cwd" | "agentRequest" | "worktree">;
@@ -52,5 +52,5 @@ function subjectOf(registry: AgentRegistry, session: Stored): SandboxSubject {
  * in Berth's data directory, in no configured location), else its directory.
  */
 function sandboxLocationOf(session: Pick<Session, "cwd" | "worktree">): string {
-  return worktreeRecordOf(session.worktree)?.repository ?? session.cwd;
+  return worktreeOf(session.worktree)?.repository ?? session.cwd;
 }

@@ -7,7 +7,7 @@ import { createWorktree, removeWorktree, type WorktreeRequest } from "../worktre
 import { discardWorktree } from "../worktrees/worktree-discarding.js";
 import { WorktreeError } from "../worktrees/worktree-errors.js";
 import { landWorktree } from "../worktrees/worktree-landing.js";
-import { worktreeRecordOf, type WorktreeRecord } from "../worktrees/worktree-record.js";
+import { worktreeOf, type Worktree } from "../worktrees/worktree.js";
 import type { HostParts } from "./host-composition.js";
 import type { NewSessionParams } from "./session-catalog.js";
 import { deleteSession, stopSessionAgent } from "./session-deletion.js";
@@ -80,7 +80,7 @@ async function runSetup(parts: WorktreeParts, sessionId: string, path: string): 
  * Lands the session's worktree (docs/worktrees.md, "Land"): refused while a turn runs; the check, the commit and the
  * merge are `landWorktree`'s. Once merged, the session's agent is stopped before the worktree is removed.
  */
-export function landSession(parts: WorktreeParts, sessionId: string, message: string | undefined): Promise<WorktreeRecord> {
+export function landSession(parts: WorktreeParts, sessionId: string, message: string | undefined): Promise<Worktree> {
   return closing(parts, sessionId, async ({ session, worktree }) => {
     const merged = await landWorktree(worktree, {
       message: message ?? session.title ?? `Berth session ${sessionId}`,
@@ -98,7 +98,7 @@ export function landSession(parts: WorktreeParts, sessionId: string, message: st
 }
 
 /** Throws the session's worktree and branch away (docs/worktrees.md, "Discard"): refused while a turn runs. */
-export function discardSession(parts: WorktreeParts, sessionId: string): Promise<WorktreeRecord> {
+export function discardSession(parts: WorktreeParts, sessionId: string): Promise<Worktree> {
   return closing(parts, sessionId, async ({ worktree }) => {
     await stopAgent(parts, sessionId);
     return discardWorktree(worktree);
@@ -108,12 +108,12 @@ export function discardSession(parts: WorktreeParts, sessionId: string): Promise
 /** Sessions whose worktree is being landed or discarded: one at a time, a second request is refused. */
 const beingClosed = new Set<string>();
 
-/** Runs `close` on the session's active worktree, alone; stores the record it ends with. */
+/** Runs `close` on the session's active worktree, alone; stores the worktree as it ends. */
 async function closing(
   parts: WorktreeParts,
   sessionId: string,
-  close: (active: { session: Session; worktree: WorktreeRecord }) => Promise<WorktreeRecord>,
-): Promise<WorktreeRecord> {
+  close: (active: { session: Session; worktree: Worktree }) => Promise<Worktree>,
+): Promise<Worktree> {
   const active = activeWorktree(parts, sessionId);
   if (beingClosed.has(sessionId)) throw new WorktreeError("worktree_busy", `session "${sessionId}"'s worktree is being landed or discarded already`);
   beingClosed.add(sessionId);
@@ -125,9 +125,9 @@ async function closing(
 }
 
 /** The session, with its worktree if it is active and no turn runs; else a refusal naming why not. */
-function activeWorktree(parts: WorktreeParts, sessionId: string): { session: Session; worktree: WorktreeRecord } {
+function activeWorktree(parts: WorktreeParts, sessionId: string): { session: Session; worktree: Worktree } {
   const session = parts.catalog.require(sessionId);
-  const worktree = worktreeRecordOf(session.worktree);
+  const worktree = worktreeOf(session.worktree);
   if (!worktree) throw new WorktreeError("not_a_worktree_session", `session "${sessionId}" works in a plain directory, not a worktree of its own`);
   if (worktree.state !== "active") throw new WorktreeError("worktree_closed", `session "${sessionId}"'s worktree was ${worktree.state} already`);
   if (parts.executions.isActive(sessionId)) throw new TurnAlreadyRunningError(sessionId);
@@ -140,10 +140,10 @@ async function stopAgent(parts: WorktreeParts, sessionId: string): Promise<void>
   await stopSessionAgent(parts, sessionId, "worktree_closed");
 }
 
-function stored(parts: WorktreeParts, sessionId: string, record: WorktreeRecord): WorktreeRecord {
-  parts.journal.setSession(sessionId, { worktree: record });
+function stored(parts: WorktreeParts, sessionId: string, worktree: Worktree): Worktree {
+  parts.journal.setSession(sessionId, { worktree });
   parts.sessionChanges.emit(sessionId);
-  return record;
+  return worktree;
 }
 
 /** The setup's or check's output in the conversation, as a tool call of kind `execute`, so every client shows it. */
@@ -159,7 +159,7 @@ function journalStep(parts: WorktreeParts, session: Session, step: ProjectStep, 
   });
 }
 
-async function deleteWithWorktree(parts: WorktreeParts, sessionId: string, worktree: WorktreeRecord): Promise<void> {
+async function deleteWithWorktree(parts: WorktreeParts, sessionId: string, worktree: Worktree): Promise<void> {
   await deleteSession(parts, sessionId);
   await removeWorktree(worktree);
 }

@@ -5,7 +5,7 @@ export type { SandboxAvailability } from "../sandbox/availability.js";
 import type { SessionChildState } from "../lifecycle/session-holds.js";
 import type { JournalEvent, MessagePreview, TurnOutcome } from "../store/events.js";
 import type { SessionKey } from "../store/sessions.js";
-import type { WorktreeRecord } from "../worktrees/worktree-record.js";
+import type { Worktree } from "../worktrees/worktree.js";
 
 // The types of the host's API, for the protocol edges (which import nothing below the host).
 export type { Clock, Timer } from "../lifecycle/clock.js";
@@ -43,7 +43,7 @@ export interface SessionView {
   readonly cwd: string;
   readonly workspace: string | null;
   /** Its git worktree (docs/worktrees.md); null for a session in a plain directory. */
-  readonly worktree: WorktreeRecord | null;
+  readonly worktree: Worktree | null;
   readonly title: string | null;
   readonly state: SessionChildState;
   readonly pid: number | null;

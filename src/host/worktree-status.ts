@@ -1,6 +1,6 @@
 import { WorktreeError } from "../worktrees/worktree-errors.js";
 import { worktreeDivergence, type WorktreeDivergence } from "../worktrees/worktree-divergence.js";
-import { worktreeRecordOf } from "../worktrees/worktree-record.js";
+import { worktreeOf } from "../worktrees/worktree.js";
 import type { SessionView } from "./views.js";
 
 /** An active worktree session's distance from its base, and whether it waits for a person's review (docs/worktrees.md). */
@@ -14,7 +14,7 @@ export interface WorktreeStatusView extends WorktreeDivergence {
  * 0.25 s, more with the uncommitted files) on each read, and views are read on every change of any session.
  */
 export async function worktreeStatus(view: SessionView): Promise<WorktreeStatusView> {
-  const worktree = worktreeRecordOf(view.worktree);
+  const worktree = worktreeOf(view.worktree);
   if (!worktree) throw new WorktreeError("not_a_worktree_session", `session "${view.id}" works in a plain directory, not a worktree of its own`);
   if (worktree.state !== "active")
     throw new WorktreeError("worktree_closed", `session "${view.id}"'s worktree was ${worktree.state}: it has no branch to compare`);

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { AgentApp } from "@agentclientprotocol/sdk";
@@ -198,7 +199,7 @@ interface OpenedConnection {
 /**
  * The SDK's server, giving each Streamable HTTP connection the agent its `initialize`
  * request asks for (the SDK's Node adapter passes only the request), named with the
- * `Acp-Connection-Id` its answer gives the client.
+ * `Acp-Connection-Id` its answer gives the client (or, if it gives none, an id of Berth's own).
  */
 class PerRequestAgentServer extends AcpServer {
   constructor(
@@ -222,8 +223,9 @@ class PerRequestAgentServer extends AcpServer {
     const response = await super.handleRequest(req, {
       createAgent: () => (opened = this.agentFor(new URL(req.url), req.headers.get(RELAYED_BY_HEADER) ?? undefined)).agent,
     });
-    const connectionId = response.headers.get(CONNECTION_ID_HEADER);
-    if (opened && connectionId !== null) opened.name(connectionId);
+    // An `initialize` the SDK failed (the client gave up: 499; its own 500) is answered without an id, the connection
+    // dropped: it is named all the same, so what its `initialize` left waiting for the id (a log line) still runs.
+    opened?.name(response.headers.get(CONNECTION_ID_HEADER) ?? randomUUID());
     return response;
   }
 }

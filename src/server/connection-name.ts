@@ -2,7 +2,9 @@
  * A client connection's id: the one the SDK answers in `Acp-Connection-Id`, so the logs name a connection as its
  * client knows it. The SDK picks it only after Berth's agent app for the connection exists: the WebSocket path
  * learns it when the upgrade is prepared, before any message; the Streamable HTTP path from the `initialize`
- * answer, before the client can send anything else. Only that `initialize` runs before the connection is named.
+ * answer, before the client can send anything else (an `initialize` the SDK failed is answered with no id: then the
+ * connection, which the SDK dropped, gets one of Berth's own for its log lines). Only that `initialize` runs before the
+ * connection is named.
  */
 export class ConnectionName {
   private named: string | undefined;

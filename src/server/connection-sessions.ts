@@ -1,5 +1,6 @@
 import type { AgentContext, ClientCapabilities } from "@agentclientprotocol/sdk";
 import type { Host } from "../host/host.js";
+import { classifyError } from "../host/host-errors.js";
 import type { Logger } from "../host/logger.js";
 import type { CleanupRegistration } from "../host/views.js";
 import type { ConnectionName } from "./connection-name.js";
@@ -67,9 +68,17 @@ export class ConnectionSessions {
     }
   }
 
-  /** Settles once everything journaled for the session so far is committed and sent to this connection. */
+  /**
+   * Settles once everything journaled for the session so far is committed and sent to this connection; if the store
+   * cannot write, after `writeTimeout` with what it committed: the rest reaches this connection live once stored.
+   */
   async delivered(sessionId: string): Promise<void> {
-    await this.host.committed();
+    try {
+      await this.host.committedWithin(`the history of session "${sessionId}"`, "the client is sent it once it is stored");
+    } catch (error) {
+      if (classifyError(error).code !== "store_unavailable") throw error;
+      this.log.warn({ sessionId, connectionId: this.connection.id, err: error }, "session opened before its history was stored");
+    }
     await this.open.get(sessionId)?.feed.delivered();
   }
 

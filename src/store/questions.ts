@@ -50,7 +50,6 @@ export class QuestionStore {
   readonly #listPendingOf;
   readonly #listOf;
   readonly #resolve;
-  readonly #orphanAll;
 
   constructor(db: SqliteDatabase) {
     // Selecting from sessions turns an unknown session into "no row inserted" instead of a bare FK failure.
@@ -68,10 +67,6 @@ export class QuestionStore {
     this.#resolve = db.prepare<[QuestionOutcome, string | null, string | null, number, string]>(
       `UPDATE questions SET state = ?, answer = ?, reason = ?, resolved_at = ?
        WHERE id = ? AND state = 'pending'`,
-    );
-    this.#orphanAll = db.prepare<[string, number], QuestionRow>(
-      `UPDATE questions SET state = 'orphaned', reason = ?, resolved_at = ?
-       WHERE state = 'pending' RETURNING ${COLUMNS}`,
     );
   }
 
@@ -119,18 +114,6 @@ export class QuestionStore {
     const won = guardWrite(op, () => this.#resolve.run(outcome, answer, reason, resolvedAt, id).changes) === 1;
     if (!won && this.#get.get(id) === undefined) throw new StoreNotFoundError(op, "question", id);
     return won;
-  }
-
-  /**
-   * At host start-up no agent process from the previous run is alive to receive an answer:
-   * marks every pending question orphaned and returns them, oldest first.
-   */
-  orphanAllPending(reason: string, at: number): Question[] {
-    const op = "questions.orphanAllPending";
-    const why = requireText(op, "reason", reason);
-    const resolvedAt = requireTimestamp(op, "at", at);
-    const rows = guardWrite(op, () => this.#orphanAll.all(why, resolvedAt));
-    return rows.map(toQuestion).sort((a, b) => a.askedAt - b.askedAt || (a.id < b.id ? -1 : 1));
   }
 }
 

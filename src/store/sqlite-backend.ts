@@ -1,6 +1,6 @@
 import type { LedgerEntry } from "../processes/ledger.js";
 import type { AgentProfile } from "./agent-profiles.js";
-import { openDatabase, type OpenOptions } from "./database.js";
+import { openDatabase, type OpenOptions, type SqliteDatabase } from "./database.js";
 import { StoreNotFoundError, StoreWriteError } from "./errors.js";
 import type { JournalEvent, ReadOptions, ReplayOptions } from "./events.js";
 import { encodeJson, requireCount, requireNullableText, requireText, requireTimestamp } from "./input.js";
@@ -34,6 +34,7 @@ import {
   type StoreCalls,
   type WriteOp,
 } from "./write-batch.js";
+import { guardWrite } from "./write-guard.js";
 
 export interface SqliteBackendOptions extends OpenOptions {
   /** A host whose heartbeat is older than this has lost its leases to whoever takes them (default 30 s). */
@@ -62,7 +63,9 @@ interface HostEntry {
  * memory: they fence what this process writes (an owner that gave a session up, or lost it to a later
  * acquisition, writes nothing more), and die with it, as every lease of a dead host does. The batch
  * applier knows no leases: the host has no one to fence on SQLite (its writes are its own, in order), so
- * the lease is checked here, synchronously, just before the batch is applied ({@link fence}).
+ * the lease is checked here, synchronously, just before the batch is applied ({@link fence}). Nor does it
+ * number events: the host's journal does; here the events a caller gave no seq are numbered in the
+ * transaction that applies them ({@link numberAndApply}).
  */
 export class SqliteBackend implements StoreBackend {
   readonly kind = "sqlite";
@@ -73,6 +76,7 @@ export class SqliteBackend implements StoreBackend {
   private readonly now: () => number;
 
   private constructor(
+    private readonly db: SqliteDatabase,
     private readonly store: Store,
     private readonly applier: BatchApplier,
     options: SqliteBackendOptions,
@@ -85,7 +89,7 @@ export class SqliteBackend implements StoreBackend {
   static open(path: string, options: SqliteBackendOptions = {}): SqliteBackend {
     const db = openDatabase(path, options);
     const store = Store.fromDatabase(db);
-    return new SqliteBackend(store, new BatchApplier(db), options);
+    return new SqliteBackend(db, store, new BatchApplier(db), options);
   }
 
   // Hosts and ownership.
@@ -210,7 +214,7 @@ export class SqliteBackend implements StoreBackend {
         outcomes[index] = { ok: false, error: error as Error };
       }
     });
-    let result: BatchResult;
+    let result: Applied;
     try {
       result = this.apply(
         op,
@@ -224,7 +228,7 @@ export class SqliteBackend implements StoreBackend {
     const failed = new Map(result.failed.map((failure) => [failure.unit, failure]));
     batch.forEach(({ index, unit }, position) => {
       const failure = failed.get(position);
-      outcomes[index] = failure ? { ok: false, error: refusal(op, failure) } : { ok: true, seqs: unit.seqs ?? result.drawn?.[position] ?? [] };
+      outcomes[index] = failure ? { ok: false, error: refusal(op, failure) } : { ok: true, seqs: unit.seqs ?? result.drawn[position]! };
     });
     units.forEach((unit, index) => {
       const outcome = outcomes[index]!;
@@ -391,14 +395,54 @@ export class SqliteBackend implements StoreBackend {
     this.store.close();
   }
 
-  /** Applies units of ops as the host's writer thread does; throws a `StoreWriteError` if SQLite could not write at all. */
-  private apply(op: string, units: readonly (readonly WriteOp[])[]): BatchResult {
-    if (units.length === 0) return { failed: [] };
+  /**
+   * Applies units of ops as the host's writer thread does, in one transaction that numbers their events first;
+   * throws a `StoreWriteError` if SQLite could not write at all. The write lock is taken before the seqs are read,
+   * so another connection to the file never draws the same ones.
+   */
+  private apply(op: string, units: readonly (readonly WriteOp[])[]): Applied {
+    if (units.length === 0) return { failed: [], results: [], drawn: [] };
     try {
-      return this.applier.apply(flatten(units));
+      return guardWrite(op, () => this.db.transaction(() => this.numberAndApply(units)).immediate());
     } catch (error) {
       if (error instanceof StoreBlockedError) throw new StoreWriteError(op, error.code, error.message, { cause: error });
       throw error;
+    }
+  }
+
+  /**
+   * Numbers the events given no seq after their session's last (`numbered`) and applies the units, in the caller's
+   * transaction. A refused unit that drew seqs would leave a gap: the try is undone (its savepoint) and the other units
+   * numbered and applied again without it, until none refused drew any.
+   */
+  private numberAndApply(units: readonly (readonly WriteOp[])[]): Applied {
+    const refused = new Map<number, BatchResult["failed"][number]>();
+    for (;;) {
+      const kept = units.flatMap((_, index) => (refused.has(index) ? [] : [index]));
+      const { ops, drawn } = numbered(
+        kept.map((index) => units[index]!),
+        (sessionId) => this.store.events.lastSeq(sessionId),
+      );
+      const refuse = (failed: BatchResult["failed"]) => {
+        for (const failure of failed) refused.set(kept[failure.unit]!, { ...failure, unit: kept[failure.unit]! });
+      };
+      try {
+        const results = this.db.transaction(() => {
+          const { failed, results = [] } = this.applier.apply(flatten(ops));
+          if (failed.some((failure) => drawn[failure.unit]!.length > 0)) throw new Renumber(failed);
+          refuse(failed);
+          return results;
+        })();
+        const position = new Map(kept.map((index, at) => [index, at]));
+        return {
+          failed: [...refused.values()].sort((x, y) => x.unit - y.unit),
+          results: units.map((_, index) => results[position.get(index) ?? -1]),
+          drawn: units.map((_, index) => (refused.has(index) ? [] : drawn[position.get(index)!]!)),
+        };
+      } catch (error) {
+        if (!(error instanceof Renumber)) throw error;
+        refuse(error.failed);
+      }
     }
   }
 
@@ -406,7 +450,7 @@ export class SqliteBackend implements StoreBackend {
   private applyOne(op: string, ops: readonly WriteOp[]): { result: unknown; seqs: readonly number[] } {
     const { failed, results, drawn } = this.apply(op, [ops]);
     if (failed[0]) throw refusal(op, failed[0]);
-    return { result: results?.[0], seqs: drawn?.[0] ?? [] };
+    return { result: results[0], seqs: drawn[0]! };
   }
 
   /** A store method run as the host's journal queues it (one `c` op), returning what it returned. */
@@ -443,7 +487,45 @@ export class SqliteBackend implements StoreBackend {
   }
 }
 
-/** A unit as the host's journal queues it: its events (at their seqs, or null for the store to draw), a question, a touch, a title. */
+/** What a batch of units came to: those refused, and by unit what its last call returned and the seqs drawn for its events. */
+interface Applied {
+  readonly failed: BatchResult["failed"];
+  readonly results: readonly unknown[];
+  readonly drawn: ReadonlyArray<readonly number[]>;
+}
+
+/** A try to undo: units that drew seqs were refused. */
+class Renumber extends Error {
+  constructor(readonly failed: BatchResult["failed"]) {
+    super("units that drew seqs were refused");
+  }
+}
+
+/**
+ * The units with each event given no seq (null) numbered as the store draws seqs: after the highest of its session,
+ * stored (`lastSeq`) or earlier in the units; and by unit, the seqs drawn.
+ */
+function numbered(units: readonly (readonly WriteOp[])[], lastSeq: (sessionId: string) => number): { ops: WriteOp[][]; drawn: number[][] } {
+  const highest = new Map<string, number>();
+  const drawn: number[][] = [];
+  const ops = units.map((unit) => {
+    const seqs: number[] = [];
+    drawn.push(seqs);
+    return unit.map((op): WriteOp => {
+      if (op[0] !== "e") return op;
+      const [code, sessionId, given, ...rest] = op;
+      const high = highest.get(sessionId as string) ?? lastSeq(sessionId as string);
+      const seq = (given as number | null) ?? high + 1;
+      highest.set(sessionId as string, Math.max(high, seq));
+      if (given !== null) return op;
+      seqs.push(seq);
+      return [code, sessionId, seq, ...rest];
+    });
+  });
+  return { ops, drawn };
+}
+
+/** A unit as the host's journal queues it: its events (at their seqs, or null: numbered here), a question, a touch, a title. */
 function journalOps(unit: EncodedUnit): WriteOp[] {
   const id = unit.lease.sessionId;
   const ops: WriteOp[] = unit.kinds.map((kind, i) => ["e", id, unit.seqs?.[i] ?? null, kind, unit.payloads[i]!, unit.ats[i]!]);

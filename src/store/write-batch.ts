@@ -17,7 +17,7 @@ import { SessionStore, type NewSession } from "./sessions.js";
  *
  * | code | fields |
  * |---|---|
- * | `e` event | sessionId, seq (null: the store draws it, the stored maximum + 1), kind, payload (JSON text, stored as it came), at |
+ * | `e` event | sessionId, seq, kind, payload (JSON text, stored as it came), at |
  * | `q` question asked | id, sessionId, kind, request (JSON text), askedAt |
  * | `t` session touched | sessionId, at |
  * | `n` session titled (only if it has none) | sessionId, title |
@@ -85,8 +85,6 @@ export interface BatchResult {
   readonly failed: ReadonlyArray<{ readonly unit: number; readonly error: string; readonly code?: string; readonly lost?: boolean }>;
   /** By unit index, what its last `c` op returned (absent for units without one). */
   readonly results?: ReadonlyArray<unknown>;
-  /** By unit index, the seqs the store drew for its events given none (absent for units without such events). */
-  readonly drawn?: ReadonlyArray<readonly number[] | undefined>;
 }
 
 /**
@@ -96,7 +94,6 @@ export interface BatchResult {
 export class BatchApplier {
   readonly #db;
   readonly #event;
-  readonly #drawnEvent;
   readonly #question;
   readonly #touch;
   readonly #title;
@@ -108,15 +105,6 @@ export class BatchApplier {
     this.#event = db.prepare<[string, number, string, string, number]>(
       "INSERT INTO events (session_id, seq, kind, payload, at) VALUES (?, ?, ?, ?, ?)",
     );
-    // The host's journal numbers its events; a caller that does not (the store interface's `write`) gets the next seq,
-    // drawn in the statement that inserts: a unit refused in its savepoint draws nothing, so it leaves no gap.
-    this.#drawnEvent = db
-      .prepare<[string, string, number, string], number>(
-        `INSERT INTO events (session_id, seq, kind, payload, at)
-         SELECT id, (SELECT coalesce(max(seq), 0) + 1 FROM events WHERE session_id = sessions.id), ?, ?, ? FROM sessions WHERE id = ?
-         RETURNING seq`,
-      )
-      .pluck();
     this.#question = db.prepare<[string, string, string, number, string]>(
       `INSERT INTO questions (id, session_id, kind, request, asked_at)
        SELECT ?, id, ?, ?, ? FROM sessions WHERE id = ?`,
@@ -156,32 +144,28 @@ export class BatchApplier {
   apply(values: readonly WriteValue[]): BatchResult {
     const units = unitStarts(values);
     const results: unknown[] = [];
-    const drawn: Array<number[] | undefined> = [];
-    const outcome = (failed: BatchResult["failed"]): BatchResult => ({ failed, results, ...(drawn.length > 0 ? { drawn } : {}) });
     try {
       this.#db
         .transaction(() => {
-          for (const [unit, start] of units.entries()) this.#unit(values, start, unit, results, drawn);
+          for (const [unit, start] of units.entries()) this.#unit(values, start, unit, results);
         })
         .immediate();
-      return outcome([]);
+      return { failed: [], results };
     } catch (error) {
       const blocked = blockedBy(error);
       if (blocked) throw blocked;
       // Something in the batch cannot be stored (a session deleted meanwhile): each unit alone,
       // in its own savepoint, so one bad unit costs only itself.
       results.length = 0;
-      drawn.length = 0;
       const failed: Array<{ unit: number; error: string; code?: string }> = [];
       try {
         this.#db
           .transaction(() => {
             units.forEach((start, unit) => {
               try {
-                this.#db.transaction(() => this.#unit(values, start, unit, results, drawn))();
+                this.#db.transaction(() => this.#unit(values, start, unit, results))();
               } catch (error) {
                 if (blockedBy(error)) throw error;
-                drawn[unit] = undefined;
                 failed.push({ unit, error: messageOf(error), ...codeOf(error) });
               }
             });
@@ -192,11 +176,11 @@ export class BatchApplier {
         if (blocked) throw blocked;
         return { failed: units.map((_, unit) => ({ unit, error: messageOf(error), ...codeOf(error) })) };
       }
-      return outcome(failed);
+      return { failed, results };
     }
   }
 
-  #unit(values: readonly WriteValue[], start: number, unit: number, results: unknown[], drawn: Array<number[] | undefined>): void {
+  #unit(values: readonly WriteValue[], start: number, unit: number, results: unknown[]): void {
     const count = values[start] as number;
     for (let op = 0; op < count; op++) {
       const at = start + 1 + op * OP_WIDTH;
@@ -208,12 +192,7 @@ export class BatchApplier {
       const e = values[at + 5];
       switch (code) {
         case "e":
-          if (b !== null) this.#event.run(a as string, b as number, c as string, d as string, e as number);
-          else {
-            const seq = this.#drawnEvent.get(c as string, d as string, e as number, a as string);
-            if (seq === undefined) throw new UnitRefusedError(`no session "${String(a)}" for event ${String(c)}`);
-            (drawn[unit] ??= []).push(seq);
-          }
+          this.#event.run(a as string, b as number, c as string, d as string, e as number);
           break;
         case "q":
           if (this.#question.run(a as string, c as string, d as string, e as number, b as string).changes === 0) {

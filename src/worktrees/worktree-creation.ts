@@ -5,7 +5,7 @@ import { commitOf, topLevelOf } from "../git/repository.js";
 import { defaultBranch } from "../protocol/branch-naming.js";
 import { worktreePath } from "./naming.js";
 import { WorktreeError } from "./worktree-errors.js";
-import type { WorktreeRecord } from "./worktree-record.js";
+import type { Worktree } from "./worktree.js";
 
 /** git that checks out or removes a whole tree, or runs the repository's hooks (a commit's, a checkout's), may take this long. */
 export const WORKTREE_GIT_TIMEOUT_MS = 10 * 60_000;
@@ -32,9 +32,9 @@ export interface WorktreePlace {
 
 /**
  * Runs `git worktree add -b <branch> <path> <base>` for a new session, after checking each part of the request (each
- * refusal names it; nothing is made then). The record says `active`.
+ * refusal names it; nothing is made then). The worktree it returns says `active`.
  */
-export async function createWorktree(request: WorktreeRequest, place: WorktreePlace): Promise<WorktreeRecord> {
+export async function createWorktree(request: WorktreeRequest, place: WorktreePlace): Promise<Worktree> {
   const asked = request.repository ?? place.cwd;
   if (!isAbsolute(asked))
     throw new WorktreeError("invalid_worktree", `the worktree's repository (else the cwd) must be an absolute path, got ${JSON.stringify(asked)}`);
@@ -56,11 +56,12 @@ export async function createWorktree(request: WorktreeRequest, place: WorktreePl
 }
 
 /** Removes the worktree's directory and its branch (`git worktree remove --force`, `git branch -D`). */
-export async function removeWorktree(record: WorktreeRecord): Promise<void> {
+export async function removeWorktree(worktree: Worktree): Promise<void> {
+  const { repository, path, branch } = worktree;
   // A directory removed by hand leaves git's entry for it: pruned instead.
-  if (existsSync(record.path)) await git(record.repository, ["worktree", "remove", "--force", record.path], { timeoutMs: WORKTREE_GIT_TIMEOUT_MS });
-  else await git(record.repository, ["worktree", "prune"]);
-  if ((await branchCommit(record.repository, record.branch)) !== undefined) await git(record.repository, ["branch", "-D", record.branch]);
+  if (existsSync(path)) await git(repository, ["worktree", "remove", "--force", path], { timeoutMs: WORKTREE_GIT_TIMEOUT_MS });
+  else await git(repository, ["worktree", "prune"]);
+  if ((await branchCommit(repository, branch)) !== undefined) await git(repository, ["branch", "-D", branch]);
 }
 
 /** The main checkout's top directory, which landing merges into; refused if `path` is in no git checkout. */

@@ -1,5 +1,5 @@
 import { git } from "../git/git.js";
-import type { WorktreeRecord } from "./worktree-record.js";
+import type { Worktree } from "./worktree.js";
 
 /** How far an active worktree's branch is from its base, and what it holds uncommitted (docs/worktrees.md, "Ahead and behind"). */
 export interface WorktreeDivergence {
@@ -12,7 +12,7 @@ export interface WorktreeDivergence {
 }
 
 /** Read from git each time: the base moves in the main checkout and the agent commits in the worktree, neither telling Berth. */
-export async function worktreeDivergence(worktree: WorktreeRecord): Promise<WorktreeDivergence> {
+export async function worktreeDivergence(worktree: Worktree): Promise<WorktreeDivergence> {
   const counts = await git(worktree.repository, [
     "rev-list",
     "--left-right",

@@ -3,7 +3,7 @@ import type { SandboxPlan } from "../sandbox/bwrap-args.js";
 import { runProjectStep, type StepOutcome } from "./project-command.js";
 import { branchCommit, WORKTREE_GIT_TIMEOUT_MS } from "./worktree-creation.js";
 import { WorktreeError } from "./worktree-errors.js";
-import type { WorktreeRecord } from "./worktree-record.js";
+import type { Worktree } from "./worktree.js";
 
 /** How landing joins the branch to its base: a merge commit always, or only a fast-forward. */
 type MergeStyle = "merge" | "ff-only";
@@ -25,12 +25,12 @@ export interface LandingOptions {
 /**
  * Lands an active worktree: the check runs (a failure refuses, nothing merged), everything in the worktree is
  * committed, the main checkout is checked (on the base branch, no uncommitted changes to tracked files) and a merge
- * that would conflict is refused before the main checkout is touched; then the branch is merged there. The record
- * says `landed`, with the base's new commit; the caller removes the worktree and its branch (`removeWorktree`) once
+ * that would conflict is refused before the main checkout is touched; then the branch is merged there. The worktree
+ * it returns says `landed`, with the base's new commit; the caller removes the worktree and its branch (`removeWorktree`) once
  * nothing runs in it.
  */
-export async function landWorktree(record: WorktreeRecord, options: LandingOptions): Promise<WorktreeRecord> {
-  const { repository, path, branch, base } = record;
+export async function landWorktree(worktree: Worktree, options: LandingOptions): Promise<Worktree> {
+  const { repository, path, branch, base } = worktree;
   const checked = await runProjectStep("check", path, options.check, options.timeoutMs, options.sandbox);
   if (checked) {
     options.checked(checked);
@@ -42,7 +42,7 @@ export async function landWorktree(record: WorktreeRecord, options: LandingOptio
   if ((await tryGit(path, ["diff", "--cached", "--quiet"])).exitCode !== 0) await git(path, ["commit", "--quiet", "-m", options.message], long);
   await assertMainCheckoutReady(repository, base);
   const branchHead = (await branchCommit(repository, branch))!;
-  await assertMergeable(record, branchHead, options.merge);
+  await assertMergeable(worktree, branchHead, options.merge);
   const mergeArgs =
     options.merge === "ff-only"
       ? ["merge", "--quiet", "--ff-only", branch]
@@ -57,7 +57,7 @@ export async function landWorktree(record: WorktreeRecord, options: LandingOptio
     );
   }
   const landedCommit = (await git(repository, ["rev-parse", "HEAD"])).trim();
-  return { ...record, state: "landed", landedCommit };
+  return { ...worktree, state: "landed", landedCommit };
 }
 
 /** The main checkout is touched only by the merge: on the base, with no uncommitted changes to tracked files. */
@@ -79,8 +79,8 @@ async function assertMainCheckoutReady(repository: string, base: string): Promis
 }
 
 /** A merge that would conflict (or not fast-forward) is refused from the trees alone (`git merge-tree`), before any checkout is touched. */
-async function assertMergeable(record: WorktreeRecord, branchHead: string, style: MergeStyle): Promise<void> {
-  const { repository, branch, base } = record;
+async function assertMergeable(worktree: Worktree, branchHead: string, style: MergeStyle): Promise<void> {
+  const { repository, branch, base } = worktree;
   if (style === "ff-only") {
     if ((await tryGit(repository, ["merge-base", "--is-ancestor", base, branchHead])).exitCode !== 0)
       throw new WorktreeError(

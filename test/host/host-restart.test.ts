@@ -6,7 +6,9 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { loadConfigFile, parseConfig } from "../../src/config/load-config.js";
+import { dataPaths } from "../../src/config/paths.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
+import { Store } from "../../src/store/store.js";
 import { closeAllHosts, collect, processIsRunning, startHost, tempDir, text, waitUntil, waitUntilGone } from "./host-harness.js";
 
 afterEach(closeAllHosts);
@@ -60,6 +62,43 @@ describe("restart: a host that died leaves nothing behind for long", () => {
     const live = collect(host, sessionId);
     expect((await host.prompt(sessionId, text("and now?"))).stopReason).toBe("end_turn");
     expect(live.texts().join("")).toBe("and now?");
+  });
+});
+
+describe("restart: questions the previous run left pending", () => {
+  it("are orphaned at start-up, each once, with its event; an answered one stays; none can be answered afterwards", async () => {
+    const dataDir = tempDir("berth-restart-");
+    const workDir = tempDir("berth-work-");
+    const before = Store.open(dataPaths(dataDir).database);
+    const ask = (id: string, sessionId: string, askedAt: number) =>
+      before.questions.ask({ id, sessionId, kind: "permission", request: { toolCall: { title: id }, options: [] }, askedAt });
+    for (const id of ["s1", "s2"]) before.sessions.create({ id, agent: "demo", cwd: workDir, createdAt: 1 });
+    ask("q2", "s2", 3);
+    ask("q1", "s1", 2);
+    ask("done", "s1", 1);
+    before.questions.resolve("done", "answered", { outcome: { outcome: "selected", optionId: "allow" } }, 4);
+    before.close();
+
+    const fixture = await startHost({ dataDir });
+    const { host } = fixture;
+    const resolved = (sessionId: string, on = host) =>
+      on
+        .events(sessionId)
+        .filter((event) => event.kind === "question_resolved")
+        .map((event) => event.payload);
+    const reason = "the agent process that asked is gone (host restarted)";
+    expect(host.pendingQuestions()).toEqual([]);
+    expect(["q1", "q2", "done"].map((id) => host.question(id)?.state)).toEqual(["orphaned", "orphaned", "answered"]);
+    expect(resolved("s1")).toEqual([{ questionId: "q1", state: "orphaned", reason }]);
+    expect(resolved("s2")).toEqual([{ questionId: "q2", state: "orphaned", reason }]);
+    await expect(host.answerQuestion("q1", { optionId: "allow" })).rejects.toMatchObject({
+      code: "already_resolved",
+    });
+
+    // Orphaned once: the next start finds nothing pending.
+    const again = await fixture.restart();
+    expect(resolved("s1", again)).toHaveLength(1);
+    expect(again.question("q1")?.state).toBe("orphaned");
   });
 });
 

@@ -1,11 +1,12 @@
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { methods, type ListSessionsResponse, type SessionNotification } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { demoAgentMain } from "../../src/agents/agent-registry.js";
 import { REQUEST_CHILDREN_PER_AGENT } from "../../src/host/transient-child.js";
 import { processIsRunning } from "../support/process-table.js";
 import { DemoAgentProcess } from "../agents/demo-agent-process.js";
-import { cleanUp, startFixture, tempDir, waitUntil, type AcpTestClient, type BerthFixture } from "./server-harness.js";
+import { capturedLog, cleanUp, startFixture, tempDir, waitUntil, type AcpTestClient, type BerthFixture } from "./server-harness.js";
 
 afterEach(cleanUp);
 
@@ -99,6 +100,39 @@ describe("ACP session/list and session/load of the agent's own sessions (made ou
     await load(second, nativeId, fixture.workDir);
     await expect.poll(() => texts(second, nativeId, "user_message_chunk")).toEqual(["remember the tide", "and the moon"]);
     expect(fixture.berth.host.listSessions().filter((session) => session.id === nativeId)).toHaveLength(1);
+  });
+
+  it("session/load of a native id while the store cannot write: answered after writeTimeout, with a warning; the history follows once stored", async () => {
+    const { log, lines } = capturedLog();
+    const fixture = await startFixture({ config: { writeTimeout: "300ms" }, log });
+    const { host } = fixture.berth;
+    const nativeId = await nativeConversation(fixture, "remember the tide");
+    const client = await fixture.connect({ agent: "demo" });
+    // Another connection takes the write lock once the import is stored and the client holds the session, before the
+    // agent replays the history: the writer waits for it.
+    const other = new Database(join(fixture.dataDir, "berth.sqlite"));
+    const stopWatching = host.onSessionChanged((sessionId) => {
+      if (sessionId === nativeId && !other.inTransaction && (host.getSession(sessionId)?.holders ?? 0) > 0) other.exec("BEGIN IMMEDIATE");
+    });
+    try {
+      await load(client, nativeId, fixture.workDir);
+      expect(other.inTransaction).toBe(true);
+      expect(lines).toContainEqual(
+        expect.objectContaining({
+          level: 40,
+          msg: "session opened before its history was stored",
+          sessionId: nativeId,
+          connectionId: expect.any(String),
+        }),
+      );
+      expect(texts(client, nativeId, "user_message_chunk")).toEqual([]);
+    } finally {
+      stopWatching();
+      if (other.inTransaction) other.exec("ROLLBACK");
+      other.close();
+    }
+    await expect.poll(() => texts(client, nativeId, "user_message_chunk")).toEqual(["remember the tide"]);
+    expect(texts(client, nativeId, "agent_message_chunk").join("")).toContain("remember the tide");
   });
 
   it("session/resume of a native id imports it too, on an unbound connection for the default agent", async () => {

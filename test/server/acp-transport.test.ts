@@ -1,18 +1,21 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { capturedLog, cleanUp, startFixture, upgradeOutcome, waitUntil, type BerthFixture } from "./server-harness.js";
+import { capturedLog, cleanUp, startFixture, tempDir, upgradeOutcome, waitUntil, waitUntilGone, type BerthFixture } from "./server-harness.js";
 
 afterEach(cleanUp);
 
 const initialize = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} } };
 
 /** `POST /acp` of a Streamable HTTP `initialize`, by hand. */
-function postInitialize(fixture: BerthFixture, headers: Record<string, string>, query = ""): Promise<Response> {
+function postInitialize(fixture: BerthFixture, headers: Record<string, string>, query = "", signal?: AbortSignal): Promise<Response> {
   return fetch(`${fixture.url}/acp${query}`, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify(initialize),
+    signal,
   });
 }
 
@@ -97,6 +100,29 @@ describe("ACP over Streamable HTTP on /acp", () => {
       { msg: "client created a session", connectionId },
       { msg: "client disconnected", connectionId, transport: "http" },
     ]);
+  });
+
+  it("names a connection whose initialize the client gave up on, answered with no Acp-Connection-Id: its initialize's log line carries an id", async () => {
+    const { log, lines } = capturedLog();
+    // An agent that writes its pid once started, and never answers initialize.
+    const started = join(tempDir("berth-mute-"), "pid");
+    const mute = { command: "sh", args: ["-c", 'echo $$ > "$0"; exec sleep 3600', started] };
+    const fixture = await startFixture({ log, config: { initializeTimeout: "2s", agents: { mute } } });
+    const giveUp = new AbortController();
+    const initializing = postInitialize(fixture, { authorization: `Bearer ${fixture.token}` }, "?agent=mute", giveUp.signal);
+    await waitUntil(() => existsSync(started) && readFileSync(started, "utf8").endsWith("\n"), "the agent was started for the initialize");
+    // The client gives up while Berth waits for the agent's own answer: the SDK answers 499, with no connection id.
+    giveUp.abort();
+    await expect(initializing).rejects.toThrow();
+    await waitUntil(
+      () => lines.some((line) => line.msg === "agent did not answer initialize; clients get Berth's own answer"),
+      "the initialize's log line",
+    );
+    expect(lines.find((line) => line.msg === "agent did not answer initialize; clients get Berth's own answer")).toMatchObject({
+      agent: "mute",
+      connectionId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+    expect(await waitUntilGone([Number(readFileSync(started, "utf8"))])).toEqual([]);
   });
 
   it("refuses a wrong token and a foreign Origin, as on WebSocket", async () => {

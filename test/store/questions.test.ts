@@ -81,30 +81,6 @@ describe("questions", () => {
     expect(host.questions.get("q1")).toMatchObject({ state: "answered", answer: "yes" });
   });
 
-  it("are orphaned at start-up when their agent process is gone, and cannot be answered afterwards", () => {
-    const path = files.path();
-    const before = files.open(path);
-    newSession(before, "s1");
-    newSession(before, "s2");
-    ask(before, "q2", "s2", T0 + 2);
-    ask(before, "q1", "s1", T0 + 1);
-    ask(before, "done", "s1", T0);
-    before.questions.resolve("done", "answered", { ok: true }, T0 + 5);
-    before.close();
-
-    const after = files.open(path);
-    const orphaned = after.questions.orphanAllPending("host restarted", T0 + 100);
-    expect(orphaned.map((q) => [q.id, q.state, q.reason, q.resolvedAt])).toEqual([
-      ["q1", "orphaned", "host restarted", T0 + 100],
-      ["q2", "orphaned", "host restarted", T0 + 100],
-    ]);
-    expect(orphaned[0]?.request).toEqual(permissionRequest);
-    expect(after.questions.listPending()).toEqual([]);
-    expect(after.questions.get("done")).toMatchObject({ state: "answered", answer: { ok: true } });
-    expect(after.questions.resolve("q1", "answered", "too late", T0 + 200)).toBe(false);
-    expect(after.questions.orphanAllPending("again", T0 + 300)).toEqual([]);
-  });
-
   it("name what is missing or malformed", () => {
     const store = files.open(files.path());
     newSession(store, "s1");

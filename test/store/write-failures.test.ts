@@ -75,7 +75,6 @@ describe("a write that SQLite refuses", () => {
       ["sessions.delete", () => reader.sessions.delete("s1")],
       ["events.append", () => reader.events.append("s1", "update", {}, T0)],
       ["questions.resolve", () => reader.questions.resolve("q1", "answered", "yes", T0)],
-      ["questions.orphanAllPending", () => reader.questions.orphanAllPending("restart", T0)],
       ["processGroups.add", () => reader.processGroups.add(group)],
       ["lifecycleRecords.append", () => reader.lifecycleRecords.append("child_acquired", {}, T0)],
     ];

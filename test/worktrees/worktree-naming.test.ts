@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { defaultBranch } from "../../src/protocol/branch-naming.js";
 import { worktreePath } from "../../src/worktrees/naming.js";
-import { worktreeRecordOf } from "../../src/worktrees/worktree-record.js";
+import { worktreeOf } from "../../src/worktrees/worktree.js";
 
 const id = "0123abcd-89ef-4000-8000-000000000000";
 
@@ -38,20 +38,20 @@ describe("a stored worktree record", () => {
   };
 
   it("reads back as it was written; null for a plain directory", () => {
-    expect(worktreeRecordOf(record)).toEqual(record);
-    expect(worktreeRecordOf({ ...record, state: "active", landedCommit: undefined })).toEqual({
+    expect(worktreeOf(record)).toEqual(record);
+    expect(worktreeOf({ ...record, state: "active", landedCommit: undefined })).toEqual({
       ...record,
       state: "active",
       landedCommit: undefined,
     });
-    expect(worktreeRecordOf(null)).toBeNull();
+    expect(worktreeOf(null)).toBeNull();
   });
 
   it("a damaged record is refused naming what is wrong", () => {
-    expect(() => worktreeRecordOf([])).toThrow("a session's worktree must be a JSON object");
-    expect(() => worktreeRecordOf({ ...record, branch: "" })).toThrow("a session's worktree lacks its branch");
-    expect(() => worktreeRecordOf({ ...record, state: "merged" })).toThrow('a session\'s worktree has an unknown state "merged"');
-    expect(() => worktreeRecordOf({ ...record, createdAt: "yesterday" })).toThrow("a session's worktree lacks its createdAt");
-    expect(() => worktreeRecordOf({ ...record, landedCommit: 7 })).toThrow("a session's worktree has a bad landedCommit");
+    expect(() => worktreeOf([])).toThrow("a session's worktree must be a JSON object");
+    expect(() => worktreeOf({ ...record, branch: "" })).toThrow("a session's worktree lacks its branch");
+    expect(() => worktreeOf({ ...record, state: "merged" })).toThrow('a session\'s worktree has an unknown state "merged"');
+    expect(() => worktreeOf({ ...record, createdAt: "yesterday" })).toThrow("a session's worktree lacks its createdAt");
+    expect(() => worktreeOf({ ...record, landedCommit: 7 })).toThrow("a session's worktree has a bad landedCommit");
   });
 });

@@ -4,6 +4,7 @@ import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, r
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { signalGroup } from "../../processes/group-signals.js";
 
 /**
  * A private PostgreSQL server for tests and benchmarks: a fresh cluster in a temporary
@@ -110,7 +111,8 @@ export async function startThrowawayCluster(options: ThrowawayOptions = {}): Pro
   const startMs = performance.now() - started;
   // A test runner that dies without its hooks still takes the server with it.
   const onExit = () => {
-    if (server?.pid !== undefined) signalGroup(server.pid, "SIGKILL");
+    const pgid = runningGroup(server);
+    if (pgid !== undefined) signalGroup(pgid, "SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   };
   process.once("exit", onExit);
@@ -181,12 +183,17 @@ function logTail(dir: string): string {
   }
 }
 
+/** The server's process group while it runs; none once it exited (halted before): its id may belong to someone else by now. */
+function runningGroup(server: ChildProcess | undefined): number | undefined {
+  return server?.exitCode === null && server.signalCode === null ? server.pid : undefined;
+}
+
 async function stopServer(server: ChildProcess | undefined): Promise<void> {
-  // Exited already (halted before): its group id may belong to someone else by now.
-  if (server?.pid === undefined || server.exitCode !== null || server.signalCode !== null) return;
+  const pgid = runningGroup(server);
+  if (pgid === undefined) return;
   await stopGroupOf(
-    server.pid,
-    once(server, "exit").then(() => undefined),
+    pgid,
+    once(server!, "exit").then(() => undefined),
   );
 }
 
@@ -199,13 +206,5 @@ async function stopGroupOf(pgid: number, exited: Promise<void>): Promise<void> {
   if (outcome === timedOut) {
     signalGroup(pgid, "SIGKILL");
     await exited;
-  }
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is gone already.
   }
 }

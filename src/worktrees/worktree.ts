@@ -2,7 +2,7 @@
 type WorktreeState = "active" | "landed" | "discarded";
 
 /** A session's git worktree, as stored on the session (`sessions.worktree`) and shown in its view. */
-export interface WorktreeRecord {
+export interface Worktree {
   /** The main checkout (absolute) whose repository the worktree belongs to; landing merges there. */
   readonly repository: string;
   /** The worktree's directory: the session's cwd. */
@@ -20,8 +20,8 @@ export interface WorktreeRecord {
 
 const STATES: readonly WorktreeState[] = ["active", "landed", "discarded"];
 
-/** The stored JSON as a record; null for a plain directory. Throws naming the field a damaged record lacks. */
-export function worktreeRecordOf(stored: unknown): WorktreeRecord | null {
+/** The stored JSON as a worktree; null for a plain directory. Throws naming the field a damaged one lacks. */
+export function worktreeOf(stored: unknown): Worktree | null {
   if (stored === null || stored === undefined) return null;
   if (typeof stored !== "object" || Array.isArray(stored)) throw new Error("a session's worktree must be a JSON object");
   const value = stored as Record<string, unknown>;
