@@ -23,16 +23,27 @@ import { killLeftovers, processIsRunning, startedProcess, waitUntil, type Starte
  */
 
 const temp = realpathSync(mkdtempSync(join(tmpdir(), "berth-cgroup-")));
-const tracking = ProcessScope.forDataDir(temp).tracking;
-/** Where this file's cgroups go: the scope directory a host on `temp` would use; it exists only during a test. */
-const scopeDir = tracking.mode === "cgroup" ? tracking.directory : undefined;
 const started: StartedProcess[] = [];
+const madeCgroups: string[] = [];
+
+/**
+ * Where a test's cgroups go: the scope directory a host on `temp` would use, probed inside the test that needs it (a
+ * probe while the file loads would run outside every test, and Stryker would run its mutants against every test).
+ */
+function scopeDirectory(): string | undefined {
+  const tracking = ProcessScope.forDataDir(temp).tracking;
+  if (tracking.mode !== "cgroup") return undefined;
+  madeCgroups.push(tracking.directory);
+  return tracking.directory;
+}
+
+const noCgroups = "the host may not create cgroups here";
 
 afterEach(() => {
   killLeftovers(started.splice(0));
-  if (scopeDir) {
-    killCgroup(scopeDir);
-    deleteCgroup(scopeDir);
+  for (const dir of madeCgroups.splice(0)) {
+    killCgroup(dir);
+    deleteCgroup(dir);
   }
 });
 
@@ -65,7 +76,9 @@ describe("probeCgroups", () => {
     expect(existsSync(join(dir, `probe-${process.pid}`))).toBe(true);
   });
 
-  it.runIf(scopeDir)("finds the hierarchy the host is in, and leaves no directory behind", () => {
+  it("finds the hierarchy the host is in, and leaves no directory behind", ({ skip }) => {
+    const scopeDir = scopeDirectory();
+    skip(!scopeDir, noCgroups);
     // The host's own cgroup, as the kernel names it, under the mount of the hierarchy's root.
     const own = /^0::(\/.*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))![1]!;
     expect(scopeDir!.endsWith(join(own, `berth-${ProcessScope.forDataDir(temp).key}`))).toBe(true);
@@ -125,8 +138,10 @@ describe("launchInCgroup", () => {
   });
 });
 
-describe.runIf(scopeDir)("a cgroup's members", () => {
-  it("are listed, the cgroups below included, and are populated until they are gone", async () => {
+describe("a cgroup's members", () => {
+  it("are listed, the cgroups below included, and are populated until they are gone", async ({ skip }) => {
+    const scopeDir = scopeDirectory();
+    skip(!scopeDir, noCgroups);
     expect(ensureCgroup(scopeDir!)).toBe(true);
     const group = createCgroup(scopeDir!, "g-members")!;
     const below = createCgroup(group, "inner")!;

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cgroupMembers, deleteCgroup, killCgroup, launchInCgroup, subCgroups } from "../../src/processes/cgroup.js";
 import { InMemoryProcessGroupLedger } from "../../src/processes/ledger.js";
 import { attachScope, ProcessScope, scopeOf } from "../../src/processes/scope.js";
@@ -15,7 +15,11 @@ import { killLeftovers, processIsRunning, startedProcess, waitUntil, type Starte
 const temp = realpathSync(mkdtempSync(join(tmpdir(), "berth-scope-")));
 const started: StartedProcess[] = [];
 const scopes: ProcessScope[] = [];
-const usable = ProcessScope.forDataDir(temp).tracking.mode === "cgroup";
+
+/** Whether the host may create cgroups here; asked inside each test (see cgroup.test.ts's `scopeDirectory`). */
+function cgroupsHere(): boolean {
+  return freshScope("probe").tracking.mode === "cgroup";
+}
 
 /** A fresh scope on a directory of its own, with cgroups where the host may create them. */
 function freshScope(name: string, options?: { cgroups?: boolean }): ProcessScope {
@@ -58,6 +62,7 @@ describe("ProcessScope.forDataDir", () => {
   });
 
   it("uses the marker alone when cgroups are turned off, by option or by BERTH_CGROUPS=off", () => {
+    const usable = cgroupsHere();
     const off = { mode: "marker", reason: "turned off (BERTH_CGROUPS=off)" };
     expect(freshScope("off", { cgroups: false }).tracking).toEqual(off);
     const before = process.env.BERTH_CGROUPS;
@@ -75,6 +80,7 @@ describe("ProcessScope.forDataDir", () => {
 
 describe("a scope's trees", () => {
   it("are tagged with the scope's key, and a cgroup of their own where cgroups are in use", () => {
+    const usable = cgroupsHere();
     const marker = freshScope("marker", { cgroups: false });
     expect(marker.cgroupDirectory).toBeUndefined();
     expect(marker.newTree()).toEqual({ marker: expect.stringMatching(new RegExp(`^${marker.key}\\.[0-9a-f]{12}$`)) });
@@ -86,6 +92,7 @@ describe("a scope's trees", () => {
   });
 
   it("without a cgroup start as they are; a command the launcher cannot carry loses its cgroup", () => {
+    const usable = cgroupsHere();
     const launch = { command: "true", args: [], env: {} };
     const plain = { marker: "k.0" };
     expect(freshScope("plain", { cgroups: false }).launch(plain, launch)).toEqual({ launch, tag: plain });
@@ -108,6 +115,7 @@ describe("a scope's trees", () => {
 
 describe("reapAll", () => {
   it("stops every marked process of the scope and every process in its cgroups, and removes them", async () => {
+    const usable = cgroupsHere();
     const scope = freshScope("reap");
     const other = freshScope("other", { cgroups: false });
     const marked = await sleeper({ BERTH_GROUP: `${scope.key}.aaaaaaaaaaaa` });
@@ -129,7 +137,9 @@ describe("reapAll", () => {
   });
 });
 
-describe.runIf(usable)("stopping a tree through its cgroup", () => {
+describe("stopping a tree through its cgroup", () => {
+  beforeEach(({ skip }) => skip(!cgroupsHere(), "the host may not create cgroups here"));
+
   it("ends a process found only in its cgroup, politely when it leaves, and removes the cgroup", async () => {
     const scope = freshScope("stop");
     const tag = scope.newTree();
