@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { InMemoryProcessGroupLedger } from "../../src/processes/ledger.js";
 import { attachScope, ProcessScope } from "../../src/processes/scope.js";
 import { spawnGroup, type SpawnedGroup, type SpawnGroupOptions } from "../../src/processes/spawn-group.js";
+import { cgroupsAvailable, NO_CGROUPS } from "../support/cgroups.js";
 import { killLeftovers, startedProcess, type StartedProcess } from "../support/process-table.js";
 
 /**
@@ -42,7 +43,7 @@ async function run(options: Omit<SpawnGroupOptions, "kind" | "ledger">) {
 
 describe("a child started through the cgroup launcher", () => {
   // Probed by the first test, not while the file loads: Stryker would otherwise run the probe's mutants against every test.
-  beforeEach(({ skip }) => skip(scope.tracking.mode !== "cgroup", "the host may not create cgroups here"));
+  beforeEach(({ skip }) => skip(!cgroupsAvailable(scope.tracking.mode === "cgroup"), NO_CGROUPS));
 
   it("runs in its own cgroup from its first instruction", async () => {
     const { group, out } = await run({ command: "cat", args: ["/proc/self/cgroup"] });

@@ -15,6 +15,7 @@ import {
   subCgroups,
 } from "../../src/processes/cgroup.js";
 import { ProcessScope } from "../../src/processes/scope.js";
+import { cgroupsAvailable, NO_CGROUPS } from "../support/cgroups.js";
 import { killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "../support/process-table.js";
 
 /**
@@ -36,8 +37,6 @@ function scopeDirectory(): string | undefined {
   madeCgroups.push(tracking.directory);
   return tracking.directory;
 }
-
-const noCgroups = "the host may not create cgroups here";
 
 afterEach(() => {
   killLeftovers(started.splice(0));
@@ -78,7 +77,7 @@ describe("probeCgroups", () => {
 
   it("finds the hierarchy the host is in, and leaves no directory behind", ({ skip }) => {
     const scopeDir = scopeDirectory();
-    skip(!scopeDir, noCgroups);
+    skip(!cgroupsAvailable(scopeDir !== undefined), NO_CGROUPS);
     // The host's own cgroup, as the kernel names it, under the mount of the hierarchy's root.
     const own = /^0::(\/.*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))![1]!;
     expect(scopeDir!.endsWith(join(own, `berth-${ProcessScope.forDataDir(temp).key}`))).toBe(true);
@@ -141,7 +140,7 @@ describe("launchInCgroup", () => {
 describe("a cgroup's members", () => {
   it("are listed, the cgroups below included, and are populated until they are gone", async ({ skip }) => {
     const scopeDir = scopeDirectory();
-    skip(!scopeDir, noCgroups);
+    skip(!cgroupsAvailable(scopeDir !== undefined), NO_CGROUPS);
     expect(ensureCgroup(scopeDir!)).toBe(true);
     const group = createCgroup(scopeDir!, "g-members")!;
     const below = createCgroup(group, "inner")!;

@@ -8,7 +8,8 @@ import { cgroupMembers, deleteCgroup, killCgroup, launchInCgroup, subCgroups } f
 import { InMemoryProcessGroupLedger } from "../../src/processes/ledger.js";
 import { attachScope, ProcessScope, scopeOf } from "../../src/processes/scope.js";
 import { stopTree } from "../../src/processes/stop-group.js";
-import { killLeftovers, processIsRunning, startedProcess, waitUntil, type StartedProcess } from "../support/process-table.js";
+import { cgroupsAvailable, NO_CGROUPS } from "../support/cgroups.js";
+import { killLeftovers, processIsRunning, readCmdline, startedProcess, waitUntil, type StartedProcess } from "../support/process-table.js";
 
 /** A process scope: its key, its tracking, the trees it tags and the leftovers it reaps. */
 
@@ -18,7 +19,7 @@ const scopes: ProcessScope[] = [];
 
 /** Whether the host may create cgroups here; asked inside each test (see cgroup.test.ts's `scopeDirectory`). */
 function cgroupsHere(): boolean {
-  return freshScope("probe").tracking.mode === "cgroup";
+  return cgroupsAvailable(freshScope("probe").tracking.mode === "cgroup");
 }
 
 /** A fresh scope on a directory of its own, with cgroups where the host may create them. */
@@ -48,7 +49,9 @@ async function sleeper(env: NodeJS.ProcessEnv, { cgroup, ignoreTerm = false }: {
   const launch = cgroup ? launchInCgroup(cgroup, direct)! : direct;
   const child = spawn(launch.command, launch.args, { env: launch.env, stdio: "ignore", detached: true });
   started.push(startedProcess(child.pid!));
-  if (cgroup) await waitUntil(() => cgroupMembers(cgroup).includes(child.pid!), "the sleep runs in its cgroup");
+  // Once it is `sleep`, its shell has set the trap, and the launcher has moved it.
+  await waitUntil(() => readCmdline(child.pid!).startsWith("sleep\0"), "the sleep runs");
+  if (cgroup) expect(cgroupMembers(cgroup)).toContain(child.pid);
   return child.pid!;
 }
 
@@ -122,7 +125,6 @@ describe("reapAll", () => {
     const stranger = await sleeper({ BERTH_GROUP: `${other.key}.aaaaaaaaaaaa` });
     const tag = usable ? scope.newTree() : undefined;
     const enclosed = tag ? await sleeper({}, { cgroup: tag.cgroup!, ignoreTerm: true }) : undefined;
-    await waitUntil(() => processIsRunning(marked), "the marked sleep runs");
     // A short grace where the cgroup's sleep must be killed anyway; a long one where all leave on SIGTERM.
     const reaped = await scope.reapAll({ graceMs: usable ? 500 : 30_000 });
     expect(reaped.cgroups).toBe(usable ? 1 : 0);
@@ -138,7 +140,7 @@ describe("reapAll", () => {
 });
 
 describe("stopping a tree through its cgroup", () => {
-  beforeEach(({ skip }) => skip(!cgroupsHere(), "the host may not create cgroups here"));
+  beforeEach(({ skip }) => skip(!cgroupsHere(), NO_CGROUPS));
 
   it("ends a process found only in its cgroup, politely when it leaves, and removes the cgroup", async () => {
     const scope = freshScope("stop");
