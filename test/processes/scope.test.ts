@@ -126,11 +126,14 @@ describe("reapAll", () => {
     const tag = usable ? scope.newTree() : undefined;
     const enclosed = tag ? await sleeper({}, { cgroup: tag.cgroup!, ignoreTerm: true }) : undefined;
     // A short grace where the cgroup's sleep must be killed anyway; a long one where all leave on SIGTERM.
+    const before = performance.now();
     const reaped = await scope.reapAll({ graceMs: usable ? 500 : 30_000 });
+    const took = performance.now() - before;
     expect(reaped.cgroups).toBe(usable ? 1 : 0);
     // The one in the cgroup ignores SIGTERM: only the kill ends it.
     expect(reaped.outcome).toBe(usable ? "killed" : "exited");
     expect(reaped.elapsedMs).toBeGreaterThan(0);
+    expect(reaped.elapsedMs).toBeLessThanOrEqual(took);
     expect(processIsRunning(marked)).toBe(false);
     if (enclosed) expect(processIsRunning(enclosed)).toBe(false);
     expect(processIsRunning(stranger)).toBe(true);
