@@ -77,7 +77,7 @@ async function runStop(tree: ProcessTree, options: StopOptions): Promise<StopOut
   for (const [pid, ticks] of found) signalProcess(pid, ticks, "SIGTERM");
   let outcome: StopOutcome = (await waitUntilGone(tree, found, graceMs, pollMs)) ? "exited" : "killed";
   for (let round = 0; round < KILL_ROUNDS; round++) {
-    // Never `cgroup.kill` a cgroup the host itself is in (it steps into one only during a fork).
+    // Never `cgroup.kill` a cgroup the host itself is in: a host started inside a tree a dead run of its scope left.
     for (const cgroup of tree.cgroups ?? []) if (!cgroupMembers(cgroup).includes(process.pid)) killCgroup(cgroup);
     const rest = members(tree);
     if (rest.size === 0) break;
