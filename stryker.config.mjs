@@ -1,7 +1,7 @@
 // Mutation testing of the lifecycle kernel: `npm run mutate:lifecycle` (`npm run mutate` runs it, then
 // stryker.processes.config.mjs). Only the tests of test/lifecycle and test/processes run against each mutant
-// (vitest.stryker.config.ts), so the score says what those tests would miss; the model-based tests run at 3 % of
-// their CI size there. The run fails below 90 % (docs/lifecycle.md, "Mutation testing").
+// (vitest.stryker.config.ts; of those, the ones that cover it), so the score says what those tests would miss; the
+// model-based tests run at 3 % of their CI size there. The run fails below 90 % (docs/lifecycle.md, "Mutation testing").
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: "vitest",

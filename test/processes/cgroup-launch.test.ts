@@ -1,10 +1,11 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { InMemoryProcessGroupLedger } from "../../src/processes/ledger.js";
 import { attachScope, ProcessScope } from "../../src/processes/scope.js";
 import { spawnGroup, type SpawnedGroup, type SpawnGroupOptions } from "../../src/processes/spawn-group.js";
+import { cgroupsAvailable, NO_CGROUPS } from "../support/cgroups.js";
 import { killLeftovers, startedProcess, type StartedProcess } from "../support/process-table.js";
 
 /**
@@ -18,7 +19,6 @@ const dir = realpathSync(mkdtempSync(join(tmpdir(), "berth-launch-")));
 const scope = ProcessScope.forDataDir(dir, { cgroups: true });
 const ledger = new InMemoryProcessGroupLedger();
 attachScope(ledger, scope);
-const usable = scope.tracking.mode === "cgroup";
 const groups: SpawnedGroup[] = [];
 const started: StartedProcess[] = [];
 
@@ -41,7 +41,10 @@ async function run(options: Omit<SpawnGroupOptions, "kind" | "ledger">) {
   return { group, out, status };
 }
 
-describe.skipIf(!usable)("a child started through the cgroup launcher", () => {
+describe("a child started through the cgroup launcher", () => {
+  // Probed by the first test, not while the file loads: Stryker would otherwise run the probe's mutants against every test.
+  beforeEach(({ skip }) => skip(!cgroupsAvailable(scope.tracking.mode === "cgroup"), NO_CGROUPS));
+
   it("runs in its own cgroup from its first instruction", async () => {
     const { group, out } = await run({ command: "cat", args: ["/proc/self/cgroup"] });
     expect(group.tag.cgroup).toBeDefined();

@@ -15,9 +15,13 @@ afterEach(() => {
   killLeftovers(started.splice(0));
 });
 
-/** A shell leading its own group, with one more member: the pid of a background `sleep` it printed. */
-async function groupWithMember(script = "sleep 3600 >/dev/null & echo $!; wait"): Promise<{ group: SpawnedGroup; member: number }> {
-  const group = await spawnGroup({ command: "sh", args: ["-c", script], kind: "service", stop: { graceMs: 200 } });
+/**
+ * A shell leading its own group, with one more member: the pid of a background `sleep` it printed. Its stop waits
+ * `graceMs` before it kills: short where a kill is expected, long where the tree must leave on SIGTERM (the wait ends
+ * as soon as it has left; on a loaded machine that can take longer than 200 ms).
+ */
+async function groupWithMember(script = "sleep 3600 >/dev/null & echo $!; wait", graceMs = 200): Promise<{ group: SpawnedGroup; member: number }> {
+  const group = await spawnGroup({ command: "sh", args: ["-c", script], kind: "service", stop: { graceMs } });
   started.push(startedProcess(group.entry.pgid));
   let text = "";
   group.child.stdout!.on("data", (chunk: Buffer) => (text += chunk.toString()));
@@ -92,7 +96,7 @@ describe("groupIsAlive", () => {
 describe("stopping a tree", () => {
   it("stops a member that left the group (setsid), found by its marker", async () => {
     // The daemon keeps the marker its group was started with, in its own session.
-    const { group, member } = await groupWithMember("setsid sleep 3600 >/dev/null 2>&1 & echo $!; wait");
+    const { group, member } = await groupWithMember("setsid sleep 3600 >/dev/null 2>&1 & echo $!; wait", 30_000);
     await waitUntil(() => processIsRunning(member), "the daemon runs");
     expect(await group.stop()).toBe("exited");
     expect(processIsRunning(member)).toBe(false);

@@ -75,7 +75,10 @@ describe("stopGroup", () => {
     for (const pgid of [0, 1, -1, -42, 2.5, Number.NaN]) {
       expect(() => assertSignalableGroup(pgid)).toThrow(/refusing to signal process group/);
     }
+    // In a PID namespace entered below its group's leader (the mutation run's `unshare`), the host's group lies outside
+    // and reads as 0, which the first check refuses already.
     const own = readProcStat(process.pid)!.pgid;
-    expect(() => assertSignalableGroup(own)).toThrow(`refusing to signal process group ${own}: it is the host's own`);
+    const reason = own === 0 ? "not a process group id of a child" : "it is the host's own process group";
+    expect(() => assertSignalableGroup(own)).toThrow(`refusing to signal process group ${own}: ${reason}`);
   });
 });
