@@ -1,10 +1,13 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { get } from "node:http";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { tmpdir } from "node:os";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { methods } from "@agentclientprotocol/sdk";
 import { cpuSeconds, fmt, percentile, spread, table } from "./measure.js";
-import { clientWithSession, echoTurns, fanOut, RUNS, type ServeProcess, startServe, stopServe, wsClient } from "./relay-bench.js";
+import { clientWithSession, fanOut, RUNS, type ServeProcess, startServe, stopServe, wsClient } from "./relay-bench.js";
 
 /** Whole runs of `npm run bench` with `BERTH_BENCH_FULL=1` add the largest points of each curve. */
 const FULL = process.env.BERTH_BENCH_FULL === "1";
@@ -33,29 +36,29 @@ async function withServe<T>(fn: (serve: ServeProcess, workDir: string) => Promis
   }
 }
 
-/** `/healthz` answered, timed every 20 ms until `done` (ms, sorted). */
-async function healthzWhile(serve: ServeProcess, done: () => boolean): Promise<number[]> {
-  const url = serve.acpUrl.replace(/^ws/, "http").replace(/\/acp$/, "/healthz");
-  const timings: number[] = [];
-  while (!done()) {
-    const start = performance.now();
-    // A connection each: a kept-alive one can be closed by the server while this process is too busy to notice.
-    await new Promise<void>((resolve, reject) => {
-      get(url, { agent: false, headers: { authorization: `Bearer ${serve.token}` } }, (response) => response.resume().once("end", resolve)).once(
-        "error",
-        reject,
-      );
-    });
-    timings.push(performance.now() - start);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return timings.sort((a, b) => a - b);
+const probeMain = fileURLToPath(new URL("./probe-process.js", import.meta.url));
+
+/** A {@link probeMain} process on `serve`, ready: `start()` begins its probes, `stop()` ends them with their timings. */
+async function startProbe(serve: ServeProcess, workDir: string) {
+  const child = spawn(process.execPath, [probeMain, serve.acpUrl, serve.token, workDir], { stdio: ["pipe", "pipe", "inherit"], detached: true });
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const next = async () => {
+    const { value, done } = await lines.next();
+    if (done) throw new Error("the probe process ended early");
+    return value as string;
+  };
+  if ((await next()) !== "ready") throw new Error("the probe process did not start");
+  return {
+    start: () => child.stdin!.write("start\n"),
+    async stop(): Promise<{ echoes: number[]; healthz: number[] }> {
+      child.stdin!.write("stop\n");
+      const timings = JSON.parse(await next()) as { echoes: number[]; healthz: number[] };
+      await once(child, "exit");
+      return { echoes: timings.echoes.sort((x, y) => x - y), healthz: timings.healthz.sort((x, y) => x - y) };
+    },
+  };
 }
 
-/**
- * `streams` sessions flood at once (each its own client), while a probe session answers echo turns and `/healthz` is
- * timed: chunks per second in all, the host's CPU per chunk, the probe's prompt → first chunk and `/healthz`'s p99.
- */
 interface StreamsFigures {
   cut: number;
   chunksPerSecond: number;
@@ -65,39 +68,36 @@ interface StreamsFigures {
   healthzP99: number;
 }
 
-async function streamsAtOnce(serve: ServeProcess, workDir: string, streams: number): Promise<StreamsFigures> {
-  const floods = await Promise.all(Array.from({ length: streams }, () => clientWithSession(serve, workDir)));
-  const probe = await clientWithSession(serve, workDir);
-  const perSession = Math.ceil(STREAMED / streams);
+type Client = Awaited<ReturnType<typeof clientWithSession>>;
+type Probe = Awaited<ReturnType<typeof startProbe>>;
+
+/**
+ * The sessions of `floods` flood at once (each its own client), while a probe session answers echo turns and `/healthz`
+ * is timed (from a process of its own): chunks per second in all, the host's CPU per chunk, the probe's prompt → first
+ * chunk and `/healthz`'s p99.
+ */
+async function streamsAtOnce(serve: ServeProcess, floods: readonly Client[], probe: Probe): Promise<StreamsFigures> {
+  const perSession = Math.ceil(STREAMED / floods.length);
+  for (const { side } of floods) side.reset();
   const cpuBefore = cpuSeconds(serve.child.pid!);
   const start = performance.now();
-  let finished = false;
+  probe.start();
   // A client cut meanwhile (the keepalive ends one that answers no ping, which a starved benchmark process may not) is counted.
   let cut = 0;
-  const flooding = Promise.all(
+  await Promise.all(
     floods.map(({ side, sessionId }) =>
       side.agent
         .request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `/flood ${perSession} 256` }] })
         .catch(() => cut++),
     ),
-  ).then(() => {
-    finished = true;
-  });
-  const echoes: number[] = [];
-  const probing = (async () => {
-    while (!finished) echoes.push(...(await echoTurns(probe.side, probe.sessionId, 1)));
-  })().catch(() => cut++);
-  const healthz = await healthzWhile(serve, () => finished);
-  await Promise.all([flooding, probing]);
+  );
   const seconds = (performance.now() - start) / 1000;
+  const { echoes, healthz } = await probe.stop();
   const chunks = floods.reduce((sum, { side }) => sum + side.chunks, 0);
-  const cpuMicros = ((cpuSeconds(serve.child.pid!) - cpuBefore) * 1e6) / chunks;
-  for (const { side } of [...floods, probe]) side.connection.close();
-  echoes.sort((a, b) => a - b);
   return {
     cut,
     chunksPerSecond: chunks / seconds,
-    cpuMicros,
+    cpuMicros: ((cpuSeconds(serve.child.pid!) - cpuBefore) * 1e6) / chunks,
     echoP50: percentile(echoes, 50),
     echoP99: percentile(echoes, 99),
     healthzP99: percentile(healthz, 99),
@@ -109,7 +109,11 @@ async function streamsCurve(): Promise<Row[]> {
     const rows: Row[] = [];
     for (const streams of STREAMS) {
       const runs: StreamsFigures[] = [];
-      for (let run = 0; run < RUNS; run++) runs.push(await streamsAtOnce(serve, workDir, streams));
+      // One after another: agents started all at once starve the host's writer thread on a small machine.
+      const floods: Client[] = [];
+      for (let i = 0; i < streams; i++) floods.push(await clientWithSession(serve, workDir));
+      for (let run = 0; run < RUNS; run++) runs.push(await streamsAtOnce(serve, floods, await startProbe(serve, workDir)));
+      for (const { side } of floods) side.connection.close();
       const of = (key: keyof StreamsFigures, format: (n: number) => string) =>
         spread(
           runs.map((each) => each[key]),

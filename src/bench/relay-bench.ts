@@ -132,7 +132,7 @@ export async function startServe(dataDir: string, options: { config?: object; re
     mkdirSync(join(dataDir, "berth"), { recursive: true });
     writeFileSync(join(dataDir, "berth", "config.json"), JSON.stringify(options.config));
   }
-  const args = [cliMain, "serve", "--port", "0", "--data-dir", dataDir, "--release-grace", options.releaseGrace ?? "1h"];
+  const args = [cliMain, "serve", "--port", "0", "--data-dir", dataDir, "--release-grace", options.releaseGrace ?? "1h", "--print-token"];
   const child = spawn(process.execPath, args, {
     stdio: ["ignore", "pipe", "ignore"],
     detached: true,
@@ -144,7 +144,10 @@ export async function startServe(dataDir: string, options: { config?: object; re
   return { child, token: match[1]!, acpUrl: match[2]! };
 }
 
-export function wsClient(serve: ServeProcess): CountingClient {
+/** Where a `berth serve` is and its token. */
+export type ServeAddress = Pick<ServeProcess, "acpUrl" | "token">;
+
+export function wsClient(serve: ServeAddress): CountingClient {
   return new CountingClient(
     createWebSocketStream(serve.acpUrl, { WebSocket: WebSocket as never, headers: { authorization: `Bearer ${serve.token}` } }),
   );
@@ -157,7 +160,7 @@ export async function stopServe(serve: ServeProcess): Promise<void> {
 }
 
 /** A `berth serve` client that has initialized and created a session. */
-export async function clientWithSession(serve: ServeProcess, workDir: string): Promise<{ side: CountingClient; sessionId: string }> {
+export async function clientWithSession(serve: ServeAddress, workDir: string): Promise<{ side: CountingClient; sessionId: string }> {
   const side = wsClient(serve);
   await side.initialize();
   const { sessionId } = await side.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
