@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -9,7 +9,8 @@ import { client, methods, ndJsonStream, PROTOCOL_VERSION, type ClientConnection,
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { WebSocket } from "ws";
 import { demoAgentMain } from "../agents/agent-registry.js";
-import { fmt, percentile, table } from "./measure.js";
+import { cpuSeconds, fmt, peakRssMb, percentile, spread, table } from "./measure.js";
+import { LINE_BYTES, loopbackWebSocketMessagesPerSecond, rawPipeLinesPerSecond } from "./pipe-limits.js";
 
 const cliMain = fileURLToPath(new URL("../cli/main.js", import.meta.url));
 const FLOOD_CHUNKS = 50_000;
@@ -49,38 +50,56 @@ export class CountingClient {
   }
 }
 
-interface RelayFigures {
+/** One flood's figures; the host's CPU per chunk only through Berth. */
+interface FloodRun {
   messagesPerSecond: number;
   bytesPerSecond: number;
-  roundTrips: number[];
+  cpuMicrosPerChunk?: number;
 }
 
-const FLOOD_RUNS = 3;
+interface RelayFigures {
+  floods: FloodRun[];
+  /** Each block's echo turns, prompt → first chunk, sorted (ms). */
+  echoBlocks: number[][];
+}
 
-/** Floods three times (the median run counts) and times echo turns (prompt → first chunk). */
-async function measure(clientSide: CountingClient, sessionId: string): Promise<RelayFigures> {
-  await clientSide.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "/flood 100 16" }] });
-  const runs: Array<{ messagesPerSecond: number; bytesPerSecond: number }> = [];
-  for (let run = 0; run < FLOOD_RUNS; run++) {
+/** Runs of each measure: every goal is printed as min / median / max of these. */
+export const RUNS = 3;
+
+/** Echo turns, prompt → first chunk, sorted (ms). */
+export async function echoTurns(clientSide: CountingClient, sessionId: string, turns: number): Promise<number[]> {
+  const roundTrips: number[] = [];
+  for (let i = 0; i < turns; i++) {
     clientSide.reset();
+    const sent = performance.now();
+    await clientSide.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "ping" }] });
+    roundTrips.push(clientSide.firstChunkAt - sent);
+  }
+  return roundTrips.sort((a, b) => a - b);
+}
+
+/** Floods {@link RUNS} times, then {@link RUNS} blocks of echo turns; `hostPid` (through Berth) adds the host's CPU per chunk. */
+async function measure(clientSide: CountingClient, sessionId: string, hostPid?: number): Promise<RelayFigures> {
+  await clientSide.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "/flood 100 16" }] });
+  const floods: FloodRun[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    clientSide.reset();
+    const cpuBefore = hostPid === undefined ? 0 : cpuSeconds(hostPid);
     const start = performance.now();
     await clientSide.agent.request(methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: `/flood ${FLOOD_CHUNKS} ${FLOOD_BYTES}` }],
     });
     const seconds = (performance.now() - start) / 1000;
-    runs.push({ messagesPerSecond: clientSide.chunks / seconds, bytesPerSecond: clientSide.bytes / seconds });
+    floods.push({
+      messagesPerSecond: clientSide.chunks / seconds,
+      bytesPerSecond: clientSide.bytes / seconds,
+      ...(hostPid === undefined ? {} : { cpuMicrosPerChunk: ((cpuSeconds(hostPid) - cpuBefore) * 1e6) / clientSide.chunks }),
+    });
   }
-  runs.sort((a, b) => a.messagesPerSecond - b.messagesPerSecond);
-  const figures = { ...runs[Math.floor(FLOOD_RUNS / 2)]!, roundTrips: [] as number[] };
-  for (let i = 0; i < ECHO_TURNS; i++) {
-    clientSide.reset();
-    const sent = performance.now();
-    await clientSide.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "ping" }] });
-    figures.roundTrips.push(clientSide.firstChunkAt - sent);
-  }
-  figures.roundTrips.sort((a, b) => a - b);
-  return figures;
+  const echoBlocks: number[][] = [];
+  for (let block = 0; block < RUNS; block++) echoBlocks.push(await echoTurns(clientSide, sessionId, ECHO_TURNS));
+  return { floods, echoBlocks };
 }
 
 async function direct(workDir: string, stateDir: string): Promise<RelayFigures> {
@@ -107,8 +126,14 @@ export interface ServeProcess {
   readonly token: string;
 }
 
-export async function startServe(dataDir: string): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [cliMain, "serve", "--port", "0", "--data-dir", dataDir, "--release-grace", "1h"], {
+/** `berth serve` on any free loopback port; `config` (if given) is its configuration file, `releaseGrace` its flag. */
+export async function startServe(dataDir: string, options: { config?: object; releaseGrace?: string } = {}): Promise<ServeProcess> {
+  if (options.config !== undefined) {
+    mkdirSync(join(dataDir, "berth"), { recursive: true });
+    writeFileSync(join(dataDir, "berth", "config.json"), JSON.stringify(options.config));
+  }
+  const args = [cliMain, "serve", "--port", "0", "--data-dir", dataDir, "--release-grace", options.releaseGrace ?? "1h", "--print-token"];
+  const child = spawn(process.execPath, args, {
     stdio: ["ignore", "pipe", "ignore"],
     detached: true,
     env: { ...process.env, XDG_CONFIG_HOME: dataDir },
@@ -119,7 +144,10 @@ export async function startServe(dataDir: string): Promise<ServeProcess> {
   return { child, token: match[1]!, acpUrl: match[2]! };
 }
 
-export function wsClient(serve: ServeProcess): CountingClient {
+/** Where a `berth serve` is and its token. */
+export type ServeAddress = Pick<ServeProcess, "acpUrl" | "token">;
+
+export function wsClient(serve: ServeAddress): CountingClient {
   return new CountingClient(
     createWebSocketStream(serve.acpUrl, { WebSocket: WebSocket as never, headers: { authorization: `Bearer ${serve.token}` } }),
   );
@@ -131,57 +159,111 @@ export async function stopServe(serve: ServeProcess): Promise<void> {
   await exited;
 }
 
-async function fanOut(serve: ServeProcess, workDir: string, clients: number): Promise<[string, string]> {
-  const owner = wsClient(serve);
-  await owner.initialize();
-  const { sessionId } = await owner.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
-  const watchers = await Promise.all(
-    Array.from({ length: clients - 1 }, async () => {
-      const watcher = wsClient(serve);
-      await watcher.initialize();
-      await watcher.agent.request(methods.agent.session.resume, { sessionId, cwd: workDir, mcpServers: [] });
-      return watcher;
-    }),
-  );
-  const all = [owner, ...watchers];
-  const chunks = 2_000;
+/** A `berth serve` client that has initialized and created a session. */
+export async function clientWithSession(serve: ServeAddress, workDir: string): Promise<{ side: CountingClient; sessionId: string }> {
+  const side = wsClient(serve);
+  await side.initialize();
+  const { sessionId } = await side.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
+  return { side, sessionId };
+}
+
+/** Clients of one session (each initialized and resumed on it), opened a few at a time. */
+export async function watchersOf(serve: ServeProcess, sessionId: string, workDir: string, count: number): Promise<CountingClient[]> {
+  const watchers: CountingClient[] = [];
+  while (watchers.length < count) {
+    const batch = Math.min(25, count - watchers.length);
+    watchers.push(
+      ...(await Promise.all(
+        Array.from({ length: batch }, async () => {
+          const watcher = wsClient(serve);
+          await watcher.initialize();
+          await watcher.agent.request(methods.agent.session.resume, { sessionId, cwd: workDir, mcpServers: [] });
+          return watcher;
+        }),
+      )),
+    );
+  }
+  return watchers;
+}
+
+/** Deliveries per second of a `/flood <chunks> 256` to `clients` clients of one session (the prompting one included). */
+export async function fanOut(serve: ServeProcess, workDir: string, clients: number, chunks = 2_000): Promise<number> {
+  const { side: owner, sessionId } = await clientWithSession(serve, workDir);
+  const all = [owner, ...(await watchersOf(serve, sessionId, workDir, clients - 1))];
   for (const side of all) side.reset();
   const start = performance.now();
   await owner.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `/flood ${chunks} ${FLOOD_BYTES}` }] });
   while (all.some((side) => side.chunks < chunks)) await new Promise((resolve) => setTimeout(resolve, 1));
   const seconds = (performance.now() - start) / 1000;
   for (const side of all) side.connection.close();
-  return [
-    `fan-out to ${clients} client${clients > 1 ? "s" : ""}: ${chunks} chunks each`,
-    `${fmt.ms(seconds * 1000)} (${fmt.int((chunks * clients) / seconds)} deliveries/s)`,
-  ];
+  return (chunks * clients) / seconds;
 }
 
-async function reattach(serve: ServeProcess, workDir: string): Promise<Array<[string, string]>> {
+/** The events of a re-attach benchmark's history: one `/flood` of this many chunks. */
+const HISTORY = 10_000;
+
+/**
+ * Cold start (`session/new` + first prompt) against re-attaching within the grace to a session whose history has
+ * {@link HISTORY} events: `session/resume` + prompt (no history sent), and `session/load` + prompt (all of it replayed).
+ */
+async function reattach(serve: ServeProcess, workDir: string): Promise<Array<[string, string, string?]>> {
   const cold: number[] = [];
-  const warm: number[] = [];
-  for (let i = 0; i < 8; i++) {
+  const resumed: number[] = [];
+  const loaded: number[] = [];
+  const timed = async (fn: () => Promise<unknown>) => {
+    const start = performance.now();
+    await fn();
+    return performance.now() - start;
+  };
+  for (let i = 0; i < RUNS * 3; i++) {
     const first = wsClient(serve);
     await first.initialize();
-    let start = performance.now();
-    const { sessionId } = await first.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
-    await first.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello" }] });
-    cold.push(performance.now() - start);
+    let sessionId = "";
+    cold.push(
+      await timed(async () => {
+        sessionId = (await first.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] })).sessionId;
+        await first.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello" }] });
+      }),
+    );
+    if (i >= RUNS) {
+      first.connection.close();
+      continue;
+    }
+    await first.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `/flood ${HISTORY} 16` }] });
     first.connection.close();
     await first.connection.closed;
-    const again = wsClient(serve);
-    await again.initialize();
-    start = performance.now();
-    await again.agent.request(methods.agent.session.load, { sessionId, cwd: workDir, mcpServers: [] });
-    await again.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello" }] });
-    warm.push(performance.now() - start);
-    again.connection.close();
+    for (const [method, into] of [
+      [methods.agent.session.resume, resumed],
+      [methods.agent.session.load, loaded],
+    ] as const) {
+      const again = wsClient(serve);
+      await again.initialize();
+      into.push(
+        await timed(async () => {
+          await again.agent.request(method, { sessionId, cwd: workDir, mcpServers: [] });
+          await again.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello" }] });
+        }),
+      );
+      again.connection.close();
+      await again.connection.closed;
+    }
   }
-  cold.sort((a, b) => a - b);
-  warm.sort((a, b) => a - b);
+  const coldMedian = percentile(
+    [...cold].sort((a, b) => a - b),
+    50,
+  );
   return [
-    ["cold: session/new + first prompt, median", fmt.ms(percentile(cold, 50))],
-    ["warm: re-attach (session/load within the grace) + prompt, median", fmt.ms(percentile(warm, 50))],
+    [`cold: session/new + first prompt (${cold.length} runs)`, spread(cold, fmt.ms1)],
+    [`warm, ${fmt.int(HISTORY)}-event history: session/resume + prompt`, spread(resumed, fmt.ms1)],
+    [`warm, ${fmt.int(HISTORY)}-event history: session/load (replayed) + prompt`, spread(loaded, fmt.ms1)],
+    [
+      "cold median / warm resume",
+      spread(
+        resumed.map((ms) => coldMedian / ms),
+        (n) => `${n.toFixed(0)}×`,
+      ),
+      ">= 250×",
+    ],
   ];
 }
 
@@ -222,12 +304,6 @@ async function metricOf(serve: ServeProcess, name: string): Promise<number | und
   }).then((response) => response.text());
   const line = text.split("\n").find((each) => each.startsWith(`${name} `));
   return line === undefined ? undefined : Number(line.slice(name.length + 1));
-}
-
-/** The most memory the process ever had resident (Linux), in MB. */
-function peakRssMb(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? Number(match[1]) / 1024 : Number.NaN;
 }
 
 /** Ten slow readers of a long flood beside the prompting client, on a `berth serve` of their own: the host's peak memory. */
@@ -274,34 +350,66 @@ export async function runRelayBench(): Promise<void> {
     const viaBerth = wsClient(serve);
     await viaBerth.initialize();
     const { sessionId } = await viaBerth.agent.request(methods.agent.session.new, { cwd: workDir, mcpServers: [] });
-    const relayed = await measure(viaBerth, sessionId);
+    const relayed = await measure(viaBerth, sessionId, serve.child.pid);
     viaBerth.connection.close();
-    const added = (p: number) => percentile(relayed.roundTrips, p) - percentile(straight.roundTrips, p);
+    const pipe: number[] = [];
+    const socket: number[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      pipe.push(await rawPipeLinesPerSecond());
+      socket.push(await loopbackWebSocketMessagesPerSecond());
+    }
+    const paired = (figure: (berth: FloodRun, direct: FloodRun) => number) => relayed.floods.map((run, i) => figure(run, straight.floods[i]!));
+    const perBlock = (figures: RelayFigures, p: number) => figures.echoBlocks.map((block) => percentile(block, p));
+    const added = (p: number) => relayed.echoBlocks.map((block, i) => percentile(block, p) - percentile(straight.echoBlocks[i]!, p));
+    const messages = (figures: RelayFigures) => figures.floods.map((run) => run.messagesPerSecond);
     table(
-      `Relay: /flood ${FLOOD_CHUNKS} × ${FLOOD_BYTES} B (median of ${FLOOD_RUNS}) and ${ECHO_TURNS} echo turns, direct stdio vs through Berth (WebSocket)`,
+      `Relay: /flood ${FLOOD_CHUNKS} × ${FLOOD_BYTES} B and ${RUNS} blocks of ${ECHO_TURNS} echo turns, direct stdio vs through Berth (WebSocket); min / median / max of ${RUNS}`,
       [
-        ["direct: messages/s", fmt.int(straight.messagesPerSecond)],
-        ["through Berth: messages/s", fmt.int(relayed.messagesPerSecond)],
-        ["direct: bytes/s", fmt.int(straight.bytesPerSecond)],
-        ["through Berth: bytes/s", fmt.int(relayed.bytesPerSecond)],
-        ["Berth / direct", `${((100 * relayed.messagesPerSecond) / straight.messagesPerSecond).toFixed(1)} %`, "≥ 70 %"],
+        [`raw pipe, ${LINE_BYTES} B lines (the ceiling): lines/s`, spread(pipe, fmt.int)],
+        [`loopback WebSocket, corked, ${LINE_BYTES} B: messages/s`, spread(socket, fmt.int)],
+        ["direct stdio: messages/s", spread(messages(straight), fmt.int)],
+        ["through Berth: messages/s", spread(messages(relayed), fmt.int)],
         [
-          "echo turn, prompt → first chunk, direct p50 / p99",
-          `${fmt.ms(percentile(straight.roundTrips, 50))} / ${fmt.ms(percentile(straight.roundTrips, 99))}`,
+          "through Berth: bytes/s",
+          spread(
+            relayed.floods.map((run) => run.bytesPerSecond),
+            fmt.int,
+          ),
         ],
         [
-          "echo turn, prompt → first chunk, Berth p50 / p99",
-          `${fmt.ms(percentile(relayed.roundTrips, 50))} / ${fmt.ms(percentile(relayed.roundTrips, 99))}`,
+          "Berth / direct (runs paired in order)",
+          spread(
+            paired((berth, direct) => (100 * berth.messagesPerSecond) / direct.messagesPerSecond),
+            fmt.percent,
+          ),
+          ">= 85 %",
         ],
-        ["added latency per message p50 / p99", `${fmt.ms(added(50))} / ${fmt.ms(added(99))}`],
+        [
+          "host CPU per relayed chunk",
+          spread(
+            relayed.floods.map((run) => run.cpuMicrosPerChunk!),
+            (n) => `${n.toFixed(1)} µs`,
+          ),
+          "<= 10 µs",
+        ],
+        ["echo turn, prompt → first chunk, direct p50", spread(perBlock(straight, 50), fmt.ms)],
+        ["echo turn, prompt → first chunk, Berth p50", spread(perBlock(relayed, 50), fmt.ms)],
+        ["added latency per message p50", spread(added(50), fmt.ms), "<= 0.5 ms"],
+        ["added latency per message p99", spread(added(99), fmt.ms), "<= 2 ms"],
       ],
     );
-    table("Fan-out: one session's stream to many clients", [
-      await fanOut(serve, workDir, 1),
-      await fanOut(serve, workDir, 10),
-      await fanOut(serve, workDir, 100),
-    ]);
-    table("Re-attach within the grace vs a cold session start (through Berth)", await reattach(serve, workDir));
+    const fanOuts: Array<[string, string, string?]> = [];
+    for (const clients of [1, 10, 100]) {
+      const figures: number[] = [];
+      for (let run = 0; run < RUNS; run++) figures.push(await fanOut(serve, workDir, clients));
+      fanOuts.push([
+        `${clients} client${clients > 1 ? "s" : ""}: deliveries/s`,
+        spread(figures, fmt.int),
+        clients === 100 ? ">= 250,000" : undefined,
+      ]);
+    }
+    table(`Fan-out: one session's /flood 2000 ${FLOOD_BYTES} to many clients; min / median / max of ${RUNS}`, fanOuts);
+    table(`Re-attach within the grace vs a cold session start (through Berth); min / median / max`, await reattach(serve, workDir));
     table(`Slow readers: ${SLOW_READERS} clients reading 10 ms every second beside the prompting one`, await slowReaders());
   } finally {
     await stopServe(serve);

@@ -7,7 +7,7 @@ import { silentLogger } from "../host/logger.js";
 import { everySession } from "../protocol/session-pages.js";
 import { startBerth, type RunningBerth } from "../server/serve.js";
 import { Store } from "../store/store.js";
-import { fmt, table } from "./measure.js";
+import { fmt, spread, table } from "./measure.js";
 
 const SESSIONS = 5_000;
 const RUNS = 3;
@@ -54,10 +54,7 @@ async function runs(fn: () => Promise<unknown>): Promise<number[]> {
   return ms;
 }
 
-const spread = (ms: readonly number[]) => {
-  const sorted = [...ms].sort((a, b) => a - b);
-  return `${sorted[0]!.toFixed(1)} / ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} / ${sorted.at(-1)!.toFixed(1)} ms`;
-};
+const spreadMs = (ms: readonly number[]) => `${spread(ms, (n) => n.toFixed(1))} ms`;
 
 /** `GET /api/sessions` with 5,000 sessions over real HTTP: the first page (default size) against every page, after a restart too. */
 export async function runSessionListBench(): Promise<void> {
@@ -87,11 +84,11 @@ export async function runSessionListBench(): Promise<void> {
       table(
         `Session list, ${fmt.int(SESSIONS)} sessions with a turn each (GET /api/sessions over HTTP, min / median / max of ${RUNS} after ${WARM_UP} first pages)`,
         [
-          ["first page (100 sessions, default limit)", spread(firstPage), "<= 20 ms"],
+          ["first page (100 sessions, default limit)", spreadMs(firstPage), "<= 20 ms"],
           ["first page, bytes", fmt.int(firstBytes)],
           ["first page, first call after a start", fmt.ms(coldFirstPage)],
-          [`every page (limit=1000, ${fmt.int(wholeCount)} sessions)`, spread(wholeList)],
-          ["the whole list in one read, as before pages (in process)", spread(unpaged)],
+          [`every page (limit=1000, ${fmt.int(wholeCount)} sessions)`, spreadMs(wholeList)],
+          ["the whole list in one read, as before pages (in process)", spreadMs(unpaged)],
         ],
       );
     } finally {
