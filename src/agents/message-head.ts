@@ -1,10 +1,9 @@
-/** A JSON-RPC id Berth can answer under: a request's own, or the one a response names. */
-export type MessageId = string | number;
+import type { RequestId } from "./prompts-in-flight.js";
 
 /** What the start of a line shows of the JSON-RPC message it was meant to be. */
 export type MessageHead =
-  | { readonly kind: "response"; readonly id: MessageId }
-  | { readonly kind: "request"; readonly id: MessageId; readonly method: string }
+  | { readonly kind: "response"; readonly id: RequestId }
+  | { readonly kind: "request"; readonly id: RequestId; readonly method: string }
   | { readonly kind: "unknown" };
 
 /** How much of a refused line is kept to read its head: the envelope's fields come first in practice. */

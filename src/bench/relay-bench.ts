@@ -140,7 +140,10 @@ export async function startServe(dataDir: string, options: { config?: object; re
   });
   const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once("line", resolve));
   const match = /\?token=([\w-]+) \(ACP: (ws:\/\/[^ ]+)\)$/.exec(line);
-  if (!match) throw new Error(`unexpected start-up line: ${line}`);
+  if (!match) {
+    process.kill(-child.pid!, "SIGKILL");
+    throw new Error(`unexpected start-up line: ${line}`);
+  }
   return { child, token: match[1]!, acpUrl: match[2]! };
 }
 
@@ -168,7 +171,7 @@ export async function clientWithSession(serve: ServeAddress, workDir: string): P
 }
 
 /** Clients of one session (each initialized and resumed on it), opened a few at a time. */
-export async function watchersOf(serve: ServeProcess, sessionId: string, workDir: string, count: number): Promise<CountingClient[]> {
+async function watchersOf(serve: ServeProcess, sessionId: string, workDir: string, count: number): Promise<CountingClient[]> {
   const watchers: CountingClient[] = [];
   while (watchers.length < count) {
     const batch = Math.min(25, count - watchers.length);
