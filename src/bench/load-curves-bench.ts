@@ -50,16 +50,18 @@ async function startProbe(serve: ServeProcess, workDir: string) {
   if ((await next()) !== "ready") throw new Error("the probe process did not start");
   return {
     start: () => child.stdin!.write("start\n"),
-    async stop(): Promise<{ echoes: number[]; healthz: number[] }> {
+    async stop(): Promise<{ echoes: number[]; healthz: number[]; raised: boolean }> {
       child.stdin!.write("stop\n");
-      const timings = JSON.parse(await next()) as { echoes: number[]; healthz: number[] };
+      const timings = JSON.parse(await next()) as { echoes: number[]; healthz: number[]; raised: boolean };
       await once(child, "exit");
-      return { echoes: timings.echoes.sort((x, y) => x - y), healthz: timings.healthz.sort((x, y) => x - y) };
+      return { echoes: timings.echoes.sort((x, y) => x - y), healthz: timings.healthz.sort((x, y) => x - y), raised: timings.raised };
     },
   };
 }
 
 interface StreamsFigures {
+  /** 1 if the probe ran ahead of the agents (nice -10), 0 if at normal priority. */
+  probeRaised: number;
   cut: number;
   chunksPerSecond: number;
   cpuMicros: number;
@@ -92,9 +94,10 @@ async function streamsAtOnce(serve: ServeProcess, floods: readonly Client[], pro
     ),
   );
   const seconds = (performance.now() - start) / 1000;
-  const { echoes, healthz } = await probe.stop();
+  const { echoes, healthz, raised } = await probe.stop();
   const chunks = floods.reduce((sum, { side }) => sum + side.chunks, 0);
   return {
+    probeRaised: raised ? 1 : 0,
     cut,
     chunksPerSecond: chunks / seconds,
     cpuMicros: ((cpuSeconds(serve.child.pid!) - cpuBefore) * 1e6) / chunks,
@@ -132,6 +135,7 @@ async function streamsCurve(): Promise<Row[]> {
         streams === 1 || streams === 100 ? "added <= 2 ms" : undefined,
       ]);
       rows.push([`${streams} streaming: clients cut`, of("cut", String)]);
+      rows.push([`${streams} streaming: the probe's priority`, of("probeRaised", (n) => (n ? "nice -10" : "normal"))]);
       rows.push([`${streams} streaming: /healthz p99`, of("healthzP99", fmt.ms1), streams === 50 ? "<= 50 ms" : undefined]);
     }
     return rows;
