@@ -13,10 +13,12 @@ export const HEAD_CHARS = 512;
  * Reads the top-level fields of a JSON object from the start of its text, which may be cut anywhere or malformed
  * further on: a response names an `id` and a `result` or an `error` and no `method`; a request an `id` and a `method`.
  * Why: a line refused before the SDK (too long, not JSON) may be the answer to a request of Berth's, or a request of
- * the agent's, and either must still be answered; its head is all that is kept of a line too long to buffer.
+ * the agent's, and either must still be answered; its head is all that is kept of a line too long to buffer. Only the
+ * first {@link HEAD_CHARS} characters of `text` are read.
  */
 export function readMessageHead(text: string): MessageHead {
-  const fields = topLevelFields(text);
+  // Only the head: the token patterns backtrack, and over a string of millions of characters they exhaust the stack.
+  const fields = topLevelFields(text.length > HEAD_CHARS ? text.slice(0, HEAD_CHARS) : text);
   const id = fields.get("id");
   if (typeof id !== "string" && typeof id !== "number") return { kind: "unknown" };
   const method = fields.get("method");

@@ -36,4 +36,12 @@ describe("reading what the start of a refused line shows", () => {
       expect(readMessageHead(text), text).toEqual({ kind: "unknown" });
     }
   });
+
+  it("reads only the head of a long line, so no length of string can exhaust the stack", () => {
+    // An unterminated string of 9 million characters overflowed the pattern's backtracking when the whole line was read.
+    const text = "x".repeat(9_000_000);
+    expect(readMessageHead(`{"jsonrpc":"2.0","id":3,"result":"${text}`)).toEqual({ kind: "unknown" });
+    expect(readMessageHead(`{"jsonrpc":"2.0","id":3,"result":{"content":"${text}`)).toEqual({ kind: "response", id: 3 });
+    expect(readMessageHead(`{"jsonrpc":"2.0","result":"${text}","id":3}`)).toEqual({ kind: "unknown" });
+  });
 });
