@@ -43,11 +43,12 @@ export interface FastPathHandlers {
 export function divertSessionUpdates(
   stdout: Readable,
   handlers: FastPathHandlers,
-  maxLineLength = DEFAULT_MAX_MESSAGE_BYTES,
+  /** The SDK's own limit on a line, in UTF-8 bytes: a line it would refuse is refused here, where it can be answered. */
+  maxLineBytes = DEFAULT_MAX_MESSAGE_BYTES,
 ): ReadableStream<Uint8Array> {
   /** The start of the current line, in pieces: joined only once its newline arrives. */
   let pieces: string[] = [];
-  /** The current line's length so far, counted on past the limit (for the refusal). */
+  /** The current line's UTF-8 bytes so far, counted on past the limit (for the refusal). */
   let pending = 0;
   /** Once the current line is over the limit: its first characters, all that is kept of it. */
   let head: string | undefined;
@@ -62,14 +63,14 @@ export function divertSessionUpdates(
         for (let newline = chunk.indexOf("\n"); newline >= 0; newline = chunk.indexOf("\n", from)) {
           const tail = chunk.slice(from, newline);
           from = newline + 1;
-          const length = pending + tail.length;
-          const start = head ?? (length > maxLineLength ? startOf(pieces, tail) : undefined);
+          const length = pending + Buffer.byteLength(tail);
+          const start = head ?? (length > maxLineBytes ? startOf(pieces, tail) : undefined);
           const line = start === undefined ? (pieces.length === 0 ? tail : pieces.join("") + tail) : "";
           pieces = [];
           pending = 0;
           head = undefined;
           if (start !== undefined) {
-            rest += refuse(start, { problem: "too_large", size: length, limit: maxLineLength }, handlers);
+            rest += refuse(start, { problem: "too_large", size: length, limit: maxLineBytes }, handlers);
             continue;
           }
           if (line.includes(UPDATE_METHOD) && divert(line, handlers)) continue;
@@ -77,13 +78,14 @@ export function divertSessionUpdates(
         }
         const tail = chunk.slice(from);
         if (tail) {
-          if (head === undefined && pending + tail.length > maxLineLength) {
+          const bytes = Buffer.byteLength(tail);
+          if (head === undefined && pending + bytes > maxLineBytes) {
             head = startOf(pieces, tail);
             pieces = [];
           } else if (head === undefined) {
             pieces.push(tail);
           }
-          pending += tail.length;
+          pending += bytes;
         }
         if (rest && open) controller.enqueue(encoder.encode(rest));
       });
@@ -144,7 +146,7 @@ type Refusal = { readonly problem: "too_large"; readonly size: number; readonly 
  */
 function refuse(text: string, refusal: Refusal, handlers: FastPathHandlers): string {
   const message = readMessageHead(text);
-  const what = refusal.problem === "too_large" ? `${refusal.size} characters long, more than the limit of ${refusal.limit}` : "not valid JSON";
+  const what = refusal.problem === "too_large" ? `${refusal.size} bytes long, more than the limit of ${refusal.limit}` : "not valid JSON";
   switch (message.kind) {
     case "response": {
       handlers.onRefused(`the answer to request ${message.id} is ${what}: the request fails`);

@@ -69,8 +69,32 @@ describe("the session/update fast path", () => {
     stdout.write("\n");
     stdout.end(line(update("after")));
     expect(await readAll(rest)).toBe("");
-    expect(refused).toEqual(["a message 2000 characters long, more than the limit of 300"]);
+    expect(refused).toEqual(["a message 2000 bytes long, more than the limit of 300"]);
     expect(updates).toHaveLength(1);
+  });
+
+  it("counts a line's UTF-8 bytes against the limit, as the SDK does: multi-byte text over it is refused here", async () => {
+    const stdout = new PassThrough();
+    const refused: string[] = [];
+    const rest = divertSessionUpdates(
+      stdout,
+      {
+        onUpdate: () => expect.unreachable(),
+        onResponse: () => undefined,
+        onRequest: () => undefined,
+        onRefused: (r) => void refused.push(r),
+        answerAgent: () => expect.unreachable(),
+      },
+      300,
+    );
+    // 100 "€" are 100 UTF-16 units but 300 bytes: the first line is at the limit, the second (101 of them, in two
+    // writes that split a character) over it.
+    stdout.write(`${"€".repeat(100)}\n${"€".repeat(50)}`);
+    stdout.write(Buffer.from("€").subarray(0, 1));
+    stdout.write(Buffer.concat([Buffer.from("€").subarray(1), Buffer.from(`${"€".repeat(50)}\n`)]));
+    stdout.end();
+    expect(await readAll(rest)).toBe(`${"€".repeat(100)}\n`);
+    expect(refused).toEqual(["a message 303 bytes long, more than the limit of 300"]);
   });
 
   it("hands the SDK an error answer in place of a refused answer (too long, or not JSON), under its id, and tells it as a response", async () => {
@@ -105,7 +129,7 @@ describe("the session/update fast path", () => {
         id: 4,
         error: {
           code: -32603,
-          message: `Internal error: the agent's answer is ${long.length - 1} characters long, more than the limit of 300; Berth refused it`,
+          message: `Internal error: the agent's answer is ${long.length - 1} bytes long, more than the limit of 300; Berth refused it`,
           data: { code: "agent_answer_too_large", size: long.length - 1, limit: 300 },
         },
       },
@@ -122,7 +146,7 @@ describe("the session/update fast path", () => {
     ]);
     expect(responses).toEqual([4, "p-5", 6]);
     expect(refused).toEqual([
-      `the answer to request 4 is ${long.length - 1} characters long, more than the limit of 300: the request fails`,
+      `the answer to request 4 is ${long.length - 1} bytes long, more than the limit of 300: the request fails`,
       "the answer to request p-5 is not valid JSON: the request fails",
     ]);
   });
@@ -161,15 +185,15 @@ describe("the session/update fast path", () => {
         id: 8,
         error: {
           code: -32600,
-          message: `Invalid request: the message is ${size} characters long, more than the limit of 300`,
+          message: `Invalid request: the message is ${size} bytes long, more than the limit of 300`,
           data: { size, limit: 300 },
         },
       },
       { jsonrpc: "2.0", id: 9, error: { code: -32700, message: "Parse error: the message is not valid JSON" } },
     ]);
     expect(refused).toEqual([
-      `request 8 (fs/write_text_file) is ${size} characters long, more than the limit of 300: answered with an error`,
-      expect.stringMatching(/^a message \d+ characters long, more than the limit of 300$/),
+      `request 8 (fs/write_text_file) is ${size} bytes long, more than the limit of 300: answered with an error`,
+      expect.stringMatching(/^a message \d+ bytes long, more than the limit of 300$/),
       "request 9 (fs/read_text_file) is not valid JSON: answered with an error",
     ]);
   });

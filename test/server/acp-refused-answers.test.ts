@@ -15,11 +15,11 @@ const cases = [
   {
     kind: "too-large",
     message: new RegExp(
-      `^Internal error: the agent's answer is \\d+ characters long, more than the limit of ${DEFAULT_MAX_MESSAGE_BYTES}; Berth refused it$`,
+      `^Internal error: the agent's answer is \\d+ bytes long, more than the limit of ${DEFAULT_MAX_MESSAGE_BYTES}; Berth refused it$`,
     ),
     data: { code: "agent_answer_too_large", size: expect.any(Number), limit: DEFAULT_MAX_MESSAGE_BYTES },
     logged: new RegExp(
-      `^\\[berth\\] refused a message from the agent: the answer to request \\d+ is \\d+ characters long, more than the limit of ${DEFAULT_MAX_MESSAGE_BYTES}: the request fails$`,
+      `^\\[berth\\] refused a message from the agent: the answer to request \\d+ is \\d+ bytes long, more than the limit of ${DEFAULT_MAX_MESSAGE_BYTES}: the request fails$`,
     ),
   },
   {
