@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { client, methods, PROTOCOL_VERSION, type ClientConnection } from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { WebSocket } from "ws";
+import { ProcessScope } from "../../src/processes/scope.js";
 import type { JournalEvent } from "../../src/store/events.js";
 import { BerthProcess } from "../server/serve-process.js";
 import {
@@ -88,7 +89,11 @@ export class FleetTestBed {
       started.push(server.pid, ...agents.map((agent) => agent.pid));
     }
     const running = await waitUntilGone(started);
-    for (const dir of this.dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+    for (const dir of this.dirs.splice(0)) {
+      // A host killed does not remove its agents' cgroups (its next start would): the test removes them, empty now.
+      await ProcessScope.forDataDir(dir).reapAll();
+      rmSync(dir, { recursive: true, force: true });
+    }
     if (running.length > 0) throw new Error(`processes still running after the test: ${running.join(", ")}`);
   }
 }
