@@ -60,14 +60,15 @@ export class AcpxRunner {
   }
 
   /**
-   * Runs `acpx ARGS` to its end. A command that reached a queue owner in the middle of its `--ttl`
-   * shutdown gets acpx's "Queue owner is shutting down": it is run again once that owner is gone,
-   * as a person would.
+   * Runs `acpx ARGS` to its end with a queue owner of its own: it first waits until the previous
+   * command's owner ended by its `--ttl`. A command reaching an owner just as its `--ttl` ends it
+   * fails in acpx ("Queue owner is shutting down", or "read ECONNRESET; request outcome is unknown"),
+   * so no command is sent to an owner that may be ending. Use {@link start} for a command meant for
+   * the owner of a turn still running (`cancel`).
    */
   async run(args: readonly string[], options: RunOptions = {}): Promise<AcpxResult> {
-    const result = await this.start(args, options).done;
-    if (result.code === 0 || !`${result.stdout}${result.stderr}`.includes("Queue owner is shutting down")) return result;
-    await waitUntilGone(this.processes(), 10_000);
+    const left = await waitUntilGone(this.processes(), 10_000);
+    if (left.length > 0) throw new Error(`acpx ${args.join(" ")}: the previous queue owner did not end by its --ttl: ${left.join(", ")}`);
     return this.start(args, options).done;
   }
 
