@@ -276,19 +276,43 @@ describe("PostgreSQL: hosts sharing one database", () => {
     }
   });
 
-  it("hosts starting together migrate the schema once; a newer schema than this Berth knows is refused", async () => {
+  it("hosts starting together migrate the schema once; a newer schema runs if its newer steps allow this Berth, else is refused", async () => {
     const url = await postgres.freshDatabase();
     await Promise.all([open(url), open(url), open(url)]);
     const sql = admin(url);
-    expect(await sql`SELECT version FROM berth_schema ORDER BY version`).toEqual([1, 2, 3, 4, 5, 6].map((version) => ({ version })));
+    // Step 6 only rebuilds two indexes: a Berth that knows version 5 runs on it.
+    expect(await sql`SELECT version, oldest_reader FROM berth_schema ORDER BY version`).toEqual(
+      [1, 2, 3, 4, 5, 5].map((reader, n) => ({ version: n + 1, oldest_reader: reader })),
+    );
 
-    await sql`INSERT INTO berth_schema (version, description) VALUES (99, 'from the future')`;
+    // A step from a later Berth that older ones can run on (an index, say): this Berth opens the database.
+    await sql`INSERT INTO berth_schema (version, description, oldest_reader) VALUES (7, 'from the future, readable by 6', 6)`;
+    await open(url);
+    // One that needs a Berth that knows it: refused, naming both versions.
+    await sql`INSERT INTO berth_schema (version, description, oldest_reader) VALUES (8, 'from the future', 8)`;
     const refused = await PostgresBackend.open(url).then(
       () => undefined,
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(StoreOpenError);
-    expect((refused as Error).message).toMatch(/schema version 99, newer than the latest this Berth knows \(6\)/);
+    expect((refused as Error).message).toMatch(
+      /schema version 8, newer than the latest this Berth knows \(6\), and it needs a Berth that knows version 8 or later/,
+    );
+    // Nothing was migrated or changed by the refusal.
+    expect(await sql`SELECT max(version) AS version FROM berth_schema`).toEqual([{ version: 8 }]);
+  });
+
+  it("a database migrated before steps recorded their oldest reader gets them; a newer step without one is refused", async () => {
+    const url = await postgres.freshDatabase();
+    await open(url);
+    const sql = admin(url);
+    await sql`ALTER TABLE berth_schema DROP COLUMN oldest_reader`;
+    await open(url);
+    expect(await sql`SELECT version, oldest_reader FROM berth_schema ORDER BY version`).toEqual(
+      [1, 2, 3, 4, 5, 5].map((reader, n) => ({ version: n + 1, oldest_reader: reader })),
+    );
+    await sql`INSERT INTO berth_schema (version, description) VALUES (99, 'from the future')`;
+    await expect(PostgresBackend.open(url)).rejects.toThrow(/needs a Berth that knows version 99 or later/);
   });
 
   it("a URL that is not PostgreSQL's, or a server that is not there, fails with the URL named and its password hidden", async () => {

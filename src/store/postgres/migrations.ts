@@ -5,6 +5,13 @@ interface PostgresMigration {
   /** The schema version once this step is applied; steps are numbered 1, 2, 3... */
   version: number;
   description: string;
+  /**
+   * The oldest schema version whose Berth still runs right on a database with this step applied: the step's own
+   * version, unless the step only adds what older Berths neither read nor write (an index). Stored with the step, so
+   * a Berth older than the step reads it from the database: one host of a fleet can be rolled back, or upgraded
+   * after the others, across such steps.
+   */
+  oldestReader: number;
   sql: string;
 }
 
@@ -14,6 +21,7 @@ interface PostgresMigration {
 const migrations: readonly PostgresMigration[] = [
   {
     version: 1,
+    oldestReader: 1,
     description:
       "hosts, sessions with their lease (owner, epoch) and seq counter, journal, questions, process groups, lifecycle records, agent profiles",
     sql: `
@@ -97,23 +105,27 @@ const migrations: readonly PostgresMigration[] = [
   },
   {
     version: 2,
+    oldestReader: 2,
     description: "hosts' incarnations: each registration of a host id is a new process, whose predecessor can take no lease",
     sql: `ALTER TABLE hosts ADD COLUMN incarnation bigint NOT NULL DEFAULT 0;`,
   },
   {
     version: 3,
+    oldestReader: 3,
     description: "each host's own TTL: it is alive, and its leases stand, by its setting, not by that of the host that looks",
     // NULL: registered by a Berth before this step; judged by the looking host's TTL until it registers again.
     sql: `ALTER TABLE hosts ADD COLUMN ttl_ms bigint;`,
   },
   {
     version: 4,
+    oldestReader: 4,
     description: "a session may run in a git worktree of its own: where it is, its branch and base, landed or discarded",
     // JSON (see src/worktrees/): NULL for a session in a plain directory.
     sql: `ALTER TABLE sessions ADD COLUMN worktree text;`,
   },
   {
     version: 5,
+    oldestReader: 5,
     description: "review comments on a session's changes, kept until sent to its agent and after",
     sql: `
       CREATE TABLE review_comments (
@@ -131,6 +143,7 @@ const migrations: readonly PostgresMigration[] = [
   },
   {
     version: 6,
+    oldestReader: 5,
     description: "session lists are read a page at a time: the recency indexes end in the id, the order's last tie-break",
     sql: `
       DROP INDEX sessions_by_recency;
@@ -150,18 +163,28 @@ const latestVersion = migrations.length;
 export async function migratePostgres(sql: Sql): Promise<{ from: number; to: number }> {
   return transaction(sql, async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtext('berth.migrate'))`;
-    await tx`CREATE TABLE IF NOT EXISTS berth_schema (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
-    const [row] = await tx<{ version: number | null }[]>`SELECT max(version) AS version FROM berth_schema`;
+    await tx`CREATE TABLE IF NOT EXISTS berth_schema (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), oldest_reader integer)`;
+    // Databases migrated before steps recorded their oldest reader: the steps this Berth knows get theirs.
+    await tx`ALTER TABLE berth_schema ADD COLUMN IF NOT EXISTS oldest_reader integer`;
+    for (const step of migrations) {
+      await tx`UPDATE berth_schema SET oldest_reader = ${step.oldestReader} WHERE version = ${step.version} AND oldest_reader IS NULL`;
+    }
+    // A step with no oldest reader recorded counts as needing a Berth that knows it.
+    const [row] = await tx<{ version: number | null; needs: number | null }[]>`
+      SELECT max(version) AS version, max(coalesce(oldest_reader, version)) FILTER (WHERE version > ${latestVersion}) AS needs
+      FROM berth_schema`;
     const from = row?.version ?? 0;
-    if (from > latestVersion) {
+    const needs = row?.needs ?? 0;
+    if (needs > latestVersion) {
       throw new StoreOpenError(
-        `the PostgreSQL database has Berth schema version ${from}, newer than the latest this Berth knows (${latestVersion}); upgrade Berth`,
+        `the PostgreSQL database has Berth schema version ${from}, newer than the latest this Berth knows (${latestVersion}), ` +
+          `and it needs a Berth that knows version ${needs} or later; upgrade Berth`,
       );
     }
     for (const step of migrations.slice(from)) {
       await tx.unsafe(step.sql);
-      await tx`INSERT INTO berth_schema (version, description) VALUES (${step.version}, ${step.description})`;
+      await tx`INSERT INTO berth_schema (version, description, oldest_reader) VALUES (${step.version}, ${step.description}, ${step.oldestReader})`;
     }
-    return { from, to: latestVersion };
+    return { from, to: Math.max(from, latestVersion) };
   });
 }
