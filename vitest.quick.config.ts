@@ -25,6 +25,7 @@ export default defineConfig({
       "test/support/**/*.test.ts",
       "test/architecture.test.ts",
       "test/architecture-doc.test.ts",
+      "test/log-lines-doc.test.ts",
       "test/agents/demo-agent-units.test.ts",
       "test/agents/session-update-fast-path.test.ts",
       "test/cli/invocation.test.ts",
