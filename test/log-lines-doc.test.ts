@@ -20,13 +20,13 @@ import { API } from "typescript/unstable/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
- * Every log line Berth writes is a public interface, so each one's message is in docs/ (docs/serve.md's "Log lines"
- * table, or the table of the page about its subsystem) or README.md. The TypeScript compiler reads src/ with its
- * checker: a log call is a call of pino's `trace`/`debug`/`info`/`warn`/`error`/`fatal` whatever the logger is
- * named (`controller.error` or `console.error` are not); its message is pino's, the first argument when it is a
- * string, else the second. A template literal counts by its fixed head, a conditional by both its branches. A
- * message handed in from elsewhere must be in {@link forwarded}, which says where its texts come from, so no line
- * goes unread.
+ * Every log line Berth writes is a public interface, so each one's message is named as code (`…`) in docs/
+ * (docs/serve.md's "Log lines" table, or the table of the page about its subsystem) or README.md. The TypeScript
+ * compiler (its API runs as a child process, closed after) reads src/ with its checker: a log call is a call of
+ * pino's `trace`/`debug`/`info`/`warn`/`error`/`fatal` whatever the logger is named (`controller.error` or
+ * `console.error` are not); its message is pino's, the first argument when it is a string, else the second. A
+ * template literal counts by its fixed head, a conditional by both its branches. A message handed in from elsewhere
+ * must be in {@link forwarded}, which says where its texts come from, so no line goes unread.
  */
 
 const root = fileURLToPath(new URL("../", import.meta.url));
