@@ -54,6 +54,18 @@ export function divertSessionUpdates(
   let head: string | undefined;
   // The SDK cancels its side when the connection closes; output arriving after that is dropped.
   let open = true;
+  /** What goes on to the SDK for the line that ends with `tail`; the line's state starts afresh. */
+  const takeLine = (tail: string): string => {
+    const length = pending + Buffer.byteLength(tail);
+    const start = head ?? (length > maxLineBytes ? startOf(pieces, tail) : undefined);
+    const line = start === undefined ? (pieces.length === 0 ? tail : pieces.join("") + tail) : "";
+    pieces = [];
+    pending = 0;
+    head = undefined;
+    if (start !== undefined) return refuse(start, { problem: "too_large", size: length, limit: maxLineBytes }, handlers);
+    if (line.includes(UPDATE_METHOD) && divert(line, handlers)) return "";
+    return observe(line, handlers);
+  };
   return new ReadableStream<Uint8Array>({
     start(controller) {
       stdout.setEncoding("utf8");
@@ -61,20 +73,8 @@ export function divertSessionUpdates(
         let rest = "";
         let from = 0;
         for (let newline = chunk.indexOf("\n"); newline >= 0; newline = chunk.indexOf("\n", from)) {
-          const tail = chunk.slice(from, newline);
+          rest += takeLine(chunk.slice(from, newline));
           from = newline + 1;
-          const length = pending + Buffer.byteLength(tail);
-          const start = head ?? (length > maxLineBytes ? startOf(pieces, tail) : undefined);
-          const line = start === undefined ? (pieces.length === 0 ? tail : pieces.join("") + tail) : "";
-          pieces = [];
-          pending = 0;
-          head = undefined;
-          if (start !== undefined) {
-            rest += refuse(start, { problem: "too_large", size: length, limit: maxLineBytes }, handlers);
-            continue;
-          }
-          if (line.includes(UPDATE_METHOD) && divert(line, handlers)) continue;
-          rest += observe(line, handlers);
         }
         const tail = chunk.slice(from);
         if (tail) {
@@ -92,7 +92,9 @@ export function divertSessionUpdates(
       stdout.on("end", () => {
         if (!open) return;
         open = false;
-        if (pieces.length > 0) controller.enqueue(encoder.encode(pieces.join("")));
+        // The SDK reads a last line without its newline too: so is it read here, and refused if too long.
+        const last = pieces.length > 0 || head !== undefined ? takeLine("") : "";
+        if (last) controller.enqueue(encoder.encode(last));
         controller.close();
       });
       stdout.on("error", (error) => {

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
-import { lstatSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
@@ -39,8 +40,13 @@ export async function pack(repoDir: string, outDir: string): Promise<Packed> {
   };
 }
 
-/** Installs a packed tarball as a user would (`npm install -g`), into its own prefix; runtime dependencies from the registry. */
+/**
+ * Installs a packed tarball as a user would (`npm install -g`), into its own prefix; runtime dependencies from the
+ * registry. better-sqlite3's binary comes as a user with network gets it, prebuilt: from this checkout's own build,
+ * offered beside the prefix (see {@link offerPrebuiltSqlite}), where the download from GitHub is not reachable.
+ */
 export async function installGlobally(tarball: string, prefix: string, env: NodeJS.ProcessEnv = process.env): Promise<Installed> {
+  await offerPrebuiltSqlite(dirname(prefix));
   const started = performance.now();
   const { stdout, stderr } = await run(
     "npm",
@@ -48,6 +54,24 @@ export async function installGlobally(tarball: string, prefix: string, env: Node
     { env, maxBuffer: 16 * 1024 * 1024 },
   );
   return { prefix, installedBytes: bytesUnder(prefix), seconds: (performance.now() - started) / 1000, output: stdout + stderr };
+}
+
+/**
+ * better-sqlite3's install script (`prebuild-install || node-gyp rebuild`) downloads a prebuilt binary from GitHub,
+ * which machines with only the npm registry cannot reach: there it compiles SQLite, minutes of CPU. prebuild-install
+ * first looks for the same archive in its `local-prebuilds` folder, which a `.prebuild-installrc` in a folder above
+ * the install names: this writes both into `dir`, the archive made of the binary this checkout's `npm ci` got.
+ */
+async function offerPrebuiltSqlite(dir: string): Promise<void> {
+  const require = createRequire(import.meta.url);
+  const packageDir = dirname(require.resolve("better-sqlite3/package.json"));
+  const { version } = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as { version: string };
+  const prebuilds = join(dir, "prebuilds");
+  mkdirSync(prebuilds, { recursive: true });
+  // prebuild-install's archive name, for glibc Linux and this Node's ABI.
+  const archive = join(prebuilds, `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`);
+  await run("tar", ["-czf", archive, "-C", packageDir, "build/Release/better_sqlite3.node"]);
+  writeFileSync(join(dir, ".prebuild-installrc"), `local-prebuilds=${prebuilds}\n`);
 }
 
 /** The size of every file under `dir`, links not followed (as `du --apparent-size` counts). */

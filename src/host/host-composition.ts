@@ -317,7 +317,13 @@ export function composeHost(
     interruptTimeoutMs: config.interruptTimeout,
     maxActiveHoldMs: config.maxActiveHold,
     loginStates,
-    onError: (error, sessionId) => log.error({ err: error, sessionId }, "stopping an unresponsive agent failed"),
+    onError: (error, sessionId, failed) =>
+      log.error(
+        { err: error, sessionId },
+        failed === "stop_unresponsive"
+          ? "stopping an unresponsive agent failed"
+          : "a prompt's answer that came before its turn could not be journaled",
+      ),
     stopUnresponsive: async (sessionId, child) => {
       notice(sessionId, "unresponsive");
       holds.childLost(sessionId, child);

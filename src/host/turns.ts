@@ -56,7 +56,8 @@ export interface TurnsDeps {
   readonly maxActiveHoldMs: number;
   /** Told whether a prompt was refused for want of a login. */
   readonly loginStates: AgentLoginStates;
-  readonly onError: (error: unknown, sessionId: string) => void;
+  /** What failed: stopping an agent that did not settle an interrupted turn, or journaling an answer that came early. */
+  readonly onError: (error: unknown, sessionId: string, failed: "stop_unresponsive" | "journal_early_answer") => void;
 }
 
 /** Runs prompts as turns: acquire the child, journal start, every update and end, settle. */
@@ -112,7 +113,7 @@ export class Turns {
             outcome = late;
             void place.previous
               .then(() => this.journaled(journaled, () => Promise.resolve(late).then(answerOf)))
-              .catch((error: unknown) => this.deps.onError(error, sessionId))
+              .catch((error: unknown) => this.deps.onError(error, sessionId, "journal_early_answer"))
               .finally(() => place.leave());
           }
         }
@@ -207,7 +208,7 @@ export class Turns {
     const timer = clock.setTimeout(() => {
       this.settleDeadlines.delete(sessionId);
       if (executions.isActive(sessionId)) {
-        void this.deps.stopUnresponsive(sessionId, child).catch((error: unknown) => this.deps.onError(error, sessionId));
+        void this.deps.stopUnresponsive(sessionId, child).catch((error: unknown) => this.deps.onError(error, sessionId, "stop_unresponsive"));
       }
     }, this.deps.interruptTimeoutMs);
     this.settleDeadlines.set(sessionId, timer);

@@ -73,6 +73,37 @@ describe("the session/update fast path", () => {
     expect(updates).toHaveLength(1);
   });
 
+  it("reads a last line without its newline as the SDK does: an update taken out, an answer told and passed on, one too long refused", async () => {
+    const run = async (text: string) => {
+      const stdout = new PassThrough();
+      const seen: string[] = [];
+      const rest = divertSessionUpdates(
+        stdout,
+        {
+          onUpdate: (n) => void seen.push(`update ${(n.update as { content: { text: string } }).content.text}`),
+          onResponse: (id) => void seen.push(`response ${id}`),
+          onRequest: () => expect.unreachable(),
+          onRefused: (r) => void seen.push(`refused: ${r}`),
+          answerAgent: () => expect.unreachable(),
+        },
+        300,
+      );
+      stdout.write(text.slice(0, 20));
+      stdout.end(text.slice(20));
+      return { passed: await readAll(rest), seen };
+    };
+    expect(await run(line(update("last")).trimEnd())).toEqual({ passed: "", seen: ["update last"] });
+    const answer = line({ id: 3, result: {} }).trimEnd();
+    expect(await run(answer)).toEqual({ passed: `${answer}\n`, seen: ["response 3"] });
+    const long = line({ id: 4, result: { padding: "x".repeat(400) } }).trimEnd();
+    const refused = await run(long);
+    expect(JSON.parse(refused.passed)).toMatchObject({ id: 4, error: { code: -32603, data: { code: "agent_answer_too_large" } } });
+    expect(refused.seen).toEqual([
+      `refused: the answer to request 4 is ${long.length} bytes long, more than the limit of 300: the request fails`,
+      "response 4",
+    ]);
+  });
+
   it("counts a line's UTF-8 bytes against the limit, as the SDK does: multi-byte text over it is refused here", async () => {
     const stdout = new PassThrough();
     const refused: string[] = [];
