@@ -22,7 +22,10 @@ export async function runPackageBench(): Promise<void> {
       ["packed (the tarball)", `${mb(packed.packedBytes)} (aim ≤ ${AIM.packedMB} MB)`],
       ["unpacked (the package alone)", mb(packed.unpackedBytes)],
       ["installed, with runtime dependencies", `${mb(installed.installedBytes)} (aim ≤ ${AIM.installedMB} MB)`],
-      ["install time (npm's cache warm; better-sqlite3 prebuilt, from this checkout)", `${installed.seconds.toFixed(1)} s`],
+      [
+        "install time (npm's cache warm; better-sqlite3 prebuilt, from this checkout)",
+        `${installed.seconds.toFixed(1)} s${installed.sqliteCompiled ? " (SQLite compiled: no prebuilt binary fit)" : ""}`,
+      ],
     ]);
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -23,6 +23,8 @@ export interface Installed {
   /** Every file of the install, runtime dependencies included. */
   readonly installedBytes: number;
   readonly seconds: number;
+  /** Whether better-sqlite3 was compiled (its prebuilt binary not found): minutes of CPU where it was. */
+  readonly sqliteCompiled: boolean;
   /** What npm printed (its warnings go to stderr). */
   readonly output: string;
 }
@@ -43,35 +45,44 @@ export async function pack(repoDir: string, outDir: string): Promise<Packed> {
 /**
  * Installs a packed tarball as a user would (`npm install -g`), into its own prefix; runtime dependencies from the
  * registry. better-sqlite3's binary comes as a user with network gets it, prebuilt: from this checkout's own build,
- * offered beside the prefix (see {@link offerPrebuiltSqlite}), where the download from GitHub is not reachable.
+ * offered inside the prefix for the install's time (see {@link offerPrebuiltSqlite}), as the download from GitHub is
+ * not reachable everywhere Berth is built.
  */
 export async function installGlobally(tarball: string, prefix: string, env: NodeJS.ProcessEnv = process.env): Promise<Installed> {
-  await offerPrebuiltSqlite(dirname(prefix));
+  const offered = await offerPrebuiltSqlite(prefix);
   const started = performance.now();
   const { stdout, stderr } = await run(
     "npm",
     ["install", "--global", "--prefix", prefix, `--allow-scripts=${INSTALL_SCRIPTS}`, "--prefer-offline", "--no-audit", "--no-fund", tarball],
     { env, maxBuffer: 16 * 1024 * 1024 },
-  );
-  return { prefix, installedBytes: bytesUnder(prefix), seconds: (performance.now() - started) / 1000, output: stdout + stderr };
+  ).finally(() => {
+    for (const path of offered) rmSync(path, { recursive: true, force: true });
+  });
+  const seconds = (performance.now() - started) / 1000;
+  // node-gyp leaves its Makefile; a prebuilt binary comes alone.
+  const sqliteCompiled = existsSync(join(prefix, "lib", "node_modules", "better-sqlite3", "build", "Makefile"));
+  return { prefix, installedBytes: bytesUnder(prefix), seconds, sqliteCompiled, output: stdout + stderr };
 }
 
 /**
  * better-sqlite3's install script (`prebuild-install || node-gyp rebuild`) downloads a prebuilt binary from GitHub,
  * which machines with only the npm registry cannot reach: there it compiles SQLite, minutes of CPU. prebuild-install
  * first looks for the same archive in its `local-prebuilds` folder, which a `.prebuild-installrc` in a folder above
- * the install names: this writes both into `dir`, the archive made of the binary this checkout's `npm ci` got.
+ * the install names (an `npm_config_` variable would do too, but npm warns of it as an unknown setting): both are
+ * written into `prefix`, the archive made of the binary this checkout's `npm ci` got. Returns what it wrote.
  */
-async function offerPrebuiltSqlite(dir: string): Promise<void> {
+async function offerPrebuiltSqlite(prefix: string): Promise<string[]> {
   const require = createRequire(import.meta.url);
   const packageDir = dirname(require.resolve("better-sqlite3/package.json"));
   const { version } = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as { version: string };
-  const prebuilds = join(dir, "prebuilds");
+  const prebuilds = join(prefix, ".prebuilds");
+  const rc = join(prefix, ".prebuild-installrc");
   mkdirSync(prebuilds, { recursive: true });
   // prebuild-install's archive name, for glibc Linux and this Node's ABI.
   const archive = join(prebuilds, `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`);
   await run("tar", ["-czf", archive, "-C", packageDir, "build/Release/better_sqlite3.node"]);
-  writeFileSync(join(dir, ".prebuild-installrc"), `local-prebuilds=${prebuilds}\n`);
+  writeFileSync(rc, `local-prebuilds=${prebuilds}\n`);
+  return [prebuilds, rc];
 }
 
 /** The size of every file under `dir`, links not followed (as `du --apparent-size` counts). */

@@ -1,5 +1,5 @@
 import { StoreOpenError } from "../errors.js";
-import { transaction, type Sql } from "./connection.js";
+import { transaction, type Sql, type Transaction } from "./connection.js";
 
 interface PostgresMigration {
   /** The schema version once this step is applied; steps are numbered 1, 2, 3... */
@@ -157,18 +157,14 @@ const migrations: readonly PostgresMigration[] = [
 const latestVersion = migrations.length;
 
 /**
- * Brings the database up to the latest schema, one step per transaction. Hosts of a fleet start
+ * Brings the database up to the latest schema, every step in one transaction. Hosts of a fleet start
  * together: an advisory lock makes one of them migrate while the others wait, then find it done.
  */
 export async function migratePostgres(sql: Sql): Promise<{ from: number; to: number }> {
   return transaction(sql, async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtext('berth.migrate'))`;
     await tx`CREATE TABLE IF NOT EXISTS berth_schema (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), oldest_reader integer)`;
-    // Databases migrated before steps recorded their oldest reader: the steps this Berth knows get theirs.
-    await tx`ALTER TABLE berth_schema ADD COLUMN IF NOT EXISTS oldest_reader integer`;
-    for (const step of migrations) {
-      await tx`UPDATE berth_schema SET oldest_reader = ${step.oldestReader} WHERE version = ${step.version} AND oldest_reader IS NULL`;
-    }
+    await recordOldestReaders(tx);
     // A step with no oldest reader recorded counts as needing a Berth that knows it.
     const [row] = await tx<{ version: number | null; needs: number | null }[]>`
       SELECT max(version) AS version, max(coalesce(oldest_reader, version)) FILTER (WHERE version > ${latestVersion}) AS needs
@@ -187,4 +183,21 @@ export async function migratePostgres(sql: Sql): Promise<{ from: number; to: num
     }
     return { from, to: Math.max(from, latestVersion) };
   });
+}
+
+/**
+ * A database migrated before steps recorded their oldest reader gets the column, and the steps this Berth knows get
+ * theirs. Only then: an `ALTER TABLE` takes the table's exclusive lock and needs its owner, which a start must not
+ * (a backup reading the table would hold every host's start, and the advisory lock with it).
+ */
+async function recordOldestReaders(tx: Transaction): Promise<void> {
+  const [column] = await tx`
+    SELECT 1 FROM pg_attribute WHERE attrelid = 'berth_schema'::regclass AND attname = 'oldest_reader' AND NOT attisdropped`;
+  if (!column) await tx`ALTER TABLE berth_schema ADD COLUMN oldest_reader integer`;
+  const [missing] = await tx<{ count: number }[]>`
+    SELECT count(*)::int AS count FROM berth_schema WHERE oldest_reader IS NULL AND version <= ${latestVersion}`;
+  if (!missing?.count) return;
+  for (const step of migrations) {
+    await tx`UPDATE berth_schema SET oldest_reader = ${step.oldestReader} WHERE version = ${step.version} AND oldest_reader IS NULL`;
+  }
 }
