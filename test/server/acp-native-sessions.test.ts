@@ -104,7 +104,8 @@ describe("ACP session/list and session/load of the agent's own sessions (made ou
 
   it("session/load of a native id while the store cannot write: answered after writeTimeout, with a warning; the history follows once stored", async () => {
     const { log, lines } = capturedLog();
-    const fixture = await startFixture({ config: { writeTimeout: "300ms" }, log });
+    // writeTimeout bounds every write of this host: long enough for a loaded machine, short enough to wait out once.
+    const fixture = await startFixture({ config: { writeTimeout: "1s" }, log });
     const { host } = fixture.berth;
     const nativeId = await nativeConversation(fixture, "remember the tide");
     const client = await fixture.connect({ agent: "demo" });
