@@ -59,9 +59,20 @@ export async function installGlobally(tarball: string, prefix: string, env: Node
     for (const path of offered) rmSync(path, { recursive: true, force: true });
   });
   const seconds = (performance.now() - started) / 1000;
-  // node-gyp leaves its Makefile; a prebuilt binary comes alone.
-  const sqliteCompiled = existsSync(join(prefix, "lib", "node_modules", "better-sqlite3", "build", "Makefile"));
-  return { prefix, installedBytes: bytesUnder(prefix), seconds, sqliteCompiled, output: stdout + stderr };
+  return { prefix, installedBytes: bytesUnder(prefix), seconds, sqliteCompiled: sqliteCompiledIn(prefix), output: stdout + stderr };
+}
+
+/**
+ * Whether the better-sqlite3 of a global install under `prefix` was compiled: node-gyp leaves its Makefile and object
+ * files beside the binary, a prebuilt binary comes alone. It sits in the installed package's own `node_modules`.
+ */
+function sqliteCompiledIn(prefix: string): boolean {
+  const packages = join(prefix, "lib", "node_modules");
+  const found = readdirSync(packages)
+    .map((name) => join(packages, name, "node_modules", "better-sqlite3"))
+    .filter((dir) => existsSync(join(dir, "package.json")));
+  if (found.length === 0) throw new Error(`better-sqlite3 is not in the install under ${packages}`);
+  return found.some((dir) => existsSync(join(dir, "build", "Makefile")) || existsSync(join(dir, "build", "Release", "obj.target")));
 }
 
 /**
