@@ -317,8 +317,7 @@ export class AgentChildren {
     const stderr = child.stderrTail();
     this.deps.journal.append(sessionId, key, "agent_exited", { pid: child.pid, exit, stderr });
     this.deps.journal.notice(sessionId, key, `Berth: the agent process exited unexpectedly (${exit}).`, { kind: "agent_exited", exit });
-    this.deps.log.warn({ sessionId, pid: child.pid, exit, stderr }, "agent child exited unexpectedly");
-    this.deps.record({ kind: "child_exited", sessionId, pid: child.pid, exit });
+    this.deps.record({ kind: "child_exited", sessionId, agent: child.agentId, pid: child.pid, exit, stderr });
     this.deps
       .peekLocation(key)
       ?.terminals.closeForSession(sessionId)

@@ -16,7 +16,15 @@ type HostOnlyRecord =
       readonly pid: number;
       readonly why: "grace" | "evicted" | "deleted" | "shutdown" | "unresponsive" | "lost" | "worktree_closed";
     }
-  | { readonly kind: "child_exited"; readonly sessionId: string; readonly pid: number; readonly exit: string }
+  /** `stderr`: the last of what the agent wrote there, so the one line of its exit says why. */
+  | {
+      readonly kind: "child_exited";
+      readonly sessionId: string;
+      readonly agent: string;
+      readonly pid: number;
+      readonly exit: string;
+      readonly stderr: string;
+    }
   | { readonly kind: "acquisition_failed"; readonly sessionId: string; readonly error: string }
   | { readonly kind: "turn_started"; readonly sessionId: string }
   | { readonly kind: "turn_ended"; readonly sessionId: string; readonly stopReason: string | null; readonly error: string | null }
@@ -77,6 +85,9 @@ const hostMessages: Readonly<Record<HostOnlyRecord["kind"], string>> = {
   file_request: "agent's file request put to the prompting client",
 };
 
+/** Records of something that went wrong on its own, worth a maintainer's look: their line is a warning, the others' info. */
+const warnings: ReadonlySet<HostRecord["kind"]> = new Set(["child_exited"]);
+
 /** The one log line's text for each record. */
 function messageOf(record: HostRecord): string {
   return record.kind in recordMessages ? recordMessages[record.kind as KernelRecord["kind"]] : hostMessages[record.kind as HostOnlyRecord["kind"]];
@@ -121,7 +132,8 @@ export class HostRecordLog {
     const message = messageOf(record);
     // Numbered here and queued: recording never waits on the database.
     const id = this.nextId++;
-    this.deps.log.info({ ...record }, message);
+    if (warnings.has(record.kind)) this.deps.log.warn({ ...record }, message);
+    else this.deps.log.info({ ...record }, message);
     const stamped: StampedRecord = { id, at, message, record };
     this.deps.journal.record(id, record.kind, record, at, (storedId) =>
       this.listeners.emit(storedId === null ? stamped : { ...stamped, id: storedId }),
