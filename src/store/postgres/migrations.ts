@@ -160,8 +160,8 @@ const latestVersion = migrations.length;
  * Brings the database up to the latest schema, every step in one transaction. Hosts of a fleet start
  * together: an advisory lock makes one of them migrate while the others wait, then find it done.
  */
-export async function migratePostgres(sql: Sql): Promise<{ from: number; to: number }> {
-  return transaction(sql, async (tx) => {
+export async function migratePostgres(sql: Sql): Promise<void> {
+  await transaction(sql, async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtext('berth.migrate'))`;
     await tx`CREATE TABLE IF NOT EXISTS berth_schema (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), oldest_reader integer)`;
     await recordOldestReaders(tx);
@@ -181,7 +181,6 @@ export async function migratePostgres(sql: Sql): Promise<{ from: number; to: num
       await tx.unsafe(step.sql);
       await tx`INSERT INTO berth_schema (version, description, oldest_reader) VALUES (${step.version}, ${step.description}, ${step.oldestReader})`;
     }
-    return { from, to: Math.max(from, latestVersion) };
   });
 }
 
