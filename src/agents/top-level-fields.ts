@@ -13,7 +13,7 @@ export interface EnvelopeFields {
 
 /**
  * The longest key or scalar kept, in characters as written: the longest id the SDK takes, every character escaped.
- * Anything longer is skipped, neither kept nor checked.
+ * Anything longer is skipped, not kept (and a longer scalar is checked only for the characters a number is made of).
  */
 const TOKEN_LIMIT = MAX_ID_LENGTH * 6;
 
