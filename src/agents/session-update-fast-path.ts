@@ -1,7 +1,8 @@
 import type { Readable } from "node:stream";
 import { DEFAULT_MAX_MESSAGE_BYTES, type SessionNotification } from "@agentclientprotocol/sdk";
-import { HEAD_CHARS, readMessageHead } from "./message-head.js";
+import { type MessageHead, messageHead, readMessageHead } from "./message-head.js";
 import type { RequestId } from "./prompts-in-flight.js";
+import { TopLevelFieldReader } from "./top-level-fields.js";
 
 const UPDATE_METHOD = '"session/update"';
 const PARSE_ERROR = -32700;
@@ -34,11 +35,11 @@ export interface FastPathHandlers {
  * Berth does with an update. Berth checks the envelope it relies on (a session id and an update
  * kind) and relays updates verbatim to clients, which validate them. Updates are therefore
  * handled a little earlier than the requests and responses around them, never out of order
- * among themselves. A line longer than the SDK's message limit is refused, not buffered (its start
- * is kept, to answer it: see `refuse`); so is a line that is not JSON but reads as a request or a
- * response. The requests and responses passed on are told to `onRequest` and `onResponse` in the
- * order the agent wrote them, before the SDK handles any of them (its dispatch does not keep that
- * order with the answers' promise reactions).
+ * among themselves. A line longer than the SDK's message limit is refused, not buffered (only its
+ * top-level fields are read as it arrives, to answer it: see `refuse`); so is a line that is not
+ * JSON but reads as a request or a response. The requests and responses passed on are told to
+ * `onRequest` and `onResponse` in the order the agent wrote them, before the SDK handles any of
+ * them (its dispatch does not keep that order with the answers' promise reactions).
  */
 export function divertSessionUpdates(
   stdout: Readable,
@@ -50,19 +51,20 @@ export function divertSessionUpdates(
   let pieces: string[] = [];
   /** The current line's UTF-8 bytes so far, counted on past the limit (for the refusal). */
   let pending = 0;
-  /** Once the current line is over the limit: its first characters, all that is kept of it. */
-  let head: string | undefined;
+  /** Once the current line is over the limit: the reader of its top-level fields, all that is kept of it. */
+  let overLimit: TopLevelFieldReader | undefined;
   // The SDK cancels its side when the connection closes; output arriving after that is dropped.
   let open = true;
   /** What goes on to the SDK for the line that ends with `tail`; the line's state starts afresh. */
   const takeLine = (tail: string): string => {
     const length = pending + Buffer.byteLength(tail);
-    const start = head ?? (length > maxLineBytes ? startOf(pieces, tail) : undefined);
-    const line = start === undefined ? (pieces.length === 0 ? tail : pieces.join("") + tail) : "";
+    const reader = overLimit ?? (length > maxLineBytes ? readerOf(pieces) : undefined);
+    reader?.feed(tail);
+    const line = reader === undefined ? (pieces.length === 0 ? tail : pieces.join("") + tail) : "";
     pieces = [];
     pending = 0;
-    head = undefined;
-    if (start !== undefined) return refuse(start, { problem: "too_large", size: length, limit: maxLineBytes }, handlers);
+    overLimit = undefined;
+    if (reader !== undefined) return refuse(messageHead(reader.fields()), { problem: "too_large", size: length, limit: maxLineBytes }, handlers);
     if (line.includes(UPDATE_METHOD) && divert(line, handlers)) return "";
     return observe(line, handlers);
   };
@@ -79,12 +81,12 @@ export function divertSessionUpdates(
         const tail = chunk.slice(from);
         if (tail) {
           const bytes = Buffer.byteLength(tail);
-          if (head === undefined && pending + bytes > maxLineBytes) {
-            head = startOf(pieces, tail);
+          if (overLimit === undefined && pending + bytes > maxLineBytes) {
+            overLimit = readerOf(pieces);
             pieces = [];
-          } else if (head === undefined) {
-            pieces.push(tail);
           }
+          if (overLimit === undefined) pieces.push(tail);
+          else overLimit.feed(tail);
           pending += bytes;
         }
         if (rest && open) controller.enqueue(encoder.encode(rest));
@@ -93,7 +95,7 @@ export function divertSessionUpdates(
         if (!open) return;
         open = false;
         // The SDK reads a last line without its newline too: so is it read here, and refused if too long.
-        const last = pieces.length > 0 || head !== undefined ? takeLine("") : "";
+        const last = pieces.length > 0 || overLimit !== undefined ? takeLine("") : "";
         if (last) controller.enqueue(encoder.encode(last));
         controller.close();
       });
@@ -109,14 +111,11 @@ export function divertSessionUpdates(
   });
 }
 
-/** The first {@link HEAD_CHARS} characters of a line in `pieces` then `tail`, without joining the rest. */
-function startOf(pieces: readonly string[], tail: string): string {
-  let start = "";
-  for (const piece of [...pieces, tail]) {
-    if (start.length >= HEAD_CHARS) break;
-    start += piece.slice(0, HEAD_CHARS - start.length);
-  }
-  return start;
+/** A reader of a line's top-level fields that has read its start, `pieces`. */
+function readerOf(pieces: readonly string[]): TopLevelFieldReader {
+  const reader = new TopLevelFieldReader();
+  for (const piece of pieces) reader.feed(piece);
+  return reader;
 }
 
 /**
@@ -128,7 +127,7 @@ function observe(line: string, handlers: FastPathHandlers): string {
   try {
     message = JSON.parse(line) as typeof message;
   } catch {
-    return refuse(line, { problem: "not_json" }, handlers);
+    return refuse(readMessageHead(line), { problem: "not_json", line }, handlers);
   }
   if (typeof message === "object" && message !== null && isRequestId(message.id)) {
     if (typeof message.method === "string") handlers.onRequest(message.id, message.method);
@@ -137,17 +136,17 @@ function observe(line: string, handlers: FastPathHandlers): string {
   return `${line}\n`;
 }
 
-type Refusal = { readonly problem: "too_large"; readonly size: number; readonly limit: number } | { readonly problem: "not_json" };
+type Refusal =
+  | { readonly problem: "too_large"; readonly size: number; readonly limit: number }
+  | { readonly problem: "not_json"; readonly line: string };
 
 /**
- * A line refused here, by what its start shows. The answer to a request of Berth's becomes an error answer to that
- * request, handed to the SDK in its place, so the request fails instead of waiting for ever; a request of the agent's
- * is answered with an error, so the agent does not wait either. Anything else too long is dropped; anything else that
- * is not JSON goes on to the SDK, which answers the agent with a parse error (id null), as it always did.
- * `text`: the line, or its start if it is too long.
+ * A line refused here, by what its top-level fields show. The answer to a request of Berth's becomes an error answer to
+ * that request, handed to the SDK in its place, so the request fails instead of waiting for ever; a request of the
+ * agent's is answered with an error, so the agent does not wait either. Anything else too long is dropped; anything
+ * else that is not JSON goes on to the SDK, which answers the agent with a parse error (id null), as it always did.
  */
-function refuse(text: string, refusal: Refusal, handlers: FastPathHandlers): string {
-  const message = readMessageHead(text);
+function refuse(message: MessageHead, refusal: Refusal, handlers: FastPathHandlers): string {
   const what = refusal.problem === "too_large" ? `${refusal.size} bytes long, more than the limit of ${refusal.limit}` : "not valid JSON";
   switch (message.kind) {
     case "response": {
@@ -174,7 +173,7 @@ function refuse(text: string, refusal: Refusal, handlers: FastPathHandlers): str
       return "";
     }
     case "unknown":
-      if (refusal.problem === "not_json") return `${text}\n`;
+      if (refusal.problem === "not_json") return `${refusal.line}\n`;
       handlers.onRefused(`a message ${what}`);
       return "";
   }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { readMessageHead } from "../../src/agents/message-head.js";
 
-describe("reading what the start of a refused line shows", () => {
-  it("tells a response by its id and its result or error, cut anywhere after them", () => {
+describe("reading what a refused line shows", () => {
+  it("tells a response by its id and its result or error, cut or broken anywhere after them", () => {
     expect(readMessageHead('{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","_meta":{"x":"aaa')).toEqual({ kind: "response", id: 3 });
     expect(readMessageHead(' { "id" : "a\\"b" , "error" : {"code":-1')).toEqual({ kind: "response", id: 'a"b' });
     // Malformed further on, but whole up to there.
@@ -37,11 +37,16 @@ describe("reading what the start of a refused line shows", () => {
     }
   });
 
-  it("reads only the head of a long line, so no length of string can exhaust the stack", () => {
-    // An unterminated string of 9 million characters overflowed the pattern's backtracking when the whole line was read.
+  it("reads a long line whole, so an id after megabytes counts, and no length of string exhausts the stack", () => {
+    // An unterminated string of 9 million characters overflowed a backtracking pattern once.
     const text = "x".repeat(9_000_000);
     expect(readMessageHead(`{"jsonrpc":"2.0","id":3,"result":"${text}`)).toEqual({ kind: "unknown" });
     expect(readMessageHead(`{"jsonrpc":"2.0","id":3,"result":{"content":"${text}`)).toEqual({ kind: "response", id: 3 });
-    expect(readMessageHead(`{"jsonrpc":"2.0","result":"${text}","id":3}`)).toEqual({ kind: "unknown" });
+    expect(readMessageHead(`{"jsonrpc":"2.0","result":"${text}","id":3}`)).toEqual({ kind: "response", id: 3 });
+    expect(readMessageHead(`{"jsonrpc":"2.0","params":{"content":"${text}"},"method":"fs/write_text_file","id":"w"}`)).toEqual({
+      kind: "request",
+      id: "w",
+      method: "fs/write_text_file",
+    });
   });
 });

@@ -229,6 +229,118 @@ describe("the session/update fast path", () => {
     ]);
   });
 
+  it("answers a refused answer or request whose id comes last, after megabytes (fed in pieces) or after broken JSON", async () => {
+    const stdout = new PassThrough();
+    const seen: string[] = [];
+    const answers: unknown[] = [];
+    const limit = 1024 * 1024;
+    const rest = divertSessionUpdates(
+      stdout,
+      {
+        onUpdate: () => expect.unreachable(),
+        onResponse: (id) => void seen.push(`response ${id}`),
+        onRequest: () => expect.unreachable(),
+        onRefused: (r) => void seen.push(`refused: ${r}`),
+        answerAgent: (answer) => void answers.push(JSON.parse(answer)),
+      },
+      limit,
+    );
+    // Nested values whose strings hold braces, quotes, escapes and `"id":`, none of them the message's id.
+    const decoys = { text: '}]"id":1,"method":"x"{[\\', list: [{ id: 2 }, ['"id":3']], id: 4 };
+    const result = { content: Array.from({ length: 50_000 }, (_, i) => ({ ...decoys, n: i })) };
+    const answer = `{"jsonrpc":"2.0","result":${JSON.stringify(result)},"id":7}\n`;
+    const request = `{"jsonrpc":"2.0","params":{"content":"${"y".repeat(3 * limit)}","id":5},"method":"fs/write_text_file","id":"w-8"}\n`;
+    expect(answer.length).toBeGreaterThan(4 * limit);
+    for (const text of [answer, request]) for (let at = 0; at < text.length; at += 65_536) stdout.write(text.slice(at, at + 65_536));
+    stdout.write('{"jsonrpc":"2.0","result":{"stopReason":end_turn},"id":9}\n');
+    stdout.end('{"jsonrpc":"2.0","params":{"path":/a},"method":"fs/read_text_file","id":10}\n');
+    const passed = (await readAll(rest))
+      .split("\n")
+      .filter(Boolean)
+      .map((text) => JSON.parse(text) as object);
+    const size = { answer: answer.length - 1, request: request.length - 1 };
+    expect(passed).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: 7,
+        error: {
+          code: -32603,
+          message: `Internal error: the agent's answer is ${size.answer} bytes long, more than the limit of ${limit}; Berth refused it`,
+          data: { code: "agent_answer_too_large", size: size.answer, limit },
+        },
+      },
+      {
+        jsonrpc: "2.0",
+        id: 9,
+        error: {
+          code: -32603,
+          message: "Internal error: the agent's answer is not valid JSON; Berth refused it",
+          data: { code: "agent_answer_not_json" },
+        },
+      },
+    ]);
+    expect(answers).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: "w-8",
+        error: {
+          code: -32600,
+          message: `Invalid request: the message is ${size.request} bytes long, more than the limit of ${limit}`,
+          data: { size: size.request, limit },
+        },
+      },
+      { jsonrpc: "2.0", id: 10, error: { code: -32700, message: "Parse error: the message is not valid JSON" } },
+    ]);
+    expect(seen).toEqual([
+      `refused: the answer to request 7 is ${size.answer} bytes long, more than the limit of ${limit}: the request fails`,
+      "response 7",
+      `refused: request w-8 (fs/write_text_file) is ${size.request} bytes long, more than the limit of ${limit}: answered with an error`,
+      "refused: the answer to request 9 is not valid JSON: the request fails",
+      "response 9",
+      "refused: request 10 (fs/read_text_file) is not valid JSON: answered with an error",
+    ]);
+  });
+
+  it("reads the id and method of a line over the limit across writes that split a UTF-8 character", async () => {
+    const stdout = new PassThrough();
+    const refused: string[] = [];
+    const answers: unknown[] = [];
+    const rest = divertSessionUpdates(
+      stdout,
+      {
+        onUpdate: () => expect.unreachable(),
+        onResponse: () => expect.unreachable(),
+        onRequest: () => expect.unreachable(),
+        onRefused: (r) => void refused.push(r),
+        answerAgent: (answer) => void answers.push(JSON.parse(answer)),
+      },
+      300,
+    );
+    const text = Buffer.from(`{"params":{"text":"${"€".repeat(200)}"},"method":"x/é€😀","id":"€-1"}\n`);
+    // Every write ends inside a character of the method or the id (its first byte only).
+    const cuts = ["x/é", "x/é€", "x/é€😀", '"id":"€'].map((start) => text.indexOf(start) + Buffer.byteLength(start) - 1);
+    let from = 0;
+    for (const cut of cuts) {
+      stdout.write(text.subarray(from, cut));
+      from = cut;
+    }
+    stdout.end(text.subarray(from));
+    expect(await readAll(rest)).toBe("");
+    const size = text.length - 1;
+    expect(answers).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: "€-1",
+        error: {
+          code: -32600,
+          message: `Invalid request: the message is ${size} bytes long, more than the limit of 300`,
+          data: { size, limit: 300 },
+        },
+      },
+    ]);
+    expect(refused).toEqual([`request €-1 (x/é€😀) is ${size} bytes long, more than the limit of 300: answered with an error`]);
+  });
+
   it("drops what arrives after the SDK let go of the stream, without throwing", async () => {
     const stdout = new PassThrough();
     const rest = divertSessionUpdates(stdout, {
