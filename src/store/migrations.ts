@@ -145,7 +145,7 @@ function schemaVersion(db: SqliteDatabase): number {
  * Brings the database up to {@link latestSchemaVersion}, one step per transaction so a crash leaves a
  * numbered, consistent version. Returns the versions before and after.
  */
-export function migrate(db: SqliteDatabase): { from: number; to: number } {
+export function migrate(db: SqliteDatabase): void {
   const from = schemaVersion(db);
   if (from > latestSchemaVersion) {
     throw new StoreOpenError(
@@ -153,7 +153,7 @@ export function migrate(db: SqliteDatabase): { from: number; to: number } {
         `(${latestSchemaVersion}); upgrade Berth or use another database file`,
     );
   }
-  if (from === latestSchemaVersion) return { from, to: from };
+  if (from === latestSchemaVersion) return;
   if (db.readonly) {
     throw new StoreOpenError(
       `database ${db.name} has schema version ${from} and needs migrating to ${latestSchemaVersion}, but it is open read-only`,
@@ -167,5 +167,4 @@ export function migrate(db: SqliteDatabase): { from: number; to: number } {
       db.pragma(`user_version = ${step.version}`);
     }).immediate();
   }
-  return { from, to: latestSchemaVersion };
 }
