@@ -117,7 +117,7 @@ describe("the journal under SIGKILL", () => {
     console.log(
       `journal crash test (${SEED_VARIABLE}=${seed}): ${total.kills} kills, ${total.restEvents} events seen over REST, ${total.chunks} chunks seen over ACP, ${total.questions} questions`,
     );
-  }, 180_000);
+  }, 300_000);
 });
 
 /** One data directory: start, drive, SIGKILL, check the file, again, `kills` times. */
