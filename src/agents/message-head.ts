@@ -21,9 +21,10 @@ export function messageHead(fields: EnvelopeFields): MessageHead {
   return { kind: "unknown" };
 }
 
-/** What a whole text shows, read up to where it is cut or stops being JSON. */
+/** What a whole line shows, read up to where it stops being JSON. */
 export function readMessageHead(text: string): MessageHead {
   const reader = new TopLevelFieldReader();
   reader.feed(text);
+  reader.end();
   return messageHead(reader.fields());
 }

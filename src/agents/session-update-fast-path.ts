@@ -51,18 +51,22 @@ export function divertSessionUpdates(
   let pieces: string[] = [];
   /** The current line's UTF-8 bytes so far, counted on past the limit (for the refusal). */
   let pending = 0;
+  /** Whether the current line's last piece so far ends in `\r`, which the SDK leaves out of a line's length (CRLF). */
+  let endsInCarriageReturn = false;
   /** Once the current line is over the limit: the reader of its top-level fields, all that is kept of it. */
   let overLimit: TopLevelFieldReader | undefined;
   // The SDK cancels its side when the connection closes; output arriving after that is dropped.
   let open = true;
   /** What goes on to the SDK for the line that ends with `tail`; the line's state starts afresh. */
   const takeLine = (tail: string): string => {
-    const length = pending + Buffer.byteLength(tail);
+    const length = pending + Buffer.byteLength(tail) - ((tail ? tail.endsWith("\r") : endsInCarriageReturn) ? 1 : 0);
     const reader = overLimit ?? (length > maxLineBytes ? readerOf(pieces) : undefined);
     reader?.feed(tail);
+    reader?.end();
     const line = reader === undefined ? (pieces.length === 0 ? tail : pieces.join("") + tail) : "";
     pieces = [];
     pending = 0;
+    endsInCarriageReturn = false;
     overLimit = undefined;
     if (reader !== undefined) return refuse(messageHead(reader.fields()), { problem: "too_large", size: length, limit: maxLineBytes }, handlers);
     if (line.includes(UPDATE_METHOD) && divert(line, handlers)) return "";
@@ -81,7 +85,8 @@ export function divertSessionUpdates(
         const tail = chunk.slice(from);
         if (tail) {
           const bytes = Buffer.byteLength(tail);
-          if (overLimit === undefined && pending + bytes > maxLineBytes) {
+          endsInCarriageReturn = tail.endsWith("\r");
+          if (overLimit === undefined && pending + bytes - (endsInCarriageReturn ? 1 : 0) > maxLineBytes) {
             overLimit = readerOf(pieces);
             pieces = [];
           }
@@ -125,7 +130,8 @@ function readerOf(pieces: readonly string[]): TopLevelFieldReader {
 function observe(line: string, handlers: FastPathHandlers): string {
   let message: { id?: unknown; method?: unknown };
   try {
-    message = JSON.parse(line) as typeof message;
+    // Trimmed as the SDK trims (a BOM, a no-break space): a line it would read is not refused here.
+    message = JSON.parse(line.trim()) as typeof message;
   } catch {
     return refuse(readMessageHead(line), { problem: "not_json", line }, handlers);
   }

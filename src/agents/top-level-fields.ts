@@ -78,6 +78,11 @@ export class TopLevelFieldReader {
     while (at < text.length && this.state !== "done" && this.state !== "broken") at = this.step(text, at);
   }
 
+  /** The text ends here (its line did): a number or a literal it ends with is whole, not cut. */
+  end(): void {
+    if (this.state === "scalar") this.scalarEnded();
+  }
+
   /** What is read so far. */
   fields(): EnvelopeFields {
     const id = this.values.get("id");
@@ -189,14 +194,17 @@ export class TopLevelFieldReader {
     let i = at;
     while (i < text.length && isScalarPart(text.charCodeAt(i))) i++;
     this.keep(text, at, i);
-    if (i === text.length) return i;
+    if (i < text.length) this.scalarEnded();
+    return i;
+  }
+
+  private scalarEnded(): void {
     const value = this.token.length <= TOKEN_LIMIT ? decoded(this.token) : longNumber.test(this.token) ? unkept : undefined;
     if (value === undefined) this.state = "broken";
     else {
       this.set(value);
       this.state = "after-value";
     }
-    return i;
   }
 
   private nestedPart(text: string, at: number): number {

@@ -21,7 +21,7 @@ import { agentRequestOf, mergedMcpServers, reopenFields, reopenRequest } from ".
 import { answerFields, changesState, restoreSteps, stateOf, withAnswer, withRequest, withUpdate } from "./agent-session-state.js";
 import { agentTitled } from "./session-titles.js";
 import { locationOf } from "./session-location.js";
-import type { HostRecord } from "./host-records.js";
+import type { HostRecord, LogOnlyFields } from "./host-records.js";
 import type { Journal } from "./journal.js";
 import type { Backlog } from "./write-queue.js";
 import type { Logger } from "./logger.js";
@@ -39,7 +39,7 @@ export interface AgentChildrenDeps {
   readonly clock: Clock;
   readonly ledger: ProcessGroupLedger;
   readonly log: Logger;
-  readonly record: (record: HostRecord) => void;
+  readonly record: (record: HostRecord, logOnly?: LogOnlyFields) => void;
   readonly initializeTimeoutMs: number;
   readonly stopTimeoutMs: number;
   /** Boots (or finds) the services of a location: acquiring a child is a real need. */
@@ -317,7 +317,7 @@ export class AgentChildren {
     const stderr = child.stderrTail();
     this.deps.journal.append(sessionId, key, "agent_exited", { pid: child.pid, exit, stderr });
     this.deps.journal.notice(sessionId, key, `Berth: the agent process exited unexpectedly (${exit}).`, { kind: "agent_exited", exit });
-    this.deps.record({ kind: "child_exited", sessionId, agent: child.agentId, pid: child.pid, exit, stderr });
+    this.deps.record({ kind: "child_exited", sessionId, agent: child.agentId, pid: child.pid, exit }, { stderr });
     this.deps
       .peekLocation(key)
       ?.terminals.closeForSession(sessionId)

@@ -25,7 +25,7 @@ import { noticeAgentStopped, type AgentStopReason } from "./agent-stop-notice.js
 import { AgentsOutsideSessions } from "./agents-outside-sessions.js";
 import { AgentLoginDesk } from "./agent-login-desk.js";
 import { clientHolders, LOCATION_HOLDER } from "./holders.js";
-import { HostRecordLog, type HostRecord } from "./host-records.js";
+import { HostRecordLog, type HostRecord, type LogOnlyFields } from "./host-records.js";
 import { HostViews } from "./host-views.js";
 import { noPeers, type Peers } from "./fleet-directory.js";
 import { Housekeeping } from "./housekeeping.js";
@@ -122,7 +122,7 @@ export function composeHost(
   // The host's one writer: every write below goes through it, queued; the event loop never waits on the database.
   const journal = new Journal(hostStore, bus, (key) => retention.touch(key), clock, log, config.writeTimeout, config.writeBacklogLimit);
   const records = new HostRecordLog({ store, journal, clock, log, sessionChanged: (sessionId) => sessionChanges.emit(sessionId) });
-  const record = (r: HostRecord) => records.record(r);
+  const record = (r: HostRecord, logOnly?: LogOnlyFields) => records.record(r, logOnly);
   const keyOf = (sessionId: string) => locationOfSession(store, sessionId);
   const housekeeping = new Housekeeping({
     clock,

@@ -16,15 +16,7 @@ type HostOnlyRecord =
       readonly pid: number;
       readonly why: "grace" | "evicted" | "deleted" | "shutdown" | "unresponsive" | "lost" | "worktree_closed";
     }
-  /** `stderr`: the last of what the agent wrote there, so the one line of its exit says why. */
-  | {
-      readonly kind: "child_exited";
-      readonly sessionId: string;
-      readonly agent: string;
-      readonly pid: number;
-      readonly exit: string;
-      readonly stderr: string;
-    }
+  | { readonly kind: "child_exited"; readonly sessionId: string; readonly agent: string; readonly pid: number; readonly exit: string }
   | { readonly kind: "acquisition_failed"; readonly sessionId: string; readonly error: string }
   | { readonly kind: "turn_started"; readonly sessionId: string }
   | { readonly kind: "turn_ended"; readonly sessionId: string; readonly stopReason: string | null; readonly error: string | null }
@@ -85,6 +77,12 @@ const hostMessages: Readonly<Record<HostOnlyRecord["kind"], string>> = {
   file_request: "agent's file request put to the prompting client",
 };
 
+/**
+ * Fields for a record's log line only, never stored or streamed: an agent's stderr may hold what it should not keep
+ * (an API's error body, a key in debug output), and records outlive their session by the retention period.
+ */
+export type LogOnlyFields = Readonly<Record<string, unknown>>;
+
 /** Records of something that went wrong on its own, worth a maintainer's look: their line is a warning, the others' info. */
 const warnings: ReadonlySet<HostRecord["kind"]> = new Set(["child_exited"]);
 
@@ -127,13 +125,13 @@ export class HostRecordLog {
    * so numbering after a restart (the highest id ever stored + 1) never gives it to another record.
    * An id lost in a crash was never seen by anyone; it may be drawn again.
    */
-  record(record: HostRecord): void {
+  record(record: HostRecord, logOnly?: LogOnlyFields): void {
     const at = this.deps.clock.now();
     const message = messageOf(record);
     // Numbered here and queued: recording never waits on the database.
     const id = this.nextId++;
-    if (warnings.has(record.kind)) this.deps.log.warn({ ...record }, message);
-    else this.deps.log.info({ ...record }, message);
+    if (warnings.has(record.kind)) this.deps.log.warn({ ...record, ...logOnly }, message);
+    else this.deps.log.info({ ...record, ...logOnly }, message);
     const stamped: StampedRecord = { id, at, message, record };
     this.deps.journal.record(id, record.kind, record, at, (storedId) =>
       this.listeners.emit(storedId === null ? stamped : { ...stamped, id: storedId }),

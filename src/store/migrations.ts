@@ -143,7 +143,7 @@ function schemaVersion(db: SqliteDatabase): number {
 
 /**
  * Brings the database up to {@link latestSchemaVersion}, one step per transaction so a crash leaves a
- * numbered, consistent version. Returns the versions before and after.
+ * numbered, consistent version.
  */
 export function migrate(db: SqliteDatabase): void {
   const from = schemaVersion(db);

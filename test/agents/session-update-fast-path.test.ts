@@ -229,6 +229,47 @@ describe("the session/update fast path", () => {
     ]);
   });
 
+  it("counts and reads a line as the SDK does: a CRLF's \\r is not counted, a trailing no-break space is trimmed, a number ending the line is whole", async () => {
+    const stdout = new PassThrough();
+    const seen: string[] = [];
+    const rest = divertSessionUpdates(
+      stdout,
+      {
+        onUpdate: () => expect.unreachable(),
+        onResponse: (id) => void seen.push(`response ${id}`),
+        onRequest: () => expect.unreachable(),
+        onRefused: (reason) => void seen.push(reason),
+        answerAgent: () => expect.unreachable(),
+      },
+      300,
+    );
+    /** A response to `id` of exactly `bytes` bytes. */
+    const sized = (id: number, bytes: number) => {
+      const start = `{"jsonrpc":"2.0","id":${id},"result":{"x":"`;
+      return `${start}${"y".repeat(bytes - start.length - 3)}"}}`;
+    };
+    const atLimit = `${sized(1, 300)}\r\n`;
+    const overLimit = `${sized(2, 301)}\r\n`;
+    const noBreakSpace = `{"jsonrpc":"2.0","id":3,"result":{}}\u00a0\n`;
+    // The \r ends a write of its own, then its \n comes: the length is checked on both.
+    stdout.write(atLimit.slice(0, -1));
+    stdout.write(atLimit.slice(-1));
+    stdout.write(overLimit.slice(0, -1));
+    stdout.write(overLimit.slice(-1));
+    stdout.write(noBreakSpace);
+    stdout.end('{"jsonrpc":"2.0","result":[1,2],"id":4\n');
+    const passed = await readAll(rest);
+    expect(seen).toEqual([
+      "response 1",
+      "the answer to request 2 is 301 bytes long, more than the limit of 300: the request fails",
+      "response 2",
+      "response 3",
+      "the answer to request 4 is not valid JSON: the request fails",
+      "response 4",
+    ]);
+    expect(passed.split("\n").slice(0, 3)).toEqual([atLimit.slice(0, -1), expect.stringContaining('"id":2,"error"'), noBreakSpace.slice(0, -1)]);
+  });
+
   it("answers a refused answer or request whose id comes last, after megabytes (fed in pieces) or after broken JSON", async () => {
     const stdout = new PassThrough();
     const seen: string[] = [];

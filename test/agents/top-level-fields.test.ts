@@ -70,6 +70,12 @@ describe("reading the top-level fields of a JSON object fed piece by piece", () 
     expect(read('{"result":{},"id":"ab')).toEqual({ ...none, hasResult: true });
     expect(read('{"method":"fs/rea')).toEqual(none);
     expect(read('{"id":12', "3,", '"result":nul')).toEqual({ ...none, id: 123 });
+    // Where the text is known to end (its line did), a number there is whole.
+    const ended = new TopLevelFieldReader();
+    ended.feed('{"result":{},"id":1');
+    ended.feed("2");
+    ended.end();
+    expect(ended.fields()).toEqual(response(12));
     // A repeated key: the last wins, as for JSON.parse.
     expect(read('{"id":1,"result":{},"id":{"x":1}}')).toEqual({ ...none, hasResult: true });
     for (const text of [
@@ -80,6 +86,7 @@ describe("reading the top-level fields of a JSON object fed piece by piece", () 
       '{"id" 1,"result":{}}',
       '{"id":01,"result":{}}',
       '{"id":1 "result":{}}',
+      '{"x":1;"id":1,"result":{}}', // only a comma goes on to the next field
       '{"x":tru,"id":1,"result":{}}',
       '{"x":"a\\qb","id":1,"result":{}}', // a bad escape
       '{"bad\\q":1,"id":1,"result":{}}',
