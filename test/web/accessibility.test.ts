@@ -1,5 +1,5 @@
 // axe-core over every view of the dashboard, light and dark, desktop and phone: no serious or critical violation.
-import type { BrowserContextOptions, Page } from "playwright-core";
+import type { BrowserContextOptions } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { fixtureLogins } from "../logins/fixture-logins.js";
 import { audit, type Finding } from "./axe-audit.js";
@@ -55,17 +55,19 @@ describe("accessibility (axe-core)", () => {
   it.each(layouts)("finds no serious or critical violation on any view, %s", { timeout: 120_000 }, async (name, options) => {
     const { chat, question } = await prepareSessions();
     const context = await suite.launched.browser.newContext(options);
+    const page = await context.newPage();
     const errors: string[] = [];
     const findings: Finding[] = [];
-    /** A tab opened through the printed link at `hash`: each route in a tab of its own, as a link would open it. */
-    const open = async (hash = ""): Promise<Page> => {
-      const page = await context.newPage();
-      page.on("pageerror", (error) => errors.push(error.message));
-      await page.goto(`${suite.server.url}/?token=${suite.server.token}${hash}`);
-      return page;
+    page.on("pageerror", (error) => errors.push(error.message));
+    /**
+     * Shows the view at `hash` as the dashboard's own links do, in the same tab: what a view shows follows from its
+     * route and the host's state alone, so a tab of its own would render the same page, only after loading it again.
+     */
+    const show = async (hash: string): Promise<void> => {
+      await page.evaluate(`window.location.hash = ${JSON.stringify(hash)}`);
     };
-    let page = await open("#/sessions");
     try {
+      await page.goto(`${suite.server.url}/?token=${suite.server.token}#/sessions`);
       await page.getByRole("heading", { name: "Sessions" }).waitFor();
       await page.getByRole("status").filter({ hasText: "Live" }).waitFor();
       await page.locator(".card[data-question-id]").first().waitFor();
@@ -86,9 +88,8 @@ describe("accessibility (axe-core)", () => {
         await page.keyboard.press("Escape");
         await dialog.waitFor({ state: "detached" });
       }
-      await page.close();
 
-      page = await open("#/host");
+      await show("#/host");
       await page.locator(`tr[data-session-id="${question}"] .pid`).waitFor();
       await page
         .getByRole("list", { name: /lifecycle/i })
@@ -96,32 +97,30 @@ describe("accessibility (axe-core)", () => {
         .first()
         .waitFor();
       findings.push(...(await audit(page, "Host page")));
-      await page.close();
 
-      page = await open(`#/sessions/${chat}`);
+      await show(`#/sessions/${chat}`);
       await page.getByRole("log", { name: "Conversation" }).locator(".message.agent", { hasText: "Hello from the accessibility check" }).waitFor();
       findings.push(...(await audit(page, "chat")));
-      await page.close();
 
-      page = await open(`#/sessions/${question}`);
+      await show(`#/sessions/${question}`);
       await page.getByRole("log", { name: "Conversation" }).getByText("Deploy to production?").first().waitFor();
       findings.push(...(await audit(page, "chat with a question")));
-      await page.close();
 
-      for (const method of ["demo-token", "demo-env"]) {
-        page = await open(`#/agents/demo/login/${method}`);
-        const dialog = page.getByRole("dialog", { name: /^Log in to demo: / });
-        await dialog.waitFor();
+      // Each method by its full name: the dialog stays open from one to the next, only its method changes.
+      for (const [method, name] of [
+        ["demo-token", "Demo token"],
+        ["demo-env", "Demo environment token"],
+      ] as const) {
+        await show(`#/agents/demo/login/${method}`);
+        await page.getByRole("dialog", { name: `Log in to demo: ${name}`, exact: true }).waitFor();
         findings.push(...(await audit(page, `agent login ${method}`)));
-        await page.close();
       }
 
-      page = await open("#/agents");
+      await show("#/agents");
       await page.locator("#agents-heading .count").waitFor();
       findings.push(...(await audit(page, "Agents page")));
-      await page.close();
 
-      page = await open("#/agents/demo/login/demo/terminal");
+      await show("#/agents/demo/login/demo/terminal");
       const panel = page.getByRole("region", { name: "Log in to demo" });
       await expect.poll(() => panel.locator(".xterm-rows").textContent(), POLL).toContain("Name:");
       findings.push(...(await audit(page, "terminal login")));
@@ -129,7 +128,7 @@ describe("accessibility (axe-core)", () => {
       expect(findings.map((f) => `${f.view}: ${f.id} (${f.impact}) at ${f.targets.join(", ")}`)).toEqual([]);
       expect(errors).toEqual([]);
     } catch (error) {
-      if (!page.isClosed()) await screenshot(page, `accessibility-failed-${name.replace(/\W+/g, "-")}`);
+      await screenshot(page, `accessibility-failed-${name.replace(/\W+/g, "-")}`);
       throw error;
     } finally {
       await context.close();
