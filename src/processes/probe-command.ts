@@ -7,7 +7,7 @@ import { spawn, spawnSync } from "node:child_process";
  */
 export type Probing<T> = { readonly answer: T } | { readonly run: ProbeCommand; readonly finish: (ran: ProbeRun) => T };
 
-export interface ProbeCommand {
+interface ProbeCommand {
   readonly command: string;
   readonly args: readonly string[];
   /** Killed after this long (its stdin and stdout are ignored, its stderr read). */
@@ -15,7 +15,7 @@ export interface ProbeCommand {
 }
 
 /** How the command ended: its exit status (null when killed), what it wrote on stderr, the error that stopped it. */
-export interface ProbeRun {
+interface ProbeRun {
   readonly status: number | null;
   readonly stderr: string;
   readonly error?: Error;
