@@ -10,10 +10,12 @@ import { runLoadCurvesBench } from "./load-curves-bench.js";
 import { runPackageBench } from "./package-bench.js";
 import { runRelayBench } from "./relay-bench.js";
 import { runSessionListBench } from "./session-list-bench.js";
+import { runStartupBench } from "./startup-bench.js";
 import { runTranscriptBench } from "./transcript-bench.js";
 import { runOutsideLockBench, runWriteStallBench } from "./write-stall-bench.js";
 
 console.log(`Berth benchmarks — node ${process.version}, ${new Date().toISOString()}`);
+await runStartupBench();
 await runLifecycleBench();
 await runJournalBench();
 await runStoreBackendBench();

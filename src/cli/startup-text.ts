@@ -1,11 +1,14 @@
+import { createRequire } from "node:module";
 import type { NetworkInterfaceInfo } from "node:os";
-import { renderUnicodeCompact } from "uqr";
+import type * as Uqr from "uqr";
 import { reachableUrls } from "../server/lan-addresses.js";
 
 type Interfaces = NodeJS.Dict<NetworkInterfaceInfo[]>;
 
 /** A QR code of `link` for a terminal, drawn with half blocks (light modules as blocks: for a dark terminal). */
 export function terminalQr(link: string): string {
+  // Loaded only to draw one: most starts print none.
+  const { renderUnicodeCompact } = createRequire(import.meta.url)("uqr") as typeof Uqr;
   return renderUnicodeCompact(link, { border: 1 });
 }
 

@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import type { SandboxAvailability } from "../sandbox/availability.js";
+import { sandboxAvailabilityAsync, type SandboxAvailability } from "../sandbox/availability.js";
 import type { AuthenticateRequest, ContentBlock, InitializeResponse, LogoutRequest, PromptRequest, PromptResponse } from "@agentclientprotocol/sdk";
 import type { AgentChild } from "../agents/agent-child.js";
 import { removeUnlistedAgents } from "../agents/agent-install.js";
@@ -15,7 +15,7 @@ import type { QuestionAnswer } from "../location/question-types.js";
 import type { TerminalOutputResult } from "../location/terminal.js";
 import type { JournalEvent } from "../store/events.js";
 import type { Json } from "../store/index.js";
-import { scopeOf, type ProcessTracking } from "../processes/index.js";
+import { ProcessScope, scopeOf, type ProcessTracking } from "../processes/index.js";
 import { sqliteHostStore, type HostStore } from "../store/host-store.js";
 import { type AgentDetails, type CatalogueView, catalogueView, readAgentCatalogue, withLoginStates } from "./agent-catalogue.js";
 import type { InstallEvent, InstallStart } from "./agent-installs.js";
@@ -130,6 +130,10 @@ export class Host {
     const paths = dataPaths(options.dataDir);
     for (const dir of [paths.dataDir, paths.terminalOutput, paths.agentState]) mkdirSync(dir, { recursive: true, mode: 0o700 });
     const logger = options.logger ?? silentLogger();
+    // Each probe may run a short command: begun now, both run while the store opens, and are awaited where needed.
+    const scope = ProcessScope.forDataDir(paths.dataDir);
+    void scope.probe();
+    const sandboxProbe = sandboxAvailabilityAsync(options.config.sandbox.bwrap);
     // On a fleet's PostgreSQL store the host reads its mirror and writes through the shared store (loaded only then).
     const fleet = isPostgresUrl(options.config.store)
       ? await (await import("./fleet.js")).Fleet.open(options.config, paths.dataDir, logger)
@@ -155,6 +159,7 @@ export class Host {
     try {
       await restoreAfterRestart({
         store,
+        scope,
         ledger,
         journal,
         clock,
@@ -180,8 +185,8 @@ export class Host {
     parts.housekeeping.start();
     fleet?.start(parts);
     log.info({ dataDir: options.dataDir, store: fleet ? "postgres" : "sqlite", sessions: store.sessions.list().length }, "host started");
-    // Probed once, now: an operator sees at start whether sessions may ask for a sandbox (docs/sandbox.md).
-    log.info({ sandbox: parts.sandboxes.availability() }, "sandboxes");
+    // Probed once, at start: an operator sees whether sessions may ask for a sandbox (docs/sandbox.md).
+    log.info({ sandbox: await sandboxProbe }, "sandboxes");
     return new Host(parts, fleet, options.loginCommands);
   }
 

@@ -1,5 +1,6 @@
+import { createRequire } from "node:module";
 import { pino, type Logger } from "pino";
-import pretty from "pino-pretty";
+import type PinoPretty from "pino-pretty";
 
 export type { Logger };
 
@@ -8,7 +9,13 @@ export function createLogger(options: { level?: string; pretty?: boolean } = {})
   const level = options.level ?? process.env.BERTH_LOG_LEVEL ?? "info";
   const usePretty = options.pretty ?? process.stderr.isTTY === true;
   const base = { level, base: { name: "berth" }, timestamp: pino.stdTimeFunctions.isoTime };
-  return usePretty ? pino(base, pretty({ destination: 2, colorize: true, ignore: "pid,hostname,name" })) : pino(base, pino.destination(2));
+  return usePretty ? pino(base, prettyStream({ destination: 2, colorize: true, ignore: "pid,hostname,name" })) : pino(base, pino.destination(2));
+}
+
+// Loaded only for a terminal: a service, and every test, writes JSON lines and need not load its dozen modules at start.
+function prettyStream(options: PinoPretty.PrettyOptions): PinoPretty.PrettyStream {
+  const pretty = createRequire(import.meta.url)("pino-pretty") as typeof PinoPretty;
+  return pretty(options);
 }
 
 export function silentLogger(): Logger {

@@ -1,5 +1,4 @@
 import type { Clock } from "../lifecycle/clock.js";
-import { dirname } from "node:path";
 import { attachScope, ProcessScope, reapLeftoverGroups, type ProcessGroupLedger } from "../processes/index.js";
 import type { Question } from "../store/questions.js";
 import type { Store } from "../store/store.js";
@@ -18,6 +17,8 @@ import type { Logger } from "./logger.js";
  */
 export async function restoreAfterRestart(deps: {
   store: Store;
+  /** The data directory's scope ({@link ProcessScope.forDataDir}): what the previous run's children carry. */
+  scope: ProcessScope;
   /** The process-group ledger, written through the host's one writer. */
   ledger: ProcessGroupLedger;
   journal: Journal;
@@ -26,9 +27,8 @@ export async function restoreAfterRestart(deps: {
   log: Logger;
   stopTimeoutMs: number;
 }): Promise<void> {
-  const { store, clock, record, log } = deps;
-  // The store lives in the data directory; its scope is what the previous run's children carry.
-  const scope = ProcessScope.forDataDir(dirname(store.path));
+  const { store, scope, clock, record, log } = deps;
+  await scope.probe();
   attachScope(deps.ledger, scope);
   logTracking(log, scope);
   for (const { entry: group, outcome } of await reapLeftoverGroups(deps.ledger, { graceMs: deps.stopTimeoutMs })) {

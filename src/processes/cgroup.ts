@@ -1,6 +1,6 @@
-import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { settle, settleSync, type Probing } from "./probe-command.js";
 
 /**
  * cgroup v2, where the host may use it: one cgroup per tracked tree under
@@ -49,28 +49,45 @@ const ENV = "/usr/bin/env";
  * Finds out whether children can be put into cgroups under `<base>/<scopeName>`: the unified
  * hierarchy is mounted, the host may create cgroups under its own (root, or a delegated systemd
  * unit), the kernel has `cgroup.kill` (5.14+), and a child can move itself into one, the way
- * every child will. Leaves no directory behind.
+ * every child will. Leaves no directory behind. Blocks while its child runs; {@link probeCgroupsAsync} does not.
  */
 export function probeCgroups(scopeName: string, base = ownCgroupDirectory()): CgroupProbe {
-  if (!base) return { reason: "no cgroup v2 hierarchy holds this process" };
+  return settleSync(cgroupProbing(scopeName, base));
+}
+
+/** {@link probeCgroups} without blocking the event loop while its child runs. */
+export function probeCgroupsAsync(scopeName: string, base = ownCgroupDirectory()): Promise<CgroupProbe> {
+  return settle(cgroupProbing(scopeName, base));
+}
+
+function cgroupProbing(scopeName: string, base: string | undefined): Probing<CgroupProbe> {
+  if (!base) return { answer: { reason: "no cgroup v2 hierarchy holds this process" } };
   const dir = join(base, scopeName);
   const made = ensureCgroup(dir);
-  if (made !== true) return { reason: `cannot create ${dir} (${made})` };
-  try {
-    if (!existsSync(join(dir, "cgroup.kill"))) return { reason: `${dir} has no cgroup.kill (Linux before 5.14)` };
-    if (!isExecutable(SHELL) || !isExecutable(ENV)) return { reason: `${SHELL} or ${ENV} is missing` };
-    const probe = createCgroup(dir, `probe-${process.pid}`);
-    if (!probe) return { reason: `cannot create a cgroup under ${dir}` };
-    const moved = spawnSync(SHELL, ["-c", 'echo $$ >"$1"', "berth-cgroup-probe", join(probe, "cgroup.procs")], { stdio: "pipe", timeout: 5_000 });
-    deleteCgroup(probe);
-    if (moved.status !== 0) {
-      return { reason: `a process cannot move itself into ${probe} (${moved.stderr?.toString().trim() || moved.error?.message || "refused"})` };
-    }
-    return { directory: dir };
-  } finally {
+  if (made !== true) return { answer: { reason: `cannot create ${dir} (${made})` } };
+  const tidy = () => {
     // Stryker disable next-line ConditionalExpression: rmdir fails on a directory with cgroups below it anyway
     if (subCgroups(dir).length === 0) tryDelete(dir);
-  }
+  };
+  const refused = (reason: string) => {
+    tidy();
+    return { answer: { reason } };
+  };
+  if (!existsSync(join(dir, "cgroup.kill"))) return refused(`${dir} has no cgroup.kill (Linux before 5.14)`);
+  if (!isExecutable(SHELL) || !isExecutable(ENV)) return refused(`${SHELL} or ${ENV} is missing`);
+  const probe = createCgroup(dir, `probe-${process.pid}`);
+  if (!probe) return refused(`cannot create a cgroup under ${dir}`);
+  return {
+    run: { command: SHELL, args: ["-c", 'echo $$ >"$1"', "berth-cgroup-probe", join(probe, "cgroup.procs")], timeoutMs: 5_000 },
+    finish: (moved) => {
+      deleteCgroup(probe);
+      tidy();
+      if (moved.status !== 0) {
+        return { reason: `a process cannot move itself into ${probe} (${moved.stderr.trim() || moved.error?.message || "refused"})` };
+      }
+      return { directory: dir };
+    },
+  };
 }
 
 /** Creates a cgroup directory unless it exists: true, or the error code that stopped it. */

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { realpathSync } from "node:fs";
-import { createCgroup, ensureCgroup, launchInCgroup, probeCgroups, deleteCgroup, subCgroups, type Launch } from "./cgroup.js";
+import { createCgroup, ensureCgroup, launchInCgroup, probeCgroups, probeCgroupsAsync, deleteCgroup, subCgroups, type Launch } from "./cgroup.js";
 import type { ProcessGroupLedger } from "./ledger.js";
 import { stopTree, type ProcessTree, type StopOptions, type StopOutcome } from "./stop-group.js";
 
@@ -34,6 +34,7 @@ export type ProcessTracking =
  */
 export class ProcessScope {
   private probed: ProcessTracking | undefined;
+  private probing: Promise<ProcessTracking> | undefined;
 
   private constructor(
     /** Short and stable: the first 12 hex digits of the SHA-256 of the directory's real path. */
@@ -58,10 +59,25 @@ export class ProcessScope {
     return thisProcess;
   }
 
-  /** Cgroups or the marker alone, found out on first use (a probe that leaves nothing behind). */
+  /** Cgroups or the marker alone, found out on first use (a probe that leaves nothing behind) unless {@link probe} did. */
   get tracking(): ProcessTracking {
-    this.probed ??= this.useCgroups ? trackingOf(probeCgroups(`berth-${this.key}`)) : { mode: "marker", reason: "turned off (BERTH_CGROUPS=off)" };
+    // Both probes would make the same probe cgroup, and the second would wrongly find cgroups unusable.
+    if (this.probed === undefined && this.probing !== undefined) throw new Error("the scope's tracking was read while its probe still ran");
+    this.probed ??= this.useCgroups ? trackingOf(probeCgroups(`berth-${this.key}`)) : MARKER_TURNED_OFF;
     return this.probed;
+  }
+
+  /**
+   * Finds out {@link tracking} without blocking the event loop (the host, at start, alongside its other work). Once
+   * begun, nothing reads `tracking` before it settles: the two probes would make the same probe cgroup.
+   */
+  probe(): Promise<ProcessTracking> {
+    this.probing ??= this.probed
+      ? Promise.resolve(this.probed)
+      : this.useCgroups
+        ? probeCgroupsAsync(`berth-${this.key}`).then(trackingOf)
+        : Promise.resolve(MARKER_TURNED_OFF);
+    return this.probing.then((tracking) => (this.probed ??= tracking));
   }
 
   /** The scope's cgroup directory while cgroups are in use; it exists only while it holds a tree's cgroup. */
@@ -137,6 +153,8 @@ export class ProcessScope {
     if (dir) deleteCgroup(dir);
   }
 }
+
+const MARKER_TURNED_OFF: ProcessTracking = { mode: "marker", reason: "turned off (BERTH_CGROUPS=off)" };
 
 function trackingOf(probe: ReturnType<typeof probeCgroups>): ProcessTracking {
   return "directory" in probe ? { mode: "cgroup", directory: probe.directory } : { mode: "marker", reason: probe.reason };

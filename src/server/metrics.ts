@@ -1,17 +1,73 @@
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type * as Prometheus from "prom-client";
 import type { Host } from "../host/host.js";
-import type { SessionChildState } from "../host/views.js";
+import type { HostRecord, SessionChildState } from "../host/views.js";
 import type { ClientBufferBudget, ClientBufferFigures } from "./client-buffer-budget.js";
 
 const SESSION_STATES: readonly SessionChildState[] = ["childless", "acquiring", "live", "releasing"];
 
+/** The records the counters and the histogram follow. */
+const COUNTED: ReadonlySet<HostRecord["kind"]> = new Set([
+  "location_evicted",
+  "session_interrupted",
+  "turn_ended",
+  "child_acquired",
+  "session_adopted",
+  "session_lost",
+]);
+
 /**
- * Berth's Prometheus metrics on a registry of their own. Gauges are read from the host at
- * scrape time (reading never boots anything); counters and the histogram follow its records.
+ * Berth's Prometheus metrics. prom-client (a tenth of a second of start-up) is loaded at the first scrape or the first
+ * record to count, not at start: the records that come while it loads are counted once it is there, in order.
  */
 export class BerthMetrics {
-  readonly registry = new Registry();
   private readonly unsubscribe: () => void;
+  private meters: Meters | undefined;
+  private loading: Promise<Meters> | undefined;
+  private waiting: HostRecord[] = [];
+
+  constructor(
+    private readonly host: Host,
+    private readonly clientsConnected: () => number,
+    private readonly clientBuffers: ClientBufferBudget,
+  ) {
+    this.unsubscribe = host.onRecord(({ record }) => {
+      if (!COUNTED.has(record.kind)) return;
+      if (this.meters) return this.meters.count(record);
+      this.waiting.push(record);
+      void this.load();
+    });
+  }
+
+  /** The Prometheus text exposition and its content type. */
+  async render(): Promise<{ contentType: string; text: string }> {
+    const meters = await this.load();
+    return { contentType: meters.registry.contentType, text: await meters.render() };
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+
+  private load(): Promise<Meters> {
+    this.loading ??= import("prom-client").then((prometheus) => {
+      const meters = new Meters(prometheus, this.host, this.clientsConnected, this.clientBuffers);
+      for (const record of this.waiting) meters.count(record);
+      this.waiting = [];
+      this.meters = meters;
+      return meters;
+    });
+    return this.loading;
+  }
+}
+
+/**
+ * The metrics on a registry of their own. Gauges are read from the host at scrape time (reading never boots
+ * anything); counters and the histogram follow its records.
+ */
+class Meters {
+  readonly registry: Prometheus.Registry;
+  /** Counts one record of a {@link COUNTED} kind. */
+  readonly count: (record: HostRecord) => void;
 
   /** The sessions' states, read once per scrape (one query) and shared by the gauges that need them. */
   private scraped: ReturnType<Host["sessionStates"]> | undefined;
@@ -20,7 +76,14 @@ export class BerthMetrics {
   /** What is queued for clients, read once per scrape likewise. */
   private clientBuffers: ClientBufferFigures | undefined;
 
-  constructor(host: Host, clientsConnected: () => number, clientBuffers: ClientBufferBudget) {
+  constructor(
+    private readonly prometheus: typeof Prometheus,
+    host: Host,
+    clientsConnected: () => number,
+    clientBuffers: ClientBufferBudget,
+  ) {
+    const { Counter, Gauge, Histogram, Registry } = prometheus;
+    this.registry = new Registry();
     const registers = [this.registry];
     const sessionStates = () => (this.scraped ??= host.sessionStates());
     new Gauge({
@@ -134,7 +197,7 @@ export class BerthMetrics {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
-    this.unsubscribe = host.onRecord(({ record }) => {
+    this.count = (record) => {
       switch (record.kind) {
         case "location_evicted":
           return evictions.inc({ reason: record.reason });
@@ -149,11 +212,12 @@ export class BerthMetrics {
         case "session_lost":
           return fleetMoves?.inc({ direction: "lost" });
       }
-    });
+    };
   }
 
   /** What is queued for ACP WebSocket clients, against `server.clientBufferBudget` (docs/serve.md, "Slow clients"). */
   private clientBufferGauges(buffers: ClientBufferBudget): void {
+    const { Counter, Gauge } = this.prometheus;
     const registers = [this.registry];
     const read = () => (this.clientBuffers ??= buffers.figures());
     const gauge = (name: string, help: string, value: (figures: ClientBufferFigures) => number) =>
@@ -203,6 +267,7 @@ export class BerthMetrics {
    * host's mirror, never per session.
    */
   private fleetGauges(host: Host): void {
+    const { Gauge } = this.prometheus;
     const registers = [this.registry];
     const counts = () => (this.fleet ??= host.fleetCounts());
     new Gauge({
@@ -258,13 +323,5 @@ export class BerthMetrics {
       this.fleet = undefined;
       this.clientBuffers = undefined;
     }
-  }
-
-  get contentType(): string {
-    return this.registry.contentType;
-  }
-
-  close(): void {
-    this.unsubscribe();
   }
 }

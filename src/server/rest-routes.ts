@@ -309,7 +309,7 @@ export function restRoutes({ host, events, ownSessions, metrics, tickets, peers 
     {
       method: "GET",
       path: "/metrics",
-      handle: async () => ({ kind: "text", status: 200, contentType: metrics.contentType, text: await metrics.render() }),
+      handle: async () => ({ kind: "text", status: 200, ...(await metrics.render()) }),
     },
   ];
 }

@@ -12,6 +12,7 @@ import {
   killCgroup,
   launchInCgroup,
   probeCgroups,
+  probeCgroupsAsync,
   subCgroups,
 } from "../../src/processes/cgroup.js";
 import { ProcessScope } from "../../src/processes/scope.js";
@@ -83,6 +84,34 @@ describe("probeCgroups", () => {
     expect(scopeDir!.endsWith(join(own, `berth-${ProcessScope.forDataDir(temp).key}`))).toBe(true);
     expect(existsSync(join(scopeDir!, "..", "cgroup.procs"))).toBe(true);
     expect(existsSync(scopeDir!)).toBe(false);
+  });
+
+  it("without blocking, answers as the blocking probe does and leaves no directory behind", async () => {
+    expect(await probeCgroupsAsync("berth-x", "")).toEqual({ reason: "no cgroup v2 hierarchy holds this process" });
+    expect(await probeCgroupsAsync("berth-x", temp)).toEqual({ reason: `${join(temp, "berth-x")} has no cgroup.kill (Linux before 5.14)` });
+    expect(existsSync(join(temp, "berth-x"))).toBe(false);
+    const name = `berth-async-${process.pid}`;
+    const answer = await probeCgroupsAsync(name);
+    expect(answer).toEqual(probeCgroups(name));
+    if ("directory" in answer) expect(existsSync(answer.directory)).toBe(false);
+  });
+});
+
+describe("ProcessScope.probe", () => {
+  it("finds out the tracking without blocking, once, and the tracking then reads the same without probing again", async () => {
+    const scope = ProcessScope.forDataDir(temp);
+    const probing = scope.probe();
+    // Read while the probe runs, the tracking would start a second probe of the same cgroup: refused loudly.
+    expect(() => scope.tracking).toThrow("the scope's tracking was read while its probe still ran");
+    const tracking = await probing;
+    if (tracking.mode === "cgroup") madeCgroups.push(tracking.directory);
+    expect(tracking).toEqual(ProcessScope.forDataDir(temp).tracking);
+    expect(scope.tracking).toBe(tracking);
+    expect(await scope.probe()).toBe(tracking);
+  });
+
+  it("says the marker alone when cgroups are turned off, with no probe", async () => {
+    expect(await ProcessScope.forDataDir(temp, { cgroups: false }).probe()).toEqual({ mode: "marker", reason: "turned off (BERTH_CGROUPS=off)" });
   });
 });
 
