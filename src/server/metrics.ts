@@ -5,15 +5,18 @@ import type { ClientBufferBudget, ClientBufferFigures } from "./client-buffer-bu
 
 const SESSION_STATES: readonly SessionChildState[] = ["childless", "acquiring", "live", "releasing"];
 
-/** The records the counters and the histogram follow. */
-const COUNTED: ReadonlySet<HostRecord["kind"]> = new Set([
+/** The records the counters and the histogram follow: `Meters.count` handles exactly these (the compiler checks). */
+const COUNTED_KINDS = [
   "location_evicted",
   "session_interrupted",
   "turn_ended",
   "child_acquired",
   "session_adopted",
   "session_lost",
-]);
+] as const satisfies readonly HostRecord["kind"][];
+type CountedRecord = Extract<HostRecord, { kind: (typeof COUNTED_KINDS)[number] }>;
+const COUNTED: ReadonlySet<string> = new Set(COUNTED_KINDS);
+const isCounted = (record: HostRecord): record is CountedRecord => COUNTED.has(record.kind);
 
 /**
  * Berth's Prometheus metrics. prom-client (a tenth of a second of start-up) is loaded at the first scrape or the first
@@ -23,7 +26,7 @@ export class BerthMetrics {
   private readonly unsubscribe: () => void;
   private meters: Meters | undefined;
   private loading: Promise<Meters> | undefined;
-  private waiting: HostRecord[] = [];
+  private waiting: CountedRecord[] = [];
 
   constructor(
     private readonly host: Host,
@@ -31,7 +34,7 @@ export class BerthMetrics {
     private readonly clientBuffers: ClientBufferBudget,
   ) {
     this.unsubscribe = host.onRecord(({ record }) => {
-      if (!COUNTED.has(record.kind)) return;
+      if (!isCounted(record)) return;
       if (this.meters) return this.meters.count(record);
       this.waiting.push(record);
       void this.load();
@@ -66,8 +69,8 @@ export class BerthMetrics {
  */
 class Meters {
   readonly registry: Prometheus.Registry;
-  /** Counts one record of a {@link COUNTED} kind. */
-  readonly count: (record: HostRecord) => void;
+  /** Counts one record of a {@link COUNTED_KINDS} kind. */
+  readonly count: (record: CountedRecord) => void;
 
   /** The sessions' states, read once per scrape (one query) and shared by the gauges that need them. */
   private scraped: ReturnType<Host["sessionStates"]> | undefined;
@@ -211,6 +214,8 @@ class Meters {
           return fleetMoves?.inc({ direction: "adopted" });
         case "session_lost":
           return fleetMoves?.inc({ direction: "lost" });
+        default:
+          return record satisfies never;
       }
     };
   }
