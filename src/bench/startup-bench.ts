@@ -86,8 +86,11 @@ async function untilLine(args: string[], cwd: string, wanted: (line: string) => 
     for await (const line of lines) if (wanted(line)) return { ms: performance.now() - started, cpuMs: cpuSeconds(child.pid!) * 1000 };
     throw new Error(`node ${args.join(" ")} exited without the line awaited`);
   } finally {
-    process.kill(-child.pid!, "SIGKILL");
-    await exited;
+    // A run that ended on its own was reaped already: killing its group again would hide why it ended.
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+      process.kill(-child.pid, "SIGKILL");
+      await exited;
+    }
   }
 }
 

@@ -132,7 +132,8 @@ export class Host {
     const logger = options.logger ?? silentLogger();
     // Each probe may run a short command: begun now, both run while the store opens, and are awaited where needed.
     const scope = ProcessScope.forDataDir(paths.dataDir);
-    void scope.probe();
+    // Awaited by restoreAfterRestart, which reports a failure.
+    scope.probe().catch(() => undefined);
     const sandboxProbe = sandboxAvailabilityAsync(options.config.sandbox.bwrap);
     // On a fleet's PostgreSQL store the host reads its mirror and writes through the shared store (loaded only then).
     const fleet = isPostgresUrl(options.config.store)

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 
 /**
  * A probe that may need to run one short command to find its answer: the answer already, or the command and what its
@@ -32,26 +32,45 @@ export function settle<T>(probing: Probing<T>): Promise<T> {
   if ("answer" in probing) return Promise.resolve(probing.answer);
   const { command, args, timeoutMs } = probing.run;
   return new Promise((resolve, reject) => {
-    // Its own process group, stopped as one if it overruns (spawnSync's timeout signals the command alone).
-    const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"], detached: true });
+    let settled = false;
     const stderr: Buffer[] = [];
-    let error: Error | undefined;
-    // As spawnSync's timeout: the command is killed and the run fails with ETIMEDOUT.
-    const timer = setTimeout(() => {
-      error = Object.assign(new Error(`spawn ${command} ETIMEDOUT`), { code: "ETIMEDOUT" });
-      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-    }, timeoutMs);
-    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
-    child.once("error", (spawnError) => {
-      error ??= spawnError;
-    });
-    child.once("close", (status) => {
+    const end = (status: number | null, error: Error | undefined) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       try {
         resolve(probing.finish({ status: error ? null : status, stderr: Buffer.concat(stderr).toString(), ...(error ? { error } : {}) }));
       } catch (finishError) {
         reject(finishError);
       }
+    };
+    // As spawnSync's timeout, the run ends at the deadline with ETIMEDOUT, even if something still holds its stderr.
+    const timer = setTimeout(() => {
+      if (child?.pid !== undefined) {
+        try {
+          process.kill(-child.pid, "SIGKILL");
+        } catch {
+          // The group is gone already (it ended just now).
+        }
+      }
+      child?.stderr?.destroy();
+      end(null, Object.assign(new Error(`spawn ${command} ETIMEDOUT`), { code: "ETIMEDOUT" }));
+    }, timeoutMs);
+    let child: ChildProcess | undefined;
+    try {
+      // Its own process group, stopped as one if it overruns (spawnSync's timeout signals the command alone).
+      child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"], detached: true });
+    } catch (spawnError) {
+      // spawn throws some errors (ETXTBSY, ENOMEM, E2BIG) that spawnSync reports as the run's error.
+      end(null, spawnError as Error);
+      return;
+    }
+    child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
+    let error: Error | undefined;
+    child.once("error", (spawnError) => {
+      error ??= spawnError;
+      end(null, error);
     });
+    child.once("close", (status) => end(status, error));
   });
 }
