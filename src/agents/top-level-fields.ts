@@ -1,4 +1,5 @@
 import { MAX_ID_LENGTH } from "../protocol/id-limits.js";
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from "../protocol/json-char-codes.js";
 
 /** The top-level fields of a JSON-RPC message that tell what it is, as far as its text could be read. */
 export interface EnvelopeFields {
@@ -41,15 +42,6 @@ const wanted: ReadonlySet<string> = new Set<Wanted>(["id", "method", "result", "
 const unkept = Symbol("unkept");
 /** The start of a number too long to keep: it is skipped if it goes on as a number can. */
 const longNumber = /^-?[0-9][0-9.eE+-]*$/;
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 
 /**
  * Reads the top-level fields of a JSON object from its text fed piece by piece, keeping only what tells a JSON-RPC

@@ -1,16 +1,11 @@
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE } from "../protocol/json-char-codes.js";
+
 /**
  * The deepest nesting of objects and arrays a client's message or request body may have. ACP messages
  * and REST bodies nest a dozen levels at most; thousands of levels overflow the stack of whatever walks
  * them recursively (a schema check, `JSON.stringify` on the way to the agent), which killed the agent.
  */
 export const MAX_JSON_DEPTH = 64;
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 
 /** Whether a JSON text nests objects and arrays deeper than `limit`: its brackets counted outside strings, nothing parsed. */
 export function nestedDeeperThan(text: string, limit = MAX_JSON_DEPTH): boolean {
