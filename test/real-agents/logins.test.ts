@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { methods, type AuthMethod, type ClientCapabilities } from "@agentclientprotocol/sdk";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { berthWords } from "../../src/config/invocation.js";
 import { NoTerminalLoginError } from "../../src/logins/login-command.js";
 import { descendantsOf } from "../support/process-table.js";
@@ -40,7 +40,7 @@ function procFile(pid: number, name: "cmdline" | "environ"): string {
   }
 }
 
-async function prepare(name: "claude" | "opencode" | "codex"): Promise<RealAgentEnvironment> {
+async function prepare(name: "codex"): Promise<RealAgentEnvironment> {
   const env = await prepareRealAgent(name);
   environments.push(env);
   return env;
@@ -77,13 +77,28 @@ function throughBerth(methods: AuthMethod[], agent: string, baseUrl: string): Au
 
 for (const name of ["claude", "opencode"] as const) {
   describe.skipIf(!realAgentInstalled(name))(`${name}'s terminal login through Berth`, () => {
+    // One environment and one data directory for these tests, each with a host of its own: an agent start-up takes
+    // seconds, and the agent's answers do not change within an environment. Berth stores its probe's answer in the
+    // data directory and the direct answers are kept here, so only the first test to need one starts the agent for it.
+    let env: RealAgentEnvironment;
+    const directAnswers = new Map<string, AuthMethod[]>();
+    beforeAll(async () => {
+      env = await prepareRealAgent(name);
+    });
+    afterAll(() => env?.cleanup());
+    const startHost = () => startFixture({ config: { agents: { [name]: env.entry } }, dataDir: join(env.root, "berth-data"), workDir: env.cwd });
+    async function directAnswer(declared: string): Promise<AuthMethod[]> {
+      const known = directAnswers.get(declared) ?? (await directAuthMethods(env, declarations[declared]!));
+      directAnswers.set(declared, known);
+      return known;
+    }
+
     it(
       "each client sees the methods it would see directly for what it declared; terminal-auth commands are berth login on this host",
       async () => {
-        const env = await prepare(name);
-        const fixture = await startFixture({ config: { agents: { [name]: env.entry } }, workDir: env.cwd });
+        const fixture = await startHost();
         for (const [declared, capabilities] of Object.entries(declarations)) {
-          const direct = await directAuthMethods(env, capabilities);
+          const direct = await directAnswer(declared);
           const client = await fixture.connect({ agent: name, capabilities });
           expect(client.initialized.authMethods ?? [], declared).toEqual(throughBerth(direct, name, fixture.url));
         }
@@ -96,8 +111,7 @@ for (const name of ["claude", "opencode"] as const) {
     it(
       "names the host as the client reached it (localhost here), over WebSocket and Streamable HTTP",
       async () => {
-        const env = await prepare(name);
-        const fixture = await startFixture({ config: { agents: { [name]: env.entry } }, workDir: env.cwd });
+        const fixture = await startHost();
         const port = new URL(fixture.url).port;
         const acpUrl = fixture.acpUrl.replace("127.0.0.1", "localhost");
         for (const transport of ["websocket", "http"] as const) {
@@ -113,9 +127,8 @@ for (const name of ["claude", "opencode"] as const) {
     it(
       "runs the agent's own command on the host side for its terminal login",
       async () => {
-        const env = await prepare(name);
-        const fixture = await startFixture({ config: { agents: { [name]: env.entry } }, workDir: env.cwd });
-        const [method] = await directAuthMethods(env, declarations["a Zed-like client"]!);
+        const fixture = await startHost();
+        const [method] = await directAnswer("a Zed-like client");
         const own = method!._meta!["terminal-auth"] as { command: string; args: string[]; label: string };
         const { logins } = fixture.berth.host;
         const size = { cols: 80, rows: 24 };
