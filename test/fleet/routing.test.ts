@@ -11,10 +11,10 @@ import { createServer, type AddressInfo } from "node:net";
 import { describe, expect, it, type TestContext } from "vitest";
 import { WebSocket } from "ws";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
-import { waitUntil } from "../support/process-table.js";
+import { waitUntil, waitUntilGone } from "../support/process-table.js";
 import { AcpClient, errorLines, eventually, FleetTestBed, getJson } from "./fleet-harness.js";
 import { ClusterSecret, type PeerPurpose } from "../../src/server/cluster-secret.js";
-import { launchBrowser, openPage, waitUntilGone } from "../web/dashboard-harness.js";
+import { launchBrowser, openPage } from "../web/browser-harness.js";
 
 const postgres = usePostgresCluster();
 
