@@ -8,17 +8,22 @@
 import { readFileSync } from "node:fs";
 import { methods, type RequestError } from "@agentclientprotocol/sdk";
 import { createServer, type AddressInfo } from "node:net";
-import { afterEach, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, type TestContext } from "vitest";
 import { WebSocket } from "ws";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
-import { waitUntil } from "../support/process-table.js";
+import { waitUntil, waitUntilGone } from "../support/process-table.js";
 import { AcpClient, errorLines, eventually, FleetTestBed, getJson } from "./fleet-harness.js";
 import { ClusterSecret, type PeerPurpose } from "../../src/server/cluster-secret.js";
-import { launchBrowser, openPage, waitUntilGone } from "../web/dashboard-harness.js";
+import { launchBrowser, openPage } from "../web/browser-harness.js";
 
 const postgres = usePostgresCluster();
-const bed = new FleetTestBed();
-afterEach(() => bed.cleanup());
+
+/** A test's own hosts and temp directories, removed after it: the tests that mostly wait on a host run concurrently. */
+function bedOf({ onTestFinished }: TestContext): FleetTestBed {
+  const bed = new FleetTestBed();
+  onTestFinished(() => bed.cleanup());
+  return bed;
+}
 
 const SECRET = "relay-test-secret-0123456789abcdef";
 
@@ -45,6 +50,7 @@ type Events = { events: Array<{ seq: number; kind: string; payload: unknown }> }
 
 /** A fleet host at its own registered URL; its secret in the config file, or (`secretIn: "env"`) in `BERTH_CLUSTER_SECRET`. */
 async function startHost(
+  bed: FleetTestBed,
   storeUrl: string,
   id: string,
   { secret = SECRET, secretIn = "config" }: { secret?: string; secretIn?: "config" | "env" } = {},
@@ -72,11 +78,10 @@ const failure = (promise: Promise<unknown>) =>
   );
 
 /** Hosts A and B (B with `secretOfB`), and a session created on A that B lists. */
-async function sessionOfAListedOnB(secretOfB = SECRET) {
+async function sessionOfAListedOnB(bed: FleetTestBed, secretOfB = SECRET) {
   const storeUrl = await postgres.freshDatabase();
   const workDir = bed.tempDir("berth-relay-work-");
-  const a = await startHost(storeUrl, "host-a");
-  const b = await startHost(storeUrl, "host-b", { secret: secretOfB });
+  const [a, b] = await Promise.all([startHost(bed, storeUrl, "host-a"), startHost(bed, storeUrl, "host-b", { secret: secretOfB })]);
   const onA = new AcpClient(a.acpUrl, a.token);
   await onA.initialize();
   const sessionId = await onA.newSession(workDir);
@@ -96,12 +101,15 @@ async function clientOfBOn(fleet: Awaited<ReturnType<typeof sessionOfAListedOnB>
 }
 
 describe("routing between the hosts of a fleet", () => {
-  it("relays A's session prompted through B (ACP) and answered through C (REST) to A, and places new sessions by _meta", async () => {
+  it("relays A's session prompted through B (ACP) and answered through C (REST) to A, and places new sessions by _meta", async (context) => {
+    const bed = bedOf(context);
     const storeUrl = await postgres.freshDatabase();
     const workDir = bed.tempDir("berth-relay-work-");
-    const a = await startHost(storeUrl, "host-a");
-    const b = await startHost(storeUrl, "host-b");
-    const c = await startHost(storeUrl, "host-c", { secretIn: "env" });
+    const [a, b, c] = await Promise.all([
+      startHost(bed, storeUrl, "host-a"),
+      startHost(bed, storeUrl, "host-b"),
+      startHost(bed, storeUrl, "host-c", { secretIn: "env" }),
+    ]);
 
     // One session of each host's own.
     const own = async (host: typeof a) => {
@@ -111,7 +119,7 @@ describe("routing between the hosts of a fleet", () => {
       acp.close();
       return sessionId;
     };
-    const [sessionA, sessionB, sessionC] = [await own(a), await own(b), await own(c)];
+    const [sessionA, sessionB, sessionC] = await Promise.all([own(a), own(b), own(c)]);
     for (const host of [b, c]) {
       await eventually(async () => {
         const { sessions } = (await getJson<Sessions>(host.url, host.token, "/api/sessions")).body;
@@ -224,17 +232,20 @@ describe("routing between the hosts of a fleet", () => {
     }
   }, 120_000);
 
-  it("lists every online host's locations on any host, each read from its own host, one hop; a host that cannot be read is named", async () => {
+  it("lists every online host's locations on any host, each read from its own host, one hop; a host that cannot be read is named", async (context) => {
+    const bed = bedOf(context);
     const storeUrl = await postgres.freshDatabase();
-    const a = await startHost(storeUrl, "host-a");
-    const b = await startHost(storeUrl, "host-b");
     // Host C heartbeats but registered the URL of a socket that hangs up on every connection: online, and unreadable.
     const hangUp = createServer((socket) => socket.destroy());
     await new Promise<void>((resolve) => hangUp.listen(0, "127.0.0.1", resolve));
-    onTestFinished(() => void hangUp.close());
+    context.onTestFinished(() => void hangUp.close());
     const nowhere = `http://127.0.0.1:${(hangUp.address() as AddressInfo).port}`;
     const cFleet = { heartbeatInterval: "250ms", hostTtl: "6s", url: nowhere, secret: SECRET };
-    await bed.serve(storeUrl, "host-c", bed.tempDir("berth-relay-host-c-"), { fleet: cFleet });
+    const [a, b] = await Promise.all([
+      startHost(bed, storeUrl, "host-a"),
+      startHost(bed, storeUrl, "host-b"),
+      bed.serve(storeUrl, "host-c", bed.tempDir("berth-relay-host-c-"), { fleet: cFleet }),
+    ]);
     // A location on A and one on B: a turn of a session of each one's own, each in a directory of its own.
     const locate = async (host: typeof a) => {
       const workDir = bed.tempDir("berth-relay-location-");
@@ -245,7 +256,7 @@ describe("routing between the hosts of a fleet", () => {
       acp.close();
       return workDir;
     };
-    const [dirA, dirB] = [await locate(a), await locate(b)];
+    const [dirA, dirB] = await Promise.all([locate(a), locate(b)]);
     type Locations = { locations: Array<{ host: string | null; directory: string }>; unreachable: Array<{ host: string; error: string }> };
     const read = async (host: typeof a, headers: Record<string, string> = {}) =>
       (await send(host.url, host.token, "GET", "/api/locations", undefined, headers)).body as unknown as Locations;
@@ -269,8 +280,8 @@ describe("routing between the hosts of a fleet", () => {
     expect(asPeer.unreachable).toEqual([]);
   }, 90_000);
 
-  it("refuses a wrong or missing cluster secret, and relays nothing with one", async () => {
-    const { a, b, sessionId, workDir } = await sessionOfAListedOnB("another-secret-of-host-b-0123456789");
+  it("refuses a wrong or missing cluster secret, and relays nothing with one", async (context) => {
+    const { a, b, sessionId, workDir } = await sessionOfAListedOnB(bedOf(context), "another-secret-of-host-b-0123456789");
 
     // A peer's request without a proof of the secret, with the secret itself, or with a proof made with another
     // secret, is refused, even with A's own token: REST and the WebSocket upgrade alike.
@@ -376,8 +387,11 @@ describe("routing between the hosts of a fleet", () => {
     expect((await getJson<View>(a.url, a.token, `/api/sessions/${sessionId}`)).body).toMatchObject({ title: null });
   }, 90_000);
 
-  it("relays session/cancel, and ends a relayed turn with a clear error when the owner dies in the middle of it", async () => {
-    const fleet = await sessionOfAListedOnB();
+  // These three run at once, each on hosts of its own: the paused owner is found out only by the relay's pings, two
+  // intervals of 5 s (src/server/socket-keepalive.ts), and the two others run meanwhile.
+  it.concurrent("relays session/cancel, and ends a relayed turn with a clear error when the owner dies in the middle of it", async (context) => {
+    const { expect } = context;
+    const fleet = await sessionOfAListedOnB(bedOf(context));
     const { a, b, sessionId } = fleet;
     const { onB, turnActiveOnA } = await clientOfBOn(fleet);
     // session/cancel through B reaches A's agent.
@@ -397,8 +411,9 @@ describe("routing between the hosts of a fleet", () => {
     expect(errorLines(b.server)).toEqual([]);
   }, 90_000);
 
-  it("ends a relayed turn with a clear error when the owner is paused (no ping answered), never a hang", async () => {
-    const fleet = await sessionOfAListedOnB();
+  it.concurrent("ends a relayed turn with a clear error when the owner is paused (no ping answered), never a hang", async (context) => {
+    const { expect } = context;
+    const fleet = await sessionOfAListedOnB(bedOf(context));
     const { a, b, sessionId } = fleet;
     const { onB, turnActiveOnA } = await clientOfBOn(fleet);
     const turn = failure(onB.prompt(sessionId, "/sleep 10m"));
@@ -412,8 +427,10 @@ describe("routing between the hosts of a fleet", () => {
     onB.close();
     expect(errorLines(b.server)).toEqual([]);
   }, 90_000);
-  it("serves A's session on B's dashboard: opened, prompted and its question answered there, all on A", async () => {
-    const fleet = await sessionOfAListedOnB();
+
+  it.concurrent("serves A's session on B's dashboard: opened, prompted and its question answered there, all on A", async (context) => {
+    const { expect } = context;
+    const fleet = await sessionOfAListedOnB(bedOf(context));
     const { a, b, sessionId } = fleet;
     const launched = await launchBrowser();
     try {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { client, methods, PROTOCOL_VERSION, type ClientConnection } from "@agentclientprotocol/sdk";
 import { createWebSocketStream, type WebSocketConstructor } from "@agentclientprotocol/sdk/experimental/ws-client";
-import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, expect } from "vitest";
 import { WebSocket } from "ws";
 import type { ConfigInput } from "../../src/config/config-schema.js";
@@ -13,9 +13,10 @@ import { silentLogger } from "../../src/host/logger.js";
 import { startBerth, type BerthOptions, type RunningBerth } from "../../src/server/serve.js";
 
 import { waitUntilGone } from "../support/process-table.js";
-import { chromiumArgs, chromiumPath } from "../../src/bench/debian-chromium.js";
+import { launchBrowser, type LaunchedBrowser } from "./browser-harness.js";
 
 export { waitUntilGone };
+export { desktop, launchBrowser, openPage, phone, type LaunchedBrowser, type OpenedPage } from "./browser-harness.js";
 
 /** What `npm run build` produced: the dashboard as `berth serve` serves it. */
 export const webDir = fileURLToPath(new URL("../../dist/web/", import.meta.url));
@@ -55,63 +56,6 @@ export async function startDashboardServer(config: ConfigInput = {}, options: Pi
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-export interface LaunchedBrowser {
-  readonly browser: Browser;
-  /** The browser's own processes (browser, renderers, GPU...), for the leak check. */
-  readonly pids: () => Promise<number[]>;
-}
-
-/** Debian's Chromium, headless, driven by playwright-core (never a downloaded browser). */
-export async function launchBrowser(): Promise<LaunchedBrowser> {
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: [...chromiumArgs] });
-  const seen = new Set<number>();
-  return {
-    browser,
-    async pids() {
-      const cdp = await browser.newBrowserCDPSession();
-      const { processInfo } = (await cdp.send("SystemInfo.getProcessInfo")) as { processInfo: { id: number }[] };
-      await cdp.detach();
-      for (const { id } of processInfo) seen.add(id);
-      return [...seen];
-    },
-  };
-}
-
-export interface OpenedPage {
-  readonly page: Page;
-  /** The HTTP status of the first load. */
-  readonly status: number | undefined;
-  /** Uncaught errors of the page: a test fails if there are any. */
-  readonly errors: string[];
-  close(): Promise<void>;
-}
-
-export const desktop: BrowserContextOptions = { viewport: { width: 1366, height: 900 }, colorScheme: "light" };
-export const phone: BrowserContextOptions = {
-  viewport: { width: 390, height: 844 },
-  deviceScaleFactor: 2,
-  isMobile: true,
-  hasTouch: true,
-  colorScheme: "light",
-};
-
-/** A fresh browser context (no cookies, no storage) at `path` of the server; `prepare` runs on the page before it loads. */
-export async function openPage(
-  browser: Browser,
-  url: string,
-  path: string,
-  options: BrowserContextOptions = desktop,
-  prepare: (page: Page) => Promise<void> = async () => undefined,
-): Promise<OpenedPage> {
-  const context = await browser.newContext(options);
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on("pageerror", (error) => errors.push(error.message));
-  await prepare(page);
-  const response = await page.goto(`${url}${path}`);
-  return { page, status: response?.status(), errors, close: () => context.close() };
 }
 
 export async function screenshot(page: Page, name: string): Promise<string> {
