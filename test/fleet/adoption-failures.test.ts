@@ -224,9 +224,15 @@ describe("adoption that fails", () => {
     };
     const heartbeatsAgain = async () => {
       await hostLock.unsafe("ROLLBACK");
+      const { released } = (await poller<{ released: Date }[]>`SELECT now() AS released`)[0]!;
+      // The beat that waited on the lock counts from when it was sent, so B stays cut off until a beat sent after the
+      // lock is gone gets through. Beats go one at a time: a third after the release is stored only once the second's
+      // answer reached B.
+      const beats = new Set<number>();
       await eventually(async () => {
-        const hosts = (await getJson<{ hosts: Array<{ id: string; online: boolean }> }>(b.url, b.token, "/api/hosts")).body.hosts;
-        return hosts.some((host) => host.id === "host-b" && host.online);
+        const { at } = (await poller<{ at: Date }[]>`SELECT heartbeat_at AS at FROM hosts WHERE id = 'host-b'`)[0]!;
+        if (at > released) beats.add(at.getTime());
+        return beats.size >= 3;
       }, "B heartbeats again");
     };
     try {
