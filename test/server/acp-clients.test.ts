@@ -95,9 +95,10 @@ describe("ACP over WebSocket: clients sharing sessions", () => {
     expect(answer.status).toBe(200);
     expect(await answer.json()).toMatchObject({ id: questions[0]!.id, state: "answered" });
 
-    await waitUntil(() => !fixture.berth.host.getSession(sessionId)!.turnActive, "the turn ended");
-    const events = fixture.berth.host.events(sessionId);
-    expect(events.at(-1)).toMatchObject({ kind: "turn_ended", payload: { stopReason: "end_turn", error: null } });
+    // The turn settles before its end is committed (the journal writes in batches): wait for the stored record itself.
+    await waitUntil(() => fixture.berth.host.events(sessionId).at(-1)?.kind === "turn_ended", "the turn's end was stored");
+    expect(fixture.berth.host.getSession(sessionId)!.turnActive).toBe(false);
+    expect(fixture.berth.host.events(sessionId).at(-1)).toMatchObject({ kind: "turn_ended", payload: { stopReason: "end_turn", error: null } });
 
     const later = await fixture.connect();
     await later.load(sessionId, fixture.workDir);
