@@ -1,4 +1,8 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
+import { CommandStartError, type CommandResult, runCommand } from "./run-command.js";
+
+/** spawnSync's default `maxBuffer`: past it both runners end the command with ENOBUFS. */
+const SPAWN_SYNC_MAX_BUFFER = 1024 * 1024;
 
 /**
  * A probe that may need to run one short command to find its answer: the answer already, or the command and what its
@@ -28,49 +32,24 @@ export function settleSync<T>(probing: Probing<T>): T {
   return probing.finish({ status: ran.status, stderr: ran.stderr?.toString() ?? "", ...(ran.error ? { error: ran.error } : {}) });
 }
 
-export function settle<T>(probing: Probing<T>): Promise<T> {
-  if ("answer" in probing) return Promise.resolve(probing.answer);
+export async function settle<T>(probing: Probing<T>): Promise<T> {
+  if ("answer" in probing) return probing.answer;
   const { command, args, timeoutMs } = probing.run;
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const stderr: Buffer[] = [];
-    const end = (status: number | null, error: Error | undefined) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      try {
-        resolve(probing.finish({ status: error ? null : status, stderr: Buffer.concat(stderr).toString(), ...(error ? { error } : {}) }));
-      } catch (finishError) {
-        reject(finishError);
-      }
-    };
-    // As spawnSync's timeout, the run ends at the deadline with ETIMEDOUT, even if something still holds its stderr.
-    const timer = setTimeout(() => {
-      if (child?.pid !== undefined) {
-        try {
-          process.kill(-child.pid, "SIGKILL");
-        } catch {
-          // The group is gone already (it ended just now).
-        }
-      }
-      child?.stderr?.destroy();
-      end(null, Object.assign(new Error(`spawn ${command} ETIMEDOUT`), { code: "ETIMEDOUT" }));
-    }, timeoutMs);
-    let child: ChildProcess | undefined;
-    try {
-      // Its own process group, stopped as one if it overruns (spawnSync's timeout signals the command alone).
-      child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"], detached: true });
-    } catch (spawnError) {
-      // spawn throws some errors (ETXTBSY, ENOMEM, E2BIG) that spawnSync reports as the run's error.
-      end(null, spawnError as Error);
-      return;
-    }
-    child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
-    let error: Error | undefined;
-    child.once("error", (spawnError) => {
-      error ??= spawnError;
-      end(null, error);
-    });
-    child.once("close", (status) => end(status, error));
-  });
+  let ran: CommandResult;
+  try {
+    // Its own process group, stopped as one if it overruns (spawnSync's timeout signals the command alone).
+    ran = await runCommand(command, args, process.cwd(), { timeoutMs, maxOutputBytes: SPAWN_SYNC_MAX_BUFFER });
+  } catch (error) {
+    if (!(error instanceof CommandStartError)) throw error;
+    return probing.finish({ status: null, stderr: "", error: error.cause });
+  }
+  const stderr = ran.stderr.toString();
+  // As spawnSync reports them: past the deadline ETIMEDOUT, past its buffer ENOBUFS.
+  if (ran.end === "timed_out") return probing.finish({ status: null, stderr, error: errnoError(`spawn ${command} ETIMEDOUT`, "ETIMEDOUT") });
+  if (ran.end === "output_over_limit") return probing.finish({ status: null, stderr, error: errnoError(`spawn ${command} ENOBUFS`, "ENOBUFS") });
+  return probing.finish({ status: ran.exitCode, stderr });
+}
+
+function errnoError(message: string, code: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(message), { code });
 }

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 
 /**
  * How a command ended: it exited (`exitCode` says how), a signal ended it, it outlived its time, or it printed more
@@ -27,52 +27,69 @@ export interface CommandOptions {
 /** The command could not be started at all (`code` is the system's, `ENOENT` for a missing program or directory). */
 export class CommandStartError extends Error {
   override readonly name = "CommandStartError";
+  readonly code: string | undefined;
   constructor(
     readonly command: string,
     readonly cwd: string,
-    readonly code: string | undefined,
-    reason: string,
+    /** The system's error, as `spawn` gave it. */
+    override readonly cause: NodeJS.ErrnoException,
   ) {
-    super(`cannot run ${command} in ${cwd}: ${reason}`);
+    super(`cannot run ${command} in ${cwd}: ${cause.message}`, { cause });
+    this.code = cause.code;
   }
 }
 
 /**
  * Runs `command` (no shell) in `cwd` as the leader of its own process group, as the host's other children (rule P1),
  * and settles once it exited and its output ended, whatever its exit code. Past `timeoutMs` or `maxOutputBytes` the
- * whole group is killed: whatever it started goes with it. Rejects only with a {@link CommandStartError}.
+ * whole group is killed (whatever it started goes with it) and it settles at once, even if a process that left the
+ * group still holds its output. Rejects only with a {@link CommandStartError}.
  */
 export function runCommand(command: string, args: readonly string[], cwd: string, options: CommandOptions): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     const output = { stdout: [] as Buffer[], stderr: [] as Buffer[], bytes: 0 };
-    let cut: CommandEnd | undefined;
-    const kill = (why: CommandEnd) => {
-      cut ??= why;
+    let child: ChildProcess;
+    try {
+      child = spawn(command, args, { cwd, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    } catch (error) {
+      // spawn throws some errors (ETXTBSY, ENOMEM, E2BIG) and emits the others.
+      reject(new CommandStartError(command, cwd, error as NodeJS.ErrnoException));
+      return;
+    }
+    let settled = false;
+    const end = (how: CommandEnd, exitCode: number | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ end: how, exitCode: how === "exited" ? exitCode : null, stdout: Buffer.concat(output.stdout), stderr: Buffer.concat(output.stderr) });
+    };
+    const cut = (why: CommandEnd) => {
       try {
         // The negative pid is the group: the command and anything it started.
         process.kill(-child.pid!, "SIGKILL");
       } catch {
         // The group is gone already.
       }
+      // A process in a session of its own may still hold the pipes: they are closed here, not waited for.
+      child.stdout!.destroy();
+      child.stderr!.destroy();
+      end(why, null);
     };
-    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => kill("timed_out"), options.timeoutMs);
+    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => cut("timed_out"), options.timeoutMs);
     for (const stream of ["stdout", "stderr"] as const) {
-      child[stream].on("data", (chunk: Buffer) => {
+      child[stream]!.on("data", (chunk: Buffer) => {
         output.bytes += chunk.length;
-        if (output.bytes > options.maxOutputBytes) kill("output_over_limit");
+        if (output.bytes > options.maxOutputBytes) cut("output_over_limit");
         else output[stream].push(chunk);
       });
     }
     child.once("error", (error: NodeJS.ErrnoException) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
-      reject(new CommandStartError(command, cwd, error.code, error.message));
+      reject(new CommandStartError(command, cwd, error));
     });
-    // `close`: exited and its output ended (a child that outlived it and holds the pipes is killed with the group).
-    child.once("close", (exitCode) => {
-      clearTimeout(timer);
-      const end = cut ?? (exitCode === null ? "signalled" : "exited");
-      resolve({ end, exitCode: end === "exited" ? exitCode : null, stdout: Buffer.concat(output.stdout), stderr: Buffer.concat(output.stderr) });
-    });
+    // `close`: exited and its output ended.
+    child.once("close", (exitCode) => end(exitCode === null ? "signalled" : "exited", exitCode));
   });
 }

@@ -1,8 +1,6 @@
-import { chmodSync, closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { settle, settleSync, type Probing } from "../../src/processes/probe-command.js";
+import { withBusyProgram, withHeldPipes } from "../support/hostile-commands.js";
 import { groupMembers, killLeftovers, waitUntil } from "../support/process-table.js";
 
 /** A probe whose answer is what its command's run was: exit status, stderr and error as both runners report them. */
@@ -52,35 +50,24 @@ describe("settle and settleSync", () => {
   });
 
   it("end at the timeout when the command is gone but something of its own session holds its stderr, as spawnSync does", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "berth-probe-"));
-    const pidFile = join(dir, "pid");
-    try {
-      // The command exits at once; a process it started in a session of its own keeps the stderr pipe open.
-      const ran = await settle(shellProbe(`setsid sh -c 'echo $$ > "${pidFile}"; exec sleep 30' & exit 0`, 300));
-      expect(ran).toEqual({ status: null, stderr: "", error: "spawn /bin/sh ETIMEDOUT" });
-    } finally {
-      await waitUntil(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", "the left-behind process wrote its pid");
-      process.kill(Number(readFileSync(pidFile, "utf8")), "SIGKILL");
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const ran = await withHeldPipes((script) => settle(shellProbe(script, 1_000)));
+    expect(ran).toEqual({ status: null, stderr: "", error: "spawn /bin/sh ETIMEDOUT" });
   });
 
   it("report an error spawn throws (a program open for writing: ETXTBSY) as the run's, as spawnSync does", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "berth-probe-"));
-    const program = join(dir, "program");
-    copyFileSync("/bin/true", program);
-    chmodSync(program, 0o755);
-    const open = openSync(program, "r+");
-    try {
+    await withBusyProgram(async (program) => {
       const probe: Probing<string> = {
         run: { command: program, args: [], timeoutMs: 5_000 },
         finish: (ran) => `${ran.status} ${(ran.error as NodeJS.ErrnoException | undefined)?.code}`,
       };
       expect(await settle(probe)).toBe("null ETXTBSY");
       expect(settleSync(probe)).toBe("null ETXTBSY");
-    } finally {
-      closeSync(open);
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
+  });
+
+  it("end a command that writes past spawnSync's buffer with ENOBUFS, blocking or not", async () => {
+    const probe = shellProbe("head -c 2000000 /dev/zero >&2", 5_000);
+    expect(await settle(probe)).toMatchObject({ status: null, error: "spawn /bin/sh ENOBUFS" });
+    expect(settleSync(probe)).toMatchObject({ status: null, error: "spawnSync /bin/sh ENOBUFS" });
   });
 });

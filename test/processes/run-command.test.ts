@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { isRunning, readProcStat } from "../../src/processes/proc-stat.js";
 import { CommandStartError, runCommand } from "../../src/processes/run-command.js";
 import { removeTempDirs, tempDir } from "../git/git-repository.js";
+import { withBusyProgram, withHeldPipes } from "../support/hostile-commands.js";
 
 afterEach(removeTempDirs);
 
@@ -29,5 +30,30 @@ describe("runCommand", () => {
     const failed = runCommand("berth-no-such-command", [], dir, { maxOutputBytes: 1024 });
     await expect(failed).rejects.toBeInstanceOf(CommandStartError);
     await expect(failed).rejects.toMatchObject({ code: "ENOENT", message: expect.stringContaining(`cannot run berth-no-such-command in ${dir}`) });
+  });
+
+  it("an error spawn throws at once (a program open for writing: ETXTBSY) is a CommandStartError too", async () => {
+    const dir = tempDir();
+    await withBusyProgram(async (program) => {
+      const failed = runCommand(program, [], dir, { maxOutputBytes: 1024 });
+      await expect(failed).rejects.toBeInstanceOf(CommandStartError);
+      await expect(failed).rejects.toMatchObject({ code: "ETXTBSY", message: expect.stringContaining(`cannot run ${program} in ${dir}`) });
+    });
+  });
+
+  it("ends at its timeout, its group killed, even when a process of another session still holds its output", async () => {
+    const result = await withHeldPipes((script) => runCommand("/bin/sh", ["-c", script], tempDir(), { timeoutMs: 1_000, maxOutputBytes: 1024 }));
+    expect(result).toEqual({ end: "timed_out", exitCode: null, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) });
+  });
+
+  it("past its time stops the whole group, a child it left behind too", async () => {
+    const dir = tempDir();
+    const result = await runCommand("/bin/sh", ["-c", "sleep 600 >/dev/null 2>&1 & echo $! > sleeper.pid; echo started; exec sleep 600"], dir, {
+      timeoutMs: 1_000,
+      maxOutputBytes: 1024,
+    });
+    expect(result).toMatchObject({ end: "timed_out", exitCode: null, stdout: Buffer.from("started\n") });
+    const sleeper = Number(readFileSync(join(dir, "sleeper.pid"), "utf8"));
+    await vi.waitFor(() => expect(isRunning(readProcStat(sleeper))).toBe(false));
   });
 });
