@@ -8,6 +8,10 @@ export class MinHeap<T> {
     return this.items.length;
   }
 
+  clear(): void {
+    this.items.length = 0;
+  }
+
   peek(): T | undefined {
     return this.items[0];
   }

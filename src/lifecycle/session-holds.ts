@@ -1,4 +1,5 @@
-import type { Clock, Timer } from "./clock.js";
+import type { Clock } from "./clock.js";
+import { Deadlines } from "./deadlines.js";
 import { deferred, type Deferred } from "./deferred.js";
 
 /**
@@ -17,10 +18,7 @@ type ChildSlot<C> =
  * The turn-aware release clock of a session with a child and no holder:
  * `idle` → `armed` (grace running) → fires → `awaiting-turn-end` if a turn runs, else the child is stopped.
  */
-type ReleaseClock =
-  | { readonly name: "idle" }
-  | { readonly name: "armed"; readonly timer: Timer; readonly firesAt: number }
-  | { readonly name: "awaiting-turn-end" };
+type ReleaseClock = { readonly name: "idle" } | { readonly name: "armed"; readonly firesAt: number } | { readonly name: "awaiting-turn-end" };
 
 export type SessionChildState = "childless" | "acquiring" | "live" | "releasing";
 
@@ -159,6 +157,8 @@ export class SessionHolds<C extends object> {
   private nextIncarnation = 1;
   private closed = false;
   private readonly unsubscribeTurns: () => void;
+  /** Every armed release clock, on one timer of the clock (arming and cancelling one is on the path of every hold). */
+  private readonly releaseClocks: Deadlines<SessionEntry<C>>;
   private readonly owner: IncarnationOwner<C> = {
     isCurrent: (incarnation) =>
       this.sessions.get(incarnation.sessionId) === incarnation.entry && incarnation.entry.holders.get(incarnation.holderId) === incarnation,
@@ -172,6 +172,7 @@ export class SessionHolds<C extends object> {
 
   constructor(private readonly options: SessionHoldsOptions<C>) {
     this.unsubscribeTurns = options.turns.onSettled(({ sessionId }) => this.onTurnSettled(sessionId));
+    this.releaseClocks = new Deadlines(options.clock, (entry) => this.clockFired(entry));
   }
 
   /**
@@ -223,6 +224,7 @@ export class SessionHolds<C extends object> {
     this.closed = true;
     this.unsubscribeTurns();
     for (const entry of this.sessions.values()) this.cancelClock(entry);
+    this.releaseClocks.close();
   }
 
   state(sessionId: string): SessionChildState {
@@ -336,12 +338,12 @@ export class SessionHolds<C extends object> {
 
   private armClock(entry: SessionEntry<C>): void {
     const firesAt = this.options.clock.now() + this.options.releaseGraceMs;
-    const timer = this.options.clock.setTimeout(() => this.clockFired(entry, timer), this.options.releaseGraceMs);
-    entry.clock = { name: "armed", timer, firesAt };
+    this.releaseClocks.set(entry, firesAt);
+    entry.clock = { name: "armed", firesAt };
   }
 
-  private clockFired(entry: SessionEntry<C>, timer: Timer): void {
-    if (this.closed || entry.clock.name !== "armed" || entry.clock.timer !== timer) return;
+  private clockFired(entry: SessionEntry<C>): void {
+    if (this.closed || entry.clock.name !== "armed") return;
     entry.clock = { name: "idle" };
     if (entry.holders.size > 0 || entry.slot.name !== "live") return;
     if (this.options.turns.isActive(entry.sessionId)) {
@@ -373,7 +375,7 @@ export class SessionHolds<C extends object> {
   }
 
   private cancelClock(entry: SessionEntry<C>): void {
-    if (entry.clock.name === "armed") entry.clock.timer.cancel();
+    if (entry.clock.name === "armed") this.releaseClocks.clear(entry);
     entry.clock = { name: "idle" };
   }
 
