@@ -4,7 +4,8 @@ import { type EnvelopeFields, TopLevelFieldReader } from "./top-level-fields.js"
 /** What the top-level fields of a line show of the JSON-RPC message it was meant to be. */
 export type MessageHead =
   | { readonly kind: "response"; readonly id: RequestId }
-  | { readonly kind: "request"; readonly id: RequestId; readonly method: string }
+  /** `method` undefined: not a string, or too long to keep (it is still a request, and still answered). */
+  | { readonly kind: "request"; readonly id: RequestId; readonly method: string | undefined }
   | { readonly kind: "unknown" };
 
 /**
@@ -16,8 +17,8 @@ export type MessageHead =
 export function messageHead(fields: EnvelopeFields): MessageHead {
   const { id, method } = fields;
   if (id === undefined) return { kind: "unknown" };
-  if (method !== undefined) return { kind: "request", id, method };
-  if (!fields.hasMethod && (fields.hasResult || fields.hasError)) return { kind: "response", id };
+  if (fields.hasMethod) return { kind: "request", id, method };
+  if (fields.hasResult || fields.hasError) return { kind: "response", id };
   return { kind: "unknown" };
 }
 

@@ -166,7 +166,7 @@ function refuse(message: MessageHead, refusal: Refusal, handlers: FastPathHandle
       return `${JSON.stringify({ jsonrpc: "2.0", id: message.id, error })}\n`;
     }
     case "request": {
-      handlers.onRefused(`request ${message.id} (${message.method}) is ${what}: answered with an error`);
+      handlers.onRefused(`request ${message.id} (${message.method ?? "its method unreadable"}) is ${what}: answered with an error`);
       const error =
         refusal.problem === "too_large"
           ? {

@@ -20,6 +20,12 @@ describe("reading what a refused line shows", () => {
     });
   });
 
+  it("tells a request whose method is too long to keep, or not a string, as one still: it is answered, its method unnamed", () => {
+    const long = "m".repeat(7_000);
+    expect(readMessageHead(`{"jsonrpc":"2.0","id":5,"method":"${long}","params":{"x":1`)).toEqual({ kind: "request", id: 5, method: undefined });
+    expect(readMessageHead('{"jsonrpc":"2.0","id":6,"method":7,"params":{')).toEqual({ kind: "request", id: 6, method: undefined });
+  });
+
   it("reads nothing it cannot be sure of", () => {
     for (const text of [
       "not json",

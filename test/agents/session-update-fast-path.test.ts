@@ -182,7 +182,7 @@ describe("the session/update fast path", () => {
     ]);
   });
 
-  it("answers a refused request of the agent's with an error under its id; a refused notification is only dropped", async () => {
+  it("answers a refused request of the agent's with an error under its id, its method too long to read or not; a refused notification is only dropped", async () => {
     const stdout = new PassThrough();
     const refused: string[] = [];
     const answers: unknown[] = [];
@@ -206,6 +206,8 @@ describe("the session/update fast path", () => {
     stdout.write(
       line({ method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "agent_message_chunk", text: "z".repeat(400) } } }),
     );
+    const unnamed = line({ id: 10, method: "m".repeat(7_000), params: {} });
+    stdout.write(unnamed);
     stdout.write('{"jsonrpc":"2.0","id":9,"method":"fs/read_text_file","params":{\n');
     stdout.end('{"jsonrpc":"2.0","method":"session/update","params":\n');
     // Not JSON and no id to answer under: on to the SDK, which answers with a parse error under id null, as ever.
@@ -220,11 +222,21 @@ describe("the session/update fast path", () => {
           data: { size, limit: 300 },
         },
       },
+      {
+        jsonrpc: "2.0",
+        id: 10,
+        error: {
+          code: -32600,
+          message: `Invalid request: the message is ${unnamed.length - 1} bytes long, more than the limit of 300`,
+          data: { size: unnamed.length - 1, limit: 300 },
+        },
+      },
       { jsonrpc: "2.0", id: 9, error: { code: -32700, message: "Parse error: the message is not valid JSON" } },
     ]);
     expect(refused).toEqual([
       `request 8 (fs/write_text_file) is ${size} bytes long, more than the limit of 300: answered with an error`,
       expect.stringMatching(/^a message \d+ bytes long, more than the limit of 300$/),
+      `request 10 (its method unreadable) is ${unnamed.length - 1} bytes long, more than the limit of 300: answered with an error`,
       "request 9 (fs/read_text_file) is not valid JSON: answered with an error",
     ]);
   });
