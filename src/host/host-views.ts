@@ -7,6 +7,7 @@ import type { SessionChildState, SessionHolds } from "../lifecycle/session-holds
 import type { LocationServices } from "../location/location-services.js";
 import type { TerminalOutputResult } from "../location/terminal.js";
 import { newestFirst, type Session, type SessionPageQuery } from "../store/sessions.js";
+import type { JournalEnd } from "../store/journal-ends.js";
 import type { Store } from "../store/store.js";
 import { clientHolders } from "./holders.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
@@ -53,16 +54,13 @@ export class HostViews {
   /** This host's own session (never another host's). */
   ownSession(sessionId: string): SessionView | undefined {
     const session = this.deps.lost.has(sessionId) ? undefined : this.deps.store.sessions.get(sessionId);
-    return session && this.viewOf(session);
+    return session && this.viewsOf([session])[0];
   }
 
   /** This host's own sessions (of one directory, if given), most recently updated first. */
   ownSessions(cwd?: string): SessionView[] {
     const { store, lost } = this.deps;
-    return store.sessions
-      .list(cwd === undefined ? {} : { cwd })
-      .filter((session) => !lost.has(session.id))
-      .map((session) => this.viewOf(session));
+    return this.viewsOf(store.sessions.list(cwd === undefined ? {} : { cwd }).filter((session) => !lost.has(session.id)));
   }
 
   /** Every host's sessions, most recently updated first. */
@@ -100,8 +98,9 @@ export class HostViews {
     const listed = (others.length === 0 ? own : own.concat(others).sort((a, b) => newestFirst(a.session, b.session))).slice(0, limit + 1);
     const shown = listed.slice(0, limit);
     const last = shown.at(-1)?.session;
+    const ownViews = new Map(this.viewsOf(shown.flatMap(({ session, peer }) => (peer ? [] : [session]))).map((view) => [view.id, view]));
     return {
-      sessions: shown.map(({ session, peer }) => (peer ? this.peerView(peer) : this.viewOf(session))),
+      sessions: shown.map(({ session, peer }) => (peer ? this.peerView(peer) : ownViews.get(session.id)!)),
       ...(listed.length > limit && last ? { next: { updatedAt: last.updatedAt, createdAt: last.createdAt, id: last.id } } : {}),
     };
   }
@@ -177,8 +176,14 @@ export class HostViews {
     return { ...peerView(peer, live), sandbox: sandboxViewOf(this.deps.sandboxes, this.deps.registry, peer.session) };
   }
 
-  private viewOf(session: Session): SessionView {
-    const { store, holds, executions } = this.deps;
+  /** This host's sessions as views: what each shows of its journal and questions read for all of them at once. */
+  private viewsOf(sessions: readonly Session[]): SessionView[] {
+    const ends = this.deps.store.journalEnds.of(sessions);
+    return sessions.map((session) => this.viewOf(session, ends.get(session.id)!));
+  }
+
+  private viewOf(session: Session, end: JournalEnd): SessionView {
+    const { holds, executions } = this.deps;
     const execution = executions.get(session.id);
     const child = holds.child(session.id);
     return {
@@ -195,11 +200,11 @@ export class HostViews {
       holders: clientHolders(holds, session.id),
       turnActive: execution !== undefined,
       turnStartedAt: execution?.startedAt ?? null,
-      pendingQuestions: store.questions.listPending(session.id).length,
+      pendingQuestions: end.pendingQuestions,
       releaseAt: holds.releaseAt(session.id) ?? null,
-      preview: store.events.lastWords(session.id),
+      preview: end.preview,
       sandbox: sandboxViewOf(this.deps.sandboxes, this.deps.registry, session),
-      lastTurn: execution === undefined ? store.events.lastOutcome(session.id) : null,
+      lastTurn: execution === undefined ? end.lastTurn : null,
       createdAt: session.createdAt,
       updatedAt: session.updatedAt,
     };

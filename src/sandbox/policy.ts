@@ -97,6 +97,8 @@ export function sessionPolicy(configured: ConfiguredPolicy, asked: SandboxReques
 
 /** A stored policy (the session's `agentRequest.sandbox`), or undefined when the session predates sandboxes. */
 export function storedPolicy(value: unknown): SandboxPolicy | undefined {
+  // A session older than sandboxes (a list asks for each of its sessions): a failed parse would build an error only to drop it.
+  if (value === undefined) return undefined;
   const parsed = sandboxRequestSchema.safeParse(value);
   return parsed.success ? { mode: parsed.data.mode, network: parsed.data.network ?? "on" } : undefined;
 }

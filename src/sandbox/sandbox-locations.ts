@@ -16,6 +16,8 @@ export function matchingLocation<Layer>(
   directory: string,
   home: string,
 ): { readonly key: string; readonly layer: Layer } | undefined {
+  // Without locations there is nothing to compare: no real path to read (a list asks for each session older than sandboxes).
+  if (Object.keys(locations).length === 0) return undefined;
   const place = realOrResolved(directory);
   let best: { key: string; layer: Layer; length: number } | undefined;
   for (const [key, layer] of Object.entries(locations)) {

@@ -2,6 +2,7 @@ import { AgentProfileStore } from "./agent-profiles.js";
 import { openDatabase, type OpenOptions, type SqliteDatabase } from "./database.js";
 import { StoreInputError } from "./errors.js";
 import { EventJournal } from "./events.js";
+import { JournalEnds } from "./journal-ends.js";
 import { LifecycleRecordLog } from "./lifecycle-records.js";
 import { migrate } from "./migrations.js";
 import { SqliteProcessGroupLedger } from "./process-groups.js";
@@ -14,6 +15,8 @@ import { guardWrite } from "./write-guard.js";
 export class Store {
   readonly sessions: SessionStore;
   readonly events: EventJournal;
+  /** What a list shows of many sessions' journals, in one read. */
+  readonly journalEnds: JournalEnds;
   readonly questions: QuestionStore;
   readonly reviewComments: ReviewCommentStore;
   readonly processGroups: SqliteProcessGroupLedger;
@@ -25,6 +28,7 @@ export class Store {
     this.#db = db;
     this.sessions = new SessionStore(db);
     this.events = new EventJournal(db);
+    this.journalEnds = new JournalEnds(db, this.events);
     this.questions = new QuestionStore(db);
     this.reviewComments = new ReviewCommentStore(db);
     this.processGroups = new SqliteProcessGroupLedger(db);

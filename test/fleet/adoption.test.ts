@@ -34,6 +34,7 @@ interface View {
   id: string;
   host: string | null;
   hostOnline: boolean;
+  preview: { role: string; text: string } | null;
 }
 type Records = { records: Array<{ record: { kind: string; sessionId?: string; from?: string | null; epoch?: number; events?: number } }> };
 type Events = { events: Array<{ seq: number; kind: string; payload: unknown }> };
@@ -125,8 +126,10 @@ describe("adoption of an offline host's sessions", () => {
         expect(refused.message).toContain(`host "${winnerId}"`);
       }
 
-      // The winner runs it: its agent loads the conversation A's agent kept, and answers the next prompt.
+      // The winner runs it: its agent loads the conversation A's agent kept, and answers the next prompt. Its view read
+      // before that turn too, so the one after shows the turn's words, not what the first read kept.
       const client = clients[winnerIndex]!;
+      expect((await viewOn(winner, sessionId)).preview?.text).not.toContain("third words");
       expect((await client.prompt(sessionId, "third words")).stopReason).toBe("end_turn");
       expect(client.texts.get(sessionId)).toContain("third words");
       const wire = readFileSync(recordFile, "utf8")
@@ -159,7 +162,15 @@ describe("adoption of an offline host's sessions", () => {
 
       // Every host shows it as the winner's, online; the winner's records say where it came from.
       expect(await store.getLease(sessionId)).toEqual({ sessionId, hostId: winnerId, epoch: 2 });
-      expect(await viewOn(winner, sessionId)).toMatchObject({ id: sessionId, host: winnerId, hostOnline: true });
+      // Its view on the winner, read from the mirror the adoption filled: the end of the journal it goes on with.
+      expect(await viewOn(winner, sessionId)).toMatchObject({
+        id: sessionId,
+        host: winnerId,
+        hostOnline: true,
+        pendingQuestions: 0,
+        preview: { role: "agent", text: expect.stringContaining("third words") },
+        lastTurn: { outcome: "completed" },
+      });
       await eventually(async () => (await viewOn(loser, sessionId)).host === winnerId, "the other host shows the winner as the owner");
       const { body: sessions } = await getJson<{ sessions: View[] }>(winner.url, winner.token, "/api/sessions");
       expect(sessions.sessions.filter((view) => view.id === sessionId)).toHaveLength(1);

@@ -65,7 +65,7 @@ class FakeFleet implements Peers {
 
 /** This host (`host-b`) owns no session: only what peerView reads is real, the rest is never reached. */
 function viewsOf(peers: Peers, liveViews: PeerLiveViews): HostViews {
-  const store = { sessions: { get: () => undefined, list: () => [] } };
+  const store = { sessions: { get: () => undefined, list: () => [] }, journalEnds: { of: () => new Map() } };
   const sandboxes = new Sandboxes({
     config: { binds: [], hide: [], bwrap: "bwrap", locations: {} },
     agents: {},
