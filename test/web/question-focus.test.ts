@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
 import { build, type Rollup } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, type LaunchedBrowser } from "./dashboard-harness.js";
+import { launchBrowser, type LaunchedBrowser } from "./browser-harness.js";
 
 /**
  * The dashboard's wait for a question's row, in a real browser on a page of its own: the module bundled alone, the
