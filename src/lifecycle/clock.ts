@@ -11,6 +11,11 @@ export interface Timer {
 export interface Clock {
   /** Milliseconds since the epoch ({@link monotonicClock}: since an arbitrary start, for durations only). */
   now(): number;
+  /**
+   * Milliseconds from an arbitrary start that never jump, whatever is done to the wall clock: what deadlines are kept
+   * on, as timers count (a step of `now()` moves no deadline).
+   */
+  elapsed(): number;
   /** Runs `callback` once, `delayMs` from now. */
   setTimeout(callback: () => void, delayMs: number): Timer;
 }
@@ -20,6 +25,7 @@ const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 export const systemClock: Clock = {
   now: () => Date.now(),
+  elapsed: () => performance.now(),
   setTimeout(callback, delayMs) {
     const dueAt = Date.now() + Math.max(0, delayMs);
     let handle: NodeJS.Timeout;
@@ -40,5 +46,6 @@ export const systemClock: Clock = {
  */
 export const monotonicClock: Clock = {
   now: () => performance.now(),
+  elapsed: () => performance.now(),
   setTimeout: (callback, delayMs) => systemClock.setTimeout(callback, delayMs),
 };

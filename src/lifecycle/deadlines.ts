@@ -1,7 +1,7 @@
 import type { Clock, Timer } from "./clock.js";
 import { MinHeap } from "./min-heap.js";
 
-/** A key's deadline, and the one place it holds in the queue (if any). */
+/** A key's deadline, and the one place it holds in the queue (if any); times are the clock's `elapsed()`. */
 interface Slot<K> {
   readonly key: K;
   /** When the key is due; undefined once cleared. */
@@ -20,7 +20,8 @@ interface Place<K> {
  * any order). Why: a session's release clock is armed and cancelled each time its last holder leaves and another comes,
  * and a system timer each time costs more than the rest of a hold. Here setting and clearing only write the key's slot;
  * a deadline moved later keeps its place and is queued again when that place comes up, so the queue holds at most one
- * live place per key, and a cleared key's place until its time (or until no key has a deadline).
+ * live place per key, and a cleared key's place until its time (or until no key has a deadline). Deadlines are kept
+ * on the clock's `elapsed()`, as a timer counts: a step of the wall clock moves none.
  */
 export class Deadlines<K> {
   private readonly slots = new Map<K, Slot<K>>();
@@ -35,9 +36,10 @@ export class Deadlines<K> {
     private readonly onDue: (key: K) => void,
   ) {}
 
-  /** Sets (or moves) `key`'s deadline to `dueAt`. */
-  set(key: K, dueAt: number): void {
+  /** Sets (or moves) `key`'s deadline to `delayMs` from now. */
+  set(key: K, delayMs: number): void {
     if (this.closed) return;
+    const dueAt = this.clock.elapsed() + delayMs;
     let slot = this.slots.get(key);
     if (!slot) {
       slot = { key, dueAt: undefined, queuedAt: undefined };
@@ -83,13 +85,22 @@ export class Deadlines<K> {
   private armFor(at: number): void {
     if (this.timer !== undefined && this.timer.at <= at) return;
     this.timer?.handle.cancel();
-    const handle = this.clock.setTimeout(() => this.fire(), at - this.clock.now());
+    const handle = this.clock.setTimeout(() => this.fire(), at - this.clock.elapsed());
     this.timer = { handle, at };
   }
 
   private fire(): void {
     this.timer = undefined;
-    const now = this.clock.now();
+    try {
+      this.runDue(this.clock.elapsed());
+    } finally {
+      // Even if a key's `onDue` threw: the others are still due, on a timer of their own.
+      if (this.live === 0) this.dropAll();
+      else if (!this.closed) this.armFor(this.queue.peek()!.at);
+    }
+  }
+
+  private runDue(now: number): void {
     for (let top = this.queue.peek(); top !== undefined && top.at <= now; top = this.queue.peek()) {
       this.queue.pop();
       const slot = top.slot;
@@ -108,11 +119,10 @@ export class Deadlines<K> {
         if (this.closed) return;
       }
     }
-    if (this.live === 0) return this.dropAll();
-    this.armFor(this.queue.peek()!.at);
   }
 
   private dropAll(): void {
+    this.live = 0;
     this.timer?.handle.cancel();
     this.timer = undefined;
     this.slots.clear();

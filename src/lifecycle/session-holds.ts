@@ -338,7 +338,7 @@ export class SessionHolds<C extends object> {
 
   private armClock(entry: SessionEntry<C>): void {
     const firesAt = this.options.clock.now() + this.options.releaseGraceMs;
-    this.releaseClocks.set(entry, firesAt);
+    this.releaseClocks.set(entry, this.options.releaseGraceMs);
     entry.clock = { name: "armed", firesAt };
   }
 

@@ -43,6 +43,11 @@ export class VirtualClock implements Clock {
     return this.current;
   }
 
+  /** Virtual time never steps: the same as {@link now}. */
+  elapsed(): number {
+    return this.current;
+  }
+
   setTimeout(callback: () => void, delayMs: number): Timer {
     const timer: PendingTimer = {
       dueAt: this.current + Math.max(0, delayMs),

@@ -1,3 +1,4 @@
+import type { Clock } from "../../src/lifecycle/clock.js";
 import { deferred, type Deferred } from "../../src/lifecycle/deferred.js";
 import { Executions, type TurnHandle } from "../../src/lifecycle/executions.js";
 import { locationKey } from "../../src/lifecycle/location-key.js";
@@ -19,14 +20,23 @@ interface PendingAcquisition {
  * The real SessionHolds on a virtual clock, with an acquirer whose every call stays
  * pending until the test resolves or fails it (the audit's "deferred provider acquisition").
  */
-export function holdsHarness(options: { releaseFails?: boolean; onError?: (error: unknown, sessionId: string) => void } = {}) {
+export function holdsHarness(options: { releaseFails?: boolean; onError?: (error: unknown, sessionId: string) => void; stopsWait?: boolean } = {}) {
   const clock = new VirtualClock();
+  // The kernel's clock: virtual time, its wall clock stepped by `stepWall` (NTP, a resumed machine).
+  const wall = { offset: 0 };
+  const kernelClock: Clock = {
+    now: () => clock.now() + wall.offset,
+    elapsed: () => clock.elapsed(),
+    setTimeout: (callback, delayMs) => clock.setTimeout(callback, delayMs),
+  };
   const executions = new Executions(clock);
   const acquisitions: PendingAcquisition[] = [];
   const releases: Array<{ sessionId: string; child: FakeChild; at: number }> = [];
+  /** With `stopsWait`: each stop's gate, resolved by the test when the stop is to finish. */
+  const stopGates: Deferred<void>[] = [];
   let serial = 0;
   const holds = new SessionHolds<FakeChild>({
-    clock,
+    clock: kernelClock,
     releaseGraceMs: GRACE,
     turns: executions,
     acquire: (sessionId) => {
@@ -36,6 +46,11 @@ export function holdsHarness(options: { releaseFails?: boolean; onError?: (error
     },
     stop: async (sessionId, child) => {
       releases.push({ sessionId, child, at: clock.now() });
+      if (options.stopsWait) {
+        const gate = deferred<void>();
+        stopGates.push(gate);
+        await gate.promise;
+      }
       if (options.releaseFails) throw new Error("cannot stop");
     },
     ...(options.onError ? { onError: options.onError } : {}),
@@ -48,7 +63,12 @@ export function holdsHarness(options: { releaseFails?: boolean; onError?: (error
     holds,
     acquisitions,
     releases,
+    stopGates,
     newChild,
+    /** Steps the kernel's wall clock (`now()`) by `ms`; elapsed time and timers go on as they were. */
+    stepWall(ms: number): void {
+      wall.offset += ms;
+    },
     /** Resolves the n-th acquisition call (0-based) with a child and lets the kernel react. */
     async succeed(n: number, child: FakeChild = newChild()): Promise<FakeChild> {
       acquisitions[n]!.gate.resolve(child);

@@ -357,6 +357,42 @@ describe("session holds, precisely", () => {
     expect(h.holds.trackedSessions()).toBe(0);
   });
 
+  it("while its child is stopped the session is releasing; the child lost then does not let a new start overtake the stop", async () => {
+    const h = holdsHarness({ stopsWait: true });
+    h.holds.hold("s1", "a");
+    const child = await h.succeed(0);
+    h.holds.release("s1", "a");
+    await h.clock.advance(GRACE);
+    expect(h.releases).toEqual([{ sessionId: "s1", child, at: h.clock.now() }]);
+    expect(h.holds.state("s1")).toBe("releasing");
+    h.holds.childLost("s1", child);
+    expect(h.holds.state("s1")).toBe("releasing");
+    const again = h.holds.hold("s1", "b");
+    await h.clock.advance(0);
+    expect(h.acquisitions).toHaveLength(1);
+    h.stopGates[0]!.resolve();
+    await h.clock.advance(0);
+    expect(h.acquisitions).toHaveLength(2);
+    const next = await h.succeed(1);
+    await expect(again.child).resolves.toBe(next);
+    expect(h.holds.state("s1")).toBe("live");
+  });
+
+  it("a turn that ends while the release clock runs leaves the release where it was", async () => {
+    const h = holdsHarness();
+    h.holds.hold("s1", "a");
+    const child = await h.succeed(0);
+    h.beginTurn("s1");
+    h.holds.release("s1", "a");
+    const releaseAt = h.clock.now() + GRACE;
+    expect(h.holds.releaseAt("s1")).toBe(releaseAt);
+    await h.clock.advance(GRACE / 2);
+    await h.endTurn("s1");
+    expect(h.holds.releaseAt("s1")).toBe(releaseAt);
+    await h.clock.advance(GRACE / 2);
+    expect(h.releases).toEqual([{ sessionId: "s1", child, at: releaseAt }]);
+  });
+
   it("memory is bounded by sessions in use: a released, failed or forgotten session leaves nothing behind", async () => {
     const h = holdsHarness();
     const t = h.holds.hold("s1", "a");

@@ -63,6 +63,30 @@ describe("session holds (reference: structured session hold lost during resume)"
     expect(h.holds.child("s1")).toBe(child);
   });
 
+  it("the grace is counted on elapsed time: a step of the wall clock either way releases neither early nor late", async () => {
+    const h = holdsHarness();
+    for (const step of [3_600_000, -3_600_000]) {
+      // Two sessions released half a grace apart: the first's release must not take the second's early.
+      const first = `first ${step}`;
+      const second = `second ${step}`;
+      h.holds.hold(first, "a");
+      h.holds.hold(second, "a");
+      const firstChild = await h.succeed(h.acquisitions.length - 2);
+      const secondChild = await h.succeed(h.acquisitions.length - 1);
+      const start = h.clock.now();
+      h.holds.release(first, "a");
+      await h.clock.advance(GRACE / 2);
+      h.holds.release(second, "a");
+      h.stepWall(step);
+      await h.clock.advance(GRACE / 2);
+      expect(h.releases.filter((r) => r.sessionId === first || r.sessionId === second)).toEqual([
+        { sessionId: first, child: firstChild, at: start + GRACE },
+      ]);
+      await h.clock.advance(GRACE / 2);
+      expect(h.releases.filter((r) => r.sessionId === second)).toEqual([{ sessionId: second, child: secondChild, at: start + GRACE + GRACE / 2 }]);
+    }
+  });
+
   it("a holder returning during the grace cancels the release and gets the same child", async () => {
     const h = holdsHarness();
     const first = h.holds.hold("s1", "laptop");
