@@ -14,7 +14,7 @@ export type Probing<T> = { readonly answer: T } | { readonly run: ProbeCommand; 
 interface ProbeCommand {
   readonly command: string;
   readonly args: readonly string[];
-  /** Killed after this long (its stdin and stdout are ignored, its stderr read). */
+  /** Killed after this long. Its stdin is ignored, its stderr read; past 1 MiB of output it is stopped (ENOBUFS). */
   readonly timeoutMs: number;
 }
 
@@ -38,7 +38,7 @@ export async function settle<T>(probing: Probing<T>): Promise<T> {
   let ran: CommandResult;
   try {
     // Its own process group, stopped as one if it overruns (spawnSync's timeout signals the command alone).
-    ran = await runCommand(command, args, process.cwd(), { timeoutMs, maxOutputBytes: SPAWN_SYNC_MAX_BUFFER });
+    ran = await runCommand(command, args, undefined, { timeoutMs, maxOutputBytes: SPAWN_SYNC_MAX_BUFFER });
   } catch (error) {
     if (!(error instanceof CommandStartError)) throw error;
     return probing.finish({ status: null, stderr: "", error: error.cause });

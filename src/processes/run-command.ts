@@ -30,22 +30,27 @@ export class CommandStartError extends Error {
   readonly code: string | undefined;
   constructor(
     readonly command: string,
-    readonly cwd: string,
+    /** Undefined: the host's own. */
+    readonly cwd: string | undefined,
     /** The system's error, as `spawn` gave it. */
     override readonly cause: NodeJS.ErrnoException,
   ) {
-    super(`cannot run ${command} in ${cwd}: ${cause.message}`, { cause });
+    super(`cannot run ${command} in ${cwd ?? "the host's working directory"}: ${cause.message}`, { cause });
     this.code = cause.code;
   }
 }
 
+/** How long, once its group is killed, what the command wrote is read on before its pipes are closed anyway. */
+const DRAIN_MS = 250;
+
 /**
- * Runs `command` (no shell) in `cwd` as the leader of its own process group, as the host's other children (rule P1),
- * and settles once it exited and its output ended, whatever its exit code. Past `timeoutMs` or `maxOutputBytes` the
- * whole group is killed (whatever it started goes with it) and it settles at once, even if a process that left the
- * group still holds its output. Rejects only with a {@link CommandStartError}.
+ * Runs `command` (no shell) in `cwd` (the host's own when undefined) as the leader of its own process group, as the
+ * host's other children (rule P1), and settles once it exited and its output ended, whatever its exit code. Past
+ * `timeoutMs` or `maxOutputBytes` the whole group is killed (whatever it started goes with it); what it wrote before is
+ * read to the pipes' end, but for {@link DRAIN_MS} at most: a process that left the group may hold them. Rejects only
+ * with a {@link CommandStartError}.
  */
-export function runCommand(command: string, args: readonly string[], cwd: string, options: CommandOptions): Promise<CommandResult> {
+export function runCommand(command: string, args: readonly string[], cwd: string | undefined, options: CommandOptions): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const output = { stdout: [] as Buffer[], stderr: [] as Buffer[], bytes: 0 };
     let child: ChildProcess;
@@ -57,23 +62,31 @@ export function runCommand(command: string, args: readonly string[], cwd: string
       return;
     }
     let settled = false;
-    const end = (how: CommandEnd, exitCode: number | null) => {
+    let cutFor: CommandEnd | undefined;
+    let drain: NodeJS.Timeout | undefined;
+    const end = (exitCode: number | null) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(drain);
+      const how = cutFor ?? (exitCode === null ? "signalled" : "exited");
       resolve({ end: how, exitCode: how === "exited" ? exitCode : null, stdout: Buffer.concat(output.stdout), stderr: Buffer.concat(output.stderr) });
     };
     const cut = (why: CommandEnd) => {
+      if (cutFor !== undefined) return;
+      cutFor = why;
+      clearTimeout(timer);
       try {
         // The negative pid is the group: the command and anything it started.
         process.kill(-child.pid!, "SIGKILL");
       } catch {
         // The group is gone already.
       }
-      // A process in a session of its own may still hold the pipes: they are closed here, not waited for.
-      child.stdout!.destroy();
-      child.stderr!.destroy();
-      end(why, null);
+      drain = setTimeout(() => {
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+        end(null);
+      }, DRAIN_MS);
     };
     const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => cut("timed_out"), options.timeoutMs);
     for (const stream of ["stdout", "stderr"] as const) {
@@ -90,6 +103,6 @@ export function runCommand(command: string, args: readonly string[], cwd: string
       reject(new CommandStartError(command, cwd, error));
     });
     // `close`: exited and its output ended.
-    child.once("close", (exitCode) => end(exitCode === null ? "signalled" : "exited", exitCode));
+    child.once("close", (exitCode) => end(exitCode));
   });
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { isRunning, readProcStat } from "../../src/processes/proc-stat.js";
@@ -46,14 +46,39 @@ describe("runCommand", () => {
     expect(result).toEqual({ end: "timed_out", exitCode: null, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) });
   });
 
-  it("past its time stops the whole group, a child it left behind too", async () => {
+  it("past its time stops the whole group, a child it left behind too, and keeps what was written before", async () => {
     const dir = tempDir();
     const result = await runCommand("/bin/sh", ["-c", "sleep 600 >/dev/null 2>&1 & echo $! > sleeper.pid; echo started; exec sleep 600"], dir, {
-      timeoutMs: 1_000,
+      timeoutMs: 3_000,
       maxOutputBytes: 1024,
     });
     expect(result).toMatchObject({ end: "timed_out", exitCode: null, stdout: Buffer.from("started\n") });
     const sleeper = Number(readFileSync(join(dir, "sleeper.pid"), "utf8"));
     await vi.waitFor(() => expect(isRunning(readProcStat(sleeper))).toBe(false));
+  });
+
+  it("reads what the command wrote before its time ran out, even when the host was too busy to read it then", async () => {
+    const dir = tempDir();
+    const started = Date.now();
+    const running = runCommand("/bin/sh", ["-c", "sleep 0.3; echo 'the line that says why' >&2; touch written; exec sleep 600"], dir, {
+      timeoutMs: 200,
+      maxOutputBytes: 1024,
+    });
+    // The event loop is held (in its check phase) until the line is written and the timeout is past: the next phase to
+    // run is the timers', so the group is killed before the pipe is read, and the line waits in it.
+    await new Promise<void>((resolve) =>
+      setImmediate(() => {
+        while (!existsSync(join(dir, "written")) || Date.now() < started + 400) {
+          if (Date.now() > started + 30_000) throw new Error("the command did not write its line within 30 s");
+        }
+        resolve();
+      }),
+    );
+    expect(await running).toMatchObject({ end: "timed_out", stderr: Buffer.from("the line that says why\n") });
+  });
+
+  it("runs in the host's own directory when given none", async () => {
+    const result = await runCommand("/bin/pwd", [], undefined, { maxOutputBytes: 1024 });
+    expect(result.stdout.toString()).toBe(`${process.cwd()}\n`);
   });
 });

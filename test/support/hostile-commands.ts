@@ -31,8 +31,10 @@ export async function withHeldPipes<T>(run: (script: string) => Promise<T>): Pro
   try {
     return await run(`setsid sh -c 'echo $$ > "${pidFile}"; exec sleep 30' & exit 0`);
   } finally {
-    await waitUntil(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", "the left-behind process wrote its pid");
-    process.kill(Number(readFileSync(pidFile, "utf8")), "SIGKILL");
+    // Killed with its group before it left the group (a slow start), it never writes its pid: nothing is left to end.
+    const written = () => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "";
+    await waitUntil(written, "the left-behind process wrote its pid").catch(() => undefined);
+    if (written()) process.kill(Number(readFileSync(pidFile, "utf8")), "SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   }
 }
