@@ -38,7 +38,7 @@ export interface ClientFiles {
 export interface AgentClientHandlers {
   /**
    * Called synchronously, in arrival order. `line` is the JSON-RPC message exactly as the agent
-   * wrote it, when it came through the fast path (the journal stores it as it came).
+   * wrote it, when it came through the fast path (the journal's writer stores its update row from it).
    */
   sessionUpdate(notification: SessionNotification, line?: string): void;
   requestPermission(params: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse>;

@@ -22,8 +22,11 @@ export interface AppendOptions {
   readonly then?: (seq: number) => void;
   /** Runs instead of `then` if SQLite refused the event (and what was stored with it). */
   readonly refused?: (error: string) => void;
-  /** The payload as JSON text already (the agent's line as it came): stored without encoding. */
-  readonly text?: string;
+  /**
+   * The agent's `session/update` line as it came, in place of `payload`: the writer stores it as its update row
+   * (`src/store/update-row.ts`), so the event loop neither encodes nor slices it.
+   */
+  readonly line?: string;
 }
 
 /** The session fields the host sets (besides touches and titles), each stored through the writer. */
@@ -114,7 +117,7 @@ export class Journal {
     try {
       // A session this journal has not numbered yet has no event in flight: its stored maximum is its last.
       if (seq === undefined) seq = this.store.events.lastSeq(sessionId) + 1;
-      text = options.text ?? JSON.stringify(payload);
+      text = options.line ?? JSON.stringify(payload);
     } catch (error) {
       this.log.warn({ err: error, sessionId, kind }, "event not journaled");
       return false;
@@ -122,7 +125,7 @@ export class Journal {
     this.nextSeq.set(sessionId, seq + 1);
     const { then, refused } = options;
     this.writes.unit(
-      [["e", sessionId, seq, kind, text, this.clock.now()], ...(options.with ?? [])],
+      [[options.line === undefined ? "e" : "u", sessionId, seq, kind, text, this.clock.now()], ...(options.with ?? [])],
       { sessionId, events: 1 },
       {
         ...(then ? { stored: () => then(seq) } : {}),
@@ -156,7 +159,7 @@ export class Journal {
   ): void {
     const notification = meta ? { sessionId, update, _meta: meta } : { sessionId, update };
     this.append(sessionId, key, "update", meta ? { update, _meta: meta } : { update }, {
-      ...(line === undefined ? {} : { text: line }),
+      ...(line === undefined ? {} : { line }),
       then: (seq) => {
         this.bus.publish(sessionId, { type: "update", seq, notification, ...(except === undefined ? {} : { except }) });
         if (update.sessionUpdate === "agent_message_chunk") this.agentMessages.emit(sessionId);

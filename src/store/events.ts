@@ -291,8 +291,9 @@ export function toEvent(row: EventRow): JournalEvent {
 }
 
 /**
- * An update is stored as the agent's JSON-RPC line when it came as one (no re-encoding on the
- * way in); it reads as every update does: `{ update, _meta? }`.
+ * An update is stored as `{ update, _meta? }` (an agent's line sliced to it by the writer: `update-row.ts`). Rows written
+ * before that keep the agent's whole JSON-RPC line; they are read as they are (no migration rewrites them), as every
+ * update reads.
  */
 function updatePayload(payload: Json): Json {
   if (typeof payload !== "object" || payload === null || Array.isArray(payload) || !("jsonrpc" in payload)) return payload;

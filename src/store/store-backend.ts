@@ -179,7 +179,7 @@ interface NewEvent {
   readonly kind: string;
   /** Encoded as JSON, unless `text` is given. */
   readonly payload?: unknown;
-  /** The payload as JSON text already (an agent's line as it came): stored as it is. */
+  /** The payload as JSON text already (an agent's update as its row, `update-row.ts`): stored as it is. */
   readonly text?: string;
   readonly at: number;
 }

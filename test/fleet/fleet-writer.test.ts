@@ -5,6 +5,7 @@ import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { connect } from "../../src/store/postgres/connection.js";
 import { openDatabase } from "../../src/store/database.js";
 import { StoreWriteError } from "../../src/store/errors.js";
 import type { BatchOutcome, WriterStatus } from "../../src/store/journal-writer.js";
@@ -161,6 +162,22 @@ describe("the fleet writer on PostgreSQL", () => {
     expect(a.writer.writes("u")).toBe(true);
   }, 30_000);
 
+  it("stores an agent's line as its update row, without the JSON-RPC envelope: the same bytes in the shared store and the mirror", async () => {
+    const url = await postgres.freshDatabase();
+    const a = await hostA(url);
+    const update = ` { "content" : { "text" : "say \\"hi\\" }", "type" : "text" }, "sessionUpdate" : "agent_message_chunk" } `;
+    const line = `{ "params" : { "_meta" : {"k":[1]}, "update" :${update}, "sessionId" : "agent-1" }, "method" : "session/update", "jsonrpc" : "2.0" }`;
+    const row = `{"update":${update.trim()},"_meta":{"k":[1]}}`;
+    expect((await a.write([["u", "s", 1, "update", line, T0 + 1]])).failed).toEqual([]);
+    const sql = connect(url);
+    cleanups.push(() => sql.end());
+    expect((await sql<{ payload: string }[]>`SELECT payload FROM events WHERE session_id = 's'`).map((r) => r.payload)).toEqual([row]);
+    const mirror = openDatabase(a.mirrorPath, { readonly: true });
+    cleanups.push(() => void mirror.close());
+    expect(mirror.prepare("SELECT payload FROM events WHERE session_id = 's'").pluck().all()).toEqual([row]);
+    expect((await a.backend.readEvents("s")).map((e) => e.payload)).toEqual([JSON.parse(row)]);
+  }, 30_000);
+
   it("PostgreSQL: the same journal write twice stores it once; a seq or question stored with other content is refused loudly", async () => {
     const url = await postgres.freshDatabase();
     const backend = await PostgresBackend.open(url, { maxConnections: 2 });
@@ -312,7 +329,7 @@ describe("the fleet writer on PostgreSQL", () => {
 
     await a.writer.adopt(lease, (await a.backend.getSession("t"))!);
     const mirror = Store.open(a.mirrorPath, { busyTimeoutMs: 0 });
-    cleanups.push(() => mirror.close());
+    cleanups.push(() => void mirror.close());
     expect(mirror.sessions.get("t")).toMatchObject({ agentSessionId: "agent-t", title: "from B" });
     expect(mirror.events.read("t")).toEqual(await a.backend.readEvents("t"));
     expect(mirror.events.lastSeq("t")).toBe(5);

@@ -147,7 +147,7 @@ export function storeContract(name: string, open: () => Promise<ContractDatabase
         await expect(collect(store.replay("nope"))).rejects.toBeInstanceOf(StoreNotFoundError);
       });
 
-      it("stores an agent's line as given and reads it as every update reads", async () => {
+      it("reads an update stored as the agent's whole line (as rows were before the update row) as every update reads", async () => {
         const a = await newSession("a");
         const line = JSON.stringify({
           jsonrpc: "2.0",
