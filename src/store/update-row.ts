@@ -1,3 +1,5 @@
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from "../protocol/json-char-codes.js";
+
 /**
  * The journal row of an agent's `session/update` line: `{"update":…}`, with `,"_meta":…` when the notification has a
  * `_meta` (one that is not null, false, 0 or ""), each value the line's own text, sliced out, never re-encoded. The
@@ -39,15 +41,6 @@ function sliced(line: string): string | undefined {
 
 /** Where a value starts and ends in the line. */
 type Slice = [start: number, end: number];
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
 
 function isSpace(code: number): boolean {
   return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
