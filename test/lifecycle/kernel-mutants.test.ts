@@ -378,6 +378,19 @@ describe("session holds, precisely", () => {
     expect(h.holds.state("s1")).toBe("live");
   });
 
+  it("every holder let go (releaseAll) while the release clock runs leaves the release where it was", async () => {
+    const h = holdsHarness();
+    h.holds.hold("s1", "a");
+    const child = await h.succeed(0);
+    h.holds.release("s1", "a");
+    const releaseAt = h.clock.now() + GRACE;
+    await h.clock.advance(GRACE / 2);
+    h.holds.releaseAll("s1");
+    expect(h.holds.releaseAt("s1")).toBe(releaseAt);
+    await h.clock.advance(GRACE / 2);
+    expect(h.releases).toEqual([{ sessionId: "s1", child, at: releaseAt }]);
+  });
+
   it("a turn that ends while the release clock runs leaves the release where it was", async () => {
     const h = holdsHarness();
     h.holds.hold("s1", "a");
