@@ -1,6 +1,5 @@
-#!/usr/bin/env node
 /**
- * `node dist/bench/journal-row-bench.js`: what a streamed chunk costs the journal, by chunk size: the bytes of its row
+ * In `npm run bench`: what a streamed chunk costs the journal, by chunk size: the bytes of its row
  * on disk, and the host's CPU per chunk. A `berth serve` of its own for each size, one client, three `/flood`s; then
  * the SQLite file, read once the host stopped (its WAL checkpointed). And the time to slice a flood line to its row
  * (`updateRow`), in this process: what a fleet's writer spends on its main thread per chunk.
@@ -105,7 +104,11 @@ function sliceMicros(bytes: number): number[] {
   return runs;
 }
 
-for (const bytes of SIZES) {
+export async function runJournalRowBench(): Promise<void> {
+  for (const bytes of SIZES) await printSize(bytes);
+}
+
+async function printSize(bytes: number): Promise<void> {
   const figures = await measureSize(bytes);
   table(`Journal rows: ${RUNS} × /flood ${CHUNKS} ${bytes} through berth serve, one client`, [
     ["stored payload of a chunk's row (bytes)", figures.payloadBytes.toFixed(1)],
