@@ -26,6 +26,8 @@ interface EndRow {
 
 /** Enough for every session of a large data directory; past it, the longest kept are dropped (read from the journal again when next shown). */
 const KEPT_SESSIONS = 50_000;
+/** A last turn's reason is the agent's error text, of any length: a longer one is read again each time, not kept. */
+const KEPT_REASON_CHARACTERS = 1_000;
 
 /**
  * The ends of many sessions' journals in one query, for a page of a list: the preview and last turn of each are
@@ -66,6 +68,7 @@ export class JournalEnds {
     if (kept !== undefined && kept.lastSeq === lastSeq && kept.createdAt === createdAt) return kept;
     const fresh = { lastSeq, createdAt, preview: this.#events.lastWords(id), lastTurn: this.#events.lastOutcome(id) };
     this.#kept.delete(id);
+    if ((fresh.lastTurn?.reason?.length ?? 0) > KEPT_REASON_CHARACTERS) return fresh;
     this.#kept.set(id, fresh);
     if (this.#kept.size > KEPT_SESSIONS) this.#kept.delete(this.#kept.keys().next().value!);
     return fresh;
