@@ -117,10 +117,14 @@ export class EventJournal {
        WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
     );
     // SQLite picks the few fields out of each event: the preview never parses a whole journal entry in JavaScript.
+    // `json_valid` first: SQLite's JSON functions refuse values nested over 1,000 deep (JSON.parse does not), and one
+    // such event must not make every list of sessions fail.
     this.#tail = db.prepare<[string, number], PreviewRow>(
       `SELECT kind,
-         coalesce(json_extract(payload, '$.params.update.sessionUpdate'), json_extract(payload, '$.update.sessionUpdate')) AS updateKind,
-         coalesce(json_extract(payload, '$.params.update.content.text'), json_extract(payload, '$.update.content.text')) AS text,
+         CASE WHEN json_valid(payload) THEN
+           coalesce(json_extract(payload, '$.params.update.sessionUpdate'), json_extract(payload, '$.update.sessionUpdate')) END AS updateKind,
+         CASE WHEN json_valid(payload) THEN
+           coalesce(json_extract(payload, '$.params.update.content.text'), json_extract(payload, '$.update.content.text')) END AS text,
          CASE WHEN kind = 'turn_started' THEN payload END AS payload,
          at
        FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT ?`,
@@ -133,8 +137,9 @@ export class EventJournal {
       )
       .pluck();
     this.#lastOutcome = db.prepare<[string], OutcomeRow>(
-      `SELECT kind, json_extract(payload, '$.stopReason') AS stopReason, json_extract(payload, '$.error') AS error,
-         json_extract(payload, '$.exit') AS exit, at
+      `SELECT kind, CASE WHEN json_valid(payload) THEN json_extract(payload, '$.stopReason') END AS stopReason,
+         CASE WHEN json_valid(payload) THEN json_extract(payload, '$.error') END AS error,
+         CASE WHEN json_valid(payload) THEN json_extract(payload, '$.exit') END AS exit, at
        FROM events WHERE session_id = ? AND kind IN ('turn_started', 'turn_ended', 'agent_exited') ORDER BY seq DESC LIMIT 1`,
     );
     this.#lastSeq = db
@@ -296,7 +301,8 @@ export function toEvent(row: EventRow): JournalEvent {
  * update reads.
  */
 function updatePayload(payload: Json): Json {
-  if (typeof payload !== "object" || payload === null || Array.isArray(payload) || !("jsonrpc" in payload)) return payload;
+  // A whole line has `params`, an update row never has (an agent may leave out `jsonrpc`).
+  if (typeof payload !== "object" || payload === null || Array.isArray(payload) || !("params" in payload) || "update" in payload) return payload;
   const params = payload.params as { update?: Json; _meta?: Json } | undefined;
   return params?._meta ? { update: params.update ?? null, _meta: params._meta } : { update: params?.update ?? null };
 }

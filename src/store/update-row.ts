@@ -26,6 +26,8 @@ function sliced(line: string): string | undefined {
   const end = members(line, skipSpace(line, 0), (key, start) => {
     if (key !== "params") return valueEnd(line, start);
     update = meta = undefined;
+    // An earlier `params` that is no object (null, a number…) is passed: JSON.parse keeps the last one.
+    if (line.charCodeAt(start) !== OPEN_BRACE) return valueEnd(line, start);
     return members(line, start, (field, at) => {
       const to = valueEnd(line, at);
       if (field === "update") update = [at, to];

@@ -73,6 +73,30 @@ describe("the journal", () => {
     expect(store.sessions.get("a")?.updatedAt).toBe(T0);
   });
 
+  it("reads an update stored as an agent's whole line, with or without its jsonrpc, as { update, _meta? }", () => {
+    const store = files.open(files.path());
+    newSession(store, "a");
+    const update = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "old row" } };
+    store.events.append("a", "update", { jsonrpc: "2.0", method: "session/update", params: { sessionId: "x", update, _meta: { m: 1 } } }, T0);
+    store.events.append("a", "update", { method: "session/update", params: { sessionId: "x", update } }, T0);
+    store.events.append("a", "update", { update, _meta: { n: 2 } }, T0);
+    expect(store.events.read("a").map((event) => event.payload)).toEqual([{ update, _meta: { m: 1 } }, { update }, { update, _meta: { n: 2 } }]);
+    expect(store.events.lastWords("a")).toMatchObject({ role: "agent", text: "old rowold rowold row" });
+  });
+
+  it("shows a session's preview and last turn whatever an event nests deeper than SQLite's JSON reads (1,000)", () => {
+    const store = files.open(files.path());
+    newSession(store, "a");
+    const deep = JSON.parse(`${"[".repeat(1_100)}${"]".repeat(1_100)}`) as unknown;
+    store.events.append("a", "update", { update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "the answer" } } }, T0);
+    store.events.append("a", "update", { update: { sessionUpdate: "tool_call", toolCallId: "t", rawInput: deep } }, T0 + 1);
+    store.events.append("a", "turn_ended", { stopReason: "end_turn", error: null, _meta: deep }, T0 + 2);
+    expect(store.events.lastWords("a")).toEqual({ role: "agent", text: "the answer", at: T0 });
+    // Its fields cannot be read there: a turn that ended, its stop reason unknown.
+    expect(store.events.lastOutcome("a")).toEqual({ outcome: "completed", reason: null, at: T0 + 2 });
+    expect(store.events.read("a")[1]!.payload).toEqual({ update: { sessionUpdate: "tool_call", toolCallId: "t", rawInput: deep } });
+  });
+
   it("reads a window with after and limit", () => {
     const store = files.open(files.path());
     newSession(store, "a");

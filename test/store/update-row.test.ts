@@ -80,6 +80,11 @@ describe("updateRow: an agent's session/update line as its journal row", () => {
       `{"jsonrpc":"2.0","params":{"sessionId":"s","update":{"sessionUpdate":"old"},"_meta":{"old":1}},"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"new"}}}`,
     );
     expectRowOf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","_meta":{"a":1},"update":{"sessionUpdate":"x"},"_meta":null}}`);
+    // An earlier params that is no object at all, in a line without its jsonrpc: still sliced, from the last.
+    for (const first of ["null", "0", "true", "[]", '"p"']) {
+      const line = `{"method":"session/update","params":${first},"params":{"sessionId":"s","update":{"sessionUpdate":"x"}}}`;
+      expect(expectRowOf(line)).toBe(`{"update":{"sessionUpdate":"x"}}`);
+    }
   });
 
   it("agrees with JSON.parse on generated lines of random shape, order and spacing", () => {
