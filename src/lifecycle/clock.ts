@@ -27,10 +27,11 @@ export const systemClock: Clock = {
   now: () => Date.now(),
   elapsed: () => performance.now(),
   setTimeout(callback, delayMs) {
-    const dueAt = Date.now() + Math.max(0, delayMs);
+    // Counted on elapsed time, as the timer itself counts: a step of the wall clock moves no chained wait.
+    const dueAt = performance.now() + Math.max(0, delayMs);
     let handle: NodeJS.Timeout;
     const arm = () => {
-      const wait = dueAt - Date.now();
+      const wait = dueAt - performance.now();
       handle = setTimeout(wait > MAX_TIMEOUT_MS ? arm : callback, Math.min(Math.max(0, wait), MAX_TIMEOUT_MS));
       // Lifecycle timers must never be what keeps the host process alive.
       handle.unref();

@@ -94,7 +94,7 @@ export class Deadlines<K> {
     try {
       this.runDue(this.clock.elapsed());
     } finally {
-      // Even if a key's `onDue` threw: the others are still due, on a timer of their own.
+      // Even if a key's `onDue` threw (its error goes on to the clock): the keys left stay queued, the timer armed for them.
       if (this.live === 0) this.dropAll();
       else if (!this.closed) this.armFor(this.queue.peek()!.at);
     }

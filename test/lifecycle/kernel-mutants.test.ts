@@ -107,9 +107,14 @@ describe("system clock", () => {
     vi.useRealTimers();
   });
 
-  it("now is Date.now; a timeout fires once after its delay; cancel prevents it; waits beyond 2^31-1 ms are chained", () => {
-    vi.useFakeTimers({ now: 1_000_000 });
+  it("now is Date.now; a timeout fires once after its delay; cancel prevents it; waits beyond 2^31-1 ms are chained on elapsed time", () => {
+    vi.useFakeTimers({ now: 1_000_000, toFake: ["setTimeout", "clearTimeout", "Date", "performance"] });
     expect(systemClock.now()).toBe(1_000_000);
+    const elapsedBefore = systemClock.elapsed();
+    // A step of the wall clock: now() follows it, elapsed() and the timers do not.
+    vi.setSystemTime(5_000_000);
+    expect(systemClock.now()).toBe(5_000_000);
+    expect(systemClock.elapsed()).toBe(elapsedBefore);
     const fired: string[] = [];
     systemClock.setTimeout(() => fired.push("short"), 100);
     const cancelled = systemClock.setTimeout(() => fired.push("cancelled"), 100);
@@ -120,6 +125,8 @@ describe("system clock", () => {
     expect(fired).toEqual([]);
     vi.advanceTimersByTime(1);
     expect(fired).toEqual(["short"]);
+    // The wall clock set back a day before the first leg of the chained wait ends: the long timeout is not delayed by it.
+    vi.setSystemTime(Date.now() - 86_400_000);
     vi.advanceTimersByTime(2 ** 31 - 1 - 100);
     expect(fired).toEqual(["short"]);
     vi.advanceTimersByTime(long - (2 ** 31 - 1) - 1);
