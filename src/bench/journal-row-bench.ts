@@ -2,7 +2,7 @@
  * In `npm run bench`: what a streamed chunk costs the journal, by chunk size: the bytes of its row
  * on disk, and the host's CPU per chunk. A `berth serve` of its own for each size, one client, three `/flood`s; then
  * the SQLite file, read once the host stopped (its WAL checkpointed). And the time to slice a flood line to its row
- * (`updateRow`), in this process: what a fleet's writer spends on its main thread per chunk.
+ * (`updateRow`), in this process: what the journal spends on the host's main thread per chunk.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -5,8 +5,10 @@ import type { LocationKey } from "../lifecycle/location-key.js";
 import type { QueuedSessionChange } from "../store/sessions.js";
 import type { HostStore } from "../store/host-store.js";
 import type { Store } from "../store/store.js";
+import { updateRow } from "../store/update-row.js";
 import { callOp, type StoreCallName, type StoreCalls, type WriteOp } from "../store/write-batch.js";
 import { NOTICE_META } from "../protocol/meta-keys.js";
+import { rememberUpdateText } from "../protocol/update-text.js";
 import type { Logger } from "./logger.js";
 import type { SessionBus } from "./session-bus.js";
 import type { StoreHealthView } from "./store-health.js";
@@ -22,11 +24,8 @@ export interface AppendOptions {
   readonly then?: (seq: number) => void;
   /** Runs instead of `then` if SQLite refused the event (and what was stored with it). */
   readonly refused?: (error: string) => void;
-  /**
-   * The agent's `session/update` line as it came, in place of `payload`: the writer stores it as its update row
-   * (`src/store/update-row.ts`), so the event loop neither encodes nor slices it.
-   */
-  readonly line?: string;
+  /** The event's stored text, in place of `payload` serialised (an agent's update row, sliced from its line). */
+  readonly text?: string | undefined;
 }
 
 /** The session fields the host sets (besides touches and titles), each stored through the writer. */
@@ -117,7 +116,7 @@ export class Journal {
     try {
       // A session this journal has not numbered yet has no event in flight: its stored maximum is its last.
       if (seq === undefined) seq = this.store.events.lastSeq(sessionId) + 1;
-      text = options.line ?? JSON.stringify(payload);
+      text = options.text ?? JSON.stringify(payload);
     } catch (error) {
       this.log.warn({ err: error, sessionId, kind }, "event not journaled");
       return false;
@@ -125,7 +124,7 @@ export class Journal {
     this.nextSeq.set(sessionId, seq + 1);
     const { then, refused } = options;
     this.writes.unit(
-      [[options.line === undefined ? "e" : "u", sessionId, seq, kind, text, this.clock.now()], ...(options.with ?? [])],
+      [["e", sessionId, seq, kind, text, this.clock.now()], ...(options.with ?? [])],
       { sessionId, events: 1 },
       {
         ...(then ? { stored: () => then(seq) } : {}),
@@ -136,9 +135,16 @@ export class Journal {
     return true;
   }
 
-  /** An update from the agent, with the notification's own `_meta` if it had one; `line`: the agent's message as it came. */
+  /**
+   * An update from the agent, with the notification's own `_meta` if it had one; `line`: the agent's message as it came.
+   * The line is sliced to its update row (`update-row.ts`), stored as it is and remembered as the update's text, so
+   * clients are sent the agent's own text and nothing is serialised again; a line the slicer cannot read is stored whole.
+   */
   update(sessionId: string, key: LocationKey, update: SessionUpdate, meta?: Record<string, unknown> | null, line?: string): void {
-    this.journalUpdate(sessionId, key, update, meta, line);
+    if (line === undefined) return this.journalUpdate(sessionId, key, update, meta);
+    const row = updateRow(line);
+    if (row !== line) rememberUpdateText(update, meta, row);
+    this.journalUpdate(sessionId, key, update, meta, row);
   }
 
   /**
@@ -154,12 +160,13 @@ export class Journal {
     key: LocationKey,
     update: SessionUpdate,
     meta?: Record<string, unknown> | null,
-    line?: string,
+    text?: string,
     except?: string,
   ): void {
     const notification = meta ? { sessionId, update, _meta: meta } : { sessionId, update };
-    this.append(sessionId, key, "update", meta ? { update, _meta: meta } : { update }, {
-      ...(line === undefined ? {} : { line }),
+    const payload = text === undefined ? (meta ? { update, _meta: meta } : { update }) : undefined;
+    this.append(sessionId, key, "update", payload, {
+      text,
       then: (seq) => {
         this.bus.publish(sessionId, { type: "update", seq, notification, ...(except === undefined ? {} : { except }) });
         if (update.sessionUpdate === "agent_message_chunk") this.agentMessages.emit(sessionId);

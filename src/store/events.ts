@@ -1,5 +1,6 @@
 import type { SqliteDatabase } from "./database.js";
 import { StoreInputError, StoreNotFoundError } from "./errors.js";
+import { rememberUpdateText } from "../protocol/update-text.js";
 import { decodeJson, encodeJson, requireCount, requireText, requireTimestamp, type Json } from "./input.js";
 import { plainText } from "./plain-text.js";
 import { guardWrite } from "./write-guard.js";
@@ -292,11 +293,25 @@ function lastCharacters(text: string): string {
 
 export function toEvent(row: EventRow): JournalEvent {
   const payload = decodeJson(row.payload);
-  return { ...row, payload: row.kind === "update" ? updatePayload(payload) : payload };
+  if (row.kind !== "update") return { ...row, payload };
+  const update = updatePayload(payload);
+  if (update === payload) rememberRowText(payload, row.payload);
+  return { ...row, payload: update };
 }
 
 /**
- * An update is stored as `{ update, _meta? }` (an agent's line sliced to it by the writer: `update-row.ts`). Rows written
+ * A row that is exactly `{"update":{…}}`, or that with a truthy `_meta`, is the text its update is sent to clients as
+ * (`protocol/update-text.ts`): a client catching up, or `session/load`, is not sent the row parsed and serialised again.
+ */
+function rememberRowText(payload: Json, text: string): void {
+  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return;
+  const { update, _meta } = payload;
+  if (typeof update !== "object" || update === null || Array.isArray(update)) return;
+  if (Object.keys(payload).length === (_meta ? 2 : 1)) rememberUpdateText(update, _meta, text);
+}
+
+/**
+ * An update is stored as `{ update, _meta? }` (an agent's line sliced to it by the journal: `update-row.ts`). Rows written
  * before that keep the agent's whole JSON-RPC line; they are read as they are (no migration rewrites them), as every
  * update reads.
  */

@@ -24,7 +24,7 @@ interface EndRow {
   pending: number;
 }
 
-/** Enough for every session of a large data directory; past it, the longest kept are dropped (read from the journal again when next shown). */
+/** Enough for every session of a large data directory; past it, the end computed longest ago is dropped (read from the journal again when next shown). */
 const KEPT_SESSIONS = 50_000;
 /** A last turn's reason is the agent's error text, of any length: a longer one is read again each time, not kept. */
 const KEPT_REASON_CHARACTERS = 1_000;

@@ -9,8 +9,8 @@ import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_B
  * Read as `JSON.parse` reads the line: any whitespace and key order, escaped keys, a key given twice (the last counts).
  * A line that is not such a notification comes back as it is (stored so, it reads as it always did).
  *
- * Why slicing: it runs where the rows are written (the SQLite writer thread; the fleet's writer), once per chunk, and a
- * scan of the line's characters costs less than parsing it and serialising the update again.
+ * Why slicing: it runs on the host's main thread once per chunk (`Journal.update`), and a scan of the line's characters
+ * costs less than serialising the update again; the row is also the text clients are sent (`protocol/update-text.ts`).
  */
 export function updateRow(line: string): string {
   try {

@@ -7,7 +7,6 @@ import { SqliteProcessGroupLedger } from "./process-groups.js";
 import { QuestionStore, type QuestionOutcome } from "./questions.js";
 import { ReviewCommentStore, type NewReviewComment } from "./review-comments.js";
 import { SessionStore, type NewSession } from "./sessions.js";
-import { updateRow } from "./update-row.js";
 
 /**
  * What the host's one writer stores, as flat values so a batch crosses to the writer thread
@@ -19,7 +18,6 @@ import { updateRow } from "./update-row.js";
  * | code | fields |
  * |---|---|
  * | `e` event | sessionId, seq, kind, payload (JSON text, stored as it is), at |
- * | `u` event from an agent's `session/update` line | sessionId, seq, kind, the line as it came (stored as its `updateRow`, here: off the event loop), at |
  * | `q` question asked | id, sessionId, kind, request (JSON text), askedAt |
  * | `t` session touched | sessionId, at |
  * | `n` session titled (only if it has none) | sessionId, title |
@@ -195,9 +193,6 @@ export class BatchApplier {
       switch (code) {
         case "e":
           this.#event.run(a as string, b as number, c as string, d as string, e as number);
-          break;
-        case "u":
-          this.#event.run(a as string, b as number, c as string, updateRow(d as string), e as number);
           break;
         case "q":
           if (this.#question.run(a as string, c as string, d as string, e as number, b as string).changes === 0) {

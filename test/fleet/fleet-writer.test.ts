@@ -15,6 +15,7 @@ import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
 import { startThrowawayCluster, type ThrowawayCluster } from "../../src/store/postgres/throwaway-cluster.js";
 import type { StoreBackend, UnitOutcome, WriteUnit } from "../../src/store/store-backend.js";
 import { Store } from "../../src/store/store.js";
+import { updateRow } from "../../src/store/update-row.js";
 import { callOp, flatten, type WriteOp } from "../../src/store/write-batch.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
 import { waitUntil } from "../support/process-table.js";
@@ -162,13 +163,14 @@ describe("the fleet writer on PostgreSQL", () => {
     expect(a.writer.writes("u")).toBe(true);
   }, 30_000);
 
-  it("stores an agent's line as its update row, without the JSON-RPC envelope: the same bytes in the shared store and the mirror", async () => {
+  it("stores an agent's update row (sliced by the journal) as given: the same bytes in the shared store and the mirror", async () => {
     const url = await postgres.freshDatabase();
     const a = await hostA(url);
     const update = ` { "content" : { "text" : "say \\"hi\\" }", "type" : "text" }, "sessionUpdate" : "agent_message_chunk" } `;
     const line = `{ "params" : { "_meta" : {"k":[1]}, "update" :${update}, "sessionId" : "agent-1" }, "method" : "session/update", "jsonrpc" : "2.0" }`;
     const row = `{"update":${update.trim()},"_meta":{"k":[1]}}`;
-    expect((await a.write([["u", "s", 1, "update", line, T0 + 1]])).failed).toEqual([]);
+    expect(updateRow(line)).toBe(row);
+    expect((await a.write([["e", "s", 1, "update", row, T0 + 1]])).failed).toEqual([]);
     const sql = connect(url);
     cleanups.push(() => sql.end());
     expect((await sql<{ payload: string }[]>`SELECT payload FROM events WHERE session_id = 's'`).map((r) => r.payload)).toEqual([row]);

@@ -252,8 +252,14 @@ export class AcpTestClient {
 /** A bare WebSocket speaking JSON-RPC by hand, for frames no SDK would send. */
 export class RawSocket {
   readonly messages: Array<Record<string, unknown>> = [];
+  /** Each message's text as it came. */
+  readonly frames: string[] = [];
   private constructor(readonly ws: WebSocket) {
-    ws.on("message", (data) => this.messages.push(JSON.parse(data.toString()) as Record<string, unknown>));
+    ws.on("message", (data) => {
+      const frame = data.toString();
+      this.frames.push(frame);
+      this.messages.push(JSON.parse(frame) as Record<string, unknown>);
+    });
   }
 
   static open(acpUrl: string, token: string): Promise<RawSocket> {

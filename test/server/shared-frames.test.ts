@@ -1,5 +1,6 @@
 import { methods } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
+import { rememberUpdateText } from "../../src/protocol/update-text.js";
 import { notificationFrame, sessionUpdateParams } from "../../src/server/shared-frames.js";
 
 describe("shared frames: one serialisation of an update for every client shown it as it is", () => {
@@ -26,5 +27,28 @@ describe("shared frames: one serialisation of an update for every client shown i
     expect(JSON.parse(notificationFrame("_vendor/ping", other))).toEqual({ jsonrpc: "2.0", method: "_vendor/ping", params: { value: 1 } });
     other.value = 2;
     expect(JSON.parse(notificationFrame("_vendor/ping", other)).params).toEqual({ value: 2 });
+  });
+
+  it("frames an update remembered with its text as that text, for the very _meta it carries only", () => {
+    const update = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "a\u2028b" } };
+    const meta = { vendor: 1 };
+    rememberUpdateText(
+      update,
+      meta,
+      '{"update":{ "sessionUpdate":"agent_message_chunk" ,"content":{"type":"text","text":"a\\u2028b"} },"_meta":{ "vendor":1 }}',
+    );
+    const frame = notificationFrame(methods.client.session.update, sessionUpdateParams('s"1', update, meta));
+    expect(frame).toBe(
+      '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s\\"1","update":{ "sessionUpdate":"agent_message_chunk" ,"content":{"type":"text","text":"a\\u2028b"} },"_meta":{ "vendor":1 }}}',
+    );
+    expect(JSON.parse(frame)).toEqual({ jsonrpc: "2.0", method: "session/update", params: { sessionId: 's"1', update, _meta: meta } });
+    // Other _meta (a client shown the journal's seq), or none: not what the text says; serialised.
+    const seq = { ...meta, "berth/seq": 4 };
+    expect(notificationFrame(methods.client.session.update, sessionUpdateParams("s1", update, seq))).toBe(
+      JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update, _meta: seq } }),
+    );
+    expect(notificationFrame(methods.client.session.update, sessionUpdateParams("s1", update, undefined))).toBe(
+      JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update } }),
+    );
   });
 });

@@ -8,7 +8,6 @@ import { StoreNotFoundError, StoreWriteError } from "../errors.js";
 import { StaleEpochError, type Lease, type SessionChanges, type StoreBackend, type UnitOutcome, type WriteUnit } from "../store-backend.js";
 import { isUnreachable } from "./connection.js";
 import { sessionCopy } from "./fleet-mirror.js";
-import { updateRow } from "../update-row.js";
 import { callOp, flatten, messageOf, unitsOf, type StoreCallName, type WriteOp, type WriteValue } from "../write-batch.js";
 
 export interface FleetWriterListeners extends WriterListeners {
@@ -484,15 +483,12 @@ class NotOwnedError extends Error {
 
 /** Events (a question asked with one), a touch, a title: what `StoreBackend.write` stores under a lease. */
 function isJournalUnit(ops: readonly WriteOp[]): boolean {
-  return ops.length > 0 && ops.every((op) => op[0] === "e" || op[0] === "u" || op[0] === "q" || op[0] === "t" || op[0] === "n");
+  return ops.length > 0 && ops.every((op) => op[0] === "e" || op[0] === "q" || op[0] === "t" || op[0] === "n");
 }
 
 function journalUnit(lease: Lease, ops: readonly WriteOp[]): WriteUnit {
-  // At the seqs the journal gave them (and published): the shared store keeps those. An agent's line is stored as its
-  // update row, sliced here (this host's thread; the mirror's writer thread slices its own copy).
-  const events = ops
-    .filter((op) => op[0] === "e" || op[0] === "u")
-    .map((op) => ({ seq: Number(op[2]), kind: String(op[3]), text: op[0] === "u" ? updateRow(String(op[4])) : String(op[4]), at: Number(op[5]) }));
+  // At the seqs the journal gave them (and published): the shared store keeps those.
+  const events = ops.filter((op) => op[0] === "e").map((op) => ({ seq: Number(op[2]), kind: String(op[3]), text: String(op[4]), at: Number(op[5]) }));
   const asked = ops.find((op) => op[0] === "q");
   const touched = ops.filter((op) => op[0] === "t").map((op) => Number(op[2]));
   const title = ops.find((op) => op[0] === "n");
