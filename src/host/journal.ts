@@ -8,7 +8,6 @@ import type { Store } from "../store/store.js";
 import { updateRow } from "../store/update-row.js";
 import { callOp, type StoreCallName, type StoreCalls, type WriteOp } from "../store/write-batch.js";
 import { NOTICE_META } from "../protocol/meta-keys.js";
-import { rememberUpdateText } from "../protocol/update-text.js";
 import type { Logger } from "./logger.js";
 import type { SessionBus } from "./session-bus.js";
 import type { StoreHealthView } from "./store-health.js";
@@ -137,14 +136,12 @@ export class Journal {
 
   /**
    * An update from the agent, with the notification's own `_meta` if it had one; `line`: the agent's message as it came.
-   * The line is sliced to its update row (`update-row.ts`), stored as it is and remembered as the update's text, so
-   * clients are sent the agent's own text and nothing is serialised again; a line the slicer cannot read is stored whole.
+   * The line is sliced to its update row (`update-row.ts`): the text stored, and published with the update, so clients
+   * are sent the agent's own text and nothing is serialised again. A line the slicer cannot read is serialised anew.
    */
   update(sessionId: string, key: LocationKey, update: SessionUpdate, meta?: Record<string, unknown> | null, line?: string): void {
-    if (line === undefined) return this.journalUpdate(sessionId, key, update, meta);
-    const row = updateRow(line);
-    if (row !== line) rememberUpdateText(update, meta, row);
-    this.journalUpdate(sessionId, key, update, meta, row);
+    const row = line === undefined ? undefined : updateRow(line);
+    this.journalUpdate(sessionId, key, update, meta, row === line ? undefined : row);
   }
 
   /**
@@ -168,7 +165,13 @@ export class Journal {
     this.append(sessionId, key, "update", payload, {
       text,
       then: (seq) => {
-        this.bus.publish(sessionId, { type: "update", seq, notification, ...(except === undefined ? {} : { except }) });
+        this.bus.publish(sessionId, {
+          type: "update",
+          seq,
+          notification,
+          ...(text === undefined ? {} : { text }),
+          ...(except === undefined ? {} : { except }),
+        });
         if (update.sessionUpdate === "agent_message_chunk") this.agentMessages.emit(sessionId);
         if (toolCallFinished(update)) this.workDone.emit(sessionId);
       },

@@ -4,8 +4,11 @@ import type { QuestionView } from "./views.js";
 
 /** What a session's subscribers (the server's clients) receive, live and in order. */
 export type SessionEvent =
-  /** `except`: the holder not to send it to live (it follows that holder's own request: see `Journal.announce`). */
-  | { readonly type: "update"; readonly seq: number; readonly notification: SessionNotification; readonly except?: string }
+  /**
+   * `text`: the update's JSON text as the agent wrote it and the journal stored it (`{"update":…,"_meta":…}`), if it came
+   * from the agent; `except`: the holder not to send it to live (it follows that holder's own request: `Journal.announce`).
+   */
+  | { readonly type: "update"; readonly seq: number; readonly notification: SessionNotification; readonly text?: string; readonly except?: string }
   | { readonly type: "question_asked"; readonly question: QuestionView }
   | { readonly type: "question_resolved"; readonly questionId: string; readonly state: "answered" | "cancelled" }
   /** `origin`: who prompted, as the prompt named itself (a connection's own prompts are not echoed back to it). */

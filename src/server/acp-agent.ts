@@ -38,6 +38,7 @@ import type { ConnectionName } from "./connection-name.js";
 import { ConnectionSessions } from "./connection-sessions.js";
 import { clientFilesOf } from "./client-files.js";
 import type { ClientQueue } from "./session-feed.js";
+import type { ClientNotify } from "./shared-frames.js";
 import { AcquisitionFailedError, classifyError, ForkUnsupportedError, SessionNotFoundError } from "../host/host-errors.js";
 
 export interface AcpAgentOptions {
@@ -48,7 +49,7 @@ export interface AcpAgentOptions {
   readonly agentId?: string;
   readonly log: Logger;
   /** Sends a notification to this client straight to its socket (the updates' fast path). */
-  readonly notify: (method: string, params: unknown) => void | Promise<void>;
+  readonly notify: ClientNotify;
   /** The client's queue, which paces what its session feeds send (WebSocket clients). */
   readonly queue?: ClientQueue;
   /** Told of every prompt while it runs, so a closing server can let its answer out first. */

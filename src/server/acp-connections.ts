@@ -5,9 +5,9 @@ import { createAcpAgent } from "./acp-agent.js";
 import type { ClusterSecret } from "./cluster-secret.js";
 import { ConnectionName } from "./connection-name.js";
 import type { ClientQueue } from "./session-feed.js";
+import type { ClientNotify } from "./shared-frames.js";
 
 /** Sends a notification; a promise when the client is behind, settled once it caught up (see MessageLimitedSocket). */
-type Notify = (method: string, params: unknown) => void | Promise<void>;
 
 export interface ConnectionOptions {
   /** `websocket` or `http`, for the logs. */
@@ -15,7 +15,7 @@ export interface ConnectionOptions {
   /** The agent the connection named (`/acp?agent=ID`). */
   readonly agentId?: string;
   /** A transport's own fast path for updates; without one they go through the SDK connection. */
-  readonly notify?: Notify;
+  readonly notify?: ClientNotify;
   /** The client's queue, which paces what its session feeds send. */
   readonly queue?: ClientQueue;
   /** The peer host that relayed this connection (authenticated by the cluster secret). */
@@ -52,7 +52,7 @@ export class AcpConnections {
   create({ transport, agentId, notify, queue, relayedBy, baseUrl }: ConnectionOptions): { agent: AgentApp; name(id: string): void } {
     const { host, log } = this;
     const connection = new ConnectionName();
-    let viaConnection: Notify | undefined;
+    let viaConnection: ClientNotify | undefined;
     const app = createAcpAgent({
       host,
       connection,

@@ -16,6 +16,7 @@ import { MAX_JSON_DEPTH, nestedDeeperThan, requestIdOf, tooDeepError } from "./j
 import type { ClientBufferBudget } from "./client-buffer-budget.js";
 import { MessageLimitedSocket } from "./message-limited-socket.js";
 import type { ClientQueue } from "./session-feed.js";
+import type { ClientNotify } from "./shared-frames.js";
 import { keepAlive } from "./socket-keepalive.js";
 
 export interface AcpEndpointOptions {
@@ -106,7 +107,7 @@ export class AcpEndpoint {
    */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, relayedBy?: string): void {
     let limited: MessageLimitedSocket | undefined;
-    const notify = (method: string, params: unknown) => limited?.notify(method, params);
+    const notify: ClientNotify = (method, params, frame) => limited?.notify(method, params, frame);
     // Feeds exist only after `initialize`, on the upgraded socket.
     const queue: ClientQueue = {
       hasRoom: () => limited?.hasRoom() ?? true,

@@ -5,6 +5,7 @@ import type { Logger } from "../host/logger.js";
 import type { CleanupRegistration } from "../host/views.js";
 import type { ConnectionName } from "./connection-name.js";
 import { SessionFeed, type ClientQueue } from "./session-feed.js";
+import type { ClientNotify } from "./shared-frames.js";
 
 interface OpenSession {
   readonly feed: SessionFeed;
@@ -23,7 +24,7 @@ export class ConnectionSessions {
     private readonly host: Host,
     private readonly connection: ConnectionName,
     private readonly log: Logger,
-    private readonly notify: (method: string, params: unknown) => void | Promise<void>,
+    private readonly notify: ClientNotify,
     /** The client's queue, which paces its feeds (WebSocket clients). */
     private readonly queue: ClientQueue | undefined,
   ) {}

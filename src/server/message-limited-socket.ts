@@ -79,7 +79,7 @@ export class MessageLimitedSocket implements WebSocketLike, ClientQueue {
    * client is behind (a quarter of the limit buffered), answers a promise that settles when it
    * caught up: a sender that can wait (a journal replay) awaits it; a live stream goes on.
    */
-  notify(method: string, params: unknown): Promise<void> | undefined {
+  notify(method: string, params: unknown, frame?: string): Promise<void> | undefined {
     if (this.ws.readyState !== this.ws.OPEN) return undefined;
     // A client that stopped reading (a laptop asleep, TCP not yet dead) must not pile a whole stream up in
     // the host's memory: it is disconnected, as the SDK does with its own writes; its holds are released.
@@ -89,7 +89,7 @@ export class MessageLimitedSocket implements WebSocketLike, ClientQueue {
       this.ws.terminate();
       return undefined;
     }
-    this.send(notificationFrame(method, params));
+    this.send(frame ?? notificationFrame(method, params));
     return this.ws.bufferedAmount > this.drainedBelow ? this.drained() : undefined;
   }
 

@@ -18,7 +18,7 @@ import { ChunkMerger, type MergedChunk } from "./chunk-merging.js";
 import { answerFromElicitation, answerFromPermission } from "./question-answers.js";
 import { TerminalMirror } from "./terminal-mirror.js";
 import { JOURNAL_SEQ_META, NOTICE_META, RAW_TERMINALS_META, SEQ_FROM_META, SEQ_META } from "../protocol/meta-keys.js";
-import { sessionUpdateParams } from "./shared-frames.js";
+import { type ClientNotify, sessionUpdateParams, updateTextFrame } from "./shared-frames.js";
 import { EMBEDDED_TERMINALS_META } from "../protocol/embedded-terminals.js";
 
 export interface SessionFeedOptions {
@@ -33,7 +33,7 @@ export interface SessionFeedOptions {
    * Sends a notification straight to the client's socket. Updates are the hot path of a
    * streaming turn; the SDK's writer costs a stream write and two promise hops per message.
    */
-  readonly notify: (method: string, params: unknown) => void | Promise<void>;
+  readonly notify: ClientNotify;
   /**
    * The client's queue, which paces what the feed sends (a WebSocket client's). Without one (Streamable HTTP,
    * whose SDK queue has a limit of its own), every update is sent as it comes.
@@ -120,10 +120,13 @@ export class SessionFeed {
   private flushScheduled = false;
   /** The commands this client was last told of (as JSON): the same list again is not sent. */
   private commandsSent: string | undefined;
+  /** The session's id as JSON, for frames made of an update's own text. */
+  private readonly quotedSessionId: string;
 
   constructor(private readonly options: SessionFeedOptions) {
     this.unsubscribe = options.host.subscribe(options.sessionId, (event) => this.received(event));
     this.seqs = options.capabilities._meta?.[JOURNAL_SEQ_META] === true;
+    this.quotedSessionId = JSON.stringify(options.sessionId);
     if (options.capabilities._meta?.[RAW_TERMINALS_META] !== true) {
       const { host, sessionId } = options;
       this.mirror = new TerminalMirror(
@@ -248,10 +251,12 @@ export class SessionFeed {
           return this.send({ after: event.seq - 1, seqs: { from: event.seq, to: event.seq }, run: () => undefined });
         if (this.seqs && this.merge(event.seq, event.notification)) return;
         const { update, _meta } = event.notification;
+        // Shown with its seq, the update is not what its text says.
+        const text = this.seqs ? undefined : event.text;
         return this.send({
           after: event.seq - 1,
           seqs: { from: event.seq, to: event.seq },
-          run: () => this.notify(update, this.metaOf(event.seq, _meta)),
+          run: () => this.notify(update, this.metaOf(event.seq, _meta), text),
         });
       }
       case "agent_request":
@@ -369,7 +374,8 @@ export class SessionFeed {
     controller?.abort();
   }
 
-  private notify(update: SessionUpdate, meta?: Record<string, unknown> | null): void {
+  /** `text`: the update's own JSON text with this `_meta` (`{"update":…,"_meta":…}`), sent as it is unless a terminal is mirrored. */
+  private notify(update: SessionUpdate, meta?: Record<string, unknown> | null, text?: string): void {
     // A reopened session's new process announces the commands the client was just told (from the journal, or on resume).
     if (update.sessionUpdate === "available_commands_update") {
       const commands = JSON.stringify(update.availableCommands);
@@ -378,6 +384,11 @@ export class SessionFeed {
     }
     const { sessionId } = this.options;
     const shown = this.mirror ? this.mirror.rewrite(update) : update;
+    if (text !== undefined && shown === update) {
+      const params = meta ? { sessionId, update, _meta: meta } : { sessionId, update };
+      void this.options.notify(methods.client.session.update, params, updateTextFrame(this.quotedSessionId, text));
+      return;
+    }
     void this.options.notify(methods.client.session.update, sessionUpdateParams(sessionId, shown, meta));
   }
 

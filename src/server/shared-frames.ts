@@ -1,5 +1,10 @@
 import { methods } from "@agentclientprotocol/sdk";
-import { updateText } from "../protocol/update-text.js";
+
+/**
+ * Sends a notification to one client. `frame`, when the caller has it, is the notification's JSON text: a transport
+ * that writes text (a WebSocket) sends it as it is; one that serialises for itself (the SDK's) reads `params`.
+ */
+export type ClientNotify = (method: string, params: unknown, frame?: string) => void | Promise<void>;
 
 /**
  * One serialisation of an event for every client shown it as it is: the feeds of one session build the same
@@ -8,8 +13,6 @@ import { updateText } from "../protocol/update-text.js";
  */
 const paramsOfUpdate = new WeakMap<object, { readonly sessionId: string; readonly meta: unknown; readonly params: object }>();
 const frameOfParams = new WeakMap<object, string>();
-/** The update's own text (`{"update":…,"_meta"?:…}`) for params made of it and the `_meta` that text carries. */
-const textOfParams = new WeakMap<object, string>();
 
 /** The `session/update` params for `update` with `_meta` `meta`: the same object for the same three. */
 export function sessionUpdateParams(sessionId: string, update: object, meta: Record<string, unknown> | null | undefined): object {
@@ -17,8 +20,6 @@ export function sessionUpdateParams(sessionId: string, update: object, meta: Rec
   if (known && known.sessionId === sessionId && known.meta === meta) return known.params;
   const params = meta ? { sessionId, update, _meta: meta } : { sessionId, update };
   paramsOfUpdate.set(update, { sessionId, meta, params });
-  const text = updateText(update, meta);
-  if (text !== undefined) textOfParams.set(params, text);
   return params;
 }
 
@@ -29,13 +30,17 @@ export function notificationFrame(method: string, params: unknown): string {
   }
   let frame = frameOfParams.get(params);
   if (frame === undefined) {
-    const text = textOfParams.get(params);
-    frame =
-      text === undefined
-        ? JSON.stringify({ jsonrpc: "2.0", method, params })
-        : // `{"update":…}` opened: Berth's session id first, then the update and `_meta` as the text has them.
-          `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":{"sessionId":${JSON.stringify((params as { sessionId: string }).sessionId)},${text.slice(1)}}`;
+    frame = JSON.stringify({ jsonrpc: "2.0", method, params });
     frameOfParams.set(params, frame);
   }
   return frame;
+}
+
+/**
+ * The `session/update` frame of an update's own text (`{"update":…}` or `{"update":…,"_meta":…}`, as the journal stored
+ * it): that text in the envelope, after Berth's session id (`quotedSessionId`, already JSON). Nothing is serialised,
+ * and no map is kept: a string built per client costs less than sharing one.
+ */
+export function updateTextFrame(quotedSessionId: string, text: string): string {
+  return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":${quotedSessionId},${text.slice(1)}}`;
 }

@@ -1,6 +1,5 @@
 import type { SqliteDatabase } from "./database.js";
 import { StoreInputError, StoreNotFoundError } from "./errors.js";
-import { rememberUpdateText } from "../protocol/update-text.js";
 import { decodeJson, encodeJson, requireCount, requireText, requireTimestamp, type Json } from "./input.js";
 import { plainText } from "./plain-text.js";
 import { guardWrite } from "./write-guard.js";
@@ -293,21 +292,7 @@ function lastCharacters(text: string): string {
 
 export function toEvent(row: EventRow): JournalEvent {
   const payload = decodeJson(row.payload);
-  if (row.kind !== "update") return { ...row, payload };
-  const update = updatePayload(payload);
-  if (update === payload) rememberRowText(payload, row.payload);
-  return { ...row, payload: update };
-}
-
-/**
- * A row that is exactly `{"update":{…}}`, or that with a truthy `_meta`, is the text its update is sent to clients as
- * (`protocol/update-text.ts`): a client catching up, or `session/load`, is not sent the row parsed and serialised again.
- */
-function rememberRowText(payload: Json, text: string): void {
-  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return;
-  const { update, _meta } = payload;
-  if (typeof update !== "object" || update === null || Array.isArray(update)) return;
-  if (Object.keys(payload).length === (_meta ? 2 : 1)) rememberUpdateText(update, _meta, text);
+  return { ...row, payload: row.kind === "update" ? updatePayload(payload) : payload };
 }
 
 /**

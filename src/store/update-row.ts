@@ -7,10 +7,10 @@ import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_B
  * session, and an update reads as `{ update, _meta? }` whatever its form (`events.ts`).
  *
  * Read as `JSON.parse` reads the line: any whitespace and key order, escaped keys, a key given twice (the last counts).
- * A line that is not such a notification comes back as it is (stored so, it reads as it always did).
+ * A line that is not such a notification comes back as it is (the journal then stores the parsed update serialised).
  *
  * Why slicing: it runs on the host's main thread once per chunk (`Journal.update`), and a scan of the line's characters
- * costs less than serialising the update again; the row is also the text clients are sent (`protocol/update-text.ts`).
+ * costs less than serialising the update again; the row is also the text live clients are sent (`server/shared-frames.ts`).
  */
 export function updateRow(line: string): string {
   try {

@@ -1,7 +1,6 @@
 import { methods } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
-import { rememberUpdateText } from "../../src/protocol/update-text.js";
-import { notificationFrame, sessionUpdateParams } from "../../src/server/shared-frames.js";
+import { notificationFrame, sessionUpdateParams, updateTextFrame } from "../../src/server/shared-frames.js";
 
 describe("shared frames: one serialisation of an update for every client shown it as it is", () => {
   it("gives the same params object for the same session, update and _meta, and a new one when any differs", () => {
@@ -29,26 +28,20 @@ describe("shared frames: one serialisation of an update for every client shown i
     expect(JSON.parse(notificationFrame("_vendor/ping", other)).params).toEqual({ value: 2 });
   });
 
-  it("frames an update remembered with its text as that text, for the very _meta it carries only", () => {
-    const update = { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "a\u2028b" } };
-    const meta = { vendor: 1 };
-    rememberUpdateText(
-      update,
-      meta,
-      '{"update":{ "sessionUpdate":"agent_message_chunk" ,"content":{"type":"text","text":"a\\u2028b"} },"_meta":{ "vendor":1 }}',
-    );
-    const frame = notificationFrame(methods.client.session.update, sessionUpdateParams('s"1', update, meta));
+  it("frames an update's own text in the envelope as it is, after Berth's session id", () => {
+    const text = '{"update":{ "sessionUpdate":"agent_message_chunk" ,"content":{"type":"text","text":"a\\u2028b"} },"_meta":{ "vendor":1 }}';
+    const frame = updateTextFrame(JSON.stringify('s"1'), text);
     expect(frame).toBe(
       '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s\\"1","update":{ "sessionUpdate":"agent_message_chunk" ,"content":{"type":"text","text":"a\\u2028b"} },"_meta":{ "vendor":1 }}}',
     );
-    expect(JSON.parse(frame)).toEqual({ jsonrpc: "2.0", method: "session/update", params: { sessionId: 's"1', update, _meta: meta } });
-    // Other _meta (a client shown the journal's seq), or none: not what the text says; serialised.
-    const seq = { ...meta, "berth/seq": 4 };
-    expect(notificationFrame(methods.client.session.update, sessionUpdateParams("s1", update, seq))).toBe(
-      JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update, _meta: seq } }),
-    );
-    expect(notificationFrame(methods.client.session.update, sessionUpdateParams("s1", update, undefined))).toBe(
-      JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update } }),
-    );
+    expect(JSON.parse(frame)).toEqual({
+      jsonrpc: "2.0",
+      method: "session/update",
+      params: {
+        sessionId: 's"1',
+        update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "a\u2028b" } },
+        _meta: { vendor: 1 },
+      },
+    });
   });
 });

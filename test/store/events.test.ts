@@ -1,8 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { updateText } from "../../src/protocol/update-text.js";
 import { StoreInputError, StoreNotFoundError } from "../../src/store/errors.js";
-import { toEvent } from "../../src/store/events.js";
 import type { Store } from "../../src/store/store.js";
 import { T0, newSession, useStoreFiles } from "./fixture.js";
 
@@ -230,26 +228,3 @@ describe("the journal", () => {
 function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
 }
-
-describe("an update row read back", () => {
-  const read = (payload: string) =>
-    toEvent({ sessionId: "a", seq: 1, kind: "update", payload, at: T0 }).payload as { update: object; _meta?: unknown };
-
-  it("is remembered as its update's text when it is exactly the update and a truthy _meta, so clients are sent it as it is", () => {
-    const plain = '{"update":{ "sessionUpdate" : "agent_message_chunk" }}';
-    expect(updateText(read(plain).update, undefined)).toBe(plain);
-    const withMeta = '{"update":{"sessionUpdate":"agent_message_chunk"},"_meta":{ "k":1 }}';
-    const event = read(withMeta);
-    expect(updateText(event.update, event._meta)).toBe(withMeta);
-    expect(updateText(event.update, { k: 1 })).toBeUndefined();
-  });
-
-  it("is not, in any other shape: a null _meta, another key beside the update, the whole line an older Berth stored", () => {
-    const nullMeta = read('{"update":{"sessionUpdate":"agent_message_chunk"},"_meta":null}');
-    expect(updateText(nullMeta.update, nullMeta._meta)).toBeUndefined();
-    expect(updateText(read('{"update":{"sessionUpdate":"agent_message_chunk"},"other":1}').update, undefined)).toBeUndefined();
-    const line = read('{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"x","update":{"sessionUpdate":"agent_message_chunk"}}}');
-    expect(line).toEqual({ update: { sessionUpdate: "agent_message_chunk" } });
-    expect(updateText(line.update, undefined)).toBeUndefined();
-  });
-});
