@@ -9,6 +9,7 @@ import { client, methods, ndJsonStream, PROTOCOL_VERSION, type ClientConnection,
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { WebSocket } from "ws";
 import { demoAgentMain } from "../agents/agent-registry.js";
+import { BareWatcher } from "./bare-watcher.js";
 import { cpuSeconds, fmt, peakRssMb, percentile, spread, table } from "./measure.js";
 import { LINE_BYTES, loopbackWebSocketMessagesPerSecond, rawPipeLinesPerSecond } from "./pipe-limits.js";
 
@@ -170,35 +171,28 @@ export async function clientWithSession(serve: ServeAddress, workDir: string): P
   return { side, sessionId };
 }
 
-/** Clients of one session (each initialized and resumed on it), opened a few at a time. */
-async function watchersOf(serve: ServeProcess, sessionId: string, workDir: string, count: number): Promise<CountingClient[]> {
-  const watchers: CountingClient[] = [];
+/** Bare clients of one session (each initialized and resumed on it), opened a few at a time. */
+async function watchersOf(serve: ServeProcess, sessionId: string, workDir: string, count: number): Promise<BareWatcher[]> {
+  const watchers: BareWatcher[] = [];
   while (watchers.length < count) {
     const batch = Math.min(25, count - watchers.length);
-    watchers.push(
-      ...(await Promise.all(
-        Array.from({ length: batch }, async () => {
-          const watcher = wsClient(serve);
-          await watcher.initialize();
-          await watcher.agent.request(methods.agent.session.resume, { sessionId, cwd: workDir, mcpServers: [] });
-          return watcher;
-        }),
-      )),
-    );
+    watchers.push(...(await Promise.all(Array.from({ length: batch }, () => BareWatcher.open(serve.acpUrl, serve.token, sessionId, workDir)))));
   }
   return watchers;
 }
 
-/** Deliveries per second of a `/flood <chunks> 256` to `clients` clients of one session (the prompting one included). */
+/** Deliveries per second of a `/flood <chunks> 256` to `clients` clients of one session: the prompting one (an SDK client) and bare watchers. */
 export async function fanOut(serve: ServeProcess, workDir: string, clients: number, chunks = 2_000): Promise<number> {
   const { side: owner, sessionId } = await clientWithSession(serve, workDir);
-  const all = [owner, ...(await watchersOf(serve, sessionId, workDir, clients - 1))];
-  for (const side of all) side.reset();
+  const watchers = await watchersOf(serve, sessionId, workDir, clients - 1);
+  owner.reset();
+  for (const watcher of watchers) watcher.reset();
   const start = performance.now();
   await owner.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `/flood ${chunks} ${FLOOD_BYTES}` }] });
-  while (all.some((side) => side.chunks < chunks)) await new Promise((resolve) => setTimeout(resolve, 1));
+  while (owner.chunks < chunks || watchers.some((watcher) => watcher.chunks < chunks)) await new Promise((resolve) => setTimeout(resolve, 1));
   const seconds = (performance.now() - start) / 1000;
-  for (const side of all) side.connection.close();
+  owner.connection.close();
+  for (const watcher of watchers) watcher.close();
   return (chunks * clients) / seconds;
 }
 

@@ -59,6 +59,12 @@ export class Deadlines<K> {
     if (--this.live === 0) this.dropAll();
   }
 
+  /** How long until `key` is due (on the clock's `elapsed()`), if it has a deadline. */
+  dueIn(key: K): number | undefined {
+    const dueAt = this.slots.get(key)?.dueAt;
+    return dueAt === undefined ? undefined : dueAt - this.clock.elapsed();
+  }
+
   /** Places in the queue, live or left by a cleared or moved deadline. */
   get queued(): number {
     return this.queue.size;

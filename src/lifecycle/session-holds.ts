@@ -18,7 +18,11 @@ type ChildSlot<C> =
  * The turn-aware release clock of a session with a child and no holder:
  * `idle` → `armed` (grace running) → fires → `awaiting-turn-end` if a turn runs, else the child is stopped.
  */
-type ReleaseClock = { readonly name: "idle" } | { readonly name: "armed"; readonly firesAt: number } | { readonly name: "awaiting-turn-end" };
+type ReleaseClock = { readonly name: "idle" } | { readonly name: "armed" } | { readonly name: "awaiting-turn-end" };
+// Shared: arming the clock is on the path of every hold, and its deadline is the release clocks' (`Deadlines`) to keep.
+const IDLE: ReleaseClock = { name: "idle" };
+const ARMED: ReleaseClock = { name: "armed" };
+const AWAITING_TURN_END: ReleaseClock = { name: "awaiting-turn-end" };
 
 export type SessionChildState = "childless" | "acquiring" | "live" | "releasing";
 
@@ -259,8 +263,10 @@ export class SessionHolds<C extends object> {
 
   /** When the armed release clock fires, if it is armed. */
   releaseAt(sessionId: string): number | undefined {
-    const clock = this.sessions.get(sessionId)?.clock;
-    return clock?.name === "armed" ? clock.firesAt : undefined;
+    const entry = this.sessions.get(sessionId);
+    const dueIn = entry?.clock.name === "armed" ? this.releaseClocks.dueIn(entry) : undefined;
+    // In wall time as of now (the deadline itself is kept on elapsed time); a timer a little late is due now.
+    return dueIn === undefined ? undefined : this.options.clock.now() + Math.max(0, dueIn);
   }
 
   /** Whether an unheld child is waiting for its running turn to end before the grace starts. */
@@ -271,7 +277,7 @@ export class SessionHolds<C extends object> {
   private entryOf(sessionId: string): SessionEntry<C> {
     let entry = this.sessions.get(sessionId);
     if (!entry) {
-      entry = { sessionId, holders: new Map(), slot: { name: "childless" }, clock: { name: "idle" }, acquisitions: 0 };
+      entry = { sessionId, holders: new Map(), slot: { name: "childless" }, clock: IDLE, acquisitions: 0 };
       this.sessions.set(sessionId, entry);
     }
     return entry;
@@ -337,17 +343,16 @@ export class SessionHolds<C extends object> {
   }
 
   private armClock(entry: SessionEntry<C>): void {
-    const firesAt = this.options.clock.now() + this.options.releaseGraceMs;
     this.releaseClocks.set(entry, this.options.releaseGraceMs);
-    entry.clock = { name: "armed", firesAt };
+    entry.clock = ARMED;
   }
 
   private clockFired(entry: SessionEntry<C>): void {
     if (this.closed || entry.clock.name !== "armed") return;
-    entry.clock = { name: "idle" };
+    entry.clock = IDLE;
     if (entry.holders.size > 0 || entry.slot.name !== "live") return;
     if (this.options.turns.isActive(entry.sessionId)) {
-      entry.clock = { name: "awaiting-turn-end" };
+      entry.clock = AWAITING_TURN_END;
       return;
     }
     this.stopChild(entry, entry.slot.child, true);
@@ -356,7 +361,7 @@ export class SessionHolds<C extends object> {
   private onTurnSettled(sessionId: string): void {
     const entry = this.sessions.get(sessionId);
     if (!entry || entry.clock.name !== "awaiting-turn-end") return;
-    entry.clock = { name: "idle" };
+    entry.clock = IDLE;
     this.recheck(entry);
   }
 
@@ -376,7 +381,7 @@ export class SessionHolds<C extends object> {
 
   private cancelClock(entry: SessionEntry<C>): void {
     if (entry.clock.name === "armed") this.releaseClocks.clear(entry);
-    entry.clock = { name: "idle" };
+    entry.clock = IDLE;
   }
 
   /** Forgets a session that has nothing left: keeps memory bounded by the sessions in use. */
