@@ -6,9 +6,18 @@ import type { QuestionView } from "./views.js";
 export type SessionEvent =
   /**
    * `text`: the update's JSON text as the agent wrote it and the journal stored it (`{"update":…,"_meta":…}`), if it came
-   * from the agent; `except`: the holder not to send it to live (it follows that holder's own request: `Journal.announce`).
+   * from the agent; `frame`: that text's frame, made by the first client sent it and shared by the session's other
+   * plain clients (one string: each copy would be flattened and encoded again); `except`: the holder not to send it to
+   * live (it follows that holder's own request: `Journal.announce`).
    */
-  | { readonly type: "update"; readonly seq: number; readonly notification: SessionNotification; readonly text?: string; readonly except?: string }
+  | {
+      readonly type: "update";
+      readonly seq: number;
+      readonly notification: SessionNotification;
+      readonly text?: string;
+      frame?: string;
+      readonly except?: string;
+    }
   | { readonly type: "question_asked"; readonly question: QuestionView }
   | { readonly type: "question_resolved"; readonly questionId: string; readonly state: "answered" | "cancelled" }
   /** `origin`: who prompted, as the prompt named itself (a connection's own prompts are not echoed back to it). */

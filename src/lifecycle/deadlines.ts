@@ -59,10 +59,9 @@ export class Deadlines<K> {
     if (--this.live === 0) this.dropAll();
   }
 
-  /** How long until `key` is due (on the clock's `elapsed()`), if it has a deadline. */
-  dueIn(key: K): number | undefined {
-    const dueAt = this.slots.get(key)?.dueAt;
-    return dueAt === undefined ? undefined : dueAt - this.clock.elapsed();
+  /** When `key` is due, on the clock's `elapsed()`, if it has a deadline. */
+  dueAt(key: K): number | undefined {
+    return this.slots.get(key)?.dueAt;
   }
 
   /** Places in the queue, live or left by a cleared or moved deadline. */

@@ -163,6 +163,8 @@ export class SessionHolds<C extends object> {
   private readonly unsubscribeTurns: () => void;
   /** Every armed release clock, on one timer of the clock (arming and cancelling one is on the path of every hold). */
   private readonly releaseClocks: Deadlines<SessionEntry<C>>;
+  /** The wall clock's lead on the elapsed one, as `releaseAt` last took it. */
+  private wallOffset: number;
   private readonly owner: IncarnationOwner<C> = {
     isCurrent: (incarnation) =>
       this.sessions.get(incarnation.sessionId) === incarnation.entry && incarnation.entry.holders.get(incarnation.holderId) === incarnation,
@@ -177,6 +179,7 @@ export class SessionHolds<C extends object> {
   constructor(private readonly options: SessionHoldsOptions<C>) {
     this.unsubscribeTurns = options.turns.onSettled(({ sessionId }) => this.onTurnSettled(sessionId));
     this.releaseClocks = new Deadlines(options.clock, (entry) => this.clockFired(entry));
+    this.wallOffset = options.clock.now() - options.clock.elapsed();
   }
 
   /**
@@ -264,9 +267,19 @@ export class SessionHolds<C extends object> {
   /** When the armed release clock fires, if it is armed. */
   releaseAt(sessionId: string): number | undefined {
     const entry = this.sessions.get(sessionId);
-    const dueIn = entry?.clock.name === "armed" ? this.releaseClocks.dueIn(entry) : undefined;
-    // In wall time as of now (the deadline itself is kept on elapsed time); a timer a little late is due now.
-    return dueIn === undefined ? undefined : this.options.clock.now() + Math.max(0, dueIn);
+    const dueAt = entry?.clock.name === "armed" ? this.releaseClocks.dueAt(entry) : undefined;
+    return dueAt === undefined ? undefined : this.wallTimeOf(dueAt);
+  }
+
+  /**
+   * An `elapsed()` time in wall-clock milliseconds (the deadlines are kept on elapsed time). The two clocks' offset is
+   * read afresh only once it moved by over a second (a step of the wall clock), so a deadline reads the same each time.
+   */
+  private wallTimeOf(elapsedAt: number): number {
+    const { clock } = this.options;
+    const offset = clock.now() - clock.elapsed();
+    if (Math.abs(offset - this.wallOffset) > 1_000) this.wallOffset = offset;
+    return Math.round(elapsedAt + this.wallOffset);
   }
 
   /** Whether an unheld child is waiting for its running turn to end before the grace starts. */

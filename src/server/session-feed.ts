@@ -251,12 +251,11 @@ export class SessionFeed {
           return this.send({ after: event.seq - 1, seqs: { from: event.seq, to: event.seq }, run: () => undefined });
         if (this.seqs && this.merge(event.seq, event.notification)) return;
         const { update, _meta } = event.notification;
-        // Shown with its seq, the update is not what its text says.
-        const text = this.seqs ? undefined : event.text;
         return this.send({
           after: event.seq - 1,
           seqs: { from: event.seq, to: event.seq },
-          run: () => this.notify(update, this.metaOf(event.seq, _meta), text),
+          // Shown with its seq, the update is not what its text says.
+          run: () => this.notify(update, this.metaOf(event.seq, _meta), this.seqs ? undefined : event),
         });
       }
       case "agent_request":
@@ -374,8 +373,8 @@ export class SessionFeed {
     controller?.abort();
   }
 
-  /** `text`: the update's own JSON text with this `_meta` (`{"update":…,"_meta":…}`), sent as it is unless a terminal is mirrored. */
-  private notify(update: SessionUpdate, meta?: Record<string, unknown> | null, text?: string): void {
+  /** `own`: the bus event whose own text this update and `_meta` are, sent as it is unless a terminal is mirrored. */
+  private notify(update: SessionUpdate, meta?: Record<string, unknown> | null, own?: { readonly text?: string; frame?: string }): void {
     // A reopened session's new process announces the commands the client was just told (from the journal, or on resume).
     if (update.sessionUpdate === "available_commands_update") {
       const commands = JSON.stringify(update.availableCommands);
@@ -384,9 +383,10 @@ export class SessionFeed {
     }
     const { sessionId } = this.options;
     const shown = this.mirror ? this.mirror.rewrite(update) : update;
-    if (text !== undefined && shown === update) {
+    if (own?.text !== undefined && shown === update) {
+      own.frame ??= updateTextFrame(this.quotedSessionId, own.text);
       const params = meta ? { sessionId, update, _meta: meta } : { sessionId, update };
-      void this.options.notify(methods.client.session.update, params, updateTextFrame(this.quotedSessionId, text));
+      void this.options.notify(methods.client.session.update, params, own.frame);
       return;
     }
     void this.options.notify(methods.client.session.update, sessionUpdateParams(sessionId, shown, meta));

@@ -7,9 +7,11 @@ import { methods } from "@agentclientprotocol/sdk";
 export type ClientNotify = (method: string, params: unknown, frame?: string) => void | Promise<void>;
 
 /**
- * One serialisation of an event for every client shown it as it is: the feeds of one session build the same
- * `session/update` params object for the same update and `_meta` (the journaled ones, shared by all of them), and the
- * sockets turn that object into its frame once. Both maps are weak: they last as long as the update is referenced.
+ * One serialisation of an update that has no text of its own (Berth's notices, the SDK's transport, a feed that is
+ * not live) for every client shown it as it is: the feeds of one session build the same `session/update` params
+ * object for the same update and `_meta`, and the sockets turn that object into its frame once. Both maps are weak:
+ * they last as long as the update is referenced. An agent's update is sent as its own text instead
+ * (`updateTextFrame`).
  */
 const paramsOfUpdate = new WeakMap<object, { readonly sessionId: string; readonly meta: unknown; readonly params: object }>();
 const frameOfParams = new WeakMap<object, string>();
@@ -38,8 +40,7 @@ export function notificationFrame(method: string, params: unknown): string {
 
 /**
  * The `session/update` frame of an update's own text (`{"update":…}` or `{"update":…,"_meta":…}`, as the journal stored
- * it): that text in the envelope, after Berth's session id (`quotedSessionId`, already JSON). Nothing is serialised,
- * and no map is kept: a string built per client costs less than sharing one.
+ * it): that text in the envelope, after Berth's session id (`quotedSessionId`, already JSON). Nothing is serialised.
  */
 export function updateTextFrame(quotedSessionId: string, text: string): string {
   return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":${quotedSessionId},${text.slice(1)}}`;

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ConnectionCleanups } from "../../src/lifecycle/connection-cleanups.js";
-import { AcquisitionFailedError, HoldsClosedError, StaleHoldError } from "../../src/lifecycle/session-holds.js";
+import { systemClock } from "../../src/lifecycle/clock.js";
+import { Executions } from "../../src/lifecycle/executions.js";
+import { AcquisitionFailedError, HoldsClosedError, SessionHolds, StaleHoldError } from "../../src/lifecycle/session-holds.js";
 import { GRACE, holdsHarness } from "./holds-harness.js";
 
 describe("session holds (reference: structured session hold lost during resume)", () => {
@@ -65,6 +67,9 @@ describe("session holds (reference: structured session hold lost during resume)"
 
   it("the grace is counted on elapsed time: a step of the wall clock either way releases neither early nor late", async () => {
     const h = holdsHarness();
+    // The kernel's wall clock: the harness's virtual time, stepped.
+    let stepped = 0;
+    const wallNow = () => h.clock.now() + stepped;
     for (const step of [3_600_000, -3_600_000]) {
       // Two sessions released half a grace apart: the first's release must not take the second's early.
       const first = `first ${step}`;
@@ -77,7 +82,11 @@ describe("session holds (reference: structured session hold lost during resume)"
       h.holds.release(first, "a");
       await h.clock.advance(GRACE / 2);
       h.holds.release(second, "a");
+      expect(h.holds.releaseAt(second)).toBe(wallNow() + GRACE);
       h.stepWall(step);
+      stepped += step;
+      // Told in wall time, the release moves with the step (it fires after the same elapsed time).
+      expect(h.holds.releaseAt(second)).toBe(wallNow() + GRACE);
       await h.clock.advance(GRACE / 2);
       expect(h.releases.filter((r) => r.sessionId === first || r.sessionId === second)).toEqual([
         { sessionId: first, child: firstChild, at: start + GRACE },
@@ -85,6 +94,29 @@ describe("session holds (reference: structured session hold lost during resume)"
       await h.clock.advance(GRACE / 2);
       expect(h.releases.filter((r) => r.sessionId === second)).toEqual([{ sessionId: second, child: secondChild, at: start + GRACE + GRACE / 2 }]);
     }
+  });
+
+  it("on the system clock, releaseAt is a whole millisecond of wall time, the same each time it is read", async () => {
+    const holds = new SessionHolds<object>({
+      clock: systemClock,
+      releaseGraceMs: 60_000,
+      turns: new Executions(systemClock),
+      acquire: async () => ({}),
+      stop: async () => undefined,
+    });
+    const ticket = holds.hold("s1", "a");
+    await ticket.child;
+    const before = Date.now();
+    ticket.release();
+    const first = holds.releaseAt("s1")!;
+    expect(Number.isInteger(first)).toBe(true);
+    expect(first).toBeGreaterThanOrEqual(before + 60_000 - 1);
+    expect(first).toBeLessThanOrEqual(Date.now() + 60_000 + 1);
+    // Read again once the wall clock has moved on: the same deadline, the same figure.
+    const later = Date.now() + 5;
+    while (Date.now() < later) await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(holds.releaseAt("s1")).toBe(first);
+    holds.close();
   });
 
   it("a holder returning during the grace cancels the release and gets the same child", async () => {

@@ -52,7 +52,8 @@ describe("an agent's update reaches clients as the text the agent wrote", () => 
     // Stored as the agent wrote it (its spacing), without the envelope.
     const rows = chunkRows(fixture, sessionId);
     expect(rows).toHaveLength(3);
-    for (const row of rows) expect(row).toMatch(/^\{"update":\{ "sessionUpdate": "agent_message_chunk", /);
+    for (const row of rows)
+      expect(row).toMatch(/^\{"update":\{ "sessionUpdate": "agent_message_chunk", .*\},"_meta":\{ "respaced\/by": "fixture" \}\}$/);
     const asSent = rows.map(
       (row) => `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":${JSON.stringify(sessionId)},${row.slice(1)}}`,
     );
