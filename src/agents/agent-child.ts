@@ -32,6 +32,7 @@ import { PromptsInFlight, type RequestId } from "./prompts-in-flight.js";
 import { EMBEDDED_TERMINALS_META } from "../protocol/embedded-terminals.js";
 import type { SandboxPlan } from "../sandbox/bwrap-args.js";
 import { divertSessionUpdates } from "./session-update-fast-path.js";
+import type { TurnBudget } from "./turn-budget.js";
 import { berthVersion } from "../version.js";
 import { terminalLoginCapabilities } from "../protocol/terminal-logins.js";
 
@@ -60,6 +61,8 @@ export interface AgentChildOptions {
   readonly authenticate?: AuthenticateRequest;
   /** The session's sandbox, if it has one. */
   readonly sandbox?: SandboxPlan;
+  /** Lines of output handled a turn, shared with the host's other agents (none: every line as it arrives). */
+  readonly turnBudget?: TurnBudget;
 }
 
 /**
@@ -120,6 +123,8 @@ export class AgentChild {
   private readonly prompters = new WeakMap<object, ClientFiles>();
   /** By a prompt request's params, the id the SDK wrote it under. */
   private readonly promptIds = new WeakMap<object, RequestId>();
+  /** Why the agent's stdout is not being read, if it is not. */
+  private readonly outputPaused = new Set<"backlog" | "budget">();
 
   private constructor(
     private readonly options: AgentChildOptions,
@@ -140,7 +145,8 @@ export class AgentChild {
         } finally {
           await stopping;
           // What its group wrote before it was gone is read (the pipes' end), not dropped as late words: held output too.
-          group.child.stdout?.resume();
+          this.outputPaused.delete("backlog");
+          this.pauseOutput();
           await group.outputDrained();
         }
       })
@@ -199,22 +205,31 @@ export class AgentChild {
     group.child.stdin!.on("error", () => undefined);
     const wire = ndJsonStream(
       Writable.toWeb(group.child.stdin!) as WritableStream<Uint8Array>,
-      divertSessionUpdates(group.child.stdout!, {
-        onUpdate: (notification, line) => child.received(notification, line),
-        onResponse: (id) => {
-          // The agent answers session/load after replaying; updates after that answer are new, even in the same read.
-          child.replaying = false;
-          child.prompts.answered(id);
+      divertSessionUpdates(
+        group.child.stdout!,
+        {
+          onUpdate: (notification, line) => child.received(notification, line),
+          onResponse: (id) => {
+            // The agent answers session/load after replaying; updates after that answer are new, even in the same read.
+            child.replaying = false;
+            child.prompts.answered(id);
+          },
+          onRequest: (id, method) => {
+            if (FILE_METHODS.has(method)) child.prompts.asked(id);
+          },
+          onRefused: (reason) => options.onStderrLine?.(`[berth] refused a message from the agent: ${reason}`),
+          // One whole line per write: it cannot land inside a line the SDK writes.
+          answerAgent: (line) => {
+            if (group.child.stdin?.writable) group.child.stdin.write(line);
+          },
         },
-        onRequest: (id, method) => {
-          if (FILE_METHODS.has(method)) child.prompts.asked(id);
+        undefined,
+        options.turnBudget && {
+          budget: options.turnBudget,
+          pause: () => child.pauseOutput("budget"),
+          resume: () => child.pauseOutput("budget", false),
         },
-        onRefused: (reason) => options.onStderrLine?.(`[berth] refused a message from the agent: ${reason}`),
-        // One whole line per write: it cannot land inside a line the SDK writes.
-        answerAgent: (line) => {
-          if (group.child.stdin?.writable) group.child.stdin.write(line);
-        },
-      }),
+      ),
     );
     // A prompt counts as in flight from before its line is written: the agent cannot answer it, or ask anything for it, earlier.
     const stream = { readable: wire.readable, writable: observedWrites(wire.writable, (message) => child.writing(message)) };
@@ -230,7 +245,16 @@ export class AgentChild {
    */
   readOutput(mode: "held" | "flowing"): void {
     if (this.state !== "starting" && this.state !== "ready") return;
-    if (mode === "held") this.group.child.stdout?.pause();
+    this.pauseOutput("backlog", mode === "held");
+  }
+
+  /** The agent's stdout is read while nothing pauses it: the host's backlog, or this turn's line budget spent. */
+  private pauseOutput(reason?: "backlog" | "budget", paused = true): void {
+    if (reason !== undefined) {
+      if (paused) this.outputPaused.add(reason);
+      else this.outputPaused.delete(reason);
+    }
+    if (this.outputPaused.size > 0) this.group.child.stdout?.pause();
     else this.group.child.stdout?.resume();
   }
 

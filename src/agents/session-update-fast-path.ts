@@ -3,6 +3,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES, type SessionNotification } from "@agentclien
 import { type MessageHead, messageHead, readMessageHead } from "./message-head.js";
 import type { RequestId } from "./prompts-in-flight.js";
 import { TopLevelFieldReader } from "./top-level-fields.js";
+import type { TurnBudget } from "./turn-budget.js";
 
 const UPDATE_METHOD = '"session/update"';
 const PARSE_ERROR = -32700;
@@ -27,6 +28,16 @@ export interface FastPathHandlers {
 }
 
 /**
+ * Lines handled a turn, shared with every other agent's output: past it, this output's pipe is paused (`pause`) and
+ * its lines wait for the next turn (`resume`: read again unless something else holds it).
+ */
+export interface OutputPacing {
+  readonly budget: TurnBudget;
+  pause(): void;
+  resume(): void;
+}
+
+/**
  * The agent's stdout, with `session/update` notifications taken out and handed to `onUpdate`
  * as they arrive; every other line goes on to the ACP SDK unchanged.
  *
@@ -46,6 +57,8 @@ export function divertSessionUpdates(
   handlers: FastPathHandlers,
   /** The SDK's own limit on a line, in UTF-8 bytes: a line it would refuse is refused here, where it can be answered. */
   maxLineBytes = DEFAULT_MAX_MESSAGE_BYTES,
+  /** None: every line is handled as it arrives. */
+  pacing?: OutputPacing,
 ): ReadableStream<Uint8Array> {
   /** The start of the current line, in pieces: joined only once its newline arrives. */
   let pieces: string[] = [];
@@ -72,37 +85,71 @@ export function divertSessionUpdates(
     if (line.includes(UPDATE_METHOD) && divert(line, handlers)) return "";
     return observe(line, handlers);
   };
+  /** What was read and not yet handled (the first from `handledTo` on): only while this output waits for a turn. */
+  const unhandled: string[] = [];
+  let handledTo = 0;
+  /** Paused for the budget: waiting for the next turn. */
+  let waiting = false;
+  let ended = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      stdout.setEncoding("utf8");
-      stdout.on("data", (chunk: string) => {
+      /** Handles what was read, line by line, until it is all handled or this turn's budget is spent. */
+      const handle = (): void => {
         let rest = "";
-        let from = 0;
-        for (let newline = chunk.indexOf("\n"); newline >= 0; newline = chunk.indexOf("\n", from)) {
-          rest += takeLine(chunk.slice(from, newline));
-          from = newline + 1;
-        }
-        const tail = chunk.slice(from);
-        if (tail) {
-          const bytes = Buffer.byteLength(tail);
-          endsInCarriageReturn = tail.endsWith("\r");
-          if (overLimit === undefined && pending + bytes - (endsInCarriageReturn ? 1 : 0) > maxLineBytes) {
-            overLimit = readerOf(pieces);
-            pieces = [];
+        while (unhandled.length > 0) {
+          const chunk = unhandled[0]!;
+          for (let newline = chunk.indexOf("\n", handledTo); newline >= 0; newline = chunk.indexOf("\n", handledTo)) {
+            if (pacing !== undefined && !pacing.budget.take()) {
+              if (rest && open) controller.enqueue(encoder.encode(rest));
+              if (!waiting) pacing.pause();
+              waiting = true;
+              pacing.budget.next(handle);
+              return;
+            }
+            rest += takeLine(chunk.slice(handledTo, newline));
+            handledTo = newline + 1;
           }
-          if (overLimit === undefined) pieces.push(tail);
-          else overLimit.feed(tail);
-          pending += bytes;
+          keepTail(chunk.slice(handledTo));
+          unhandled.shift();
+          handledTo = 0;
         }
         if (rest && open) controller.enqueue(encoder.encode(rest));
-      });
-      stdout.on("end", () => {
+        if (waiting) {
+          waiting = false;
+          pacing?.resume();
+        }
+        if (ended) end();
+      };
+      /** The start of a line whose newline has not come yet. */
+      const keepTail = (tail: string): void => {
+        if (!tail) return;
+        const bytes = Buffer.byteLength(tail);
+        endsInCarriageReturn = tail.endsWith("\r");
+        if (overLimit === undefined && pending + bytes - (endsInCarriageReturn ? 1 : 0) > maxLineBytes) {
+          overLimit = readerOf(pieces);
+          pieces = [];
+        }
+        if (overLimit === undefined) pieces.push(tail);
+        else overLimit.feed(tail);
+        pending += bytes;
+      };
+      const end = (): void => {
         if (!open) return;
         open = false;
         // The SDK reads a last line without its newline too: so is it read here, and refused if too long.
         const last = pieces.length > 0 || overLimit !== undefined ? takeLine("") : "";
         if (last) controller.enqueue(encoder.encode(last));
         controller.close();
+      };
+      stdout.setEncoding("utf8");
+      stdout.on("data", (chunk: string) => {
+        unhandled.push(chunk);
+        // Read in the same turn as lines still waiting (the pipe was read before its pause): they go first.
+        if (!waiting) handle();
+      });
+      stdout.on("end", () => {
+        ended = true;
+        if (!waiting) end();
       });
       stdout.on("error", (error) => {
         if (!open) return;

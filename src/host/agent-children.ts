@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { RequestError, type McpServer, type SessionNotification, type SessionUpdate } from "@agentclientprotocol/sdk";
 import { AgentChild } from "../agents/agent-child.js";
+import { TurnBudget } from "../agents/turn-budget.js";
 import type { AgentClientHandlers } from "../agents/agent-client-handlers.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
 import type { Clock } from "../lifecycle/clock.js";
@@ -75,6 +76,11 @@ export class SessionNotFoundError extends Error {
 
 /** Consecutive crashes within this window count towards the backoff. */
 const CRASH_WINDOW_MS = 60_000;
+/**
+ * Lines of all agents' output handled in one turn of the event loop (about 15 ms of work at a streamed chunk's cost):
+ * with many agents streaming, a turn stays short enough for everything else the host does (`agents/turn-budget.ts`).
+ */
+const OUTPUT_LINES_PER_TURN = 512;
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
 
@@ -87,6 +93,8 @@ export class AgentChildren {
   private readonly crashes = new Map<string, { count: number; lastAt: number }>();
   /** Every child started whose process group is not gone yet (one that died may leave some of it behind), for shutdown. */
   private readonly live = new Set<AgentChild>();
+  /** Shared by every child's output. */
+  private readonly turnBudget = new TurnBudget(OUTPUT_LINES_PER_TURN);
   /**
    * `running` → `stopping` (shutdown began: no new child starts) → `stopped` (every child's process group is gone and the
    * host's store is closing: what is still read from a child's pipe is dropped).
@@ -193,6 +201,7 @@ export class AgentChildren {
       clientInfo: request.clientInfo,
       initializeMeta: request.initializeMeta,
       authenticate: login?.request,
+      turnBudget: this.turnBudget,
     });
     try {
       this.deps.profiles.remember(session.agent, child.initializeResponse);

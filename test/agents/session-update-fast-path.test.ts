@@ -2,6 +2,7 @@ import { PassThrough } from "node:stream";
 import type { SessionNotification } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { divertSessionUpdates } from "../../src/agents/session-update-fast-path.js";
+import { TurnBudget } from "../../src/agents/turn-budget.js";
 
 const line = (message: object) => `${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`;
 const update = (text: string) => ({
@@ -407,5 +408,74 @@ describe("the session/update fast path", () => {
     // 'data' is emitted inside write(): a throwing listener would surface right here.
     expect(() => stdout.write(line({ id: 1, result: {} }))).not.toThrow();
     expect(() => stdout.end("{}\n")).not.toThrow();
+  });
+
+  describe("paced by a budget of lines a turn shared by every output", () => {
+    /** An output of `name` on `budget`: what it handled, in order, and how often it was paused and resumed. */
+    function pacedOutput(budget: TurnBudget, name: string, handled: string[]) {
+      const stdout = new PassThrough();
+      const pauses: number[] = [];
+      let resumes = 0;
+      const rest = divertSessionUpdates(
+        stdout,
+        {
+          onUpdate: (n) => void handled.push(`${name} ${(n.update as { content: { text: string } }).content.text}`),
+          onResponse: (id) => void handled.push(`${name} response ${id}`),
+          onRequest: () => undefined,
+          onRefused: (reason) => expect.unreachable(reason),
+          answerAgent: () => expect.unreachable(),
+        },
+        undefined,
+        {
+          budget,
+          pause: () => {
+            pauses.push(handled.length);
+            stdout.pause();
+          },
+          resume: () => {
+            resumes++;
+            stdout.resume();
+          },
+        },
+      );
+      return { stdout, rest, pauses, resumes: () => resumes };
+    }
+
+    it("handles a turn's share of the lines, pauses the pipe, and handles the rest on the next turns, in order, before the end", async () => {
+      const handled: string[] = [];
+      const output = pacedOutput(new TurnBudget(3), "a", handled);
+      const texts = Array.from({ length: 10 }, (_, i) => String(i));
+      output.stdout.end([...texts.map((text) => line(update(text))), line({ id: 1, result: {} })].join(""));
+      const passed = await readAll(output.rest);
+      expect(handled).toEqual([...texts.map((text) => `a ${text}`), "a response 1"]);
+      expect(passed).toBe(line({ id: 1, result: {} }));
+      // Three lines a turn: paused after the first three, and resumed once all were handled.
+      expect(output.pauses[0]).toBe(3);
+      expect(output.pauses).toHaveLength(1);
+      expect(output.resumes()).toBe(1);
+    });
+
+    it("shares one budget between outputs: the one that waited goes first on the next turn, and what it read meanwhile after what it had", async () => {
+      const handled: string[] = [];
+      const budget = new TurnBudget(4);
+      const a = pacedOutput(budget, "a", handled);
+      const b = pacedOutput(budget, "b", handled);
+      const lines = (name: string, from: number, count: number) =>
+        Array.from({ length: count }, (_, i) => line(update(`${name}${from + i}`))).join("");
+      // In one turn: a's six lines spend the budget and wait; b's three wait behind them.
+      a.stdout.write(lines("a", 0, 6));
+      b.stdout.write(lines("b", 0, 3));
+      a.stdout.end(lines("a", 6, 2));
+      b.stdout.end();
+      await Promise.all([readAll(a.rest), readAll(b.rest)]);
+      expect(handled.filter((entry) => entry.startsWith("a "))).toEqual(Array.from({ length: 8 }, (_, i) => `a a${i}`));
+      expect(handled.filter((entry) => entry.startsWith("b "))).toEqual(["b b0", "b b1", "b b2"]);
+      expect(handled.slice(0, 4)).toEqual(["a a0", "a a1", "a a2", "a a3"]);
+      // a paused when the first turn's four were handled; b, read in that turn, waited for a later one.
+      expect(a.pauses[0]).toBe(4);
+      expect(b.pauses[0]).toBe(4);
+      expect(a.resumes()).toBe(a.pauses.length);
+      expect(b.resumes()).toBe(b.pauses.length);
+    });
   });
 });
