@@ -125,6 +125,10 @@ export class AgentChild {
   private readonly promptIds = new WeakMap<object, RequestId>();
   /** Why the agent's stdout is not being read, if it is not. */
   private readonly outputPaused = new Set<"backlog" | "budget">();
+  /** Told when lines that waited for the budget have been handled. */
+  private readonly budgetWaits: Array<() => void> = [];
+  /** The agent is gone: its output is no longer paced. */
+  private outputUnpaced = false;
 
   private constructor(
     private readonly options: AgentChildOptions,
@@ -144,10 +148,13 @@ export class AgentChild {
           }
         } finally {
           await stopping;
-          // What its group wrote before it was gone is read (the pipes' end), not dropped as late words: held output too.
+          // What its group wrote before it was gone is read (the pipes' end), not dropped as late words: held output too,
+          // and lines waiting for the budget, handled before `ended` settles (a stopping host drops what comes later).
+          this.outputUnpaced = true;
           this.outputPaused.delete("backlog");
           this.pauseOutput();
           await group.outputDrained();
+          await this.budgetWaitOver();
         }
       })
       // Its exit listeners report their own failures (AgentChildren logs them); a failed stop is the sweep's.
@@ -225,7 +232,9 @@ export class AgentChild {
         },
         undefined,
         options.turnBudget && {
-          budget: options.turnBudget,
+          // Once the agent is gone, what is left of its pipe is handled at once: its exit waits for it (`ended`).
+          take: () => child.outputUnpaced || options.turnBudget!.take(),
+          next: (handle) => options.turnBudget!.next(handle),
           pause: () => child.pauseOutput("budget"),
           resume: () => child.pauseOutput("budget", false),
         },
@@ -254,8 +263,15 @@ export class AgentChild {
       if (paused) this.outputPaused.add(reason);
       else this.outputPaused.delete(reason);
     }
+    if (reason === "budget" && !paused) for (const waited of this.budgetWaits.splice(0)) waited();
     if (this.outputPaused.size > 0) this.group.child.stdout?.pause();
     else this.group.child.stdout?.resume();
+  }
+
+  /** Settles once no line read from the agent waits for the budget (at once if none does). */
+  private budgetWaitOver(): Promise<void> {
+    if (!this.outputPaused.has("budget")) return Promise.resolve();
+    return new Promise((resolve) => this.budgetWaits.push(resolve));
   }
 
   get pid(): number {

@@ -3,7 +3,6 @@ import { DEFAULT_MAX_MESSAGE_BYTES, type SessionNotification } from "@agentclien
 import { type MessageHead, messageHead, readMessageHead } from "./message-head.js";
 import type { RequestId } from "./prompts-in-flight.js";
 import { TopLevelFieldReader } from "./top-level-fields.js";
-import type { TurnBudget } from "./turn-budget.js";
 
 const UPDATE_METHOD = '"session/update"';
 const PARSE_ERROR = -32700;
@@ -28,11 +27,14 @@ export interface FastPathHandlers {
 }
 
 /**
- * Lines handled a turn, shared with every other agent's output: past it, this output's pipe is paused (`pause`) and
- * its lines wait for the next turn (`resume`: read again unless something else holds it).
+ * Lines handled a turn, shared with every other agent's output (a `TurnBudget`): past it, this output's pipe is paused
+ * (`pause`) and its lines wait for the next turn (`resume`: read again unless something else holds it).
  */
 export interface OutputPacing {
-  readonly budget: TurnBudget;
+  /** One line to handle now: false once this turn's share is spent. */
+  take(): boolean;
+  /** Runs `handle` on the next turn. */
+  next(handle: () => void): void;
   pause(): void;
   resume(): void;
 }
@@ -90,7 +92,8 @@ export function divertSessionUpdates(
   let handledTo = 0;
   /** Paused for the budget: waiting for the next turn. */
   let waiting = false;
-  let ended = false;
+  /** The pipe ended (or failed) while lines waited: the stream closes once they are handled. */
+  let finished: { readonly error?: unknown } | undefined;
   return new ReadableStream<Uint8Array>({
     start(controller) {
       /** Handles what was read, line by line, until it is all handled or this turn's budget is spent. */
@@ -99,15 +102,16 @@ export function divertSessionUpdates(
         while (unhandled.length > 0) {
           const chunk = unhandled[0]!;
           for (let newline = chunk.indexOf("\n", handledTo); newline >= 0; newline = chunk.indexOf("\n", handledTo)) {
-            if (pacing !== undefined && !pacing.budget.take()) {
+            if (pacing !== undefined && !pacing.take()) {
               if (rest && open) controller.enqueue(encoder.encode(rest));
               if (!waiting) pacing.pause();
               waiting = true;
-              pacing.budget.next(handle);
+              pacing.next(handle);
               return;
             }
-            rest += takeLine(chunk.slice(handledTo, newline));
+            const from = handledTo;
             handledTo = newline + 1;
+            rest += handled(chunk.slice(from, newline));
           }
           keepTail(chunk.slice(handledTo));
           unhandled.shift();
@@ -118,7 +122,21 @@ export function divertSessionUpdates(
           waiting = false;
           pacing?.resume();
         }
-        if (ended) end();
+        if (finished) finish(finished);
+      };
+      /**
+       * A line taken; a handler's exception goes on to the process (uncaught, as it would from the stream) once the
+       * lines after it are handled: one line's failure must not stall this output, or the others behind it.
+       */
+      const handled = (line: string): string => {
+        try {
+          return takeLine(line);
+        } catch (error) {
+          queueMicrotask(() => {
+            throw error;
+          });
+          return "";
+        }
       };
       /** The start of a line whose newline has not come yet. */
       const keepTail = (tail: string): void => {
@@ -133,11 +151,12 @@ export function divertSessionUpdates(
         else overLimit.feed(tail);
         pending += bytes;
       };
-      const end = (): void => {
+      const finish = ({ error }: { readonly error?: unknown }): void => {
         if (!open) return;
         open = false;
+        if (error !== undefined) return controller.error(error);
         // The SDK reads a last line without its newline too: so is it read here, and refused if too long.
-        const last = pieces.length > 0 || overLimit !== undefined ? takeLine("") : "";
+        const last = pieces.length > 0 || overLimit !== undefined ? handled("") : "";
         if (last) controller.enqueue(encoder.encode(last));
         controller.close();
       };
@@ -147,14 +166,14 @@ export function divertSessionUpdates(
         // Read in the same turn as lines still waiting (the pipe was read before its pause): they go first.
         if (!waiting) handle();
       });
+      // What was read before the pipe ended or failed is handled first (the SDK too gets every line read).
       stdout.on("end", () => {
-        ended = true;
-        if (!waiting) end();
+        finished = {};
+        if (!waiting) finish(finished);
       });
       stdout.on("error", (error) => {
-        if (!open) return;
-        open = false;
-        controller.error(error);
+        finished = { error };
+        if (!waiting) finish(finished);
       });
     },
     cancel() {

@@ -36,7 +36,16 @@ export class TurnBudget {
       this.left = this.linesPerTurn;
       const waiting = this.waiting;
       this.waiting = [];
-      for (const resume of waiting) resume();
+      // One output's failure must not leave the others behind it paused for good: it goes on once they ran.
+      let failure: { readonly error: unknown } | undefined;
+      for (const resume of waiting) {
+        try {
+          resume();
+        } catch (error) {
+          failure ??= { error };
+        }
+      }
+      if (failure) throw failure.error;
     });
   }
 }

@@ -427,7 +427,8 @@ describe("the session/update fast path", () => {
         },
         undefined,
         {
-          budget,
+          take: () => budget.take(),
+          next: (handle) => budget.next(handle),
           pause: () => {
             pauses.push(handled.length);
             stdout.pause();
@@ -476,6 +477,27 @@ describe("the session/update fast path", () => {
       expect(b.pauses[0]).toBe(4);
       expect(a.resumes()).toBe(a.pauses.length);
       expect(b.resumes()).toBe(b.pauses.length);
+    });
+
+    it("a pipe that fails while lines wait: what was read is handled and passed on first, then the SDK is told the error", async () => {
+      const handled: string[] = [];
+      const output = pacedOutput(new TurnBudget(2), "a", handled);
+      output.stdout.write([line(update("0")), line(update("1")), line(update("2")), line({ id: 7, result: {} })].join(""));
+      output.stdout.destroy(new Error("EIO"));
+      const reader = output.rest.getReader();
+      const decoder = new TextDecoder();
+      let passed = "";
+      const failure = await (async () => {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return undefined;
+          passed += decoder.decode(value);
+        }
+      })().catch((error: unknown) => error);
+      expect(handled).toEqual(["a 0", "a 1", "a 2", "a response 7"]);
+      expect(passed).toBe(line({ id: 7, result: {} }));
+      expect(failure).toBeInstanceOf(Error);
+      expect((failure as Error).message).toBe("EIO");
     });
   });
 });
