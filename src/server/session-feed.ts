@@ -373,8 +373,11 @@ export class SessionFeed {
     controller?.abort();
   }
 
-  /** `own`: the bus event whose own text this update and `_meta` are, sent as it is unless a terminal is mirrored. */
-  private notify(update: SessionUpdate, meta?: Record<string, unknown> | null, own?: { readonly text?: string; frame?: string }): void {
+  /**
+   * `own`: the bus event whose own text this update and `_meta` are, sent as it is unless a terminal is mirrored; its
+   * notification is then the params (Berth's session id, the update, its `_meta`), for a transport that serialises.
+   */
+  private notify(update: SessionUpdate, meta?: Record<string, unknown> | null, own?: Extract<SessionEvent, { type: "update" }>): void {
     // A reopened session's new process announces the commands the client was just told (from the journal, or on resume).
     if (update.sessionUpdate === "available_commands_update") {
       const commands = JSON.stringify(update.availableCommands);
@@ -385,8 +388,7 @@ export class SessionFeed {
     const shown = this.mirror ? this.mirror.rewrite(update) : update;
     if (own?.text !== undefined && shown === update) {
       own.frame ??= updateTextFrame(this.quotedSessionId, own.text);
-      const params = meta ? { sessionId, update, _meta: meta } : { sessionId, update };
-      void this.options.notify(methods.client.session.update, params, own.frame);
+      void this.options.notify(methods.client.session.update, own.notification, own.frame);
       return;
     }
     void this.options.notify(methods.client.session.update, sessionUpdateParams(sessionId, shown, meta));
