@@ -217,6 +217,9 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       // A client that went away mid-request (a dropped body) is not Berth failing.
       if (clientWentAway(req, error))
         log.info({ method: req.method, path: requestUrl(req).pathname }, "client went away before its request was complete");
+      // The store's outage is announced once (`store cannot write`); each request it turns away is a warning, not a failure.
+      else if (httpError.code === "store_unavailable")
+        log.warn({ error: httpError.message, method: req.method, path: requestUrl(req).pathname }, "request refused: the store cannot write");
       // Refused because the host is shutting down (a peer reconnecting meanwhile): answered 503, nothing failed.
       else if (httpError.status >= 500 && httpError.code !== "shutting_down")
         log.error({ err: error, method: req.method, path: requestUrl(req).pathname }, "request failed");

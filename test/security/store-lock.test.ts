@@ -248,5 +248,14 @@ describe("another process holds the journal's SQLite write lock (issue 9 item 7)
       return store.state === "ok" && store.pendingWrites === 0;
     }, "everything queued is stored");
     expect(await (await berth.api("/api/sessions")).json()).toEqual({ sessions: [] });
+    // Each refusal is a warning naming the request; the outage is not logged as a failure.
+    const lines = berth.server.logLines();
+    expect(
+      lines.filter((line) => line.msg === "request refused: the store cannot write").map((line) => [line.level, line.method, line.path]),
+    ).toEqual([
+      [40, "POST", "/api/sessions"],
+      [40, "DELETE", `/api/sessions/${existing.id}`],
+    ]);
+    expect(lines.filter((line) => (line.level as number) >= 50)).toEqual([]);
   });
 });
