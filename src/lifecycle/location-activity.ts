@@ -1,7 +1,8 @@
 /**
  * The retention arithmetic of one location. `activeAt` (the last durable event) and
  * `expiresAt` (the keep-alive deadline) are kept apart so that keep-alive by active
- * execution can never push the deadline past `activeAt + maxActiveHold`.
+ * execution can never push the deadline past `activeAt + maxActiveHold`. Times are the clock's `elapsed()`, as
+ * deadlines count: a step of the wall clock moves none of them.
  */
 export interface LocationActivity {
   activeAt: number;

@@ -6,6 +6,7 @@ import { capOf, freshActivity, isExpired, keepAlive, touchActivity, type Locatio
 import type { LocationKey } from "./location-key.js";
 import type { LocationEntry, LocationServicesCache } from "./location-services-cache.js";
 import { MinHeap } from "./min-heap.js";
+import { WallTime } from "./wall-time.js";
 
 /**
  * A cached location's retention state:
@@ -49,6 +50,7 @@ export interface LocationNeed {
 
 const DEFAULT_SWEEP_SLICE = 1_000;
 
+/** A location's state; its times in wall-clock milliseconds. */
 export interface LocationStatus {
   readonly key: LocationKey;
   readonly state: RetentionState;
@@ -90,8 +92,11 @@ export class LocationRetention<S> {
   private nextSlice: Timer | undefined;
   private drained: Deferred<void> | undefined;
   private readonly unsubscribe: Array<() => void>;
+  /** Tells the times kept (on elapsed time, as the deadlines count) in wall time for `status()` and `list()`. */
+  private readonly wallTime: WallTime;
 
   constructor(private readonly options: RetentionOptions<S>) {
+    this.wallTime = new WallTime(options.clock);
     this.unsubscribe = [
       options.executions.onBegan((execution) => this.onTurnBegan(execution)),
       options.executions.onSettled((settlement) => this.onTurnSettled(settlement)),
@@ -103,7 +108,7 @@ export class LocationRetention<S> {
     const cacheEntry = this.options.cache.open(key);
     const services = await cacheEntry.ready;
     if (this.options.cache.entry(key) === cacheEntry && this.tracked.get(key.id)?.cacheEntry !== cacheEntry) {
-      const { activeAt, expiresAt } = freshActivity(this.options.clock.now(), this.options);
+      const { activeAt, expiresAt } = freshActivity(this.options.clock.elapsed(), this.options);
       const tracked: Tracked<S> = {
         key,
         cacheEntry,
@@ -119,7 +124,7 @@ export class LocationRetention<S> {
     } else {
       // A real need extends the idle deadline like active execution does: never past the cap (L3).
       const tracked = this.tracked.get(key.id);
-      if (tracked?.cacheEntry === cacheEntry && tracked.state === "retained") keepAlive(tracked, this.options.clock.now(), this.options);
+      if (tracked?.cacheEntry === cacheEntry && tracked.state === "retained") keepAlive(tracked, this.options.clock.elapsed(), this.options);
     }
     return services;
   }
@@ -155,7 +160,7 @@ export class LocationRetention<S> {
   touch(key: LocationKey): boolean {
     const tracked = this.tracked.get(key.id);
     if (!tracked || tracked.state === "evicting") return false;
-    touchActivity(tracked, this.options.clock.now(), this.options);
+    touchActivity(tracked, this.options.clock.elapsed(), this.options);
     return true;
   }
 
@@ -170,7 +175,7 @@ export class LocationRetention<S> {
 
   /** One pass of the rules. Cleanups it starts run on; `whenSettled()` awaits them. */
   sweep(): void {
-    const now = this.options.clock.now();
+    const now = this.options.clock.elapsed();
     for (const locationId of this.options.executions.activeLocationIds()) this.keepAliveIfRetained(locationId, now);
     for (const locationId of this.needs.keys()) this.keepAliveIfRetained(locationId, now);
     if (this.nextSlice === undefined) this.sweepSlice();
@@ -184,7 +189,7 @@ export class LocationRetention<S> {
   /** Handles up to one slice of expired locations, then yields to the event loop if more are due. */
   private sweepSlice(): void {
     this.nextSlice = undefined;
-    const now = this.options.clock.now();
+    const now = this.options.clock.elapsed();
     let budget = this.options.sweepSliceSize ?? DEFAULT_SWEEP_SLICE;
     for (let next = this.deadlines.peek(); next && next.queuedDeadline! <= now; next = this.deadlines.peek()) {
       if (budget-- <= 0) {
@@ -262,7 +267,7 @@ export class LocationRetention<S> {
     // Work admitted during the cleanup keeps the location: a turn that began, or an agent acquired or still starting.
     if (tracked.admittedDuringCleanup || executions.hasActiveAt(tracked.key.id) || this.needs.has(tracked.key.id)) {
       tracked.state = "retained";
-      touchActivity(tracked, this.options.clock.now(), this.options);
+      touchActivity(tracked, this.options.clock.elapsed(), this.options);
       this.enqueue(tracked);
       this.options.record({
         kind: "location_kept",
@@ -318,9 +323,9 @@ export class LocationRetention<S> {
     return {
       key: tracked.key,
       state: tracked.state,
-      activeAt: tracked.activeAt,
-      expiresAt: tracked.expiresAt,
-      capAt: capOf(tracked, this.options),
+      activeAt: this.wallTime.of(tracked.activeAt),
+      expiresAt: this.wallTime.of(tracked.expiresAt),
+      capAt: this.wallTime.of(capOf(tracked, this.options)),
       activeSessions: this.options.executions.activeAt(tracked.key.id),
     };
   }

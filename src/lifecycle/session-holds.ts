@@ -1,6 +1,7 @@
 import type { Clock } from "./clock.js";
 import { Deadlines } from "./deadlines.js";
 import { deferred, type Deferred } from "./deferred.js";
+import { WallTime } from "./wall-time.js";
 
 /**
  * Where a session's agent child is:
@@ -163,8 +164,8 @@ export class SessionHolds<C extends object> {
   private readonly unsubscribeTurns: () => void;
   /** Every armed release clock, on one timer of the clock (arming and cancelling one is on the path of every hold). */
   private readonly releaseClocks: Deadlines<SessionEntry<C>>;
-  /** The wall clock's lead on the elapsed one, as `releaseAt` last took it. */
-  private wallOffset: number;
+  /** Tells `releaseAt` (a deadline on elapsed time) in wall time. */
+  private readonly wallTime: WallTime;
   private readonly owner: IncarnationOwner<C> = {
     isCurrent: (incarnation) =>
       this.sessions.get(incarnation.sessionId) === incarnation.entry && incarnation.entry.holders.get(incarnation.holderId) === incarnation,
@@ -179,7 +180,7 @@ export class SessionHolds<C extends object> {
   constructor(private readonly options: SessionHoldsOptions<C>) {
     this.unsubscribeTurns = options.turns.onSettled(({ sessionId }) => this.onTurnSettled(sessionId));
     this.releaseClocks = new Deadlines(options.clock, (entry) => this.clockFired(entry));
-    this.wallOffset = options.clock.now() - options.clock.elapsed();
+    this.wallTime = new WallTime(options.clock);
   }
 
   /**
@@ -268,18 +269,7 @@ export class SessionHolds<C extends object> {
   releaseAt(sessionId: string): number | undefined {
     const entry = this.sessions.get(sessionId);
     const dueAt = entry?.clock.name === "armed" ? this.releaseClocks.dueAt(entry) : undefined;
-    return dueAt === undefined ? undefined : this.wallTimeOf(dueAt);
-  }
-
-  /**
-   * An `elapsed()` time in wall-clock milliseconds (the deadlines are kept on elapsed time). The two clocks' offset is
-   * read afresh only once it moved by over a second (a step of the wall clock), so a deadline reads the same each time.
-   */
-  private wallTimeOf(elapsedAt: number): number {
-    const { clock } = this.options;
-    const offset = clock.now() - clock.elapsed();
-    if (Math.abs(offset - this.wallOffset) > 1_000) this.wallOffset = offset;
-    return Math.round(elapsedAt + this.wallOffset);
+    return dueAt === undefined ? undefined : this.wallTime.of(dueAt);
   }
 
   /** Whether an unheld child is waiting for its running turn to end before the grace starts. */

@@ -4,6 +4,7 @@ import { Executions, type TurnHandle } from "../../src/lifecycle/executions.js";
 import { locationKey } from "../../src/lifecycle/location-key.js";
 import { SessionHolds } from "../../src/lifecycle/session-holds.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
+import { steppedWallClock } from "./stepped-wall-clock.js";
 
 export const GRACE = 5_000;
 
@@ -22,13 +23,8 @@ interface PendingAcquisition {
  */
 export function holdsHarness(options: { releaseFails?: boolean; onError?: (error: unknown, sessionId: string) => void; stopsWait?: boolean } = {}) {
   const clock = new VirtualClock();
-  // The kernel's clock: virtual time, its wall clock stepped by `stepWall` (NTP, a resumed machine).
-  const wall = { offset: 0 };
-  const kernelClock: Clock = {
-    now: () => clock.now() + wall.offset,
-    elapsed: () => clock.elapsed(),
-    setTimeout: (callback, delayMs) => clock.setTimeout(callback, delayMs),
-  };
+  // The kernel's clock: virtual time, its wall clock stepped by `stepWall`.
+  const { kernelClock, wallNow, stepWall } = steppedWallClock(clock);
   const executions = new Executions(clock);
   const acquisitions: PendingAcquisition[] = [];
   const releases: Array<{ sessionId: string; child: FakeChild; at: number }> = [];
@@ -65,10 +61,8 @@ export function holdsHarness(options: { releaseFails?: boolean; onError?: (error
     releases,
     stopGates,
     newChild,
-    /** Steps the kernel's wall clock (`now()`) by `ms`; elapsed time and timers go on as they were. */
-    stepWall(ms: number): void {
-      wall.offset += ms;
-    },
+    wallNow,
+    stepWall,
     /** Resolves the n-th acquisition call (0-based) with a child and lets the kernel react. */
     async succeed(n: number, child: FakeChild = newChild()): Promise<FakeChild> {
       acquisitions[n]!.gate.resolve(child);

@@ -44,6 +44,33 @@ describe("location retention (reference: keep locations alive while sessions are
     expect(h.interruptions()).toEqual([]);
   });
 
+  for (const step of [2 * HOUR, -2 * HOUR, 25 * HOUR]) {
+    it(`the idle TTL and the cap are counted on elapsed time: a step of the wall clock (${step / HOUR} h) evicts and interrupts neither early nor late; status tells wall time`, async () => {
+      const h = retentionHarness();
+      await h.retention.open(appOtherWorkspace);
+      const turn = await h.silentToolCall("s1", app);
+      const start = h.clock.now();
+      await h.clock.advance(30 * MINUTE);
+      h.stepWall(step);
+      expect(h.retention.status(appOtherWorkspace)!.expiresAt).toBe(h.wallNow() + 30 * MINUTE);
+      expect(h.retention.status(app)).toMatchObject({ activeAt: start + step, capAt: start + step + 24 * HOUR });
+
+      // The idle location goes after its idle TTL of elapsed time, not before, not later.
+      await h.clock.advance(29 * MINUTE);
+      expect(h.retention.peek(appOtherWorkspace)).toBeDefined();
+      await h.clock.advance(2 * MINUTE);
+      expect(h.evictions()).toEqual([{ kind: "location_evicted", directory: "/w/app", workspace: "other", reason: "idle" }]);
+
+      // The silent tool call is interrupted at the cap of elapsed time.
+      await h.clock.advance(24 * HOUR - 63 * MINUTE);
+      expect(h.interruptions()).toEqual([]);
+      expect(h.executions.isActive("s1")).toBe(true);
+      await h.clock.advance(4 * MINUTE);
+      expect(h.interruptions()).toMatchObject([{ kind: "session_interrupted", sessionId: "s1", reason: "inactivity" }]);
+      turn.finish();
+    });
+  }
+
   for (const sessions of [1, 2]) {
     it(`unanswered questions (${sessions} session${sessions > 1 ? "s" : ""}): kept for over 3 hours, answered later by the same service`, async () => {
       const h = retentionHarness();

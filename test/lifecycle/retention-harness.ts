@@ -5,6 +5,7 @@ import type { LocationKey } from "../../src/lifecycle/location-key.js";
 import { LocationRetention } from "../../src/lifecycle/location-retention.js";
 import { LocationServicesCache } from "../../src/lifecycle/location-services-cache.js";
 import { VirtualClock } from "../../src/lifecycle/virtual-clock.js";
+import { steppedWallClock } from "./stepped-wall-clock.js";
 import { PendingQuestions, type QuestionOutcome } from "../../src/location/pending-questions.js";
 
 export const MINUTE = 60_000;
@@ -33,6 +34,8 @@ export interface RunningTurn {
  */
 export function retentionHarness(options: { slowClose?: boolean; isHeld?: (key: LocationKey) => boolean; sweepSliceSize?: number } = {}) {
   const clock = new VirtualClock();
+  // The kernel's clock: virtual time, its wall clock stepped by `stepWall`.
+  const { kernelClock, wallNow, stepWall } = steppedWallClock(clock);
   const records: LifecycleRecord[] = [];
   const record = (r: LifecycleRecord) => records.push(r);
   const executions = new Executions(clock, record);
@@ -50,7 +53,7 @@ export function retentionHarness(options: { slowClose?: boolean; isHeld?: (key: 
     },
   });
   const retention = new LocationRetention<FixtureServices>({
-    clock,
+    clock: kernelClock,
     executions,
     cache,
     idleTtlMs: 60 * MINUTE,
@@ -109,5 +112,20 @@ export function retentionHarness(options: { slowClose?: boolean; isHeld?: (key: 
   const evictions = () => records.filter((r) => r.kind === "location_evicted");
   const interruptions = () => records.filter((r) => r.kind === "session_interrupted");
 
-  return { closeReasons, clock, records, executions, cache, retention, closeGate, startTurn, silentToolCall, questionTurn, evictions, interruptions };
+  return {
+    closeReasons,
+    clock,
+    wallNow,
+    stepWall,
+    records,
+    executions,
+    cache,
+    retention,
+    closeGate,
+    startTurn,
+    silentToolCall,
+    questionTurn,
+    evictions,
+    interruptions,
+  };
 }
