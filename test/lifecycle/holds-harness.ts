@@ -1,4 +1,3 @@
-import type { Clock } from "../../src/lifecycle/clock.js";
 import { deferred, type Deferred } from "../../src/lifecycle/deferred.js";
 import { Executions, type TurnHandle } from "../../src/lifecycle/executions.js";
 import { locationKey } from "../../src/lifecycle/location-key.js";
