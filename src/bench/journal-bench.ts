@@ -35,7 +35,7 @@ export async function runJournalBench(): Promise<void> {
         for (let i = 0; i < SINGLE_APPENDS; i++) store.events.append("single", "update", payload, Date.now());
       }),
     );
-    // The host's path: events it already numbered, one transaction per turn of the event loop.
+    // The host's path: events it already numbered, one transaction per batch (a turn of the event loop, or more).
     rows.push(
       measure(`append pre-sequenced, batches of ${BATCH_SIZE}`, REPLAY_EVENTS, () => {
         let seq = 0;

@@ -77,7 +77,7 @@ async function measureBackend(store: StoreBackend): Promise<Figures[]> {
         for (let i = 0; i < SINGLE_UNITS; i++) check(await store.write([unit(single, 1)]));
       }),
     );
-    // The host's one-writer path: what a turn of the event loop queued, one transaction.
+    // The host's one-writer path: a batch the host queued (a turn of the event loop, or more), one transaction.
     const batched = await session("batched");
     figures.push(
       await measure(`append, batches of ${BATCH_SIZE} events`, REPLAY_EVENTS, async () => {

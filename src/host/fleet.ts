@@ -297,6 +297,8 @@ export class Fleet {
   private async copy(lease: Lease): Promise<void> {
     const session = await this.backend.getSession(lease.sessionId);
     if (!session) throw new SessionNotFoundError(lease.sessionId);
+    // Writes of the session queued before (under a lease since lost) reach the writer first, and are refused there.
+    this.parts?.journal.handQueued();
     await this.writer!.adopt(lease, session);
   }
 

@@ -192,6 +192,14 @@ export class Journal {
     this.writes.afterCommit(work);
   }
 
+  /**
+   * Hands every write queued so far to the writer now (group commit would hold some back while batches are in flight):
+   * what the caller then asks of the writer comes after them.
+   */
+  handQueued(): void {
+    this.writes.handQueued();
+  }
+
   /** Settles once everything queued so far is committed (or refused). */
   committed(): Promise<void> {
     return new Promise((resolve) => this.writes.afterCommit(resolve));

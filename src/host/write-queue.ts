@@ -172,9 +172,17 @@ export class WriteQueue {
   }
 
   private schedule(): void {
-    if (this.handScheduled || (this.inFlight.size >= MAX_IN_FLIGHT && this.pending.units.length < MAX_BATCH_UNITS)) return;
+    if (this.handScheduled) return;
+    // While closing, a unit goes at once (and is refused by the stopping writer, counted in the close's line).
+    const closing = this.lostAtClose !== undefined;
+    if (!closing && this.inFlight.size >= MAX_IN_FLIGHT && this.pending.units.length < MAX_BATCH_UNITS) return;
     this.handScheduled = true;
     setImmediate(() => this.hand());
+  }
+
+  /** Hands what is queued to the writer now, whatever is in flight: what is queued after it must come after it (an adoption's copy). */
+  handQueued(): void {
+    if (this.pending.units.length > 0) this.hand();
   }
 
   /** Hands the queued batch to the writer thread (one transaction). */

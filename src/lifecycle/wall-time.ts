@@ -15,6 +15,7 @@ export class WallTime {
   of(elapsedAt: number): number {
     const offset = this.clock.now() - this.clock.elapsed();
     if (Math.abs(offset - this.offset) > 1_000) this.offset = offset;
-    return Math.round(elapsedAt + this.offset);
+    // Never later than the wall clock's own reading of that moment (`now()` is whole milliseconds, read first).
+    return Math.floor(elapsedAt + this.offset);
   }
 }

@@ -16,6 +16,7 @@ import { loginRoutes } from "./login-routes.js";
 import { agentLoginRoutes } from "./agent-login-routes.js";
 import { BerthMetrics } from "./metrics.js";
 import { RefusedConnections } from "./connection-cap.js";
+import { requestFailureLine } from "./request-failure.js";
 import { OwnSessionEvents } from "./own-session-events.js";
 import { PeerLiveFeeds } from "./peer-live-feeds.js";
 import { PeerRest } from "./peer-rest.js";
@@ -217,12 +218,10 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
       // A client that went away mid-request (a dropped body) is not Berth failing.
       if (clientWentAway(req, error))
         log.info({ method: req.method, path: requestUrl(req).pathname }, "client went away before its request was complete");
-      // The store's outage is announced once (`store cannot write`); each request it turns away is a warning, not a failure.
-      else if (httpError.code === "store_unavailable")
-        log.warn({ error: httpError.message, method: req.method, path: requestUrl(req).pathname }, "request refused: the store cannot write");
-      // Refused because the host is shutting down (a peer reconnecting meanwhile): answered 503, nothing failed.
-      else if (httpError.status >= 500 && httpError.code !== "shutting_down")
-        log.error({ err: error, method: req.method, path: requestUrl(req).pathname }, "request failed");
+      else {
+        const line = requestFailureLine(error, httpError);
+        if (line) log[line.level]({ err: error, method: req.method, path: requestUrl(req).pathname }, line.msg);
+      }
       if (res.headersSent || res.destroyed) return void res.destroy();
       sendError(res, httpError);
     });

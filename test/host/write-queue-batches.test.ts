@@ -1,20 +1,22 @@
 // How the write queue groups units into the writer's batches (group commit): a writer that records what it is handed
 // and commits only when the test says, so what waits while batches are in flight can be seen.
 import { describe, expect, it } from "vitest";
-import { silentLogger } from "../../src/host/logger.js";
 import { WriteQueue } from "../../src/host/write-queue.js";
 import type { BatchWriter, WriterListeners } from "../../src/store/journal-writer.js";
 import { unitsOf, type WriteOp, type WriteValue } from "../../src/store/write-batch.js";
+import { capturingLogger } from "../support/capturing-logger.js";
 
 /** A writer that keeps each batch handed to it until `commit()` reports the oldest committed. */
 class HeldWriter implements BatchWriter {
   readonly batches: WriteValue[][] = [];
   private committedCount = 0;
+  private closed = false;
   last = 0;
 
   constructor(private readonly listeners: WriterListeners) {}
 
   write(values: WriteValue[]): number {
+    if (this.closed) throw new Error("the writer is stopped");
     this.batches.push(values);
     return ++this.last;
   }
@@ -29,9 +31,19 @@ class HeldWriter implements BatchWriter {
     return this.last - this.committedCount;
   }
 
-  async close(): Promise<number> {
-    return 0;
+  /** Stops once `finishClose()` is called (as a writer waits for its thread): from now on batches are refused; then what is in flight is reported failed. */
+  close(): Promise<number> {
+    this.closed = true;
+    return new Promise((resolve) => {
+      this.finishClose = () => {
+        const lost = this.inFlight;
+        while (this.inFlight > 0) this.listeners.committed({ batch: ++this.committedCount, failed: [{ unit: -1, error: "not stored" }] });
+        resolve(lost);
+      };
+    });
   }
+
+  finishClose: () => void = () => undefined;
 }
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -40,18 +52,19 @@ const names = (values: readonly WriteValue[]) => unitsOf(values).map((ops) => op
 
 function queueWithHeldWriter() {
   let writer: HeldWriter | undefined;
+  const { log, lines } = capturingLogger();
   const queue = new WriteQueue(
     (listeners) => {
       writer = new HeldWriter(listeners);
       return writer;
     },
-    silentLogger(),
+    log,
     10_000,
     64 * 1024 * 1024,
   );
   const stored: string[] = [];
   const add = (name: string) => queue.unit([op(name)], { sessionId: null, events: 1 }, { stored: () => stored.push(name) });
-  return { queue, writer: writer!, stored, add };
+  return { queue, writer: writer!, stored, add, lines };
 }
 
 describe("the write queue's batches", () => {
@@ -105,5 +118,36 @@ describe("the write queue's batches", () => {
     await turn();
     writer.commit();
     expect(stored).toEqual(["a", "b", "c", "after c"]);
+  });
+
+  it("handQueued hands what waits at once, while two batches are in flight: what is asked of the writer next comes after it", async () => {
+    const { queue, writer, add } = queueWithHeldWriter();
+    add("a");
+    await turn();
+    add("b");
+    await turn();
+    add("c");
+    add("d");
+    queue.handQueued();
+    expect(writer.batches.map(names)).toEqual([["a"], ["b"], ["c", "d"]]);
+    // Nothing waits: a second call hands nothing.
+    queue.handQueued();
+    expect(writer.batches).toHaveLength(3);
+  });
+
+  it("a write queued while the host stops, with two batches in flight, is refused and counted in the stop's line", async () => {
+    const { queue, writer, add, lines } = queueWithHeldWriter();
+    const refused: string[] = [];
+    add("a");
+    await turn();
+    add("b");
+    await turn();
+    const closing = queue.close(1_000);
+    queue.unit([op("late")], { sessionId: null, events: 1 }, { refused: () => refused.push("late") });
+    await turn();
+    writer.finishClose();
+    await closing;
+    expect(refused).toEqual(["late"]);
+    expect(lines.filter((line) => line.msg === "writes not stored before the host stopped").map((line) => line.writes)).toEqual([3]);
   });
 });

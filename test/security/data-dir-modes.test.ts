@@ -1,11 +1,10 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load-config.js";
 import { startBerth } from "../../src/server/serve.js";
+import { capturingLogger } from "../support/capturing-logger.js";
 
 /**
  * Issue 9 item 6: an existing data directory stayed 0755 with a world-readable journal. Berth now
@@ -30,17 +29,6 @@ function modes(dir: string, prefix = ""): Record<string, string> {
     if (entry.isDirectory()) Object.assign(found, modes(path, `${prefix}${entry.name}/`));
   }
   return found;
-}
-
-function capturingLogger() {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { log: pino({ level: "info" }, sink), lines };
 }
 
 describe("the data directory is its owner's alone", () => {
