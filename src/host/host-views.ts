@@ -51,6 +51,11 @@ export class HostViews {
     return peer && this.peerView(peer);
   }
 
+  /** Whether {@link session} would find it, without building its view (a request's check that it exists). */
+  exists(sessionId: string): boolean {
+    return (!this.deps.lost.has(sessionId) && this.deps.store.sessions.has(sessionId)) || this.deps.peers.session(sessionId) !== undefined;
+  }
+
   /** This host's own session (never another host's). */
   ownSession(sessionId: string): SessionView | undefined {
     const session = this.deps.lost.has(sessionId) ? undefined : this.deps.store.sessions.get(sessionId);

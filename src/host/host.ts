@@ -283,6 +283,11 @@ export class Host {
     return this.parts.views.session(sessionId);
   }
 
+  /** Whether {@link getSession} would find the session (this host's or a peer's), without building its view. */
+  hasSession(sessionId: string): boolean {
+    return this.parts.views.exists(sessionId);
+  }
+
   listSessions(filter: { cwd?: string } = {}): SessionView[] {
     return this.parts.views.sessions(filter);
   }

@@ -107,7 +107,7 @@ export function createAcpAgent({
   });
 
   const requireSession = (sessionId: string) => {
-    if (!host.getSession(sessionId)) throw RequestError.sessionNotFound(sessionId);
+    if (!host.hasSession(sessionId)) throw RequestError.sessionNotFound(sessionId);
   };
   const requireFeed = (sessionId: string) => {
     requireSession(sessionId);
@@ -124,7 +124,7 @@ export function createAcpAgent({
    * id (docs/api.md, "session/list"); true if it was imported now.
    */
   const importNative = async (sessionId: string, cwd: string, signal: AbortSignal): Promise<boolean> => {
-    if (host.getSession(sessionId)) return false;
+    if (host.hasSession(sessionId)) return false;
     return translatedAsync(log, () => host.importNativeSession(connectionAgent, sessionId, cwd, { clientInfo, initializeMeta, signal }));
   };
   /** Opens the session for this client; a session imported for it that the agent could not load is not left behind. */

@@ -118,7 +118,7 @@ export class ConnectionRouting {
   private ownerOf(sessionId: string): PeerHost | undefined {
     const { host } = this.options;
     let owner: SessionOwner | undefined;
-    if (host.getSession(sessionId)) {
+    if (host.hasSession(sessionId)) {
       this.known.delete(sessionId);
       owner = host.sessionOwner(sessionId);
     } else {

@@ -91,6 +91,7 @@ export interface SessionPageQuery {
 export class SessionStore {
   readonly #insert;
   readonly #get;
+  readonly #exists;
   readonly #listAll;
   readonly #listByCwd;
   readonly #setTitle;
@@ -112,6 +113,7 @@ export class SessionStore {
        VALUES (@id, @agent, @cwd, @workspace, @title, @agentSessionId, @agentRequest, @worktree, @createdAt, @updatedAt)`,
     );
     this.#get = db.prepare<[string], SessionRow>(`SELECT ${COLUMNS} FROM sessions WHERE id = ?`);
+    this.#exists = db.prepare<[string], 1>("SELECT 1 FROM sessions WHERE id = ?").pluck();
     this.#listAll = db.prepare<[], SessionRow>(`SELECT ${COLUMNS} FROM sessions ${NEWEST_FIRST}`);
     this.#listByCwd = db.prepare<[string], SessionRow>(`SELECT ${COLUMNS} FROM sessions WHERE cwd = ? ${NEWEST_FIRST}`);
     this.#setTitle = db.prepare<[string | null, string]>("UPDATE sessions SET title = ? WHERE id = ?");
@@ -141,6 +143,11 @@ export class SessionStore {
   get(id: string): Session | undefined {
     const row = this.#get.get(id);
     return row && this.#withQueued(sessionOf(row));
+  }
+
+  /** Whether the session is stored: what {@link get} would find, without reading its row. */
+  has(id: string): boolean {
+    return this.#exists.get(id) !== undefined;
   }
 
   /** Newest (most recently updated) first; only those in `cwd` if given. With the changes still queued. */

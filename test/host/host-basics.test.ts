@@ -47,6 +47,17 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
     ticket.release();
   });
 
+  it("hasSession says what getSession would find, without building the view: a session created, an unknown id, a session deleted", async () => {
+    const { host, workDir } = await startHost();
+    const session = await host.createSession({ cwd: workDir });
+    const ids = [session.id, "no-such-session"];
+    expect(ids.map((id) => host.hasSession(id))).toEqual([true, false]);
+    expect(ids.map((id) => host.getSession(id) !== undefined)).toEqual([true, false]);
+    await host.deleteSession(session.id);
+    expect(host.hasSession(session.id)).toBe(false);
+    expect(host.getSession(session.id)).toBeUndefined();
+  });
+
   it("refuses bad input with clear errors and keeps running", async () => {
     const { host, workDir } = await startHost();
     await expect(host.createSession({ cwd: "relative/dir" })).rejects.toThrow(/must be absolute, got relative path "relative\/dir"/);
