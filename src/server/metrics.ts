@@ -17,10 +17,13 @@ const COUNTED_KINDS = [
 type CountedRecord = Extract<HostRecord, { kind: (typeof COUNTED_KINDS)[number] }>;
 const COUNTED: ReadonlySet<string> = new Set(COUNTED_KINDS);
 const isCounted = (record: HostRecord): record is CountedRecord => COUNTED.has(record.kind);
+/** Records kept while prom-client is not loaded: past this many (it cannot be loaded) the newest are not counted. */
+const MAX_WAITING = 10_000;
 
 /**
  * Berth's Prometheus metrics. prom-client (a tenth of a second of start-up) is loaded at the first scrape or the first
- * record to count, not at start: the records that come while it loads are counted once it is there, in order.
+ * record to count, not at start: the records that come while it loads are counted once it is there, in order. If it
+ * cannot be loaded (a broken install), a scrape fails saying so and the next one tries again; the host goes on.
  */
 export class BerthMetrics {
   private readonly unsubscribe: () => void;
@@ -32,12 +35,14 @@ export class BerthMetrics {
     private readonly host: Host,
     private readonly clientsConnected: () => number,
     private readonly clientBuffers: ClientBufferBudget,
+    private readonly loadPrometheus: () => Promise<typeof Prometheus> = () => import("prom-client"),
   ) {
     this.unsubscribe = host.onRecord(({ record }) => {
       if (!isCounted(record)) return;
       if (this.meters) return this.meters.count(record);
-      this.waiting.push(record);
-      void this.load();
+      if (this.waiting.length < MAX_WAITING) this.waiting.push(record);
+      // A failure to load is the scrape's to tell.
+      this.load().catch(() => undefined);
     });
   }
 
@@ -52,13 +57,20 @@ export class BerthMetrics {
   }
 
   private load(): Promise<Meters> {
-    this.loading ??= import("prom-client").then((prometheus) => {
-      const meters = new Meters(prometheus, this.host, this.clientsConnected, this.clientBuffers);
-      for (const record of this.waiting) meters.count(record);
-      this.waiting = [];
-      this.meters = meters;
-      return meters;
-    });
+    this.loading ??= this.loadPrometheus().then(
+      (prometheus) => {
+        const meters = new Meters(prometheus, this.host, this.clientsConnected, this.clientBuffers);
+        for (const record of this.waiting) meters.count(record);
+        this.waiting = [];
+        this.meters = meters;
+        return meters;
+      },
+      (error: unknown) => {
+        this.loading = undefined;
+        const why = error instanceof Error ? error.message : String(error);
+        throw new Error(`the metrics library (prom-client) could not be loaded: ${why}`, { cause: error });
+      },
+    );
     return this.loading;
   }
 }
