@@ -15,8 +15,6 @@ import { AcpTestClient, cleanUp as closeClients } from "../server/server-harness
  */
 
 const lockHolderScript = fileURLToPath(new URL("./fixtures/hold-write-lock.mjs", import.meta.url));
-/** The issue's bound for `/healthz` is 100 ms; one request is checked against ten times that (a shared, loaded machine), `npm run bench` measures it. */
-const HEALTHZ_BOUND_MS = 1_000;
 
 const temps: string[] = [];
 const hosts: BerthProcess[] = [];
@@ -129,13 +127,14 @@ describe("another process holds the journal's SQLite write lock (issue 9 item 7)
     const holder = await LockHolder.take(berth.database);
     // A write the client waits for: it waits (asynchronously) for the lock.
     const creating = berth.api("/api/sessions", { method: "POST", body: JSON.stringify({ cwd: berth.workDir }) });
+    let createdYet = false;
+    void creating.then(() => (createdYet = true));
     await until(async () => (await berth.healthz()).status === "degraded", "/healthz reports the store degraded");
 
-    const started = performance.now();
+    // Answered while the write it reports on still waits for the lock: /healthz never waits for the store.
     const health = await berth.healthz();
-    const tookMs = performance.now() - started;
     expect(holder.holding).toBe(true);
-    expect(tookMs).toBeLessThan(HEALTHZ_BOUND_MS);
+    expect(createdYet).toBe(false);
     expect(health).toMatchObject({
       status: "degraded",
       store: {
