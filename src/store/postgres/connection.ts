@@ -20,6 +20,19 @@ const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 /** int8 (seqs, epochs, millisecond timestamps, counts) as JS numbers: every value Berth stores is below 2^53. */
 const bigintAsNumber = { to: 20, from: [20], serialize: (value: number) => String(value), parse: (text: string) => Number(text) };
 
+/**
+ * The array parameters Berth sends (`${values}::text[]`, `::int8[]`), as PostgreSQL's array literal: each element quoted
+ * (NULL for null), `\` and `"` escaped. The client library learns these from the server's catalog on every new connection
+ * instead (`fetch_types`), from a promise nobody awaits: a connection lost during that query (a server stopping) was an
+ * unhandled rejection.
+ */
+function arrayLiteral(values: readonly (string | number | null)[]): string {
+  return `{${values.map((value) => (value === null ? "NULL" : `"${String(value).replace(/[\\"]/g, "\\$&")}"`)).join(",")}}`;
+}
+
+/** A type the client serialises as an array literal. Berth reads no arrays back: `from` is empty, and `parse` (the client's type asks for one) never runs. */
+const arrayParameter = (oid: number) => ({ to: oid, from: [] as number[], serialize: arrayLiteral, parse: (text: string) => text });
+
 export interface ConnectOptions {
   /** Connections in the pool (default 10). */
   readonly max?: number;
@@ -49,7 +62,8 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
     ...(socketDir ? { host: socketDir } : {}),
     ...(password !== undefined ? { password } : {}),
     max: options.max ?? 10,
-    types: { bigint: bigintAsNumber },
+    types: { bigint: bigintAsNumber, textArray: arrayParameter(1009), bigintArray: arrayParameter(1016) },
+    fetch_types: false,
     // Server notices (e.g. "relation already exists, skipping") are not Berth's to print.
     onnotice: () => undefined,
     connection: {
