@@ -161,7 +161,8 @@ describe("another process holds the journal's SQLite write lock (issue 9 item 7)
     expect(((await (await berth.api("/api/sessions")).json()) as { sessions: Array<{ id: string }> }).sessions.map((s) => s.id)).toEqual([
       session.id,
     ]);
-    // One line when it began, one when it ended.
+    // One line when it began, one when it ended (read from the host's output, which may come after /healthz's answer).
+    await until(async () => berth.server.logLines().some((line) => line.msg === "store writes again"), "the host logs that the store writes again");
     const lines = berth.server.logLines().map((line) => line.msg);
     expect(lines.filter((msg) => msg === "store cannot write; writes are queued until it can")).toHaveLength(1);
     expect(lines.filter((msg) => msg === "store writes again")).toHaveLength(1);
@@ -247,11 +248,12 @@ describe("another process holds the journal's SQLite write lock (issue 9 item 7)
       return store.state === "ok" && store.pendingWrites === 0;
     }, "everything queued is stored");
     expect(await (await berth.api("/api/sessions")).json()).toEqual({ sessions: [] });
-    // Each refusal is a warning naming the request; the outage is not logged as a failure.
+    // Each refusal is a warning naming the request; the outage is not logged as a failure. (The host's output is read
+    // apart from its answers: waited for.)
+    const refusal = "request refused: the store cannot write";
+    await until(async () => berth.server.logLines().filter((line) => line.msg === refusal).length >= 2, "both refusals are logged");
     const lines = berth.server.logLines();
-    expect(
-      lines.filter((line) => line.msg === "request refused: the store cannot write").map((line) => [line.level, line.method, line.path]),
-    ).toEqual([
+    expect(lines.filter((line) => line.msg === refusal).map((line) => [line.level, line.method, line.path])).toEqual([
       [40, "POST", "/api/sessions"],
       [40, "DELETE", `/api/sessions/${existing.id}`],
     ]);
