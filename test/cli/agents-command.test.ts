@@ -195,9 +195,9 @@ describe("berth agents with no host running: installs into the data directory", 
       const { url, token } = await host.startupLine();
       const agents = await fetch(`${url}/api/agents`, { headers: { authorization: `Bearer ${token}` } });
       expect(await agents.json()).toMatchObject({ agents: ["demo"] });
-      expect(host.logLines()).toContainEqual(
-        expect.objectContaining({ msg: "installed agents unreadable; only the configured agents are available" }),
-      );
+      await expect
+        .poll(() => host.logLines())
+        .toContainEqual(expect.objectContaining({ msg: "installed agents unreadable; only the configured agents are available" }));
     } finally {
       host.signal("SIGTERM");
       await host.exited;

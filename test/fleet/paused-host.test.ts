@@ -98,6 +98,11 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
         });
         expect(renamed.status).toBe(200);
         await waitUntil(() => !processIsRunning(agentPid), "host A stopped the agent of the session it could no longer hold", 15_000);
+        // The host's log is written apart from what it does: waited for, then checked whole.
+        await waitUntil(
+          () => errorLines(a.server).some((line) => /^no heartbeat reached the shared store within the host TTL/.test(String(line.msg))),
+          "host A logged that it fenced itself",
+        );
         expect(errorLines(a.server)).toEqual([
           expect.objectContaining({
             hostId: "host-a",
@@ -140,7 +145,7 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
       async () => (await getJson<{ host: string | null }>(a.url, a.token, `/api/sessions/${sessionId}`)).body.host === "host-a",
       "host A serves the session it took back",
     );
-    expect(a.server.logLines()).toContainEqual(expect.objectContaining({ kind: "session_adopted", sessionId, from: "host-a" }));
+    await expect.poll(() => a.server.logLines()).toContainEqual(expect.objectContaining({ kind: "session_adopted", sessionId, from: "host-a" }));
     // Its own again: opened and prompted on A, its agent started anew.
     const again = new AcpClient(a.acpUrl, a.token);
     try {
@@ -165,7 +170,7 @@ describe("a host paused past its lease (SIGSTOP, then SIGCONT)", () => {
 
     // The same id starts again elsewhere (a supervisor that thought the first was dead).
     const second = await bed.serve(url, "host-a", bed.tempDir("berth-twice-2-"), fleetConfig);
-    expect(second.server.logLines()).toContainEqual(expect.objectContaining({ incarnation: 2, sessions: 1 }));
+    await expect.poll(() => second.server.logLines()).toContainEqual(expect.objectContaining({ incarnation: 2, sessions: 1 }));
     await waitUntil(() => !processIsRunning(agentPid), "the first process stopped its agent", 15_000);
     await waitUntil(
       () => first.server.logLines().some((line) => /a later process registered under this host id/.test(String(line.msg))),

@@ -109,9 +109,9 @@ describe("a rogue URL in the shared store's hosts", () => {
     // Every request came with a proof, and A let none of them in.
     expect(rogue.replayed.length).toBeGreaterThanOrEqual(3);
     for (const request of rogue.replayed) expect(request, `${request.method} ${request.path}`).toMatchObject({ proof: true, status: 401 });
-    const refused = a.server.logLines().filter((line) => line.msg === "peer host's request refused");
-    expect(refused.map((line) => String(line.reason))).toContain(
-      `a wrong proof (another secret, host, URL than this host's ${a.url}, method or path)`,
-    );
+    const refused = () => a.server.logLines().filter((line) => line.msg === "peer host's request refused");
+    await expect
+      .poll(() => refused().map((line) => String(line.reason)))
+      .toContain(`a wrong proof (another secret, host, URL than this host's ${a.url}, method or path)`);
   }, 120_000);
 });

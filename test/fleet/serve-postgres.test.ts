@@ -26,9 +26,11 @@ describe("berth serve on PostgreSQL", () => {
     const workDir = bed.tempDir("berth-fleet-work-");
 
     const first = await bed.serve(url, "host-a", dataDir);
-    expect(first.server.logLines()).toContainEqual(
-      expect.objectContaining({ hostId: "host-a", incarnation: 1, store: "postgres", msg: expect.stringMatching(/^registered in the fleet/) }),
-    );
+    await expect
+      .poll(() => first.server.logLines())
+      .toContainEqual(
+        expect.objectContaining({ hostId: "host-a", incarnation: 1, store: "postgres", msg: expect.stringMatching(/^registered in the fleet/) }),
+      );
     const acp = new AcpClient(first.acpUrl, first.token);
     await acp.initialize();
     const sessionId = await acp.newSession(workDir);
@@ -61,7 +63,7 @@ describe("berth serve on PostgreSQL", () => {
 
     // The same host id on an empty data directory: everything comes from the shared database.
     const elsewhere = await bed.serve(url, "host-a", bed.tempDir("berth-fleet-a2-"));
-    expect(elsewhere.server.logLines()).toContainEqual(expect.objectContaining({ incarnation: 2, sessions: 1 }));
+    await expect.poll(() => elsewhere.server.logLines()).toContainEqual(expect.objectContaining({ incarnation: 2, sessions: 1 }));
     const listed = (await getJson<{ sessions: Array<{ id: string; title: string | null }> }>(elsewhere.url, elsewhere.token, "/api/sessions")).body;
     expect(listed.sessions.map((session) => session.id)).toEqual([sessionId]);
     expect((await getJson<Events>(elsewhere.url, elsewhere.token, `/api/sessions/${sessionId}/events`)).body.events).toEqual(before);
@@ -137,9 +139,9 @@ describe("berth serve on PostgreSQL", () => {
     // Stopped, its heartbeat ages past its TTL: a host under the default id starts again.
     const third = serveUnderDefaultId("third");
     await third.startupLine();
-    expect(third.logLines()).toContainEqual(
-      expect.objectContaining({ hostId: hostname(), incarnation: 2, msg: expect.stringMatching(/^registered in the fleet/) }),
-    );
+    await expect
+      .poll(() => third.logLines())
+      .toContainEqual(expect.objectContaining({ hostId: hostname(), incarnation: 2, msg: expect.stringMatching(/^registered in the fleet/) }));
     await stopHost(third);
   }, 60_000);
 

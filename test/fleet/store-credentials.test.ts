@@ -67,7 +67,7 @@ describe("a fleet's store password", () => {
     for (const env of [{ PGPASSFILE: passfile }, { PGPASSWORD: PASSWORD }] as Record<string, string>[]) {
       const host = serve({ url }, env);
       await host.startupLine();
-      expect(host.logLines()).toContainEqual(expect.objectContaining({ msg: expect.stringMatching(/^registered in the fleet/) }));
+      await expect.poll(() => host.logLines()).toContainEqual(expect.objectContaining({ msg: expect.stringMatching(/^registered in the fleet/) }));
       expect(readFileSync(`/proc/${host.pid}/cmdline`, "utf8")).not.toContain(PASSWORD);
       await stopHost(host);
     }
@@ -90,9 +90,11 @@ describe("a configuration file holding secrets", () => {
     const readable = serve({ configFile });
     await readable.startupLine();
     const warning = "the configuration file holds secrets and other local users can read it: chmod 600 it";
-    expect(readable.logLines()).toContainEqual(
-      expect.objectContaining({ level: 40, msg: warning, path: configFile, mode: "644", secrets: ["fleet.secret", "store (its password)"] }),
-    );
+    await expect
+      .poll(() => readable.logLines())
+      .toContainEqual(
+        expect.objectContaining({ level: 40, msg: warning, path: configFile, mode: "644", secrets: ["fleet.secret", "store (its password)"] }),
+      );
     expect(readable.stderr).not.toContain(secret);
     expect(readable.stderr).not.toContain(PASSWORD);
     await stopHost(readable);
