@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
+import { SlowFirstSequencer } from "./test/support/slow-first-sequencer.js";
 
 export default defineConfig({
   test: {
@@ -9,6 +10,8 @@ export default defineConfig({
     // vitest's default (one file less than the cores) runs one file at a time on two cores; most tests wait on
     // processes and sockets as much as they compute, so two at once there finish in about two thirds of the time.
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    // Files that drive real agents first, so none is left running alone at the end (test/support/slow-first-sequencer.ts).
+    sequence: { sequencer: SlowFirstSequencer },
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },
