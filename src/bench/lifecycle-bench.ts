@@ -81,7 +81,7 @@ async function holdFigures(): Promise<Array<[string, string, string?]>> {
   holds.close();
   return [
     ["hold + release pairs, 10k sessions (others hold too)", `${fmt.int(withAnchor)}/s`, "≥ 1,000,000/s"],
-    ["hold + release pairs, 10k sessions (last holder: clock armed/cancelled)", `${fmt.int(lastHolder)}/s`],
+    ["hold + release pairs, 10k sessions (last holder: clock armed/cancelled)", `${fmt.int(lastHolder)}/s`, "≥ 1,000,000/s"],
   ];
 }
 

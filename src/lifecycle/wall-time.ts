@@ -1,9 +1,16 @@
 import type { Clock } from "./clock.js";
 
 /**
+ * How far the clocks' offset may move before it is read afresh: more than a reading's own jitter (`now()` is whole
+ * milliseconds, `elapsed()` is not, so two readings of an unchanged offset differ by up to a millisecond), and far less
+ * than the steps a wall clock takes (NTP corrects a booting machine's clock by hundreds of milliseconds).
+ */
+const OFFSET_TOLERANCE_MS = 2;
+
+/**
  * Tells an `elapsed()` time (what deadlines are kept on) in wall-clock milliseconds, for views and records. The two
- * clocks' offset is read afresh only once it moved by over a second (a step of the wall clock), so a deadline reads the
- * same each time it is asked.
+ * clocks' offset is kept while it moves by no more than a reading's jitter, so a deadline reads the same each time it
+ * is asked; a step of the wall clock, even a small one, is taken at the next reading.
  */
 export class WallTime {
   private offset: number;
@@ -14,7 +21,7 @@ export class WallTime {
 
   of(elapsedAt: number): number {
     const offset = this.clock.now() - this.clock.elapsed();
-    if (Math.abs(offset - this.offset) > 1_000) this.offset = offset;
+    if (Math.abs(offset - this.offset) > OFFSET_TOLERANCE_MS) this.offset = offset;
     // Never later than the wall clock's own reading of that moment (`now()` is whole milliseconds, read first).
     return Math.floor(elapsedAt + this.offset);
   }
