@@ -320,12 +320,13 @@ export class LocationRetention<S> {
   }
 
   private describe(tracked: Tracked<S>): LocationStatus {
+    const wall = this.wallTime.reader();
     return {
       key: tracked.key,
       state: tracked.state,
-      activeAt: this.wallTime.of(tracked.activeAt),
-      expiresAt: this.wallTime.of(tracked.expiresAt),
-      capAt: this.wallTime.of(capOf(tracked, this.options)),
+      activeAt: wall(tracked.activeAt),
+      expiresAt: wall(tracked.expiresAt),
+      capAt: wall(capOf(tracked, this.options)),
       activeSessions: this.options.executions.activeAt(tracked.key.id),
     };
   }

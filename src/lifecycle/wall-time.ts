@@ -10,7 +10,7 @@ const OFFSET_TOLERANCE_MS = 2;
 /**
  * Tells an `elapsed()` time (what deadlines are kept on) in wall-clock milliseconds, for views and records. The two
  * clocks' offset is kept while it moves by no more than a reading's jitter, so a deadline reads the same each time it
- * is asked; a step of the wall clock, even a small one, is taken at the next reading.
+ * is asked; a step of the wall clock beyond it, however small, is taken at the next reading.
  */
 export class WallTime {
   private offset: number;
@@ -19,10 +19,24 @@ export class WallTime {
     this.offset = clock.now() - clock.elapsed();
   }
 
+  /** `elapsedAt` in wall-clock milliseconds. */
   of(elapsedAt: number): number {
+    return this.reader()(elapsedAt);
+  }
+
+  /** Tells the times of one view: the offset is checked once, so they agree with each other (a deadline minus its start is its duration). */
+  reader(): (elapsedAt: number) => number {
+    const offset = this.current();
+    return (elapsedAt) => Math.floor(elapsedAt + offset);
+  }
+
+  /**
+   * The offset, read afresh if it moved by more than the tolerance. Floored with it, a time is never later than the wall
+   * clock's own reading of that moment (`now()` is whole milliseconds, read first), give or take a step within the tolerance.
+   */
+  private current(): number {
     const offset = this.clock.now() - this.clock.elapsed();
     if (Math.abs(offset - this.offset) > OFFSET_TOLERANCE_MS) this.offset = offset;
-    // Never later than the wall clock's own reading of that moment (`now()` is whole milliseconds, read first).
-    return Math.floor(elapsedAt + this.offset);
+    return this.offset;
   }
 }

@@ -115,6 +115,9 @@ describe("a connection to PostgreSQL reset as it starts", () => {
       const numbers = [0, -1, null, Number.MAX_SAFE_INTEGER];
       const counted = await sql<{ n: number | null }[]>`SELECT n FROM unnest(${numbers}::int8[]) WITH ORDINALITY AS t (n, o) ORDER BY o`;
       expect(counted.map((row) => row.n)).toEqual(numbers);
+      // Refused, as the client refuses it, rather than stored as the word.
+      await expect(sql`SELECT unnest(${["a", undefined as unknown as string]}::text[])`).rejects.toThrow(/an array parameter holds undefined/);
+      expect(await sql`SELECT 1 AS one`).toEqual([{ one: 1 }]);
       expect(unhandled).toEqual([]);
     } finally {
       process.off("unhandledRejection", heard);

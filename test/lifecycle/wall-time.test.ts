@@ -36,7 +36,7 @@ describe("WallTime", () => {
             c.advance(ms);
             expect(wallTime.of(deadline)).toBe(first);
           }
-          // Within a millisecond of the moment's wall time, never after it.
+          // Within the reading's jitter of the moment's wall time, never after it.
           expect(first).toBeLessThanOrEqual(c.trueWallOf(deadline));
           expect(first).toBeGreaterThan(c.trueWallOf(deadline) - 2);
         },
@@ -56,5 +56,19 @@ describe("WallTime", () => {
       expect(wallTime.of(activeAt)).toBeGreaterThan(c.trueWallOf(activeAt) - 2);
       expect(wallTime.of(activeAt + 3_000) - wallTime.of(activeAt)).toBe(3_000);
     }
+  });
+
+  it("tells the times of one view with one offset, so they agree however the wall clock steps between them", () => {
+    const c = systemLikeClock(5_000.75, 1.7e12);
+    const wallTime = new WallTime(c.clock);
+    const view = wallTime.reader();
+    const activeAt = view(5_000.75);
+    c.stepWall(2.5);
+    c.advance(0.5);
+    expect(view(5_000.75 + 30_000) - activeAt).toBe(30_000);
+    // A reading of its own takes the step.
+    expect(wallTime.of(5_000.75)).toBeGreaterThan(activeAt);
+    expect(wallTime.of(5_000.75)).toBeLessThanOrEqual(c.trueWallOf(5_000.75));
+    expect(wallTime.of(5_000.75)).toBeGreaterThan(c.trueWallOf(5_000.75) - 2);
   });
 });

@@ -319,6 +319,9 @@ describe("PostgreSQL: hosts sharing one database", () => {
   it("a URL that is not PostgreSQL's, or a server that is not there, fails with the URL named and its password hidden", async () => {
     expect(() => connect("mysql://me@localhost/berth")).toThrow(/is not a postgres:\/\/ URL/);
     expect(() => connect("not a url")).toThrow(StoreOpenError);
+    expect(() => connect("postgres://me:secret@localhost/berth?target_session_attrs=read-write")).toThrow(
+      /^store URL postgres:\/\/me:\*\*\*@localhost\/berth\?target_session_attrs=read-write: target_session_attrs .* is not supported/,
+    );
     const nowhere = `postgres://me:secret@localhost:5432/berth?host=${encodeURIComponent(`${postgres.cluster.dir}/nowhere`)}`;
     const refused = await PostgresBackend.open(nowhere).then(
       () => undefined,

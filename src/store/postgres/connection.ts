@@ -4,7 +4,10 @@ import { redactUrl } from "../../config/store-url.js";
 import { StoreOpenError } from "../errors.js";
 import { passfilePassword, type PassfileKey } from "./passfile.js";
 
-/** A pool, with int8 read as numbers. */
+/**
+ * A pool, with int8 read as numbers. Arrays go only one way, as parameters cast to `text[]` or `int8[]`
+ * (`${values}::text[]`): the client knows no other array type (see `arrayLiteral`), and none is read back.
+ */
 export type Sql = postgres.Sql<{ bigint: number }>;
 /** One transaction of the pool. */
 export type Transaction = postgres.TransactionSql<{ bigint: number }>;
@@ -27,7 +30,13 @@ const bigintAsNumber = { to: 20, from: [20], serialize: (value: number) => Strin
  * unhandled rejection.
  */
 function arrayLiteral(values: readonly (string | number | null)[]): string {
-  return `{${values.map((value) => (value === null ? "NULL" : `"${String(value).replace(/[\\"]/g, "\\$&")}"`)).join(",")}}`;
+  return `{${values.map(arrayElement).join(",")}}`;
+}
+
+function arrayElement(value: string | number | null): string {
+  // What the client itself refuses; as text it would be stored as the word.
+  if (value === undefined) throw new TypeError("an array parameter holds undefined");
+  return value === null ? "NULL" : `"${String(value).replace(/[\\"]/g, "\\$&")}"`;
 }
 
 /** A type the client serialises as an array literal. Berth reads no arrays back: `from` is empty, and `parse` (the client's type asks for one) never runs. */
@@ -54,6 +63,13 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
   }
   if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
     throw new StoreOpenError(`store URL ${redactUrl(url)} is not a postgres:// URL`);
+  }
+  // Choosing among servers by their state runs a query on each new connection from a promise the client library never
+  // awaits, as its array-type fetch did (see `arrayLiteral`): a connection lost then would be an unhandled rejection.
+  if (parsed.searchParams.has("target_session_attrs") || process.env.PGTARGETSESSIONATTRS) {
+    throw new StoreOpenError(
+      `store URL ${redactUrl(url)}: target_session_attrs (or PGTARGETSESSIONATTRS) is not supported; name the server to write to`,
+    );
   }
   const socketDir = parsed.searchParams.get("host");
   parsed.searchParams.delete("host");
