@@ -6,7 +6,7 @@ const SLOW_FOLDERS = ["test/real-agents/", "test/clients/"];
 /**
  * vitest's order, with the files of {@link SLOW_FOLDERS} first. Without durations from an earlier run (a fresh clone,
  * CI), vitest runs larger files first, and these are small files (a whole-turn file is a few lines calling shared
- * scenarios) that take 20 to 50 s each: run last, they left one core idle for the last minute of the suite.
+ * scenarios) that take 20 to 50 s each: run last, one of them ran alone for the suite's last 30 s.
  */
 export class SlowFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
