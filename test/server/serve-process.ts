@@ -25,7 +25,8 @@ export class BerthProcess {
     this.child = spawn(command!, commandArgs, { detached: true, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     this.child.stdout!.on("data", (chunk: Buffer) => (this.stdout += chunk.toString()));
     this.child.stderr!.on("data", (chunk: Buffer) => (this.stderr += chunk.toString()));
-    this.exited = new Promise((resolve) => this.child.once("exit", (code, signal) => resolve({ code, signal })));
+    // 'close', not 'exit': 'exit' can come before the last of its output has been read from the pipes.
+    this.exited = new Promise((resolve) => this.child.once("close", (code, signal) => resolve({ code, signal })));
   }
 
   get pid(): number {
