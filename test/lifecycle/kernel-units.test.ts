@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { systemClock } from "../../src/lifecycle/clock.js";
+import { monotonicClock, systemClock } from "../../src/lifecycle/clock.js";
 import { deferred } from "../../src/lifecycle/deferred.js";
 import { Executions, TurnAlreadyRunningError } from "../../src/lifecycle/executions.js";
 import type { LifecycleRecord } from "../../src/lifecycle/lifecycle-records.js";
@@ -45,6 +45,20 @@ describe("system clock", () => {
     await new Promise((resolve) => setTimeout(resolve, 30));
     timer.cancel();
     expect(fired).toBe(false);
+  });
+});
+
+describe("monotonic clock", () => {
+  it("reads elapsed time for both now() and elapsed(), and its timers fire", async () => {
+    const before = performance.now();
+    const readings = [monotonicClock.now(), monotonicClock.elapsed()];
+    const after = performance.now();
+    for (const reading of readings) {
+      expect(reading).toBeGreaterThanOrEqual(before);
+      expect(reading).toBeLessThanOrEqual(after);
+    }
+    const firedAt = await new Promise<number>((resolve) => monotonicClock.setTimeout(() => resolve(performance.now()), 5));
+    expect(firedAt).toBeGreaterThanOrEqual(after + 4);
   });
 });
 

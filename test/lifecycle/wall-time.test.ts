@@ -44,6 +44,16 @@ describe("WallTime", () => {
     );
   });
 
+  it("keeps the offset read when it was made while it moves by 2 ms at most, and takes a move of more", () => {
+    let now = 1_700_000_000_000;
+    const clock: Clock = { now: () => now, elapsed: () => 100, setTimeout: () => ({ cancel: () => undefined }) };
+    const wallTime = new WallTime(clock);
+    now += 2;
+    expect(wallTime.of(200)).toBe(1_700_000_000_100);
+    now += 1;
+    expect(wallTime.of(200)).toBe(1_700_000_000_103);
+  });
+
   it("takes a step of the wall clock at the next reading, however small: a view is never behind a clock NTP corrected", () => {
     for (const step of [400, -400, 3, -3, 2 * 3_600_000]) {
       const c = systemLikeClock(1_234.567, 1.7e12);
