@@ -43,7 +43,8 @@ export class ConnectionCleanups {
     const ids = this.byConnection.get(connectionId);
     if (!ids) return;
     this.byConnection.delete(connectionId);
-    const entries = [...ids].map((id) => this.byId.get(id)).filter((entry): entry is Entry => entry !== undefined);
+    // A connection's ids are exactly its current entries: `uninstall` takes an id out of both maps at once.
+    const entries = [...ids].map((id) => this.byId.get(id)!);
     for (const entry of entries) this.uninstall(entry.registration);
     await Promise.all(entries.map((entry) => this.run(entry)));
   }
@@ -83,8 +84,8 @@ export class ConnectionCleanups {
     ids.add(id);
   }
 
+  /** Only ever given the current registration of its id (every caller checks, or found it current). */
   private uninstall(registration: CleanupRegistration): void {
-    if (this.byId.get(registration.id)?.registration !== registration) return;
     this.byId.delete(registration.id);
     const ids = this.byConnection.get(registration.connectionId);
     ids?.delete(registration.id);

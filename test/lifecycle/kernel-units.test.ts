@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { monotonicClock, systemClock } from "../../src/lifecycle/clock.js";
 import { deferred } from "../../src/lifecycle/deferred.js";
@@ -26,6 +27,19 @@ describe("virtual clock", () => {
     await clock.advance(1);
     expect(log).toEqual(["a@10", "c@15 (scheduled by a)", "b@20", "d@20"]);
     expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it("fires any set of timers by deadline, ties by creation, however they were set", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 20 }), { minLength: 1, maxLength: 40 }), async (delays) => {
+        const clock = new VirtualClock(0, 1);
+        const fired: number[] = [];
+        delays.forEach((delay, i) => clock.setTimeout(() => fired.push(i), delay));
+        await clock.advance(20);
+        const expected = delays.map((delay, i) => ({ delay, i })).sort((a, b) => a.delay - b.delay || a.i - b.i);
+        expect(fired).toEqual(expected.map(({ i }) => i));
+      }),
+    );
   });
 
   it("reports the time of each timer while it runs", async () => {
