@@ -49,6 +49,21 @@ describe("session holds (reference: structured session hold lost during resume)"
     expect(h.releases.map((r) => r.at)).toEqual([endedAt + GRACE]);
   });
 
+  it("lists the children held live, of every session: none while acquiring, none once released", async () => {
+    const h = holdsHarness();
+    const one = h.holds.hold("s1", "surface");
+    const two = h.holds.hold("s2", "surface");
+    expect(h.holds.liveChildren()).toEqual([]);
+    const first = await h.succeed(0);
+    const second = await h.succeed(1);
+    expect(h.holds.liveChildren()).toEqual([first, second]);
+    one.release();
+    await h.clock.advance(GRACE);
+    expect(h.releases.map((r) => r.sessionId)).toEqual(["s1"]);
+    expect(h.holds.liveChildren()).toEqual([second]);
+    two.release();
+  });
+
   it("a holder arriving during acquisition is kept", async () => {
     const h = holdsHarness();
     const first = h.holds.hold("s1", "tab");
