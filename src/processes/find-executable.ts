@@ -17,7 +17,8 @@ export function findExecutable(command: string, cwd: string, pathVariable: strin
   if (command === "") return { code: "ENOENT" };
   const candidates = command.includes("/")
     ? [resolve(cwd, command)]
-    : (pathVariable ?? DEFAULT_PATH).split(delimiter).map((dir) => resolve(cwd, dir === "" ? "." : dir, command));
+    : // An empty entry adds nothing to the path, so it resolves to the working directory itself.
+      (pathVariable ?? DEFAULT_PATH).split(delimiter).map((dir) => resolve(cwd, dir, command));
   let denied = false;
   for (const candidate of candidates) {
     let isFile: boolean;

@@ -36,7 +36,7 @@ export function scanMarked(match: MarkerMatch): MarkerScan {
   const matches: ProcStat[] = [];
   let scanned = 0;
   for (const entry of readdirSync("/proc")) {
-    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
+    // Not a process's directory ("self", "sys"...): not a number.
     const pid = Number(entry);
     if (!Number.isInteger(pid) || spared.has(pid)) continue;
     let environ: Buffer;
@@ -75,7 +75,8 @@ function carries(environ: Buffer, needle: Buffer, exact: boolean): boolean {
 }
 // Stryker restore all
 
-function ownLineage(): Set<number> {
+/** This process and its ancestors below init, as `/proc/<pid>/status` tells them. */
+export function ownLineage(): Set<number> {
   const lineage = new Set<number>([process.pid]);
   let pid = process.ppid;
   for (let depth = 0; pid > 1 && depth < 64; depth++) {

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { groupIsAlive, signalGroup } from "../../src/processes/group-signals.js";
-import { scanMarked } from "../../src/processes/marker.js";
+import { ownLineage, scanMarked } from "../../src/processes/marker.js";
 import { isRunning } from "../../src/processes/proc-stat.js";
 import { spawnGroup, type SpawnedGroup } from "../../src/processes/spawn-group.js";
 import { stopGroup } from "../../src/processes/stop-group.js";
@@ -164,5 +164,22 @@ describe("scanMarked", () => {
     expect(pids(exact)).toEqual([short]);
     expect(exact.scanned).toBeGreaterThan(2);
     expect(scanMarked({ exact: `${scope}.a` }).matches).toEqual([]);
+  });
+
+  it("says how long it took", () => {
+    const before = performance.now();
+    const scan = scanMarked({ exact: `t${process.pid}.none` });
+    const took = performance.now() - before;
+    expect(scan.elapsedMs).toBeGreaterThanOrEqual(0);
+    expect(scan.elapsedMs).toBeLessThanOrEqual(took);
+  });
+
+  it("spares this process and every ancestor below init, as their stat lines tell them", () => {
+    // The parent's pid is the stat line's fourth field, the second after the command name.
+    const parentOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ").at(-1)!.split(" ")[1]);
+    const expected = [process.pid];
+    for (let pid = process.ppid; pid > 1; pid = parentOf(pid)) expected.push(pid);
+    expect(expected.length).toBeGreaterThan(2);
+    expect([...ownLineage()].sort((a, b) => a - b)).toEqual(expected.sort((a, b) => a - b));
   });
 });
