@@ -77,6 +77,41 @@ describe("runCommand", () => {
     expect(await running).toMatchObject({ end: "timed_out", stderr: Buffer.from("the line that says why\n") });
   });
 
+  it("runs with the environment it is given, in place of the host's, and no input", async () => {
+    const env = { PATH: process.env.PATH, BERTH_TEST_VALUE: "given" };
+    const result = await runCommand("/bin/sh", ["-c", 'printf %s "$BERTH_TEST_VALUE:$HOME"'], tempDir(), { env, maxOutputBytes: 1024 });
+    expect(result.stdout.toString()).toBe("given:");
+    // With an open input, cat would wait for it for ever.
+    expect(await runCommand("/bin/cat", [], tempDir(), { maxOutputBytes: 1024 })).toMatchObject({
+      end: "exited",
+      exitCode: 0,
+      stdout: Buffer.alloc(0),
+    });
+  });
+
+  it("keeps output of exactly its bound", async () => {
+    expect(await runCommand("/bin/sh", ["-c", "printf abcd"], tempDir(), { maxOutputBytes: 4 })).toMatchObject({
+      end: "exited",
+      stdout: Buffer.from("abcd"),
+    });
+  });
+
+  it("says a command a signal ended was signalled, with no exit code", async () => {
+    expect(await runCommand("/bin/sh", ["-c", "kill -TERM $$"], tempDir(), { maxOutputBytes: 1024 })).toMatchObject({
+      end: "signalled",
+      exitCode: null,
+    });
+  });
+
+  it("a command that cannot start in the host's own directory says so, and keeps the system's error", async () => {
+    const failed = runCommand("berth-no-such-command", [], undefined, { maxOutputBytes: 1024 });
+    await expect(failed).rejects.toMatchObject({
+      name: "CommandStartError",
+      message: expect.stringMatching(/^cannot run berth-no-such-command in the host's working directory: /),
+      cause: expect.objectContaining({ code: "ENOENT" }),
+    });
+  });
+
   it("runs in the host's own directory when given none", async () => {
     const result = await runCommand("/bin/pwd", [], undefined, { maxOutputBytes: 1024 });
     expect(result.stdout.toString()).toBe(`${process.cwd()}\n`);
