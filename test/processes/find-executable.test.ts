@@ -23,6 +23,7 @@ function directory(name: string, files: Record<string, number | "dir">): string 
 
 describe("findExecutable, as execvp would", () => {
   const executable = directory("executable", { tool: 0o755 });
+  const alsoExecutable = directory("also-executable", { tool: 0o755 });
   const readable = directory("readable", { tool: 0o644 });
   const withDirectory = directory("with-directory", { tool: "dir" });
 
@@ -32,6 +33,8 @@ describe("findExecutable, as execvp would", () => {
 
   it("searches PATH in order, past a file it may not run, and tells which it found", () => {
     expect(findExecutable("tool", "/", `${readable}:${executable}`)).toEqual({ path: join(executable, "tool") });
+    expect(findExecutable("tool", "/", `${alsoExecutable}:${executable}`)).toEqual({ path: join(alsoExecutable, "tool") });
+    expect(findExecutable("tool", "/", `${executable}:${alsoExecutable}`)).toEqual({ path: join(executable, "tool") });
     expect(findExecutable("tool", "/", `${join(root, "none")}:${executable}`)).toEqual({ path: join(executable, "tool") });
   });
 

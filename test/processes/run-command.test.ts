@@ -6,7 +6,10 @@ import { CommandStartError, runCommand } from "../../src/processes/run-command.j
 import { removeTempDirs, tempDir } from "../git/git-repository.js";
 import { withBusyProgram, withHeldPipes } from "../support/hostile-commands.js";
 
-afterEach(removeTempDirs);
+afterEach(() => {
+  removeTempDirs();
+  vi.unstubAllEnvs();
+});
 
 describe("runCommand", () => {
   it("gives back what the command printed, as bytes, and its exit code whatever it is", async () => {
@@ -78,9 +81,11 @@ describe("runCommand", () => {
   });
 
   it("runs with the environment it is given, in place of the host's, and no input", async () => {
+    vi.stubEnv("BERTH_TEST_HOST_ONLY", "host");
     const env = { PATH: process.env.PATH, BERTH_TEST_VALUE: "given" };
-    const result = await runCommand("/bin/sh", ["-c", 'printf %s "$BERTH_TEST_VALUE:$HOME"'], tempDir(), { env, maxOutputBytes: 1024 });
-    expect(result.stdout.toString()).toBe("given:");
+    const script = 'printf %s "$BERTH_TEST_VALUE:$BERTH_TEST_HOST_ONLY"';
+    expect((await runCommand("/bin/sh", ["-c", script], tempDir(), { env, maxOutputBytes: 1024 })).stdout.toString()).toBe("given:");
+    expect((await runCommand("/bin/sh", ["-c", script], tempDir(), { maxOutputBytes: 1024 })).stdout.toString()).toBe(":host");
     // With an open input, cat would wait for it for ever.
     expect(await runCommand("/bin/cat", [], tempDir(), { maxOutputBytes: 1024 })).toMatchObject({
       end: "exited",
