@@ -35,7 +35,7 @@ describe("virtual clock", () => {
       fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 20 }), { minLength: 1, maxLength: 40 }), async (delays) => {
         const clock = new VirtualClock(0, 1);
         const fired: number[] = [];
-        delays.forEach((delay, i) => clock.setTimeout(() => fired.push(i), delay));
+        for (const [i, delay] of delays.entries()) clock.setTimeout(() => fired.push(i), delay);
         await clock.advance(20);
         const expected = delays.map((delay, i) => ({ delay, i })).sort((a, b) => a.delay - b.delay || a.i - b.i);
         expect(fired).toEqual(expected.map(({ i }) => i));
