@@ -1,11 +1,11 @@
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { findExecutable } from "../../src/processes/find-executable.js";
+import { removeTempDirs, tempDir } from "../git/git-repository.js";
 
-const root = realpathSync(mkdtempSync(join(tmpdir(), "berth-find-executable-")));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir("berth-find-executable-");
+afterAll(removeTempDirs);
 
 /** A directory of its own under the test's, with `files` in it (name → mode; a mode of "dir" makes a directory). */
 function directory(name: string, files: Record<string, number | "dir">): string {
