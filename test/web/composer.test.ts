@@ -106,7 +106,21 @@ describe("the composer, in a real browser", () => {
     expect(turnActive()).toBe(true);
     await expect.poll(() => focusedId(page), POLL).toBe("prompt-text");
 
+    // Kept, and Escape again before the next frame: the new question stays (the closed one's close event, which
+    // Chromium dispatches at the next animation frame, must not take it down).
     await box(page).press("Escape");
+    await confirm.waitFor();
+    // The dashboard renders on a microtask: once those ran, the dialog is gone, and this is still the same task.
+    await page.evaluate(`(async () => {
+      [...document.querySelectorAll("dialog[open] button")].find((button) => button.textContent.trim() === "Keep it").click();
+      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => queueMicrotask(resolve));
+      const key = new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true });
+      document.getElementById("prompt-text").dispatchEvent(key);
+    })()`);
+    await confirm.waitFor();
+    await page.evaluate("new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))");
+    expect(await page.locator("dialog[open]").count()).toBe(1);
+
     await confirm.getByRole("button", { name: "Cancel turn" }).click();
     await transcript(page).locator(".stop", { hasText: "Turn ended: cancelled" }).last().waitFor();
     await expect.poll(turnActive, POLL).toBe(false);
