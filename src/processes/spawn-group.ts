@@ -218,6 +218,11 @@ function assertDirectory(cwd: string): void {
 }
 
 function cannotStart(command: string, error: NodeJS.ErrnoException): Error {
+  // Node's refusal of an argument or variable (a NUL in it) quotes its value, which may be a secret (a login's
+  // variable): neither those words nor the error itself go on.
+  if (error.code === "ERR_INVALID_ARG_VALUE") {
+    return new Error(`cannot start command ${JSON.stringify(command)}: ${error.message.replace(/\. Received [\s\S]*$/, "")}`);
+  }
   return new Error(`cannot start command ${JSON.stringify(command)}: ${describeSpawnError(error)}`, { cause: error });
 }
 

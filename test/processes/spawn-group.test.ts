@@ -124,6 +124,15 @@ describe("spawnGroup", () => {
     expect(await readLines(group, 1)).toEqual([`${group.tag.marker} yes`]);
   });
 
+  it("names a variable no environment can hold without quoting its value, nor keeping Node's error that does", async () => {
+    const error = await spawnGroup({ command: "true", kind: "terminal", env: { ...process.env, BERTH_SECRET: "se\0cret" } }).catch(
+      (failure: Error) => failure,
+    );
+    expect((error as Error).message).toMatch(/^cannot start command "true": .*must be a string without null bytes$/);
+    expect((error as Error).message).not.toContain("cret");
+    expect((error as Error).cause).toBeUndefined();
+  });
+
   it("says why a file cannot be run, with the system's error as the cause", async () => {
     const dir = mkdtempSync(join(tmpdir(), "berth-spawn-"));
     try {
