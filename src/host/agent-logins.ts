@@ -79,7 +79,8 @@ export function loginOf(request: AuthenticateRequest, authMethods: readonly unkn
     }
     if (typeof value !== "string") throw RequestError.invalidParams({ key: LOGIN_ENV_META, variable: name }, `variable "${name}" must be a string`);
     // An environment cannot hold one; refused here, the value never reaches an error message (it is a secret).
-    if (value.includes("\0")) throw RequestError.invalidParams({ key: LOGIN_ENV_META, variable: name }, `variable "${name}" must not contain a NUL character`);
+    if (value.includes("\0"))
+      throw RequestError.invalidParams({ key: LOGIN_ENV_META, variable: name }, `variable "${name}" must not contain a NUL character`);
     env[name] = value;
   }
   return { request: forwarded, env };

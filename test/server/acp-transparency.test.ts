@@ -407,7 +407,10 @@ describe("ACP through Berth: what the agent offers reaches the client", () => {
     await expect(client.agent.request(methods.agent.authenticate, { methodId: "demo-env" })).rejects.toMatchObject({ code: -32602 });
     // A value no environment can hold is refused by name; the value itself (a secret) is in no answer.
     const refused = await envLogin({ BERTH_DEMO_ENV_TOKEN: "se\0cret" }).catch((error: unknown) => error);
-    expect(refused).toMatchObject({ code: -32602, message: expect.stringContaining('variable "BERTH_DEMO_ENV_TOKEN" must not contain a NUL character') });
+    expect(refused).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('variable "BERTH_DEMO_ENV_TOKEN" must not contain a NUL character'),
+    });
     expect(JSON.stringify(refused)).not.toContain("cret");
     await envLogin({ BERTH_DEMO_ENV_TOKEN: "k3y" });
 
