@@ -95,8 +95,8 @@ async function childrenStarted(afterId: number): Promise<number> {
   return (await records()).filter(({ id, record }) => id > afterId && record.sessionId === sessionId && record.kind === "child_acquired").length;
 }
 
-async function sessionView(): Promise<{ state: string; holders: number; pid: number | null }> {
-  const response = await fetch(`${host.running.server.url}/api/sessions/${sessionId}`, {
+async function sessionView(id = sessionId): Promise<{ state: string; holders: number; pid: number | null }> {
+  const response = await fetch(`${host.running.server.url}/api/sessions/${id}`, {
     headers: { authorization: `Bearer ${host.running.token}` },
   });
   return (await response.json()) as { state: string; holders: number; pid: number | null };
@@ -173,6 +173,37 @@ describe("a chat that is never stuck, and reads without booting", () => {
     await transcript(page).locator(".message.agent", { hasText: "And after it came back" }).waitFor();
     // Each message went out once.
     expect(await transcript(page).locator(".message.user", { hasText: "Written while Berth was down" }).count()).toBe(1);
+    expect(main.errors).toEqual([]);
+  });
+
+  it("lets go of a session closed while it was being resumed: the connection opened meanwhile holds nothing", async () => {
+    const { page } = main;
+    const readOnly = (await host.running.host.createSession({ cwd: host.workDir })).id;
+    await page.evaluate(`window.location.hash = "#/sessions/${readOnly}"`);
+    await page.getByRole("button", { name: "Resume" }).waitFor();
+    // Resume's first step (reading the session's directory) is held until the chat was closed.
+    let asked!: () => void;
+    const resumeAsked = new Promise<void>((resolve) => (asked = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    await page.route(
+      (url) => url.pathname === `/api/sessions/${readOnly}`,
+      async (route) => {
+        asked();
+        await released;
+        await route.continue();
+      },
+      { times: 1 },
+    );
+    await page.getByRole("button", { name: "Resume" }).click();
+    await resumeAsked;
+    await page.getByRole("button", { name: "Close", exact: true }).click();
+    await page.getByRole("button", { name: "Resume" }).waitFor({ state: "detached" });
+    // The chat's connection opens after its close, and is closed again at once (held, this test times out).
+    const socketClosed = new Promise<void>((resolve) => page.once("websocket", (socket) => socket.once("close", () => resolve())));
+    release();
+    await socketClosed;
+    expect(await sessionView(readOnly)).toMatchObject({ holders: 0, state: "childless" });
     expect(main.errors).toEqual([]);
   });
 });

@@ -325,7 +325,8 @@ export class ChatSession {
 
   private async create(opening: Extract<ChatOpening, { mode: "new" }>): Promise<string> {
     try {
-      const connection = await this.connection.open();
+      const connection = await this.openConnection();
+      if (!connection) throw new Error("The chat was closed before its session started.");
       const meta: Record<string, unknown> = { [AGENT_META]: opening.agent };
       if (opening.workspace !== null) meta[WORKSPACE_META] = opening.workspace;
       if (opening.sandbox !== "configured") meta[SANDBOX_META] = { mode: opening.sandbox };
@@ -340,6 +341,17 @@ export class ChatSession {
       this.fail(errorWords(error));
       throw new Error(errorWords(error));
     }
+  }
+
+  /**
+   * Opens the chat's connection; null if the page closed the chat meanwhile: that connection is closed again at once,
+   * before it holds anything (close() found no connection to close, and a hidden one would hold the session forever).
+   */
+  private async openConnection(): Promise<ClientConnection | null> {
+    const connection = await this.connection.open();
+    if (!this.closed()) return connection;
+    this.connection.close();
+    return null;
   }
 
   private goingLive: Promise<ClientConnection | null> | null = null;
@@ -366,7 +378,8 @@ export class ChatSession {
     this.followTimer = undefined;
     try {
       const { cwd } = await api.session(sessionId);
-      const connection = await this.connection.open();
+      const connection = await this.openConnection();
+      if (!connection) return null;
       const answer = await connection.agent.request("session/resume", { sessionId, cwd, mcpServers: [] });
       if (this.closed()) return null;
       // Usage read from the journal stays; modes, models and options are the agent's answer.
