@@ -1,7 +1,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
 import { commandQuery, commandsOf, matchingCommands, withCommand } from "../../web/src/chat/slash-commands.js";
-import { dashboardSuite, openPage, screenshot, type OpenedPage } from "./dashboard-harness.js";
+import { dashboardSuite, nextFrames, openPage, screenshot, type OpenedPage } from "./dashboard-harness.js";
 
 const POLL = { timeout: 30_000, interval: 50 };
 const suite = dashboardSuite({ releaseGrace: "60s" });
@@ -118,7 +118,7 @@ describe("the composer, in a real browser", () => {
       document.getElementById("prompt-text").dispatchEvent(key);
     })()`);
     await confirm.waitFor();
-    await page.evaluate("new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))");
+    await nextFrames(page);
     expect(await page.locator("dialog[open]").count()).toBe(1);
 
     await confirm.getByRole("button", { name: "Cancel turn" }).click();

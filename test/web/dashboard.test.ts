@@ -6,6 +6,7 @@ import {
   connectAcpClient,
   desktop,
   launchBrowser,
+  nextFrames,
   openPage,
   phone,
   screenshot,
@@ -299,9 +300,41 @@ describe("the dashboard in a real browser against a real Berth", () => {
     await dialog.waitFor({ state: "detached" });
     expect(server.berth.host.getSession(sessionId)).toBeDefined();
 
+    // While the deletion is under way (held here) the dialog stays: Keep it is disabled, Escape leaves it open.
+    let deleting!: () => void;
+    const deleteAsked = new Promise<void>((resolve) => (deleting = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    await page.route(
+      (url) => url.pathname === `/api/sessions/${sessionId}`,
+      async (route) => {
+        if (route.request().method() !== "DELETE") return route.fallback();
+        deleting();
+        await released;
+        await route.continue();
+      },
+    );
     await page.locator(".chat").getByRole("button", { name: "Delete" }).click();
     await dialog.getByRole("button", { name: "Delete session" }).click();
+    await deleteAsked;
+    await dialog.getByRole("button", { name: "Deleting…" }).waitFor();
+    expect(await dialog.getByRole("button", { name: "Keep it" }).isDisabled()).toBe(true);
+    await page.keyboard.press("Escape");
+    await nextFrames(page);
+    expect(await dialog.isVisible()).toBe(true);
+    // Closed all the same (a browser lets a second Escape through), then another dialog opened: the deletion's end
+    // closes nothing but its own dialog.
+    await page.evaluate(`document.querySelector("dialog[open]").close()`);
+    await dialog.waitFor({ state: "detached" });
+    await page.keyboard.press("?");
+    const help = page.getByRole("dialog", { name: "Keyboard shortcuts" });
+    await help.waitFor();
+    release();
     await row(page, sessionId).waitFor({ state: "detached" });
+    await nextFrames(page);
+    expect(await help.isVisible()).toBe(true);
+    await page.keyboard.press("Escape");
+    await help.waitFor({ state: "detached" });
     await page.waitForURL(`${server.url}/#/sessions`);
     await page.locator(".chat").waitFor({ state: "detached" });
     expect(server.berth.host.getSession(sessionId)).toBeUndefined();

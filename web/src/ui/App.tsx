@@ -29,9 +29,9 @@ import { matchesFilter, noFilter, type SessionFilter } from "./session-filter.js
 import { SessionList } from "./SessionList.js";
 import { SettingsDialog } from "./SettingsDialog.js";
 import { TopBar } from "./TopBar.js";
+import { useDialogs } from "./use-dialogs.js";
 
 type Dialog =
-  | { readonly name: "none" }
   | { readonly name: "new-session" }
   | { readonly name: "settings" }
   | { readonly name: "help" }
@@ -51,7 +51,8 @@ export function App({
 }) {
   const state = useObservable(overview.state);
   const route = useRoute();
-  const [dialog, setDialog] = useState<Dialog>({ name: "none" });
+  const dialogs = useDialogs<Dialog>();
+  const dialog = dialogs.shown;
   const [filter, setFilter] = useState<SessionFilter>(storedFilter);
   // The open connection: at most one, for the route's session (or for a new session about to be routed to).
   const [open, setOpen] = useState<ChatSession | null>(null);
@@ -123,10 +124,10 @@ export function App({
   act.current = (action) => {
     switch (action) {
       case "help":
-        setDialog({ name: "help" });
+        dialogs.open({ name: "help" });
         return true;
       case "new-session":
-        setDialog({ name: "new-session" });
+        dialogs.open({ name: "new-session" });
         return true;
       case "search": {
         const search = document.getElementById("session-search");
@@ -153,7 +154,7 @@ export function App({
       case "cancel-turn": {
         // Escape is pressed for many things: it asks first.
         if (chat === null || !chat.canCancel()) return false;
-        setDialog({ name: "cancel-turn", chat, title: chatSession?.title ?? `Untitled session ${shortId(chat.sessionId ?? "")}` });
+        dialogs.open({ name: "cancel-turn", chat, title: chatSession?.title ?? `Untitled session ${shortId(chat.sessionId ?? "")}` });
         return true;
       }
     }
@@ -171,11 +172,18 @@ export function App({
 
   if (state.link.name === "unauthorized") return <AuthRequired />;
 
-  const startSession = async (params: NewSessionParams): Promise<void> => {
+  /** From the New session dialog `from`: the new session's chat opens, unless that dialog was closed meanwhile. */
+  const startSession = async (params: NewSessionParams, from: typeof dialog): Promise<void> => {
     const { ChatSession } = await loadChat();
     const next = ChatSession.open({ mode: "new", ...params });
     try {
       const sessionId = await next.opened;
+      // Closed while it started (the browser let a second Escape through): the session is in the list; the page
+      // stays where the person went.
+      if (!dialogs.stillShown(from)) {
+        void next.close();
+        return;
+      }
       startedFromDialog.current = true;
       show(next);
       navigate(sessionHref(sessionId));
@@ -224,9 +232,9 @@ export function App({
     <>
       <TopBar
         link={state.link}
-        onNewSession={() => setDialog({ name: "new-session" })}
-        onSettings={() => setDialog({ name: "settings" })}
-        onHelp={() => setDialog({ name: "help" })}
+        onNewSession={() => dialogs.open({ name: "new-session" })}
+        onSettings={() => dialogs.open({ name: "settings" })}
+        onHelp={() => dialogs.open({ name: "help" })}
       >
         {/* Where the Questions panel is on screen, it lists them; elsewhere the strip points to the first. */}
         {route.name === "sessions" || route.name === "host" ? null : (
@@ -287,7 +295,7 @@ export function App({
                 overviewLink={state.link}
                 focusPrompt={steppedTo.current !== chat.sessionId}
                 onClose={() => navigate(SESSIONS_HREF)}
-                onDelete={(session) => setDialog({ name: "delete", session })}
+                onDelete={(session) => dialogs.open({ name: "delete", session })}
                 onRename={renameSession}
                 onReconnect={() => chat.sessionId && show(chatModule.ChatSession.open({ mode: "load", sessionId: chat.sessionId }))}
               />
@@ -303,7 +311,7 @@ export function App({
                 loaded={loaded}
                 sessions={state.sessions}
                 questions={state.questions}
-                onNewSession={() => setDialog({ name: "new-session" })}
+                onNewSession={() => dialogs.open({ name: "new-session" })}
                 onAnswer={answerQuestion}
               />
             ) : null}
@@ -311,11 +319,11 @@ export function App({
         </main>
       )}
       {dialog.name === "new-session" ? (
-        <NewSessionDialog agents={state.agents} onStart={startSession} onClose={() => setDialog({ name: "none" })} />
+        <NewSessionDialog agents={state.agents} onStart={(params) => startSession(params, dialog)} onClose={() => dialogs.close(dialog)} />
       ) : null}
       {route.name === "agent-login" ? <LoginRoute agentId={route.agentId} methodId={route.methodId} onClose={() => navigate(AGENTS_HREF)} /> : null}
-      {dialog.name === "help" ? <HelpDialog onClose={() => setDialog({ name: "none" })} /> : null}
-      {dialog.name === "settings" ? <SettingsDialog notifications={notifications} onClose={() => setDialog({ name: "none" })} /> : null}
+      {dialog.name === "help" ? <HelpDialog onClose={() => dialogs.close(dialog)} /> : null}
+      {dialog.name === "settings" ? <SettingsDialog notifications={notifications} onClose={() => dialogs.close(dialog)} /> : null}
       {dialog.name === "delete" ? (
         <ConfirmDialog
           title="Delete this session?"
@@ -323,7 +331,7 @@ export function App({
           confirmLabel="Delete session"
           workingLabel="Deleting…"
           onConfirm={() => deleteSession(dialog.session)}
-          onClose={() => setDialog({ name: "none" })}
+          onClose={() => dialogs.close(dialog)}
         />
       ) : null}
       {dialog.name === "cancel-turn" ? (
@@ -333,7 +341,7 @@ export function App({
           confirmLabel="Cancel turn"
           workingLabel="Cancelling…"
           onConfirm={async () => dialog.chat.cancel()}
-          onClose={() => setDialog({ name: "none" })}
+          onClose={() => dialogs.close(dialog)}
         />
       ) : null}
     </>

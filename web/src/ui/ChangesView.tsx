@@ -11,6 +11,7 @@ import { LandDialog } from "./LandDialog.js";
 import { resolvePrompt } from "../review/land-outcome.js";
 import { changesHref, sessionHref } from "./route.js";
 import { WorktreeBar } from "./WorktreeBar.js";
+import { useDialogs } from "./use-dialogs.js";
 
 type Sending =
   | { readonly name: "idle" }
@@ -18,7 +19,7 @@ type Sending =
   | { readonly name: "sent"; readonly count: number }
   | { readonly name: "failed"; readonly message: string };
 
-type Dialog = "none" | "land" | "discard";
+type Dialog = { readonly name: "land" } | { readonly name: "discard" };
 
 /**
  * `#/sessions/<id>/changes[/<path>]`: what a session changed, file by file, each file's diff read when it is opened,
@@ -49,7 +50,8 @@ export function ChangesView({
   const review = useSessionReview(sessionId, !closed);
   const open = useChangedFile(sessionId, closed ? null : path, review.revision);
   const [sending, setSending] = useState<Sending>({ name: "idle" });
-  const [dialog, setDialog] = useState<Dialog>("none");
+  const dialogs = useDialogs<Dialog>();
+  const dialog = dialogs.shown;
   const title = session?.title ?? `Untitled session ${shortId(sessionId)}`;
   const comments = review.comments ?? [];
   const unsent = comments.filter((comment) => comment.sentAt === null).length;
@@ -80,7 +82,9 @@ export function ChangesView({
             ) : null}
           </p>
         </div>
-        {worktree ? <WorktreeBar worktree={worktree} onLand={() => setDialog("land")} onDiscard={() => setDialog("discard")} /> : null}
+        {worktree ? (
+          <WorktreeBar worktree={worktree} onLand={() => dialogs.open({ name: "land" })} onDiscard={() => dialogs.open({ name: "discard" })} />
+        ) : null}
       </header>
       {closed ? (
         <p class="empty">
@@ -101,24 +105,24 @@ export function ChangesView({
           )}
         </footer>
       )}
-      {dialog === "land" && worktree ? (
+      {dialog.name === "land" && worktree ? (
         <LandDialog
           branch={worktree.branch}
           base={worktree.base}
           defaultMessage={session?.title ?? ""}
           onLand={onLand}
           onAskAgent={(files) => onAskAgent(resolvePrompt(worktree.base, files))}
-          onClose={() => setDialog("none")}
+          onClose={() => dialogs.close(dialog)}
         />
       ) : null}
-      {dialog === "discard" && worktree ? (
+      {dialog.name === "discard" && worktree ? (
         <ConfirmDialog
           title="Discard these changes?"
           body={`The branch ${worktree.branch} and its worktree are deleted with everything the agent changed in them; ${worktree.base} stays as it is. This cannot be undone.`}
           confirmLabel="Discard changes"
           workingLabel="Discarding…"
           onConfirm={onDiscard}
-          onClose={() => setDialog("none")}
+          onClose={() => dialogs.close(dialog)}
         />
       ) : null}
     </section>

@@ -27,7 +27,7 @@ export function ConfirmDialog({
     onConfirm().then(onClose, (error: unknown) => setState({ name: "failed", message: errorWords(error) }));
   };
   return (
-    <Modal labelledBy="confirm-title" onClose={onClose}>
+    <Modal labelledBy="confirm-title" busy={state.name === "working"} onClose={onClose}>
       <h2 id="confirm-title">{title}</h2>
       <p>{body}</p>
       {state.name === "failed" ? (
@@ -36,7 +36,8 @@ export function ConfirmDialog({
         </p>
       ) : null}
       <div class="dialog-actions">
-        <button type="button" onClick={onClose}>
+        {/* Once asked, it is not taken back: the dialog stays until it is done or failed. */}
+        <button type="button" disabled={state.name === "working"} onClick={onClose}>
           Keep it
         </button>
         <button type="button" class="danger" disabled={state.name === "working"} onClick={confirm}>

@@ -46,7 +46,7 @@ export function LandDialog({
   };
   const busy = state.name === "landing" || state.name === "asking-agent";
   return (
-    <Modal labelledBy="land-title" onClose={onClose}>
+    <Modal labelledBy="land-title" busy={busy} onClose={onClose}>
       <h2 id="land-title">Land {branch}</h2>
       <p>
         The check runs on the host; if it passes, this branch is merged into <strong>{base}</strong> as one commit and the worktree is removed.
@@ -64,7 +64,7 @@ export function LandDialog({
         </label>
         <LandStatus state={state} onAskAgent={askAgent} />
         <div class="dialog-actions">
-          <button type="button" onClick={onClose}>
+          <button type="button" disabled={busy} onClick={onClose}>
             {state.name === "editing" || busy ? "Cancel" : "Close"}
           </button>
           <button type="submit" class="primary" disabled={busy || message.trim() === ""}>

@@ -52,7 +52,7 @@ export function NewSessionDialog({
   };
 
   return (
-    <Modal labelledBy="new-session-title" onClose={onClose}>
+    <Modal labelledBy="new-session-title" busy={state.name === "starting"} onClose={onClose}>
       <form class="stack" onSubmit={submit}>
         <h2 id="new-session-title">New session</h2>
         <div class="field">
@@ -119,7 +119,7 @@ export function NewSessionDialog({
           </p>
         ) : null}
         <div class="dialog-actions">
-          <button type="button" onClick={onClose}>
+          <button type="button" disabled={state.name === "starting"} onClick={onClose}>
             Cancel
           </button>
           <button type="submit" class="primary" disabled={state.name === "starting" || agent === ""}>
