@@ -106,6 +106,14 @@ describe("the composer, in a real browser", () => {
     expect(turnActive()).toBe(true);
     await expect.poll(() => focusedId(page), POLL).toBe("prompt-text");
 
+    // In the search box Escape clears the search; it offers nothing about the turn.
+    const search = page.getByRole("searchbox", { name: "Search session titles" });
+    await search.fill("no such title");
+    await search.press("Escape");
+    await expect.poll(() => search.inputValue(), POLL).toBe("");
+    await nextFrames(page);
+    expect(await page.locator("dialog[open]").count()).toBe(0);
+
     // Kept, and Escape again before the next frame: the new question stays (the closed one's close event, which
     // Chromium dispatches at the next animation frame, must not take it down).
     await box(page).press("Escape");

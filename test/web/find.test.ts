@@ -99,12 +99,15 @@ describe("finding sessions: the pure parts", () => {
       metaKey: false,
       ...modifiers,
     });
-    expect(shortcutOf(key("j"), false)).toBe("next-session");
-    expect(shortcutOf(key("j"), true)).toBeUndefined();
-    expect(shortcutOf(key("Escape"), true)).toBe("cancel-turn");
-    expect(shortcutOf(key("?"), false)).toBe("help");
-    expect(shortcutOf(key("k", { ctrlKey: true }), false)).toBeUndefined();
-    expect(shortcutOf(key("x"), false)).toBeUndefined();
+    expect(shortcutOf(key("j"), "page")).toBe("next-session");
+    expect(shortcutOf(key("j"), "field")).toBeUndefined();
+    expect(shortcutOf(key("Escape"), "field")).toBe("cancel-turn");
+    expect(shortcutOf(key("Escape"), "page")).toBe("cancel-turn");
+    // A search field's Escape clears it.
+    expect(shortcutOf(key("Escape"), "search")).toBeUndefined();
+    expect(shortcutOf(key("?"), "page")).toBe("help");
+    expect(shortcutOf(key("k", { ctrlKey: true }), "page")).toBeUndefined();
+    expect(shortcutOf(key("x"), "page")).toBeUndefined();
     expect(neighbour(["a", "b", "c"], null, 1)).toBe("a");
     expect(neighbour(["a", "b", "c"], null, -1)).toBe("c");
     expect(neighbour(["a", "b", "c"], "b", 1)).toBe("c");

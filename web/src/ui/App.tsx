@@ -23,7 +23,7 @@ import { NewSessionDialog } from "./NewSessionDialog.js";
 import { openAtQuestion, showInConversation } from "./question-focus.js";
 import { RememberPrompt } from "./RememberPrompt.js";
 import { AGENTS_HREF, currentRoute, navigate, redirect, SESSIONS_HREF, sessionHref, useRoute } from "./route.js";
-import { neighbour, shortcutOf, type ShortcutAction } from "./shortcuts.js";
+import { type KeyPlace, neighbour, shortcutOf, type ShortcutAction } from "./shortcuts.js";
 import { HelpDialog } from "./HelpDialog.js";
 import { matchesFilter, noFilter, type SessionFilter } from "./session-filter.js";
 import { SessionList } from "./SessionList.js";
@@ -163,7 +163,8 @@ export function App({
     const onKey = (event: KeyboardEvent): void => {
       // An open dialog has the keys (Escape closes it).
       if (event.defaultPrevented || document.querySelector("dialog[open]")) return;
-      const action = shortcutOf(event, isTyping(event.target));
+      // Escape while composing (an input method's text) gives up the composition, nothing more.
+      const action = event.isComposing ? undefined : shortcutOf(event, keyPlace(event.target));
       if (action && act.current(action)) event.preventDefault();
     };
     document.addEventListener("keydown", onKey);
@@ -356,8 +357,10 @@ function storedFilter(): SessionFilter {
   }
 }
 
-function isTyping(target: EventTarget | null): boolean {
-  return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+function keyPlace(target: EventTarget | null): KeyPlace {
+  if (target instanceof HTMLInputElement && target.type === "search") return "search";
+  const typing = target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+  return typing ? "field" : "page";
 }
 
 /** Whether an element is laid out (a phone hides the list while a chat is open). */

@@ -28,14 +28,17 @@ const byKey: ReadonlyMap<string, ShortcutAction> = new Map([
   ["Escape", "cancel-turn"],
 ]);
 
+/** Where a key was pressed: on the page, in a field (typing), or in a search field. */
+export type KeyPlace = "page" | "field" | "search";
+
 /**
  * The action of a key press, if any. While the person types in a field only Escape acts (it
- * offers to cancel the turn: the prompt box is where one notices a turn going astray); keys with Ctrl,
- * Alt or Meta are the browser's.
+ * offers to cancel the turn: the prompt box is where one notices a turn going astray); in a search
+ * field none does (its Escape clears it); keys with Ctrl, Alt or Meta are the browser's.
  */
-export function shortcutOf(key: { key: string; ctrlKey: boolean; altKey: boolean; metaKey: boolean }, typing: boolean): ShortcutAction | undefined {
-  if (key.ctrlKey || key.altKey || key.metaKey) return undefined;
-  if (typing && key.key !== "Escape") return undefined;
+export function shortcutOf(key: { key: string; ctrlKey: boolean; altKey: boolean; metaKey: boolean }, place: KeyPlace): ShortcutAction | undefined {
+  if (key.ctrlKey || key.altKey || key.metaKey || place === "search") return undefined;
+  if (place === "field" && key.key !== "Escape") return undefined;
   return byKey.get(key.key);
 }
 
