@@ -270,6 +270,42 @@ describe("finding sessions in a real browser", () => {
     await main.close();
   });
 
+  it("keeps a deletion the event stream brought over a snapshot of the sessions read before it", async () => {
+    const host = suite.server.berth.host;
+    const doomed = await host.createSession({ cwd: suite.server.workDir });
+    // The page's first snapshot of the sessions is read, then held back while the stream brings newer changes.
+    let snapshotRead!: () => void;
+    const read = new Promise<void>((resolve) => (snapshotRead = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/sessions`, undefined, async (page) => {
+      await page.route(
+        (url) => url.pathname === "/api/sessions",
+        async (route) => {
+          const response = await route.fetch();
+          snapshotRead();
+          await released;
+          await route.fulfill({ response });
+        },
+        { times: 1 },
+      );
+    });
+    const { page } = opened;
+    await read;
+    // A change the stream brings shows the session before the snapshot is in; then it is deleted.
+    host.renameSession(doomed.id, "Deleted after the snapshot");
+    await card(page, doomed.id).waitFor();
+    await host.deleteSession(doomed.id);
+    await card(page, doomed.id).waitFor({ state: "detached" });
+
+    release();
+    // The snapshot is in (the sessions only it brought are shown): the stream's deletion still stands.
+    await card(page, ids.login).waitFor();
+    expect(await card(page, doomed.id).count()).toBe(0);
+    expect(opened.errors).toEqual([]);
+    await opened.close();
+  });
+
   it("fits a phone: the search and filters wrap without sideways scrolling", async () => {
     for (const colorScheme of ["light", "dark"] as const) {
       const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/sessions`, { ...phone, colorScheme });

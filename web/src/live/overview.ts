@@ -75,6 +75,11 @@ export class LiveOverview {
   /** The stream is reopened with the chat's backoff, not at a fixed pace: a host that is down is not asked every 2 s. */
   private reconnection: Reconnection = connected;
   private readonly agentStateListeners = new Set<(sessionId: string | null) => void>();
+  /**
+   * For each snapshot being read, the sessions the stream changed meanwhile: they win over the snapshot, which may
+   * have been read before those changes (a ghost of a deleted session, a turn shown running after it ended).
+   */
+  private readonly changedDuringSnapshots = new Set<Map<string, SessionView>>();
 
   /**
    * Told when a session's agent state (mode, model, options) changed, so a chat only reading it shows
@@ -147,6 +152,7 @@ export class LiveOverview {
   }
 
   private sessionUpdated(session: SessionView): void {
+    for (const changed of this.changedDuringSnapshots) changed.set(session.id, session);
     const before = this.state.value.sessions.find((s) => s.id === session.id);
     this.patch({ sessions: upsertSession(this.state.value.sessions, session) });
     // A question asked or settled, however the host heard of it first: a fleet peer's record of it can reach this
@@ -177,17 +183,25 @@ export class LiveOverview {
   }
 
   private async resync(): Promise<void> {
+    const changed = new Map<string, SessionView>();
+    this.changedDuringSnapshots.add(changed);
     try {
-      const [agents, sessions, locations, questions, records] = await Promise.all([
+      const [agents, snapshot, locations, questions, records] = await Promise.all([
         api.agents(),
         api.sessions(),
         api.locations(),
         api.questions(),
         api.records(RECORDS_KEPT),
       ]);
+      const { deleted } = this.state.value;
+      const sessions = [...snapshot.filter((session) => !changed.has(session.id)), ...changed.values()].filter(
+        (session) => !deleted.includes(session.id),
+      );
       this.patch({ agents, sessions: newestFirst(sessions), locations, questions, records: mergeRecords(records, this.state.value.records) });
     } catch (error) {
       if (isUnauthorized(error)) this.unauthorized();
+    } finally {
+      this.changedDuringSnapshots.delete(changed);
     }
   }
 
