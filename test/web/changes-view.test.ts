@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import { gitIn, initRepository, writeIn } from "../git/git-repository.js";
-import { dashboardSuite, desktop, openPage, phone, screenshot, type OpenedPage } from "./dashboard-harness.js";
+import { dashboardSuite, desktop, nextFrames, openPage, phone, screenshot, type OpenedPage } from "./dashboard-harness.js";
 import { tooSmallToTap } from "./tap-targets.js";
 import { audit } from "./axe-audit.js";
 
@@ -136,9 +136,32 @@ describe("the Changes view", () => {
     // A comment on the removed line, then deleted; the first one edited.
     await page.getByRole("button", { name: "Comment on notes.txt:2 (removed line)" }).click();
     await page.getByRole("textbox", { name: "Comment on notes.txt:2 (removed line)" }).fill("Why was two removed?");
+    // Saved (held here) while the person opens another line's box: that box stays open once the save ends.
+    let saving!: () => void;
+    const saveAsked = new Promise<void>((resolve) => (saving = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const comments = (url: URL) => url.pathname === `/api/sessions/${id}/comments`;
+    await page.route(comments, async (route) => {
+      if (route.request().method() !== "POST") return route.fallback();
+      saving();
+      await released;
+      await route.continue();
+    });
     await page.getByRole("textbox", { name: "Comment on notes.txt:2 (removed line)" }).press("Control+Enter");
+    await saveAsked;
+    await page.getByRole("button", { name: "Comment on notes.txt:1" }).click();
+    const onOne = page.getByRole("textbox", { name: "Comment on notes.txt:1" });
+    await onOne.fill("Not sent");
+    release();
     const onTwo = page.getByRole("article", { name: "Comment on notes.txt:2 (removed line)" });
     await onTwo.waitFor();
+    await nextFrames(page);
+    expect(await onOne.count()).toBe(1);
+    expect(await onOne.inputValue()).toBe("Not sent");
+    await page.unroute(comments);
+    await onOne.press("Escape");
+    await onOne.waitFor({ state: "detached" });
     await page.getByRole("button", { name: "Send 2 comments to the agent" }).waitFor();
     await onTwo.getByRole("button", { name: /^Delete/ }).click();
     await onTwo.waitFor({ state: "detached" });

@@ -8,7 +8,7 @@ import type { SessionView } from "../../src/host/views.js";
 import { waitUntil } from "../support/process-table.js";
 import { isFiltering, matchesFilter, noFilter } from "../../web/src/ui/session-filter.js";
 import { neighbour, shortcutOf } from "../../web/src/ui/shortcuts.js";
-import { dashboardSuite, openPage, phone, screenshot, type OpenedPage } from "./dashboard-harness.js";
+import { dashboardSuite, nextFrames, openPage, phone, screenshot, type OpenedPage } from "./dashboard-harness.js";
 
 const POLL = { timeout: 15_000, interval: 50 };
 
@@ -201,6 +201,32 @@ describe("finding sessions in a real browser", () => {
     await login.getByLabel("Session title").press("Enter");
     await expect.poll(() => login.locator("h2").textContent(), POLL).toBe("Login: the real fix");
     await expect.poll(() => card(page, ids.login).locator(".session-title").textContent(), POLL).toBe("Login: the real fix");
+
+    // A save under way (held here) cannot be cancelled, and typing on elsewhere meanwhile keeps its focus.
+    let saving!: () => void;
+    const saveAsked = new Promise<void>((resolve) => (saving = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const loginSession = (url: URL) => url.pathname === `/api/sessions/${ids.login}`;
+    await page.route(loginSession, async (route) => {
+      if (route.request().method() !== "PATCH") return route.fallback();
+      saving();
+      await released;
+      await route.continue();
+    });
+    await login.getByRole("button", { name: "Rename Login: the real fix" }).click();
+    await login.getByLabel("Session title").fill("Login: fixed for good");
+    await login.getByLabel("Session title").press("Enter");
+    await saveAsked;
+    await login.getByRole("button", { name: "Saving…" }).waitFor();
+    expect(await login.getByRole("button", { name: "Cancel", exact: true }).isDisabled()).toBe(true);
+    const box = page.getByLabel("Message to the agent");
+    await box.click();
+    release();
+    await expect.poll(() => login.locator("h2").textContent(), POLL).toBe("Login: fixed for good");
+    await nextFrames(page);
+    expect(await page.evaluate("document.activeElement?.id")).toBe("prompt-text");
+    await page.unroute(loginSession);
     await page.getByRole("button", { name: "Close" }).click();
   });
 

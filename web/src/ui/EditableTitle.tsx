@@ -34,7 +34,9 @@ export function EditableTitle({
   const wasEditing = useRef(false);
   useEffect(() => {
     if (editing.name === "editing" && !wasEditing.current) input.current?.select();
-    if (editing.name === "showing" && wasEditing.current) renameButton.current?.focus();
+    // Back to the Rename button, unless the person went on elsewhere while it saved (the keys would then be shortcuts).
+    const focusLost = document.activeElement === null || document.activeElement === document.body;
+    if (editing.name === "showing" && wasEditing.current && focusLost) renameButton.current?.focus();
     wasEditing.current = editing.name !== "showing";
   }, [editing.name]);
   const Heading = level === 2 ? "h2" : "h3";
@@ -94,7 +96,8 @@ export function EditableTitle({
       <button type="submit" class="primary" disabled={editing.name === "saving"}>
         {editing.name === "saving" ? "Saving…" : "Save"}
       </button>
-      <button type="button" onClick={() => setEditing({ name: "showing" })}>
+      {/* A save under way is not taken back: its end would close a later edit. */}
+      <button type="button" disabled={editing.name === "saving"} onClick={() => setEditing({ name: "showing" })}>
         Cancel
       </button>
       {editing.name === "failed" ? (

@@ -69,7 +69,8 @@ export function FileReview({
                     label={`Comment on ${anchorWords(file.path, anchor)}`}
                     onSave={async (body) => {
                       await onAdd({ path: file.path, ...anchor, body });
-                      setComposing(null);
+                      // This line's box, if still open: another line's, opened while this one saved, stays.
+                      setComposing((now) => (now !== null && anchorKey(now) === anchorKey(anchor) ? null : now));
                     }}
                     onCancel={() => setComposing(null)}
                   />
