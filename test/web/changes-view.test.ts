@@ -163,8 +163,29 @@ describe("the Changes view", () => {
     await onOne.press("Escape");
     await onOne.waitFor({ state: "detached" });
     await page.getByRole("button", { name: "Send 2 comments to the agent" }).waitFor();
+    // The agent's next write has the comments read again; that read (held here) answers after the deletion: the
+    // deleted comment stays deleted.
+    let readAsked!: () => void;
+    const asked = new Promise<void>((resolve) => (readAsked = resolve));
+    let releaseRead!: () => void;
+    const readReleased = new Promise<void>((resolve) => (releaseRead = resolve));
+    await page.route(comments, async (route) => {
+      if (route.request().method() !== "GET") return route.fallback();
+      const response = await route.fetch();
+      readAsked();
+      await readReleased;
+      await route.fulfill({ response });
+    });
+    await agentWrites(id, dir, "other.txt", "another file\n");
+    await asked;
     await onTwo.getByRole("button", { name: /^Delete/ }).click();
     await onTwo.waitFor({ state: "detached" });
+    const staleRead = page.waitForResponse((response) => comments(new URL(response.url())) && response.request().method() === "GET");
+    releaseRead();
+    await (await staleRead).finished();
+    await nextFrames(page);
+    expect(await onTwo.count()).toBe(0);
+    await page.unroute(comments);
     await onFour.getByRole("button", { name: /^Edit/ }).click();
     await page.getByRole("textbox", { name: "Edit the comment on notes.txt:4" }).fill("Write four as 4");
     await page.getByRole("button", { name: "Save comment" }).click();
@@ -177,8 +198,9 @@ describe("the Changes view", () => {
     expect(await onFour.getByRole("button").count()).toBe(0);
     await page.getByText("Sent 1 comment to the agent as one message").waitFor();
 
-    await expect.poll(() => promptsOf(id), POLL).toHaveLength(2);
-    const review = (await promptsOf(id))[1]!;
+    // The two writes, then the comments' prompt.
+    await expect.poll(() => promptsOf(id), POLL).toHaveLength(3);
+    const review = (await promptsOf(id))[2]!;
     expect(review).toContain("notes.txt:4 — Write four as 4");
     expect(review).not.toContain("Why was two removed?");
     expect(review).not.toContain("Say four in words");

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api/rest.js";
 import type { NewReviewComment, ReviewComment } from "../api/types.js";
 import { type ChangesState, useSessionChanges } from "./session-changes.js";
@@ -23,9 +23,18 @@ export interface SessionReview {
 export function useSessionReview(sessionId: string, enabled: boolean): SessionReview {
   const { changes, revision } = useSessionChanges(sessionId, enabled);
   const [comments, setComments] = useState<readonly ReviewComment[] | null>(null);
+  // Bumped by each read asked and each answer of this page's own change: a read's list is applied only if nothing
+  // came after it was asked (an add answered meanwhile would vanish, a delete come back).
+  const lastAsked = useRef(0);
+  const applyChange = (change: (all: readonly ReviewComment[]) => readonly ReviewComment[]): void => {
+    lastAsked.current++;
+    setComments((all) => change(all ?? []));
+  };
 
   const readComments = useCallback(async (): Promise<void> => {
-    setComments(await api.comments(sessionId));
+    const asked = ++lastAsked.current;
+    const read = await api.comments(sessionId);
+    if (asked === lastAsked.current) setComments(read);
   }, [sessionId]);
 
   useEffect(() => {
@@ -38,15 +47,15 @@ export function useSessionReview(sessionId: string, enabled: boolean): SessionRe
     revision,
     addComment: async (comment) => {
       const added = await api.addComment(sessionId, comment);
-      setComments((all) => [...(all ?? []).filter((c) => c.id !== added.id), added]);
+      applyChange((all) => [...all.filter((c) => c.id !== added.id), added]);
     },
     editComment: async (commentId, body) => {
       const edited = await api.editComment(sessionId, commentId, body);
-      setComments((all) => (all ?? []).map((c) => (c.id === edited.id ? edited : c)));
+      applyChange((all) => all.map((c) => (c.id === edited.id ? edited : c)));
     },
     deleteComment: async (commentId) => {
       await api.deleteComment(sessionId, commentId);
-      setComments((all) => (all ?? []).filter((c) => c.id !== commentId));
+      applyChange((all) => all.filter((c) => c.id !== commentId));
     },
     sendComments: async () => {
       await api.sendComments(sessionId);
