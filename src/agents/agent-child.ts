@@ -396,7 +396,8 @@ export class AgentChild {
 
   /**
    * Any other request, passed on as it came: a `sessionId` naming the Berth session becomes the
-   * agent's own. The answer and any error (code, message, data) come back unchanged.
+   * agent's own. The answer and any error (code, message, data) come back unchanged, but for an
+   * error's `data.sessionId` naming the agent's own session (see {@link explainLoss}).
    */
   request(method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
     // A client that gave up stops waiting at once: the agent is told (`$/cancel_request`), nothing stays held for it.
@@ -412,13 +413,15 @@ export class AgentChild {
   /**
    * A request the end of the connection cut short fails saying why the agent went (stopped by
    * Berth, or its exit and last stderr lines), not with the SDK's bare "ACP connection closed",
-   * which a client would take for its own connection. The agent's own errors pass unchanged.
+   * which a client would take for its own connection. The agent's own errors pass unchanged, but for a
+   * `data.sessionId` naming the agent's own session: the client knows the session by Berth's id only.
    */
   private async explainLoss<T>(request: Promise<T>): Promise<T> {
     try {
       return await request;
     } catch (error) {
-      if (error instanceof RequestError || !this.connectionClosed) throw error;
+      if (error instanceof RequestError) throw this.withBerthId(error);
+      if (!this.connectionClosed) throw error;
       const exit = this.stopping ? undefined : await withTimeout(this.group.exited, EXIT_AFTER_BROKEN_CONNECTION_MS).catch(() => undefined);
       if (this.stopping) throw new AgentGoneError(`the agent was stopped by Berth${this.stoppedBecause ? ` (${this.stoppedBecause})` : ""}`);
       if (!exit) throw error;
@@ -431,6 +434,12 @@ export class AgentChild {
   async notify(method: string, params: unknown): Promise<void> {
     if (this.state !== "ready") return;
     await this.connection.agent.notify(method, this.ownIds(params)).catch(() => undefined);
+  }
+
+  private withBerthId(error: RequestError): RequestError {
+    const { data } = error;
+    if (!isObject(data) || this.agentSessionId === undefined || data.sessionId !== this.agentSessionId) return error;
+    return new RequestError(error.code, error.message, { ...data, sessionId: this.options.sessionId });
   }
 
   private ownIds(params: unknown): unknown {

@@ -151,7 +151,8 @@ describe("ACP: a prompt sent during a turn goes to the agent", () => {
     const { fixture, a, b, sessionId } = await twoClients("refuse");
     const first = a.prompt(sessionId, "/ask first?");
     await waitUntil(() => a.permissions.length === 1, "the first prompt's question");
-    await expect(a.prompt(sessionId, "refused")).rejects.toMatchObject({ code: -32600 });
+    // The agent names its own session in the error's data: the client reads Berth's id there.
+    await expect(a.prompt(sessionId, "refused")).rejects.toMatchObject({ code: -32600, data: { sessionId } });
     a.permissions[0]!.answer({ outcome: { outcome: "selected", optionId: "allow" } });
     expect((await first).stopReason).toBe("end_turn");
     // The refused prompt is journaled once the turn before it ended: the other client sees it then.
