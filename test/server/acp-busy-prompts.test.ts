@@ -131,14 +131,14 @@ describe("ACP: a prompt sent during a turn goes to the agent", () => {
 
   it("an agent that cancels the running turn for the new prompt: the first ends cancelled, then the second runs", async () => {
     const { fixture, a, b, sessionId } = await twoClients("cancel");
-    const order: string[] = [];
-    const first = answered(order, "first", a.prompt(sessionId, "/sleep 1h"));
+    const first = a.prompt(sessionId, "/sleep 1h");
     await waitUntil(() => fixture.berth.host.getSession(sessionId)!.turnActive, "the first turn runs");
     // Another client's prompt during the turn reaches the agent too.
-    const second = answered(order, "second", b.prompt(sessionId, "instead"));
-    expect(await first).toBe("cancelled");
-    expect(await second).toBe("end_turn");
-    expect(order).toEqual(["first", "second"]);
+    const second = b.prompt(sessionId, "instead");
+    expect((await first).stopReason).toBe("cancelled");
+    expect((await second).stopReason).toBe("end_turn");
+    // The two answers go to two connections, which this process reads in no set order: the journal says which
+    // turn ended first.
     await waitUntil(() => !fixture.berth.host.getSession(sessionId)!.turnActive, "the turn to settle after the last answer");
     expect(journaledTurns(fixture, sessionId)).toEqual(["started /sleep 1h", "ended cancelled", "started instead", "ended end_turn"]);
     expect(a.texts(sessionId, "user_message_chunk")).toBe("instead");

@@ -150,6 +150,8 @@ describe("the Changes view", () => {
     });
     await page.getByRole("textbox", { name: "Comment on notes.txt:2 (removed line)" }).press("Control+Enter");
     await saveAsked;
+    // A save under way is not taken back.
+    expect(await page.locator("form.comment-box").getByRole("button", { name: "Cancel" }).isDisabled()).toBe(true);
     await page.getByRole("button", { name: "Comment on notes.txt:1" }).click();
     const onOne = page.getByRole("textbox", { name: "Comment on notes.txt:1" });
     await onOne.fill("Not sent");

@@ -305,15 +305,13 @@ describe("the dashboard in a real browser against a real Berth", () => {
     const deleteAsked = new Promise<void>((resolve) => (deleting = resolve));
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    await page.route(
-      (url) => url.pathname === `/api/sessions/${sessionId}`,
-      async (route) => {
-        if (route.request().method() !== "DELETE") return route.fallback();
-        deleting();
-        await released;
-        await route.continue();
-      },
-    );
+    const thisSession = (url: URL) => url.pathname === `/api/sessions/${sessionId}`;
+    await page.route(thisSession, async (route) => {
+      if (route.request().method() !== "DELETE") return route.fallback();
+      deleting();
+      await released;
+      await route.continue();
+    });
     await page.locator(".chat").getByRole("button", { name: "Delete" }).click();
     await dialog.getByRole("button", { name: "Delete session" }).click();
     await deleteAsked;
@@ -335,6 +333,7 @@ describe("the dashboard in a real browser against a real Berth", () => {
     expect(await help.isVisible()).toBe(true);
     await page.keyboard.press("Escape");
     await help.waitFor({ state: "detached" });
+    await page.unroute(thisSession);
     await page.waitForURL(`${server.url}/#/sessions`);
     await page.locator(".chat").waitFor({ state: "detached" });
     expect(server.berth.host.getSession(sessionId)).toBeUndefined();

@@ -296,24 +296,27 @@ describe("finding sessions in a real browser", () => {
     await main.close();
   });
 
-  it("keeps a deletion the event stream brought over a snapshot of the sessions read before it", async () => {
+  it("keeps a deletion the event stream brought over a snapshot of the sessions and questions read before it", async () => {
     const host = suite.server.berth.host;
     const doomed = await host.createSession({ cwd: suite.server.workDir });
-    // The page's first snapshot of the sessions is read, then held back while the stream brings newer changes.
+    void host.prompt(doomed.id, [{ type: "text", text: "/ask Keep the doomed branch?" }]).catch(() => undefined);
+    await waitUntil(() => host.pendingQuestions(doomed.id).length === 1, "the doomed session's question is pending");
+    // The page's first snapshot of the sessions and questions is read, then held back while the stream brings newer changes.
+    let reads = 0;
     let snapshotRead!: () => void;
     const read = new Promise<void>((resolve) => (snapshotRead = resolve));
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/sessions`, undefined, async (page) => {
       await page.route(
-        (url) => url.pathname === "/api/sessions",
+        (url) => url.pathname === "/api/sessions" || url.pathname === "/api/questions",
         async (route) => {
           const response = await route.fetch();
-          snapshotRead();
+          if (++reads === 2) snapshotRead();
           await released;
           await route.fulfill({ response });
         },
-        { times: 1 },
+        { times: 2 },
       );
     });
     const { page } = opened;
@@ -325,9 +328,11 @@ describe("finding sessions in a real browser", () => {
     await card(page, doomed.id).waitFor({ state: "detached" });
 
     release();
-    // The snapshot is in (the sessions only it brought are shown): the stream's deletion still stands.
+    // The snapshot is in (the sessions and the question only it brought are shown): the stream's deletion still stands.
     await card(page, ids.login).waitFor();
+    await page.getByText("Deploy the login page?").first().waitFor();
     expect(await card(page, doomed.id).count()).toBe(0);
+    expect(await page.getByText("Keep the doomed branch?").count()).toBe(0);
     expect(opened.errors).toEqual([]);
     await opened.close();
   });

@@ -80,6 +80,8 @@ export class LiveOverview {
    * have been read before those changes (a ghost of a deleted session, a turn shown running after it ended).
    */
   private readonly changedDuringSnapshots = new Set<Map<string, SessionView>>();
+  /** How many times locations and questions were read again on a record: one read during a snapshot is newer than it. */
+  private readonly refetched = { locations: 0, questions: 0 };
 
   /**
    * Told when a session's agent state (mode, model, options) changed, so a chat only reading it shows
@@ -185,6 +187,7 @@ export class LiveOverview {
   private async resync(): Promise<void> {
     const changed = new Map<string, SessionView>();
     this.changedDuringSnapshots.add(changed);
+    const refetchedBefore = { ...this.refetched };
     try {
       const [agents, snapshot, locations, questions, records] = await Promise.all([
         api.agents(),
@@ -193,11 +196,19 @@ export class LiveOverview {
         api.questions(),
         api.records(RECORDS_KEPT),
       ]);
-      const { deleted } = this.state.value;
+      const now = this.state.value;
       const sessions = [...snapshot.filter((session) => !changed.has(session.id)), ...changed.values()].filter(
-        (session) => !deleted.includes(session.id),
+        (session) => !now.deleted.includes(session.id),
       );
-      this.patch({ agents, sessions: newestFirst(sessions), locations, questions, records: mergeRecords(records, this.state.value.records) });
+      this.patch({
+        agents,
+        sessions: newestFirst(sessions),
+        locations: this.refetched.locations === refetchedBefore.locations ? locations : now.locations,
+        questions: (this.refetched.questions === refetchedBefore.questions ? questions : now.questions).filter(
+          (question) => !now.deleted.includes(question.sessionId),
+        ),
+        records: mergeRecords(records, now.records),
+      });
     } catch (error) {
       if (isUnauthorized(error)) this.unauthorized();
     } finally {
@@ -213,7 +224,9 @@ export class LiveOverview {
 
   private async fetchInto<K extends "locations" | "questions">(key: K, fetch: () => Promise<OverviewState[K]>): Promise<void> {
     try {
-      this.patch({ [key]: await fetch() });
+      const read = await fetch();
+      this.refetched[key]++;
+      this.patch({ [key]: read });
     } catch (error) {
       if (isUnauthorized(error)) this.unauthorized();
     }

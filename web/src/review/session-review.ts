@@ -23,18 +23,23 @@ export interface SessionReview {
 export function useSessionReview(sessionId: string, enabled: boolean): SessionReview {
   const { changes, revision } = useSessionChanges(sessionId, enabled);
   const [comments, setComments] = useState<readonly ReviewComment[] | null>(null);
-  // Bumped by each read asked and each answer of this page's own change: a read's list is applied only if nothing
-  // came after it was asked (an add answered meanwhile would vanish, a delete come back).
-  const lastAsked = useRef(0);
+  // A read's list is applied only if no later read was asked and this page changed no comment while it was read (an
+  // add answered meanwhile would vanish, a delete come back): then it is read again.
+  const readsAsked = useRef(0);
+  const ownChanges = useRef(0);
   const applyChange = (change: (all: readonly ReviewComment[]) => readonly ReviewComment[]): void => {
-    lastAsked.current++;
+    ownChanges.current++;
     setComments((all) => change(all ?? []));
   };
 
   const readComments = useCallback(async (): Promise<void> => {
-    const asked = ++lastAsked.current;
-    const read = await api.comments(sessionId);
-    if (asked === lastAsked.current) setComments(read);
+    for (;;) {
+      const asked = ++readsAsked.current;
+      const changesBefore = ownChanges.current;
+      const read = await api.comments(sessionId);
+      if (asked !== readsAsked.current) return;
+      if (changesBefore === ownChanges.current) return setComments(read);
+    }
   }, [sessionId]);
 
   useEffect(() => {

@@ -69,8 +69,8 @@ export function FileReview({
                     label={`Comment on ${anchorWords(file.path, anchor)}`}
                     onSave={async (body) => {
                       await onAdd({ path: file.path, ...anchor, body });
-                      // This line's box, if still open: another line's, opened while this one saved, stays.
-                      setComposing((now) => (now !== null && anchorKey(now) === anchorKey(anchor) ? null : now));
+                      // This box, if still open: one opened while it saved (on another line, or this one again) stays.
+                      setComposing((now) => (now === composing ? null : now));
                     }}
                     onCancel={() => setComposing(null)}
                   />

@@ -50,7 +50,8 @@ export function CommentBox({
         onKeyDown={(event) => {
           if (event.key === "Escape") {
             event.preventDefault();
-            onCancel();
+            // A save under way is not taken back: its end would close a box opened after it.
+            if (saving.name !== "saving") onCancel();
           } else if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
             event.preventDefault();
             save();
@@ -63,7 +64,7 @@ export function CommentBox({
         </p>
       ) : null}
       <div class="comment-actions">
-        <button type="button" onClick={onCancel}>
+        <button type="button" disabled={saving.name === "saving"} onClick={onCancel}>
           Cancel
         </button>
         <button type="submit" class="primary" disabled={draft.trim() === "" || saving.name === "saving"}>

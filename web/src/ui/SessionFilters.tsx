@@ -29,6 +29,12 @@ export function SessionFilters({
           placeholder={keyboardHints ? "Search titles  ( / )" : "Search titles"}
           value={filter.text}
           onInput={(event) => set({ text: event.currentTarget.value })}
+          onKeyDown={(event) => {
+            // Escape clears the search, in every browser (not all do it for a search field themselves).
+            if (event.key !== "Escape" || event.isComposing) return;
+            event.preventDefault();
+            set({ text: "" });
+          }}
         />
         <select aria-label="Folder" value={filter.folder} onChange={(event) => set({ folder: event.currentTarget.value })}>
           <option value="">All folders</option>
