@@ -81,7 +81,7 @@ export const berthClientCapabilities: ClientCapabilities = {
 /** Berth's own name towards agents when no client's is known. */
 const berthClientInfo: Implementation = { name: "berth", title: "Berth", version: berthVersion };
 
-class AgentStartError extends Error {
+export class AgentStartError extends Error {
   override readonly name = "AgentStartError";
 }
 
@@ -337,7 +337,7 @@ export class AgentChild {
 
   /** The agent's whole answer, as it came (modes, models, config options, `_meta`). */
   async newSession(params: NewSessionRequest): Promise<NewSessionResponse> {
-    const response = await this.connection.agent.request(methods.agent.session.new, params);
+    const response = await this.opening(methods.agent.session.new, this.connection.agent.request(methods.agent.session.new, params));
     this.agentSessionId = response.sessionId;
     return response;
   }
@@ -350,7 +350,7 @@ export class AgentChild {
     this.replaying = history === "known";
     let response: LoadSessionResponse;
     try {
-      response = await this.connection.agent.request(methods.agent.session.load, params);
+      response = await this.opening(methods.agent.session.load, this.connection.agent.request(methods.agent.session.load, params));
     } finally {
       this.replaying = false;
     }
@@ -372,9 +372,24 @@ export class AgentChild {
   }
 
   async resumeSession(params: ResumeSessionRequest): Promise<ResumeSessionResponse> {
-    const response = await this.connection.agent.request(methods.agent.session.resume, params);
+    const response = await this.opening(methods.agent.session.resume, this.connection.agent.request(methods.agent.session.resume, params));
     this.agentSessionId = params.sessionId;
     return response ?? {};
+  }
+
+  /**
+   * The agent's answer to opening its session, bounded by `initializeTimeout` as its `initialize` is: an agent that
+   * never answers fails its start (and is stopped) rather than holding the session's acquisition, its deletion, the
+   * location's eviction and the host's shutdown forever.
+   */
+  private async opening<T>(method: string, answer: Promise<T>): Promise<T> {
+    const { agentId, initializeTimeoutMs } = this.options;
+    try {
+      return await withTimeout(answer, initializeTimeoutMs);
+    } catch (error) {
+      if (!(error instanceof TimeoutError)) throw error;
+      throw new AgentStartError(`agent "${agentId}" did not answer ${method} within ${initializeTimeoutMs} ms${this.stderrSuffix()}`);
+    }
   }
 
   /**

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { RequestError, type McpServer, type SessionNotification, type SessionUpdate } from "@agentclientprotocol/sdk";
-import { AgentChild } from "../agents/agent-child.js";
+import { AgentChild, AgentStartError } from "../agents/agent-child.js";
 import { TurnBudget } from "../agents/turn-budget.js";
 import type { AgentClientHandlers } from "../agents/agent-client-handlers.js";
 import type { AgentRegistry } from "../agents/agent-registry.js";
@@ -244,6 +244,8 @@ export class AgentChildren {
       try {
         answer = child.canLoad ? await child.loadSession(params) : await child.resumeSession(params);
       } catch (error) {
+        // An agent that never answered would not answer session/new either: the start fails.
+        if (error instanceof AgentStartError) throw error;
         // Nothing was said yet (agents keep no conversation before its first prompt): start it afresh, silently.
         if (await this.hasTurns(session.id)) {
           // Gemini cannot reload a conversation its ended process did not finish: the journal keeps the history, the
@@ -276,7 +278,8 @@ export class AgentChildren {
     let fresh = withAnswer({}, answer);
     for (const step of restoreSteps(stateOf(session.agentState), fresh, session.id)) {
       try {
-        fresh = withRequest(fresh, step.method, step.params, await child.request(step.method, step.params)) ?? fresh;
+        const answered = await child.request(step.method, step.params, AbortSignal.timeout(this.deps.initializeTimeoutMs));
+        fresh = withRequest(fresh, step.method, step.params, answered) ?? fresh;
       } catch (error) {
         this.deps.log.warn({ sessionId: session.id, method: step.method, err: error }, "could not restore the session's choice on a new agent child");
       }

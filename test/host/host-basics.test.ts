@@ -89,6 +89,27 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
     expect(reaped).toHaveLength(1);
   });
 
+  it("an agent that answers initialize but never opens its session: a clear error after initializeTimeout, stopped, nothing stuck", async () => {
+    // Answers initialize, then reads on and answers nothing.
+    const silent = `require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+      const message = JSON.parse(line);
+      if (message.method === "initialize") console.log(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: { protocolVersion: 1 } }));
+    });`;
+    // Long enough for the agent's own start on a loaded machine: it must answer initialize in time.
+    const { host, workDir } = await startHost({
+      config: { initializeTimeout: "5s", agents: { silent: { command: process.execPath, args: ["-e", silent] } } },
+    });
+    const session = await host.createSession({ cwd: workDir, agent: "silent" });
+    await expect(host.prompt(session.id, text("hi"))).rejects.toThrow('agent "silent" did not answer session/new within 5000 ms');
+    await host.committed();
+    const failed = host.recentRecords().filter((r) => r.record.kind === "acquisition_failed");
+    expect(failed).toHaveLength(1);
+    expect(host.getSession(session.id)).toMatchObject({ state: "childless", pid: null });
+    // Nothing waits on it: the session can be deleted at once.
+    await host.deleteSession(session.id);
+    expect(host.getSession(session.id)).toBeUndefined();
+  });
+
   it("an agent that fails at start is reported by its exit and its own last stderr lines, not by the broken pipe", async () => {
     const script = 'echo "fatal: no API key configured" >&2; echo "see https://example.com/setup" >&2; exit 3';
     const { host, workDir } = await startHost({ config: { agents: { broken: { command: "sh", args: ["-c", script] } } } });
