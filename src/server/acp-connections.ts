@@ -1,4 +1,4 @@
-import type { AgentApp } from "@agentclientprotocol/sdk";
+import type { AgentApp, AgentConnection } from "@agentclientprotocol/sdk";
 import type { Host } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { createAcpAgent } from "./acp-agent.js";
@@ -30,7 +30,8 @@ export interface ConnectionOptions {
  * socket, `DELETE /acp`, a limit, shutdown).
  */
 export class AcpConnections {
-  private readonly open = new Set<string>();
+  /** By connection id. */
+  private readonly open = new Map<string, AgentConnection>();
   /** Prompts not answered yet, of every connection. */
   private readonly prompting = new Set<Promise<unknown>>();
 
@@ -71,7 +72,7 @@ export class AcpConnections {
       viaConnection = (method, params) => void sdkConnection.client.notify(method, params).catch(() => undefined);
       // Over Streamable HTTP the connection is named once its `initialize` answer is out of the SDK, just after this.
       connection.whenNamed((connectionId) => {
-        this.open.add(connectionId);
+        this.open.set(connectionId, sdkConnection);
         log.info({ connectionId, transport, agent: agentId, ...(relayedBy ? { relayedBy } : {}) }, "client connected");
         void sdkConnection.closed.then(() => {
           this.open.delete(connectionId);
@@ -81,6 +82,19 @@ export class AcpConnections {
       });
     });
     return { agent: app, name: (id) => connection.name(id) };
+  }
+
+  /** Whether the connection completed `initialize` and is not closed yet. */
+  has(connectionId: string): boolean {
+    return this.open.has(connectionId);
+  }
+
+  /** Closes a connection whose client is gone (quiet past `idleMs` over Streamable HTTP): its holds are released. */
+  closeGone(connectionId: string, idleMs: number): void {
+    const connection = this.open.get(connectionId);
+    if (!connection) return;
+    this.log.warn({ connectionId, idleMs }, "client gone: no request or event stream open");
+    connection.close();
   }
 
   /**

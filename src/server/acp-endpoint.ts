@@ -15,6 +15,7 @@ import { HttpError, sendJson } from "./http-io.js";
 import { MAX_JSON_DEPTH, nestedDeeperThan, requestIdOf, tooDeepError } from "./json-nesting.js";
 import type { ClientBufferBudget } from "./client-buffer-budget.js";
 import { MessageLimitedSocket } from "./message-limited-socket.js";
+import { DEFAULT_HTTP_CLIENT_IDLE_MS, HttpClientPresence } from "./http-client-presence.js";
 import type { ClientQueue } from "./session-feed.js";
 import type { ClientNotify } from "./shared-frames.js";
 import { keepAlive } from "./socket-keepalive.js";
@@ -30,6 +31,8 @@ export interface AcpEndpointOptions {
   readonly clientBuffers: ClientBufferBudget;
   /** The fleet's secret: requests for another host's sessions are relayed to it. */
   readonly cluster?: ClusterSecret;
+  /** How long a Streamable HTTP client may have no request and no event stream open before it counts as gone (60 s). */
+  readonly httpClientIdleMs?: number;
 }
 
 const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
@@ -57,13 +60,26 @@ export class AcpEndpoint {
   private readonly connections: AcpConnections;
   private readonly maxMessageBytes: number;
   private readonly handleHttp: (req: IncomingMessage, res: ServerResponse) => void;
+  private readonly presence: HttpClientPresence;
 
   constructor(private readonly options: AcpEndpointOptions) {
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.connections = new AcpConnections(options.host, options.log, options.cluster);
+    const idleMs = options.httpClientIdleMs ?? DEFAULT_HTTP_CLIENT_IDLE_MS;
+    this.presence = new HttpClientPresence(idleMs, (connectionId) => this.connections.closeGone(connectionId, idleMs));
     // The HTTP server let a request naming a relaying host in only with the cluster secret.
     this.acp = new PerRequestAgentServer(
-      (url, relayedBy) => this.connections.create({ transport: "http", agentId: requestedAgent(url), relayedBy, baseUrl: url.origin }),
+      (url, relayedBy) => {
+        const opened = this.connections.create({ transport: "http", agentId: requestedAgent(url), relayedBy, baseUrl: url.origin });
+        return {
+          agent: opened.agent,
+          name: (connectionId) => {
+            opened.name(connectionId);
+            // Its idle clock starts with its `initialize` answered: a client that never comes back is gone after it.
+            this.presence.opened(connectionId)();
+          },
+        };
+      },
       {
         maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
       },
@@ -88,6 +104,7 @@ export class AcpEndpoint {
 
   /** Streamable HTTP (`POST`, `GET` event streams, `DELETE`) on a request the HTTP server already authorized. */
   handleRequest(req: IncomingMessage, res: ServerResponse): void {
+    this.watchPresence(req, res);
     const declared = Number(req.headers["content-length"]);
     // Without a usable length (a chunked body), the SDK counts the bytes as they come and answers 413 itself.
     if (!(declared > this.maxMessageBytes)) return this.handleHttp(req, res);
@@ -158,6 +175,7 @@ export class AcpEndpoint {
 
   /** Lets running prompts' answers out (briefly), closes every client socket with `reason`, waiting briefly for each to go, then every HTTP connection. */
   async close(reason: string): Promise<void> {
+    this.presence.close();
     await this.connections.promptsAnswered(CLOSE_WAIT_MS);
     const closed = [...this.sockets].map(
       (ws) =>
@@ -173,6 +191,17 @@ export class AcpEndpoint {
     await Promise.all(closed);
     await this.acp.close();
     this.wss.close();
+  }
+
+  /** A request or event stream of an open connection keeps its client present while it lasts (`DELETE` ends the watch). */
+  private watchPresence(req: IncomingMessage, res: ServerResponse): void {
+    const connectionId = req.headers[CONNECTION_ID_HEADER.toLowerCase()];
+    if (typeof connectionId !== "string" || !this.connections.has(connectionId)) return;
+    if (req.method === "DELETE") {
+      this.presence.forget(connectionId);
+      return;
+    }
+    res.once("close", this.presence.opened(connectionId));
   }
 
   private limit(ws: WebSocket, connectionId: string): MessageLimitedSocket {

@@ -48,6 +48,8 @@ export interface ServerOptions {
   /** ACP messages larger than this are refused with a JSON-RPC error. */
   readonly maxMessageBytes?: number;
   readonly maxBufferedBytes?: number;
+  /** How long a Streamable HTTP client may have no request and no event stream open before it counts as gone. */
+  readonly httpClientIdleMs?: number;
   readonly events?: OperatorEventsOptions;
   /** Names of a reverse proxy in front of Berth, allowed as `Host` and as pages' origins. */
   readonly allowedHosts?: readonly AllowedHost[];
@@ -83,6 +85,7 @@ export async function startServer(options: ServerOptions): Promise<BerthServer> 
     log,
     maxMessageBytes: options.maxMessageBytes,
     maxBufferedBytes: options.maxBufferedBytes,
+    httpClientIdleMs: options.httpClientIdleMs,
     clientBuffers,
     cluster: access.cluster,
   });

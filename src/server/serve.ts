@@ -27,6 +27,8 @@ export interface BerthOptions {
   readonly maxMessageBytes?: number;
   /** A client with more unsent bytes than this is disconnected (default: the SDK's 64 MiB). */
   readonly maxBufferedBytes?: number;
+  /** How long a Streamable HTTP client may have no request and no event stream open before it counts as gone (60 s). */
+  readonly httpClientIdleMs?: number;
   readonly events?: ServerOptions["events"];
   readonly tickets?: ServerOptions["tickets"];
   /** What runs an agent's terminal login (the host's `loginCommands`). */
@@ -114,7 +116,7 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   );
   access.token.onRotate(() => options.log.info({}, "access token rotated: the old token, remembered devices and open connections are refused"));
   try {
-    const { listenHost, log, webDir, tokenLinkCommand, maxMessageBytes, maxBufferedBytes, events, tickets } = options;
+    const { listenHost, log, webDir, tokenLinkCommand, maxMessageBytes, maxBufferedBytes, httpClientIdleMs, events, tickets } = options;
     const { allowedHosts, maxConnections, headersTimeout: headersTimeoutMs } = options.config.server;
     server = await startServer({
       host,
@@ -126,6 +128,7 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
       tokenLinkCommand,
       maxMessageBytes,
       maxBufferedBytes,
+      httpClientIdleMs,
       events,
       allowedHosts,
       tickets,

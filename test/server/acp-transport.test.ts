@@ -102,6 +102,51 @@ describe("ACP over Streamable HTTP on /acp", () => {
     ]);
   });
 
+  it("closes the connection of a client that vanished without DELETE (no request, no event stream) after httpClientIdleMs, releasing its holds", async () => {
+    const { log, lines } = capturedLog();
+    // Long enough for a client on a loaded machine to send its next request after the one before.
+    const fixture = await startFixture({ log, httpClientIdleMs: 1_000 });
+    const auth = { authorization: `Bearer ${fixture.token}` };
+    /** A connection that holds a new session; its event stream open if asked. */
+    const holding = async (withStream: boolean) => {
+      const connectionId = (await postInitialize(fixture, auth)).headers.get("acp-connection-id")!;
+      const headers = { ...auth, "acp-connection-id": connectionId };
+      const stream = new AbortController();
+      if (withStream) {
+        const opened = await fetch(`${fixture.url}/acp`, { headers: { ...headers, accept: "text/event-stream" }, signal: stream.signal });
+        expect(opened.status).toBe(200);
+      }
+      const before = new Set(fixture.berth.host.listSessions().map((s) => s.id));
+      const params = { cwd: fixture.workDir, mcpServers: [] };
+      const created = await fetch(`${fixture.url}/acp`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "session/new", params }),
+      });
+      expect(created.status).toBe(202);
+      await waitUntil(() => fixture.berth.host.listSessions().some((s) => !before.has(s.id) && s.holders === 1), "the session is held");
+      const sessionId = fixture.berth.host.listSessions().find((s) => !before.has(s.id))!.id;
+      return { connectionId, headers, sessionId, cutStream: () => stream.abort() };
+    };
+    const listening = await holding(true);
+    const vanished = await holding(false);
+    // Without a stream and quiet, the second is gone after the idle time; the first, as quiet but with its stream open, stays.
+    await waitUntil(() => fixture.berth.host.getSession(vanished.sessionId)?.holders === 0, "the vanished client's hold was released");
+    expect(fixture.berth.host.getSession(listening.sessionId)?.holders).toBe(1);
+    expect(lines.filter((line) => line.msg === "client gone: no request or event stream open")).toEqual([
+      expect.objectContaining({ connectionId: vanished.connectionId, idleMs: 1_000 }),
+    ]);
+    // Its stream cut and nothing sent since: gone too; its connection is closed.
+    listening.cutStream();
+    await waitUntil(() => fixture.berth.host.getSession(listening.sessionId)?.holders === 0, "the cut client's hold was released");
+    const after = await fetch(`${fixture.url}/acp`, {
+      method: "POST",
+      headers: { ...listening.headers, "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/list", params: {} }),
+    });
+    expect(after.status).toBe(404);
+  });
+
   it("names a connection whose initialize the client gave up on, answered with no Acp-Connection-Id: its initialize's log line carries an id", async () => {
     const { log, lines } = capturedLog();
     // An agent that writes its pid once started, and never answers initialize.

@@ -46,7 +46,7 @@ export interface BerthFixture {
 }
 
 type FixtureOptions = { config?: ConfigInput; dataDir?: string; workDir?: string; log?: Logger } & Partial<
-  Pick<BerthOptions, "maxMessageBytes" | "maxBufferedBytes" | "events" | "webDir" | "tickets" | "loginCommands">
+  Pick<BerthOptions, "maxMessageBytes" | "maxBufferedBytes" | "httpClientIdleMs" | "events" | "webDir" | "tickets" | "loginCommands">
 >;
 
 const running: BerthFixture[] = [];
@@ -73,6 +73,7 @@ export async function startFixture(options: FixtureOptions = {}): Promise<BerthF
     log: options.log ?? silentLogger(),
     maxMessageBytes: options.maxMessageBytes,
     maxBufferedBytes: options.maxBufferedBytes,
+    httpClientIdleMs: options.httpClientIdleMs,
     events: options.events,
     webDir: options.webDir,
     tickets: options.tickets,
