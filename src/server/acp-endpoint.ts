@@ -279,10 +279,11 @@ async function refusalOf(req: Request): Promise<Response | undefined> {
   let message: unknown;
   try {
     message = JSON.parse(text);
-  } catch {
+  } catch (error) {
     // The SDK decodes bodies as UTF-8, replacing what is not: a replacement character or a NUL means bytes, not text.
     const binary = text.includes("\uFFFD") || text.includes("\0");
-    return jsonRpcError(400, null, { code: -32700, message: `Parse error: the request body is ${binary ? "binary data" : "text"}, not JSON` });
+    const why = binary ? "is binary data, not JSON" : `is not valid JSON (${(error as Error).message})`;
+    return jsonRpcError(400, null, { code: -32700, message: `Parse error: the request body ${why}` });
   }
   const refusal = overlongIdRefusal(message, sessionHeader?.length ?? 0);
   return refusal && jsonRpcError(400, refusal.id, refusal.error);

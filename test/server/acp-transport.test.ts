@@ -245,7 +245,20 @@ describe("Streamable HTTP: bad input gets a JSON-RPC error, and the connection c
     });
     expect(await post("this is not json {")).toEqual({
       status: 400,
-      body: { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the request body is text, not JSON" } },
+      body: {
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32700, message: expect.stringMatching(/^Parse error: the request body is not valid JSON \(Unexpected token/) },
+      },
+    });
+    // Cut off: the parser's own words say what is wrong where.
+    expect(await post('{"jsonrpc":"2.0",')).toEqual({
+      status: 400,
+      body: {
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32700, message: expect.stringMatching(/^Parse error: the request body is not valid JSON \(.+\)$/) },
+      },
     });
     for (const bytes of [new Uint8Array([0, 255, 1, 2, 200, 13, 10]), new Uint8Array([0xc3, 0x28, 0xa0, 0xa1])]) {
       expect(await post(bytes)).toEqual({
