@@ -76,8 +76,9 @@ export class LiveOverview {
   private reconnection: Reconnection = connected;
   private readonly agentStateListeners = new Set<(sessionId: string | null) => void>();
   /**
-   * For each snapshot being read, the sessions the stream changed meanwhile: they win over the snapshot, which may
-   * have been read before those changes (a ghost of a deleted session, a turn shown running after it ended).
+   * For each snapshot being read, the sessions the stream (or this page's own request) changed meanwhile: they win
+   * over the snapshot, which may have been read before those changes (a ghost of a deleted session, a turn shown
+   * running after it ended).
    */
   private readonly changedDuringSnapshots = new Set<Map<string, SessionView>>();
   /** How many times locations and questions were read again on a record: one read during a snapshot is newer than it. */
@@ -114,6 +115,7 @@ export class LiveOverview {
 
   /** Applies a session view this page got from its own request (a rename) at once. */
   sessionChanged(session: SessionView): void {
+    this.noteChangedDuringSnapshots(session);
     this.patch({ sessions: upsertSession(this.state.value.sessions, session) });
   }
 
@@ -153,8 +155,12 @@ export class LiveOverview {
     });
   }
 
-  private sessionUpdated(session: SessionView): void {
+  private noteChangedDuringSnapshots(session: SessionView): void {
     for (const changed of this.changedDuringSnapshots) changed.set(session.id, session);
+  }
+
+  private sessionUpdated(session: SessionView): void {
+    this.noteChangedDuringSnapshots(session);
     const before = this.state.value.sessions.find((s) => s.id === session.id);
     this.patch({ sessions: upsertSession(this.state.value.sessions, session) });
     // A question asked or settled, however the host heard of it first: a fleet peer's record of it can reach this
