@@ -9,15 +9,30 @@ export class InvalidTitleError extends Error {
 
 const MAX_TITLE_LENGTH = 200;
 
+/** Lone surrogate halves, which no encoding can store. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/gu;
+
 /**
- * The title as stored: one line (runs of white space, line breaks included, become one space),
- * trimmed, 1 to 200 characters; null clears it (the next prompt titles the session again).
+ * Text as a title holds it: one line (runs of white space, line breaks included, become one space), without control
+ * characters (PostgreSQL's text cannot hold a NUL) and with a lone surrogate half as U+FFFD, trimmed.
+ */
+function oneLine(text: string): string {
+  return text
+    .replace(/\s+/gu, " ")
+    .replace(/\p{Cc}/gu, "")
+    .replace(LONE_SURROGATE, "\uFFFD")
+    .trim();
+}
+
+/**
+ * The title as stored: one line ({@link oneLine}), 1 to 200 characters; null clears it (the next prompt titles the
+ * session again).
  */
 export function normalTitle(title: unknown): string | null {
   if (title === null) return null;
   if (typeof title !== "string")
     throw new InvalidTitleError(`a title must be a string or null, got ${title === undefined ? "nothing" : typeof title}`);
-  const line = title.replace(/\s+/gu, " ").trim();
+  const line = oneLine(title);
   if (line === "") throw new InvalidTitleError("a title must not be empty (send null to clear it)");
   if ([...line].length > MAX_TITLE_LENGTH)
     throw new InvalidTitleError(`a title must be at most ${MAX_TITLE_LENGTH} characters, got ${[...line].length}`);
@@ -40,7 +55,7 @@ const GENERATED_TITLE_LENGTH = 60;
 export function generatedTitle(prompt: string): string | null {
   const line = plainText(prompt)
     .split("\n")
-    .map((text) => text.replace(/\s+/gu, " ").trim())
+    .map(oneLine)
     .find((text) => text !== "");
   if (line === undefined) return null;
   // A sentence ends at . ! or ? before a space: "cart.ts" and "v1.2" go on.
@@ -76,7 +91,7 @@ export interface AgentTitled {
  */
 export function agentTitled(state: AgentSessionState, update: SessionUpdate): AgentTitled | null {
   if (update.sessionUpdate !== "session_info_update" || typeof update.title !== "string") return null;
-  const title = update.title.replace(/\s+/gu, " ").trim();
+  const title = oneLine(update.title);
   if (title === "") return null;
   const own = clipped(title, MAX_TITLE_LENGTH);
   if (state.titledBy === "person") return { retitle: null, agentState: { ...state, title: own } };

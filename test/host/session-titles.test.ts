@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { plainText } from "../../src/store/plain-text.js";
-import { agentTitled, generatedTitle, personTitled } from "../../src/host/session-titles.js";
+import { agentTitled, generatedTitle, normalTitle, personTitled } from "../../src/host/session-titles.js";
 
 describe("plainText", () => {
   it("leaves out Markdown's marks and keeps the words, line by line", () => {
@@ -59,6 +59,16 @@ describe("generatedTitle", () => {
   it("is null for a prompt with no words", () => {
     expect(generatedTitle("")).toBeNull();
     expect(generatedTitle("```\n```\n---")).toBeNull();
+  });
+});
+
+describe("what a title can hold", () => {
+  it("one line without control characters (a NUL cannot be stored in PostgreSQL), a lone surrogate half as U+FFFD, whoever gives it", () => {
+    expect(normalTitle(" Fix\u0000 the\n\tlogin\u0007 bug ")).toBe("Fix the login bug");
+    expect(normalTitle("half \ud800 of a pair, and a whole one 😀")).toBe("half \ufffd of a pair, and a whole one 😀");
+    expect(() => normalTitle("\u0000\u0001")).toThrow("a title must not be empty");
+    expect(generatedTitle("Deploy\u0000 it. Then more")).toBe("Deploy it.");
+    expect(agentTitled({}, { sessionUpdate: "session_info_update", title: "Agent\u0000's \udc00title" })?.retitle).toBe("Agent's \ufffdtitle");
   });
 });
 
