@@ -9,8 +9,8 @@ export class InvalidTitleError extends Error {
 
 const MAX_TITLE_LENGTH = 200;
 
-/** Lone surrogate halves, which no encoding can store. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/gu;
+/** Lone surrogate halves, which no encoding can store (with `u`, a whole pair is one code point, never matched). */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
 
 /**
  * Text as a title holds it: one line (runs of white space, line breaks included, become one space), without control
