@@ -133,10 +133,14 @@ export class HostRecordLog {
     if (warnings.has(record.kind)) this.deps.log.warn({ ...record, ...logOnly }, message);
     else this.deps.log.info({ ...record, ...logOnly }, message);
     const stamped: StampedRecord = { id, at, message, record };
-    this.deps.journal.record(id, record.kind, record, at, (storedId) =>
-      this.listeners.emit(storedId === null ? stamped : { ...stamped, id: storedId }),
-    );
-    if ("sessionId" in record) this.deps.sessionChanged(record.sessionId);
+    const sessionId = "sessionId" in record ? record.sessionId : undefined;
+    this.deps.journal.record(id, record.kind, record, at, (storedId) => {
+      this.listeners.emit(storedId === null ? stamped : { ...stamped, id: storedId });
+      // Again once committed: a session's view reads its journal's end (a turn's outcome) as committed, and what was
+      // queued before the record (the turn_ended event) is committed now.
+      if (sessionId !== undefined) this.deps.sessionChanged(sessionId);
+    });
+    if (sessionId !== undefined) this.deps.sessionChanged(sessionId);
   }
 
   subscribe(listener: (record: StampedRecord) => void): () => void {

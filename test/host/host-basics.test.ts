@@ -58,6 +58,18 @@ describe("host with the demo agent (real processes, real SQLite)", () => {
     expect(host.getSession(session.id)).toBeUndefined();
   });
 
+  it("tells a session changed once its turn's end is committed: the view read then has the turn's outcome", async () => {
+    const { host, workDir } = await startHost();
+    const session = await host.createSession({ cwd: workDir });
+    const outcomes: Array<string | undefined> = [];
+    host.onSessionChanged((sessionId) => {
+      if (sessionId === session.id) outcomes.push(host.getSession(sessionId)?.lastTurn?.outcome);
+    });
+    await host.prompt(session.id, text("hi"));
+    await host.committed();
+    expect(outcomes.at(-1)).toBe("completed");
+  });
+
   it("refuses bad input with clear errors and keeps running", async () => {
     const { host, workDir } = await startHost();
     await expect(host.createSession({ cwd: "relative/dir" })).rejects.toThrow(/must be absolute, got relative path "relative\/dir"/);
