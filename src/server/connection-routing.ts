@@ -116,6 +116,8 @@ export class ConnectionRouting {
    * sent on to an owner that is gone.
    */
   private ownerOf(sessionId: string): PeerHost | undefined {
+    // Nothing is relayed from here: no need to read the store on every request.
+    if (!this.relay) return undefined;
     const { host } = this.options;
     let owner: SessionOwner | undefined;
     if (host.hasSession(sessionId)) {
