@@ -162,6 +162,31 @@ describe("the Changes view", () => {
     expect(await onOne.count()).toBe(1);
     expect(await onOne.inputValue()).toBe("Not sent");
     await page.unroute(comments);
+    // A save that fails once another line's box is open says so in its own box, its text kept.
+    let failAsked!: () => void;
+    const asFailing = new Promise<void>((resolve) => (failAsked = resolve));
+    let fail!: () => void;
+    const failing = new Promise<void>((resolve) => (fail = resolve));
+    await page.route(comments, async (route) => {
+      if (route.request().method() !== "POST") return route.fallback();
+      failAsked();
+      await failing;
+      await route.fulfill({ status: 503, json: { error: "store_unavailable", message: "the store cannot write yet" } });
+    });
+    await onOne.press("Control+Enter");
+    await asFailing;
+    await page.getByRole("button", { name: "Comment on notes.txt:3" }).click();
+    const onThree = page.getByRole("textbox", { name: "Comment on notes.txt:3" });
+    await onThree.waitFor();
+    fail();
+    const oneBox = page.locator("form.comment-box", { has: onOne });
+    await oneBox.getByRole("alert").waitFor();
+    expect(await oneBox.getByRole("alert").textContent()).toBe("Not saved: The store cannot write yet");
+    expect(await onOne.inputValue()).toBe("Not sent");
+    expect(await onThree.count()).toBe(1);
+    await page.unroute(comments);
+    await onThree.press("Escape");
+    await onThree.waitFor({ state: "detached" });
     await onOne.press("Escape");
     await onOne.waitFor({ state: "detached" });
     await page.getByRole("button", { name: "Send 2 comments to the agent" }).waitFor();

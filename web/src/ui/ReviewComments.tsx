@@ -50,7 +50,7 @@ export function CommentBox({
         onKeyDown={(event) => {
           if (event.key === "Escape") {
             event.preventDefault();
-            // A save under way is not taken back: its end would close a box opened after it.
+            // A save under way is not taken back: its end would close a box opened on this line after it.
             if (saving.name !== "saving") onCancel();
           } else if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
             event.preventDefault();
