@@ -320,8 +320,11 @@ export class SessionFeed {
           if (this.asked.get(question.id) === controller) this.asked.delete(question.id);
           if (answer) this.answer(question.id, answer);
         })
-        .catch(() => {
+        .catch((error: unknown) => {
           // Withdrawn (answered elsewhere) or the connection closed: nothing to answer.
+          if (controller.signal.aborted || this.state.name === "closed") return;
+          // An error, or a reply that is no answer: the question waits for another client's (or the dashboard's).
+          this.refused(question.id, error);
         });
     });
   }
@@ -363,8 +366,12 @@ export class SessionFeed {
     this.options.host.answerQuestion(questionId, answer).catch((error: unknown) => {
       // Another client or an operator was first: theirs stands.
       if (error instanceof QuestionError && error.code === "already_resolved") return;
-      this.options.log.warn({ err: error, sessionId: this.options.sessionId, questionId }, "a client's answer was refused");
+      this.refused(questionId, error);
     });
+  }
+
+  private refused(questionId: string, error: unknown): void {
+    this.options.log.warn({ err: error, sessionId: this.options.sessionId, questionId }, "a client's answer was refused");
   }
 
   private withdraw(questionId: string): void {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MessageLimitedSocket } from "../../src/server/message-limited-socket.js";
-import { cleanUp, initializeParams, RawSocket, startFixture, upgradeOutcome, waitUntil } from "./server-harness.js";
+import { capturedLog, cleanUp, initializeParams, RawSocket, startFixture, upgradeOutcome, waitUntil } from "./server-harness.js";
 
 afterEach(cleanUp);
 
@@ -75,6 +75,60 @@ describe("ACP endpoint: refusals and bad input", () => {
     expect(await raw.response(9)).toMatchObject({ result: { stopReason: "end_turn" } });
     expect((await fetch(`${fixture.url}/healthz`)).status).toBe(200);
     await raw.close();
+  });
+
+  it("logs a client's error, malformed or unfitting reply to a permission request, and the question waits for an answer that fits", async () => {
+    const { log, lines } = capturedLog();
+    const fixture = await startFixture({ log });
+    const clients: RawSocket[] = [];
+    let sessionId = "";
+    for (let i = 0; i < 3; i++) {
+      const raw = await RawSocket.open(fixture.acpUrl, fixture.token);
+      clients.push(raw);
+      raw.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: initializeParams });
+      await raw.response(1);
+      if (i === 0) {
+        raw.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: fixture.workDir, mcpServers: [] } });
+        sessionId = ((await raw.response(2)).result as { sessionId: string }).sessionId;
+        raw.send({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "/ask may I?" }] } });
+      } else {
+        raw.send({ jsonrpc: "2.0", id: 2, method: "session/resume", params: { sessionId, cwd: fixture.workDir, mcpServers: [] } });
+        await raw.response(2);
+      }
+    }
+    const asked = (raw: RawSocket) => raw.messages.find((message) => message.method === "session/request_permission");
+    await waitUntil(() => clients.every(asked), "every client is asked");
+    const [errs, malformed, unfitting] = clients.map((raw) => ({ raw, id: asked(raw)!.id }));
+    errs!.raw.send({ jsonrpc: "2.0", id: errs!.id, error: { code: -32000, message: "this client shows no questions" } });
+    malformed!.raw.send({ jsonrpc: "2.0", id: malformed!.id, result: { outcome: "yes" } });
+    unfitting!.raw.send({ jsonrpc: "2.0", id: unfitting!.id, result: { outcome: { outcome: "selected", optionId: "maybe" } } });
+    const refusals = () => lines.filter((line) => line.msg === "a client's answer was refused");
+    await waitUntil(() => refusals().length === 3, "three refusals logged");
+    const { questions } = (await (await fixture.api(`/api/questions?sessionId=${sessionId}`)).json()) as {
+      questions: Array<{ id: string; state: string; request: { options: Array<{ optionId: string }> } }>;
+    };
+    expect(questions).toEqual([expect.objectContaining({ state: "pending" })]);
+    const [question] = questions;
+    expect(refusals().map((line) => ({ questionId: line.questionId, sessionId: line.sessionId }))).toEqual(
+      Array(3).fill({ questionId: question!.id, sessionId }),
+    );
+    const said = refusals().map((line) => String((line.err as { message?: string }).message));
+    expect(said).toEqual(
+      expect.arrayContaining([
+        "this client shows no questions",
+        'the reply is no permission outcome ({ "outcome": "selected", "optionId": ... } or "cancelled"): {"outcome":"yes"}',
+        expect.stringContaining('no option "maybe"'),
+      ]),
+    );
+    // The refused replies changed nothing: an answer that fits ends the turn.
+    const answered = await fixture.api(`/api/questions/${question!.id}/answer`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ optionId: question!.request.options[0]!.optionId }),
+    });
+    expect(answered.status).toBe(200);
+    expect(await errs!.raw.response(3)).toMatchObject({ result: { stopReason: "end_turn" } });
+    await Promise.all(clients.map((raw) => raw.close()));
   });
 
   it("refuses a message nested deeper than 64 levels with -32600 naming the limit; the agent stays and another client's turn goes on", async () => {
