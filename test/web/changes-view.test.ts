@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import { gitIn, initRepository, writeIn } from "../git/git-repository.js";
-import { dashboardSuite, desktop, nextFrames, openPage, phone, screenshot, type OpenedPage } from "./dashboard-harness.js";
+import { dashboardSuite, desktop, holdRequests, nextFrames, openPage, phone, screenshot, type OpenedPage } from "./dashboard-harness.js";
 import { tooSmallToTap } from "./tap-targets.js";
 import { audit } from "./axe-audit.js";
 
@@ -137,25 +137,16 @@ describe("the Changes view", () => {
     await page.getByRole("button", { name: "Comment on notes.txt:2 (removed line)" }).click();
     await page.getByRole("textbox", { name: "Comment on notes.txt:2 (removed line)" }).fill("Why was two removed?");
     // Saved (held here) while the person opens another line's box: that box stays open once the save ends.
-    let saving!: () => void;
-    const saveAsked = new Promise<void>((resolve) => (saving = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
     const comments = (url: URL) => url.pathname === `/api/sessions/${id}/comments`;
-    await page.route(comments, async (route) => {
-      if (route.request().method() !== "POST") return route.fallback();
-      saving();
-      await released;
-      await route.continue();
-    });
+    const save = await holdRequests(page, comments, { method: "POST" });
     await page.getByRole("textbox", { name: "Comment on notes.txt:2 (removed line)" }).press("Control+Enter");
-    await saveAsked;
+    await save.asked;
     // A save under way is not taken back.
     expect(await page.locator("form.comment-box").getByRole("button", { name: "Cancel" }).isDisabled()).toBe(true);
     await page.getByRole("button", { name: "Comment on notes.txt:1" }).click();
     const onOne = page.getByRole("textbox", { name: "Comment on notes.txt:1" });
     await onOne.fill("Not sent");
-    release();
+    save.release();
     const onTwo = page.getByRole("article", { name: "Comment on notes.txt:2 (removed line)" });
     await onTwo.waitFor();
     await nextFrames(page);
@@ -163,22 +154,16 @@ describe("the Changes view", () => {
     expect(await onOne.inputValue()).toBe("Not sent");
     await page.unroute(comments);
     // A save that fails once another line's box is open says so in its own box, its text kept.
-    let failAsked!: () => void;
-    const asFailing = new Promise<void>((resolve) => (failAsked = resolve));
-    let fail!: () => void;
-    const failing = new Promise<void>((resolve) => (fail = resolve));
-    await page.route(comments, async (route) => {
-      if (route.request().method() !== "POST") return route.fallback();
-      failAsked();
-      await failing;
-      await route.fulfill({ status: 503, json: { error: "store_unavailable", message: "the store cannot write yet" } });
+    const failing = await holdRequests(page, comments, {
+      method: "POST",
+      reply: { status: 503, json: { error: "store_unavailable", message: "the store cannot write yet" } },
     });
     await onOne.press("Control+Enter");
-    await asFailing;
+    await failing.asked;
     await page.getByRole("button", { name: "Comment on notes.txt:3" }).click();
     const onThree = page.getByRole("textbox", { name: "Comment on notes.txt:3" });
     await onThree.waitFor();
-    fail();
+    failing.release();
     const oneBox = page.locator("form.comment-box", { has: onOne });
     await oneBox.getByRole("alert").waitFor();
     expect(await oneBox.getByRole("alert").textContent()).toBe("Not saved: The store cannot write yet");
@@ -192,23 +177,13 @@ describe("the Changes view", () => {
     await page.getByRole("button", { name: "Send 2 comments to the agent" }).waitFor();
     // The agent's next write has the comments read again; that read (held here) answers after the deletion: the
     // deleted comment stays deleted.
-    let readAsked!: () => void;
-    const asked = new Promise<void>((resolve) => (readAsked = resolve));
-    let releaseRead!: () => void;
-    const readReleased = new Promise<void>((resolve) => (releaseRead = resolve));
-    await page.route(comments, async (route) => {
-      if (route.request().method() !== "GET") return route.fallback();
-      const response = await route.fetch();
-      readAsked();
-      await readReleased;
-      await route.fulfill({ response });
-    });
+    const read = await holdRequests(page, comments, { method: "GET", reply: "answered" });
     await agentWrites(id, dir, "other.txt", "another file\n");
-    await asked;
+    await read.asked;
     await onTwo.getByRole("button", { name: /^Delete/ }).click();
     await onTwo.waitFor({ state: "detached" });
     const staleRead = page.waitForResponse((response) => comments(new URL(response.url())) && response.request().method() === "GET");
-    releaseRead();
+    read.release();
     await (await staleRead).finished();
     await nextFrames(page);
     expect(await onTwo.count()).toBe(0);

@@ -6,7 +6,7 @@ import type { Page } from "playwright-core";
 import { parseConfig } from "../../src/config/load-config.js";
 import { silentLogger } from "../../src/host/logger.js";
 import { startBerth, type RunningBerth } from "../../src/server/serve.js";
-import { launchBrowser, openPage, waitUntilGone, webDir, type LaunchedBrowser, type OpenedPage } from "./dashboard-harness.js";
+import { holdRequests, launchBrowser, openPage, waitUntilGone, webDir, type LaunchedBrowser, type OpenedPage } from "./dashboard-harness.js";
 
 const POLL = { timeout: 30_000, interval: 50 };
 
@@ -182,26 +182,14 @@ describe("a chat that is never stuck, and reads without booting", () => {
     await page.evaluate(`window.location.hash = "#/sessions/${readOnly}"`);
     await page.getByRole("button", { name: "Resume" }).waitFor();
     // Resume's first step (reading the session's directory) is held until the chat was closed.
-    let asked!: () => void;
-    const resumeAsked = new Promise<void>((resolve) => (asked = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    await page.route(
-      (url) => url.pathname === `/api/sessions/${readOnly}`,
-      async (route) => {
-        asked();
-        await released;
-        await route.continue();
-      },
-      { times: 1 },
-    );
+    const resume = await holdRequests(page, (url) => url.pathname === `/api/sessions/${readOnly}`, { times: 1 });
     await page.getByRole("button", { name: "Resume" }).click();
-    await resumeAsked;
+    await resume.asked;
     await page.getByRole("button", { name: "Close", exact: true }).click();
     await page.getByRole("button", { name: "Resume" }).waitFor({ state: "detached" });
     // The chat's connection opens after its close, and is closed again at once (held, this test times out).
     const socketClosed = new Promise<void>((resolve) => page.once("websocket", (socket) => socket.once("close", () => resolve())));
-    release();
+    resume.release();
     await socketClosed;
     expect(await sessionView(readOnly)).toMatchObject({ holders: 0, state: "childless" });
     expect(main.errors).toEqual([]);

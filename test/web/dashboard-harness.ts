@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { client, methods, PROTOCOL_VERSION, type ClientConnection } from "@agentclientprotocol/sdk";
 import { createWebSocketStream, type WebSocketConstructor } from "@agentclientprotocol/sdk/experimental/ws-client";
-import type { Locator, Page } from "playwright-core";
+import type { Locator, Page, Route } from "playwright-core";
 import { afterAll, beforeAll, expect } from "vitest";
 import { WebSocket } from "ws";
 import type { ConfigInput } from "../../src/config/config-schema.js";
@@ -126,6 +126,46 @@ async function scrollPass(target: Locator, log: Locator): Promise<boolean> {
 /** Waits until the page has rendered two more frames (the virtualizer lays out rows in the frame after a scroll). */
 export function nextFrames(page: Page): Promise<unknown> {
   return page.evaluate("new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))");
+}
+
+/** Requests the page sent that a test holds until it lets them go. */
+export interface HeldRequests {
+  /** Settles once `count` of them were held. */
+  readonly asked: Promise<void>;
+  /** Lets the held ones (and any later one) go on. */
+  release(): void;
+}
+
+/**
+ * Holds the page's requests to the URLs `matches` takes (of `method`, if given; only the first `times`, if given):
+ * `late`, the server gets each once released; `answered`, the server answers at once and the page gets the answer
+ * once released; or the page gets this answer instead, once released. Undo it with `page.unroute(matches)`.
+ */
+export async function holdRequests(
+  page: Page,
+  matches: (url: URL) => boolean,
+  {
+    method,
+    count = 1,
+    times,
+    reply = "late",
+  }: { method?: string; count?: number; times?: number; reply?: "late" | "answered" | { status: number; json: unknown } } = {},
+): Promise<HeldRequests> {
+  let held = 0;
+  let asked!: () => void;
+  const askedAll = new Promise<void>((resolve) => (asked = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const hold = async (route: Route) => {
+    if (method !== undefined && route.request().method() !== method) return route.fallback();
+    const response = reply === "answered" ? await route.fetch() : undefined;
+    if (++held === count) asked();
+    await released;
+    if (reply === "late") await route.continue();
+    else await route.fulfill(response ? { response } : (reply as { status: number; json: unknown }));
+  };
+  await page.route(matches, hold, times === undefined ? undefined : { times });
+  return { asked: askedAll, release };
 }
 
 /**

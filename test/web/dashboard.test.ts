@@ -5,6 +5,7 @@ import {
   scrollTo,
   connectAcpClient,
   desktop,
+  holdRequests,
   launchBrowser,
   nextFrames,
   openPage,
@@ -301,20 +302,11 @@ describe("the dashboard in a real browser against a real Berth", () => {
     expect(server.berth.host.getSession(sessionId)).toBeDefined();
 
     // While the deletion is under way (held here) the dialog stays: Keep it is disabled, Escape leaves it open.
-    let deleting!: () => void;
-    const deleteAsked = new Promise<void>((resolve) => (deleting = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
     const thisSession = (url: URL) => url.pathname === `/api/sessions/${sessionId}`;
-    await page.route(thisSession, async (route) => {
-      if (route.request().method() !== "DELETE") return route.fallback();
-      deleting();
-      await released;
-      await route.continue();
-    });
+    const deletion = await holdRequests(page, thisSession, { method: "DELETE" });
     await page.locator(".chat").getByRole("button", { name: "Delete" }).click();
     await dialog.getByRole("button", { name: "Delete session" }).click();
-    await deleteAsked;
+    await deletion.asked;
     await dialog.getByRole("button", { name: "Deleting…" }).waitFor();
     expect(await dialog.getByRole("button", { name: "Keep it" }).isDisabled()).toBe(true);
     await page.keyboard.press("Escape");
@@ -327,7 +319,7 @@ describe("the dashboard in a real browser against a real Berth", () => {
     await page.keyboard.press("?");
     const help = page.getByRole("dialog", { name: "Keyboard shortcuts" });
     await help.waitFor();
-    release();
+    deletion.release();
     await row(page, sessionId).waitFor({ state: "detached" });
     await nextFrames(page);
     expect(await help.isVisible()).toBe(true);

@@ -8,7 +8,7 @@ import type { SessionView } from "../../src/host/views.js";
 import { waitUntil } from "../support/process-table.js";
 import { isFiltering, matchesFilter, noFilter } from "../../web/src/ui/session-filter.js";
 import { neighbour, shortcutOf } from "../../web/src/ui/shortcuts.js";
-import { dashboardSuite, nextFrames, openPage, phone, screenshot, type OpenedPage } from "./dashboard-harness.js";
+import { dashboardSuite, type HeldRequests, holdRequests, nextFrames, openPage, phone, screenshot, type OpenedPage } from "./dashboard-harness.js";
 
 const POLL = { timeout: 15_000, interval: 50 };
 
@@ -203,26 +203,17 @@ describe("finding sessions in a real browser", () => {
     await expect.poll(() => card(page, ids.login).locator(".session-title").textContent(), POLL).toBe("Login: the real fix");
 
     // A save under way (held here) cannot be cancelled, and typing on elsewhere meanwhile keeps its focus.
-    let saving!: () => void;
-    const saveAsked = new Promise<void>((resolve) => (saving = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
     const loginSession = (url: URL) => url.pathname === `/api/sessions/${ids.login}`;
-    await page.route(loginSession, async (route) => {
-      if (route.request().method() !== "PATCH") return route.fallback();
-      saving();
-      await released;
-      await route.continue();
-    });
+    const save = await holdRequests(page, loginSession, { method: "PATCH" });
     await login.getByRole("button", { name: "Rename Login: the real fix" }).click();
     await login.getByLabel("Session title").fill("Login: fixed for good");
     await login.getByLabel("Session title").press("Enter");
-    await saveAsked;
+    await save.asked;
     await login.getByRole("button", { name: "Saving…" }).waitFor();
     expect(await login.getByRole("button", { name: "Cancel", exact: true }).isDisabled()).toBe(true);
     const box = page.getByLabel("Message to the agent");
     await box.click();
-    release();
+    save.release();
     await expect.poll(() => login.locator("h2").textContent(), POLL).toBe("Login: fixed for good");
     await nextFrames(page);
     expect(await page.evaluate("document.activeElement?.id")).toBe("prompt-text");
@@ -302,32 +293,23 @@ describe("finding sessions in a real browser", () => {
     void host.prompt(doomed.id, [{ type: "text", text: "/ask Keep the doomed branch?" }]).catch(() => undefined);
     await waitUntil(() => host.pendingQuestions(doomed.id).length === 1, "the doomed session's question is pending");
     // The page's first snapshot of the sessions and questions is read, then held back while the stream brings newer changes.
-    let reads = 0;
-    let snapshotRead!: () => void;
-    const read = new Promise<void>((resolve) => (snapshotRead = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
+    let snapshot!: HeldRequests;
     const opened = await openPage(suite.launched.browser, suite.server.url, `/?token=${suite.server.token}#/sessions`, undefined, async (page) => {
-      await page.route(
-        (url) => url.pathname === "/api/sessions" || url.pathname === "/api/questions",
-        async (route) => {
-          const response = await route.fetch();
-          if (++reads === 2) snapshotRead();
-          await released;
-          await route.fulfill({ response });
-        },
-        { times: 2 },
-      );
+      snapshot = await holdRequests(page, (url) => url.pathname === "/api/sessions" || url.pathname === "/api/questions", {
+        reply: "answered",
+        count: 2,
+        times: 2,
+      });
     });
     const { page } = opened;
-    await read;
+    await snapshot.asked;
     // A change the stream brings shows the session before the snapshot is in; then it is deleted.
     host.renameSession(doomed.id, "Deleted after the snapshot");
     await card(page, doomed.id).waitFor();
     await host.deleteSession(doomed.id);
     await card(page, doomed.id).waitFor({ state: "detached" });
 
-    release();
+    snapshot.release();
     // The snapshot is in (the sessions and the question only it brought are shown): the stream's deletion still stands.
     await card(page, ids.login).waitFor();
     await page.getByText("Deploy the login page?").first().waitFor();
