@@ -2,12 +2,12 @@
 // sent first: a proxy, a failover, a server killed): the host goes on, tries the write again once it can reach the
 // server, and stores it once. The client library would send the transaction's ROLLBACK on the closed connection, from a
 // `setImmediate` where its socket is gone, and the TypeError thrown there stopped the host.
-import { connect as connectSocket, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { connect } from "../../src/store/postgres/connection.js";
 import { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
+import { SocketProxy } from "../support/socket-proxy.js";
 import { AcpClient, errorLines, eventually, FleetTestBed, getJson, messageText, stopHost } from "./fleet-harness.js";
 
 const postgres = usePostgresCluster();
@@ -19,48 +19,12 @@ afterEach(async () => {
   await bed.cleanup();
 });
 
-/** A unix socket in `dir` named as PostgreSQL names its own, passing everything to and from `target`; `cut()` ends every connection. */
-class SocketProxy {
-  private readonly server: Server;
-  private readonly pairs: Array<readonly [Socket, Socket]> = [];
-
-  private constructor(target: string) {
-    this.server = createServer((near) => {
-      const far = connectSocket(target);
-      this.pairs.push([near, far]);
-      for (const [from, to] of [
-        [near, far],
-        [far, near],
-      ] as const) {
-        from.pipe(to);
-        from.on("error", () => to.destroy());
-        from.on("close", () => to.destroy());
-      }
-    });
-  }
-
-  static async open(dir: string, target: string): Promise<SocketProxy> {
-    const proxy = new SocketProxy(target);
-    await new Promise<void>((resolve) => proxy.server.listen(join(dir, ".s.PGSQL.5432"), resolve));
-    return proxy;
-  }
-
-  /** Closes both ends of every connection so far, as a server that went away would: no error is sent first. */
-  cut(): void {
-    for (const pair of this.pairs.splice(0)) for (const socket of pair) socket.destroy();
-  }
-
-  async close(): Promise<void> {
-    this.cut();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
-
 describe("a fleet host's connection to PostgreSQL cut in the middle of a transaction", () => {
   it("keeps the host running; the write is tried again and stored once", async () => {
     const storeUrl = await postgres.freshDatabase();
     const proxyDir = bed.tempDir("berth-cut-proxy-");
-    proxy = await SocketProxy.open(proxyDir, join(new URL(storeUrl).searchParams.get("host")!, ".s.PGSQL.5432"));
+    // Named as PostgreSQL names its own socket, in a directory of its own.
+    proxy = await SocketProxy.open(join(new URL(storeUrl).searchParams.get("host")!, ".s.PGSQL.5432"), { path: join(proxyDir, ".s.PGSQL.5432") });
     const throughProxy = new URL(storeUrl);
     throughProxy.searchParams.set("host", proxyDir);
     const host = await bed.serve(throughProxy.toString(), "host-a", bed.tempDir("berth-cut-a-"), {});

@@ -2,71 +2,34 @@
 // fails with the connection's error, which its caller handles, and nothing else fails where no one hears it. The
 // client library fetched the server's array types first on every new connection, from a promise nobody awaited: a
 // reset during that query was an unhandled rejection, which a fleet host logs as an error.
-import { connect as connectSocket, createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { connect } from "../../src/store/postgres/connection.js";
 import { usePostgresCluster } from "../support/postgres-cluster.js";
+import { type Forward, SocketProxy } from "../support/socket-proxy.js";
 
 const postgres = usePostgresCluster();
-let proxy: FirstStatementReset | undefined;
+let proxy: SocketProxy | undefined;
 afterEach(async () => {
   await proxy?.close();
   proxy = undefined;
 });
 
 /**
- * A loopback TCP port in front of a unix socket. Its first connection is reset (RST) when the client sends its first
- * statement after startup and authentication, which is not passed on; later connections pass everything both ways.
+ * The first connection is reset (RST) when the client sends its first statement after startup and authentication,
+ * which is not passed on; later connections pass everything both ways.
  */
-class FirstStatementReset {
-  private readonly sockets = new Set<Socket>();
-  private connections = 0;
-
-  private constructor(
-    private readonly server: Server,
-    target: string,
-  ) {
-    server.on("connection", (near) => {
-      const far = connectSocket(target);
-      for (const socket of [near, far]) {
-        this.sockets.add(socket);
-        socket.on("close", () => this.sockets.delete(socket));
-      }
-      near.on("error", () => far.destroy());
-      far.on("error", () => near.destroy());
-      far.on("close", () => near.destroy());
-      far.pipe(near);
-      if (++this.connections > 1) {
-        near.pipe(far);
-        return;
-      }
-      const statement = new FirstStatement();
-      near.on("data", (chunk: Buffer) => {
-        const at = statement.findIn(chunk);
-        if (at < 0) return void far.write(chunk);
-        far.write(chunk.subarray(0, at));
-        near.resetAndDestroy();
-        far.destroy();
-      });
-    });
-  }
-
-  static async open(target: string): Promise<FirstStatementReset> {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    return new FirstStatementReset(server, target);
-  }
-
-  get port(): number {
-    return (this.server.address() as AddressInfo).port;
-  }
-
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
+const resetFirstStatement: Forward = (near, far, connection) => {
+  if (connection > 1) return void near.pipe(far);
+  const statement = new FirstStatement();
+  near.on("data", (chunk: Buffer) => {
+    const at = statement.findIn(chunk);
+    if (at < 0) return void far.write(chunk);
+    far.write(chunk.subarray(0, at));
+    near.resetAndDestroy();
+    far.destroy();
+  });
+};
 
 /** Where a client's first query (simple `Q` or extended `P`) starts in what it sends, after its startup message. */
 class FirstStatement {
@@ -99,7 +62,7 @@ class FirstStatement {
 describe("a connection to PostgreSQL reset as it starts", () => {
   it("fails the statement it was opened for with the reset, leaves no rejection unhandled, and the next statement connects again", async () => {
     const storeUrl = new URL(await postgres.freshDatabase());
-    proxy = await FirstStatementReset.open(join(storeUrl.searchParams.get("host")!, ".s.PGSQL.5432"));
+    proxy = await SocketProxy.open(join(storeUrl.searchParams.get("host")!, ".s.PGSQL.5432"), "loopback", resetFirstStatement);
     const viaProxy = new URL(`postgres://127.0.0.1:${proxy.port}${storeUrl.pathname}`);
     viaProxy.username = storeUrl.username;
     const unhandled: unknown[] = [];
