@@ -32,7 +32,7 @@ export default defineConfig({
       "test/sandbox/{bwrap-args,policy,git-dirs}.test.ts",
       "test/host/{host-views,session-titles,owned-elsewhere,login-callback,fleet-directory,peer-live-views,agent-state-updates}.test.ts",
       "test/server/{peer-route,question-answers,socket-keepalive,terminal-mirror,json-nesting,host-errors-kernel,serve-settings,sse-frames,openapi,listener,message-limited-socket,http-client-presence}.test.ts",
-      "test/web/{format,record-text,error-words,sandbox-refusal,review-parts,form-fields,reconnection,transcript}.test.ts",
+      "test/web/{drafts,format,record-text,error-words,sandbox-refusal,review-parts,form-fields,reconnection,transcript}.test.ts",
       "test/worktrees/worktree-naming.test.ts",
       // The end-to-end flow.
       "test/server/serve-prompt.test.ts",

@@ -165,6 +165,32 @@ describe("the composer, in a real browser", () => {
     }
   });
 
+  it("sends a queued message after its turn though the person left the conversation, and keeps what they were typing", async () => {
+    const { page } = main;
+    const { host } = suite.server.berth;
+    await longTurn(page);
+    await send(page, "sent from behind");
+    await outbox(page).getByText("Queued: sends when the turn ends").waitFor();
+    await box(page).fill("half a thought");
+    await page.evaluate(`location.hash = "#/sessions"`);
+    await box(page).waitFor({ state: "detached" });
+    // The turn ends while the person is elsewhere: the chat left behind sends the message.
+    await host.cancel(sessionId);
+    const promptedFromBehind = () =>
+      host.events(sessionId).filter((event) => event.kind === "turn_started" && JSON.stringify(event.payload).includes("sent from behind"));
+    await expect.poll(() => promptedFromBehind().length, POLL).toBe(1);
+    // Once it went, the chat left behind lets the session go.
+    await expect.poll(() => host.getSession(sessionId)!.holders, POLL).toBe(0);
+    await page.evaluate(`location.hash = "#/sessions/${sessionId}"`);
+    await transcript(page).locator(".message.agent", { hasText: "sent from behind" }).waitFor();
+    expect(await box(page).inputValue()).toBe("half a thought");
+    await page.reload();
+    await box(page).waitFor();
+    expect(await box(page).inputValue()).toBe("half a thought");
+    await box(page).fill("");
+    expect(promptedFromBehind()).toHaveLength(1);
+  });
+
   it("offers the agent's commands on /, with their hints and descriptions, chosen with the keyboard", async () => {
     const { page } = main;
     await box(page).fill("/");

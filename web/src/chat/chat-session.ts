@@ -18,6 +18,7 @@ import {
   type SendEnding,
 } from "./outbox.js";
 import { ConnectionSlot } from "./connection-slot.js";
+import { keepUnsent } from "./drafts.js";
 import { Reconnector, type ResumeTo } from "./reconnector.js";
 import { yieldToPage } from "../util/yield-to-page.js";
 import { JournalReader, journalPlace } from "./journal-reader.js";
@@ -83,6 +84,8 @@ export interface NewSessionParams {
 /** How the chat opens its session: an existing one (read from its journal), or a new one. */
 export type ChatOpening = { readonly mode: "load"; readonly sessionId: string } | ({ readonly mode: "new" } & NewSessionParams);
 
+let instances = 0;
+
 /** How often a session read without holding it is read again while another client runs a turn. */
 const FOLLOW_MS = 1_000;
 
@@ -93,6 +96,8 @@ const FOLLOW_MS = 1_000;
  * message sent meanwhile waits in the outbox: nothing typed is dropped without saying so.
  */
 export class ChatSession {
+  /** Tells this chat from another of the same session (one opened again by Reconnect). */
+  readonly instance = ++instances;
   readonly state: Observable<ChatState>;
   readonly transcript = new Transcript();
   /** The agent's mode, model, config options and usage for this session: the chat header's pickers. */
@@ -198,6 +203,16 @@ export class ChatSession {
     this.patch({ outbox: without(this.state.value.outbox, messageId) });
   }
 
+  /** Messages still to go out without the person: queued, held for an edit, or being sent. */
+  hasMessagesToGo(): boolean {
+    return this.state.value.outbox.some((message) => message.state === "queued" || message.state === "editing" || message.state === "sending");
+  }
+
+  /** The person left the conversation with messages still to go: one held for an edit goes as it was. */
+  leftBehind(): void {
+    for (const message of this.state.value.outbox) if (message.state === "editing") this.finishEdit(message.id, null);
+  }
+
   /** Holds the session (starting its agent if it has none) without sending anything. */
   resume(): void {
     if (this.state.value.link.name === "reading") void this.goLive();
@@ -269,10 +284,21 @@ export class ChatSession {
     this.controls.set(controlsWithChange(this.controls.value, change, result));
   }
 
-  /** Releases this page's hold on the session (it stays) and disconnects. */
+  /**
+   * Releases this page's hold on the session (it stays) and disconnects. Messages it did not send (failed ones, or
+   * queued ones left when the page closes it) go back to the session's draft, so none is lost without a word; one
+   * being sent is the agent's already.
+   */
   async close(): Promise<void> {
     if (this.closed()) return;
-    const { link, sessionId } = this.state.value;
+    const { link, sessionId, outbox } = this.state.value;
+    // What a failed chat held too: Reconnect opens another, whose message box reads the draft again.
+    const unsent = outbox.filter((message) => message.state === "queued" || message.state === "editing" || message.state === "failed");
+    if (sessionId !== null)
+      keepUnsent(
+        sessionId,
+        unsent.map((message) => message.text),
+      );
     this.patch({ link: { name: "closed" } });
     this.reconnector.stop();
     clearInterval(this.followTimer);

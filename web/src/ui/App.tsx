@@ -65,11 +65,37 @@ export function App({
   // A message for a session's agent from another view (the Changes view's "ask the agent"): sent once its chat is open.
   const sendOnOpen = useRef<{ readonly sessionId: string; readonly text: string } | null>(null);
 
-  /** At most one chat is open; opening another (or none) closes it, releasing the page's hold. */
+  // Chats left with messages still to go: each stays (holding its session) until they went, then closes.
+  const leftBehind = useRef(new Map<string, ChatSession>());
+
+  /**
+   * At most one chat is shown; showing another (or none) closes it, releasing the page's hold, unless messages typed
+   * there are still to go out: then it stays behind until they did.
+   */
   const show = (next: ChatSession | null): void => {
-    if (openRef.current !== next) void openRef.current?.close();
+    const shown = openRef.current;
+    if (shown && shown !== next) leave(shown);
     openRef.current = next;
     setOpen(next);
+  };
+  const leave = (chat: ChatSession): void => {
+    const sessionId = chat.sessionId;
+    if (sessionId === null || !chat.hasMessagesToGo()) return void chat.close();
+    chat.leftBehind();
+    leftBehind.current.set(sessionId, chat);
+    const stop = chat.state.subscribe(() => {
+      if (leftBehind.current.get(sessionId) !== chat) return stop();
+      if (chat.hasMessagesToGo()) return;
+      stop();
+      leftBehind.current.delete(sessionId);
+      void chat.close();
+    });
+  };
+  /** The chat for a session: the one left behind with its messages, else a new one. */
+  const chatFor = (sessionId: string, open: (sessionId: string) => ChatSession): ChatSession => {
+    const kept = leftBehind.current.get(sessionId);
+    leftBehind.current.delete(sessionId);
+    return kept ?? open(sessionId);
   };
 
   // What is shown follows from the route during render: leaving a chat's address (or the
@@ -86,7 +112,28 @@ export function App({
     document.getElementById("prompt-text")?.focus();
   }, [dialog]);
   useEffect(() => new PageAttention(overview, notifications).start(), [overview, notifications]);
-  useEffect(() => () => void openRef.current?.close(), []);
+  useEffect(
+    () => () => {
+      void openRef.current?.close();
+      for (const chat of leftBehind.current.values()) void chat.close();
+    },
+    [],
+  );
+  // Chats left behind follow their sessions too (a turn's end lets their next message go); a deleted one's closes.
+  const observedBehind = useRef(new WeakMap<ChatSession, SessionView | undefined>());
+  useEffect(() => {
+    for (const [sessionId, chat] of leftBehind.current) {
+      if (!state.deleted.includes(sessionId)) {
+        const session = state.sessions.find((each) => each.id === sessionId);
+        if (observedBehind.current.get(chat) === session) continue;
+        observedBehind.current.set(chat, session);
+        chat.observe(session);
+      } else {
+        leftBehind.current.delete(sessionId);
+        void chat.close();
+      }
+    }
+  }, [state.sessions, state.deleted]);
   useEffect(() => overview.onAgentState((sessionId) => openRef.current?.agentStateChanged(sessionId)), [overview]);
   useEffect(() => {
     if ((route.name === "session" || route.name === "changes") && state.deleted.includes(route.sessionId)) navigate(SESSIONS_HREF);
@@ -103,7 +150,8 @@ export function App({
   // Before the frame is painted: a session's address never shows a frame of the list alone first.
   useLayoutEffect(() => {
     if (routed === null) show(null);
-    else if (chatModule && openRef.current?.sessionId !== routed) show(chatModule.ChatSession.open({ mode: "load", sessionId: routed }));
+    else if (chatModule && openRef.current?.sessionId !== routed)
+      show(chatFor(routed, (sessionId) => chatModule.ChatSession.open({ mode: "load", sessionId })));
   }, [routed, chatModule]);
 
   useEffect(() => {

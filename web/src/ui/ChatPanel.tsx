@@ -144,6 +144,8 @@ export function ChatPanel({
       />
       <Outbox outbox={outbox} turnRunning={turnRunning} chat={chat} />
       <PromptBox
+        key={chat.instance}
+        sessionId={sessionId}
         enabled={link.name !== "failed" && link.name !== "closed"}
         commands={commands}
         focusOnOpen={focusPrompt}

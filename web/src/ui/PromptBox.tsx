@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import { draftOf, keepDraft } from "../chat/drafts.js";
 import { commandQuery, matchingCommands, type SlashCommand, withCommand } from "../chat/slash-commands.js";
 
 /**
@@ -13,20 +14,27 @@ const MENU_ID = "prompt-commands";
  * The message field: Enter sends, Shift+Enter starts a new line. Typing `/` offers the agent's
  * commands (Up/Down choose, Enter or Tab insert `/command `, Escape closes the menu; Enter sends a
  * command already typed in full). It takes the
- * focus when it appears, unless `focusOnOpen` is off (the person is stepping through sessions).
+ * focus when it appears, unless `focusOnOpen` is off (the person is stepping through sessions). What is typed and not
+ * sent is the session's draft (`drafts.ts`): it is there again when the conversation is.
  */
 export function PromptBox({
+  sessionId,
   enabled,
   commands,
   focusOnOpen,
   onSend,
 }: {
+  /** The session whose draft the box holds; null for a session not created yet. */
+  sessionId: string | null;
   enabled: boolean;
   commands: readonly SlashCommand[];
   focusOnOpen: boolean;
   onSend: (text: string) => void;
 }) {
-  const [text, setText] = useState("");
+  const [text, setText] = useState(() => (sessionId === null ? "" : draftOf(sessionId)));
+  useEffect(() => {
+    if (sessionId !== null) keepDraft(sessionId, text);
+  }, [sessionId, text]);
   const [menu, setMenu] = useState<CommandMenu>({ name: "following", active: 0 });
   const field = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
