@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { dataPaths } from "../config/paths.js";
 import { z } from "zod";
 
 const installedAgent = z.strictObject({
@@ -22,11 +23,12 @@ export type InstalledAgent = z.output<typeof installedAgent>;
 
 /** Where installs live in a data directory: the managed list, and each agent's versions. */
 export function installPaths(dataDir: string) {
+  const { installedAgents, agents } = dataPaths(dataDir);
   return {
     /** Written only by installs and removals (0600); merged into the agents, the configuration's winning. */
-    list: join(dataDir, "installed-agents.json"),
-    agents: join(dataDir, "agents"),
-    versionDir: (id: string, version: string) => join(dataDir, "agents", id, version),
+    list: installedAgents,
+    agents,
+    versionDir: (id: string, version: string) => join(agents, id, version),
   };
 }
 

@@ -3,8 +3,9 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import { berthCommand } from "../config/invocation.js";
 import { type Config, loadConfigFile } from "../config/load-config.js";
-import { dataPaths, defaultConfigPath, defaultDataDir } from "../config/paths.js";
+import { DataDirError, dataPaths, defaultConfigPath } from "../config/paths.js";
 import { runningHost } from "../server/host-file.js";
+import { dataDirOf } from "./data-dir.js";
 import { CommandFailedError, FAILURE_EXIT_CODE, USAGE_EXIT_CODE, UsageError } from "./exit-codes.js";
 
 /** Flags every command that talks to a running host takes. */
@@ -32,7 +33,7 @@ export class HostClientError extends CommandFailedError {
 export function localSetup(flags: HostFlags, env = process.env): { config: Config; dataDir: string } {
   const configPath = flags.config === undefined ? defaultConfigPath(env) : resolve(flags.config);
   const config = loadConfigFile(configPath, { required: flags.config !== undefined });
-  return { config, dataDir: resolve(flags.dataDir ?? config.dataDir ?? defaultDataDir(env)) };
+  return { config, dataDir: dataDirOf(flags.dataDir, config.dataDir, env) };
 }
 
 /** The running host's URL: `--url`, else the live `host.json` in the data directory; undefined when none runs. */
@@ -100,7 +101,7 @@ export async function runClientCommand(name: string, action: () => Promise<void>
   } catch (error) {
     const usage = error instanceof UsageError || (error instanceof Error && error.name === "ConfigError");
     const denied = permissionDenied(error);
-    if (!usage && !denied && !(error instanceof CommandFailedError)) throw error;
+    if (!usage && !denied && !(error instanceof CommandFailedError || error instanceof DataDirError)) throw error;
     process.stderr.write(`berth ${name}: ${denied ?? (error as Error).message}\n`);
     process.exitCode = usage ? USAGE_EXIT_CODE : FAILURE_EXIT_CODE;
   }

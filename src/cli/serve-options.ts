@@ -7,6 +7,7 @@ import { loadConfigFile } from "../config/load-config.js";
 import { hasPassword, isStoreSetting, redactUrl, STORE_FORM } from "../config/store-url.js";
 import { configExposure, type ConfigExposure } from "../config/config-exposure.js";
 import { defaultConfigPath, defaultDataDir } from "../config/paths.js";
+import { dataDirOf } from "./data-dir.js";
 import { UsageError } from "./exit-codes.js";
 
 /** `berth serve` flags as commander hands them over (all text). */
@@ -175,7 +176,7 @@ export function resolveServeSettings(flags: ServeFlags, env: Env = process.env, 
     config,
     configPath,
     exposure,
-    dataDir: resolve(cwd, flags.dataDir ?? config.dataDir ?? defaultDataDir(env)),
+    dataDir: dataDirOf(flags.dataDir, config.dataDir, env, cwd),
     listenHost,
     port: flags.port === undefined ? config.server.port : parsePort(flags.port),
   };

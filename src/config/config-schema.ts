@@ -52,14 +52,14 @@ export const MIN_SECRET_LENGTH = 16;
 const nonEmpty = z.string({ error: "expected a non-empty string" }).min(1, "expected a non-empty string");
 const env = z.record(z.string(), z.string({ error: "expected a string value" })).default({});
 
-/** A path a sandbox leaves writable or hides: absolute, or under the home (`~/`). */
-const sandboxPath = z
+/** A path the configuration names, read wherever Berth runs: absolute, or under the home (`~/`). */
+const placedPath = z
   .string({ error: "expected a path" })
   .refine((path) => path.startsWith("/") || path === "~" || path.startsWith("~/"), 'expected an absolute path or one under the home ("~/...")');
 const sandboxMode = z.enum(["off", "workspace-write"], { error: 'expected "off" or "workspace-write"' }).optional();
 const sandboxNetwork = z.enum(["on", "off"], { error: 'expected "on" or "off"' }).optional();
 /** An agent entry's sandbox, and a location's: over the host's `sandbox`; `binds` add writable paths for them alone. */
-const sandboxLayer = z.strictObject({ mode: sandboxMode, network: sandboxNetwork, binds: z.array(sandboxPath).default([]) });
+const sandboxLayer = z.strictObject({ mode: sandboxMode, network: sandboxNetwork, binds: z.array(placedPath).default([]) });
 
 const agentSchema = z.strictObject({
   command: nonEmpty,
@@ -96,16 +96,16 @@ export const configSchema = z
         mode: sandboxMode,
         network: sandboxNetwork,
         /** More writable paths, for every sandboxed session. */
-        binds: z.array(sandboxPath).default([]),
+        binds: z.array(placedPath).default([]),
         /** More hidden paths. */
-        hide: z.array(sandboxPath).default([]),
+        hide: z.array(placedPath).default([]),
         /** The bubblewrap binary: a name looked up on PATH, or a path. */
         bwrap: nonEmpty.default("bwrap"),
         /**
          * Directory → the sandbox of sessions there (the session's directory, a worktree session's repository): over
          * the host's; the longest that holds the session wins; with an agent entry's, the stricter of the two.
          */
-        locations: z.record(sandboxPath, sandboxLayer).default({}),
+        locations: z.record(placedPath, sandboxLayer).default({}),
       })
       .prefault({}),
     releaseGrace: duration.prefault(`${lifecycleDefaults.releaseGraceMs}ms`),
@@ -139,7 +139,7 @@ export const configSchema = z
     /** Where the `authenticate` an agent accepted is kept for its later children: memory, or a 0600 file in the data directory. */
     rememberLogins: z.enum(["memory", "file"], { error: 'expected "memory" or "file"' }).default("memory"),
     notify: z.strictObject({ webhook: webhookSchema.optional() }).default({}),
-    dataDir: nonEmpty.optional(),
+    dataDir: placedPath.optional(),
     /** Sessions in git worktrees of their own (docs/worktrees.md). */
     worktrees: z
       .strictObject({

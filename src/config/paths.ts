@@ -29,7 +29,36 @@ export function dataPaths(dataDir: string) {
     hostFile: join(dataDir, "host.json"),
     /** The exclusive lock that makes the directory one host's (see server/host-lock.ts). */
     lock: join(dataDir, "host.lock"),
+    /** The agents installed from the registry (agents/installed-agents.ts): their list, and each one's versions. */
+    installedAgents: join(dataDir, "installed-agents.json"),
+    agents: join(dataDir, "agents"),
+    /** Agents' logins remembered on disk (`rememberLogins: "file"`). */
+    agentLogins: join(dataDir, "agent-logins.json"),
+    /** What a fleet host reads from (host/fleet.ts), made anew at each start; never the embedded store's database. */
+    fleetMirror: join(dataDir, "fleet-mirror.sqlite"),
   };
+}
+
+/** The names of what Berth keeps at the top of a data directory, SQLite's `-wal` and `-shm` beside each database. */
+function berthEntries(): Set<string> {
+  const names = Object.values(dataPaths("")).filter((path) => path !== "");
+  return new Set(names.flatMap((name) => (name.endsWith(".sqlite") ? [name, `${name}-wal`, `${name}-shm`] : [name])));
+}
+
+/** A data directory that cannot be one (a file in its place). */
+export class DataDirError extends Error {
+  override readonly name = "DataDirError";
+}
+
+/** Creates the data directory (0700) if it is not there; a file in its place is refused by name. */
+export function ensureDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === "EEXIST" || code === "ENOTDIR") throw new DataDirError(`the data directory ${dataDir} is not a directory (a file is in its place)`);
+    throw error;
+  }
 }
 
 /** What {@link secureDataDir} found and changed. */
@@ -43,12 +72,13 @@ export interface DataDirSecurity {
 }
 
 /**
- * Makes a data directory its owner's alone: the directory and every folder in it 0700, every
- * file 0600 (an existing directory included: a journal left 0644 by an older run is tightened),
- * and the database file created 0600 before SQLite opens it; SQLite gives its `-wal` and
- * `-shm` files the database file's mode. Symbolic links are not followed. Berth does not change
- * its umask: its children inherit it, and an agent's files in the user's project keep the user's
- * umask; every file Berth itself creates is given an explicit mode instead.
+ * Makes a data directory its owner's alone: the directory 0700, and each of Berth's own entries in it (its database,
+ * token, worktrees...: {@link dataPaths}) with every folder in them 0700 and every file 0600 (an existing directory
+ * included: a journal left 0644 by an older run is tightened), and the database file created 0600 before SQLite opens
+ * it; SQLite gives its `-wal` and `-shm` files the database file's mode. Anything else in the directory (a data
+ * directory pointed at a project by mistake) is left as it is. Symbolic links are not followed. Berth does not change
+ * its umask: its children inherit it, and an agent's files in the user's project keep the user's umask; every file
+ * Berth itself creates is given an explicit mode instead.
  */
 export function secureDataDir(dataDir: string): DataDirSecurity {
   const paths = dataPaths(dataDir);
@@ -58,18 +88,19 @@ export function secureDataDir(dataDir: string): DataDirSecurity {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  ensureDataDir(dataDir);
   // The directory itself may be reached through a symlink (a data directory on another disk).
-  const tightened = makePrivate(realpathSync(dataDir));
+  const tightened = makePrivate(realpathSync(dataDir), berthEntries());
   createDatabaseFile(paths.database);
   return { foundMode, wasOpen: foundMode !== undefined && (foundMode & 0o077) !== 0, tightened };
 }
 
 /**
  * Takes group and other bits off `root` and everything in it this user owns (the owner's own bits stay: an
- * executable stays executable); symbolic links are not followed. Returns what changed, relative to `root`.
+ * executable stays executable), or of `root`'s entries only those named in `only`; symbolic links are not followed.
+ * Returns what changed, relative to `root`.
  */
-export function makePrivate(root: string): string[] {
+export function makePrivate(root: string, only?: ReadonlySet<string>): string[] {
   const tightened: string[] = [];
   const tighten = (path: string, relative: string) => {
     const stats = lstatSync(path);
@@ -81,7 +112,10 @@ export function makePrivate(root: string): string[] {
       tightened.push(relative);
     }
     if (stats.isDirectory()) {
-      for (const entry of readdirSync(path)) tighten(join(path, entry), relative === "." ? entry : join(relative, entry));
+      for (const entry of readdirSync(path)) {
+        if (relative === "." && only !== undefined && !only.has(entry)) continue;
+        tighten(join(path, entry), relative === "." ? entry : join(relative, entry));
+      }
     }
   };
   tighten(root, ".");

@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { dataPaths } from "../config/paths.js";
 import type { Config } from "../config/config-schema.js";
 import { monotonicClock, type Clock, type Timer } from "../lifecycle/clock.js";
 import { openReads, type HostStore } from "../store/host-store.js";
@@ -18,9 +18,6 @@ import type { HostParts } from "./host-composition.js";
 import type { Logger } from "./logger.js";
 import { StoreUnavailableError } from "./store-health.js";
 import { stopSessionAgent } from "./session-deletion.js";
-
-/** The file a fleet host reads from, in its data directory (never the embedded store's `berth.sqlite`). */
-const MIRROR_FILE = "fleet-mirror.sqlite";
 
 /** Why a session stopped being this host's. */
 interface Loss {
@@ -92,7 +89,7 @@ export class Fleet {
       const registeredAt = clock.now();
       const host = await backend.registerHost({ id, url: config.fleet.url ?? null });
       const leases = await backend.listLeases(host.id);
-      const mirrorPath = join(dataDir, MIRROR_FILE);
+      const mirrorPath = dataPaths(dataDir).fleetMirror;
       await buildMirror(backend, host.id, mirrorPath, leases, Object.keys(config.agents).concat("demo"));
       let fleet: Fleet | undefined;
       const directory = await FleetDirectory.open(

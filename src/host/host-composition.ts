@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import type { AgentChild } from "../agents/agent-child.js";
 import { AgentRegistry } from "../agents/agent-registry.js";
 import { InstalledListError, installPaths, readInstalledAgents } from "../agents/installed-agents.js";
@@ -164,7 +163,7 @@ export function composeHost(
   });
   // An install or removal made here changes the agents at once: the next child of each starts from the list.
   const installs = new AgentInstalls(config, dataDir, () => registry.setInstalled(installed()), log);
-  const logins = new AgentLogins(config.rememberLogins === "file" ? join(dataDir, "agent-logins.json") : undefined, (error) =>
+  const logins = new AgentLogins(config.rememberLogins === "file" ? dataPaths(dataDir).agentLogins : undefined, (error) =>
     log.error({ err: error }, "agent logins file unreadable; clients log in again"),
   );
   const loginStates = new AgentLoginStates(logins);

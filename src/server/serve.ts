@@ -1,7 +1,6 @@
 import type { Config } from "../config/config-schema.js";
-import { mkdirSync } from "node:fs";
 import { isPostgresUrl } from "../config/store-url.js";
-import { dataPaths, secureDataDir, type DataDirSecurity } from "../config/paths.js";
+import { dataPaths, ensureDataDir, secureDataDir, type DataDirSecurity } from "../config/paths.js";
 import { Host, OrderlySteps, sweepLeftovers, type HostOptions } from "../host/host.js";
 import type { Logger } from "../host/logger.js";
 import { Access } from "./access.js";
@@ -62,7 +61,7 @@ class AlreadyRunningError extends Error {
  */
 export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   const paths = dataPaths(options.dataDir);
-  mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
+  ensureDataDir(paths.dataDir);
   const lock = takeLock(paths);
   let security: DataDirSecurity;
   try {
@@ -74,12 +73,12 @@ export async function startBerth(options: BerthOptions): Promise<RunningBerth> {
   if (security.wasOpen) {
     options.log.warn(
       { dataDir: paths.dataDir, mode: security.foundMode?.toString(8), tightened: security.tightened },
-      "the data directory was accessible to other users; it is now 0700 and its files 0600",
+      "the data directory was accessible to other users; it is now 0700 and Berth's files in it 0600",
     );
   } else if (security.tightened.length > 0) {
     options.log.warn(
       { dataDir: paths.dataDir, tightened: security.tightened },
-      "files in the data directory were readable by other users; tightened to 0600",
+      "Berth's files in the data directory were readable by other users; tightened to 0600",
     );
   }
   let listener: BoundListener;

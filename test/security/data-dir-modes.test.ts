@@ -60,12 +60,31 @@ describe("the data directory is its owner's alone", () => {
         const isDirectory = statSync(join(dataDir, path)).isDirectory();
         expect({ path, mode }).toEqual({ path, mode: isDirectory ? "700" : "600" });
       }
-      const warning = lines.find((line) => line.msg === "the data directory was accessible to other users; it is now 0700 and its files 0600");
+      const warning = lines.find(
+        (line) => line.msg === "the data directory was accessible to other users; it is now 0700 and Berth's files in it 0600",
+      );
       expect(warning).toMatchObject({
         level: 40,
         mode: "755",
         tightened: expect.arrayContaining([".", "terminal-output", "terminal-output/old.log", "agent-logins.json"]),
       });
+    } finally {
+      await berth.shutdown();
+    }
+  });
+
+  it("a data directory pointed at a project by mistake: Berth's own files are made private, the project's left as they were", async () => {
+    const project = realpathSync(mkdtempSync(join(tmpdir(), "berth-modes-project-")));
+    temps.push(project);
+    mkdirSync(join(project, "src"), { mode: 0o755 });
+    chmodSync(join(project, "src"), 0o755);
+    writeFileSync(join(project, "src", "a.txt"), "code", { mode: 0o644 });
+    writeFileSync(join(project, "README"), "read me", { mode: 0o644 });
+    const berth = await startBerth({ config: parseConfig({}), dataDir: project, listenHost: "127.0.0.1", port: 0, log: capturingLogger().log });
+    try {
+      const all = modes(project);
+      expect({ src: all.src, "src/a.txt": all["src/a.txt"], README: all.README }).toEqual({ src: "755", "src/a.txt": "644", README: "644" });
+      expect({ database: all["berth.sqlite"], token: all.token }).toEqual({ database: "600", token: "600" });
     } finally {
       await berth.shutdown();
     }

@@ -1,15 +1,12 @@
-import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
 import type { Command } from "commander";
 import { berthCommand } from "../../config/invocation.js";
-import { loadConfigFile } from "../../config/load-config.js";
-import { dataPaths, defaultConfigPath, defaultDataDir } from "../../config/paths.js";
+import { dataPaths, ensureDataDir } from "../../config/paths.js";
 import { newToken, writeTokenFile } from "../../server/access-token.js";
 import { loadToken } from "../../server/auth.js";
 import { DeviceLogins } from "../../server/device-logins.js";
 import { runningHost } from "../../server/host-file.js";
 import { acquireHostLock, HostLockBusyError } from "../../server/host-lock.js";
-import { callHost, HostClientError, runClientCommand } from "../host-client.js";
+import { callHost, HostClientError, localSetup, runClientCommand } from "../host-client.js";
 import { reachableUrls } from "../../server/lan-addresses.js";
 import { terminalQr } from "../startup-text.js";
 
@@ -34,7 +31,7 @@ export function register(program: Command): void {
     .option("--config <file>", "configuration file, for its dataDir")
     .action((flags: TokenFlags) =>
       runClientCommand("token", async () => {
-        const paths = dataPaths(dataDirOf(flags));
+        const paths = dataPaths(localSetup(flags).dataDir);
         if (flags.link) {
           const host = runningHost(paths.hostFile);
           if (!host)
@@ -44,7 +41,7 @@ export function register(program: Command): void {
           printLink(host.url, loadToken(paths.token).token, flags.qr === true);
           return;
         }
-        mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
+        ensureDataDir(paths.dataDir);
         const { token: value, created } = loadToken(paths.token);
         if (created) process.stderr.write(`berth token: made a new access token in ${paths.token}\n`);
         process.stdout.write(`${value}\n`);
@@ -57,7 +54,7 @@ export function register(program: Command): void {
     .option("--config <file>", "configuration file, for its dataDir")
     .action((flags: Omit<TokenFlags, "link">) =>
       runClientCommand("token rotate", async () => {
-        const paths = dataPaths(dataDirOf({ ...token.opts<TokenFlags>(), ...flags }));
+        const paths = dataPaths(localSetup({ ...token.opts<TokenFlags>(), ...flags }).dataDir);
         const host = runningHost(paths.hostFile);
         if (host) {
           // The running host rotates: it also forgets remembered devices and closes what the old token opened.
@@ -85,7 +82,7 @@ function printLink(hostUrl: string, token: string, qr: boolean): void {
 
 /** No host runs: the token file is replaced under the host lock, so no host starts with the old one meanwhile. */
 function rotateOffline(paths: ReturnType<typeof dataPaths>): void {
-  mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
+  ensureDataDir(paths.dataDir);
   let lock: ReturnType<typeof acquireHostLock>;
   try {
     lock = acquireHostLock(paths.lock);
@@ -104,9 +101,4 @@ function rotateOffline(paths: ReturnType<typeof dataPaths>): void {
   } finally {
     lock.release();
   }
-}
-
-function dataDirOf(flags: Pick<TokenFlags, "dataDir" | "config">): string {
-  const configPath = flags.config === undefined ? defaultConfigPath() : resolve(flags.config);
-  return resolve(flags.dataDir ?? loadConfigFile(configPath, { required: flags.config !== undefined }).dataDir ?? defaultDataDir());
 }
