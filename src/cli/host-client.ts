@@ -58,6 +58,11 @@ export function locateHost(flags: HostFlags, env = process.env): { url: string; 
       throw new HostClientError(`cannot read the access token from ${paths.token}; pass --token`);
     }
   }
+  // Never echoed: a mistyped token is still close to the real one.
+  if (!/^[\x21-\x7e]+$/.test(token)) {
+    const what = "expected an access token: printable characters, no spaces or line breaks";
+    throw flags.token !== undefined ? new UsageError(`--token: ${what}`) : new HostClientError(`the token file ${paths.token}: ${what}`);
+  }
   return { url: url.replace(/\/$/, ""), token };
 }
 

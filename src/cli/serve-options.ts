@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { ALLOWED_HOST_FORM, parseAllowedHost, type AllowedHost } from "../config/allowed-hosts.js";
-import { MIN_SECRET_LENGTH, type Config } from "../config/config-schema.js";
+import { BLOCKED_PORT, isBlockedPort, MIN_SECRET_LENGTH, type Config } from "../config/config-schema.js";
 import { DURATION_FORM, parseDuration } from "../config/durations.js";
 import { loadConfigFile } from "../config/load-config.js";
 import { hasPassword, isStoreSetting, redactUrl, STORE_FORM } from "../config/store-url.js";
@@ -38,6 +38,21 @@ export interface ServeSettings {
   readonly dataDir: string;
   readonly listenHost: string;
   readonly port: number;
+  /** `BERTH_LOG_LEVEL`, else `info`. */
+  readonly logLevel: LogLevel;
+}
+
+/** The log's levels (pino's), as `BERTH_LOG_LEVEL` names them. */
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+type LogLevel = (typeof LOG_LEVELS)[number];
+const LOG_LEVEL_ENV = "BERTH_LOG_LEVEL";
+
+/** An empty value (a blank `Environment=` line) is no value. */
+function logLevelOf(env: Env): LogLevel {
+  const level = env[LOG_LEVEL_ENV]?.trim() || "info";
+  if (!(LOG_LEVELS as readonly string[]).includes(level))
+    throw new UsageError(`${LOG_LEVEL_ENV}: expected one of ${LOG_LEVELS.join(", ")}, got "${level}"`);
+  return level as LogLevel;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -177,6 +192,7 @@ export function resolveServeSettings(flags: ServeFlags, env: Env = process.env, 
     configPath,
     exposure,
     dataDir: dataDirOf(flags.dataDir, config.dataDir, env, cwd),
+    logLevel: logLevelOf(env),
     listenHost,
     port: flags.port === undefined ? config.server.port : parsePort(flags.port),
   };
@@ -191,5 +207,6 @@ function allowedHostFlag(text: string): AllowedHost {
 function parsePort(text: string): number {
   const port = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!(port >= 0 && port <= 65535)) throw new UsageError(`--port: expected a port number from 0 to 65535, got "${text}"`);
+  if (isBlockedPort(port)) throw new UsageError(`--port ${port}: ${BLOCKED_PORT}`);
   return port;
 }

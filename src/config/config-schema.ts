@@ -14,6 +14,23 @@ const duration = z.string({ error: DURATION_FORM }).transform((text, ctx) => {
   return ms;
 });
 
+/** The ports browsers and `fetch` refuse to connect to (the Fetch standard's "bad ports"): a host there is unreachable. */
+const BLOCKED_PORTS: ReadonlySet<number> = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123,
+  135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995,
+  1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
+export const BLOCKED_PORT = "browsers and fetch refuse to connect to this port (one of the Fetch standard's bad ports): choose another";
+
+export function isBlockedPort(port: number): boolean {
+  return BLOCKED_PORTS.has(port);
+}
+
+/** The longest wait a Node timer holds in one (about 24.8 days): past it, it would fire at once. */
+const LONGEST_WAIT = "24d";
+/** How long Berth waits for something before giving up on it: neither nothing nor longer than a timer holds. */
+const wait = duration.refine((ms) => ms > 0 && ms <= parseDuration(LONGEST_WAIT)!, `expected a wait of more than 0 and at most ${LONGEST_WAIT}`);
+
 const byteSize = z
   .union([z.number().int().positive(), z.string()], { error: 'expected a size such as "1MiB" or a number of bytes' })
   .transform((value, ctx) => {
@@ -77,7 +94,7 @@ const serviceSchema = z.strictObject({
   port: z.literal("auto", { error: 'expected "auto" (Berth allocates the port)' }).optional(),
   /** An MCP server over HTTP at this path, passed to agents that support HTTP MCP. */
   mcp: z.strictObject({ type: z.literal("http", { error: 'expected "http"' }), path: z.string().default("/mcp") }).optional(),
-  readyTimeout: duration.prefault("30s"),
+  readyTimeout: wait.prefault("30s"),
 });
 
 export const configSchema = z
@@ -120,17 +137,17 @@ export const configSchema = z
     terminalOutputLimit: byteSize.default(1024 * 1024),
     outputRetention: duration.prefault("7d"),
     recordRetention: duration.prefault("30d"),
-    initializeTimeout: duration.prefault("30s"),
-    interruptTimeout: duration.prefault("10s"),
+    initializeTimeout: wait.prefault("30s"),
+    interruptTimeout: wait.prefault("10s"),
     /** How long the prompting client may take to answer an agent's `fs/*` request before the disk answers it. */
-    clientFileTimeout: duration.prefault("10s"),
-    stopTimeout: duration.prefault("3s"),
+    clientFileTimeout: wait.prefault("10s"),
+    stopTimeout: wait.prefault("3s"),
     /**
      * How long work that must be stored before it is acknowledged (a session created or deleted, a
      * question answered) waits for a store that cannot write (another process holds its write lock,
      * a full disk) before it fails with a clear error. The write stays queued.
      */
-    writeTimeout: duration.prefault("10s"),
+    writeTimeout: wait.prefault("10s"),
     /**
      * How much may wait to be stored (while the store cannot write) before agents' output is no longer read: their pipes
      * fill and they wait, until half of it is stored. Nothing is dropped.
@@ -150,7 +167,7 @@ export const configSchema = z
         /** A shell command that must pass before a worktree lands; default the repository's `.berth/check`. */
         check: nonEmpty.optional(),
         /** How long a setup or a check may run before its process group is killed and it counts as failed. */
-        timeout: duration.prefault("10m"),
+        timeout: wait.prefault("10m"),
         /** How a landed branch joins its base: always a merge commit, or only a fast-forward. */
         merge: z.enum(["merge", "ff-only"], { error: 'expected "merge" or "ff-only"' }).default("merge"),
       })
@@ -172,9 +189,9 @@ export const configSchema = z
           .string({ error: "expected the cluster secret as a string" })
           .min(MIN_SECRET_LENGTH, `expected a cluster secret of at least ${MIN_SECRET_LENGTH} characters (e.g. openssl rand -base64 32)`)
           .optional(),
-        heartbeatInterval: duration.prefault("5s"),
+        heartbeatInterval: wait.prefault("5s"),
         /** A host whose heartbeat is older than this is offline and its sessions may be taken; the same on every host of a fleet. */
-        hostTtl: duration.prefault("30s"),
+        hostTtl: wait.prefault("30s"),
         /**
          * Whether this host adopts a session whose owner is offline (silent past hostTtl) when a client opens it here and
          * its directory exists here. Off by default: the same path on two machines is not necessarily the same files.
@@ -188,7 +205,13 @@ export const configSchema = z
     server: z
       .strictObject({
         host: nonEmpty.default("127.0.0.1"),
-        port: z.number({ error: "expected a port number" }).int().min(0).max(65535).default(7420),
+        port: z
+          .number({ error: "expected a port number" })
+          .int()
+          .min(0)
+          .max(65535)
+          .refine((port) => !isBlockedPort(port), BLOCKED_PORT)
+          .default(7420),
         /** More names Berth answers to (behind a reverse proxy); see docs/serve.md. */
         allowedHosts: z.array(allowedHost, { error: "expected a list of host names" }).default([]),
         /**
@@ -197,7 +220,7 @@ export const configSchema = z
          */
         maxConnections: z.number({ error: "expected a whole number of connections" }).int().min(1).default(512),
         /** How long a connection may take to send a request's headers before it is closed (Node's default: 60 s). */
-        headersTimeout: duration.prefault("10s"),
+        headersTimeout: wait.prefault("10s"),
         /**
          * What Berth keeps queued for every ACP WebSocket client together; a client that has its share queued (at most
          * `clientHighWater`) is fed from the journal as it reads, not from memory (docs/serve.md, "Slow clients").

@@ -6,7 +6,7 @@ export type { Logger };
 
 /** Structured JSON lines; pretty-printed when stderr is a terminal. */
 export function createLogger(options: { level?: string; pretty?: boolean } = {}): Logger {
-  const level = options.level ?? process.env.BERTH_LOG_LEVEL ?? "info";
+  const level = options.level ?? "info";
   const usePretty = options.pretty ?? process.stderr.isTTY === true;
   const base = { level, base: { name: "berth" }, timestamp: pino.stdTimeFunctions.isoTime };
   return usePretty ? pino(base, prettyStream({ destination: 2, colorize: true, ignore: "pid,hostname,name" })) : pino(base, pino.destination(2));

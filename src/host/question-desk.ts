@@ -218,12 +218,15 @@ function alreadyResolved(question: Question): QuestionError {
 function validateAnswer(question: Pick<Question, "id" | "kind" | "request">, answer: QuestionAnswer): void {
   const request = question.request as Record<string, unknown>;
   if (question.kind === "permission") {
-    if (!("optionId" in answer) || typeof answer.optionId !== "string") {
-      throw new QuestionError("invalid_answer", `question "${question.id}" is a permission: answer with { "optionId": "..." }`);
-    }
     const options = (request.options as Array<{ optionId: string }> | undefined) ?? [];
+    const known = options.map((option) => option.optionId).join(", ");
+    if (!("optionId" in answer) || typeof answer.optionId !== "string") {
+      throw new QuestionError(
+        "invalid_answer",
+        `question "${question.id}" is a permission: answer with one of its options (${known}) as { "optionId": "..." }`,
+      );
+    }
     if (!options.some((option) => option.optionId === answer.optionId)) {
-      const known = options.map((option) => option.optionId).join(", ");
       throw new QuestionError("invalid_answer", `question "${question.id}" has no option "${answer.optionId}" (options: ${known})`);
     }
     return;

@@ -45,6 +45,39 @@ describe("berth serve settings", () => {
       '--max-active-hold: expected a duration such as "500ms", "15s", "60m", "24h" or "7d", got "a day"',
     );
     expect(() => resolveServeSettings({ host: " " }, env)).toThrow("--host: expected an address");
+    // A port browsers refuse: the dashboard and every client command would fail there.
+    expect(() => resolveServeSettings({ port: "6666" }, env)).toThrow(
+      "--port 6666: browsers and fetch refuse to connect to this port (one of the Fetch standard's bad ports): choose another",
+    );
+    expect(resolveServeSettings({ port: "6664" }, env).port).toBe(6664);
+  });
+
+  it("takes the log level from BERTH_LOG_LEVEL, an empty one as none, and names a level there is not", () => {
+    const base = { XDG_CONFIG_HOME: tempDir("berth-settings-") };
+    expect(resolveServeSettings({}, base).logLevel).toBe("info");
+    expect(resolveServeSettings({}, { ...base, BERTH_LOG_LEVEL: "" }).logLevel).toBe("info");
+    expect(resolveServeSettings({}, { ...base, BERTH_LOG_LEVEL: " debug " }).logLevel).toBe("debug");
+    expect(() => resolveServeSettings({}, { ...base, BERTH_LOG_LEVEL: "verbose" })).toThrow(
+      'BERTH_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"',
+    );
+  });
+
+  it("refuses a configured wait of nothing, or longer than a timer holds (it would fire at once), and a blocked port", () => {
+    const configDir = tempDir("berth-settings-");
+    const file = join(configDir, "waits.json");
+    const withConfig = (config: object) => {
+      writeFileSync(file, JSON.stringify(config));
+      return () => resolveServeSettings({ config: file }, { XDG_CONFIG_HOME: configDir });
+    };
+    for (const key of ["initializeTimeout", "writeTimeout", "stopTimeout", "interruptTimeout", "clientFileTimeout"]) {
+      expect(withConfig({ [key]: "30d" })).toThrow(`${key}: expected a wait of more than 0 and at most 24d`);
+      expect(withConfig({ [key]: "0s" })).toThrow(`${key}: expected a wait of more than 0 and at most 24d`);
+      expect(withConfig({ [key]: "24d" })().config[key as "writeTimeout"]).toBe(24 * 86_400_000);
+    }
+    expect(withConfig({ worktrees: { timeout: "25d" } })).toThrow("expected a wait of more than 0 and at most 24d");
+    // The lifecycle's own durations run on a clock that holds any wait.
+    expect(withConfig({ idleTtl: "60d" })().config.idleTtl).toBe(60 * 86_400_000);
+    expect(withConfig({ server: { port: 6000 } })).toThrow("browsers and fetch refuse to connect to this port");
   });
 
   it("takes the store and the fleet's host id from the file, --store and --host-id over it; a bad one is named", () => {

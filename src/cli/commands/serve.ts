@@ -30,7 +30,7 @@ async function serve(flags: ServeFlags): Promise<number> {
   }
   // Loaded here, not at the top: every `berth` command registers this one, and only serve needs the server.
   const [{ createLogger }, { startBerth }] = await Promise.all([import("../../host/logger.js"), import("../../server/serve.js")]);
-  const log = createLogger();
+  const log = createLogger({ level: settings.logLevel });
   // Until Berth runs, an uncaught exception is logged and ends the process; then it stops Berth first (below).
   let onUncaught = (error: unknown) => {
     log.error({ err: error }, "uncaught exception: stopping Berth");

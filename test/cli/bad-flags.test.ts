@@ -67,3 +67,26 @@ describe("the data directory a command uses", () => {
     expect(readdirSync(dir)).toEqual(["a-file"]);
   });
 });
+
+describe("the access token a client command uses", () => {
+  it("refuses a --token with a line break or a space by name, without echoing it", async () => {
+    for (const token of ["abc\ndef", "two words"]) {
+      const refused = await berth(["sessions", "--url", "http://127.0.0.1:9", "--token", token]);
+      expect(refused).toEqual({
+        code: 2,
+        stderr: "berth sessions: --token: expected an access token: printable characters, no spaces or line breaks\n",
+      });
+    }
+  });
+
+  it("refuses a token file that holds no token, naming the file", async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "berth-token-file-")));
+    dirs.push(dir);
+    writeFileSync(join(dir, "token"), "first line\nsecond line\n");
+    const refused = await berth(["sessions", "--url", "http://127.0.0.1:9", "--data-dir", dir]);
+    expect(refused).toEqual({
+      code: 1,
+      stderr: `berth sessions: the token file ${join(dir, "token")}: expected an access token: printable characters, no spaces or line breaks\n`,
+    });
+  });
+});
