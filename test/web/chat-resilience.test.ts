@@ -194,4 +194,32 @@ describe("a chat that is never stuck, and reads without booting", () => {
     expect(await sessionView(readOnly)).toMatchObject({ holders: 0, state: "childless" });
     expect(main.errors).toEqual([]);
   });
+
+  it("closes a chat whose link no longer answers: its socket goes after a short wait, and the session's hold with it", async () => {
+    const quiet = (await host.running.host.createSession({ cwd: host.workDir })).id;
+    const { url } = host.running.server;
+    const { token } = host.running;
+    // The page's ACP socket as a link that died without a word would be for `session/close`: it never gets there.
+    const opened = await openPage(launched.browser, url, `/?token=${token}#/sessions/${quiet}`, undefined, async (page) => {
+      await page.routeWebSocket(/\/acp/, (socket) => {
+        const server = socket.connectToServer();
+        socket.onMessage((message) => {
+          if (!String(message).includes('"session/close"')) server.send(message);
+        });
+      });
+    });
+    try {
+      const { page } = opened;
+      const socketClosed = new Promise<void>((resolve) => page.once("websocket", (socket) => socket.once("close", () => resolve())));
+      await send(page, "Hello before leaving");
+      await transcript(page).locator(".message.agent", { hasText: "Hello before leaving" }).waitFor();
+      expect(await sessionView(quiet)).toMatchObject({ holders: 1 });
+      await page.evaluate(`window.location.hash = "#/sessions"`);
+      await socketClosed;
+      await expect.poll(async () => (await sessionView(quiet)).holders, POLL).toBe(0);
+      expect(opened.errors).toEqual([]);
+    } finally {
+      await opened.close();
+    }
+  });
 });

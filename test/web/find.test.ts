@@ -100,8 +100,11 @@ describe("finding sessions: the pure parts", () => {
       ...modifiers,
     });
     expect(shortcutOf(key("j"), "page")).toBe("next-session");
+    expect(shortcutOf(key("j"), "prompt")).toBeUndefined();
+    expect(shortcutOf(key("Escape"), "prompt")).toBe("cancel-turn");
+    // Another field's Escape is its own (a form question's field, a login's address box).
     expect(shortcutOf(key("j"), "field")).toBeUndefined();
-    expect(shortcutOf(key("Escape"), "field")).toBe("cancel-turn");
+    expect(shortcutOf(key("Escape"), "field")).toBeUndefined();
     expect(shortcutOf(key("Escape"), "page")).toBe("cancel-turn");
     // A search field's Escape clears it.
     expect(shortcutOf(key("Escape"), "search")).toBeUndefined();

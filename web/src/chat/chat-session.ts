@@ -86,6 +86,9 @@ export type ChatOpening = { readonly mode: "load"; readonly sessionId: string } 
 
 let instances = 0;
 
+/** How long closing waits for `session/close` to be answered before it closes the socket anyway. */
+const CLOSE_ANSWER_MS = 2_000;
+
 /** How often a session read without holding it is read again while another client runs a turn. */
 const FOLLOW_MS = 1_000;
 
@@ -305,7 +308,10 @@ export class ChatSession {
     this.terminals.stop();
     const connection = this.connection.current;
     if (connection && sessionId !== null && link.name === "live") {
-      await connection.agent.request("session/close", { sessionId }).catch(() => undefined);
+      // A link that died without a word (a laptop's sleep) answers nothing: the socket is closed all the same, which
+      // releases the hold too.
+      const answered = connection.agent.request("session/close", { sessionId }).catch(() => undefined);
+      await Promise.race([answered, new Promise((resolve) => setTimeout(resolve, CLOSE_ANSWER_MS))]);
     }
     this.connection.close();
   }
@@ -537,6 +543,8 @@ export class ChatSession {
   private fail(message: string): void {
     if (this.closed()) return;
     this.patch({ link: { name: "failed", message } });
+    clearInterval(this.followTimer);
+    this.followTimer = undefined;
     this.connection.close();
   }
 

@@ -407,6 +407,8 @@ function storedFilter(): SessionFilter {
 
 function keyPlace(target: EventTarget | null): KeyPlace {
   if (target instanceof HTMLInputElement && target.type === "search") return "search";
+  // The message box's id is PromptBox's.
+  if (target instanceof HTMLTextAreaElement && target.id === "prompt-text") return "prompt";
   const typing = target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
   return typing ? "field" : "page";
 }

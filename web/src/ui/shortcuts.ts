@@ -14,7 +14,7 @@ export const shortcuts: readonly Shortcut[] = [
   { keys: ["j"], action: "next-session", description: "Open the next session in the list" },
   { keys: ["k"], action: "previous-session", description: "Open the previous session in the list" },
   { keys: ["w"], action: "question", description: "Jump to the question that has waited longest" },
-  { keys: ["Esc"], action: "cancel-turn", description: "Cancel the open chat's running turn, once confirmed (also while typing)" },
+  { keys: ["Esc"], action: "cancel-turn", description: "Cancel the open chat's running turn, once confirmed (also while typing a message)" },
   { keys: ["n"], action: "new-session", description: "Start a new session" },
 ];
 
@@ -28,17 +28,17 @@ const byKey: ReadonlyMap<string, ShortcutAction> = new Map([
   ["Escape", "cancel-turn"],
 ]);
 
-/** Where a key was pressed: on the page, in a field (typing), or in a search field. */
-export type KeyPlace = "page" | "field" | "search";
+/** Where a key was pressed: on the page, in the message box, in another field (a form's, a title's), or in a search field. */
+export type KeyPlace = "page" | "prompt" | "field" | "search";
 
 /**
- * The action of a key press, if any. While the person types in a field only Escape acts (it
- * offers to cancel the turn: the prompt box is where one notices a turn going astray); in a search
- * field none does (its Escape clears it); keys with Ctrl, Alt or Meta are the browser's.
+ * The action of a key press, if any. While the person types a message only Escape acts (it offers to cancel the
+ * turn: the message box is where one notices a turn going astray); in any other field none does (its Escape is its
+ * own: a search clears, a form's field is left); keys with Ctrl, Alt or Meta are the browser's.
  */
 export function shortcutOf(key: { key: string; ctrlKey: boolean; altKey: boolean; metaKey: boolean }, place: KeyPlace): ShortcutAction | undefined {
-  if (key.ctrlKey || key.altKey || key.metaKey || place === "search") return undefined;
-  if (place === "field" && key.key !== "Escape") return undefined;
+  if (key.ctrlKey || key.altKey || key.metaKey || place === "search" || place === "field") return undefined;
+  if (place === "prompt" && key.key !== "Escape") return undefined;
   return byKey.get(key.key);
 }
 
