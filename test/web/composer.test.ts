@@ -145,6 +145,12 @@ describe("the composer, in a real browser", () => {
 
     await queued.filter({ hasText: "to be removed" }).getByRole("button", { name: "Remove" }).click();
     await expect.poll(() => queued.count(), POLL).toBe(1);
+    // The focus does not fall to the page with the removed message's button: the message box has it.
+    await expect.poll(() => focusedId(page), POLL).toBe("prompt-text");
+    // An edit given up: the field is gone, the message box has the focus.
+    await queued.filter({ hasText: "first draft" }).getByRole("button", { name: "Edit" }).click();
+    await outbox(page).getByLabel("Editing: held until saved").press("Escape");
+    await expect.poll(() => focusedId(page), POLL).toBe("prompt-text");
 
     await queued.filter({ hasText: "first draft" }).getByRole("button", { name: "Edit" }).click();
     const edited = outbox(page).getByLabel("Editing: held until saved");
@@ -157,6 +163,7 @@ describe("the composer, in a real browser", () => {
     expect(await edited.inputValue()).toBe("second draft");
     await screenshot(page, "composer-editing-queued");
     await edited.press("Enter");
+    await expect.poll(() => focusedId(page), POLL).toBe("prompt-text");
 
     await transcript(page).locator(".message.agent", { hasText: "second draft" }).waitFor();
     await outbox(page).waitFor({ state: "detached" });

@@ -17,7 +17,8 @@ export function Outbox({ outbox, turnRunning, chat }: { outbox: OutboxList; turn
             <span class="outgoing-text">{message.text}</span>
             <span class="outgoing-actions">
               {message.state === "queued" && turnRunning ? (
-                <button type="button" onClick={() => chat.stopAndSend(message.id)}>
+                // Like the header's Cancel turn: nothing can be stopped while Berth is out of reach.
+                <button type="button" disabled={!chat.canCancel()} onClick={() => chat.stopAndSend(message.id)}>
                   Stop and send
                 </button>
               ) : null}
@@ -32,7 +33,14 @@ export function Outbox({ outbox, turnRunning, chat }: { outbox: OutboxList; turn
                 </button>
               ) : null}
               {message.state !== "sending" ? (
-                <button type="button" class="quiet" onClick={() => chat.discard(message.id)}>
+                <button
+                  type="button"
+                  class="quiet"
+                  onClick={() => {
+                    chat.discard(message.id);
+                    focusMessageBox();
+                  }}
+                >
                   Remove
                 </button>
               ) : null}
@@ -53,13 +61,22 @@ function EditedMessage({ message, chat }: { message: OutgoingMessage; chat: Chat
     field.current?.select();
   }, []);
   const fieldId = `outgoing-edit-${message.id}`;
+  // The element that had the focus is gone with the edit: the message box takes it.
+  const finish = (edited: string | null) => {
+    chat.finishEdit(message.id, edited);
+    focusMessageBox();
+  };
+  const remove = () => {
+    chat.discard(message.id);
+    focusMessageBox();
+  };
   return (
     <li class="outgoing editing">
       <form
         class="outgoing-edit"
         onSubmit={(event) => {
           event.preventDefault();
-          chat.finishEdit(message.id, text);
+          finish(text);
         }}
       >
         <label for={fieldId} class="outgoing-state">
@@ -74,11 +91,11 @@ function EditedMessage({ message, chat }: { message: OutgoingMessage; chat: Chat
           onKeyDown={(event) => {
             if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
               event.preventDefault();
-              chat.finishEdit(message.id, text);
+              finish(text);
             } else if (event.key === "Escape") {
               // Gives up the edit; not the page's Escape (which would offer to cancel the turn).
               event.preventDefault();
-              chat.finishEdit(message.id, null);
+              finish(null);
             }
           }}
         />
@@ -86,16 +103,27 @@ function EditedMessage({ message, chat }: { message: OutgoingMessage; chat: Chat
           <button type="submit" class="primary">
             Save
           </button>
-          <button type="button" onClick={() => chat.finishEdit(message.id, null)}>
+          <button type="button" onClick={() => finish(null)}>
             Keep as it was
           </button>
-          <button type="button" class="quiet" onClick={() => chat.discard(message.id)}>
+          <button type="button" class="quiet" onClick={remove}>
             Remove
           </button>
         </span>
       </form>
     </li>
   );
+}
+
+/**
+ * Once the outbox has rendered again, the message box has the focus (a queued message's buttons come and go as it
+ * is sent), unless something else took it meanwhile.
+ */
+function focusMessageBox(): void {
+  setTimeout(() => {
+    // The message box's id is PromptBox's.
+    if (document.activeElement === null || document.activeElement === document.body) document.getElementById("prompt-text")?.focus();
+  });
 }
 
 function stateText(message: OutgoingMessage, turnRunning: boolean): string {
