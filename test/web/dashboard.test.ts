@@ -205,11 +205,24 @@ describe("the dashboard in a real browser against a real Berth", () => {
     });
   });
 
-  it("answers an /elicit form", async () => {
+  it("answers an /elicit form, whose typed answer stays while its row is scrolled out of view and back", async () => {
     const { page } = main;
+    // A tall reply above the form: scrolled to the top, the conversation no longer renders the form's row.
+    const turnsEnded = () => server.berth.host.events(sessionId).filter((event) => event.kind === "turn_ended").length;
+    const before = turnsEnded();
+    await send(page, "/flood 300 200");
+    await expect.poll(turnsEnded, POLL).toBe(before + 1);
     await send(page, "/elicit What is your name?");
     const ask = transcript(page).getByRole("group").filter({ hasText: "What is your name?" });
     await ask.getByLabel("Answer").fill("Ada");
+    await transcript(page).hover();
+    await page.mouse.wheel(0, -400);
+    await transcript(page).evaluate((log) => {
+      log.scrollTop = 0;
+    });
+    await ask.waitFor({ state: "detached" });
+    await scrollTo(ask);
+    expect(await ask.getByLabel("Answer").inputValue()).toBe("Ada");
     await ask.getByRole("button", { name: "Submit" }).click();
     await transcript(page).locator(".message.agent", { hasText: 'Elicitation action: accept, content: {"answer":"Ada"}' }).waitFor();
 

@@ -1,14 +1,20 @@
 import { useMemo, useState } from "preact/hooks";
+import { formValuesOf, keepFormValues } from "./answering.js";
 import { formContent, formFields, type FieldValue, type FormField } from "./form-fields.js";
 
-/** A form question rendered from its `requestedSchema`; Submit accepts with the values, Decline declines. */
+/**
+ * A form question rendered from its `requestedSchema`; Submit accepts with the values, Decline declines. What is
+ * typed is kept by question (`answering.ts`): shown again, it is as it was left.
+ */
 export function ElicitationForm({
+  questionId,
   idPrefix,
   schema,
   disabled,
   onAccept,
   onDecline,
 }: {
+  questionId: string;
   idPrefix: string;
   schema: unknown;
   disabled: boolean;
@@ -16,8 +22,8 @@ export function ElicitationForm({
   onDecline: () => void;
 }) {
   const fields = useMemo(() => formFields(schema), [schema]);
-  const [values, setValues] = useState<Record<string, FieldValue>>(() =>
-    Object.fromEntries(fields.flatMap((f) => (f.kind === "unsupported" ? [] : [[f.name, f.initial]]))),
+  const [values, setValues] = useState<Record<string, FieldValue>>(
+    () => formValuesOf(questionId) ?? Object.fromEntries(fields.flatMap((f) => (f.kind === "unsupported" ? [] : [[f.name, f.initial]]))),
   );
   const submit = (event: Event): void => {
     event.preventDefault();
@@ -31,7 +37,13 @@ export function ElicitationForm({
           id={`${idPrefix}-${field.name}`}
           field={field}
           value={values[field.name]}
-          onChange={(value) => setValues((current) => ({ ...current, [field.name]: value }))}
+          onChange={(value) =>
+            setValues((current) => {
+              const next = { ...current, [field.name]: value };
+              keepFormValues(questionId, next);
+              return next;
+            })
+          }
         />
       ))}
       <div class="choices">

@@ -21,12 +21,14 @@ interface FormRequest {
  * (in a chat) and one listed over REST (the Questions panel): both carry the agent's request as is.
  */
 export function QuestionBody({
+  questionId,
   kind,
   request,
   idPrefix,
   busy,
   onAnswer,
 }: {
+  questionId: string;
   kind: "permission" | "elicitation";
   request: unknown;
   idPrefix: string;
@@ -48,6 +50,7 @@ export function QuestionBody({
       <p class="question-text">{message ?? "The agent asks for some information."}</p>
       {typeof url === "string" ? <QuestionLink idPrefix={idPrefix} url={url} /> : null}
       <ElicitationForm
+        questionId={questionId}
         idPrefix={idPrefix}
         schema={requestedSchema}
         disabled={busy}

@@ -55,7 +55,7 @@ function QuestionCard({ question, session, onAnswer }: { question: QuestionView;
           </>
         ) : null}
       </p>
-      <QuestionBody kind={question.kind} request={question.request} idPrefix={headingId} busy={busy} onAnswer={answer} />
+      <QuestionBody questionId={question.id} kind={question.kind} request={question.request} idPrefix={headingId} busy={busy} onAnswer={answer} />
       {failure === null ? null : (
         <p class="error" role="alert">
           {failure}

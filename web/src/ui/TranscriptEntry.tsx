@@ -91,7 +91,7 @@ function WaitingQuestion({ question, onAnswer }: { question: TranscriptQuestion;
       <span class="who" id={headingId}>
         {question.kind === "permission" ? "The agent asks for permission" : "The agent asks you to fill in a form"}
       </span>
-      <QuestionBody kind={question.kind} request={question.request} idPrefix={headingId} busy={busy} onAnswer={answer} />
+      <QuestionBody questionId={question.id} kind={question.kind} request={question.request} idPrefix={headingId} busy={busy} onAnswer={answer} />
       {failure === null ? null : (
         <p class="error" role="alert">
           {failure}
