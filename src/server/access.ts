@@ -53,10 +53,11 @@ export class Access {
 
   /**
    * Whether the request carried a login cookie that lets nothing in (revoked, or of an old token): the browser is told to
-   * drop it. Not when it carried several of that name: one may be another port's page's, set to shadow this one, and
-   * the browser would drop the device's own.
+   * drop it. Only when the request relied on it (its page's half presented): a tab's own refused token (an old link)
+   * says nothing of the cookie the browser sends with it. Not when it carried several of that name: one may be another
+   * port's page's, set to shadow this one, and the browser would drop the device's own.
    */
   staleCookie(req: IncomingMessage): boolean {
-    return presentedLoginCookies(req, this.port).length === 1;
+    return typeof req.headers[PAGE_SECRET_HEADER] === "string" && presentedLoginCookies(req, this.port).length === 1;
   }
 }

@@ -116,6 +116,14 @@ describe("remember this device", () => {
     expect(own).toMatchObject({ name: `berth-login-${berth.port}`, httpOnly: true });
   });
 
+  it("opens as the remembered device in a tab whose own token is refused (an old link, a token rotated since)", async () => {
+    const { berth, context } = await rememberedDevice();
+    const stale = await openDashboard(berth, context, "/?token=an-old-token-from-before-it-rotated");
+    await live(stale);
+    expect(await stale.evaluate("sessionStorage.getItem('berth.token')")).toBeNull();
+    expect(await stale.evaluate("localStorage.getItem('berth.login')")).not.toBeNull();
+  });
+
   it("is refused, and says so, once the token rotates; the refused cookie is dropped", async () => {
     const { berth, context } = await rememberedDevice();
     const remembered = await openDashboard(berth, context, "/");

@@ -31,6 +31,11 @@ export function credential(): "token" | "device" | "none" {
   return storedLogin() !== null ? "device" : "none";
 }
 
+/** The tab's token was refused: it is dropped, so the tab falls back on the remembered device, if any. */
+export function forgetTabToken(): void {
+  window.sessionStorage.removeItem(STORAGE_KEY);
+}
+
 export function rememberDevice(pageSecret: string): void {
   window.localStorage.setItem(LOGIN_KEY, pageSecret);
 }

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { credential, forgetDevice } from "../auth/token.js";
+import { credential, forgetDevice, forgetTabToken, isRemembered } from "../auth/token.js";
 
 const why = {
   token: "The token in the link this tab was opened with was not accepted: it is mistyped or cut short, or it was replaced (berth token rotate).",
@@ -17,11 +17,25 @@ function tokenLinkCommand(): string {
 export function AuthRequired() {
   // What the tab had when it was refused: forgetting the device below must not turn the reason into "none" on the next render.
   const [had] = useState(credential);
+  // A tab's old token (the token rotated since it was opened) is refused, but the device is remembered: the page
+  // loads again with the device's login (refused too, it is forgotten then: no loop).
+  const [fallBack] = useState(() => had === "token" && isRemembered());
   const command = tokenLinkCommand();
   // A refused remembered login is no use any more: the next visit asks for the link at once.
   useEffect(() => {
     if (had === "device") forgetDevice();
-  }, [had]);
+    if (fallBack) {
+      forgetTabToken();
+      window.location.reload();
+    }
+  }, [had, fallBack]);
+  if (fallBack) {
+    return (
+      <main class="auth">
+        <p role="status">Opening the dashboard as this remembered device…</p>
+      </main>
+    );
+  }
   return (
     <main class="auth">
       <div class="auth-card">
