@@ -2,7 +2,7 @@ import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { catalogueFixture } from "../agents/catalogue-fixture.js";
-import { dashboardSuite, desktop, openPage, screenshot, type OpenedPage } from "./dashboard-harness.js";
+import { dashboardSuite, desktop, holdRequests, openPage, screenshot, type OpenedPage } from "./dashboard-harness.js";
 
 const POLL = { timeout: 60_000, interval: 50 };
 const fixture = catalogueFixture();
@@ -67,10 +67,35 @@ describe("the dashboard's Agents page", () => {
     await installed.getByText("version 1.1.0").waitFor();
     expect(await page.getByRole("log", { name: "Install log" }).textContent()).toContain("installing fixture 1.1.0 (npx)");
 
+    // Asked first: Keep it changes nothing.
     await installed.getByRole("button", { name: "Remove" }).click();
+    const confirm = page.getByRole("dialog", { name: "Remove fixture?" });
+    await confirm.getByRole("button", { name: "Keep it" }).click();
+    await confirm.waitFor({ state: "detached" });
+    expect(berth.host.agents()).toContain("fixture");
+    await installed.getByRole("button", { name: "Remove" }).click();
+    await confirm.getByRole("button", { name: "Remove" }).click();
     await installed.waitFor({ state: "detached" });
     expect(berth.host.agents()).toEqual(["demo"]);
     await page.getByRole("listitem", { name: "Registry agent fixture", exact: true }).getByRole("button", { name: "Install fixture" }).waitFor();
+    expect(opened.errors).toEqual([]);
+  });
+
+  it("follows an install to its end after the person left the page, so New session offers the agent it installed", async () => {
+    const { url, token, berth } = suite.server;
+    opened = await openPage(suite.launched.browser, url, `/?token=${token}#/agents`, desktop);
+    const { page } = opened;
+    // The install's events are held until the person is elsewhere and the host has installed it.
+    const events = await holdRequests(page, (address) => /^\/api\/agents\/installs\/[^/]+\/events$/.test(address.pathname));
+    await page.getByRole("listitem", { name: "Registry agent fixture", exact: true }).getByRole("button", { name: "Install fixture" }).click();
+    await events.asked;
+    await page.evaluate(`location.hash = "#/sessions"`);
+    await page.getByRole("heading", { name: "Sessions" }).waitFor();
+    await expect.poll(() => berth.host.agents(), POLL).toContain("fixture");
+    events.release();
+    await page.getByRole("button", { name: "New session" }).first().click();
+    const agent = page.getByRole("dialog", { name: "New session" }).getByLabel("Agent");
+    await expect.poll(() => agent.locator("option").allTextContents(), POLL).toContain("fixture");
     expect(opened.errors).toEqual([]);
   });
 });

@@ -7,8 +7,8 @@ import type { InstallEvent } from "./types.js";
  * Follows an install's Server-Sent Events (`GET /api/agents/installs/<id>/events`) with `fetch`, which sends the
  * page's credential in a header as every REST call does (an EventSource could not). Resolves with the end event.
  */
-export async function followInstall(installId: string, onEvent: (event: InstallEvent) => void, signal: AbortSignal): Promise<InstallEvent> {
-  const response = await fetch(`api/agents/installs/${encodeURIComponent(installId)}/events`, { headers: authHeaders(), signal });
+export async function followInstall(installId: string, onEvent: (event: InstallEvent) => void): Promise<InstallEvent> {
+  const response = await fetch(`api/agents/installs/${encodeURIComponent(installId)}/events`, { headers: authHeaders() });
   if (!response.ok || !response.body)
     throw new ApiError(response.status, `http_${response.status}`, `following the install failed with HTTP ${response.status}`);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { followInstall } from "../api/install-events.js";
 import { api } from "../api/rest.js";
 import type { AgentDetails, AuthMethod, CatalogueView } from "../api/types.js";
+import { ConfirmDialog } from "./ConfirmDialog.js";
 import { agentLoginHref, navigate } from "./route.js";
 
 /** The page's reads: loading, then what the host answered, or why it could not. */
@@ -30,7 +31,11 @@ export function AgentsPage({ onAgentsChanged }: { onAgentsChanged: () => void })
   const [agents, setAgents] = useState<Loaded<readonly AgentDetails[]>>({ name: "loading" });
   const [catalogue, setCatalogue] = useState<Loaded<CatalogueView>>({ name: "loading" });
   const [work, setWork] = useState<Work>({ name: "idle" });
-  const aborts = useRef(new AbortController());
+  /** The installed agent whose removal waits to be confirmed. */
+  const [removing, setRemoving] = useState<string | null>(null);
+  // An install goes on on the host when the person leaves the page: it is followed to its end all the same, so the
+  // rest of the dashboard (New session's agents) learns of it; only this page's own state is left alone.
+  const shown = useRef(true);
 
   const reload = (): void => {
     api.agents().then(
@@ -44,47 +49,46 @@ export function AgentsPage({ onAgentsChanged }: { onAgentsChanged: () => void })
   };
   useEffect(() => {
     reload();
-    const controller = aborts.current;
-    return () => controller.abort();
+    return () => {
+      shown.current = false;
+    };
   }, []);
+  const show = (next: Work): void => {
+    if (shown.current) setWork(next);
+  };
 
   const finished = (): void => {
-    reload();
+    if (shown.current) reload();
     onAgentsChanged();
   };
 
   const install = async (agentId: string, mode: "add" | "upgrade"): Promise<void> => {
     const what = mode === "add" ? `Installing ${agentId}` : `Upgrading ${agentId}`;
     let lines: string[] = [];
-    setWork({ name: "running", agentId, what, lines });
+    show({ name: "running", agentId, what, lines });
     try {
       const { id } = await api.startInstall({ id: agentId, mode });
-      const end = await followInstall(
-        id,
-        (event) => {
-          if (event.kind !== "progress") return;
-          lines = [...lines, event.line];
-          setWork({ name: "running", agentId, what, lines });
-        },
-        aborts.current.signal,
-      );
-      if (end.kind === "failed") setWork({ name: "failed", agentId, what, lines, reason: personWords(end.reason) });
-      else setWork({ name: "done", agentId, what, lines });
+      const end = await followInstall(id, (event) => {
+        if (event.kind !== "progress") return;
+        lines = [...lines, event.line];
+        show({ name: "running", agentId, what, lines });
+      });
+      if (end.kind === "failed") show({ name: "failed", agentId, what, lines, reason: personWords(end.reason) });
+      else show({ name: "done", agentId, what, lines });
     } catch (error) {
-      if (aborts.current.signal.aborted) return;
-      setWork({ name: "failed", agentId, what, lines, reason: errorWords(error) });
+      show({ name: "failed", agentId, what, lines, reason: errorWords(error) });
     }
     finished();
   };
 
   const remove = async (agentId: string): Promise<void> => {
     const what = `Removing ${agentId}`;
-    setWork({ name: "running", agentId, what, lines: [] });
+    show({ name: "running", agentId, what, lines: [] });
     try {
       await api.removeAgent(agentId);
-      setWork({ name: "done", agentId, what, lines: [] });
+      show({ name: "done", agentId, what, lines: [] });
     } catch (error) {
-      setWork({ name: "failed", agentId, what, lines: [], reason: errorWords(error) });
+      show({ name: "failed", agentId, what, lines: [], reason: errorWords(error) });
     }
     finished();
   };
@@ -124,7 +128,7 @@ export function AgentsPage({ onAgentsChanged }: { onAgentsChanged: () => void })
                           Upgrade to {entry.version}
                         </button>
                       ) : null}
-                      <button type="button" class="danger" disabled={busy} onClick={() => void remove(agent.id)}>
+                      <button type="button" class="danger" disabled={busy} onClick={() => setRemoving(agent.id)}>
                         Remove
                       </button>
                     </div>
@@ -171,6 +175,16 @@ export function AgentsPage({ onAgentsChanged }: { onAgentsChanged: () => void })
         ) : null}
         {work.name === "idle" ? null : <WorkLog work={work} />}
       </section>
+      {removing === null ? null : (
+        <ConfirmDialog
+          title={`Remove ${removing}?`}
+          body="It leaves the agents list: sessions that use it cannot start it again until it is installed again. Agents of it running now keep running until they stop; its files go at the host's next start."
+          confirmLabel="Remove"
+          workingLabel="Removing…"
+          onConfirm={() => remove(removing)}
+          onClose={() => setRemoving(null)}
+        />
+      )}
     </div>
   );
 }
