@@ -2,12 +2,10 @@ import type { Readable } from "node:stream";
 import { DEFAULT_MAX_MESSAGE_BYTES, type SessionNotification } from "@agentclientprotocol/sdk";
 import { type MessageHead, messageHead, readMessageHead } from "./message-head.js";
 import type { RequestId } from "./prompts-in-flight.js";
+import { INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR } from "../protocol/json-rpc-codes.js";
 import { TopLevelFieldReader } from "./top-level-fields.js";
 
 const UPDATE_METHOD = '"session/update"';
-const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
-const INTERNAL_ERROR = -32603;
 const encoder = new TextEncoder();
 
 export interface FastPathHandlers {

@@ -1,7 +1,6 @@
 import type { AnyMessage } from "@agentclientprotocol/sdk";
-
-/** JSON-RPC's "Internal error": the bridge itself could not do what it is for. */
-const INTERNAL_ERROR = -32603;
+// JSON-RPC's "Internal error": the bridge itself could not do what it is for.
+import { INTERNAL_ERROR } from "../protocol/json-rpc-codes.js";
 
 /** Editors send `initialize` as soon as they start their agent; a parent silent this long is not waiting for an answer. */
 const FIRST_MESSAGE_WAIT_MS = 5_000;

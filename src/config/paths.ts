@@ -36,13 +36,19 @@ export function dataPaths(dataDir: string) {
     agentLogins: join(dataDir, "agent-logins.json"),
     /** What a fleet host reads from (host/fleet.ts), made anew at each start; never the embedded store's database. */
     fleetMirror: join(dataDir, "fleet-mirror.sqlite"),
+    /** Where a login's browser stand-in notes the address an agent opened (host/browser-capture.ts). */
+    loginBrowser: join(dataDir, "login-browser"),
   };
 }
 
-/** The names of what Berth keeps at the top of a data directory, SQLite's `-wal` and `-shm` beside each database. */
-function berthEntries(): Set<string> {
-  const names = Object.values(dataPaths("")).filter((path) => path !== "");
-  return new Set(names.flatMap((name) => (name.endsWith(".sqlite") ? [name, `${name}-wal`, `${name}-shm`] : [name])));
+/**
+ * Whether an entry at the top of a data directory is Berth's: one {@link dataPaths} names, SQLite's `-wal` and `-shm`
+ * beside a database, or a file written beside one to replace it (`token.<pid>.new`, `….tmp`) that a crash left.
+ */
+function isBerthEntry(name: string): boolean {
+  return Object.values(dataPaths(""))
+    .filter((path) => path !== "")
+    .some((own) => name === own || name.startsWith(`${own}.`) || (own.endsWith(".sqlite") && name.startsWith(`${own}-`)));
 }
 
 /** A data directory that cannot be one (a file in its place). */
@@ -90,17 +96,17 @@ export function secureDataDir(dataDir: string): DataDirSecurity {
   }
   ensureDataDir(dataDir);
   // The directory itself may be reached through a symlink (a data directory on another disk).
-  const tightened = makePrivate(realpathSync(dataDir), berthEntries());
+  const tightened = makePrivate(realpathSync(dataDir), isBerthEntry);
   createDatabaseFile(paths.database);
   return { foundMode, wasOpen: foundMode !== undefined && (foundMode & 0o077) !== 0, tightened };
 }
 
 /**
  * Takes group and other bits off `root` and everything in it this user owns (the owner's own bits stay: an
- * executable stays executable), or of `root`'s entries only those named in `only`; symbolic links are not followed.
+ * executable stays executable), or of `root`'s entries only those `only` takes; symbolic links are not followed.
  * Returns what changed, relative to `root`.
  */
-export function makePrivate(root: string, only?: ReadonlySet<string>): string[] {
+export function makePrivate(root: string, only?: (entry: string) => boolean): string[] {
   const tightened: string[] = [];
   const tighten = (path: string, relative: string) => {
     const stats = lstatSync(path);
@@ -113,7 +119,7 @@ export function makePrivate(root: string, only?: ReadonlySet<string>): string[] 
     }
     if (stats.isDirectory()) {
       for (const entry of readdirSync(path)) {
-        if (relative === "." && only !== undefined && !only.has(entry)) continue;
+        if (relative === "." && only !== undefined && !only(entry)) continue;
         tighten(join(path, entry), relative === "." ? entry : join(relative, entry));
       }
     }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
 import { RequestError, type AuthenticateRequest } from "@agentclientprotocol/sdk";
 import type { Clock } from "../lifecycle/clock.js";
+import { dataPaths } from "../config/paths.js";
 import { authMethodsOf, type AuthMethodView } from "../protocol/auth-methods.js";
 import { loginOf } from "./agent-logins.js";
 import type { AgentsOutsideSessions, Asker } from "./agents-outside-sessions.js";
@@ -139,7 +139,7 @@ export class AgentLoginDesk {
       this.wake();
     };
     const done = (async () => {
-      const capture = await BrowserCapture.open(join(this.deps.dataDir, "login-browser"), (address) =>
+      const capture = await BrowserCapture.open(dataPaths(this.deps.dataDir).loginBrowser, (address) =>
         set({ address, ...(this.entries.get(id)?.view.state === "starting" ? { state: "address_captured" } : {}) }),
       );
       try {

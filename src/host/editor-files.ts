@@ -9,6 +9,7 @@ import type { ClientFiles } from "../agents/agent-client-handlers.js";
 import { formatDuration } from "../config/durations.js";
 import type { Clock } from "../lifecycle/clock.js";
 import type { HostRecord } from "./host-records.js";
+import { METHOD_NOT_FOUND } from "../protocol/json-rpc-codes.js";
 
 type FileRecord = Extract<HostRecord, { kind: "file_request" }>;
 type FileMethod = FileRecord["method"];
@@ -141,5 +142,3 @@ export class EditorFiles {
     }
   }
 }
-
-const METHOD_NOT_FOUND = -32601;

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import {
   methods,
+  RequestError,
   type AgentContext,
   type ClientCapabilities,
   type ContentBlock,
@@ -20,6 +21,7 @@ import { TerminalMirror } from "./terminal-mirror.js";
 import { JOURNAL_SEQ_META, NOTICE_META, RAW_TERMINALS_META, SEQ_FROM_META, SEQ_META } from "../protocol/meta-keys.js";
 import { type ClientNotify, sessionUpdateParams, updateTextFrame } from "./shared-frames.js";
 import { EMBEDDED_TERMINALS_META } from "../protocol/embedded-terminals.js";
+import { METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../protocol/json-rpc-codes.js";
 
 export interface SessionFeedOptions {
   readonly host: Host;
@@ -322,8 +324,11 @@ export class SessionFeed {
         })
         .catch((error: unknown) => {
           // Withdrawn (answered elsewhere) or the connection closed: nothing to answer.
+          // (The connection's close runs the feed's before the request's rejection arrives.)
           if (controller.signal.aborted || this.state.name === "closed") return;
-          // An error, or a reply that is no answer: the question waits for another client's (or the dashboard's).
+          // A client with no way to show it (-32601) or that gave it up (-32800) leaves it to the others, as with
+          // `cancelled`; any other error, or a reply that is no answer, is logged. The question waits either way.
+          if (error instanceof RequestError && (error.code === METHOD_NOT_FOUND || error.code === REQUEST_CANCELLED)) return;
           this.refused(question.id, error);
         });
     });

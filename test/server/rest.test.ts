@@ -226,7 +226,10 @@ describe("REST API", () => {
     });
     expect(await json(fixture.api(`/api/questions/${id}/answer`, body({ action: "accept", content: { a: 1 } })))).toMatchObject({
       status: 400,
-      body: { error: "invalid_answer", message: `question "${id}" is a permission: answer with one of its options (allow, deny) as { "optionId": "..." }` },
+      body: {
+        error: "invalid_answer",
+        message: `question "${id}" is a permission: answer with one of its options (allow, deny) as { "optionId": "..." }`,
+      },
     });
 
     expect(await json(fixture.api(`/api/questions/${id}/answer`, body({ optionId: "allow" })))).toMatchObject({

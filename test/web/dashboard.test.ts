@@ -210,7 +210,7 @@ describe("the dashboard in a real browser against a real Berth", () => {
     // A tall reply above the form: scrolled to the top, the conversation no longer renders the form's row.
     const turnsEnded = () => server.berth.host.events(sessionId).filter((event) => event.kind === "turn_ended").length;
     const before = turnsEnded();
-    await send(page, "/flood 300 200");
+    await send(page, "/flood 100 200");
     await expect.poll(turnsEnded, POLL).toBe(before + 1);
     await send(page, "/elicit What is your name?");
     const ask = transcript(page).getByRole("group").filter({ hasText: "What is your name?" });

@@ -206,9 +206,16 @@ export class ChatSession {
     this.patch({ outbox: without(this.state.value.outbox, messageId) });
   }
 
-  /** Messages still to go out without the person: queued, held for an edit, or being sent. */
+  /** Messages still to go out without the person (queued, held for an edit, or being sent), on a link that may send them. */
   hasMessagesToGo(): boolean {
-    return this.state.value.outbox.some((message) => message.state === "queued" || message.state === "editing" || message.state === "sending");
+    const { link, outbox } = this.state.value;
+    if (link.name === "failed" || link.name === "closed") return false;
+    return outbox.some((message) => message.state === "queued" || message.state === "editing" || message.state === "sending");
+  }
+
+  /** The session cannot be opened (deleted, refused): Reconnect, or a new chat, is the way on. */
+  get failed(): boolean {
+    return this.state.value.link.name === "failed";
   }
 
   /** The person left the conversation with messages still to go: one held for an edit goes as it was. */
@@ -289,14 +296,17 @@ export class ChatSession {
 
   /**
    * Releases this page's hold on the session (it stays) and disconnects. Messages it did not send (failed ones, or
-   * queued ones left when the page closes it) go back to the session's draft, so none is lost without a word; one
-   * being sent is the agent's already.
+   * queued ones never tried, left when the page closes it) go back to the session's draft, so none is lost without a
+   * word; one being (or once) sent may be the agent's already.
    */
   async close(): Promise<void> {
     if (this.closed()) return;
     const { link, sessionId, outbox } = this.state.value;
-    // What a failed chat held too: Reconnect opens another, whose message box reads the draft again.
-    const unsent = outbox.filter((message) => message.state === "queued" || message.state === "editing" || message.state === "failed");
+    // What a failed chat held too: Reconnect opens another, whose message box reads the draft again. Not one cut off
+    // while being sent (tried): its turn may be in the journal already, and sending it again would repeat it.
+    const unsent = outbox.filter(
+      (message) => message.state === "failed" || ((message.state === "queued" || message.state === "editing") && !message.tried),
+    );
     if (sessionId !== null)
       keepUnsent(
         sessionId,

@@ -9,6 +9,7 @@ import { PageAttention } from "../notify/page-attention.js";
 import { shortId } from "../util/format.js";
 import { AgentsPage } from "./AgentsPage.js";
 import { AttentionStrip } from "./AttentionStrip.js";
+import { forgetAnswering } from "./answering.js";
 import { AuthRequired } from "./AuthRequired.js";
 import { ChangesView } from "./ChangesView.js";
 import { loadChat, useChatModule } from "./chat-loader.js";
@@ -83,6 +84,7 @@ export function App({
     if (sessionId === null || !chat.hasMessagesToGo()) return void chat.close();
     chat.leftBehind();
     leftBehind.current.set(sessionId, chat);
+    // Once its messages went, or it failed (its messages go back into the draft), it closes.
     const stop = chat.state.subscribe(() => {
       if (leftBehind.current.get(sessionId) !== chat) return stop();
       if (chat.hasMessagesToGo()) return;
@@ -91,11 +93,13 @@ export function App({
       void chat.close();
     });
   };
-  /** The chat for a session: the one left behind with its messages, else a new one. */
+  /** The chat for a session: the one left behind with its messages (unless it failed meanwhile), else a new one. */
   const chatFor = (sessionId: string, open: (sessionId: string) => ChatSession): ChatSession => {
     const kept = leftBehind.current.get(sessionId);
     leftBehind.current.delete(sessionId);
-    return kept ?? open(sessionId);
+    if (kept && !kept.failed) return kept;
+    void kept?.close();
+    return open(sessionId);
   };
 
   // What is shown follows from the route during render: leaving a chat's address (or the
@@ -119,6 +123,13 @@ export function App({
     },
     [],
   );
+  // What was kept of answers to questions that are waiting no more goes (answering.ts).
+  const waitingBefore = useRef<ReadonlySet<string>>(new Set());
+  useEffect(() => {
+    const waiting = new Set(state.questions.map((question) => question.id));
+    forgetAnswering([...waitingBefore.current].filter((id) => !waiting.has(id)));
+    waitingBefore.current = waiting;
+  }, [state.questions]);
   // Chats left behind follow their sessions too (a turn's end lets their next message go); a deleted one's closes.
   const observedBehind = useRef(new WeakMap<ChatSession, SessionView | undefined>());
   useEffect(() => {

@@ -31,10 +31,12 @@ export function PromptBox({
   focusOnOpen: boolean;
   onSend: (text: string) => void;
 }) {
-  const [text, setText] = useState(() => (sessionId === null ? "" : draftOf(sessionId)));
-  useEffect(() => {
-    if (sessionId !== null) keepDraft(sessionId, text);
-  }, [sessionId, text]);
+  const [text, setShownText] = useState(() => (sessionId === null ? "" : draftOf(sessionId)));
+  // Kept as it changes, not in an effect: a page left (or reloaded) right after a keystroke keeps it too.
+  const setText = (next: string): void => {
+    setShownText(next);
+    if (sessionId !== null) keepDraft(sessionId, next);
+  };
   const [menu, setMenu] = useState<CommandMenu>({ name: "following", active: 0 });
   const field = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {

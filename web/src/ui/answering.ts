@@ -11,7 +11,7 @@ type Sending = { readonly name: "idle" } | { readonly name: "sending" } | { read
 /**
  * A question's answer on its way, and what was typed into its form, by question and for the page's life: a
  * conversation's row scrolled out of view and back (its view unmounted meanwhile), or the same question shown in the
- * Questions panel, finds them as they were. An answer that was taken forgets both.
+ * Questions panel, finds them as they were. A question that stops waiting forgets both ({@link forgetAnswering}).
  */
 const answers = new Map<string, Observable<Sending>>();
 const formValues = new Map<string, Record<string, FieldValue>>();
@@ -41,6 +41,14 @@ export function useAnswering(questionId: string, onAnswer: AnswerQuestion) {
     );
   };
   return { busy: sending.name === "sending", failure: sending.name === "failed" ? sending.message : null, answer };
+}
+
+/** Questions that are no longer waiting (answered here or elsewhere, withdrawn): what was kept for them goes. */
+export function forgetAnswering(questionIds: Iterable<string>): void {
+  for (const questionId of questionIds) {
+    answers.delete(questionId);
+    formValues.delete(questionId);
+  }
 }
 
 /** What was typed into a form question's fields so far, if anything. */
