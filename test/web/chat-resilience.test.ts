@@ -222,4 +222,48 @@ describe("a chat that is never stuck, and reads without booting", () => {
       await opened.close();
     }
   });
+
+  it("sends a message cut off mid-send once only, when the chat comes back after its turn ended", async () => {
+    const session = (await host.running.host.createSession({ cwd: host.workDir })).id;
+    const { url } = host.running.server;
+    const { token } = host.running;
+    // The page's ACP socket, which the test can cut as a network would.
+    const links: Array<{ cut: () => Promise<void> }> = [];
+    const opened = await openPage(launched.browser, url, `/?token=${token}#/sessions/${session}`, undefined, async (page) => {
+      await page.routeWebSocket(/\/acp/, (socket) => {
+        const server = socket.connectToServer();
+        links.push({
+          cut: async () =>
+            Promise.all([socket.close({ code: 1006 }).catch(() => undefined), server.close().catch(() => undefined)]).then(() => undefined),
+        });
+      });
+    });
+    try {
+      const { page } = opened;
+      const turnActive = () => host.running.host.getSession(session)?.turnActive === true;
+      await send(page, "/sleep 1s");
+      await expect.poll(turnActive, POLL).toBe(true);
+      // The chat's way back (its first step reads the session) waits until the turn ended and the page was told so;
+      // meanwhile its journal cannot be read either (the network is down).
+      const back = await holdRequests(page, (address) => address.pathname === `/api/sessions/${session}`, { times: 1 });
+      let down = true;
+      const events = (address: URL) => address.pathname === `/api/sessions/${session}/events`;
+      await page.route(events, (route) => (down ? route.abort() : route.fallback()));
+      await links.at(-1)!.cut();
+      await back.asked;
+      await expect.poll(turnActive, POLL).toBe(false);
+      // The list's chip for it: the page's overview has the turn's end.
+      await expect.poll(() => page.locator(`li.session-row[data-session-id="${session}"] .chip`).textContent(), POLL).not.toBe("working");
+      down = false;
+      back.release();
+      await outbox(page).waitFor({ state: "detached", timeout: 30_000 });
+      await expect.poll(turnActive, POLL).toBe(false);
+      const prompted = host.running.host
+        .events(session)
+        .filter((event) => event.kind === "turn_started" && JSON.stringify(event.payload).includes("/sleep 1s"));
+      expect(prompted).toHaveLength(1);
+    } finally {
+      await opened.close();
+    }
+  });
 });
