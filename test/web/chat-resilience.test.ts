@@ -223,7 +223,7 @@ describe("a chat that is never stuck, and reads without booting", () => {
     }
   });
 
-  it("sends a message cut off mid-send once only, when the chat comes back after its turn ended", async () => {
+  it("sends a message cut off mid-send once only: back after its turn ended, the chat reads the journal before anything goes", async () => {
     const session = (await host.running.host.createSession({ cwd: host.workDir })).id;
     const { url } = host.running.server;
     const { token } = host.running;

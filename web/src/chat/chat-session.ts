@@ -138,6 +138,8 @@ export class ChatSession {
   );
   private nextMessageId = 1;
   private prompting = false;
+  /** Back after a lost link with a message tried before: the journal is being read before anything goes out. */
+  private checkingOutbox = false;
   /** The journal seq of the usage report the controls show: an older one read after it is passed over. */
   private usageSeq = 0;
   /** Whether the host runs a turn in this session, as the overview last said. */
@@ -429,7 +431,15 @@ export class ChatSession {
       this.patch({ link: { name: "live" } });
       this.reached();
       this.refresh();
-      this.pump();
+      if (this.state.value.outbox.some((message) => message.tried)) {
+        // One cut off while being sent may have its turn in the journal by now: nothing goes before the journal is
+        // read (and the outbox reconciled with it), else it would be sent twice.
+        this.checkingOutbox = true;
+        void this.journal.refreshed().then(() => {
+          this.checkingOutbox = false;
+          if (!this.closed()) this.reconcile();
+        });
+      } else this.pump();
       return connection;
     } catch (error) {
       if (this.closed()) return null;
@@ -473,7 +483,7 @@ export class ChatSession {
       return;
     }
     const connection = this.connection.current;
-    if (link.name !== "live" || !connection || this.prompting || this.turnRunning()) return;
+    if (link.name !== "live" || !connection || this.prompting || this.checkingOutbox || this.turnRunning()) return;
     void this.prompt(connection, next.id, next.text);
   }
 
