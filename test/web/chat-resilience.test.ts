@@ -150,6 +150,24 @@ describe("a chat that is never stuck, and reads without booting", () => {
     await outbox(page).waitFor({ state: "detached" });
   });
 
+  it("keeps 'Stop and send' disabled while Berth cannot be reached (nothing could stop the turn); the message goes after", async () => {
+    const { page } = main;
+    await send(page, "/sleep 1h");
+    await expect.poll(() => page.getByRole("button", { name: "Cancel turn" }).isEnabled(), POLL).toBe(true);
+    await send(page, "Queued while Berth was away");
+    const stopAndSend = outbox(page).getByRole("button", { name: "Stop and send" });
+    await expect.poll(() => stopAndSend.isEnabled(), POLL).toBe(true);
+    await host.stop();
+    const lost = page.getByRole("status").filter({ hasText: "Berth cannot be reached" });
+    await lost.waitFor();
+    // The turn was running when Berth went: the message still waits behind it, its Stop and send disabled.
+    expect(await stopAndSend.isDisabled()).toBe(true);
+    await host.start();
+    await lost.waitFor({ state: "detached", timeout: 30_000 });
+    await transcript(page).locator(".message.agent", { hasText: "Queued while Berth was away" }).waitFor();
+    await outbox(page).waitFor({ state: "detached" });
+  });
+
   it("shows a message whose turn failed as failed, with the agent's reason, rather than dropping it", async () => {
     const { page } = main;
     await send(page, "/fail -32603 The model is overloaded");
