@@ -150,24 +150,6 @@ describe("a chat that is never stuck, and reads without booting", () => {
     await outbox(page).waitFor({ state: "detached" });
   });
 
-  it("keeps 'Stop and send' disabled while Berth cannot be reached (nothing could stop the turn); the message goes after", async () => {
-    const { page } = main;
-    await send(page, "/sleep 1h");
-    await expect.poll(() => page.getByRole("button", { name: "Cancel turn" }).isEnabled(), POLL).toBe(true);
-    await send(page, "Queued while Berth was away");
-    const stopAndSend = outbox(page).getByRole("button", { name: "Stop and send" });
-    await expect.poll(() => stopAndSend.isEnabled(), POLL).toBe(true);
-    await host.stop();
-    const lost = page.getByRole("status").filter({ hasText: "Berth cannot be reached" });
-    await lost.waitFor();
-    // The turn was running when Berth went: the message still waits behind it, its Stop and send disabled.
-    expect(await stopAndSend.isDisabled()).toBe(true);
-    await host.start();
-    await lost.waitFor({ state: "detached", timeout: 30_000 });
-    await transcript(page).locator(".message.agent", { hasText: "Queued while Berth was away" }).waitFor();
-    await outbox(page).waitFor({ state: "detached" });
-  });
-
   it("shows a message whose turn failed as failed, with the agent's reason, rather than dropping it", async () => {
     const { page } = main;
     await send(page, "/fail -32603 The model is overloaded");
@@ -280,6 +262,47 @@ describe("a chat that is never stuck, and reads without booting", () => {
         .events(session)
         .filter((event) => event.kind === "turn_started" && JSON.stringify(event.payload).includes("/sleep 1s"));
       expect(prompted).toHaveLength(1);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it("keeps 'Stop and send' disabled while the chat cannot reach Berth (nothing could stop the turn); the message goes after", async () => {
+    const session = (await host.running.host.createSession({ cwd: host.workDir })).id;
+    const { url } = host.running.server;
+    const { token } = host.running;
+    const links: Array<() => Promise<void>> = [];
+    const opened = await openPage(launched.browser, url, `/?token=${token}#/sessions/${session}`, undefined, async (page) => {
+      await page.routeWebSocket(/\/acp/, (socket) => {
+        const server = socket.connectToServer();
+        links.push(async () => {
+          await Promise.all([socket.close({ code: 1006 }).catch(() => undefined), server.close().catch(() => undefined)]);
+        });
+      });
+    });
+    try {
+      const { page } = opened;
+      await send(page, "/sleep 1h");
+      await expect.poll(() => page.getByRole("button", { name: "Cancel turn" }).isEnabled(), POLL).toBe(true);
+      await send(page, "Queued while the link was down");
+      const stopAndSend = outbox(page).getByRole("button", { name: "Stop and send" });
+      await expect.poll(() => stopAndSend.isEnabled(), POLL).toBe(true);
+      // The chat's link goes (the turn runs on): its way back and its journal's reads wait until the test lets them.
+      const back = await holdRequests(page, (address) => address.pathname === `/api/sessions/${session}`, { times: 1 });
+      let down = true;
+      await page.route(
+        (address) => address.pathname === `/api/sessions/${session}/events`,
+        (route) => (down ? route.abort() : route.fallback()),
+      );
+      await links.at(-1)!();
+      await page.getByRole("status").filter({ hasText: "Berth cannot be reached" }).waitFor();
+      await expect.poll(() => stopAndSend.isDisabled(), POLL).toBe(true);
+      down = false;
+      back.release();
+      await expect.poll(() => stopAndSend.isEnabled(), POLL).toBe(true);
+      await stopAndSend.click();
+      await transcript(page).locator(".message.agent", { hasText: "Queued while the link was down" }).waitFor();
+      expect(opened.errors).toEqual([]);
     } finally {
       await opened.close();
     }
