@@ -95,6 +95,47 @@ async function childrenStarted(afterId: number): Promise<number> {
   return (await records()).filter(({ id, record }) => id > afterId && record.sessionId === sessionId && record.kind === "child_acquired").length;
 }
 
+/**
+ * A chat on a new session whose link the test cuts as a network would: `cutLink()` closes its ACP socket, and holds
+ * its way back (the session's read, `tryingBack` once asked) and its journal's reads until `restore()`.
+ */
+async function chatWithCuttableLink() {
+  const session = (await host.running.host.createSession({ cwd: host.workDir })).id;
+  const sockets: Array<() => Promise<void>> = [];
+  const opened = await openPage(
+    launched.browser,
+    host.running.server.url,
+    `/?token=${host.running.token}#/sessions/${session}`,
+    undefined,
+    async (page) => {
+      await page.routeWebSocket(/\/acp/, (socket) => {
+        const server = socket.connectToServer();
+        sockets.push(async () => {
+          await Promise.all([socket.close({ code: 1006 }).catch(() => undefined), server.close().catch(() => undefined)]);
+        });
+      });
+    },
+  );
+  const cutLink = async () => {
+    const { page } = opened;
+    const back = await holdRequests(page, (address) => address.pathname === `/api/sessions/${session}`, { times: 1 });
+    let down = true;
+    await page.route(
+      (address) => address.pathname === `/api/sessions/${session}/events`,
+      (route) => (down ? route.abort() : route.fallback()),
+    );
+    await sockets.at(-1)!();
+    return {
+      tryingBack: back.asked,
+      restore: () => {
+        down = false;
+        back.release();
+      },
+    };
+  };
+  return { session, opened, cutLink };
+}
+
 async function sessionView(id = sessionId): Promise<{ state: string; holders: number; pid: number | null }> {
   const response = await fetch(`${host.running.server.url}/api/sessions/${id}`, {
     headers: { authorization: `Bearer ${host.running.token}` },
@@ -224,38 +265,19 @@ describe("a chat that is never stuck, and reads without booting", () => {
   });
 
   it("sends a message cut off mid-send once only: back after its turn ended, the chat reads the journal before anything goes", async () => {
-    const session = (await host.running.host.createSession({ cwd: host.workDir })).id;
-    const { url } = host.running.server;
-    const { token } = host.running;
-    // The page's ACP socket, which the test can cut as a network would.
-    const links: Array<{ cut: () => Promise<void> }> = [];
-    const opened = await openPage(launched.browser, url, `/?token=${token}#/sessions/${session}`, undefined, async (page) => {
-      await page.routeWebSocket(/\/acp/, (socket) => {
-        const server = socket.connectToServer();
-        links.push({
-          cut: async () =>
-            Promise.all([socket.close({ code: 1006 }).catch(() => undefined), server.close().catch(() => undefined)]).then(() => undefined),
-        });
-      });
-    });
+    const { session, opened, cutLink } = await chatWithCuttableLink();
     try {
       const { page } = opened;
       const turnActive = () => host.running.host.getSession(session)?.turnActive === true;
       await send(page, "/sleep 1s");
       await expect.poll(turnActive, POLL).toBe(true);
-      // The chat's way back (its first step reads the session) waits until the turn ended and the page was told so;
-      // meanwhile its journal cannot be read either (the network is down).
-      const back = await holdRequests(page, (address) => address.pathname === `/api/sessions/${session}`, { times: 1 });
-      let down = true;
-      const events = (address: URL) => address.pathname === `/api/sessions/${session}/events`;
-      await page.route(events, (route) => (down ? route.abort() : route.fallback()));
-      await links.at(-1)!.cut();
-      await back.asked;
+      // The chat's way back waits until the turn ended and the page was told so.
+      const link = await cutLink();
+      await link.tryingBack;
       await expect.poll(turnActive, POLL).toBe(false);
       // The list's chip for it: the page's overview has the turn's end.
       await expect.poll(() => page.locator(`li.session-row[data-session-id="${session}"] .chip`).textContent(), POLL).not.toBe("working");
-      down = false;
-      back.release();
+      link.restore();
       await outbox(page).waitFor({ state: "detached", timeout: 30_000 });
       await expect.poll(turnActive, POLL).toBe(false);
       const prompted = host.running.host
@@ -268,18 +290,7 @@ describe("a chat that is never stuck, and reads without booting", () => {
   });
 
   it("keeps 'Stop and send' disabled while the chat cannot reach Berth (nothing could stop the turn); the message goes after", async () => {
-    const session = (await host.running.host.createSession({ cwd: host.workDir })).id;
-    const { url } = host.running.server;
-    const { token } = host.running;
-    const links: Array<() => Promise<void>> = [];
-    const opened = await openPage(launched.browser, url, `/?token=${token}#/sessions/${session}`, undefined, async (page) => {
-      await page.routeWebSocket(/\/acp/, (socket) => {
-        const server = socket.connectToServer();
-        links.push(async () => {
-          await Promise.all([socket.close({ code: 1006 }).catch(() => undefined), server.close().catch(() => undefined)]);
-        });
-      });
-    });
+    const { opened, cutLink } = await chatWithCuttableLink();
     try {
       const { page } = opened;
       await send(page, "/sleep 1h");
@@ -287,18 +298,11 @@ describe("a chat that is never stuck, and reads without booting", () => {
       await send(page, "Queued while the link was down");
       const stopAndSend = outbox(page).getByRole("button", { name: "Stop and send" });
       await expect.poll(() => stopAndSend.isEnabled(), POLL).toBe(true);
-      // The chat's link goes (the turn runs on): its way back and its journal's reads wait until the test lets them.
-      const back = await holdRequests(page, (address) => address.pathname === `/api/sessions/${session}`, { times: 1 });
-      let down = true;
-      await page.route(
-        (address) => address.pathname === `/api/sessions/${session}/events`,
-        (route) => (down ? route.abort() : route.fallback()),
-      );
-      await links.at(-1)!();
+      // The chat's link goes; the turn runs on.
+      const link = await cutLink();
       await page.getByRole("status").filter({ hasText: "Berth cannot be reached" }).waitFor();
       await expect.poll(() => stopAndSend.isDisabled(), POLL).toBe(true);
-      down = false;
-      back.release();
+      link.restore();
       await expect.poll(() => stopAndSend.isEnabled(), POLL).toBe(true);
       await stopAndSend.click();
       await transcript(page).locator(".message.agent", { hasText: "Queued while the link was down" }).waitFor();
