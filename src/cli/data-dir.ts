@@ -1,6 +1,6 @@
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
-import { defaultDataDir } from "../config/paths.js";
+import { resolve } from "node:path";
+import { defaultDataDir, expandHome } from "../config/paths.js";
 import { UsageError } from "./exit-codes.js";
 
 /**
@@ -19,5 +19,5 @@ export function dataDirOf(
     return resolve(cwd, flag);
   }
   if (configured === undefined) return defaultDataDir(env);
-  return configured === "~" || configured.startsWith("~/") ? join(homedir(), configured.slice(1)) : configured;
+  return expandHome(configured, homedir());
 }

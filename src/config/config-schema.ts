@@ -29,7 +29,8 @@ export function isBlockedPort(port: number): boolean {
 /** The longest wait a Node timer holds in one (about 24.8 days): past it, it would fire at once. */
 const LONGEST_WAIT = "24d";
 /** How long Berth waits for something before giving up on it: neither nothing nor longer than a timer holds. */
-const wait = duration.refine((ms) => ms > 0 && ms <= parseDuration(LONGEST_WAIT)!, `expected a wait of more than 0 and at most ${LONGEST_WAIT}`);
+const LONGEST_WAIT_MS = parseDuration(LONGEST_WAIT)!;
+const wait = duration.refine((ms) => ms > 0 && ms <= LONGEST_WAIT_MS, `expected a wait of more than 0 and at most ${LONGEST_WAIT}`);
 
 const byteSize = z
   .union([z.number().int().positive(), z.string()], { error: 'expected a size such as "1MiB" or a number of bytes' })

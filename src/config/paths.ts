@@ -4,6 +4,12 @@ import { join } from "node:path";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** A configured path (absolute, or under the home): `~` and `~/…` under `home`; any other path as written. */
+export function expandHome(path: string, home: string): string {
+  if (path === "~") return home;
+  return path.startsWith("~/") ? join(home, path.slice(2)) : path;
+}
+
 /** `$XDG_DATA_HOME/berth`, else `~/.local/share/berth`. */
 export function defaultDataDir(env: Env = process.env): string {
   return join(env.XDG_DATA_HOME || join(homedir(), ".local", "share"), "berth");

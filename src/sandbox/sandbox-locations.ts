@@ -1,11 +1,6 @@
 import { realpathSync } from "node:fs";
-import { join, resolve } from "node:path";
-
-/** `~` and `~/…` under `home`; any other path as written. */
-export function expandHome(path: string, home: string): string {
-  if (path === "~") return home;
-  return path.startsWith("~/") ? join(home, path.slice(2)) : path;
-}
+import { resolve } from "node:path";
+import { expandHome } from "../config/paths.js";
 
 /**
  * The configured location (`sandbox.locations`) a session's directory lies in: the longest whose directory is it or

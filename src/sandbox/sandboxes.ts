@@ -4,7 +4,8 @@ import { dirname } from "node:path";
 import { sandboxAvailability, SandboxUnavailableError, type SandboxAvailability } from "./availability.js";
 import type { SandboxPlan } from "./bwrap-args.js";
 import { configuredPolicy, parseSandboxRequest, sessionPolicy, type ConfiguredPolicy, type SandboxPolicy, type SandboxRequest } from "./policy.js";
-import { expandHome, matchingLocation } from "./sandbox-locations.js";
+import { expandHome } from "../config/paths.js";
+import { matchingLocation } from "./sandbox-locations.js";
 import { existingMounts, sandboxPaths, type SandboxPlaces } from "./sandbox-paths.js";
 
 /** An agent entry's `sandbox`, and a location's (`sandbox.locations`). */
