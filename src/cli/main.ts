@@ -1,33 +1,53 @@
 #!/usr/bin/env node
-// `berth`: every module in ./commands/ adds one subcommand, so a new command is one new file.
-import { readdirSync } from "node:fs";
+// `berth`: each module in ./commands/ adds one subcommand. They are imported here by name (knip reports a module left
+// out) rather than found in the directory: the build bundles this file with what it imports (scripts/bundle.mjs).
 import { Command, CommanderError } from "commander";
 import { berthVersion } from "../version.js";
+import * as agents from "./commands/agents.js";
+import * as answer from "./commands/answer.js";
+import * as changes from "./commands/changes.js";
+import * as comment from "./commands/comment.js";
+import * as comments from "./commands/comments.js";
+import * as connect from "./commands/connect.js";
+import * as login from "./commands/login.js";
+import * as questions from "./commands/questions.js";
+import * as serve from "./commands/serve.js";
+import * as service from "./commands/service.js";
+import * as sessions from "./commands/sessions.js";
+import * as status from "./commands/status.js";
+import * as token from "./commands/token.js";
+import * as worktrees from "./commands/worktrees.js";
 import { USAGE_EXIT_CODE } from "./exit-codes.js";
 
 /** What each module under `src/cli/commands/` exports. */
-export interface CommandModule {
+interface CommandModule {
   register(program: Command): void;
 }
 
-const commandsDir = new URL("./commands/", import.meta.url);
-// Run compiled (`.js`) or from source under vitest (`.ts`): load the command files of the same kind.
-const extension = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+const commands: readonly CommandModule[] = [
+  agents,
+  answer,
+  changes,
+  comment,
+  comments,
+  connect,
+  login,
+  questions,
+  serve,
+  service,
+  sessions,
+  status,
+  token,
+  worktrees,
+];
 
-async function buildProgram(): Promise<Command> {
+function buildProgram(): Command {
   const program = new Command("berth")
     .description("Berth: a host for ACP coding agents, with lifecycle done right.")
     .version(berthVersion)
     .showHelpAfterError()
     .exitOverride();
-  const files = readdirSync(commandsDir)
-    .filter((name) => name.endsWith(extension) && !name.endsWith(".d.ts"))
-    .sort();
-  for (const file of files) {
-    const module = (await import(new URL(file, commandsDir).href)) as Partial<CommandModule>;
-    if (typeof module.register !== "function") throw new Error(`src/cli/commands/${file} does not export register(program)`);
-    module.register(program);
-  }
+  for (const command of commands) command.register(program);
   return program;
 }
 
@@ -42,7 +62,7 @@ function withDefaultCommand(argv: readonly string[]): string[] {
 }
 
 try {
-  const program = await buildProgram();
+  const program = buildProgram();
   await program.parseAsync(withDefaultCommand(process.argv));
 } catch (error) {
   if (!(error instanceof CommanderError)) throw error;
