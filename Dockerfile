@@ -10,7 +10,7 @@ ARG NODE_IMAGE=node:20-bookworm-slim
 FROM ${NODE_IMAGE} AS package
 WORKDIR /src
 COPY package.json package-lock.json ./
-# The build needs the dev tools (TypeScript, Vite); no dependency's install script is needed to build.
+# The build needs the dev tools (TypeScript, Vite, esbuild); no dependency's install script is needed to build.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
 RUN npm run build && npm pack --ignore-scripts --pack-destination /package

@@ -2,15 +2,26 @@
 // place of what tsc wrote there. Node loads ES modules one file at a time: `berth serve` loaded about 400 (97 of them
 // zod's, 64 of those its locales) for ~400 ms of CPU; bundled, it starts in about half that, and every CLI call and
 // demo agent start with it (docs/benchmarks.md). Run by `npm run build` after tsc, on tsc's output.
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { dirname, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
-const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
-const dist = resolve(root, "dist");
+const dist = fileURLToPath(new URL("../dist/", import.meta.url));
 
-/** The programs, each bundled over its own entry file. */
+/** The programs, each bundled over its own entry file (paths under dist/). */
 const entries = ["cli/main.js", "store/journal-writer-worker.js", "agents/demo-agent/main.js"];
+
+/**
+ * Written last, naming the bundles: the test run's freshness check (test/support/build-freshness.ts) finds them by it,
+ * and a second run finds dist/ bundled already (it would bundle its own output again).
+ */
+const manifest = resolve(dist, "bundled.json");
+if (existsSync(manifest)) {
+  console.error("scripts/bundle.mjs: dist/ is bundled already; run `npm run build`, which compiles it afresh first");
+  process.exit(1);
+}
 
 /**
  * Runtime dependencies left in node_modules: better-sqlite3 finds its native addon by its own path, and prom-client is
@@ -28,7 +39,7 @@ function ownModuleUrls(outfile) {
     name: "own-module-urls",
     setup(builder) {
       builder.onLoad({ filter: /\.js$/ }, async ({ path }) => {
-        if (!path.startsWith(`${dist}/`)) return undefined;
+        if (!path.startsWith(dist)) return undefined;
         const contents = await readFile(path, "utf8");
         if (!contents.includes("import.meta.url")) return undefined;
         const address = JSON.stringify(relative(dirname(outfile), path));
@@ -57,3 +68,4 @@ for (const entry of entries) {
   // Written after the build has read every input: the bundle replaces one of them.
   for (const file of result.outputFiles) await writeFile(file.path, file.contents);
 }
+await writeFile(manifest, `${JSON.stringify({ bundles: entries.map((entry) => `dist/${entry}`) }, null, 2)}\n`);

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { readFileSync } from "node:fs";
 import { defineConfig } from "vite";
 
@@ -5,13 +6,13 @@ const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url),
 
 // The dashboard is bundled at build time into dist/web and served by `berth serve`: no CDN, no network at run time.
 export default defineConfig({
-  root: new URL(".", import.meta.url).pathname,
+  root: fileURLToPath(new URL(".", import.meta.url)),
   base: "./",
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
   // The version the dashboard introduces itself with over ACP is the package's.
   define: { __BERTH_VERSION__: JSON.stringify(pkg.version) },
   build: {
-    outDir: new URL("../dist/web", import.meta.url).pathname,
+    outDir: fileURLToPath(new URL("../dist/web", import.meta.url)),
     emptyOutDir: true,
   },
 });

@@ -20,7 +20,7 @@ function checkout(files: Record<string, number>): string {
 
 function touch(root: string, file: string, at: number): void {
   mkdirSync(dirname(join(root, file)), { recursive: true });
-  writeFileSync(join(root, file), "");
+  writeFileSync(join(root, file), file === "dist/bundled.json" ? JSON.stringify({ bundles: ["dist/cli/main.js"] }) : "");
   utimesSync(join(root, file), at, at);
 }
 
@@ -38,6 +38,10 @@ const built = {
   "dist/web/index.html": 2_000,
   "dist/web/assets/index.js": 2_000,
   "dist/web/icon.svg": 2_000,
+  "package-lock.json": 500,
+  "node_modules/.package-lock.json": 500,
+  "scripts/bundle.mjs": 500,
+  "dist/bundled.json": 2_000,
 };
 
 describe("a stale dist/ is named before any test runs", () => {
@@ -72,6 +76,24 @@ describe("a stale dist/ is named before any test runs", () => {
     expect(staleBuildOutputs(root)).toEqual(["there is no dashboard bundle in dist/web/"]);
   });
 
+  it("names what a program's bundle holds besides its sources when it changed after the build: the dependencies installed, the bundling", () => {
+    const root = checkout(built);
+    touch(root, "node_modules/.package-lock.json", 3_000);
+    touch(root, "scripts/bundle.mjs", 3_000);
+    expect(staleBuildOutputs(root)).toEqual([
+      "node_modules/.package-lock.json is newer than dist/cli/main.js",
+      "scripts/bundle.mjs is newer than dist/cli/main.js",
+    ]);
+  });
+
+  it("names programs left unbundled: no dist/bundled.json (the bundling failed or was not run), or a bundle it lists gone", () => {
+    const root = checkout(built);
+    rmSync(join(root, "dist/cli/main.js"));
+    expect(staleBuildOutputs(root)).toEqual(["src/cli/main.ts has no dist/cli/main.js", "dist/cli/main.js is missing"]);
+    rmSync(join(root, "dist/bundled.json"));
+    expect(staleBuildOutputs(root)).toContain("the programs in dist/ are not bundled (dist/bundled.json is missing)");
+  });
+
   it("the message shows the first five, counts the rest and says to build", () => {
     const files: Record<string, number> = { ...built };
     for (let i = 0; i < 7; i++) files[`src/added/module-${i}.ts`] = 1_000;
@@ -87,6 +109,10 @@ describe("a stale dist/ is named before any test runs", () => {
 
   it("this checkout, as `npm run build` left it, has an output for every source", () => {
     const root = fileURLToPath(new URL("../../", import.meta.url));
-    expect(staleBuildOutputs(root).filter((line) => line.includes(" has no ") || line.startsWith("there is no"))).toEqual([]);
+    expect(
+      staleBuildOutputs(root).filter(
+        (line) => line.includes(" has no ") || line.startsWith("there is no") || line.includes("not bundled") || line.endsWith(" is missing"),
+      ),
+    ).toEqual([]);
   });
 });

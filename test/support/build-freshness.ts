@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 
 /**
@@ -6,7 +6,8 @@ import { join, relative } from "node:path";
  * demo agent, the journal writer's worker thread, the dashboard bundle. This names every source that
  * changed since `npm run build` made its output, so a run never tests old code without saying so.
  * `root` is a checkout: `src/**\/*.ts` compiles to `dist/**\/*.js`, one file each; `web/index.html`,
- * `web/src/` and `web/public/` bundle into `dist/web/`, emptied and rewritten whole.
+ * `web/src/` and `web/public/` bundle into `dist/web/`, emptied and rewritten whole; the programs Berth starts are
+ * bundled last with the dependencies they import (scripts/bundle.mjs, which lists them in `dist/bundled.json`).
  */
 export function staleBuildOutputs(root: string): string[] {
   const stale: string[] = [];
@@ -29,6 +30,25 @@ export function staleBuildOutputs(root: string): string[] {
       break;
     }
     if (changed > bundledAt) stale.push(`${source} is newer than the dashboard bundle in dist/web/`);
+  }
+  stale.push(...staleProgramBundles(root));
+  return stale;
+}
+
+/** What a program's bundle holds besides its sources: the dependencies installed, and the way it was bundled. */
+const BUNDLED_TOO = ["package-lock.json", "node_modules/.package-lock.json", "scripts/bundle.mjs"];
+
+function staleProgramBundles(root: string): string[] {
+  if (!existsSync(join(root, "dist/bundled.json"))) return ["the programs in dist/ are not bundled (dist/bundled.json is missing)"];
+  const { bundles } = JSON.parse(readFileSync(join(root, "dist/bundled.json"), "utf8")) as { bundles: string[] };
+  const stale: string[] = [];
+  for (const bundle of bundles) {
+    const built = modifiedAt(root, bundle);
+    if (built === undefined) {
+      stale.push(`${bundle} is missing`);
+      continue;
+    }
+    for (const input of BUNDLED_TOO) if ((modifiedAt(root, input) ?? 0) > built) stale.push(`${input} is newer than ${bundle}`);
   }
   return stale;
 }
