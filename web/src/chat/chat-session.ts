@@ -156,7 +156,7 @@ export class ChatSession {
       reconnection: connected,
     });
     this.transcript.subscribe(() => {
-      if (this.state.value.turnRunning !== this.turnRunning()) this.patch({ turnRunning: this.turnRunning() });
+      this.showTurnRunning();
       this.terminals.update();
     });
     this.opened = opening.mode === "load" ? this.read(opening.sessionId) : this.create(opening);
@@ -266,6 +266,8 @@ export class ChatSession {
       this.followTimer = undefined;
     }
     this.hostTurnActive = session.turnActive;
+    // Shown at once: the journal's read that would show it may be failing (Berth's link lost, the overview's not).
+    this.showTurnRunning();
     this.refresh();
   }
 
@@ -523,6 +525,10 @@ export class ChatSession {
     if (outbox !== this.state.value.outbox) this.patch({ outbox });
     this.patch({ turnRunning: this.turnRunning() });
     this.pump();
+  }
+
+  private showTurnRunning(): void {
+    if (this.state.value.turnRunning !== this.turnRunning()) this.patch({ turnRunning: this.turnRunning() });
   }
 
   /** The overview's word on a running turn wins over the journal's (a crash can leave a turn without its end). */
